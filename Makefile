@@ -1,0 +1,226 @@
+# fpgad - one Makefile for the daemon, the client library, the CLI, the
+# kernel module and every test tier.  Outputs go under $(BUILD).
+#
+#   make deps      install missing Debian packages (as root), else print how
+#   make / all     build/fpgad build/fpgactl build/libfpgad.{so,a} build/fpgad.pc
+#   make check     deps, build, every test tier that this machine can run
+#   make demo      deps, build, stream and verify frames on the simulated card
+#   make bench     streaming and control-plane benchmarks into BENCHMARKS.md
+#   make install   PREFIX=/usr/local DESTDIR=
+#
+# Options: V=1 (echo commands), CUDA=0 (build without CUDA), STATIC=1 (link
+# nng, libuv, protobuf-c and inih statically, for binaries that travel).
+
+BUILD   ?= build
+PREFIX  ?= /usr/local
+DESTDIR ?=
+V       ?= 0
+STATIC  ?= 0
+SANITIZE ?= 0
+
+VERSION := 0.1.0
+
+CUDA_HOME ?= /usr/local/cuda
+NVCC ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard $(CUDA_HOME)/bin/nvcc))
+ifeq ($(origin CUDA),undefined)
+CUDA := $(if $(NVCC),1,0)
+endif
+
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-6s %s\n' $(1) $(2)
+endif
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+CPPFLAGS_ALL := -D_GNU_SOURCE -DFPGAD_VERSION='"$(VERSION)"' \
+	-Iclient/include -Idaemon -Ikmod/uapi -I$(BUILD)/gen
+CFLAGS_ALL := -std=c11 $(WARN) -fPIC -MMD -MP $(CFLAGS)
+
+ifeq ($(SANITIZE),1)
+CFLAGS_ALL += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+ifeq ($(CUDA),1)
+CPPFLAGS_ALL += -DFPGAD_CUDA=1 -I$(CUDA_HOME)/include
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt
+endif
+
+ifeq ($(STATIC),1)
+DEP_LIBS := -Wl,-Bstatic -lnng -lmbedtls -lmbedx509 -lmbedcrypto -luv_a \
+	-lprotobuf-c -linih -Wl,-Bdynamic -lsystemd -lpthread -ldl -lrt -lm
+else
+DEP_LIBS := -lnng -luv -lprotobuf-c -linih -lsystemd -lpthread -lrt -lm
+endif
+CLIENT_LIBS := -lnng -lprotobuf-c -lpthread -lrt
+
+# --- sources ---------------------------------------------------------------
+
+PROTO_C := $(BUILD)/gen/fpgad.pb-c.c
+PROTO_H := $(BUILD)/gen/fpgad.pb-c.h
+
+cuda_filter = $(if $(filter 1,$(CUDA)),$(1),$(filter-out %_cuda.c,$(1)))
+
+DAEMON_SRC := $(call cuda_filter,$(filter-out daemon/main.c,$(wildcard daemon/*.c)))
+CLIENT_SRC := $(call cuda_filter,$(filter-out client/fpgactl.c,$(wildcard client/*.c)))
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+DAEMON_OBJ := $(call obj,$(DAEMON_SRC))
+CLIENT_OBJ := $(call obj,$(CLIENT_SRC)) $(BUILD)/obj/gen/fpgad.pb-c.o
+
+UNIT_SRC := $(call cuda_filter,$(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+
+PROGRAMS := $(BUILD)/fpgad $(BUILD)/fpgactl
+LIBS := $(BUILD)/libfpgad.so $(BUILD)/libfpgad.a $(BUILD)/fpgad.pc
+
+.PHONY: all deps check demo bench install clean unit run-unit valgrind \
+	sanitize integration fuzz gpu
+.DEFAULT_GOAL := all
+
+all: $(PROGRAMS) $(LIBS)
+
+# --- Debian packages ---------------------------------------------------------
+
+DEBS := build-essential pkg-config libsystemd-dev libprotobuf-c-dev \
+	protobuf-c-compiler libuv1-dev libnng-dev libcmocka-dev libinih-dev \
+	valgrind clang libclang-rt-14-dev jq psmisc \
+	linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static \
+	libdrm-dev kmod cpio
+
+deps:
+	@missing=$$(for p in $(DEBS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+		grep -q 'install ok installed' || echo $$p; done); \
+	[ -z "$$missing" ] && exit 0; \
+	missing=$$(echo $$missing); \
+	if [ "$$(id -u)" = 0 ]; then \
+		echo "  DEPS   installing $$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends $$missing >/dev/null || exit 1; \
+	else \
+		echo "fpgad: missing Debian packages; run:"; \
+		echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends $$missing"; \
+		exit 1; \
+	fi
+
+# --- build rules ---------------------------------------------------------------
+
+$(PROTO_C) $(PROTO_H): proto/fpgad.proto
+	$(call msg,PROTOC,$<)
+	$(Q)mkdir -p $(BUILD)/gen
+	$(Q)protoc-c --proto_path=proto --c_out=$(BUILD)/gen $<
+
+$(BUILD)/obj/gen/fpgad.pb-c.o: $(PROTO_C)
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS_ALL) $(CPPFLAGS) -std=c11 -fPIC -MMD -MP $(CFLAGS) $(if $(filter 1,$(SANITIZE)),-fsanitize=address,undefined) -c -o $@ $<
+
+$(BUILD)/obj/%.o: %.c | $(PROTO_H)
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS_ALL) $(CPPFLAGS) $(CFLAGS_ALL) -c -o $@ $<
+
+# Everything of the daemon but main(): what the unit tests link against.
+$(BUILD)/libfpgad-core.a: $(DAEMON_OBJ)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libfpgad.a: $(CLIENT_OBJ)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libfpgad.so: $(CLIENT_OBJ)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared -Wl,-soname,libfpgad.so.0 -Wl,--no-undefined $(LDFLAGS) \
+		-o $@ $^ $(CUDA_LIBS) $(CLIENT_LIBS)
+
+$(BUILD)/fpgad: $(BUILD)/obj/daemon/main.o $(BUILD)/libfpgad-core.a $(BUILD)/libfpgad.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
+
+$(BUILD)/fpgactl: $(BUILD)/obj/client/fpgactl.o $(BUILD)/libfpgad.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
+
+$(BUILD)/fpgad.pc: client/fpgad.pc.in Makefile
+	$(call msg,GEN,$@)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+
+# --- unit tests (CMocka, one table per module) -----------------------------------
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/libfpgad-core.a $(BUILD)/libfpgad.a
+	$(call msg,LD,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS) -lcmocka
+
+unit: $(UNIT_BIN)
+
+run-unit: unit
+	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
+
+valgrind: unit
+	@set -e; for t in $(UNIT_BIN); do echo "== valgrind $$t"; \
+		valgrind -q --error-exitcode=99 --leak-check=full \
+		--errors-for-leak-kinds=definite,indirect \
+		--suppressions=tests/valgrind.supp $$t >/dev/null 2>$(BUILD)/valgrind.log || \
+		{ cat $(BUILD)/valgrind.log; echo "valgrind: $$t failed"; exit 1; }; done; \
+		echo "valgrind: $(words $(UNIT_BIN)) unit suites clean"
+
+sanitize:
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 CUDA=0 CC=clang run-unit
+
+# --- the rest of the tiers ------------------------------------------------------------
+
+integration: all
+	$(Q)BUILD=$(BUILD) tests/integration/run.sh
+
+-include kmod/kmod.mk
+-include tests/fuzz/fuzz.mk
+-include tests/gpu/gpu.mk
+-include tests/bench/bench.mk
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory all unit
+	$(Q)$(MAKE) --no-print-directory run-unit
+	$(Q)$(MAKE) --no-print-directory valgrind
+	$(Q)$(MAKE) --no-print-directory sanitize
+	$(Q)$(MAKE) --no-print-directory integration
+	$(Q)$(MAKE) --no-print-directory $(CHECK_EXTRA)
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)BUILD=$(BUILD) tests/demo.sh
+
+# --- install ---------------------------------------------------------------------
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
+		$(DESTDIR)/etc/fpgad $(DESTDIR)$(PREFIX)/lib/systemd/system \
+		$(DESTDIR)$(PREFIX)/lib/sysusers.d $(DESTDIR)$(PREFIX)/lib/tmpfiles.d \
+		$(DESTDIR)$(PREFIX)/lib/udev/rules.d
+	install -m 0755 $(BUILD)/fpgad $(DESTDIR)$(PREFIX)/sbin/fpgad
+	install -m 0755 $(BUILD)/fpgactl $(DESTDIR)$(PREFIX)/bin/fpgactl
+	install -m 0644 $(BUILD)/libfpgad.a $(DESTDIR)$(PREFIX)/lib/libfpgad.a
+	install -m 0755 $(BUILD)/libfpgad.so $(DESTDIR)$(PREFIX)/lib/libfpgad.so.0
+	ln -sf libfpgad.so.0 $(DESTDIR)$(PREFIX)/lib/libfpgad.so
+	install -m 0644 $(BUILD)/fpgad.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/fpgad.pc
+	install -m 0644 client/include/fpgad*.h $(DESTDIR)$(PREFIX)/include/
+	install -m 0644 systemd/fpgad.conf $(DESTDIR)/etc/fpgad/fpgad.conf.example
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' systemd/fpgad.service.in > \
+		$(DESTDIR)$(PREFIX)/lib/systemd/system/fpgad.service
+	install -m 0644 systemd/fpgad.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/fpgad.conf
+	install -m 0644 systemd/fpgad.tmpfiles $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/fpgad.conf
+	install -m 0644 systemd/60-fpgad.rules $(DESTDIR)$(PREFIX)/lib/udev/rules.d/60-fpgad.rules
+
+clean:
+	rm -rf $(BUILD)
+	-$(MAKE) --no-print-directory kmod-clean 2>/dev/null
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

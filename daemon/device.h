@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * device.h - the device backend interface.
+ *
+ * A backend is the card as fpgad sees it: a few DMA engines ("channels"),
+ * each moving bytes between card memory and pinned buffers.  It mirrors the
+ * kernel ABI in kmod/uapi/fpgad_dma.h so that the xdma backend is a thin
+ * layer over /dev/fpgadN and the sim backend models the same contract:
+ *
+ *   device_open -> device_info -> queue_open (one per streaming channel;
+ *   for xdma one open file, so pins and transfers die with it) ->
+ *   queue_pin (a ring's memory, once) -> queue_submit (asynchronous, up to
+ *   info.max_inflight per queue) -> queue_wait (completions, in any order
+ *   the card finishes them; each carries the submitter's cookie) ->
+ *   queue_reset after a timeout or error -> queue_close -> device_close.
+ *
+ * All functions return 0 (or a count) or a negative errno.  A queue is used
+ * by one thread at a time, except queue_kick, which any thread may call to
+ * make a blocked queue_wait return early.
+ */
+#ifndef FPGAD_DEVICE_H
+#define FPGAD_DEVICE_H
+
+#include <stdint.h>
+
+#include "config.h"
+
+struct device;
+struct device_queue;
+
+struct device_info {
+	char name[64];			/* "sim", "xdma 10ee:9038 0000:01:00.0" */
+	uint32_t c2h_channels;
+	uint32_t h2c_channels;
+	uint32_t link_gen;		/* 0 = not modelled / unknown */
+	uint32_t link_width;
+	uint64_t card_memory;		/* bytes of card address space */
+	uint32_t align;			/* required alignment of buffers */
+	uint32_t max_inflight;		/* transfers a queue may have queued */
+};
+
+/* What a pin refers to. */
+enum dev_region_kind {
+	DEV_REGION_HOST,	/* @addr is host memory (shared memory, pinned) */
+	DEV_REGION_CUDA,	/* @addr is a CUDA device pointer */
+	DEV_REGION_DMABUF,	/* @fd is a dma-buf exporting the memory */
+};
+
+struct dev_region {
+	enum dev_region_kind kind;
+	void *addr;
+	int fd;
+	uint64_t fd_offset;
+	uint64_t length;
+	int gpu;		/* CUDA device ordinal for DEV_REGION_CUDA/DMABUF */
+};
+
+struct dev_xfer {
+	uint64_t handle;	/* from queue_pin */
+	uint64_t offset;	/* into the pinned region */
+	uint64_t card_addr;	/* card memory address (sim: source/sink) */
+	uint64_t length;
+	uint64_t cookie;	/* returned in the completion */
+	uint32_t timeout_ms;	/* 0 = the device default */
+};
+
+/* Completion status values beyond 0 and -errno are not used. */
+struct dev_completion {
+	uint64_t cookie;
+	int32_t status;		/* 0, -ETIMEDOUT, -EIO, -ECANCELED (reset) */
+	uint32_t flags;		/* DEV_COMPLETION_* */
+	uint64_t length;	/* bytes moved */
+	uint64_t seq;		/* frame number from the card's source, C2H */
+	uint64_t t_start_ns;	/* CLOCK_MONOTONIC, DMA start */
+	uint64_t t_end_ns;	/* CLOCK_MONOTONIC, DMA end */
+};
+
+#define DEV_COMPLETION_TRUNCATED 0x1u
+
+struct device_ops {
+	const char *name;
+	int (*open)(const struct config *cfg, struct device **ret_dev);
+	void (*close)(struct device *dev);
+	int (*info)(struct device *dev, struct device_info *ret_info);
+
+	int (*queue_open)(struct device *dev, const struct config_channel *ch,
+			  struct device_queue **ret_q);
+	void (*queue_close)(struct device_queue *q);
+	int (*pin)(struct device_queue *q, const struct dev_region *r,
+		   uint64_t *ret_handle);
+	int (*unpin)(struct device_queue *q, uint64_t handle);
+	int (*submit)(struct device_queue *q, const struct dev_xfer *x);
+	/*
+	 * Wait up to @timeout_ms (-1 = forever, 0 = poll) for completions;
+	 * returns how many were written to @out (0 on timeout or kick).
+	 */
+	int (*wait)(struct device_queue *q, struct dev_completion *out,
+		    unsigned max, int timeout_ms);
+	void (*kick)(struct device_queue *q);
+	/* Stop the engine, cancel what is queued (-ECANCELED), make it usable. */
+	int (*reset)(struct device_queue *q);
+};
+
+extern const struct device_ops device_sim_ops;
+extern const struct device_ops device_xdma_ops;
+
+/* The ops for cfg->device.backend. */
+const struct device_ops *device_ops_for(enum backend_kind kind);
+
+#endif
