@@ -18,7 +18,7 @@ V       ?= 0
 STATIC  ?= 0
 SANITIZE ?= 0
 
-VERSION := 0.1.0
+VERSION := $(shell sed -n 's/^\#define FPGAD_VERSION_STRING "\(.*\)"/\1/p' client/include/fpgad.h)
 
 CUDA_HOME ?= /usr/local/cuda
 NVCC ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard $(CUDA_HOME)/bin/nvcc))
@@ -38,13 +38,16 @@ CC ?= cc
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CPPFLAGS_ALL := -D_GNU_SOURCE -DFPGAD_VERSION='"$(VERSION)"' \
-	-Iclient/include -Idaemon -Ikmod/uapi -I$(BUILD)/gen
+	-Iclient/include -Iclient -Idaemon -Ikmod/uapi -I$(BUILD)/gen
 CFLAGS_ALL := -std=c11 $(WARN) -fPIC -MMD -MP $(CFLAGS)
 
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 ifeq ($(SANITIZE),1)
-CFLAGS_ALL += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-LDFLAGS += -fsanitize=address,undefined
+CFLAGS_ALL += $(SAN_FLAGS)
+LDFLAGS += $(SAN_FLAGS)
 endif
+# Generated code is not held to the project's warnings.
+CFLAGS_GEN := -std=c11 -fPIC -MMD -MP $(CFLAGS) $(if $(filter 1,$(SANITIZE)),$(SAN_FLAGS))
 
 ifeq ($(CUDA),1)
 CPPFLAGS_ALL += -DFPGAD_CUDA=1 -I$(CUDA_HOME)/include
@@ -53,9 +56,9 @@ endif
 
 ifeq ($(STATIC),1)
 DEP_LIBS := -Wl,-Bstatic -lnng -lmbedtls -lmbedx509 -lmbedcrypto -luv_a \
-	-lprotobuf-c -linih -Wl,-Bdynamic -lsystemd -lpthread -ldl -lrt -lm
+	-lprotobuf-c -linih -ljansson -Wl,-Bdynamic -lsystemd -lpthread -ldl -lrt -lm
 else
-DEP_LIBS := -lnng -luv -lprotobuf-c -linih -lsystemd -lpthread -lrt -lm
+DEP_LIBS := -lnng -luv -lprotobuf-c -linih -ljansson -lsystemd -lpthread -lrt -lm
 endif
 CLIENT_LIBS := -lnng -lprotobuf-c -lpthread -lrt
 
@@ -67,7 +70,8 @@ PROTO_H := $(BUILD)/gen/fpgad.pb-c.h
 cuda_filter = $(if $(filter 1,$(CUDA)),$(1),$(filter-out %_cuda.c,$(1)))
 
 DAEMON_SRC := $(call cuda_filter,$(filter-out daemon/main.c,$(wildcard daemon/*.c)))
-CLIENT_SRC := $(call cuda_filter,$(filter-out client/fpgactl.c,$(wildcard client/*.c)))
+CLIENT_SRC := $(call cuda_filter,$(wildcard client/*.c))
+FPGACTL_SRC := $(wildcard client/fpgactl/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 DAEMON_OBJ := $(call obj,$(DAEMON_SRC))
@@ -82,6 +86,7 @@ LIBS := $(BUILD)/libfpgad.so $(BUILD)/libfpgad.a $(BUILD)/fpgad.pc
 .PHONY: all deps check demo bench install clean unit run-unit valgrind \
 	sanitize integration fuzz gpu
 .DEFAULT_GOAL := all
+.SECONDARY:
 
 all: $(PROGRAMS) $(LIBS)
 
@@ -89,7 +94,7 @@ all: $(PROGRAMS) $(LIBS)
 
 DEBS := build-essential pkg-config libsystemd-dev libprotobuf-c-dev \
 	protobuf-c-compiler libuv1-dev libnng-dev libcmocka-dev libinih-dev \
-	valgrind clang libclang-rt-14-dev jq psmisc \
+	libjansson-dev valgrind clang libclang-rt-14-dev jq psmisc \
 	linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static \
 	libdrm-dev kmod cpio
 
@@ -119,7 +124,7 @@ $(PROTO_C) $(PROTO_H): proto/fpgad.proto
 $(BUILD)/obj/gen/fpgad.pb-c.o: $(PROTO_C)
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CPPFLAGS_ALL) $(CPPFLAGS) -std=c11 -fPIC -MMD -MP $(CFLAGS) $(if $(filter 1,$(SANITIZE)),-fsanitize=address,undefined) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS_ALL) $(CPPFLAGS) $(CFLAGS_GEN) -c -o $@ $<
 
 $(BUILD)/obj/%.o: %.c | $(PROTO_H)
 	$(call msg,CC,$<)
@@ -144,7 +149,7 @@ $(BUILD)/fpgad: $(BUILD)/obj/daemon/main.o $(BUILD)/libfpgad-core.a $(BUILD)/lib
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
 
-$(BUILD)/fpgactl: $(BUILD)/obj/client/fpgactl.o $(BUILD)/libfpgad.a
+$(BUILD)/fpgactl: $(call obj,$(FPGACTL_SRC)) $(BUILD)/libfpgad.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
 
@@ -177,8 +182,17 @@ sanitize:
 
 # --- the rest of the tiers ------------------------------------------------------------
 
-integration: all
-	$(Q)BUILD=$(BUILD) tests/integration/run.sh
+ITEST_SRC := $(wildcard tests/integration/test_*.c)
+ITEST_BIN := $(patsubst tests/integration/%.c,$(BUILD)/itests/%,$(ITEST_SRC))
+
+$(BUILD)/itests/%: $(BUILD)/obj/tests/integration/%.o \
+		$(BUILD)/obj/tests/integration/harness.o $(BUILD)/libfpgad.a
+	$(call msg,LD,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS) -lcmocka
+
+integration: all $(ITEST_BIN)
+	@set -e; for t in $(ITEST_BIN); do echo "== $$t"; BUILD=$(BUILD) $$t; done
 
 -include kmod/kmod.mk
 -include tests/fuzz/fuzz.mk

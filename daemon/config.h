@@ -32,7 +32,7 @@ struct config_control {
 	char group[64];			/* group owning the local socket */
 	unsigned socket_mode;		/* permission bits of the socket */
 	char remote[256];		/* read-only status listener URL, "" = off */
-	size_t max_message;		/* NNG_OPT_RECVMAXSZ */
+	uint64_t max_message;		/* NNG_OPT_RECVMAXSZ */
 	unsigned max_clients;		/* connections at once */
 	unsigned max_leases;		/* leases per client */
 	uint64_t max_pinned;		/* ring bytes per client */

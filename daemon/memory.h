@@ -59,4 +59,10 @@ extern const struct memory_ops memory_cuda_ops;
 int memory_cuda_probe(const char *gpu, int *ret_ordinal, char *why,
 		      size_t whylen);
 
+/*
+ * The ops for MEMORY_HOST or MEMORY_CUDA; NULL for MEMORY_AUTO (probe and
+ * choose first) and for MEMORY_CUDA in a build without CUDA.
+ */
+const struct memory_ops *memory_ops_for(enum memory_kind kind);
+
 #endif

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* client_internal.h - what libfpgad's files share; not installed. */
+#ifndef FPGAD_CLIENT_INTERNAL_H
+#define FPGAD_CLIENT_INTERNAL_H
+
+#include <nng/nng.h>
+
+#include "fpgad.h"
+#include "fpgad.pb-c.h"
+
+struct fpgad_channel;
+
+struct fpgad_client {
+	nng_socket sock;
+	char url[512];
+	char server[64];
+	char errmsg[256];
+	uint64_t next_id;
+	int timeout_ms;
+	fpgad_log_fn log;
+	void *log_user;
+	struct fpgad_channel *channels;	/* open channels, for disconnect */
+};
+
+void client_log(const fpgad_client *c, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int client_nng_errno(int e);
+/* Send @req (its id is set here) and take a STATUS_OK reply. */
+int client_transact(fpgad_client *c, Fpgad__Request *req,
+		    Fpgad__Response **ret_resp);
+/* Frees @resp and fails unless it carries @body. */
+int client_expect(fpgad_client *c, Fpgad__Response *resp,
+		  Fpgad__Response__BodyCase body);
+/* Close every channel still open on @c (channel.c). */
+void client_channels_close_all(fpgad_client *c);
+
+#endif

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* fpgactl.h - what fpgactl's commands share. */
+#ifndef FPGACTL_H
+#define FPGACTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fpgad.h"
+
+struct fpgactl_opts {
+	const char *url;
+	bool json;
+	bool verify;
+	bool newest;
+	uint64_t count;
+	int timeout_ms;
+	const char *channel;	/* first positional argument, if any */
+};
+
+struct fpgactl_cmd {
+	const char *name;
+	const char *args;	/* positional arguments, for usage */
+	const char *help;
+	int (*run)(fpgad_client *c, const struct fpgactl_opts *o);
+};
+
+/* One line on stderr naming fpgad's reason; returns the exit code 1. */
+int fpgactl_fail(fpgad_client *c, const char *what, int r);
+
+#endif

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fpgactl - command-line client of fpgad.
+ *
+ * Every read command takes --json and then prints one JSON object with
+ * stable field names.  Failures print one line on stderr and exit 1
+ * (usage errors exit 2).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fpgactl.h"
+
+static void print_json(json_t *o)
+{
+	char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+	if (s) {
+		puts(s);
+		free(s);
+	}
+	json_decref(o);
+}
+
+int fpgactl_fail(fpgad_client *c, const char *what, int r)
+{
+	const char *msg = c ? fpgad_errmsg(c) : "";
+
+	fprintf(stderr, "fpgactl: %s: %s\n", what, msg[0] ? msg : strerror(-r));
+	return 1;
+}
+
+static int cmd_version(fpgad_client *c, const struct fpgactl_opts *o)
+{
+	if (o->json) {
+		print_json(json_pack("{s:s, s:s, s:i}", "client", fpgad_version(),
+				     "server", fpgad_server_software(c),
+				     "protocol", FPGAD_PROTOCOL_VERSION));
+		return 0;
+	}
+	printf("fpgactl %s\n%s\n", fpgad_version(), fpgad_server_software(c));
+	return 0;
+}
+
+static int cmd_status(fpgad_client *c, const struct fpgactl_opts *o)
+{
+	struct fpgad_status *s;
+	int r = fpgad_status_get(c, &s);
+
+	if (r < 0)
+		return fpgactl_fail(c, "status", r);
+	if (o->json) {
+		json_t *chans = json_array();
+
+		for (uint32_t i = 0; i < s->n_channels; i++) {
+			const struct fpgad_channel_summary *ch = &s->channels[i];
+
+			json_array_append_new(chans, json_pack(
+				"{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I}",
+				"name", ch->name, "direction", ch->direction,
+				"state", ch->state, "memory", ch->memory,
+				"mode", ch->mode, "slots", (json_int_t)ch->slots,
+				"slot_size", (json_int_t)ch->slot_size,
+				"frame_size", (json_int_t)ch->frame_size,
+				"frames", (json_int_t)ch->frames,
+				"drops", (json_int_t)ch->drops,
+				"lessees", (json_int_t)ch->lessees));
+		}
+		print_json(json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:I, s:o}",
+				     "version", s->version,
+				     "pid", (json_int_t)s->pid,
+				     "uptime_ms", (json_int_t)s->uptime_ms,
+				     "backend", s->backend, "mode", s->mode,
+				     "mode_reason", s->mode_reason,
+				     "clients", (json_int_t)s->clients,
+				     "channels", chans));
+		fpgad_status_free(s);
+		return 0;
+	}
+	printf("fpgad %s (pid %u), up %.1f s\n", s->version, s->pid,
+	       s->uptime_ms / 1000.0);
+	printf("backend:  %s\n", s->backend);
+	printf("mode:     %s%s%s%s\n", s->mode, s->mode_reason[0] ? " (" : "",
+	       s->mode_reason, s->mode_reason[0] ? ")" : "");
+	printf("clients:  %u\n\n", s->clients);
+	printf("%-12s %-4s %-10s %-6s %-9s %5s %10s %12s %8s %7s\n", "CHANNEL",
+	       "DIR", "STATE", "MEMORY", "MODE", "SLOTS", "FRAME", "FRAMES",
+	       "DROPS", "LEASES");
+	for (uint32_t i = 0; i < s->n_channels; i++) {
+		const struct fpgad_channel_summary *ch = &s->channels[i];
+
+		printf("%-12s %-4s %-10s %-6s %-9s %5u %10llu %12llu %8llu %7u\n",
+		       ch->name, ch->direction, ch->state, ch->memory, ch->mode,
+		       ch->slots, (unsigned long long)ch->frame_size,
+		       (unsigned long long)ch->frames,
+		       (unsigned long long)ch->drops, ch->lessees);
+	}
+	fpgad_status_free(s);
+	return 0;
+}
+
+static int cmd_clients(fpgad_client *c, const struct fpgactl_opts *o)
+{
+	struct fpgad_client_list *l;
+	int r = fpgad_clients_get(c, &l);
+
+	if (r < 0)
+		return fpgactl_fail(c, "clients", r);
+	if (o->json) {
+		json_t *arr = json_array();
+
+		for (uint32_t i = 0; i < l->n_clients; i++) {
+			const struct fpgad_client_info *ci = &l->clients[i];
+			json_t *leases = json_array();
+
+			for (uint32_t k = 0; k < ci->n_leases; k++)
+				json_array_append_new(leases, json_string(ci->leases[k]));
+			json_array_append_new(arr, json_pack(
+				"{s:I, s:I, s:I, s:I, s:b, s:o}",
+				"pid", (json_int_t)ci->pid, "uid", (json_int_t)ci->uid,
+				"gid", (json_int_t)ci->gid,
+				"connected_ms", (json_int_t)ci->connected_ms,
+				"remote", ci->remote, "leases", leases));
+		}
+		print_json(json_pack("{s:o}", "clients", arr));
+		fpgad_clients_free(l);
+		return 0;
+	}
+	printf("%-8s %-6s %-6s %-20s %s\n", "PID", "UID", "GID", "CONNECTED",
+	       "LEASES");
+	for (uint32_t i = 0; i < l->n_clients; i++) {
+		const struct fpgad_client_info *ci = &l->clients[i];
+		time_t t = (time_t)(ci->connected_ms / 1000);
+		char when[32], leases[256] = "-";
+		struct tm tm;
+
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S",
+			 localtime_r(&t, &tm));
+		for (uint32_t k = 0; k < ci->n_leases; k++)
+			snprintf(leases + (k ? strlen(leases) : 0),
+				 sizeof(leases) - (k ? strlen(leases) : 0),
+				 "%s%s", k ? "," : "", ci->leases[k]);
+		printf("%-8u %-6u %-6u %-20s %s%s\n", ci->pid, ci->uid, ci->gid,
+		       when, leases, ci->remote ? " (remote)" : "");
+	}
+	fpgad_clients_free(l);
+	return 0;
+}
+
+static const struct fpgactl_cmd cmds[] = {
+	{ "status", "", "daemon, device and channel state", cmd_status },
+	{ "clients", "", "connected processes and their leases", cmd_clients },
+	{ "version", "", "client and daemon versions", cmd_version },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: fpgactl [OPTION]... COMMAND [ARG]...\n\n"
+		   "  --url URL      fpgad's control socket (default $FPGAD_URL, else\n"
+		   "                 %s)\n"
+		   "  --json         print JSON (read commands)\n"
+		   "  -n, --count N  frames to take (capture)\n"
+		   "  --verify       check every frame's content (capture)\n"
+		   "  --newest       skip to the newest ready frame (capture)\n"
+		   "  --timeout MS   give up waiting for a frame after MS (capture)\n"
+		   "\nCommands:\n", FPGAD_DEFAULT_URL);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		char head[40];
+
+		snprintf(head, sizeof(head), "%s %s", cmds[i].name, cmds[i].args);
+		fprintf(f, "  %-22s %s\n", head, cmds[i].help);
+	}
+}
+
+static int parse_number(const char *s, uint64_t max, uint64_t *ret)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || end == s || *s == '-' || v > max)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "url", required_argument, NULL, 'u' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "verify", no_argument, NULL, 'V' },
+		{ "newest", no_argument, NULL, 'N' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct fpgactl_opts o = { .count = 1000, .timeout_ms = 5000 };
+	const struct fpgactl_cmd *cmd = NULL;
+	const char *pos[2] = { NULL, NULL };
+	unsigned n_pos = 0;
+	fpgad_client *c = NULL;
+	uint64_t v;
+	int ch, r;
+
+	/* Options may stand before or after the command and its arguments. */
+	while (optind < argc) {
+		ch = getopt_long(argc, argv, "n:h", opts, NULL);
+		if (ch == -1) {
+			if (n_pos == 2) {
+				fprintf(stderr, "fpgactl: unexpected argument '%s'\n",
+					argv[optind]);
+				return 2;
+			}
+			pos[n_pos++] = argv[optind++];
+			continue;
+		}
+		switch (ch) {
+		case 'u': o.url = optarg; break;
+		case 'j': o.json = true; break;
+		case 'V': o.verify = true; break;
+		case 'N': o.newest = true; break;
+		case 'n':
+			if (parse_number(optarg, UINT64_MAX, &o.count) < 0 || !o.count) {
+				fprintf(stderr, "fpgactl: -n: '%s' is not a positive number\n", optarg);
+				return 2;
+			}
+			break;
+		case 't':
+			if (parse_number(optarg, 3600000, &v) < 0) {
+				fprintf(stderr, "fpgactl: --timeout: '%s' is not a number of ms\n", optarg);
+				return 2;
+			}
+			o.timeout_ms = (int)v;
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (!pos[0]) {
+		usage(stderr);
+		return 2;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (strcmp(pos[0], cmds[i].name) == 0)
+			cmd = &cmds[i];
+	if (!cmd) {
+		fprintf(stderr, "fpgactl: unknown command '%s' (try --help)\n", pos[0]);
+		return 2;
+	}
+	if (!cmd->args[0] && pos[1]) {
+		fprintf(stderr, "fpgactl: %s takes no argument ('%s')\n", cmd->name, pos[1]);
+		return 2;
+	}
+	if (cmd->args[0] && !pos[1]) {
+		fprintf(stderr, "fpgactl: %s needs %s\n", cmd->name, cmd->args);
+		return 2;
+	}
+	o.channel = pos[1];
+	r = fpgad_connect(o.url, &c);
+	if (r < 0) {
+		fprintf(stderr, "fpgactl: cannot reach fpgad at %s: %s\n",
+			o.url ? o.url : fpgad_default_url(), strerror(-r));
+		return 1;
+	}
+	r = cmd->run(c, &o);
+	fpgad_disconnect(c);
+	return r;
+}

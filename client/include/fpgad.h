@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fpgad.h - libfpgad, the client library of fpgad.
+ *
+ * fpgad owns an FPGA DMA card and streams frames into a ring of GPU (or
+ * host) buffers; this library lets an unprivileged process talk to it:
+ * query status, lease a channel, and take frames zero-copy.
+ *
+ * Conventions: every function returns 0 (or a count) on success and a
+ * negative errno on failure; out parameters are written only on success.
+ * When fpgad refused a request, the function returns the errno that fits
+ * the refusal (-EBUSY, -ENOENT, -EACCES, ...) and fpgad_errmsg() gives
+ * fpgad's own message.  The library never prints; set a log callback to
+ * see what it would have said.  Handles are opaque; one fpgad_client may
+ * be used by one thread at a time.
+ */
+#ifndef FPGAD_H
+#define FPGAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FPGAD_VERSION_MAJOR 0
+#define FPGAD_VERSION_MINOR 1
+#define FPGAD_VERSION_PATCH 0
+#define FPGAD_VERSION_STRING "0.1.0"
+#define FPGAD_VERSION_NUMBER \
+	((FPGAD_VERSION_MAJOR << 16) | (FPGAD_VERSION_MINOR << 8) | FPGAD_VERSION_PATCH)
+
+/* Control protocol version spoken, and the oldest accepted. */
+#define FPGAD_PROTOCOL_VERSION 1
+#define FPGAD_PROTOCOL_MIN_VERSION 1
+
+/* Where fpgad listens when neither an URL nor $FPGAD_URL is given. */
+#define FPGAD_DEFAULT_URL "ipc:///run/fpgad/fpgad.sock"
+
+typedef struct fpgad_client fpgad_client;
+
+/* Library version as "0.1.0". */
+const char *fpgad_version(void);
+
+/* The URL fpgad_connect() uses for NULL: $FPGAD_URL, else the default. */
+const char *fpgad_default_url(void);
+
+/*
+ * Connect and exchange Hello.  @url NULL means fpgad_default_url().
+ * Fails with -ECONNREFUSED when nothing listens, -EPROTO when the protocol
+ * versions do not overlap.
+ */
+int fpgad_connect(const char *url, fpgad_client **ret_client);
+/* Close the connection; every lease it holds ends.  Accepts NULL. */
+void fpgad_disconnect(fpgad_client *c);
+
+/* Reply timeout for each request, default 5000 ms. */
+void fpgad_set_timeout(fpgad_client *c, int timeout_ms);
+
+enum fpgad_log_level { FPGAD_LOG_ERR = 3, FPGAD_LOG_WARN = 4, FPGAD_LOG_INFO = 6,
+		       FPGAD_LOG_DEBUG = 7 };
+typedef void (*fpgad_log_fn)(void *user, int level, const char *msg);
+void fpgad_set_log(fpgad_client *c, fpgad_log_fn fn, void *user);
+
+/* fpgad's message for the last failed call on @c ("" if none). */
+const char *fpgad_errmsg(const fpgad_client *c);
+
+/* The software string fpgad gave in Hello, e.g. "fpgad 0.1.0". */
+const char *fpgad_server_software(const fpgad_client *c);
+
+struct fpgad_channel_summary {
+	char name[32];
+	char direction[8];	/* "c2h", "h2c" */
+	char state[16];		/* "idle", "streaming", "recovering", "failed" */
+	char memory[8];		/* "host", "cuda" */
+	char mode[16];		/* "host", "gpudirect", "bounce" */
+	uint32_t slots;
+	uint64_t slot_size;
+	uint64_t frame_size;
+	uint64_t frames;
+	uint64_t drops;
+	uint32_t lessees;
+};
+
+struct fpgad_status {
+	char version[32];
+	uint64_t uptime_ms;
+	char backend[64];
+	char mode[16];
+	char mode_reason[128];
+	uint32_t clients;
+	uint32_t pid;
+	uint32_t n_channels;
+	struct fpgad_channel_summary *channels;
+};
+
+int fpgad_status_get(fpgad_client *c, struct fpgad_status **ret_status);
+void fpgad_status_free(struct fpgad_status *s);
+
+struct fpgad_client_info {
+	uint32_t pid;
+	uint32_t uid;
+	uint32_t gid;
+	uint64_t connected_ms;	/* CLOCK_REALTIME, ms since the epoch */
+	bool remote;
+	uint32_t n_leases;
+	char leases[16][32];	/* channel names */
+};
+
+struct fpgad_client_list {
+	uint32_t n_clients;
+	struct fpgad_client_info *clients;
+};
+
+int fpgad_clients_get(fpgad_client *c, struct fpgad_client_list **ret_list);
+void fpgad_clients_free(struct fpgad_client_list *l);
+
+/*
+ * Send @len raw bytes as one request and return the reply's status code
+ * and message: for tools and tests that probe fpgad with hand-made bytes.
+ */
+int fpgad_raw_request(fpgad_client *c, const void *buf, size_t len,
+		      int *ret_code, char *msg, size_t msglen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

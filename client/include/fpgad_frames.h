@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fpgad_frames.h - the frame plane: the shared-memory descriptor ring
+ * through which fpgad publishes frames to one client and the client takes
+ * and releases them.  This header is an ABI; it is the specification.
+ *
+ * One ring per channel and per client, in a POSIX shared-memory object
+ * that fpgad creates and the client maps read-write:
+ *
+ *   offset 0            struct fpgad_frames_header (header_size bytes)
+ *   offset header_size  desc_count descriptors of desc_size bytes each
+ *
+ * Roles.  fpgad is the producer, the client the consumer.  Each field
+ * below is marked [P] (written by the producer only), [C] (written by the
+ * consumer only), [PC] (both, by compare-and-swap) or [I] (written once by
+ * the producer before the header is made valid, then read-only).  [P] and
+ * [C] fields live on separate 64-byte cache lines.  Neither side trusts
+ * the other: the producer keeps its own copy of everything it wrote and
+ * reads consumer-written words only as hints it validates; the consumer
+ * checks the geometry against the mapped length and every slot index and
+ * length it is given.
+ *
+ * Atomicity.  Every field is naturally aligned.  Fields marked atomic are
+ * read and written with atomic operations (C11 atomics on the same
+ * addresses); the descriptor payload fields are plain and are ordered by
+ * the descriptor state word (written before it is set READY with release
+ * semantics, read after it is seen READY with acquire semantics).
+ *
+ * Positions.  Every published descriptor has a position: 0, 1, 2, ... in
+ * publish order, never reused within a generation.  The descriptor for
+ * position p lives at index p & (desc_count - 1).  The producer never
+ * overwrites a descriptor that is still in use (READY, HELD): it skips
+ * that index and publishes at the next free one, so positions may have no
+ * descriptor (a skipped position), and a consumer at position c that sees
+ * head > c but no READY descriptor for c simply moves on.
+ *
+ * Descriptor states (low 4 bits of the state word; the upper 60 bits
+ * carry the descriptor's position, which makes every compare-and-swap
+ * name one publication exactly and rules out ABA):
+ *
+ *   EMPTY     never used, or reclaimed by the producer
+ *   READY     published, not claimed yet        set by the producer
+ *   HELD      claimed by the consumer           READY -> HELD (consumer CAS)
+ *   RELEASED  the consumer is done with it, or skipped it unclaimed
+ *                                     HELD or READY -> RELEASED (consumer CAS)
+ *   REVOKED   taken back unclaimed              READY -> REVOKED (producer CAS)
+ *
+ * Once the producer has taken back the slot of a RELEASED or REVOKED
+ * descriptor, the descriptor is its to write again (a reclaimed RELEASED
+ * one is first marked EMPTY).
+ *
+ * A claim (CAS READY->HELD) and a revoke (CAS READY->REVOKED) race for
+ * the same word, so exactly one wins: a frame is either delivered once or
+ * revoked once.  Releases may come in any order.
+ *
+ * Wake-ups (no system call while frames flow and the reader is busy).
+ * The consumer sleeps with FUTEX_WAIT (shared, not private) on
+ * cons_futex; before it sleeps it reads cons_futex, sets cons_waiting,
+ * issues a sequentially consistent fence and checks head and event_seq
+ * once more.  The producer, after storing head (or events), issues a
+ * sequentially consistent fence and only if it then sees cons_waiting set
+ * increments cons_futex and calls FUTEX_WAKE.  Either the consumer sees
+ * the new head, or the producer sees the flag; no wake-up is lost.  The
+ * producer waits for releases the same way on prod_futex with
+ * prod_waiting; the consumer's release does the waking.
+ */
+#ifndef FPGAD_FRAMES_H
+#define FPGAD_FRAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* "FRMQ" read as a little-endian uint32_t. */
+#define FPGAD_FRAMES_MAGIC 0x514d5246u
+
+/*
+ * A consumer accepts any minor version of its major version: minor
+ * versions only append fields (the size fields say how much there is)
+ * and give meaning to reserved bits and bytes that were zero before.
+ */
+#define FPGAD_FRAMES_VERSION_MAJOR 1
+#define FPGAD_FRAMES_VERSION_MINOR 0
+
+/* Largest descriptor count either side accepts. */
+#define FPGAD_FRAMES_MAX_DESCS (1u << 16)
+
+/* Descriptor state word. */
+#define FPGAD_DESC_EMPTY 0u
+#define FPGAD_DESC_READY 1u
+#define FPGAD_DESC_HELD 2u
+#define FPGAD_DESC_RELEASED 3u
+#define FPGAD_DESC_REVOKED 4u
+#define FPGAD_DESC_STATE_BITS 4
+#define FPGAD_DESC_STATE_MASK 0xfull
+#define FPGAD_DESC_WORD(pos, state) \
+	(((uint64_t)(pos) << FPGAD_DESC_STATE_BITS) | (uint64_t)(state))
+#define FPGAD_DESC_WORD_STATE(w) ((uint32_t)((w) & FPGAD_DESC_STATE_MASK))
+#define FPGAD_DESC_WORD_POS(w) ((uint64_t)(w) >> FPGAD_DESC_STATE_BITS)
+
+/* Descriptor flags. */
+#define FPGAD_FRAME_ERROR 0x1u		/* the card reported an error */
+#define FPGAD_FRAME_TRUNCATED 0x2u	/* shorter than the frame size */
+#define FPGAD_FRAME_DROPPED_BEFORE 0x4u	/* frames were lost before it */
+
+/* Event bits: sticky within a generation. */
+#define FPGAD_EVENT_RESET 0x1u		/* the channel was reset */
+#define FPGAD_EVENT_CLOSED 0x2u		/* lease ended; no more frames */
+#define FPGAD_EVENT_DAEMON_GONE 0x4u	/* fpgad is shutting down */
+
+struct fpgad_frame_desc {
+	/*
+	 * [PC] atomic.  FPGAD_DESC_WORD(position, state).
+	 */
+	uint64_t state;
+	/* [P] frame sequence number from the card; gaps mean lost frames. */
+	uint64_t seq;
+	/* [P] ring slot holding the frame, < slot_count. */
+	uint32_t slot;
+	/* [P] FPGAD_FRAME_* bits. */
+	uint32_t flags;
+	/* [P] bytes of valid data in the slot, <= slot_size. */
+	uint64_t length;
+	/* [P] CLOCK_MONOTONIC ns: DMA started, DMA ended, published. */
+	uint64_t t_dma_start_ns;
+	uint64_t t_dma_end_ns;
+	uint64_t t_publish_ns;
+	/* Zero. */
+	uint64_t reserved;
+};
+
+struct fpgad_frames_header {
+	/* --- line 0: [I] identity and geometry --- */
+
+	/*
+	 * [I] atomic.  FPGAD_FRAMES_MAGIC, stored last (release) when the
+	 * producer has filled everything else; 0 while it does.
+	 */
+	uint32_t magic;
+	/* [I] FPGAD_FRAMES_VERSION_MAJOR / _MINOR of the producer. */
+	uint16_t version_major;
+	uint16_t version_minor;
+	/* [I] bytes from the start of the header to descriptor 0; >= 192. */
+	uint32_t header_size;
+	/* [I] bytes per descriptor (stride); >= 64, a multiple of 8. */
+	uint32_t desc_size;
+	/*
+	 * [I] number of descriptors: a power of two, >= slot_count,
+	 * <= FPGAD_FRAMES_MAX_DESCS.
+	 */
+	uint32_t desc_count;
+	/* [I] number of ring slots frames may name, >= 1. */
+	uint32_t slot_count;
+	/* [I] bytes per slot (the stride in the channel's buffer). */
+	uint64_t slot_size;
+	/* [I] nominal frame size, <= slot_size. */
+	uint64_t frame_size;
+	/*
+	 * [I] nonzero; different each time fpgad (re)creates the ring, so a
+	 * consumer can tell that what it mapped is no longer the ring it
+	 * attached to.
+	 */
+	uint64_t generation;
+	uint8_t reserved0[16];
+
+	/* --- line 1: [P] producer-written --- */
+
+	/* [P] atomic.  Next position to publish; all below are published. */
+	uint64_t head;
+	/* [P] atomic.  FPGAD_EVENT_* bits, set and never cleared. */
+	uint32_t events;
+	/* [P] atomic.  Incremented each time an event is raised. */
+	uint32_t event_seq;
+	/* [P] atomic.  Futex word the consumer sleeps on. */
+	uint32_t cons_futex;
+	/* [P] atomic.  Nonzero while the producer sleeps on prod_futex. */
+	uint32_t prod_waiting;
+	uint8_t reserved1[40];
+
+	/* --- line 2: [C] consumer-written --- */
+
+	/* [C] atomic.  Next position the consumer will look at. */
+	uint64_t cursor;
+	/* [C] atomic.  Nonzero while the consumer sleeps on cons_futex. */
+	uint32_t cons_waiting;
+	/* [C] atomic.  Futex word the producer sleeps on. */
+	uint32_t prod_futex;
+	uint8_t reserved2[48];
+};
+
+#define FPGAD_FRAMES_LINE 64
+
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define FPGAD_FRAMES_ASSERT(e, m) static_assert(e, m)
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define FPGAD_FRAMES_ASSERT(e, m) _Static_assert(e, m)
+#else
+#define FPGAD_FRAMES_ASSERT(e, m)
+#endif
+
+#define FPGAD_FRAMES_AT(type, field, off) \
+	FPGAD_FRAMES_ASSERT(offsetof(struct type, field) == (off), \
+			    #type "." #field " offset")
+
+FPGAD_FRAMES_ASSERT(sizeof(struct fpgad_frame_desc) == 64,
+		    "a descriptor is one cache line");
+FPGAD_FRAMES_AT(fpgad_frame_desc, state, 0);
+FPGAD_FRAMES_AT(fpgad_frame_desc, seq, 8);
+FPGAD_FRAMES_AT(fpgad_frame_desc, slot, 16);
+FPGAD_FRAMES_AT(fpgad_frame_desc, flags, 20);
+FPGAD_FRAMES_AT(fpgad_frame_desc, length, 24);
+FPGAD_FRAMES_AT(fpgad_frame_desc, t_dma_start_ns, 32);
+FPGAD_FRAMES_AT(fpgad_frame_desc, t_dma_end_ns, 40);
+FPGAD_FRAMES_AT(fpgad_frame_desc, t_publish_ns, 48);
+FPGAD_FRAMES_AT(fpgad_frame_desc, reserved, 56);
+
+FPGAD_FRAMES_ASSERT(sizeof(struct fpgad_frames_header) ==
+		    3 * FPGAD_FRAMES_LINE, "the header is three cache lines");
+FPGAD_FRAMES_AT(fpgad_frames_header, magic, 0);
+FPGAD_FRAMES_AT(fpgad_frames_header, version_major, 4);
+FPGAD_FRAMES_AT(fpgad_frames_header, version_minor, 6);
+FPGAD_FRAMES_AT(fpgad_frames_header, header_size, 8);
+FPGAD_FRAMES_AT(fpgad_frames_header, desc_size, 12);
+FPGAD_FRAMES_AT(fpgad_frames_header, desc_count, 16);
+FPGAD_FRAMES_AT(fpgad_frames_header, slot_count, 20);
+FPGAD_FRAMES_AT(fpgad_frames_header, slot_size, 24);
+FPGAD_FRAMES_AT(fpgad_frames_header, frame_size, 32);
+FPGAD_FRAMES_AT(fpgad_frames_header, generation, 40);
+/* The producer's line. */
+FPGAD_FRAMES_AT(fpgad_frames_header, head, 64);
+FPGAD_FRAMES_AT(fpgad_frames_header, events, 72);
+FPGAD_FRAMES_AT(fpgad_frames_header, event_seq, 76);
+FPGAD_FRAMES_AT(fpgad_frames_header, cons_futex, 80);
+FPGAD_FRAMES_AT(fpgad_frames_header, prod_waiting, 84);
+/* The consumer's line. */
+FPGAD_FRAMES_AT(fpgad_frames_header, cursor, 128);
+FPGAD_FRAMES_AT(fpgad_frames_header, cons_waiting, 136);
+FPGAD_FRAMES_AT(fpgad_frames_header, prod_futex, 140);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

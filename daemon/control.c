@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: MIT
+/*
+ * control.c - nng REP listeners, contexts and the hand-off to the loop.
+ *
+ * Each listener has its own REP socket, so a request's listener (local or
+ * remote) is known from the socket it came in on.  Each socket runs
+ * CONTROL_CTXS contexts: a context receives on an nng thread, the request
+ * is queued for the loop, the loop answers with control_reply(), and the
+ * send completion starts the next receive.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/rep.h>
+#include <nng/transport/ipc/ipc.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "log.h"
+
+#define CONTROL_CTXS 16
+
+enum item_kind { ITEM_REQUEST, ITEM_PIPE_ADD, ITEM_PIPE_REM };
+
+struct item {
+	struct item *next;
+	enum item_kind kind;
+	struct control_ctx *ctx;	/* ITEM_REQUEST */
+	nng_msg *msg;			/* ITEM_REQUEST */
+	struct peer peer;
+};
+
+enum ctx_state { CTX_RECV, CTX_LOOP, CTX_SEND, CTX_STOPPED };
+
+struct control_ctx {
+	struct listener *lst;
+	nng_ctx ctx;
+	nng_aio *aio;
+	enum ctx_state state;
+	bool opened;
+};
+
+struct listener {
+	struct control *ctl;
+	enum listener_kind kind;
+	nng_socket sock;
+	bool open;
+	nng_listener l;
+	struct control_ctx ctxs[CONTROL_CTXS];
+};
+
+struct control {
+	struct control_handlers h;
+	uv_async_t async;
+	bool async_init;
+	pthread_mutex_t lock;
+	struct item *head, **tail;
+	atomic_bool stopping;
+	struct listener local, remote;
+};
+
+const char *control_strerror(int nng_err)
+{
+	return nng_strerror(nng_err);
+}
+
+/* The one place nng error codes become errno values. */
+int control_errno(int e)
+{
+	switch (e) {
+	case 0: return 0;
+	case NNG_ENOMEM: return -ENOMEM;
+	case NNG_EINVAL: return -EINVAL;
+	case NNG_EBUSY: return -EBUSY;
+	case NNG_ETIMEDOUT: return -ETIMEDOUT;
+	case NNG_ECONNREFUSED: return -ECONNREFUSED;
+	case NNG_ECLOSED: return -EPIPE;
+	case NNG_EAGAIN: return -EAGAIN;
+	case NNG_ENOTSUP: return -EOPNOTSUPP;
+	case NNG_EADDRINUSE: return -EADDRINUSE;
+	case NNG_ESTATE: return -EPROTO;
+	case NNG_ENOENT: return -ENOENT;
+	case NNG_EPROTO: return -EPROTO;
+	case NNG_EUNREACHABLE: return -EHOSTUNREACH;
+	case NNG_EADDRINVAL: return -EADDRNOTAVAIL;
+	case NNG_EPERM: return -EPERM;
+	case NNG_EMSGSIZE: return -EMSGSIZE;
+	case NNG_ECONNABORTED: return -ECONNABORTED;
+	case NNG_ECONNRESET: return -ECONNRESET;
+	case NNG_ECANCELED: return -ECANCELED;
+	case NNG_ENOFILES: return -EMFILE;
+	case NNG_ENOSPC: return -ENOSPC;
+	case NNG_EEXIST: return -EEXIST;
+	case NNG_ECRYPTO: case NNG_EPEERAUTH: return -EACCES;
+	default: return -EIO;
+	}
+}
+
+static void enqueue(struct control *ctl, struct item *it)
+{
+	pthread_mutex_lock(&ctl->lock);
+	it->next = NULL;
+	*ctl->tail = it;
+	ctl->tail = &it->next;
+	pthread_mutex_unlock(&ctl->lock);
+	uv_async_send(&ctl->async);
+}
+
+static void peer_of(struct listener *lst, nng_pipe p, struct peer *ret)
+{
+	uint64_t v;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->pipe_id = (uint32_t)nng_pipe_id(p);
+	ret->listener = lst->kind;
+	if (lst->kind != LISTENER_LOCAL)
+		return;
+	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &v) != 0)
+		return;
+	ret->uid = (uid_t)v;
+	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_GID, &v) != 0)
+		return;
+	ret->gid = (gid_t)v;
+	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &v) != 0)
+		return;
+	ret->pid = (pid_t)v;
+	ret->creds = true;
+}
+
+static void pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	struct listener *lst = arg;
+	struct item *it = calloc(1, sizeof(*it));
+
+	if (!it) {
+		/* Without a record the connection cannot be served. */
+		nng_pipe_close(p);
+		return;
+	}
+	it->kind = ev == NNG_PIPE_EV_ADD_POST ? ITEM_PIPE_ADD : ITEM_PIPE_REM;
+	peer_of(lst, p, &it->peer);
+	enqueue(lst->ctl, it);
+}
+
+static void ctx_recv(struct control_ctx *c)
+{
+	c->state = CTX_RECV;
+	nng_ctx_recv(c->ctx, c->aio);
+}
+
+/* Runs on an nng thread. */
+static void ctx_done(void *arg)
+{
+	struct control_ctx *c = arg;
+	struct control *ctl = c->lst->ctl;
+	int rv = nng_aio_result(c->aio);
+	struct item *it;
+	nng_msg *msg;
+
+	if (c->state == CTX_SEND) {
+		if (rv != 0) {
+			msg = nng_aio_get_msg(c->aio);
+			nng_msg_free(msg);
+		}
+		if (rv == NNG_ECLOSED || rv == NNG_ECANCELED || ctl->stopping) {
+			c->state = CTX_STOPPED;
+			return;
+		}
+		ctx_recv(c);
+		return;
+	}
+	if (rv == NNG_ECLOSED || rv == NNG_ECANCELED) {
+		c->state = CTX_STOPPED;
+		return;
+	}
+	if (rv != 0) {
+		ctx_recv(c);
+		return;
+	}
+	msg = nng_aio_get_msg(c->aio);
+	it = calloc(1, sizeof(*it));
+	if (!it) {
+		nng_msg_free(msg);
+		ctx_recv(c);
+		return;
+	}
+	it->kind = ITEM_REQUEST;
+	it->ctx = c;
+	it->msg = msg;
+	peer_of(c->lst, nng_msg_get_pipe(msg), &it->peer);
+	c->state = CTX_LOOP;
+	enqueue(ctl, it);
+}
+
+void control_reply(struct control_ctx *c, const void *buf, size_t len)
+{
+	nng_msg *msg;
+
+	if (nng_msg_alloc(&msg, len) != 0) {
+		log_err("control: out of memory for a %zu-byte reply", len);
+		ctx_recv(c);
+		return;
+	}
+	if (len)
+		memcpy(nng_msg_body(msg), buf, len);
+	nng_aio_set_msg(c->aio, msg);
+	c->state = CTX_SEND;
+	nng_ctx_send(c->ctx, c->aio);
+}
+
+void control_close_pipe(struct control *ctl, uint32_t pipe_id)
+{
+	nng_pipe p = NNG_PIPE_INITIALIZER;
+
+	(void)ctl;
+	p.id = pipe_id;
+	nng_pipe_close(p);
+}
+
+static void drain(uv_async_t *async)
+{
+	struct control *ctl = async->data;
+	struct item *it, *next;
+
+	pthread_mutex_lock(&ctl->lock);
+	it = ctl->head;
+	ctl->head = NULL;
+	ctl->tail = &ctl->head;
+	pthread_mutex_unlock(&ctl->lock);
+
+	for (; it; it = next) {
+		next = it->next;
+		switch (it->kind) {
+		case ITEM_PIPE_ADD:
+			ctl->h.connected(ctl->h.user, &it->peer);
+			break;
+		case ITEM_PIPE_REM:
+			ctl->h.disconnected(ctl->h.user, it->peer.pipe_id);
+			break;
+		case ITEM_REQUEST:
+			ctl->h.request(ctl->h.user, it->ctx, &it->peer,
+				       nng_msg_body(it->msg), nng_msg_len(it->msg));
+			nng_msg_free(it->msg);
+			break;
+		}
+		free(it);
+	}
+}
+
+static int listener_start(struct control *ctl, struct listener *lst,
+			  enum listener_kind kind, const char *url,
+			  const struct control_options *opt)
+{
+	int rv;
+
+	lst->ctl = ctl;
+	lst->kind = kind;
+	rv = nng_rep0_open(&lst->sock);
+	if (rv)
+		goto fail;
+	lst->open = true;
+	rv = nng_socket_set_size(lst->sock, NNG_OPT_RECVMAXSZ, opt->max_message);
+	if (rv)
+		goto fail;
+	rv = nng_pipe_notify(lst->sock, NNG_PIPE_EV_ADD_POST, pipe_event, lst);
+	if (rv)
+		goto fail;
+	rv = nng_pipe_notify(lst->sock, NNG_PIPE_EV_REM_POST, pipe_event, lst);
+	if (rv)
+		goto fail;
+	rv = nng_listener_create(&lst->l, lst->sock, url);
+	if (rv)
+		goto fail;
+	if (kind == LISTENER_LOCAL) {
+		rv = nng_listener_set_int(lst->l, NNG_OPT_IPC_PERMISSIONS,
+					  (int)opt->socket_mode);
+		if (rv)
+			goto fail;
+	}
+	rv = nng_listener_start(lst->l, 0);
+	if (rv)
+		goto fail;
+	for (unsigned i = 0; i < CONTROL_CTXS; i++) {
+		struct control_ctx *c = &lst->ctxs[i];
+
+		c->lst = lst;
+		rv = nng_ctx_open(&c->ctx, lst->sock);
+		if (rv)
+			goto fail;
+		c->opened = true;
+		rv = nng_aio_alloc(&c->aio, ctx_done, c);
+		if (rv)
+			goto fail;
+		ctx_recv(c);
+	}
+	return 0;
+fail:
+	log_err("control: cannot listen on %s: %s", url, nng_strerror(rv));
+	return control_errno(rv);
+}
+
+static void listener_stop(struct listener *lst)
+{
+	if (!lst->open)
+		return;
+	for (unsigned i = 0; i < CONTROL_CTXS; i++)
+		if (lst->ctxs[i].aio)
+			nng_aio_stop(lst->ctxs[i].aio);
+	nng_close(lst->sock);
+	for (unsigned i = 0; i < CONTROL_CTXS; i++) {
+		if (lst->ctxs[i].aio) {
+			nng_msg *m = nng_aio_get_msg(lst->ctxs[i].aio);
+
+			if (lst->ctxs[i].state == CTX_SEND && m)
+				nng_msg_free(m);
+			nng_aio_free(lst->ctxs[i].aio);
+		}
+	}
+	lst->open = false;
+}
+
+int control_start(uv_loop_t *loop, const struct control_options *opt,
+		  const struct control_handlers *h, struct control **ret_ctl)
+{
+	struct control *ctl;
+	const char *path;
+	int r;
+
+	ctl = calloc(1, sizeof(*ctl));
+	if (!ctl)
+		return -ENOMEM;
+	ctl->h = *h;
+	ctl->tail = &ctl->head;
+	pthread_mutex_init(&ctl->lock, NULL);
+	r = uv_async_init(loop, &ctl->async, drain);
+	if (r < 0)
+		goto fail;
+	ctl->async.data = ctl;
+	ctl->async_init = true;
+
+	/* A socket file left by a killed fpgad would make the bind fail. */
+	path = strncmp(opt->local_url, "ipc://", 6) == 0 ? opt->local_url + 6 : NULL;
+	if (path)
+		unlink(path);
+	r = listener_start(ctl, &ctl->local, LISTENER_LOCAL, opt->local_url, opt);
+	if (r < 0)
+		goto fail;
+	if (path && opt->socket_gid != (gid_t)-1 &&
+	    chown(path, (uid_t)-1, opt->socket_gid) < 0)
+		log_warn("control: cannot give %s to group %u: %s; it keeps fpgad's group",
+			 path, (unsigned)opt->socket_gid, strerror(errno));
+	if (opt->remote_url && opt->remote_url[0]) {
+		r = listener_start(ctl, &ctl->remote, LISTENER_REMOTE,
+				   opt->remote_url, opt);
+		if (r < 0)
+			goto fail;
+	}
+	*ret_ctl = ctl;
+	return 0;
+fail:
+	control_stop(ctl);
+	return r;
+}
+
+static void async_closed(uv_handle_t *handle)
+{
+	struct control *ctl = handle->data;
+
+	pthread_mutex_destroy(&ctl->lock);
+	free(ctl);
+}
+
+void control_stop(struct control *ctl)
+{
+	struct item *it, *next;
+
+	if (!ctl)
+		return;
+	ctl->stopping = true;
+	listener_stop(&ctl->local);
+	listener_stop(&ctl->remote);
+	for (it = ctl->head; it; it = next) {
+		next = it->next;
+		if (it->msg)
+			nng_msg_free(it->msg);
+		free(it);
+	}
+	ctl->head = NULL;
+	if (ctl->async_init) {
+		uv_close((uv_handle_t *)&ctl->async, async_closed);
+		return;
+	}
+	pthread_mutex_destroy(&ctl->lock);
+	free(ctl);
+}

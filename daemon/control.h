@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * control.h - the control plane transport: nng REP sockets with contexts.
+ *
+ * nng's threads never touch daemon state: each received request and each
+ * pipe event is queued and the libuv loop is woken with uv_async_send; the
+ * loop drains the queue fully and answers with control_reply().  Requests
+ * of one connection are answered in any order (one nng context each).
+ */
+#ifndef FPGAD_CONTROL_H
+#define FPGAD_CONTROL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+struct control;
+struct control_ctx;
+
+enum listener_kind { LISTENER_LOCAL, LISTENER_REMOTE };
+
+struct peer {
+	uint32_t pipe_id;
+	enum listener_kind listener;
+	bool creds;		/* uid/gid/pid valid (local only) */
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+};
+
+struct control_handlers {
+	void *user;
+	void (*connected)(void *user, const struct peer *p);
+	void (*disconnected)(void *user, uint32_t pipe_id);
+	/* Must end with exactly one control_reply() for @ctx. */
+	void (*request)(void *user, struct control_ctx *ctx,
+			const struct peer *p, const void *buf, size_t len);
+};
+
+struct control_options {
+	const char *local_url;		/* ipc://... */
+	const char *remote_url;		/* NULL or "" = none */
+	unsigned socket_mode;
+	gid_t socket_gid;		/* (gid_t)-1 = leave as is */
+	size_t max_message;
+	unsigned max_clients;
+};
+
+int control_start(uv_loop_t *loop, const struct control_options *opt,
+		  const struct control_handlers *h, struct control **ret_ctl);
+/* Stops listening, cancels what is in flight; accepts NULL. */
+void control_stop(struct control *ctl);
+
+/* Send @len bytes as the reply to the request that gave @ctx. */
+void control_reply(struct control_ctx *ctx, const void *buf, size_t len);
+/* Close one connection (e.g. when a client exceeds a limit). */
+void control_close_pipe(struct control *ctl, uint32_t pipe_id);
+
+const char *control_strerror(int nng_err);
+int control_errno(int nng_err);
+
+#endif

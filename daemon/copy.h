@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * copy.h - a small CUDA copy engine and the CUDA helpers around it.
+ *
+ * One engine is one non-blocking CUDA stream on one GPU.  Copies run in
+ * submission order; each copy_submit() records an event and its cookie,
+ * copy_reap() hands those back in the same order once the GPU has
+ * finished them.  copy_chain() queues a copy that completes together with
+ * the next copy_submit() (a frame made of several pieces).  An engine is
+ * used by one thread at a time; that thread need not be the one that
+ * opened it.
+ *
+ * Users: the channel's bounce mode (pinned host staging from
+ * copy_host_alloc() -> GPU slot) and the sim backend's GPU "DMA" (card
+ * memory registered with copy_host_register() -> GPU slot, and back).
+ *
+ * Implemented in copy_cuda.c, which only CUDA builds compile: code outside
+ * *_cuda.c files references these functions under #ifdef FPGAD_CUDA.
+ * Functions return 0 or a negative errno; CUDA runtime and driver error
+ * codes become errno values in copy_errno() and copy_cu_errno() only.
+ */
+#ifndef FPGAD_COPY_H
+#define FPGAD_COPY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct copy_engine;
+
+enum copy_kind {
+	COPY_H2D,	/* pinned host -> device */
+	COPY_D2H,	/* device -> pinned host */
+	COPY_D2D,	/* device -> device (same GPU) */
+};
+
+struct copy_done {
+	uint64_t cookie;	/* as given to copy_submit() */
+	int status;		/* 0 or a negative errno: the copy failed */
+};
+
+/*
+ * Open an engine on CUDA device @gpu allowing @depth completions (copy
+ * submissions) outstanding at once (1..256).
+ */
+int copy_open(int gpu, unsigned depth, struct copy_engine **ret_ce);
+
+/* Wait for every outstanding copy, then free the engine.  NULL is fine. */
+void copy_close(struct copy_engine *ce);
+
+/* The CUDA device ordinal the engine runs on. */
+int copy_gpu(const struct copy_engine *ce);
+
+/*
+ * Queue a copy of @len bytes and a completion carrying @cookie; -EAGAIN
+ * when @depth completions are already outstanding.  @len 0 queues only
+ * the completion.
+ */
+int copy_submit(struct copy_engine *ce, void *dst, const void *src,
+		size_t len, enum copy_kind kind, uint64_t cookie);
+
+/* Queue a copy that completes with the next copy_submit(). */
+int copy_chain(struct copy_engine *ce, void *dst, const void *src, size_t len,
+	       enum copy_kind kind);
+
+/*
+ * Take the oldest completion.  Returns 1 and fills *@ret_done when it has
+ * finished (successfully or not: see ret_done->status), 0 when nothing is
+ * outstanding or, with @block false, the oldest copy is still running.
+ * With @block true the calling thread polls briefly, then sleeps until
+ * the copy finishes.
+ */
+int copy_reap(struct copy_engine *ce, int block, struct copy_done *ret_done);
+
+/* Completions submitted and not yet reaped. */
+unsigned copy_pending(const struct copy_engine *ce);
+
+/* Page-locked host memory for staging (cudaHostAlloc, portable). */
+int copy_host_alloc(size_t len, void **ret_ptr);
+void copy_host_free(void *ptr);
+
+/* Page-lock existing host memory (cudaHostRegister, portable). */
+int copy_host_register(void *ptr, size_t len);
+void copy_host_unregister(void *ptr);
+
+/* errno for a cudaError_t (runtime API) or a CUresult (driver API). */
+int copy_errno(int cuda_error);
+int copy_cu_errno(int cu_result);
+
+/* A CUDA runtime error's text ("no CUDA-capable device is detected"). */
+const char *copy_strerror(int cuda_error);
+
+#endif

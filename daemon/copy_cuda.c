@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: MIT
+/*
+ * copy_cuda.c - the CUDA copy engine (copy.h): one non-blocking stream, a
+ * ring of events, cookies handed back in submission order.  Also the one
+ * place CUDA error codes become errno values.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include "copy.h"
+#include "log.h"
+
+#define COPY_MAX_DEPTH 256u
+/* A blocking reap polls this long before it sleeps: most copies are short. */
+#define COPY_SPIN_NS 100000u
+
+struct copy_engine {
+	int gpu;
+	unsigned depth;
+	cudaStream_t stream;
+	cudaEvent_t *events;		/* depth of them */
+	unsigned n_events;		/* created so far */
+	uint64_t *cookies;
+	uint64_t head;			/* completions submitted */
+	uint64_t tail;			/* completions reaped */
+};
+
+int copy_errno(int cuda_error)
+{
+	switch ((enum cudaError)cuda_error) {
+	case cudaSuccess:
+		return 0;
+	case cudaErrorMemoryAllocation:
+		return -ENOMEM;
+	case cudaErrorInvalidValue:
+	case cudaErrorInvalidDevice:
+	case cudaErrorInvalidDevicePointer:
+	case cudaErrorInvalidResourceHandle:
+		return -EINVAL;
+	case cudaErrorInitializationError:
+	case cudaErrorInsufficientDriver:
+	case cudaErrorNoDevice:
+	case cudaErrorStubLibrary:
+	case cudaErrorDevicesUnavailable:
+	case cudaErrorSystemDriverMismatch:
+	case cudaErrorCompatNotSupportedOnDevice:
+	case cudaErrorCudartUnloading:
+		return -ENODEV;
+	case cudaErrorNotSupported:
+		return -EOPNOTSUPP;
+	case cudaErrorNotPermitted:
+		return -EPERM;
+	case cudaErrorHostMemoryAlreadyRegistered:
+		return -EEXIST;
+	case cudaErrorHostMemoryNotRegistered:
+		return -ENOENT;
+	case cudaErrorNotReady:
+		return -EAGAIN;
+	case cudaErrorLaunchTimeout:
+		return -ETIMEDOUT;
+	default:
+		return -EIO;
+	}
+}
+
+int copy_cu_errno(int cu_result)
+{
+	switch ((CUresult)cu_result) {
+	case CUDA_SUCCESS:
+		return 0;
+	case CUDA_ERROR_OUT_OF_MEMORY:
+		return -ENOMEM;
+	case CUDA_ERROR_INVALID_VALUE:
+	case CUDA_ERROR_INVALID_DEVICE:
+	case CUDA_ERROR_INVALID_CONTEXT:
+	case CUDA_ERROR_INVALID_HANDLE:
+		return -EINVAL;
+	case CUDA_ERROR_NOT_INITIALIZED:
+	case CUDA_ERROR_DEINITIALIZED:
+	case CUDA_ERROR_NO_DEVICE:
+	case CUDA_ERROR_STUB_LIBRARY:
+		return -ENODEV;
+	case CUDA_ERROR_NOT_SUPPORTED:
+		return -EOPNOTSUPP;
+	case CUDA_ERROR_NOT_PERMITTED:
+		return -EPERM;
+	default:
+		return -EIO;
+	}
+}
+
+const char *copy_strerror(int cuda_error)
+{
+	return cudaGetErrorString((cudaError_t)cuda_error);
+}
+
+void copy_close(struct copy_engine *ce)
+{
+	unsigned i;
+
+	if (!ce)
+		return;
+	if (ce->stream) {
+		cudaSetDevice(ce->gpu);
+		cudaStreamSynchronize(ce->stream);
+	}
+	for (i = 0; i < ce->n_events; i++)
+		cudaEventDestroy(ce->events[i]);
+	if (ce->stream)
+		cudaStreamDestroy(ce->stream);
+	free(ce->events);
+	free(ce->cookies);
+	free(ce);
+}
+
+int copy_open(int gpu, unsigned depth, struct copy_engine **ret_ce)
+{
+	struct copy_engine *ce;
+	cudaError_t e;
+	int r;
+
+	if (gpu < 0 || !depth || depth > COPY_MAX_DEPTH)
+		return -EINVAL;
+	ce = calloc(1, sizeof(*ce));
+	if (!ce)
+		return -ENOMEM;
+	ce->gpu = gpu;
+	ce->depth = depth;
+	ce->events = calloc(depth, sizeof(*ce->events));
+	ce->cookies = calloc(depth, sizeof(*ce->cookies));
+	if (!ce->events || !ce->cookies) {
+		r = -ENOMEM;
+		goto fail;
+	}
+
+	e = cudaSetDevice(gpu);
+	if (e == cudaSuccess)
+		e = cudaStreamCreateWithFlags(&ce->stream,
+					      cudaStreamNonBlocking);
+	if (e != cudaSuccess) {
+		log_err("copy: GPU %d: no stream: %s", gpu,
+			cudaGetErrorString(e));
+		r = copy_errno(e);
+		goto fail;
+	}
+	/* Blocking-sync events: a reaper waiting on one sleeps, not spins. */
+	for (; ce->n_events < depth; ce->n_events++) {
+		e = cudaEventCreateWithFlags(&ce->events[ce->n_events],
+					     cudaEventDisableTiming |
+					     cudaEventBlockingSync);
+		if (e != cudaSuccess) {
+			log_err("copy: GPU %d: no event: %s", gpu,
+				cudaGetErrorString(e));
+			r = copy_errno(e);
+			goto fail;
+		}
+	}
+	*ret_ce = ce;
+	return 0;
+
+fail:
+	copy_close(ce);
+	return r;
+}
+
+int copy_gpu(const struct copy_engine *ce)
+{
+	return ce->gpu;
+}
+
+unsigned copy_pending(const struct copy_engine *ce)
+{
+	return (unsigned)(ce->head - ce->tail);
+}
+
+static enum cudaMemcpyKind copy_cuda_kind(enum copy_kind kind)
+{
+	switch (kind) {
+	case COPY_H2D:
+		return cudaMemcpyHostToDevice;
+	case COPY_D2H:
+		return cudaMemcpyDeviceToHost;
+	case COPY_D2D:
+		return cudaMemcpyDeviceToDevice;
+	}
+	return cudaMemcpyDefault;
+}
+
+int copy_chain(struct copy_engine *ce, void *dst, const void *src, size_t len,
+	       enum copy_kind kind)
+{
+	cudaError_t e;
+
+	if (!len)
+		return 0;
+	if (!dst || !src)
+		return -EINVAL;
+	e = cudaSetDevice(ce->gpu);
+	if (e == cudaSuccess)
+		e = cudaMemcpyAsync(dst, src, len, copy_cuda_kind(kind),
+				    ce->stream);
+	return copy_errno(e);
+}
+
+int copy_submit(struct copy_engine *ce, void *dst, const void *src,
+		size_t len, enum copy_kind kind, uint64_t cookie)
+{
+	unsigned slot;
+	cudaError_t e;
+	int r;
+
+	if (ce->head - ce->tail >= ce->depth)
+		return -EAGAIN;
+	r = copy_chain(ce, dst, src, len, kind);
+	if (r)
+		return r;
+	slot = (unsigned)(ce->head % ce->depth);
+	e = cudaEventRecord(ce->events[slot], ce->stream);
+	if (e != cudaSuccess)
+		return copy_errno(e);
+	ce->cookies[slot] = cookie;
+	ce->head++;
+	return 0;
+}
+
+static uint64_t copy_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int copy_reap(struct copy_engine *ce, int block, struct copy_done *ret_done)
+{
+	unsigned slot;
+	cudaError_t e;
+
+	if (ce->head == ce->tail)
+		return 0;
+	slot = (unsigned)(ce->tail % ce->depth);
+	e = cudaSetDevice(ce->gpu);
+	if (e == cudaSuccess)
+		e = cudaEventQuery(ce->events[slot]);
+	if (e == cudaErrorNotReady && block) {
+		uint64_t until = copy_now() + COPY_SPIN_NS;
+
+		while ((e = cudaEventQuery(ce->events[slot])) ==
+		       cudaErrorNotReady && copy_now() < until)
+			;
+		if (e == cudaErrorNotReady)
+			e = cudaEventSynchronize(ce->events[slot]);
+	}
+	if (e == cudaErrorNotReady)
+		return 0;
+	ret_done->cookie = ce->cookies[slot];
+	ret_done->status = copy_errno(e);
+	ce->tail++;
+	return 1;
+}
+
+int copy_host_alloc(size_t len, void **ret_ptr)
+{
+	cudaError_t e;
+	void *p = NULL;
+
+	if (!len)
+		return -EINVAL;
+	e = cudaHostAlloc(&p, len, cudaHostAllocPortable);
+	if (e != cudaSuccess) {
+		log_err("copy: cannot allocate %zu bytes of pinned memory: %s",
+			len, cudaGetErrorString(e));
+		return copy_errno(e);
+	}
+	*ret_ptr = p;
+	return 0;
+}
+
+void copy_host_free(void *ptr)
+{
+	if (ptr)
+		cudaFreeHost(ptr);
+}
+
+int copy_host_register(void *ptr, size_t len)
+{
+	cudaError_t e;
+
+	if (!ptr || !len)
+		return -EINVAL;
+	e = cudaHostRegister(ptr, len, cudaHostRegisterPortable);
+	if (e != cudaSuccess) {
+		log_err("copy: cannot page-lock %zu bytes: %s", len,
+			cudaGetErrorString(e));
+		return copy_errno(e);
+	}
+	return 0;
+}
+
+void copy_host_unregister(void *ptr)
+{
+	if (ptr)
+		cudaHostUnregister(ptr);
+}

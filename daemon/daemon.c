@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: MIT
+/*
+ * daemon.c - fpgad's life cycle: a forward-only set-up ladder up to
+ * READY=1, the loop (signals, watchdog, control hand-off), reload on
+ * SIGHUP, and a tear-down that accepts a half-built daemon.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "channel.h"
+#include "daemon.h"
+#include "device.h"
+#include "log.h"
+#include "notify.h"
+
+uint64_t daemon_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void on_connected(void *user, const struct peer *p)
+{
+	struct daemon *d = user;
+	struct session *s;
+
+	if (session_find(&d->sessions, p->pipe_id))
+		return;
+	/* Over the limit: no session, so its requests are refused by name. */
+	if (d->sessions.count >= d->cfg.control.max_clients) {
+		log_warn("control: refusing pid %d: %u clients already (max_clients)",
+			 (int)p->pid, d->sessions.count);
+		return;
+	}
+	if (session_add(&d->sessions, p, &s) < 0) {
+		control_close_pipe(d->ctl, p->pipe_id);
+		return;
+	}
+	log_debug("control: connection %u from pid %d uid %u",
+		  p->pipe_id, (int)p->pid, (unsigned)p->uid);
+}
+
+static void on_disconnected(void *user, uint32_t pipe_id)
+{
+	struct daemon *d = user;
+	struct session *s = session_find(&d->sessions, pipe_id);
+
+	d->removed_pipes[d->removed_next] = pipe_id;
+	d->removed_next = (d->removed_next + 1) % DAEMON_REMOVED_PIPES;
+	if (!s)
+		return;
+	log_debug("control: connection %u from pid %d closed",
+		  pipe_id, (int)s->peer.pid);
+	for (unsigned i = 0; i < d->n_channels; i++)
+		channel_release_session(d->channels[i], s);
+	session_remove(&d->sessions, s);
+}
+
+static void on_request(void *user, struct control_ctx *ctx,
+		       const struct peer *p, const void *buf, size_t len)
+{
+	requests_handle(user, ctx, p, buf, len);
+}
+
+static void update_status(struct daemon *d)
+{
+	unsigned streaming = 0;
+
+	for (unsigned i = 0; i < d->n_channels; i++)
+		streaming += channel_is_streaming(d->channels[i]);
+	notify_status("%s: %u channel%s, %u streaming, %u client%s",
+		      d->dev_name, d->n_channels, d->n_channels == 1 ? "" : "s",
+		      streaming, d->sessions.count,
+		      d->sessions.count == 1 ? "" : "s");
+}
+
+static void on_watchdog(uv_timer_t *t)
+{
+	struct daemon *d = t->data;
+
+	notify_watchdog();
+	update_status(d);
+}
+
+static void on_signal(uv_signal_t *sig, int signum)
+{
+	struct daemon *d = sig->data;
+
+	if (signum == SIGHUP) {
+		daemon_reload(d);
+		return;
+	}
+	log_info("received %s, stopping", signum == SIGTERM ? "SIGTERM" : "SIGINT");
+	notify_stopping();
+	uv_stop(&d->loop);
+}
+
+static gid_t lookup_group(const char *name)
+{
+	struct group gr, *res = NULL;
+	char buf[4096];
+
+	if (!name[0])
+		return (gid_t)-1;
+	if (getgrnam_r(name, &gr, buf, sizeof(buf), &res) != 0 || !res) {
+		log_warn("control: group '%s' does not exist; the socket keeps fpgad's group",
+			 name);
+		return (gid_t)-1;
+	}
+	return res->gr_gid;
+}
+
+static int open_device(struct daemon *d)
+{
+	struct device_info info;
+	int r;
+
+	d->dev_ops = device_ops_for(d->cfg.device.backend);
+	if (!d->dev_ops) {
+		log_err("device: backend %s is not built in",
+			backend_kind_name(d->cfg.device.backend));
+		return -ENODEV;
+	}
+	r = d->dev_ops->open(&d->cfg, &d->dev);
+	if (r < 0) {
+		log_err("device: cannot open %s backend: %s",
+			d->dev_ops->name, strerror(-r));
+		return r;
+	}
+	r = d->dev_ops->info(d->dev, &info);
+	if (r < 0) {
+		log_err("device: %s: cannot read its info: %s", d->dev_ops->name,
+			strerror(-r));
+		return r;
+	}
+	snprintf(d->dev_name, sizeof(d->dev_name), "%s", info.name);
+	log_info("device: %s, %u C2H and %u H2C channels", info.name,
+		 info.c2h_channels, info.h2c_channels);
+	return 0;
+}
+
+static int create_channels(struct daemon *d)
+{
+	int r;
+
+	for (unsigned i = 0; i < d->cfg.n_channels; i++) {
+		r = channel_create(&d->cfg, &d->cfg.channels[i], d->dev_ops,
+				   d->dev, &d->channels[i]);
+		if (r < 0)
+			return r;
+		d->n_channels++;
+	}
+	return 0;
+}
+
+int daemon_start(struct daemon *d, const struct config *cfg)
+{
+	struct control_options opt = { 0 };
+	struct control_handlers h = {
+		.user = d,
+		.connected = on_connected,
+		.disconnected = on_disconnected,
+		.request = on_request,
+	};
+	int r;
+
+	d->cfg = *cfg;
+	d->start_ns = daemon_now_ns();
+	log_level = cfg->daemon.log_level;
+
+	r = uv_loop_init(&d->loop);
+	if (r < 0) {
+		log_err("libuv: %s", uv_strerror(r));
+		return r;
+	}
+	d->loop_init = true;
+
+	if (mkdir(cfg->daemon.runtime_dir, 0755) < 0 && errno != EEXIST) {
+		r = -errno;
+		log_err("runtime directory %s: %s", cfg->daemon.runtime_dir,
+			strerror(errno));
+		goto fail;
+	}
+
+	r = open_device(d);
+	if (r < 0)
+		goto fail;
+	r = create_channels(d);
+	if (r < 0)
+		goto fail;
+
+	snprintf(d->socket_url, sizeof(d->socket_url), "ipc://%s/fpgad.sock",
+		 cfg->daemon.runtime_dir);
+	opt.local_url = d->socket_url;
+	opt.remote_url = cfg->control.remote;
+	opt.socket_mode = cfg->control.socket_mode;
+	opt.socket_gid = lookup_group(cfg->control.group);
+	opt.max_message = cfg->control.max_message;
+	opt.max_clients = cfg->control.max_clients;
+	r = control_start(&d->loop, &opt, &h, &d->ctl);
+	if (r < 0)
+		goto fail;
+
+	uv_signal_init(&d->loop, &d->sig_term);
+	uv_signal_init(&d->loop, &d->sig_int);
+	uv_signal_init(&d->loop, &d->sig_hup);
+	uv_timer_init(&d->loop, &d->watchdog);
+	d->sig_term.data = d->sig_int.data = d->sig_hup.data = d;
+	d->watchdog.data = d;
+	d->handles_init = true;
+	uv_signal_start(&d->sig_term, on_signal, SIGTERM);
+	uv_signal_start(&d->sig_int, on_signal, SIGINT);
+	uv_signal_start(&d->sig_hup, on_signal, SIGHUP);
+
+	d->watchdog_usec = notify_watchdog_usec();
+	if (d->watchdog_usec) {
+		uint64_t ms = d->watchdog_usec / 2000;
+
+		uv_timer_start(&d->watchdog, on_watchdog, ms ? ms : 1, ms ? ms : 1);
+	}
+
+	log_info("fpgad %s listening on %s%s%s", FPGAD_VERSION, d->socket_url,
+		 cfg->control.remote[0] ? " and " : "", cfg->control.remote);
+	notify_ready();
+	update_status(d);
+	return 0;
+fail:
+	daemon_stop(d);
+	return r;
+}
+
+int daemon_run(struct daemon *d)
+{
+	uv_run(&d->loop, UV_RUN_DEFAULT);
+	return d->exit_code;
+}
+
+/* What can change without a restart: logging, limits and idle channels. */
+static void apply_reload(struct daemon *d, const struct config *n)
+{
+	struct config *o = &d->cfg;
+
+	if (strcmp(o->daemon.runtime_dir, n->daemon.runtime_dir) ||
+	    strcmp(o->control.group, n->control.group) ||
+	    o->control.socket_mode != n->control.socket_mode ||
+	    strcmp(o->control.remote, n->control.remote) ||
+	    o->control.max_message != n->control.max_message ||
+	    memcmp(&o->device, &n->device, sizeof(o->device)) ||
+	    memcmp(&o->sim, &n->sim, sizeof(o->sim)) ||
+	    o->n_channels != n->n_channels ||
+	    memcmp(o->channels, n->channels, sizeof(o->channels)))
+		log_notice("reload: socket, device, sim and channel settings take effect at the next start");
+	o->daemon.log_level = n->daemon.log_level;
+	o->control.max_clients = n->control.max_clients;
+	o->control.max_leases = n->control.max_leases;
+	o->control.max_pinned = n->control.max_pinned;
+	log_level = n->daemon.log_level;
+}
+
+void daemon_reload(struct daemon *d)
+{
+	struct config n;
+	char err[512];
+
+	notify_reloading();
+	if (!d->cfg.path[0]) {
+		log_info("reload: running on built-in defaults, no file to re-read");
+	} else if (config_load(d->cfg.path, &n, err, sizeof(err)) < 0) {
+		log_err("reload: %s; keeping the running configuration", err);
+	} else {
+		apply_reload(d, &n);
+		log_info("reload: %s applied", d->cfg.path);
+	}
+	notify_ready();
+	update_status(d);
+}
+
+static void close_handle(uv_handle_t *h)
+{
+	if (!uv_is_closing(h))
+		uv_close(h, NULL);
+}
+
+void daemon_stop(struct daemon *d)
+{
+	control_stop(d->ctl);
+	d->ctl = NULL;
+	for (unsigned i = 0; i < d->n_channels; i++)
+		channel_destroy(d->channels[i]);
+	d->n_channels = 0;
+	if (d->dev)
+		d->dev_ops->close(d->dev);
+	d->dev = NULL;
+	session_table_clear(&d->sessions);
+	if (d->handles_init) {
+		close_handle((uv_handle_t *)&d->sig_term);
+		close_handle((uv_handle_t *)&d->sig_int);
+		close_handle((uv_handle_t *)&d->sig_hup);
+		close_handle((uv_handle_t *)&d->watchdog);
+		d->handles_init = false;
+	}
+	if (d->loop_init) {
+		uv_run(&d->loop, UV_RUN_DEFAULT);
+		uv_loop_close(&d->loop);
+		d->loop_init = false;
+	}
+}

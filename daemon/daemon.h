@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * daemon.h - the fpgad process: config, loop, control plane, sessions,
+ * device and channels.  One struct daemon exists; its owner is main().
+ */
+#ifndef FPGAD_DAEMON_H
+#define FPGAD_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "config.h"
+#include "control.h"
+#include "session.h"
+
+#define DAEMON_REMOVED_PIPES 64
+
+struct channel;
+struct device;
+
+struct daemon {
+	struct config cfg;
+	uv_loop_t loop;
+	bool loop_init;
+	struct control *ctl;
+	struct session_table sessions;
+	uint32_t removed_pipes[DAEMON_REMOVED_PIPES];
+	unsigned removed_next;
+	uint64_t start_ns;
+	char socket_url[PATH_MAX + 32];
+
+	const struct device_ops *dev_ops;
+	struct device *dev;
+	char dev_name[64];
+	unsigned n_channels;
+	struct channel *channels[CONFIG_MAX_CHANNELS];
+
+	uv_signal_t sig_term, sig_int, sig_hup;
+	uv_timer_t watchdog;
+	bool handles_init;
+	uint64_t watchdog_usec;
+	int exit_code;
+};
+
+/* Set up everything up to READY=1; on failure tear down what was built. */
+int daemon_start(struct daemon *d, const struct config *cfg);
+/* Run the loop until SIGTERM/SIGINT; returns the exit code. */
+int daemon_run(struct daemon *d);
+/* Tear down; safe on a half-built daemon. */
+void daemon_stop(struct daemon *d);
+
+/* Re-read the config file; keeps the running one when the new one is bad. */
+void daemon_reload(struct daemon *d);
+
+uint64_t daemon_now_ns(void);
+
+/* requests.c: the control request path (authorize, dispatch, reply). */
+void requests_handle(struct daemon *d, struct control_ctx *ctx,
+		     const struct peer *p, const void *buf, size_t len);
+
+#endif

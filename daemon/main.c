@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+/*
+ * main.c - fpgad: the privileged service that owns an FPGA DMA card and
+ * streams its frames to unprivileged processes.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "daemon.h"
+#include "log.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: fpgad [OPTION]...\n"
+		"Own an FPGA DMA card and stream its frames to client processes.\n"
+		"\n"
+		"  -c, --config FILE      read FILE (INI; see fpgad.conf); default: built-in\n"
+		"                         defaults, one C2H channel c2h0 on the simulated card\n"
+		"      --runtime-dir DIR  put the control socket and shared memory names\n"
+		"                         under DIR (default /run/fpgad)\n"
+		"  -v, --verbose          log debug messages\n"
+		"      --version          print the version and exit\n"
+		"  -h, --help             print this help and exit\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "runtime-dir", required_argument, NULL, 'r' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *config_path = NULL, *runtime_dir = NULL;
+	struct daemon *d;
+	struct config *cfg;
+	char err[512];
+	bool verbose = false;
+	int c, r, code;
+
+	while ((c = getopt_long(argc, argv, "c:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': config_path = optarg; break;
+		case 'r': runtime_dir = optarg; break;
+		case 'v': verbose = true; break;
+		case 'V': printf("fpgad %s\n", FPGAD_VERSION); return 0;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "fpgad: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+
+	cfg = calloc(1, sizeof(*cfg));
+	d = calloc(1, sizeof(*d));
+	if (!cfg || !d) {
+		fprintf(stderr, "fpgad: out of memory\n");
+		free(cfg);
+		free(d);
+		return 1;
+	}
+	config_defaults(cfg);
+	if (config_path) {
+		r = config_load(config_path, cfg, err, sizeof(err));
+		if (r < 0) {
+			log_err("%s", err);
+			code = 1;
+			goto out;
+		}
+	}
+	if (runtime_dir) {
+		if (runtime_dir[0] != '/' ||
+		    strlen(runtime_dir) >= sizeof(cfg->daemon.runtime_dir) - 16) {
+			log_err("--runtime-dir: '%s' is not an absolute path of reasonable length",
+				runtime_dir);
+			code = 2;
+			goto out;
+		}
+		snprintf(cfg->daemon.runtime_dir, sizeof(cfg->daemon.runtime_dir),
+			 "%s", runtime_dir);
+	}
+	if (verbose)
+		cfg->daemon.log_level = LOG_DEBUG;
+
+	r = daemon_start(d, cfg);
+	if (r < 0) {
+		log_err("fpgad: start failed: %s", strerror(-r));
+		code = 1;
+		goto out;
+	}
+	code = daemon_run(d);
+	daemon_stop(d);
+	log_info("fpgad stopped");
+out:
+	free(cfg);
+	free(d);
+	return code;
+}

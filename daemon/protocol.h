@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * protocol.h - the one place fpgad decodes untrusted control bytes.
+ *
+ * protocol_decode() unpacks a Request and checks every field a handler
+ * relies on (a body is set, names are well-formed), so handlers see only
+ * valid requests.  Responses are packed by protocol_encode().
+ */
+#ifndef FPGAD_PROTOCOL_H
+#define FPGAD_PROTOCOL_H
+
+#include <stddef.h>
+
+#include "fpgad.pb-c.h"
+
+/*
+ * Returns 0 and the request, or a negative errno with *ret_code set to the
+ * status to answer and a message naming what was wrong in @err.
+ */
+int protocol_decode(const void *buf, size_t len, Fpgad__Request **ret_req,
+		    Fpgad__StatusCode *ret_code, char *err, size_t errlen);
+void protocol_free(Fpgad__Request *req);
+
+/* Packs @resp into a malloc'ed buffer. */
+int protocol_encode(const Fpgad__Response *resp, void **ret_buf,
+		    size_t *ret_len);
+
+/* Is @name a channel name as config.c accepts it? */
+int protocol_check_name(const char *name);
+
+const char *protocol_request_name(Fpgad__Request__BodyCase body);
+
+#endif

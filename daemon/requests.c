@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: MIT
+/*
+ * requests.c - the control request path, in order: find the session,
+ * decode (protocol.c), authorize against the listener's allowlist, answer a
+ * resent mutating request from the reply cache, dispatch, reply.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "channel.h"
+#include "daemon.h"
+#include "fpgad.h"
+#include "log.h"
+#include "protocol.h"
+
+#define MSG_LEN 256
+
+struct reply {
+	Fpgad__Response resp;
+	char message[MSG_LEN];
+	union {
+		Fpgad__Hello hello;
+		Fpgad__StatusReply status;
+		Fpgad__ListClientsReply list_clients;
+	} body;
+	char mode[32];
+	/* Arrays the body points into, freed after packing. */
+	void *arrays[4];
+};
+
+static void reply_error(struct reply *r, Fpgad__StatusCode code,
+			const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void reply_error(struct reply *r, Fpgad__StatusCode code,
+			const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->message, sizeof(r->message), fmt, ap);
+	va_end(ap);
+	r->resp.code = code;
+	r->resp.message = r->message;
+	r->resp.body_case = FPGAD__RESPONSE__BODY__NOT_SET;
+}
+
+static bool is_mutating(Fpgad__Request__BodyCase b)
+{
+	return b == FPGAD__REQUEST__BODY_OPEN_CHANNEL ||
+	       b == FPGAD__REQUEST__BODY_CLOSE_CHANNEL;
+}
+
+/* Which requests each listener serves: the remote one is read-only. */
+static bool allowed(enum listener_kind l, Fpgad__Request__BodyCase b)
+{
+	switch (b) {
+	case FPGAD__REQUEST__BODY_HELLO:
+	case FPGAD__REQUEST__BODY_STATUS:
+	case FPGAD__REQUEST__BODY_CHANNEL_STATS:
+		return true;
+	case FPGAD__REQUEST__BODY_LIST_CLIENTS:
+	case FPGAD__REQUEST__BODY_OPEN_CHANNEL:
+	case FPGAD__REQUEST__BODY_CLOSE_CHANNEL:
+		return l == LISTENER_LOCAL;
+	default:
+		return false;
+	}
+}
+
+static void do_hello(struct daemon *d, const Fpgad__Hello *in, struct reply *r)
+{
+	Fpgad__Hello *h = &r->body.hello;
+
+	(void)d;
+	if (in->version < FPGAD_PROTOCOL_MIN_VERSION ||
+	    in->min_version > FPGAD_PROTOCOL_VERSION) {
+		reply_error(r, FPGAD__STATUS_CODE__STATUS_VERSION,
+			    "protocol versions do not overlap: client speaks %u (accepts %u and up), fpgad speaks %u (accepts %u and up)",
+			    in->version, in->min_version, FPGAD_PROTOCOL_VERSION,
+			    FPGAD_PROTOCOL_MIN_VERSION);
+		return;
+	}
+	fpgad__hello__init(h);
+	h->version = FPGAD_PROTOCOL_VERSION;
+	h->min_version = FPGAD_PROTOCOL_MIN_VERSION;
+	h->software = "fpgad " FPGAD_VERSION;
+	r->resp.body_case = FPGAD__RESPONSE__BODY_HELLO;
+	r->resp.hello = h;
+}
+
+static void fill_summary(struct channel *ch, Fpgad__ChannelSummary *s)
+{
+	const struct config_channel *cc = channel_config(ch);
+	struct channel_stats st;
+
+	channel_get_stats(ch, &st);
+	fpgad__channel_summary__init(s);
+	s->name = (char *)cc->name;
+	s->direction = (char *)direction_name(cc->direction);
+	s->state = (char *)channel_state_name(st.state);
+	s->memory = (char *)memory_kind_name(st.memory);
+	s->mode = (char *)transfer_mode_name(st.mode);
+	s->slots = cc->slots;
+	s->slot_size = cc->slot_size;
+	s->frame_size = cc->frame_size;
+	s->frames = st.frames;
+	s->drops = st.drops;
+	s->lessees = st.lessees;
+}
+
+static void do_status(struct daemon *d, struct reply *r)
+{
+	Fpgad__StatusReply *s = &r->body.status;
+	Fpgad__ChannelSummary *sums, **ptrs;
+	unsigned n = d->n_channels;
+
+	fpgad__status_reply__init(s);
+	sums = calloc(n ? n : 1, sizeof(*sums));
+	ptrs = calloc(n ? n : 1, sizeof(*ptrs));
+	r->arrays[0] = sums;
+	r->arrays[1] = ptrs;
+	if (!sums || !ptrs) {
+		reply_error(r, FPGAD__STATUS_CODE__STATUS_INTERNAL, "out of memory");
+		return;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		fill_summary(d->channels[i], &sums[i]);
+		ptrs[i] = &sums[i];
+	}
+	s->version = FPGAD_VERSION;
+	s->uptime_ms = (daemon_now_ns() - d->start_ns) / 1000000;
+	s->backend = d->dev_name;
+	/* One channel's mode stands for all when they agree. */
+	snprintf(r->mode, sizeof(r->mode), "%s", n ? sums[0].mode : "none");
+	for (unsigned i = 1; i < n; i++)
+		if (strcmp(sums[i].mode, sums[0].mode))
+			snprintf(r->mode, sizeof(r->mode), "mixed");
+	s->mode = r->mode;
+	s->mode_reason = n ? (char *)channel_mode_reason(d->channels[0]) : "";
+	s->clients = d->sessions.count;
+	s->n_channels = n;
+	s->channels = ptrs;
+	s->pid = (uint32_t)getpid();
+	r->resp.body_case = FPGAD__RESPONSE__BODY_STATUS;
+	r->resp.status = s;
+}
+
+static void do_list_clients(struct daemon *d, struct reply *r)
+{
+	Fpgad__ListClientsReply *l = &r->body.list_clients;
+	unsigned n = d->sessions.count, i = 0, n_leases = 0;
+	Fpgad__ClientInfo *infos, **ptrs;
+	char **names;
+
+	for (struct session *s = d->sessions.head; s; s = s->next)
+		for (unsigned c = 0; c < d->n_channels; c++)
+			n_leases += channel_leased_by(d->channels[c], s);
+	infos = calloc(n ? n : 1, sizeof(*infos));
+	ptrs = calloc(n ? n : 1, sizeof(*ptrs));
+	names = calloc(n_leases ? n_leases : 1, sizeof(*names));
+	r->arrays[0] = infos;
+	r->arrays[1] = ptrs;
+	r->arrays[2] = names;
+	if (!infos || !ptrs || !names) {
+		reply_error(r, FPGAD__STATUS_CODE__STATUS_INTERNAL, "out of memory");
+		return;
+	}
+	fpgad__list_clients_reply__init(l);
+	for (struct session *s = d->sessions.head; s; s = s->next, i++) {
+		Fpgad__ClientInfo *ci = &infos[i];
+
+		fpgad__client_info__init(ci);
+		ci->pid = (uint32_t)s->peer.pid;
+		ci->uid = (uint32_t)s->peer.uid;
+		ci->gid = (uint32_t)s->peer.gid;
+		ci->connected_ms = s->connected_ms;
+		ci->remote = s->peer.listener == LISTENER_REMOTE;
+		ci->leases = names;
+		for (unsigned c = 0; c < d->n_channels; c++)
+			if (channel_leased_by(d->channels[c], s))
+				names[ci->n_leases++] =
+					(char *)channel_config(d->channels[c])->name;
+		names += ci->n_leases;
+		ptrs[i] = ci;
+	}
+	l->n_clients = n;
+	l->clients = ptrs;
+	r->resp.body_case = FPGAD__RESPONSE__BODY_LIST_CLIENTS;
+	r->resp.list_clients = l;
+}
+
+static void dispatch(struct daemon *d, struct session *s,
+		     const Fpgad__Request *req, struct reply *r)
+{
+	(void)s;
+	switch (req->body_case) {
+	case FPGAD__REQUEST__BODY_HELLO:
+		do_hello(d, req->hello, r);
+		break;
+	case FPGAD__REQUEST__BODY_STATUS:
+		do_status(d, r);
+		break;
+	case FPGAD__REQUEST__BODY_LIST_CLIENTS:
+		do_list_clients(d, r);
+		break;
+	default:
+		reply_error(r, FPGAD__STATUS_CODE__STATUS_UNKNOWN_REQUEST,
+			    "%s is not served by this fpgad",
+			    protocol_request_name(req->body_case));
+		break;
+	}
+}
+
+static bool recently_removed(const struct daemon *d, uint32_t pipe_id)
+{
+	for (unsigned i = 0; i < DAEMON_REMOVED_PIPES; i++)
+		if (d->removed_pipes[i] == pipe_id)
+			return true;
+	return false;
+}
+
+/* The request may arrive before the connection event: create it here. */
+static struct session *session_for(struct daemon *d, const struct peer *p)
+{
+	struct session *s = session_find(&d->sessions, p->pipe_id);
+
+	if (s || recently_removed(d, p->pipe_id))
+		return s;
+	if (d->sessions.count >= d->cfg.control.max_clients)
+		return NULL;
+	if (session_add(&d->sessions, p, &s) < 0)
+		return NULL;
+	return s;
+}
+
+static void send_reply(struct daemon *d, struct control_ctx *ctx,
+		       struct session *s, const Fpgad__Request *req,
+		       struct reply *r)
+{
+	void *buf = NULL;
+	size_t len = 0;
+
+	(void)d;
+	if (protocol_encode(&r->resp, &buf, &len) < 0) {
+		Fpgad__Response oom = FPGAD__RESPONSE__INIT;
+
+		oom.id = r->resp.id;
+		oom.code = FPGAD__STATUS_CODE__STATUS_INTERNAL;
+		oom.message = "out of memory";
+		len = fpgad__response__get_packed_size(&oom);
+		{
+			uint8_t small[64];
+
+			fpgad__response__pack(&oom, small);
+			control_reply(ctx, small, len);
+		}
+		goto out;
+	}
+	if (s && req && is_mutating(req->body_case))
+		session_cache(s, req->id, buf, len);
+	control_reply(ctx, buf, len);
+out:
+	free(buf);
+	for (unsigned i = 0; i < sizeof(r->arrays) / sizeof(r->arrays[0]); i++)
+		free(r->arrays[i]);
+}
+
+void requests_handle(struct daemon *d, struct control_ctx *ctx,
+		     const struct peer *p, const void *buf, size_t len)
+{
+	struct reply r = { .resp = FPGAD__RESPONSE__INIT };
+	Fpgad__Request *req = NULL;
+	const struct cached_reply *cached;
+	Fpgad__StatusCode code;
+	struct session *s;
+
+	r.resp.message = "";
+	s = session_for(d, p);
+	if (protocol_decode(buf, len, &req, &code, r.message,
+			    sizeof(r.message)) < 0) {
+		log_notice("control: pid %d: %s", (int)p->pid, r.message);
+		r.resp.code = code;
+		r.resp.message = r.message;
+		send_reply(d, ctx, s, NULL, &r);
+		return;
+	}
+	r.resp.id = req->id;
+	if (!allowed(p->listener, req->body_case)) {
+		reply_error(&r, FPGAD__STATUS_CODE__STATUS_DENIED,
+			    "%s is not allowed on the %s listener",
+			    protocol_request_name(req->body_case),
+			    p->listener == LISTENER_LOCAL ? "local" : "remote (read-only)");
+		log_notice("control: pid %d: %s", (int)p->pid, r.message);
+	} else if (!s) {
+		reply_error(&r, FPGAD__STATUS_CODE__STATUS_LIMIT,
+			    "too many clients (max_clients %u)",
+			    d->cfg.control.max_clients);
+	} else if (is_mutating(req->body_case) &&
+		   (cached = session_cached(s, req->id))) {
+		/* A resend: answer as the first time, apply nothing. */
+		control_reply(ctx, cached->buf, cached->len);
+		protocol_free(req);
+		return;
+	} else {
+		dispatch(d, s, req, &r);
+	}
+	send_reply(d, ctx, s, req, &r);
+	protocol_free(req);
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * session.h - one record per control connection (nng pipe): who the peer
+ * is (SO_PEERCRED through nng), since when, and the replies to its recent
+ * mutating requests, so that a resent request id is answered again instead
+ * of being applied twice.
+ */
+#ifndef FPGAD_SESSION_H
+#define FPGAD_SESSION_H
+
+#include <stdint.h>
+
+#include "control.h"
+
+#define SESSION_REPLY_CACHE 8
+
+struct cached_reply {
+	uint64_t id;
+	void *buf;
+	size_t len;
+};
+
+struct session {
+	struct session *next;
+	struct peer peer;
+	uint64_t connected_ms;		/* CLOCK_REALTIME */
+	unsigned n_leases;
+	uint64_t pinned;		/* ring bytes leased */
+	unsigned cache_next;
+	struct cached_reply cache[SESSION_REPLY_CACHE];
+};
+
+struct session_table {
+	struct session *head;
+	unsigned count;
+};
+
+int session_add(struct session_table *t, const struct peer *p,
+		struct session **ret_s);
+struct session *session_find(struct session_table *t, uint32_t pipe_id);
+/* Unlinks and frees @s. */
+void session_remove(struct session_table *t, struct session *s);
+void session_table_clear(struct session_table *t);
+
+/* A copy of the reply for request @id, or NULL. */
+const struct cached_reply *session_cached(const struct session *s,
+					  uint64_t id);
+/* Remember a reply (takes a copy). */
+int session_cache(struct session *s, uint64_t id, const void *buf, size_t len);
+
+#endif

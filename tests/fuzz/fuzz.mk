@@ -1,0 +1,30 @@
+# libFuzzer harnesses, one per decoder of untrusted bytes.  `make fuzz`
+# builds them (clang, ASan/UBSan) and runs each for FUZZ_SECONDS.
+
+FUZZ_SECONDS ?= 15
+FUZZ_DIR := $(BUILD)/fuzz
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=all -Iclient/include -Iclient -Idaemon -I$(BUILD)/gen
+
+$(FUZZ_DIR)/fuzz_protocol: tests/fuzz/fuzz_protocol.c daemon/protocol.c $(PROTO_C)
+$(FUZZ_DIR)/fuzz_frame_ring: tests/fuzz/fuzz_frame_ring.c client/frame_ring.c
+$(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c daemon/config.c
+
+FUZZ_BIN := $(FUZZ_DIR)/fuzz_protocol $(FUZZ_DIR)/fuzz_frame_ring $(FUZZ_DIR)/fuzz_config
+
+$(FUZZ_BIN): | $(PROTO_H)
+	$(call msg,FUZZCC,$@)
+	$(Q)mkdir -p $(FUZZ_DIR)
+	$(Q)clang $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -lprotobuf-c -linih
+
+.PHONY: fuzz
+fuzz: $(FUZZ_BIN)
+	@set -e; for f in $(FUZZ_BIN); do \
+		mkdir -p $$f.corpus; \
+		echo "== $$f ($(FUZZ_SECONDS) s)"; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
+			$$f.corpus 2>$$f.log || { tail -50 $$f.log; exit 1; }; \
+		grep -E '^stat::number_of_executed_units' $$f.log; \
+	done
+
+CHECK_EXTRA += fuzz

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: MIT
+/* fuzz_protocol.c - libFuzzer: protocol_decode() on arbitrary bytes. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "protocol.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	Fpgad__Request *req = NULL;
+	Fpgad__StatusCode code;
+	char err[256];
+
+	if (protocol_decode(data, size, &req, &code, err, sizeof(err)) == 0) {
+		/* Everything a handler may touch must be there. */
+		if (req->body_case == FPGAD__REQUEST__BODY__NOT_SET)
+			__builtin_trap();
+		protocol_free(req);
+	}
+	return 0;
+}

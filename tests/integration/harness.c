@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+/* harness.c - real fpgad processes for the integration tests. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+uint64_t harness_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+const char *harness_bin(const char *name)
+{
+	static char path[256];
+	const char *b = getenv("BUILD");
+
+	snprintf(path, sizeof(path), "%s/%s", b && b[0] ? b : "build", name);
+	return path;
+}
+
+static int notify_socket(struct fpgad_proc *p, char *path, size_t len)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	if ((size_t)snprintf(path, len, "%s/notify.sock", p->dir) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	p->notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (p->notify_fd < 0)
+		return -errno;
+	if (bind(p->notify_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -errno;
+	return 0;
+}
+
+int harness_start(struct fpgad_proc *p, const char *config, const char *env)
+{
+	char npath[256], bin[256];
+	FILE *f;
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	p->notify_fd = -1;
+	snprintf(p->dir, sizeof(p->dir), "/tmp/fpgad-it.XXXXXX");
+	if (!mkdtemp(p->dir))
+		return -errno;
+	snprintf(p->url, sizeof(p->url), "ipc://%s/fpgad.sock", p->dir);
+	snprintf(p->conf, sizeof(p->conf), "%s/fpgad.conf", p->dir);
+	snprintf(p->log, sizeof(p->log), "%s/fpgad.log", p->dir);
+	r = notify_socket(p, npath, sizeof(npath));
+	if (r < 0)
+		return r;
+	if (config) {
+		f = fopen(p->conf, "w");
+		if (!f)
+			return -errno;
+		fputs(config, f);
+		fclose(f);
+	}
+	snprintf(bin, sizeof(bin), "%s", harness_bin("fpgad"));
+	p->pid = fork();
+	if (p->pid < 0)
+		return -errno;
+	if (p->pid == 0) {
+		int fd = open(p->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fd >= 0) {
+			dup2(fd, 2);
+			close(fd);
+		}
+		setenv("NOTIFY_SOCKET", npath, 1);
+		if (env)
+			putenv((char *)env);
+		if (config)
+			execl(bin, "fpgad", "-v", "-c", p->conf, "--runtime-dir",
+			      p->dir, (char *)NULL);
+		else
+			execl(bin, "fpgad", "-v", "--runtime-dir", p->dir, (char *)NULL);
+		_exit(127);
+	}
+	return harness_notify_expect(p, "READY=1", 5000);
+}
+
+int harness_wait_exit(struct fpgad_proc *p, int ms)
+{
+	uint64_t end = harness_now_ms() + (uint64_t)ms;
+	int status;
+
+	if (p->pid <= 0)
+		return -1;
+	do {
+		pid_t r = waitpid(p->pid, &status, WNOHANG);
+
+		if (r == p->pid) {
+			p->pid = 0;
+			return status;
+		}
+		usleep(5000);
+	} while (harness_now_ms() < end);
+	return -1;
+}
+
+int harness_stop(struct fpgad_proc *p)
+{
+	char cmd[300];
+	int status = -1;
+
+	if (p->pid > 0) {
+		kill(p->pid, SIGTERM);
+		status = harness_wait_exit(p, 10000);
+		if (status < 0) {
+			kill(p->pid, SIGKILL);
+			waitpid(p->pid, NULL, 0);
+			p->pid = 0;
+		}
+	}
+	if (p->notify_fd >= 0)
+		close(p->notify_fd);
+	p->notify_fd = -1;
+	if (getenv("KEEP_LOGS")) {
+		fprintf(stderr, "fpgad log kept in %s\n", p->log);
+		return status;
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", p->dir);
+	if (p->dir[0] && system(cmd) != 0)
+		fprintf(stderr, "harness: cannot remove %s\n", p->dir);
+	return status;
+}
+
+int harness_notify_next(struct fpgad_proc *p, char *buf, size_t len, int ms)
+{
+	struct pollfd pfd = { .fd = p->notify_fd, .events = POLLIN };
+	ssize_t n;
+
+	if (poll(&pfd, 1, ms) <= 0)
+		return -1;
+	n = recv(p->notify_fd, buf, len - 1, 0);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+int harness_notify_expect(struct fpgad_proc *p, const char *what, int ms)
+{
+	uint64_t end = harness_now_ms() + (uint64_t)ms;
+	char buf[1024];
+
+	while (harness_now_ms() < end) {
+		int left = (int)(end - harness_now_ms());
+
+		if (harness_notify_next(p, buf, sizeof(buf), left) < 0)
+			break;
+		if (strstr(buf, what))
+			return 0;
+	}
+	return -ETIMEDOUT;
+}
+
+int harness_run(const char *cmdline, char *out, size_t len)
+{
+	FILE *f = popen(cmdline, "r");
+	size_t n = 0;
+	int status;
+
+	if (!f)
+		return -1;
+	if (out && len) {
+		n = fread(out, 1, len - 1, f);
+		out[n] = '\0';
+	} else {
+		char sink[4096];
+
+		while (fread(sink, 1, sizeof(sink), f) > 0)
+			;
+	}
+	status = pclose(f);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+bool harness_log_contains(const struct fpgad_proc *p, const char *what)
+{
+	char buf[65536];
+	FILE *f = fopen(p->log, "r");
+	size_t n;
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return strstr(buf, what) != NULL;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * harness.h - start real fpgad processes for integration tests: each in a
+ * temporary runtime directory, with a fake NOTIFY_SOCKET that records what
+ * fpgad tells the service manager.
+ */
+#ifndef FPGAD_TEST_HARNESS_H
+#define FPGAD_TEST_HARNESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct fpgad_proc {
+	pid_t pid;
+	char dir[128];		/* runtime directory */
+	char url[192];		/* ipc://DIR/fpgad.sock */
+	char conf[192];		/* DIR/fpgad.conf */
+	char log[192];		/* DIR/fpgad.log: fpgad's stderr */
+	int notify_fd;		/* our end of NOTIFY_SOCKET */
+};
+
+/* Path of a built program: $BUILD/NAME (BUILD defaults to "build"). */
+const char *harness_bin(const char *name);
+
+/*
+ * Start fpgad with @config (NULL = no -c) and extra environment @env
+ * ("WATCHDOG_USEC=200000" or NULL); waits for READY=1 (5 s at most).
+ */
+int harness_start(struct fpgad_proc *p, const char *config, const char *env);
+/* SIGTERM, wait; returns the exit status (or -1). Removes the directory. */
+int harness_stop(struct fpgad_proc *p);
+/* Wait up to @ms for the process to exit; its status, or -1. */
+int harness_wait_exit(struct fpgad_proc *p, int ms);
+
+/* Next sd_notify datagram within @ms into @buf; its length or -1. */
+int harness_notify_next(struct fpgad_proc *p, char *buf, size_t len, int ms);
+/* Wait for a datagram containing @what; 0 when seen. */
+int harness_notify_expect(struct fpgad_proc *p, const char *what, int ms);
+
+/* Run a command line, capture stdout into @out; returns its exit status. */
+int harness_run(const char *cmdline, char *out, size_t len);
+
+/* Does fpgad's log contain @what? */
+bool harness_log_contains(const struct fpgad_proc *p, const char *what);
+
+uint64_t harness_now_ms(void);
+
+#endif

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_control.c - the control plane end to end: real fpgad processes,
+ * libfpgad, fpgactl, raw malformed and oversize bytes, and the sd_notify
+ * sequence through a fake NOTIFY_SOCKET.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fpgad.h"
+#include "fpgad.pb-c.h"
+#include "harness.h"
+
+static void start(struct fpgad_proc *p, const char *config, const char *env)
+{
+	int r = harness_start(p, config, env);
+
+	if (r < 0)
+		fail_msg("fpgad did not become ready: %s (log %s)", strerror(-r), p->log);
+}
+
+static void stop_clean(struct fpgad_proc *p)
+{
+	int status = harness_stop(p);
+
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static json_t *fpgactl_json(const struct fpgad_proc *p, const char *args, int *ret_rc)
+{
+	char cmd[512], out[65536];
+	json_error_t jerr;
+	json_t *j;
+
+	snprintf(cmd, sizeof(cmd), "%s --url %s --json %s", harness_bin("fpgactl"),
+		 p->url, args);
+	*ret_rc = harness_run(cmd, out, sizeof(out));
+	j = json_loads(out, 0, &jerr);
+	if (!j && *ret_rc == 0)
+		fail_msg("fpgactl --json %s printed invalid JSON: %s\n%s", args,
+			 jerr.text, out);
+	return j;
+}
+
+static void test_fpgactl_json_status(void **state)
+{
+	struct fpgad_proc p;
+	json_t *j, *ch;
+	int rc;
+
+	(void)state;
+	start(&p, NULL, NULL);
+	j = fpgactl_json(&p, "status", &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(json_string_value(json_object_get(j, "version")),
+			    fpgad_version());
+	assert_int_equal(json_integer_value(json_object_get(j, "pid")), p.pid);
+	assert_true(json_is_integer(json_object_get(j, "uptime_ms")));
+	assert_non_null(strstr(json_string_value(json_object_get(j, "backend")), "sim"));
+	ch = json_array_get(json_object_get(j, "channels"), 0);
+	assert_string_equal(json_string_value(json_object_get(ch, "name")), "c2h0");
+	assert_string_equal(json_string_value(json_object_get(ch, "direction")), "c2h");
+	assert_string_equal(json_string_value(json_object_get(ch, "state")), "idle");
+	json_decref(j);
+
+	j = fpgactl_json(&p, "version", &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(json_string_value(json_object_get(j, "client")),
+			    fpgad_version());
+	json_decref(j);
+
+	/* fpgactl is the only client and lists itself. */
+	j = fpgactl_json(&p, "clients", &rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(json_array_size(json_object_get(j, "clients")), 1);
+	assert_int_equal(json_integer_value(json_object_get(
+		json_array_get(json_object_get(j, "clients"), 0), "uid")), getuid());
+	json_decref(j);
+	stop_clean(&p);
+}
+
+static void test_socket_mode(void **state)
+{
+	struct fpgad_proc p;
+	char path[256];
+	struct stat st;
+
+	(void)state;
+	start(&p, "[control]\nsocket_mode = 0660\ngroup = \n", NULL);
+	snprintf(path, sizeof(path), "%s/fpgad.sock", p.dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0660);
+	stop_clean(&p);
+}
+
+static void test_libfpgad_queries(void **state)
+{
+	struct fpgad_client_list *l;
+	struct fpgad_status *s;
+	struct fpgad_proc p;
+	fpgad_client *c;
+	bool me = false;
+
+	(void)state;
+	start(&p, NULL, NULL);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_string_equal(fpgad_server_software(c), "fpgad " FPGAD_VERSION_STRING);
+	assert_int_equal(fpgad_status_get(c, &s), 0);
+	assert_int_equal(s->pid, p.pid);
+	assert_int_equal(s->clients, 1);
+	assert_int_equal(s->n_channels, 1);
+	assert_string_equal(s->channels[0].name, "c2h0");
+	fpgad_status_free(s);
+	assert_int_equal(fpgad_clients_get(c, &l), 0);
+	for (uint32_t i = 0; i < l->n_clients; i++)
+		me |= l->clients[i].pid == (uint32_t)getpid();
+	assert_true(me);
+	fpgad_clients_free(l);
+	fpgad_disconnect(c);
+	stop_clean(&p);
+}
+
+static int raw(fpgad_client *c, const void *buf, size_t len, char *msg)
+{
+	int code = -1;
+
+	assert_int_equal(fpgad_raw_request(c, buf, len, &code, msg, 256), 0);
+	return code;
+}
+
+static void test_malformed_then_good(void **state)
+{
+	static const uint8_t junk[] = { 0xde, 0xad, 0xbe, 0xef, 0xff, 0xff };
+	static const uint8_t future[] = { 0x08, 0x05, 0x9a, 0x06, 0x00 };
+	Fpgad__Request req = FPGAD__REQUEST__INIT;
+	Fpgad__Hello h = FPGAD__HELLO__INIT;
+	Fpgad__ChannelStatsRequest cs = FPGAD__CHANNEL_STATS_REQUEST__INIT;
+	struct fpgad_status *s;
+	struct fpgad_proc p;
+	uint8_t buf[128];
+	fpgad_client *c;
+	char msg[256];
+
+	(void)state;
+	start(&p, NULL, NULL);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+
+	assert_int_equal(raw(c, junk, sizeof(junk), msg),
+			 FPGAD__STATUS_CODE__STATUS_BAD_REQUEST);
+	assert_non_null(strstr(msg, "malformed request"));
+	assert_int_equal(raw(c, "", 0, msg), FPGAD__STATUS_CODE__STATUS_UNKNOWN_REQUEST);
+	assert_int_equal(raw(c, future, sizeof(future), msg),
+			 FPGAD__STATUS_CODE__STATUS_UNKNOWN_REQUEST);
+
+	/* Versions that do not overlap are refused by name. */
+	h.version = 99;
+	h.min_version = 99;
+	req.body_case = FPGAD__REQUEST__BODY_HELLO;
+	req.hello = &h;
+	assert_int_equal(raw(c, buf, fpgad__request__pack(&req, buf), msg),
+			 FPGAD__STATUS_CODE__STATUS_VERSION);
+	assert_non_null(strstr(msg, "protocol versions do not overlap"));
+
+	cs.name = "no/such";
+	req.body_case = FPGAD__REQUEST__BODY_CHANNEL_STATS;
+	req.channel_stats = &cs;
+	assert_int_equal(raw(c, buf, fpgad__request__pack(&req, buf), msg),
+			 FPGAD__STATUS_CODE__STATUS_BAD_REQUEST);
+	assert_non_null(strstr(msg, "invalid channel name"));
+
+	/* Still served, on the same connection. */
+	assert_int_equal(fpgad_status_get(c, &s), 0);
+	assert_int_equal(s->pid, p.pid);
+	fpgad_status_free(s);
+	fpgad_disconnect(c);
+	assert_true(harness_log_contains(&p, "malformed request"));
+	stop_clean(&p);
+}
+
+static void test_oversize_then_good(void **state)
+{
+	struct fpgad_status *s;
+	struct fpgad_proc p;
+	nng_socket sock;
+	fpgad_client *c;
+	size_t big = 256 * 1024;
+	void *buf = calloc(1, big);
+	nng_msg *reply = NULL;
+
+	(void)state;
+	start(&p, "[control]\nmax_message = 64K\n", NULL);
+	assert_int_equal(nng_req0_open(&sock), 0);
+	assert_int_equal(nng_dial(sock, p.url, NULL, 0), 0);
+	nng_socket_set_ms(sock, NNG_OPT_RECVTIMEO, 1000);
+	nng_socket_set_ms(sock, NNG_OPT_REQ_RESENDTIME, 60000);
+	assert_int_equal(nng_send(sock, buf, big, 0), 0);
+	/* fpgad drops the connection instead of reading 256 KiB. */
+	assert_int_not_equal(nng_recvmsg(sock, &reply, 0), 0);
+	nng_close(sock);
+	free(buf);
+
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_status_get(c, &s), 0);
+	fpgad_status_free(s);
+	fpgad_disconnect(c);
+	stop_clean(&p);
+}
+
+static void test_notify_sequence(void **state)
+{
+	uint64_t last = 0, t, worst = 0;
+	unsigned pings = 0;
+	struct fpgad_proc p;
+	char buf[1024];
+	int status;
+
+	(void)state;
+	/* WATCHDOG_USEC=300 ms: fpgad must ping every 150 ms. */
+	start(&p, NULL, "WATCHDOG_USEC=300000");
+	assert_int_equal(harness_notify_expect(&p, "STATUS=", 2000), 0);
+	for (uint64_t end = harness_now_ms() + 1500; harness_now_ms() < end;) {
+		if (harness_notify_next(&p, buf, sizeof(buf), 400) < 0)
+			fail_msg("no WATCHDOG=1 within 400 ms");
+		if (!strstr(buf, "WATCHDOG=1"))
+			continue;
+		t = harness_now_ms();
+		if (last && t - last > worst)
+			worst = t - last;
+		last = t;
+		pings++;
+	}
+	/* Half the period asked for; never the whole period. */
+	assert_true(pings >= 5);
+	assert_true(worst < 300);
+
+	kill(p.pid, SIGHUP);
+	for (;;) {
+		assert_true(harness_notify_next(&p, buf, sizeof(buf), 2000) > 0);
+		if (strstr(buf, "RELOADING=1"))
+			break;
+	}
+	assert_non_null(strstr(buf, "MONOTONIC_USEC="));
+	assert_int_equal(harness_notify_expect(&p, "READY=1", 2000), 0);
+
+	kill(p.pid, SIGTERM);
+	assert_int_equal(harness_notify_expect(&p, "STOPPING=1", 2000), 0);
+	status = harness_wait_exit(&p, 5000);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	harness_stop(&p);
+}
+
+static void test_reload_keeps_good_config(void **state)
+{
+	struct fpgad_status *s;
+	struct fpgad_proc p;
+	fpgad_client *c;
+	FILE *f;
+
+	(void)state;
+	start(&p, "[daemon]\nlog_level = info\n", NULL);
+	f = fopen(p.conf, "w");
+	assert_non_null(f);
+	fputs("[daemon]\nlog_level = info\nno_such_key = 1\n", f);
+	fclose(f);
+	kill(p.pid, SIGHUP);
+	assert_int_equal(harness_notify_expect(&p, "RELOADING=1", 2000), 0);
+	assert_int_equal(harness_notify_expect(&p, "READY=1", 2000), 0);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_status_get(c, &s), 0);
+	fpgad_status_free(s);
+	fpgad_disconnect(c);
+	assert_true(harness_log_contains(&p, "fpgad.conf:3: unknown key 'no_such_key' in [daemon]; keeping the running configuration"));
+	stop_clean(&p);
+}
+
+static void test_bad_config_stops_start(void **state)
+{
+	struct fpgad_proc p;
+	int r, status;
+
+	(void)state;
+	r = harness_start(&p, "[channel c2h0]\nslots = 1\n", NULL);
+	assert_int_not_equal(r, 0);
+	status = harness_wait_exit(&p, 5000);
+	assert_true(WIFEXITED(status));
+	assert_int_not_equal(WEXITSTATUS(status), 0);
+	assert_true(harness_log_contains(&p, "fpgad.conf:2: slots: '1' is not a whole number from 2"));
+	harness_stop(&p);
+}
+
+static void test_remote_listener_is_read_only(void **state)
+{
+	struct fpgad_client_list *l;
+	struct fpgad_status *s;
+	struct fpgad_proc p;
+	char conf[128], url[64];
+	fpgad_client *c;
+	int port = 20000 + getpid() % 20000;
+
+	(void)state;
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
+	snprintf(conf, sizeof(conf), "[control]\nremote = %s\n", url);
+	start(&p, conf, NULL);
+	assert_int_equal(fpgad_connect(url, &c), 0);
+	assert_int_equal(fpgad_status_get(c, &s), 0);
+	assert_int_equal(s->pid, p.pid);
+	fpgad_status_free(s);
+	assert_int_equal(fpgad_clients_get(c, &l), -EACCES);
+	assert_non_null(strstr(fpgad_errmsg(c), "not allowed on the remote (read-only) listener"));
+	fpgad_disconnect(c);
+	stop_clean(&p);
+}
+
+static void test_max_clients(void **state)
+{
+	fpgad_client *a, *b, *c;
+	struct fpgad_proc p;
+
+	(void)state;
+	start(&p, "[control]\nmax_clients = 2\n", NULL);
+	assert_int_equal(fpgad_connect(p.url, &a), 0);
+	assert_int_equal(fpgad_connect(p.url, &b), 0);
+	assert_int_equal(fpgad_connect(p.url, &c), -ENOSPC);
+	fpgad_disconnect(b);
+	/* A freed place is usable again. */
+	usleep(100000);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	fpgad_disconnect(c);
+	fpgad_disconnect(a);
+	stop_clean(&p);
+}
+
+static void test_fpgactl_errors(void **state)
+{
+	char cmd[256], out[1024];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "%s --url ipc:///nonexistent/fpgad.sock status 2>&1",
+		 harness_bin("fpgactl"));
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 1);
+	assert_non_null(strstr(out, "fpgactl: cannot reach fpgad at ipc:///nonexistent/fpgad.sock"));
+	assert_null(strchr(strchr(out, '\n') + 1, '\n'));
+	snprintf(cmd, sizeof(cmd), "%s frobnicate 2>&1", harness_bin("fpgactl"));
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 2);
+	assert_non_null(strstr(out, "unknown command 'frobnicate'"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fpgactl_json_status),
+		cmocka_unit_test(test_socket_mode),
+		cmocka_unit_test(test_libfpgad_queries),
+		cmocka_unit_test(test_malformed_then_good),
+		cmocka_unit_test(test_oversize_then_good),
+		cmocka_unit_test(test_notify_sequence),
+		cmocka_unit_test(test_reload_keeps_good_config),
+		cmocka_unit_test(test_bad_config_stops_start),
+		cmocka_unit_test(test_remote_listener_is_read_only),
+		cmocka_unit_test(test_max_clients),
+		cmocka_unit_test(test_fpgactl_errors),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests_name("integration-control", tests, NULL, NULL);
+}

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+/* test_config.c - fpgad.conf parsing: defaults, every key, every error. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <errno.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+
+static char path[64];
+
+static void write_file(const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static int load(const char *text, struct config *cfg, char *err, size_t len)
+{
+	write_file(text);
+	return config_load(path, cfg, err, len);
+}
+
+/* A bad file must fail with "path:LINE: ..." containing @what. */
+static void expect_error(const char *text, int line, const char *what)
+{
+	struct config cfg;
+	char err[512], prefix[96];
+
+	memset(&cfg, 0xa5, sizeof(cfg));
+	assert_int_not_equal(load(text, &cfg, err, sizeof(err)), 0);
+	snprintf(prefix, sizeof(prefix), "%s:%d: ", path, line);
+	if (strncmp(err, prefix, strlen(prefix)) != 0 || !strstr(err, what))
+		fail_msg("got '%s', want prefix '%s' and '%s'", err, prefix, what);
+	/* Untouched on failure. */
+	assert_int_equal(((unsigned char *)&cfg)[0], 0xa5);
+}
+
+static int setup(void **state)
+{
+	int fd;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/fpgad-test-config.XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(path);
+	return 0;
+}
+
+static void test_defaults(void **state)
+{
+	struct config cfg;
+
+	(void)state;
+	config_defaults(&cfg);
+	assert_int_equal(cfg.n_channels, 1);
+	assert_string_equal(cfg.channels[0].name, "c2h0");
+	assert_int_equal(cfg.channels[0].direction, DIR_C2H);
+	assert_int_equal(cfg.device.backend, BACKEND_SIM);
+	assert_string_equal(cfg.daemon.runtime_dir, "/run/fpgad");
+	assert_string_equal(cfg.control.group, "fpga");
+	assert_int_equal(cfg.control.socket_mode, 0660);
+	assert_int_equal(cfg.channels[0].slot_size % 4096, 0);
+}
+
+static void test_empty_file_is_defaults(void **state)
+{
+	struct config cfg, def;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(load("; nothing\n", &cfg, err, sizeof(err)), 0);
+	config_defaults(&def);
+	assert_int_equal(cfg.n_channels, 1);
+	assert_string_equal(cfg.channels[0].name, def.channels[0].name);
+	assert_string_equal(cfg.path, path);
+}
+
+static void test_every_key(void **state)
+{
+	struct config cfg;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(load(
+		"[daemon]\nlog_level = debug\nruntime_dir = /tmp/x\n"
+		"[control]\ngroup = video\nsocket_mode = 0600\n"
+		"remote = tcp://127.0.0.1:7710\nmax_message = 128K\n"
+		"max_clients = 5\nmax_leases = 3\nmax_pinned = 1G\n"
+		"[device]\nbackend = xdma\npath = /dev/fpgad3\ngpu = 0000:41:00.0\n"
+		"dma_timeout_ms = 250\n"
+		"[sim]\ncard_memory = 4G\nlink = gen4x16\nseed = 7\n"
+		"fault_timeout = 100\nfault_error = 200\nfault_corrupt = 300\n"
+		"fault_hang = 400\n"
+		"[channel cam0]\ndirection = c2h\nengine = 1\nslots = 16\n"
+		"slot_size = 2M\nframe_size = 1048576\nframe_rate = 120\n"
+		"queue_depth = 8\nmemory = cuda\nmode = bounce\npolicy = block\n"
+		"gpu = 1\n"
+		"[channel out0]\ndirection = h2c\nmemory = host\nmode = host\n",
+		&cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.daemon.log_level, 7);
+	assert_string_equal(cfg.daemon.runtime_dir, "/tmp/x");
+	assert_string_equal(cfg.control.group, "video");
+	assert_int_equal(cfg.control.socket_mode, 0600);
+	assert_string_equal(cfg.control.remote, "tcp://127.0.0.1:7710");
+	assert_int_equal(cfg.control.max_message, 128 * 1024);
+	assert_int_equal(cfg.control.max_clients, 5);
+	assert_int_equal(cfg.control.max_leases, 3);
+	assert_int_equal(cfg.control.max_pinned, 1ull << 30);
+	assert_int_equal(cfg.device.backend, BACKEND_XDMA);
+	assert_string_equal(cfg.device.path, "/dev/fpgad3");
+	assert_string_equal(cfg.device.gpu, "0000:41:00.0");
+	assert_int_equal(cfg.device.dma_timeout_ms, 250);
+	assert_int_equal(cfg.sim.card_memory, 4ull << 30);
+	assert_int_equal(cfg.sim.link.gen, 4);
+	assert_int_equal(cfg.sim.link.width, 16);
+	assert_int_equal(cfg.sim.seed, 7);
+	assert_int_equal(cfg.sim.fault_timeout, 100);
+	assert_int_equal(cfg.sim.fault_error, 200);
+	assert_int_equal(cfg.sim.fault_corrupt, 300);
+	assert_int_equal(cfg.sim.fault_hang, 400);
+	assert_int_equal(cfg.n_channels, 2);
+	assert_string_equal(cfg.channels[0].name, "cam0");
+	assert_int_equal(cfg.channels[0].engine, 1);
+	assert_int_equal(cfg.channels[0].slots, 16);
+	assert_int_equal(cfg.channels[0].slot_size, 2u << 20);
+	assert_int_equal(cfg.channels[0].frame_size, 1u << 20);
+	assert_int_equal(cfg.channels[0].frame_rate, 120);
+	assert_int_equal(cfg.channels[0].queue_depth, 8);
+	assert_int_equal(cfg.channels[0].memory, MEMORY_CUDA);
+	assert_int_equal(cfg.channels[0].mode, MODE_BOUNCE);
+	assert_int_equal(cfg.channels[0].policy, POLICY_BLOCK);
+	assert_string_equal(cfg.channels[0].gpu, "1");
+	assert_string_equal(cfg.channels[1].name, "out0");
+	assert_int_equal(cfg.channels[1].direction, DIR_H2C);
+	assert_non_null(config_channel_find(&cfg, "out0"));
+	assert_null(config_channel_find(&cfg, "nope"));
+}
+
+static void test_link_unlimited(void **state)
+{
+	struct config cfg;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(load("[sim]\nlink = unlimited\n", &cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.sim.link.gen, 0);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	expect_error("[daemon]\nbogus = 1\n", 2, "unknown key 'bogus' in [daemon]");
+	expect_error("[nope]\nx = 1\n", 2, "unknown section [nope]");
+	expect_error("\n\n[channel a]\nslots = 1\n", 4, "slots: '1' is not a whole number from 2");
+	expect_error("[channel a]\nslots = many\n", 2, "slots");
+	expect_error("[channel a]\nslot_size = 12Q\n", 2, "slot_size: '12Q' is not a size");
+	expect_error("[channel a]\nslot_size = -4K\n", 2, "is not a size");
+	expect_error("[channel a]\nmode = fast\n", 2,
+		     "mode: 'fast' is not one of auto, gpudirect, bounce, host");
+	expect_error("[channel a]\npolicy = newest\n", 2, "block, drop-oldest");
+	expect_error("[sim]\nlink = gen9x8\n", 2, "link: 'gen9x8'");
+	expect_error("[sim]\nlink = gen3x3\n", 2, "link: 'gen3x3'");
+	expect_error("[control]\nsocket_mode = 660\n", 2, "octal mode");
+	expect_error("[daemon]\nlog_level = loud\n", 2, "log_level");
+	expect_error("[channel a b]\nslots = 4\n", 1, "a channel name is");
+	expect_error("this is not ini\n", 1, "syntax error");
+	/* Cross-key checks name the channel's section line. */
+	expect_error("[channel a]\nslots = 4\n\n[channel b]\nslot_size = 5000\n", 4,
+		     "[channel b] slot_size 5000 is not a positive multiple of 4096");
+	expect_error("[channel a]\nslot_size = 64K\nframe_size = 1M\n", 1,
+		     "frame_size 1048576 must be from 64 bytes to slot_size");
+	expect_error("[channel a]\nmemory = host\nmode = gpudirect\n", 1,
+		     "needs GPU memory");
+	expect_error("[channel a]\nmemory = cuda\nmode = host\n", 1,
+		     "mode host needs host memory");
+	expect_error("[channel a]\n[channel b]\nslots = 4\n", 2,
+		     "engine 0 already used by channel a");
+}
+
+static void test_missing_file(void **state)
+{
+	struct config cfg;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(config_load("/nonexistent/fpgad.conf", &cfg, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "/nonexistent/fpgad.conf: No such file"));
+}
+
+/* The documented example states every default: keep the two in step. */
+static void test_example_config_is_defaults(void **state)
+{
+	struct config cfg, def;
+	char err[256];
+
+	(void)state;
+	if (config_load("systemd/fpgad.conf", &cfg, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	config_defaults(&def);
+	memset(cfg.path, 0, sizeof(cfg.path));
+	assert_memory_equal(&cfg, &def, sizeof(cfg));
+}
+
+static void test_names(void **state)
+{
+	(void)state;
+	assert_string_equal(transfer_mode_name(MODE_GPUDIRECT), "gpudirect");
+	assert_string_equal(ring_policy_name(POLICY_DROP_OLDEST), "drop-oldest");
+	assert_string_equal(memory_kind_name(MEMORY_CUDA), "cuda");
+	assert_string_equal(direction_name(DIR_H2C), "h2c");
+	assert_string_equal(backend_kind_name(BACKEND_XDMA), "xdma");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_empty_file_is_defaults),
+		cmocka_unit_test(test_every_key),
+		cmocka_unit_test(test_link_unlimited),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_example_config_is_defaults),
+		cmocka_unit_test(test_names),
+	};
+
+	return cmocka_run_group_tests_name("config", tests, setup, teardown);
+}

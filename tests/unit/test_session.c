@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+/* test_session.c - the connection table and the resend reply cache. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "session.h"
+
+static void test_add_find_remove(void **state)
+{
+	struct session_table t = { 0 };
+	struct peer p = { .pipe_id = 5, .uid = 1000, .pid = 77, .creds = true };
+	struct session *a, *b;
+
+	(void)state;
+	assert_int_equal(session_add(&t, &p, &a), 0);
+	p.pipe_id = 6;
+	assert_int_equal(session_add(&t, &p, &b), 0);
+	assert_int_equal(t.count, 2);
+	assert_ptr_equal(session_find(&t, 5), a);
+	assert_ptr_equal(session_find(&t, 6), b);
+	assert_null(session_find(&t, 7));
+	assert_int_equal(a->peer.uid, 1000);
+	assert_true(a->connected_ms > 0);
+	session_remove(&t, a);
+	assert_int_equal(t.count, 1);
+	assert_null(session_find(&t, 5));
+	session_table_clear(&t);
+	assert_int_equal(t.count, 0);
+	assert_null(t.head);
+}
+
+static void test_reply_cache(void **state)
+{
+	struct session_table t = { 0 };
+	struct peer p = { .pipe_id = 1 };
+	const struct cached_reply *c;
+	struct session *s;
+	char buf[16];
+
+	(void)state;
+	assert_int_equal(session_add(&t, &p, &s), 0);
+	assert_null(session_cached(s, 1));
+	assert_int_equal(session_cache(s, 1, "one", 3), 0);
+	c = session_cached(s, 1);
+	assert_non_null(c);
+	assert_int_equal(c->len, 3);
+	assert_memory_equal(c->buf, "one", 3);
+	/* The cache keeps the newest SESSION_REPLY_CACHE replies. */
+	for (unsigned i = 2; i < 2 + SESSION_REPLY_CACHE; i++) {
+		snprintf(buf, sizeof(buf), "r%u", i);
+		assert_int_equal(session_cache(s, i, buf, strlen(buf)), 0);
+	}
+	assert_null(session_cached(s, 1));
+	c = session_cached(s, 1 + SESSION_REPLY_CACHE);
+	assert_non_null(c);
+	snprintf(buf, sizeof(buf), "r%u", 1 + SESSION_REPLY_CACHE);
+	assert_memory_equal(c->buf, buf, strlen(buf));
+	session_table_clear(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_add_find_remove),
+		cmocka_unit_test(test_reply_cache),
+	};
+
+	return cmocka_run_group_tests_name("session", tests, NULL, NULL);
+}
