@@ -31,6 +31,17 @@ int client_transact(fpgad_client *c, Fpgad__Request *req,
 /* Frees @resp and fails unless it carries @body. */
 int client_expect(fpgad_client *c, Fpgad__Response *resp,
 		  Fpgad__Response__BodyCase body);
+/*
+ * GPU memory of another process (gpu_cuda.c; without CUDA, gpu.c says
+ * "built without CUDA").  gpu_map opens a cudaIpcMemHandle_t once.
+ */
+int gpu_map(const void *ipc_handle, int gpu, void **ret_ptr, char *why,
+	    size_t whylen);
+void gpu_unmap(void *ptr);
+int gpu_host_alloc(size_t len, void **ret_ptr);
+void gpu_host_free(void *ptr);
+int gpu_to_host(void *dst, const void *src_dev, size_t len);
+
 /* Close every channel still open on @c (channel.c). */
 void client_channels_close_all(fpgad_client *c);
 

@@ -50,6 +50,30 @@ bool channel_is_streaming(struct channel *ch);
 const char *channel_mode_reason(const struct channel *ch);
 bool channel_leased_by(const struct channel *ch, const struct session *s);
 
+/* What a lessee needs to map the ring and its descriptor ring. */
+struct channel_grant {
+	enum memory_kind memory;
+	enum transfer_mode mode;
+	uint64_t ring_size;
+	int gpu;			/* cuda memory: device ordinal */
+	char shm_name[64];		/* host memory: the ring's shm name */
+	uint8_t ipc_handle[64];		/* cuda memory: cudaIpcMemHandle_t */
+	char desc_name[64];		/* the descriptor ring's shm name */
+	uint64_t generation;
+};
+
+/*
+ * Lease @ch to @s: exclusive, or shared-read when @shared and every other
+ * lease is shared too.  Starts streaming with the first lease.  Errors:
+ * -EBUSY (leased by another), -ENOSPC (a per-client limit), -EIO (FAILED),
+ * -EALREADY (already leased by @s); @err says it in words.
+ */
+int channel_open(struct channel *ch, struct session *s, bool shared,
+		 const struct config_control *limits,
+		 struct channel_grant *ret_grant, char *err, size_t errlen);
+/* End @s's lease; -ENOENT when it has none.  The last lease stops streaming. */
+int channel_close(struct channel *ch, struct session *s);
+
 /* End @s's lease on @ch, if any (connection closed or process died). */
 void channel_release_session(struct channel *ch, struct session *s);
 

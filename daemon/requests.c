@@ -26,7 +26,11 @@ struct reply {
 		Fpgad__Hello hello;
 		Fpgad__StatusReply status;
 		Fpgad__ListClientsReply list_clients;
+		Fpgad__OpenChannelReply open_channel;
+		Fpgad__CloseChannelReply close_channel;
+		Fpgad__ChannelStatsReply channel_stats;
 	} body;
+	struct channel_grant grant;
 	char mode[32];
 	/* Arrays the body points into, freed after packing. */
 	void *arrays[4];
@@ -193,11 +197,132 @@ static void do_list_clients(struct daemon *d, struct reply *r)
 	r->resp.list_clients = l;
 }
 
+static struct channel *find_channel(struct daemon *d, const char *name,
+				    struct reply *r)
+{
+	for (unsigned i = 0; i < d->n_channels; i++)
+		if (strcmp(channel_config(d->channels[i])->name, name) == 0)
+			return d->channels[i];
+	reply_error(r, FPGAD__STATUS_CODE__STATUS_NOT_FOUND,
+		    "no channel named '%s'", name);
+	return NULL;
+}
+
+/* The one place a channel errno becomes a status code. */
+static Fpgad__StatusCode channel_code(int r)
+{
+	switch (r) {
+	case -EBUSY: return FPGAD__STATUS_CODE__STATUS_BUSY;
+	case -ENOSPC: return FPGAD__STATUS_CODE__STATUS_LIMIT;
+	case -EIO: return FPGAD__STATUS_CODE__STATUS_FAILED;
+	case -ENOENT: return FPGAD__STATUS_CODE__STATUS_NOT_FOUND;
+	case -EALREADY: return FPGAD__STATUS_CODE__STATUS_BAD_REQUEST;
+	case -ENODEV: return FPGAD__STATUS_CODE__STATUS_NO_DEVICE;
+	default: return FPGAD__STATUS_CODE__STATUS_INTERNAL;
+	}
+}
+
+static void do_open_channel(struct daemon *d, struct session *s,
+			    const Fpgad__OpenChannelRequest *in, struct reply *r)
+{
+	Fpgad__OpenChannelReply *o = &r->body.open_channel;
+	struct channel *ch = find_channel(d, in->name, r);
+	const struct config_channel *cc;
+	struct channel_grant *g = &r->grant;
+	char err[MSG_LEN];
+	int e;
+
+	if (!ch)
+		return;
+	e = channel_open(ch, s, in->shared, &d->cfg.control, g, err, sizeof(err));
+	if (e < 0) {
+		reply_error(r, channel_code(e), "%s", err);
+		log_notice("control: OpenChannel %s for pid %d: %s", in->name,
+			   (int)s->peer.pid, r->message);
+		return;
+	}
+	cc = channel_config(ch);
+	fpgad__open_channel_reply__init(o);
+	o->name = (char *)cc->name;
+	o->direction = (char *)direction_name(cc->direction);
+	o->memory = (char *)memory_kind_name(g->memory);
+	o->mode = (char *)transfer_mode_name(g->mode);
+	o->slots = cc->slots;
+	o->slot_size = cc->slot_size;
+	o->frame_size = cc->frame_size;
+	o->ring_size = g->ring_size;
+	o->shm_name = g->shm_name;
+	if (g->memory == MEMORY_CUDA) {
+		o->ipc_handle.data = g->ipc_handle;
+		o->ipc_handle.len = sizeof(g->ipc_handle);
+	}
+	o->gpu = g->gpu;
+	o->gpu_bus_id = "";
+	o->desc_name = g->desc_name;
+	o->generation = (uint32_t)g->generation;
+	r->resp.body_case = FPGAD__RESPONSE__BODY_OPEN_CHANNEL;
+	r->resp.open_channel = o;
+}
+
+static void do_close_channel(struct daemon *d, struct session *s,
+			     const Fpgad__CloseChannelRequest *in,
+			     struct reply *r)
+{
+	struct channel *ch = find_channel(d, in->name, r);
+
+	if (!ch)
+		return;
+	if (channel_close(ch, s) < 0) {
+		reply_error(r, FPGAD__STATUS_CODE__STATUS_NOT_FOUND,
+			    "channel %s is not open on this connection", in->name);
+		return;
+	}
+	fpgad__close_channel_reply__init(&r->body.close_channel);
+	r->resp.body_case = FPGAD__RESPONSE__BODY_CLOSE_CHANNEL;
+	r->resp.close_channel = &r->body.close_channel;
+}
+
+static void do_channel_stats(struct daemon *d,
+			     const Fpgad__ChannelStatsRequest *in,
+			     struct reply *r)
+{
+	Fpgad__ChannelStatsReply *o = &r->body.channel_stats;
+	struct channel *ch = find_channel(d, in->name, r);
+	struct channel_stats st;
+
+	if (!ch)
+		return;
+	channel_get_stats(ch, &st);
+	fpgad__channel_stats_reply__init(o);
+	o->name = (char *)channel_config(ch)->name;
+	o->state = (char *)channel_state_name(st.state);
+	o->frames = st.frames;
+	o->bytes = st.bytes;
+	o->drops = st.drops;
+	o->stalls = st.stalls;
+	o->errors = st.errors;
+	o->recoveries = st.recoveries;
+	o->copies = st.copies;
+	o->dma_ns_total = st.dma_ns_total;
+	o->uptime_ms = (daemon_now_ns() - d->start_ns) / 1000000;
+	o->mode = (char *)transfer_mode_name(st.mode);
+	r->resp.body_case = FPGAD__RESPONSE__BODY_CHANNEL_STATS;
+	r->resp.channel_stats = o;
+}
+
 static void dispatch(struct daemon *d, struct session *s,
 		     const Fpgad__Request *req, struct reply *r)
 {
-	(void)s;
 	switch (req->body_case) {
+	case FPGAD__REQUEST__BODY_OPEN_CHANNEL:
+		do_open_channel(d, s, req->open_channel, r);
+		break;
+	case FPGAD__REQUEST__BODY_CLOSE_CHANNEL:
+		do_close_channel(d, s, req->close_channel, r);
+		break;
+	case FPGAD__REQUEST__BODY_CHANNEL_STATS:
+		do_channel_stats(d, req->channel_stats, r);
+		break;
 	case FPGAD__REQUEST__BODY_HELLO:
 		do_hello(d, req->hello, r);
 		break;

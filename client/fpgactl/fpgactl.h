@@ -28,4 +28,7 @@ struct fpgactl_cmd {
 /* One line on stderr naming fpgad's reason; returns the exit code 1. */
 int fpgactl_fail(fpgad_client *c, const char *what, int r);
 
+/* capture.c */
+int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o);
+
 #endif

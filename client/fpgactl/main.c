@@ -156,6 +156,8 @@ static const struct fpgactl_cmd cmds[] = {
 	{ "status", "", "daemon, device and channel state", cmd_status },
 	{ "clients", "", "connected processes and their leases", cmd_clients },
 	{ "version", "", "client and daemon versions", cmd_version },
+	{ "capture", "CHANNEL", "take -n frames, report rate, drops, latency",
+	  fpgactl_capture },
 };
 
 static void usage(FILE *f)
@@ -212,7 +214,7 @@ int main(int argc, char **argv)
 
 	/* Options may stand before or after the command and its arguments. */
 	while (optind < argc) {
-		ch = getopt_long(argc, argv, "n:h", opts, NULL);
+		ch = getopt_long(argc, argv, "+n:h", opts, NULL);
 		if (ch == -1) {
 			if (n_pos == 2) {
 				fprintf(stderr, "fpgactl: unexpected argument '%s'\n",

@@ -117,6 +117,106 @@ struct fpgad_client_list {
 int fpgad_clients_get(fpgad_client *c, struct fpgad_client_list **ret_list);
 void fpgad_clients_free(struct fpgad_client_list *l);
 
+/* --- channels and frames --------------------------------------------------- */
+
+typedef struct fpgad_channel fpgad_channel;
+
+/* fpgad_channel_open() flags. */
+#define FPGAD_OPEN_SHARED 0x1u	/* shared-read lease: every reader sees every frame */
+
+enum fpgad_memory { FPGAD_MEMORY_HOST = 1, FPGAD_MEMORY_CUDA = 2 };
+
+struct fpgad_channel_info {
+	char name[32];
+	char direction[8];	/* "c2h" */
+	char mode[16];		/* "host", "gpudirect", "bounce" */
+	enum fpgad_memory memory;
+	int gpu;		/* CUDA device ordinal (cuda memory), else -1 */
+	uint32_t slots;
+	uint64_t slot_size;	/* stride between slots, a multiple of 4096 */
+	uint64_t frame_size;
+};
+
+/*
+ * Lease channel @name on @c and map its ring: host memory directly, GPU
+ * memory through one cudaIpcOpenMemHandle (the first one in a process
+ * creates the CUDA context, about 0.1 s).  -EBUSY when another process
+ * holds it (fpgad_errmsg() says who), -ENOENT for an unknown channel,
+ * -ENODEV for GPU memory in a process without CUDA.
+ */
+int fpgad_channel_open(fpgad_client *c, const char *name, unsigned flags,
+		       fpgad_channel **ret_ch);
+/* End the lease and unmap; accepts NULL.  Frames still held are released. */
+int fpgad_channel_close(fpgad_channel *ch);
+
+void fpgad_channel_get_info(const fpgad_channel *ch,
+			    struct fpgad_channel_info *ret_info);
+/* Base address of @slot: a host pointer, or a CUDA device pointer. */
+void *fpgad_slot_data(const fpgad_channel *ch, uint32_t slot);
+
+/* fpgad_frame flags (as in fpgad_frames.h). */
+#define FPGAD_FRAME_F_ERROR 0x1u
+#define FPGAD_FRAME_F_TRUNCATED 0x2u
+#define FPGAD_FRAME_F_DROPPED_BEFORE 0x4u
+
+struct fpgad_frame {
+	uint64_t seq;		/* the card's frame number; gaps = lost frames */
+	uint32_t slot;
+	uint32_t flags;		/* FPGAD_FRAME_F_* */
+	uint64_t length;	/* valid bytes at data */
+	uint64_t t_dma_start_ns; /* CLOCK_MONOTONIC */
+	uint64_t t_dma_end_ns;
+	uint64_t t_publish_ns;
+	void *data;		/* fpgad_slot_data(slot) */
+	uint64_t skipped;	/* older frames released unread (newest mode) */
+	uint64_t pos_;		/* the library's */
+};
+
+/*
+ * Skip to the newest ready frame in fpgad_frame_wait(), releasing older
+ * ones unread (live-vision consumers); off by default (every frame, in
+ * order).
+ */
+void fpgad_channel_set_newest(fpgad_channel *ch, bool newest);
+
+/*
+ * Take the next frame, waiting up to @timeout_ms (-1 = forever, 0 = do
+ * not wait): 0, -ETIMEDOUT, -EPIPE (lease ended or fpgad stopped),
+ * -ESTALE (the ring was re-created: fpgad restarted).  The slot stays
+ * yours, and is never written, until fpgad_frame_release().
+ */
+int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_frame,
+		     int timeout_ms);
+int fpgad_frame_release(fpgad_channel *ch, const struct fpgad_frame *f);
+
+/*
+ * Make a held frame readable on the host and return where: the slot
+ * itself in host memory (no copy), else a copy in a pinned buffer of the
+ * library's, made only when this frame is not already there.
+ */
+int fpgad_frame_host(fpgad_channel *ch, const struct fpgad_frame *f,
+		     const void **ret_ptr);
+/* Copies fpgad_frame_host() has made on @ch. */
+uint64_t fpgad_channel_host_copies(const fpgad_channel *ch);
+/* Events fpgad raised (FPGAD_EVENT_* of fpgad_frames.h), marked read. */
+uint32_t fpgad_channel_events(fpgad_channel *ch);
+
+struct fpgad_channel_stats {
+	char state[16];
+	char mode[16];
+	uint64_t frames;
+	uint64_t bytes;
+	uint64_t drops;
+	uint64_t stalls;
+	uint64_t errors;
+	uint64_t recoveries;
+	uint64_t copies;
+	uint64_t dma_ns_total;
+};
+
+int fpgad_channel_stats(fpgad_client *c, const char *name,
+			struct fpgad_channel_stats *ret_stats);
+
 /*
  * Send @len raw bytes as one request and return the reply's status code
  * and message: for tools and tests that probe fpgad with hand-made bytes.

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: MIT
+/*
+ * capture.c - fpgactl capture: lease a channel, take N frames, optionally
+ * verify each against the sim frame format, and report throughput, drops,
+ * verify errors and wake-up latency (DMA end to this process running).
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fpgactl.h"
+#include "fpgad_simframe.h"
+
+#define MAX_SAMPLES (1u << 20)
+
+struct capture {
+	uint64_t frames, verified, errors, drops, bytes;
+	uint64_t first_seq, last_seq;
+	uint64_t *lat_ns;
+	uint64_t n_lat;
+	uint64_t t0_ns, t1_ns;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double percentile_us(const struct capture *cap, double p)
+{
+	uint64_t i;
+
+	if (!cap->n_lat)
+		return 0;
+	i = (uint64_t)(p * (double)(cap->n_lat - 1));
+	return (double)cap->lat_ns[i] / 1000.0;
+}
+
+static int verify(fpgad_channel *ch, const struct fpgad_frame *f,
+		  const void *pattern, uint64_t psize, uint64_t *ret_off)
+{
+	const void *data;
+	int r = fpgad_frame_host(ch, f, &data);
+
+	if (r < 0)
+		return r;
+	return fpgad_simframe_check(data, f->length, f->seq, pattern, psize,
+				    ret_off);
+}
+
+static void report(const struct fpgactl_opts *o, const struct capture *cap,
+		   const struct fpgad_channel_info *info)
+{
+	double secs = (double)(cap->t1_ns - cap->t0_ns) / 1e9;
+	double fps = secs > 0 ? (double)cap->frames / secs : 0;
+	double gbps = secs > 0 ? (double)cap->bytes / secs / 1e9 : 0;
+
+	if (o->json) {
+		json_t *j = json_pack(
+			"{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:f, s:{s:f, s:f, s:f}}",
+			"channel", info->name, "memory",
+			info->memory == FPGAD_MEMORY_CUDA ? "cuda" : "host",
+			"mode", info->mode,
+			"frames", (json_int_t)cap->frames,
+			"verified", (json_int_t)cap->verified,
+			"errors", (json_int_t)cap->errors,
+			"drops", (json_int_t)cap->drops, "fps", fps, "gbps", gbps,
+			"latency_us", "p50", percentile_us(cap, 0.50),
+			"p99", percentile_us(cap, 0.99),
+			"max", percentile_us(cap, 1.0));
+		char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+		if (s)
+			puts(s);
+		free(s);
+		json_decref(j);
+		return;
+	}
+	printf("channel %s: %s memory, %s\n", info->name,
+	       info->memory == FPGAD_MEMORY_CUDA ? "cuda" : "host", info->mode);
+	printf("frames     %llu (seq %llu..%llu), %llu bytes each\n",
+	       (unsigned long long)cap->frames,
+	       (unsigned long long)cap->first_seq,
+	       (unsigned long long)cap->last_seq,
+	       (unsigned long long)info->frame_size);
+	printf("verified   %llu, errors %llu\n", (unsigned long long)cap->verified,
+	       (unsigned long long)cap->errors);
+	printf("drops      %llu\n", (unsigned long long)cap->drops);
+	printf("rate       %.0f frames/s, %.3f GB/s\n", fps, gbps);
+	printf("wake-up    p50 %.1f us, p99 %.1f us, max %.1f us (DMA end to fpgactl)\n",
+	       percentile_us(cap, 0.50), percentile_us(cap, 0.99),
+	       percentile_us(cap, 1.0));
+}
+
+static int take(fpgad_channel *ch, const struct fpgactl_opts *o,
+		struct capture *cap, const void *pattern, uint64_t psize)
+{
+	struct fpgad_frame f;
+	uint64_t woke, off = 0;
+	int r;
+
+	while (cap->frames < o->count) {
+		r = fpgad_frame_wait(ch, &f, o->timeout_ms);
+		woke = now_ns();
+		if (r < 0)
+			return r;
+		if (!cap->frames) {
+			cap->t0_ns = woke;
+			cap->first_seq = f.seq;
+		} else if (f.seq > cap->last_seq + 1) {
+			cap->drops += f.seq - cap->last_seq - 1;
+		}
+		cap->last_seq = f.seq;
+		cap->frames++;
+		cap->bytes += f.length;
+		if (cap->n_lat < MAX_SAMPLES && woke > f.t_dma_end_ns)
+			cap->lat_ns[cap->n_lat++] = woke - f.t_dma_end_ns;
+		if (o->verify) {
+			r = verify(ch, &f, pattern, psize, &off);
+			if (r == 0) {
+				cap->verified++;
+			} else {
+				cap->errors++;
+				if (cap->errors <= 5)
+					fprintf(stderr, "fpgactl: frame %llu: %s at byte %llu\n",
+						(unsigned long long)f.seq,
+						r < -4 ? strerror(-r) :
+						fpgad_simframe_strerror(r),
+						(unsigned long long)off);
+			}
+		}
+		r = fpgad_frame_release(ch, &f);
+		if (r < 0)
+			return r;
+	}
+	cap->t1_ns = now_ns();
+	return 0;
+}
+
+int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o)
+{
+	struct fpgad_channel_info info;
+	struct capture cap = { 0 };
+	void *pattern = NULL;
+	uint64_t psize = 0;
+	fpgad_channel *ch;
+	int r, code = 1;
+
+	r = fpgad_channel_open(c, o->channel, 0, &ch);
+	if (r < 0)
+		return fpgactl_fail(c, o->channel, r);
+	fpgad_channel_get_info(ch, &info);
+	fpgad_channel_set_newest(ch, o->newest);
+	cap.lat_ns = malloc(MAX_SAMPLES * sizeof(*cap.lat_ns));
+	if (o->verify) {
+		psize = fpgad_simframe_pattern_size(info.frame_size);
+		pattern = malloc(psize);
+		if (pattern)
+			fpgad_simframe_pattern_fill(pattern, psize);
+	}
+	if (!cap.lat_ns || (o->verify && !pattern)) {
+		fprintf(stderr, "fpgactl: out of memory\n");
+		goto out;
+	}
+	r = take(ch, o, &cap, pattern, psize);
+	if (r < 0) {
+		fprintf(stderr, "fpgactl: capture %s: after %llu frames: %s\n",
+			o->channel, (unsigned long long)cap.frames,
+			r == -ETIMEDOUT ? "no frame within the timeout" :
+			r == -EPIPE ? "the lease ended (fpgad stopped or closed it)" :
+			strerror(-r));
+		goto out;
+	}
+	qsort(cap.lat_ns, cap.n_lat, sizeof(*cap.lat_ns), cmp_u64);
+	report(o, &cap, &info);
+	code = cap.errors ? 1 : 0;
+out:
+	fpgad_channel_close(ch);
+	free(pattern);
+	free(cap.lat_ns);
+	return code;
+}

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+/* gpu.c - what a libfpgad built without CUDA says about GPU memory. */
+#include <errno.h>
+#include <stdio.h>
+
+#include "client_internal.h"
+
+#ifndef FPGAD_CUDA
+int gpu_map(const void *ipc_handle, int gpu, void **ret_ptr, char *why,
+	    size_t whylen)
+{
+	(void)ipc_handle;
+	(void)gpu;
+	(void)ret_ptr;
+	snprintf(why, whylen, "this libfpgad was built without CUDA");
+	return -ENODEV;
+}
+
+void gpu_unmap(void *ptr)
+{
+	(void)ptr;
+}
+
+int gpu_host_alloc(size_t len, void **ret_ptr)
+{
+	(void)len;
+	(void)ret_ptr;
+	return -ENODEV;
+}
+
+void gpu_host_free(void *ptr)
+{
+	(void)ptr;
+}
+
+int gpu_to_host(void *dst, const void *src_dev, size_t len)
+{
+	(void)dst;
+	(void)src_dev;
+	(void)len;
+	return -ENODEV;
+}
+#endif

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+/* gpu_cuda.c - GPU memory of fpgad's rings, through the CUDA runtime. */
+#include <cuda_runtime_api.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "client_internal.h"
+
+/* The one place CUDA errors become errno values in the library. */
+static int cuda_errno(cudaError_t e)
+{
+	switch (e) {
+	case cudaSuccess: return 0;
+	case cudaErrorMemoryAllocation: return -ENOMEM;
+	case cudaErrorInvalidValue: return -EINVAL;
+	case cudaErrorNoDevice:
+	case cudaErrorInsufficientDriver:
+	case cudaErrorInvalidDevice: return -ENODEV;
+	case cudaErrorMapBufferObjectFailed:
+	case cudaErrorInvalidResourceHandle: return -EBADF;
+	default: return -EIO;
+	}
+}
+
+int gpu_map(const void *ipc_handle, int gpu, void **ret_ptr, char *why,
+	    size_t whylen)
+{
+	cudaIpcMemHandle_t h;
+	cudaError_t e;
+	void *ptr;
+
+	e = cudaSetDevice(gpu);
+	if (e == cudaSuccess) {
+		memcpy(&h, ipc_handle, sizeof(h));
+		e = cudaIpcOpenMemHandle(&ptr, h, cudaIpcMemLazyEnablePeerAccess);
+	}
+	if (e != cudaSuccess) {
+		snprintf(why, whylen, "cannot map it: %s", cudaGetErrorString(e));
+		return cuda_errno(e);
+	}
+	*ret_ptr = ptr;
+	return 0;
+}
+
+void gpu_unmap(void *ptr)
+{
+	cudaIpcCloseMemHandle(ptr);
+}
+
+int gpu_host_alloc(size_t len, void **ret_ptr)
+{
+	return cuda_errno(cudaMallocHost(ret_ptr, len));
+}
+
+void gpu_host_free(void *ptr)
+{
+	if (ptr)
+		cudaFreeHost(ptr);
+}
+
+int gpu_to_host(void *dst, const void *src_dev, size_t len)
+{
+	return cuda_errno(cudaMemcpy(dst, src_dev, len, cudaMemcpyDeviceToHost));
+}
