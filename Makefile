@@ -191,7 +191,11 @@ $(BUILD)/itests/%: $(BUILD)/obj/tests/integration/%.o \
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS) -lcmocka
 
-integration: all $(ITEST_BIN)
+$(BUILD)/itests/hold_frame: $(BUILD)/obj/tests/integration/hold_frame.o $(BUILD)/libfpgad.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
+
+integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 	@set -e; for t in $(ITEST_BIN); do echo "== $$t"; BUILD=$(BUILD) $$t; done
 
 -include kmod/kmod.mk

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,30 +229,40 @@ static void drain(struct channel *ch, int timeout_ms)
 }
 
 /*
- * A transfer failed: stop the engine, cancel what is queued, re-arm.  The
- * slot in flight was already recycled.  After CHANNEL_MAX_FAILURES in a
- * row the channel is FAILED and arms nothing more.
+ * A transfer failed: stop the engine and cancel what is queued; the slot
+ * in flight was already recycled.  The stream re-arms once every queued
+ * transfer has come back (see settle_recovery).
  */
 static void recover(struct channel *ch, int status)
 {
 	int r;
 
 	ch->stats.recoveries++;
+	ch->failures++;
 	ch->state = CHANNEL_RECOVERING;
 	r = ch->ops->reset(ch->q);
-	if (r < 0)
+	if (r < 0) {
 		log_err("channel %s: reset: %s", ch->cfg.name, strerror(-r));
-	drain(ch, (int)ch->dma_timeout_ms);
+		ch->failures = CHANNEL_MAX_FAILURES;
+	}
 	raise_all(ch, FPGAD_EVENT_RESET);
-	if (++ch->failures >= CHANNEL_MAX_FAILURES || r < 0) {
+	log_warn("channel %s: DMA failed (%s); resetting the engine",
+		 ch->cfg.name, strerror(-status));
+}
+
+/* RECOVERING and nothing queued any more: stream again, or give up. */
+static void settle_recovery(struct channel *ch)
+{
+	if (ch->state != CHANNEL_RECOVERING || ch->inflight || ch->copying)
+		return;
+	if (ch->failures >= CHANNEL_MAX_FAILURES) {
 		ch->state = CHANNEL_FAILED;
-		log_err("channel %s: %u DMA failures in a row (last: %s); channel FAILED",
-			ch->cfg.name, ch->failures, strerror(-status));
+		log_err("channel %s: %u DMA failures in a row; channel FAILED",
+			ch->cfg.name, ch->failures);
 		return;
 	}
-	log_warn("channel %s: DMA failed (%s); engine reset, streaming again",
-		 ch->cfg.name, strerror(-status));
 	ch->state = CHANNEL_STREAMING;
+	log_notice("channel %s: engine reset, streaming again", ch->cfg.name);
 }
 
 static void completed(struct channel *ch, unsigned slot,
@@ -337,8 +348,15 @@ static void wait_release(struct channel *ch)
 {
 	struct lease *l = ch->leases;
 
-	if (!l)
+	while (l && l->closing)
+		l = l->next;
+	if (!l) {
+		/* Every lease is going away: the control path wants the lock. */
+		pthread_mutex_unlock(&ch->lock);
+		sched_yield();
+		pthread_mutex_lock(&ch->lock);
 		return;
+	}
 	ch->waiting_on = l;
 	pthread_mutex_unlock(&ch->lock);
 	frame_ring_producer_wait(l->prod, 10);
@@ -356,6 +374,7 @@ static void *stream_main(void *arg)
 	pthread_mutex_lock(&ch->lock);
 	while (!atomic_load(&ch->stop)) {
 		reclaim(ch);
+		settle_recovery(ch);
 		arm(ch);
 		if (ch->inflight) {
 			/* Bounce copies in flight too: come back for them soon. */
@@ -380,7 +399,8 @@ static void *stream_main(void *arg)
 				copy_finished(ch, &done);
 			reap_copies(ch, 0);
 #endif
-		} else if (ch->state == CHANNEL_STREAMING) {
+		} else if (ch->state == CHANNEL_STREAMING ||
+			   ch->state == CHANNEL_RECOVERING) {
 			wait_release(ch);
 		} else {
 			/* FAILED: nothing to do until the channel is reset. */
@@ -807,6 +827,7 @@ int channel_close(struct channel *ch, struct session *s)
 		return -ENOENT;
 	}
 	/* The stream may be asleep on this lease's releases. */
+	l->closing = true;
 	while (ch->waiting_on == l)
 		pthread_cond_wait(&ch->cond, &ch->lock);
 	*pp = l->next;

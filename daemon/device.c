@@ -10,7 +10,7 @@ const struct device_ops *device_ops_for(enum backend_kind kind)
 	case BACKEND_SIM:
 		return &device_sim_ops;
 	case BACKEND_XDMA:
-		return NULL;
+		return &device_xdma_ops;
 	}
 	return NULL;
 }

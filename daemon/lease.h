@@ -24,6 +24,7 @@ struct lease {
 	struct lease *next;
 	struct session *session;	/* owner; identity only */
 	bool shared;
+	bool closing;			/* being removed: do not wait on it */
 	uid_t uid;
 	pid_t pid;
 	struct mem_region *desc;	/* the descriptor ring's shm */

@@ -48,11 +48,13 @@ static const char *channel_name_of(const Fpgad__Request *req)
 }
 
 int protocol_decode(const void *buf, size_t len, Fpgad__Request **ret_req,
-		    Fpgad__StatusCode *ret_code, char *err, size_t errlen)
+		    uint64_t *ret_id, Fpgad__StatusCode *ret_code, char *err,
+		    size_t errlen)
 {
 	Fpgad__Request *req;
 	const char *name;
 
+	*ret_id = 0;
 	req = fpgad__request__unpack(NULL, len, buf);
 	if (!req) {
 		*ret_code = FPGAD__STATUS_CODE__STATUS_BAD_REQUEST;
@@ -60,6 +62,7 @@ int protocol_decode(const void *buf, size_t len, Fpgad__Request **ret_req,
 			 len);
 		return -EBADMSG;
 	}
+	*ret_id = req->id;
 	if (req->body_case == FPGAD__REQUEST__BODY__NOT_SET) {
 		*ret_code = FPGAD__STATUS_CODE__STATUS_UNKNOWN_REQUEST;
 		snprintf(err, errlen, "unknown request type (no body this fpgad knows)");

@@ -10,15 +10,18 @@
 #define FPGAD_PROTOCOL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "fpgad.pb-c.h"
 
 /*
  * Returns 0 and the request, or a negative errno with *ret_code set to the
- * status to answer and a message naming what was wrong in @err.
+ * status to answer, *ret_id to the request id when one could be read (else
+ * 0) and a message naming what was wrong in @err.
  */
 int protocol_decode(const void *buf, size_t len, Fpgad__Request **ret_req,
-		    Fpgad__StatusCode *ret_code, char *err, size_t errlen);
+		    uint64_t *ret_id, Fpgad__StatusCode *ret_code, char *err,
+		    size_t errlen);
 void protocol_free(Fpgad__Request *req);
 
 /* Packs @resp into a malloc'ed buffer. */

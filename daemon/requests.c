@@ -405,7 +405,7 @@ void requests_handle(struct daemon *d, struct control_ctx *ctx,
 
 	r.resp.message = "";
 	s = session_for(d, p);
-	if (protocol_decode(buf, len, &req, &code, r.message,
+	if (protocol_decode(buf, len, &req, &r.resp.id, &code, r.message,
 			    sizeof(r.message)) < 0) {
 		log_notice("control: pid %d: %s", (int)p->pid, r.message);
 		r.resp.code = code;

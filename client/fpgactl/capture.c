@@ -122,6 +122,11 @@ static int take(fpgad_channel *ch, const struct fpgactl_opts *o,
 			cap->first_seq = f.seq;
 		} else if (f.seq > cap->last_seq + 1) {
 			cap->drops += f.seq - cap->last_seq - 1;
+		} else if (f.seq <= cap->last_seq) {
+			cap->errors++;
+			fprintf(stderr, "fpgactl: frame %llu after frame %llu: duplicated or out of order\n",
+				(unsigned long long)f.seq,
+				(unsigned long long)cap->last_seq);
 		}
 		cap->last_seq = f.seq;
 		cap->frames++;
@@ -159,7 +164,7 @@ int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o)
 	fpgad_channel *ch;
 	int r, code = 1;
 
-	r = fpgad_channel_open(c, o->channel, 0, &ch);
+	r = fpgad_channel_open(c, o->channel, o->shared ? FPGAD_OPEN_SHARED : 0, &ch);
 	if (r < 0)
 		return fpgactl_fail(c, o->channel, r);
 	fpgad_channel_get_info(ch, &info);

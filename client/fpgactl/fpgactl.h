@@ -13,6 +13,7 @@ struct fpgactl_opts {
 	bool json;
 	bool verify;
 	bool newest;
+	bool shared;
 	uint64_t count;
 	int timeout_ms;
 	const char *channel;	/* first positional argument, if any */

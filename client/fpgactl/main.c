@@ -169,6 +169,7 @@ static void usage(FILE *f)
 		   "  -n, --count N  frames to take (capture)\n"
 		   "  --verify       check every frame's content (capture)\n"
 		   "  --newest       skip to the newest ready frame (capture)\n"
+		   "  --shared       a shared-read lease (capture)\n"
 		   "  --timeout MS   give up waiting for a frame after MS (capture)\n"
 		   "\nCommands:\n", FPGAD_DEFAULT_URL);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
@@ -200,6 +201,7 @@ int main(int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ "verify", no_argument, NULL, 'V' },
 		{ "newest", no_argument, NULL, 'N' },
+		{ "shared", no_argument, NULL, 'S' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -229,6 +231,7 @@ int main(int argc, char **argv)
 		case 'j': o.json = true; break;
 		case 'V': o.verify = true; break;
 		case 'N': o.newest = true; break;
+		case 'S': o.shared = true; break;
 		case 'n':
 			if (parse_number(optarg, UINT64_MAX, &o.count) < 0 || !o.count) {
 				fprintf(stderr, "fpgactl: -n: '%s' is not a positive number\n", optarg);

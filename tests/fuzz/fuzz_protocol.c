@@ -11,9 +11,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	Fpgad__Request *req = NULL;
 	Fpgad__StatusCode code;
+	uint64_t id;
 	char err[256];
 
-	if (protocol_decode(data, size, &req, &code, err, sizeof(err)) == 0) {
+	if (protocol_decode(data, size, &req, &id, &code, err, sizeof(err)) == 0) {
 		/* Everything a handler may touch must be there. */
 		if (req->body_case == FPGAD__REQUEST__BODY__NOT_SET)
 			__builtin_trap();

@@ -20,7 +20,9 @@ static size_t pack(const Fpgad__Request *req, uint8_t *buf)
 static int decode(const uint8_t *buf, size_t len, Fpgad__Request **req,
 		  Fpgad__StatusCode *code, char *err)
 {
-	return protocol_decode(buf, len, req, code, err, 256);
+	uint64_t id;
+
+	return protocol_decode(buf, len, req, &id, code, err, 256);
 }
 
 static void test_hello_round_trip(void **state)

@@ -1,0 +1,693 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * fpgad_cdev.c - /dev/fpgadN: open files, ioctls, completions, channels.
+ *
+ * A SUBMIT puts a transfer on its channel's queue and returns.  The
+ * channel's work item takes transfers one at a time, runs them through the
+ * engine with the channel's hw_lock held and moves each, completed, to its
+ * file's done list, where read() picks it up.  Cancelling (RESET, close,
+ * removal) takes queued transfers off the queue and flags a running one,
+ * which the engine stops before it returns.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs.h>
+#include <linux/jiffies.h>
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/poll.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
+
+#include "fpgad.h"
+
+/* --- channels ------------------------------------------------------------ */
+
+static void fpgad_xfer_complete(struct fpgad_xfer *x, int status)
+{
+	struct fpgad_file *file = x->file;
+	struct fpgad_counters *ctr = &file->fdev->ctr;
+
+	x->rec.status = status;
+	x->rec.length = status ? 0 : x->length;
+	x->rec.t_end_ns = ktime_get_ns();
+	if (!x->rec.t_start_ns)
+		x->rec.t_start_ns = x->rec.t_end_ns;
+
+	switch (status) {
+	case 0:
+		atomic64_inc(&ctr->transfers);
+		atomic64_add(x->length, x->dir == FPGAD_DMA_H2C ?
+			     &ctr->bytes_h2c : &ctr->bytes_c2h);
+		break;
+	case -ETIMEDOUT:
+		atomic64_inc(&ctr->timeouts);
+		break;
+	case -ECANCELED:
+	case -ENODEV:
+		atomic64_inc(&ctr->cancels);
+		break;
+	default:
+		atomic64_inc(&ctr->errors);
+		break;
+	}
+	atomic64_dec(&ctr->inflight);
+	atomic_dec(&x->pin->users);
+
+	/*
+	 * The wake-up happens under cq_lock: teardown frees the file once it
+	 * has seen running == 0 under the same lock.
+	 */
+	spin_lock(&file->cq_lock);
+	list_add_tail(&x->node, &file->done);
+	file->running--;
+	wake_up_all(&file->wq);
+	spin_unlock(&file->cq_lock);
+}
+
+static void fpgad_chan_work(struct work_struct *work)
+{
+	struct fpgad_chan *ch = container_of(work, struct fpgad_chan, work);
+	struct fpgad_dev *fdev = ch->fdev;
+	struct fpgad_xfer *x;
+	int status;
+
+	for (;;) {
+		spin_lock(&ch->lock);
+		x = list_first_entry_or_null(&ch->queue, struct fpgad_xfer,
+					     node);
+		if (!x) {
+			spin_unlock(&ch->lock);
+			return;
+		}
+		list_del_init(&x->node);
+		status = x->cancel;
+		ch->cur = status ? NULL : x;
+		ch->abort = false;
+		spin_unlock(&ch->lock);
+		if (status) {
+			fpgad_xfer_complete(x, status);
+			continue;
+		}
+
+		mutex_lock(&ch->hw_lock);
+		if (READ_ONCE(x->pin->dead)) {
+			status = -ENOLINK;
+		} else {
+			fpgad_pin_sync_for_device(fdev, x->pin);
+			x->rec.t_start_ns = ktime_get_ns();
+			status = fdev->engine->run(ch, x);
+			fpgad_pin_sync_for_cpu(fdev, x->pin);
+		}
+		mutex_unlock(&ch->hw_lock);
+
+		spin_lock(&ch->lock);
+		ch->cur = NULL;
+		spin_unlock(&ch->lock);
+		fpgad_xfer_complete(x, status);
+	}
+}
+
+/*
+ * Cancel the transfers of @file on @ch (all files if @file is NULL): queued
+ * ones are marked and completed with @status by the work item, in order,
+ * after the running one, which the engine stops if it is theirs.
+ */
+static void fpgad_chan_cancel(struct fpgad_chan *ch, struct fpgad_file *file,
+			      int status)
+{
+	struct fpgad_xfer *x;
+
+	spin_lock(&ch->lock);
+	list_for_each_entry(x, &ch->queue, node) {
+		if (!file || x->file == file)
+			x->cancel = status;
+	}
+	if (ch->cur && (!file || ch->cur->file == file)) {
+		ch->abort = true;
+		wake_up_all(&ch->wq);
+	}
+	spin_unlock(&ch->lock);
+}
+
+int fpgad_chans_alloc(struct fpgad_dev *fdev, unsigned int n)
+{
+	unsigned int i;
+
+	fdev->chans = kcalloc(n, sizeof(*fdev->chans), GFP_KERNEL);
+	if (!fdev->chans)
+		return -ENOMEM;
+	fdev->nchans = n;
+	for (i = 0; i < n; i++) {
+		struct fpgad_chan *ch = &fdev->chans[i];
+
+		ch->fdev = fdev;
+		ch->index = i;
+		spin_lock_init(&ch->lock);
+		INIT_LIST_HEAD(&ch->queue);
+		INIT_WORK(&ch->work, fpgad_chan_work);
+		mutex_init(&ch->hw_lock);
+		init_waitqueue_head(&ch->wq);
+		atomic_set(&ch->irq_done, 0);
+	}
+	return 0;
+}
+
+/* Interrupt context: the engine signalled the channel. */
+void fpgad_chan_irq(struct fpgad_chan *ch)
+{
+	atomic_set(&ch->irq_done, 1);
+	wake_up(&ch->wq);
+}
+
+bool fpgad_chan_aborted(struct fpgad_chan *ch)
+{
+	return READ_ONCE(ch->abort);
+}
+
+/*
+ * Wait for the channel's interrupt, an abort or @deadline (jiffies).
+ * Returns 0 (interrupt, consumed), -ECANCELED or -ETIMEDOUT.
+ */
+int fpgad_chan_wait(struct fpgad_chan *ch, unsigned long deadline)
+{
+	long left = (long)(deadline - jiffies);
+
+	if (left > 0)
+		wait_event_timeout(ch->wq, atomic_read(&ch->irq_done) ||
+				   fpgad_chan_aborted(ch), left);
+	if (fpgad_chan_aborted(ch))
+		return -ECANCELED;
+	if (atomic_xchg(&ch->irq_done, 0))
+		return 0;
+	return -ETIMEDOUT;
+}
+
+static struct fpgad_chan *fpgad_route(struct fpgad_dev *fdev, u32 dir,
+				      u32 channel)
+{
+	if (dir > FPGAD_DMA_C2H || channel >= FPGAD_MAX_CHANNELS)
+		return NULL;
+	return fdev->route[dir][channel];
+}
+
+/* --- files --------------------------------------------------------------- */
+
+static bool fpgad_file_idle(struct fpgad_file *file)
+{
+	bool idle;
+
+	spin_lock(&file->cq_lock);
+	idle = file->running == 0;
+	spin_unlock(&file->cq_lock);
+	return idle;
+}
+
+/*
+ * Cancel every transfer of @file (queued ones complete with @status), wait
+ * until none runs, release every pin.  Idempotent; the file stays open.
+ */
+void fpgad_file_teardown(struct fpgad_file *file, int status)
+{
+	struct fpgad_dev *fdev = file->fdev;
+	struct fpgad_pin *pin;
+	unsigned long idx;
+	unsigned int i;
+
+	mutex_lock(&file->lock);
+	if (file->torn)
+		goto out;
+	WRITE_ONCE(file->torn, true);
+
+	for (i = 0; i < fdev->nchans; i++)
+		fpgad_chan_cancel(&fdev->chans[i], file, status);
+	wait_event(file->wq, fpgad_file_idle(file));
+
+	xa_for_each(&file->pins, idx, pin) {
+		xa_erase(&file->pins, idx);
+		fpgad_pin_release(fdev, pin);
+	}
+	wake_up_all(&file->wq);
+out:
+	mutex_unlock(&file->lock);
+}
+
+static int fpgad_open(struct inode *inode, struct file *filp)
+{
+	struct fpgad_dev *fdev = container_of(inode->i_cdev, struct fpgad_dev,
+					      cdev);
+	struct fpgad_file *file;
+
+	file = kzalloc(sizeof(*file), GFP_KERNEL);
+	if (!file)
+		return -ENOMEM;
+	file->fdev = fdev;
+	mutex_init(&file->lock);
+	xa_init_flags(&file->pins, XA_FLAGS_ALLOC1);
+	spin_lock_init(&file->cq_lock);
+	INIT_LIST_HEAD(&file->done);
+	init_waitqueue_head(&file->wq);
+
+	mutex_lock(&fdev->lock);
+	if (fdev->dead) {
+		mutex_unlock(&fdev->lock);
+		kfree(file);
+		return -ENODEV;
+	}
+	get_device(&fdev->dev);
+	list_add_tail(&file->node, &fdev->files);
+	atomic64_inc(&fdev->ctr.files);
+	mutex_unlock(&fdev->lock);
+
+	filp->private_data = file;
+	stream_open(inode, filp);
+	return 0;
+}
+
+static int fpgad_release(struct inode *inode, struct file *filp)
+{
+	struct fpgad_file *file = filp->private_data;
+	struct fpgad_dev *fdev = file->fdev;
+	struct fpgad_xfer *x, *tmp;
+
+	fpgad_file_teardown(file, -ECANCELED);
+
+	mutex_lock(&fdev->lock);
+	list_del(&file->node);
+	atomic64_dec(&fdev->ctr.files);
+	mutex_unlock(&fdev->lock);
+
+	list_for_each_entry_safe(x, tmp, &file->done, node)
+		kfree(x);
+	xa_destroy(&file->pins);
+	mutex_destroy(&file->lock);
+	kfree(file);
+	put_device(&fdev->dev);
+	return 0;
+}
+
+/* --- ioctls -------------------------------------------------------------- */
+
+static int fpgad_ioc_version(struct fpgad_file *file, void __user *arg)
+{
+	struct fpgad_dma_version v;
+	u32 caller;
+
+	if (copy_from_user(&v, arg, sizeof(v)))
+		return -EFAULT;
+	if (v.reserved[0] || v.reserved[1])
+		return -EINVAL;
+	caller = v.abi_version;
+
+	memset(&v, 0, sizeof(v));
+	v.abi_version = FPGAD_DMA_ABI_VERSION;
+	v.features = FPGAD_DMA_FEAT_DMABUF | FPGAD_DMA_FEAT_POLL_WB;
+#ifdef FPGAD_NVP2P
+	v.features |= FPGAD_DMA_FEAT_NVP2P;
+#endif
+	if (copy_to_user(arg, &v, sizeof(v)))
+		return -EFAULT;
+	WRITE_ONCE(file->versioned, caller == FPGAD_DMA_ABI_VERSION);
+	return 0;
+}
+
+static int fpgad_ioc_info(struct fpgad_file *file, void __user *arg)
+{
+	struct fpgad_dev *fdev = file->fdev;
+	struct pci_dev *pdev = fdev->pdev;
+	struct fpgad_dma_info in;
+	u16 lnksta;
+
+	if (READ_ONCE(fdev->dead))
+		return -ENODEV;
+	memset(&in, 0, sizeof(in));
+	in.h2c_channels = fdev->n_h2c;
+	in.c2h_channels = fdev->n_c2h;
+	if (pci_is_pcie(pdev) &&
+	    !pcie_capability_read_word(pdev, PCI_EXP_LNKSTA, &lnksta)) {
+		in.link_gen = lnksta & PCI_EXP_LNKSTA_CLS;
+		in.link_width = (lnksta & PCI_EXP_LNKSTA_NLW) >>
+				PCI_EXP_LNKSTA_NLW_SHIFT;
+	}
+	in.card_memory = fdev->card_memory;
+	in.align = fdev->align;
+	in.max_inflight = fpgad_max_inflight;
+	in.max_transfer = fdev->max_transfer;
+	in.vendor = pdev->vendor;
+	in.device = pdev->device;
+	in.pci_domain = pci_domain_nr(pdev->bus);
+	in.pci_bus = pdev->bus->number;
+	in.pci_devfn = pdev->devfn;
+	in.default_timeout_ms = READ_ONCE(fpgad_timeout_ms);
+	strscpy(in.engine, fdev->engine->name, sizeof(in.engine));
+	return copy_to_user(arg, &in, sizeof(in)) ? -EFAULT : 0;
+}
+
+/* Give @pin a handle in @file and write it to @ret_handle. */
+static int fpgad_pin_install(struct fpgad_file *file, struct fpgad_pin *pin,
+			     u64 *ret_handle)
+{
+	u32 id;
+	int ret;
+
+	ret = xa_alloc(&file->pins, &id, pin, xa_limit_32b, GFP_KERNEL);
+	if (ret)
+		return ret;
+	*ret_handle = id;
+	return 0;
+}
+
+static int fpgad_ioc_pin(struct fpgad_file *file, unsigned int cmd,
+			 void __user *arg)
+{
+	struct fpgad_dev *fdev = file->fdev;
+	union {
+		struct fpgad_dma_pin_host host;
+		struct fpgad_dma_pin_dmabuf dmabuf;
+		struct fpgad_dma_pin_nvp2p nvp2p;
+	} u;
+	size_t size = _IOC_SIZE(cmd);
+	struct fpgad_pin *pin = NULL;
+	u64 handle, *ret_handle;
+	int ret;
+
+	if (copy_from_user(&u, arg, size))
+		return -EFAULT;
+
+	mutex_lock(&file->lock);
+	ret = -ENODEV;
+	if (file->torn)
+		goto out;
+
+	switch (cmd) {
+	case FPGAD_DMA_IOC_PIN_HOST:
+		ret = -EINVAL;
+		if (u.host.flags || u.host.reserved)
+			goto out;
+		ret = fpgad_pin_host(fdev, u.host.addr, u.host.length, &pin);
+		ret_handle = &u.host.handle;
+		break;
+	case FPGAD_DMA_IOC_PIN_DMABUF:
+		ret = -EINVAL;
+		if (u.dmabuf.flags)
+			goto out;
+		ret = fpgad_pin_dmabuf(fdev, u.dmabuf.fd, u.dmabuf.offset,
+				       u.dmabuf.length, &pin);
+		ret_handle = &u.dmabuf.handle;
+		break;
+	default:
+		ret = -EINVAL;
+		if (u.nvp2p.flags || u.nvp2p.reserved)
+			goto out;
+		ret = fpgad_pin_nvp2p(fdev, u.nvp2p.gpu_addr, u.nvp2p.length,
+				      &pin);
+		ret_handle = &u.nvp2p.handle;
+		break;
+	}
+	if (ret)
+		goto out;
+
+	ret = fpgad_pin_install(file, pin, &handle);
+	if (ret)
+		goto err_release;
+	*ret_handle = handle;
+	if (copy_to_user(arg, &u, size)) {
+		xa_erase(&file->pins, handle);
+		ret = -EFAULT;
+		goto err_release;
+	}
+	goto out;
+
+err_release:
+	fpgad_pin_release(fdev, pin);
+out:
+	mutex_unlock(&file->lock);
+	return ret;
+}
+
+static int fpgad_ioc_unpin(struct fpgad_file *file, void __user *arg)
+{
+	struct fpgad_dma_unpin u;
+	struct fpgad_pin *pin;
+	int ret;
+
+	if (copy_from_user(&u, arg, sizeof(u)))
+		return -EFAULT;
+	if (!u.handle || u.handle > U32_MAX)
+		return -ENOENT;
+
+	mutex_lock(&file->lock);
+	ret = -ENODEV;
+	if (file->torn)
+		goto out;
+	ret = -ENOENT;
+	pin = xa_load(&file->pins, u.handle);
+	if (!pin)
+		goto out;
+	ret = -EBUSY;
+	if (atomic_read(&pin->users))
+		goto out;
+	xa_erase(&file->pins, u.handle);
+	fpgad_pin_release(file->fdev, pin);
+	ret = 0;
+out:
+	mutex_unlock(&file->lock);
+	return ret;
+}
+
+static int fpgad_ioc_submit(struct fpgad_file *file, void __user *arg)
+{
+	struct fpgad_dev *fdev = file->fdev;
+	struct fpgad_dma_submit s;
+	struct fpgad_chan *ch;
+	struct fpgad_pin *pin;
+	struct fpgad_xfer *x;
+	bool full;
+	int ret;
+
+	if (copy_from_user(&s, arg, sizeof(s)))
+		return -EFAULT;
+	if (s.flags)
+		return -EINVAL;
+	if (!s.length || s.length > fdev->max_transfer)
+		return -EINVAL;
+	if (fdev->card_memory && (s.card_addr >= fdev->card_memory ||
+				  s.length > fdev->card_memory - s.card_addr))
+		return -EINVAL;
+	if (!s.handle || s.handle > U32_MAX)
+		return -ENOENT;
+
+	x = kzalloc(sizeof(*x), GFP_KERNEL);
+	if (!x)
+		return -ENOMEM;
+
+	mutex_lock(&file->lock);
+	ret = -ENODEV;
+	if (file->torn)
+		goto err;
+	ret = -EINVAL;
+	ch = fpgad_route(fdev, s.direction, s.channel);
+	if (!ch)
+		goto err;
+	ret = -ENOENT;
+	pin = xa_load(&file->pins, s.handle);
+	if (!pin)
+		goto err;
+	ret = -EINVAL;
+	if (s.offset > pin->length || s.length > pin->length - s.offset)
+		goto err;
+	ret = -ENOLINK;
+	if (READ_ONCE(pin->dead))
+		goto err;
+
+	spin_lock(&file->cq_lock);
+	full = file->outstanding >= fpgad_max_inflight;
+	if (!full) {
+		file->outstanding++;
+		file->running++;
+	}
+	spin_unlock(&file->cq_lock);
+	ret = -EAGAIN;
+	if (full)
+		goto err;
+
+	x->file = file;
+	x->chan = ch;
+	x->pin = pin;
+	x->offset = s.offset;
+	x->card_addr = s.card_addr;
+	x->length = s.length;
+	x->dir = s.direction;
+	x->timeout_ms = s.timeout_ms ? s.timeout_ms : READ_ONCE(fpgad_timeout_ms);
+	x->rec.cookie = s.cookie;
+	x->rec.channel = s.channel;
+	x->rec.direction = s.direction;
+	atomic_inc(&pin->users);
+	atomic64_inc(&fdev->ctr.inflight);
+
+	spin_lock(&ch->lock);
+	list_add_tail(&x->node, &ch->queue);
+	spin_unlock(&ch->lock);
+	queue_work(fdev->wq, &ch->work);
+	mutex_unlock(&file->lock);
+	return 0;
+
+err:
+	mutex_unlock(&file->lock);
+	kfree(x);
+	return ret;
+}
+
+static int fpgad_ioc_reset(struct fpgad_file *file, void __user *arg)
+{
+	struct fpgad_dev *fdev = file->fdev;
+	struct fpgad_dma_reset r;
+	struct fpgad_chan *ch;
+	int ret;
+
+	if (copy_from_user(&r, arg, sizeof(r)))
+		return -EFAULT;
+
+	mutex_lock(&file->lock);
+	ret = -ENODEV;
+	if (file->torn)
+		goto out;
+	ret = -EINVAL;
+	ch = fpgad_route(fdev, r.direction, r.channel);
+	if (!ch)
+		goto out;
+
+	fpgad_chan_cancel(ch, file, -ECANCELED);
+	/* A running transfer of ours stops and releases hw_lock. */
+	mutex_lock(&ch->hw_lock);
+	ret = fdev->engine->reset(ch);
+	mutex_unlock(&ch->hw_lock);
+	atomic64_inc(&fdev->ctr.resets);
+	if (ret)
+		dev_err(&fdev->pdev->dev, "channel %u reset failed: %d\n",
+			ch->index, ret);
+out:
+	mutex_unlock(&file->lock);
+	return ret;
+}
+
+static long fpgad_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	struct fpgad_file *file = filp->private_data;
+	void __user *argp = (void __user *)arg;
+
+	if (cmd == FPGAD_DMA_IOC_VERSION)
+		return fpgad_ioc_version(file, argp);
+	if (!READ_ONCE(file->versioned))
+		return -EPROTO;
+
+	switch (cmd) {
+	case FPGAD_DMA_IOC_INFO:
+		return fpgad_ioc_info(file, argp);
+	case FPGAD_DMA_IOC_PIN_HOST:
+	case FPGAD_DMA_IOC_PIN_DMABUF:
+	case FPGAD_DMA_IOC_PIN_NVP2P:
+		return fpgad_ioc_pin(file, cmd, argp);
+	case FPGAD_DMA_IOC_UNPIN:
+		return fpgad_ioc_unpin(file, argp);
+	case FPGAD_DMA_IOC_SUBMIT:
+		return fpgad_ioc_submit(file, argp);
+	case FPGAD_DMA_IOC_RESET:
+		return fpgad_ioc_reset(file, argp);
+	default:
+		return -ENOTTY;
+	}
+}
+
+/* --- completions: read() and poll() ---------------------------------------- */
+
+static bool fpgad_file_readable(struct fpgad_file *file)
+{
+	bool ready;
+
+	spin_lock(&file->cq_lock);
+	ready = !list_empty(&file->done);
+	spin_unlock(&file->cq_lock);
+	return ready || READ_ONCE(file->torn);
+}
+
+static ssize_t fpgad_read(struct file *filp, char __user *buf, size_t count,
+			  loff_t *ppos)
+{
+	struct fpgad_file *file = filp->private_data;
+	const size_t rec = sizeof(struct fpgad_dma_completion);
+	struct fpgad_xfer *x;
+	size_t done = 0;
+	int ret;
+
+	if (!READ_ONCE(file->versioned))
+		return -EPROTO;
+	if (count < rec)
+		return -EINVAL;
+
+	while (done + rec <= count) {
+		spin_lock(&file->cq_lock);
+		x = list_first_entry_or_null(&file->done, struct fpgad_xfer,
+					     node);
+		if (x) {
+			list_del(&x->node);
+			file->outstanding--;
+		}
+		spin_unlock(&file->cq_lock);
+
+		if (!x) {
+			if (done)
+				break;
+			if (READ_ONCE(file->torn))
+				return -ENODEV;
+			if (filp->f_flags & O_NONBLOCK)
+				return -EAGAIN;
+			ret = wait_event_interruptible(file->wq,
+						       fpgad_file_readable(file));
+			if (ret)
+				return ret;
+			continue;
+		}
+
+		if (copy_to_user(buf + done, &x->rec, rec)) {
+			spin_lock(&file->cq_lock);
+			list_add(&x->node, &file->done);
+			file->outstanding++;
+			spin_unlock(&file->cq_lock);
+			return done ? (ssize_t)done : -EFAULT;
+		}
+		kfree(x);
+		done += rec;
+	}
+	return done;
+}
+
+static __poll_t fpgad_poll(struct file *filp, poll_table *wait)
+{
+	struct fpgad_file *file = filp->private_data;
+	__poll_t mask = 0;
+
+	poll_wait(filp, &file->wq, wait);
+	if (!READ_ONCE(file->versioned))
+		return EPOLLERR;
+	spin_lock(&file->cq_lock);
+	if (!list_empty(&file->done))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	spin_unlock(&file->cq_lock);
+	if (READ_ONCE(file->torn))
+		mask |= EPOLLHUP | EPOLLERR;
+	return mask;
+}
+
+const struct file_operations fpgad_fops = {
+	.owner = THIS_MODULE,
+	.open = fpgad_open,
+	.release = fpgad_release,
+	.read = fpgad_read,
+	.poll = fpgad_poll,
+	.unlocked_ioctl = fpgad_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = no_llseek,
+};

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * fpgad_pin.c - making memory reachable by the card.
+ *
+ * host:   pin_user_pages_fast(FOLL_WRITE | FOLL_LONGTERM), an sg table over
+ *         the pages, dma_map_sgtable() for the card's PCI function.
+ * dmabuf: dma_buf_get(), a dynamic attachment to the card's PCI function
+ *         that allows peer-to-peer (GPU memory), dma_buf_pin() and
+ *         dma_buf_map_attachment() under the reservation lock.  Released in
+ *         the reverse order: unmap and unpin under the lock, detach, put.
+ * nvp2p:  fpgad_nvp2p.c, only in builds with NVIDIA_SRC=.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/dma-buf.h>
+#include <linux/dma-mapping.h>
+#include <linux/dma-resv.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+
+#include "fpgad.h"
+
+/* One pin may cover at most this much (bounds the page array). */
+#define FPGAD_PIN_MAX		(64ULL << 30)
+
+static void fpgad_pin_account(struct fpgad_dev *fdev, struct fpgad_pin *pin,
+			      int sign)
+{
+	atomic64_add(sign, &fdev->ctr.pins);
+	atomic64_add(sign * (s64)pin->length, &fdev->ctr.pinned_bytes);
+}
+
+/* --- host memory ----------------------------------------------------------- */
+
+int fpgad_pin_host(struct fpgad_dev *fdev, u64 addr, u64 length,
+		   struct fpgad_pin **ret_pin)
+{
+	struct device *dma_dev = &fdev->pdev->dev;
+	unsigned long first, npages, done = 0;
+	struct fpgad_pin *pin;
+	int ret;
+
+	if (!length || length > FPGAD_PIN_MAX || addr + length < addr ||
+	    addr + length > TASK_SIZE)
+		return -EINVAL;
+	first = addr >> PAGE_SHIFT;
+	npages = ((addr + length - 1) >> PAGE_SHIFT) - first + 1;
+
+	pin = kzalloc(sizeof(*pin), GFP_KERNEL);
+	if (!pin)
+		return -ENOMEM;
+	pin->kind = FPGAD_PIN_HOST;
+	pin->length = length;
+	pin->host.pages = kvmalloc_array(npages, sizeof(struct page *),
+					 GFP_KERNEL);
+	if (!pin->host.pages) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+
+	while (done < npages) {
+		int n = min_t(unsigned long, npages - done, INT_MAX >> PAGE_SHIFT);
+
+		ret = pin_user_pages_fast((first + done) << PAGE_SHIFT, n,
+					  FOLL_WRITE | FOLL_LONGTERM,
+					  pin->host.pages + done);
+		if (ret <= 0) {
+			ret = ret ? ret : -EFAULT;
+			goto err_unpin;
+		}
+		done += ret;
+	}
+	pin->host.npages = npages;
+
+	ret = sg_alloc_table_from_pages(&pin->host.table, pin->host.pages,
+					npages, offset_in_page(addr), length,
+					GFP_KERNEL);
+	if (ret)
+		goto err_unpin;
+	ret = dma_map_sgtable(dma_dev, &pin->host.table, DMA_BIDIRECTIONAL, 0);
+	if (ret)
+		goto err_table;
+	pin->sgt = &pin->host.table;
+	pin->base = 0;
+	fpgad_pin_account(fdev, pin, 1);
+	*ret_pin = pin;
+	return 0;
+
+err_table:
+	sg_free_table(&pin->host.table);
+err_unpin:
+	unpin_user_pages(pin->host.pages, done);
+	kvfree(pin->host.pages);
+err_free:
+	kfree(pin);
+	return ret;
+}
+
+static void fpgad_unpin_host(struct fpgad_dev *fdev, struct fpgad_pin *pin)
+{
+	dma_unmap_sgtable(&fdev->pdev->dev, &pin->host.table,
+			  DMA_BIDIRECTIONAL, 0);
+	sg_free_table(&pin->host.table);
+	/* The card may have written any of them. */
+	unpin_user_pages_dirty_lock(pin->host.pages, pin->host.npages, true);
+	kvfree(pin->host.pages);
+}
+
+/* --- dma-buf ----------------------------------------------------------------- */
+
+/*
+ * The exporter wants to move the buffer.  The attachment is pinned, so a
+ * well-behaved exporter never asks; if one does (memory revoked), the pin
+ * turns dead and new transfers on it fail with -ENOLINK.
+ */
+static void fpgad_move_notify(struct dma_buf_attachment *attach)
+{
+	struct fpgad_pin *pin = attach->importer_priv;
+
+	WRITE_ONCE(pin->dead, true);
+	pr_warn("dma-buf %p revoked under a pin\n", attach->dmabuf);
+}
+
+static const struct dma_buf_attach_ops fpgad_importer_ops = {
+	.allow_peer2peer = true,
+	.move_notify = fpgad_move_notify,
+};
+
+int fpgad_pin_dmabuf(struct fpgad_dev *fdev, int fd, u64 offset, u64 length,
+		     struct fpgad_pin **ret_pin)
+{
+	struct dma_buf_attachment *attach;
+	struct fpgad_pin *pin;
+	struct scatterlist *sg;
+	struct sg_table *sgt;
+	struct dma_buf *buf;
+	u64 mapped = 0;
+	unsigned int i;
+	int ret;
+
+	buf = dma_buf_get(fd);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+
+	ret = -EINVAL;
+	if (offset >= buf->size)
+		goto err_put;
+	if (!length)
+		length = buf->size - offset;
+	if (length > buf->size - offset)
+		goto err_put;
+
+	ret = -ENOMEM;
+	pin = kzalloc(sizeof(*pin), GFP_KERNEL);
+	if (!pin)
+		goto err_put;
+	pin->kind = FPGAD_PIN_DMABUF;
+	pin->length = length;
+	pin->base = offset;
+
+	attach = dma_buf_dynamic_attach(buf, &fdev->pdev->dev,
+					&fpgad_importer_ops, pin);
+	if (IS_ERR(attach)) {
+		ret = PTR_ERR(attach);
+		dev_err(&fdev->pdev->dev, "dma-buf attach failed: %d\n", ret);
+		goto err_free;
+	}
+
+	dma_resv_lock(buf->resv, NULL);
+	ret = dma_buf_pin(attach);
+	if (ret) {
+		dma_resv_unlock(buf->resv);
+		dev_err(&fdev->pdev->dev, "dma-buf pin failed: %d\n", ret);
+		goto err_detach;
+	}
+	sgt = dma_buf_map_attachment(attach, DMA_BIDIRECTIONAL);
+	if (IS_ERR(sgt)) {
+		ret = PTR_ERR(sgt);
+		dma_buf_unpin(attach);
+		dma_resv_unlock(buf->resv);
+		dev_err(&fdev->pdev->dev, "dma-buf map failed: %d\n", ret);
+		goto err_detach;
+	}
+	dma_resv_unlock(buf->resv);
+
+	for_each_sgtable_dma_sg(sgt, sg, i)
+		mapped += sg_dma_len(sg);
+	if (mapped < offset + length) {
+		dev_err(&fdev->pdev->dev,
+			"dma-buf maps %llu bytes, %llu needed\n",
+			mapped, offset + length);
+		ret = -EINVAL;
+		goto err_unmap;
+	}
+
+	pin->sgt = sgt;
+	pin->dmabuf.buf = buf;
+	pin->dmabuf.attach = attach;
+	fpgad_pin_account(fdev, pin, 1);
+	*ret_pin = pin;
+	return 0;
+
+err_unmap:
+	dma_resv_lock(buf->resv, NULL);
+	dma_buf_unmap_attachment(attach, sgt, DMA_BIDIRECTIONAL);
+	dma_buf_unpin(attach);
+	dma_resv_unlock(buf->resv);
+err_detach:
+	dma_buf_detach(buf, attach);
+err_free:
+	kfree(pin);
+err_put:
+	dma_buf_put(buf);
+	return ret;
+}
+
+static void fpgad_unpin_dmabuf(struct fpgad_pin *pin)
+{
+	struct dma_buf *buf = pin->dmabuf.buf;
+
+	dma_resv_lock(buf->resv, NULL);
+	dma_buf_unmap_attachment(pin->dmabuf.attach, pin->sgt,
+				 DMA_BIDIRECTIONAL);
+	dma_buf_unpin(pin->dmabuf.attach);
+	dma_resv_unlock(buf->resv);
+	dma_buf_detach(buf, pin->dmabuf.attach);
+	dma_buf_put(buf);
+}
+
+/* --- nv-p2p ------------------------------------------------------------------ */
+
+int fpgad_pin_nvp2p(struct fpgad_dev *fdev, u64 gpu_addr, u64 length,
+		    struct fpgad_pin **ret_pin)
+{
+#ifdef FPGAD_NVP2P
+	struct fpgad_pin *pin;
+	int ret;
+
+	pin = kzalloc(sizeof(*pin), GFP_KERNEL);
+	if (!pin)
+		return -ENOMEM;
+	pin->kind = FPGAD_PIN_NVP2P;
+	pin->length = length;
+	ret = fpgad_nvp2p_pin(fdev, pin, gpu_addr, length);
+	if (ret) {
+		kfree(pin);
+		return ret;
+	}
+	fpgad_pin_account(fdev, pin, 1);
+	*ret_pin = pin;
+	return 0;
+#else
+	return -EOPNOTSUPP;
+#endif
+}
+
+/* --- common ------------------------------------------------------------------ */
+
+void fpgad_pin_release(struct fpgad_dev *fdev, struct fpgad_pin *pin)
+{
+	if (!pin)
+		return;
+	fpgad_pin_account(fdev, pin, -1);
+	switch (pin->kind) {
+	case FPGAD_PIN_HOST:
+		fpgad_unpin_host(fdev, pin);
+		break;
+	case FPGAD_PIN_DMABUF:
+		fpgad_unpin_dmabuf(pin);
+		break;
+	case FPGAD_PIN_NVP2P:
+#ifdef FPGAD_NVP2P
+		fpgad_nvp2p_release(fdev, pin);
+#endif
+		break;
+	}
+	kfree(pin);
+}
+
+/* Host pages may sit behind a bounce buffer; exporters sync their own. */
+void fpgad_pin_sync_for_device(struct fpgad_dev *fdev, struct fpgad_pin *pin)
+{
+	if (pin->kind == FPGAD_PIN_HOST)
+		dma_sync_sgtable_for_device(&fdev->pdev->dev, pin->sgt,
+					    DMA_BIDIRECTIONAL);
+}
+
+void fpgad_pin_sync_for_cpu(struct fpgad_dev *fdev, struct fpgad_pin *pin)
+{
+	if (pin->kind == FPGAD_PIN_HOST)
+		dma_sync_sgtable_for_cpu(&fdev->pdev->dev, pin->sgt,
+					 DMA_BIDIRECTIONAL);
+}
+
+void fpgad_seg_init(struct fpgad_seg_iter *it, const struct fpgad_pin *pin,
+		    u64 offset, u64 length)
+{
+	it->sg = pin->sgt->sgl;
+	it->nents_left = pin->sgt->nents;
+	it->skip = pin->base + offset;
+	it->left = length;
+}
+
+/* The next DMA-contiguous piece; false when the range is exhausted. */
+bool fpgad_seg_next(struct fpgad_seg_iter *it, dma_addr_t *ret_addr,
+		    u64 *ret_len)
+{
+	while (it->left && it->nents_left) {
+		struct scatterlist *sg = it->sg;
+		u64 len = sg_dma_len(sg);
+
+		it->sg = sg_next(sg);
+		it->nents_left--;
+		if (it->skip >= len) {
+			it->skip -= len;
+			continue;
+		}
+		*ret_addr = sg_dma_address(sg) + it->skip;
+		len = min(len - it->skip, it->left);
+		it->skip = 0;
+		it->left -= len;
+		*ret_len = len;
+		return true;
+	}
+	return false;
+}

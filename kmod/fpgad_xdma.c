@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * fpgad_xdma.c - engine for the Xilinx DMA/Bridge Subsystem for PCI Express
+ * (XDMA, product guide PG195) in AXI memory-mapped mode.
+ *
+ * Register map of the DMA BAR (64 KiB):
+ *   0x0000 + n*0x100  H2C channel n      0x1000 + n*0x100  C2H channel n
+ *   0x2000            IRQ block          0x3000            config block
+ *   0x4000 + n*0x100  H2C SGDMA n        0x5000 + n*0x100  C2H SGDMA n
+ * The DMA BAR is found by the identifiers of the IRQ and config blocks; a
+ * user (AXI-Lite) BAR may come before it.
+ *
+ * A transfer becomes descriptor lists (xdma_desc.c) in a coherent ring of
+ * XDMA_RING_DESCS per channel; a transfer that needs more descriptors runs
+ * as several lists in turn.  Completion is taken from the channel's MSI-X
+ * (or MSI, or legacy) interrupt, or with poll_mode=1 from the poll-mode
+ * write-back of the completed descriptor count.  After every list, and
+ * after a timeout or cancel, the Run bit is cleared and the driver waits
+ * for Busy to drop, so no DMA of the transfer is outstanding when run()
+ * returns and the channel takes the next transfer as it is.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/dma-mapping.h>
+#include <linux/interrupt.h>
+#include <linux/jiffies.h>
+#include <linux/pci.h>
+#include <linux/slab.h>
+
+#include "fpgad.h"
+#include "xdma_desc.h"
+
+#define XDMA_BAR_SPAN		0x10000
+
+#define XDMA_H2C_CHAN(n)	(0x0000 + (n) * 0x100)
+#define XDMA_C2H_CHAN(n)	(0x1000 + (n) * 0x100)
+#define XDMA_IRQ_BLOCK		0x2000
+#define XDMA_CONFIG_BLOCK	0x3000
+#define XDMA_H2C_SGDMA(n)	(0x4000 + (n) * 0x100)
+#define XDMA_C2H_SGDMA(n)	(0x5000 + (n) * 0x100)
+
+#define XDMA_ID_SUBSYSTEM	0x1fc
+#define XDMA_ID_TARGET_H2C	0x0
+#define XDMA_ID_TARGET_C2H	0x1
+#define XDMA_ID_TARGET_IRQ	0x2
+#define XDMA_ID_TARGET_CONFIG	0x3
+
+/* Channel registers. */
+#define XDMA_CH_ID		0x00
+#define XDMA_CH_CONTROL		0x04
+#define XDMA_CH_CONTROL_W1C	0x0c
+#define XDMA_CH_STATUS		0x40
+#define XDMA_CH_STATUS_RC	0x44	/* read clears */
+#define XDMA_CH_COMPLETED	0x48
+#define XDMA_CH_ALIGNMENTS	0x4c
+#define XDMA_CH_POLL_WB_LO	0x88
+#define XDMA_CH_POLL_WB_HI	0x8c
+#define XDMA_CH_INT_MASK	0x90
+
+#define XDMA_CTRL_RUN		BIT(0)
+#define XDMA_CTRL_IE_STOPPED	BIT(1)
+#define XDMA_CTRL_IE_COMPLETED	BIT(2)
+#define XDMA_CTRL_IE_ALIGN	BIT(3)
+#define XDMA_CTRL_IE_MAGIC	BIT(4)
+#define XDMA_CTRL_IE_LENGTH	BIT(5)
+#define XDMA_CTRL_IE_READ_ERR	(0x1fU << 9)
+#define XDMA_CTRL_IE_DESC_ERR	(0x1fU << 19)
+#define XDMA_CTRL_POLL_WB	BIT(26)
+#define XDMA_CTRL_IE_ALL	(XDMA_CTRL_IE_STOPPED | XDMA_CTRL_IE_COMPLETED | \
+				 XDMA_CTRL_IE_ALIGN | XDMA_CTRL_IE_MAGIC |	\
+				 XDMA_CTRL_IE_LENGTH | XDMA_CTRL_IE_READ_ERR |	\
+				 XDMA_CTRL_IE_DESC_ERR)
+
+#define XDMA_STAT_BUSY		BIT(0)
+#define XDMA_STAT_STOPPED	BIT(1)
+#define XDMA_STAT_ERRORS	(BIT(3) | BIT(4) | BIT(5) | (0x1fU << 9) | \
+				 (0x1fU << 14) | (0x1fU << 19))
+
+/* SGDMA registers. */
+#define XDMA_SG_DESC_LO		0x80
+#define XDMA_SG_DESC_HI		0x84
+#define XDMA_SG_DESC_ADJ	0x88
+
+/* IRQ block registers. */
+#define XDMA_IRQ_CHAN_EN_W1S	0x14
+#define XDMA_IRQ_CHAN_EN_W1C	0x18
+#define XDMA_IRQ_CHAN_REQ	0x44
+#define XDMA_IRQ_CHAN_VEC(n)	(0xa0 + (n) * 4)	/* 4 engines each */
+
+/* Poll-mode write-back word. */
+#define XDMA_WB_COUNT		0x00ffffffU
+#define XDMA_WB_ERR		BIT(31)
+
+#define XDMA_RING_DESCS		1024
+#define XDMA_RING_BYTES		(XDMA_RING_DESCS * XDMA_DESC_SIZE)
+#define XDMA_COHERENT_BYTES	(XDMA_RING_BYTES + PAGE_SIZE)	/* + write-back */
+#define XDMA_STOP_MS		100
+#define XDMA_MAX_TRANSFER	(1ULL << 32)
+
+struct xdma_chan {
+	u32 regs;			/* channel register block */
+	u32 sgdma;			/* SGDMA register block */
+	u32 irq_bit;			/* bit in the IRQ block's engine masks */
+	struct xdma_desc *ring;
+	dma_addr_t ring_bus;
+	u32 *wb;			/* poll-mode write-back word */
+	dma_addr_t wb_bus;
+};
+
+struct xdma {
+	void __iomem *bar;
+	int bar_index;
+	int nvec;
+	struct xdma_chan *xc;		/* parallel to fdev->chans */
+};
+
+static u32 xdma_rd(struct xdma *x, u32 reg)
+{
+	return ioread32(x->bar + reg);
+}
+
+static void xdma_wr(struct xdma *x, u32 reg, u32 val)
+{
+	iowrite32(val, x->bar + reg);
+}
+
+static bool xdma_id_is(u32 id, u32 target)
+{
+	return (id >> 20) == XDMA_ID_SUBSYSTEM && ((id >> 16) & 0xf) == target;
+}
+
+/* Clear Run and wait for Busy to drop; then no DMA of the list is pending. */
+static int xdma_stop(struct fpgad_chan *ch)
+{
+	struct xdma *x = ch->fdev->engine_priv;
+	struct xdma_chan *xc = ch->priv;
+	unsigned long deadline = jiffies + msecs_to_jiffies(XDMA_STOP_MS);
+
+	xdma_wr(x, xc->regs + XDMA_CH_CONTROL_W1C,
+		XDMA_CTRL_RUN | XDMA_CTRL_POLL_WB);
+	while (xdma_rd(x, xc->regs + XDMA_CH_STATUS) & XDMA_STAT_BUSY) {
+		if (time_after(jiffies, deadline)) {
+			dev_err(&ch->fdev->pdev->dev,
+				"XDMA channel %u still busy %d ms after stop\n",
+				ch->index, XDMA_STOP_MS);
+			return -EIO;
+		}
+		usleep_range(50, 100);
+	}
+	xdma_wr(x, XDMA_IRQ_BLOCK + XDMA_IRQ_CHAN_EN_W1C, BIT(xc->irq_bit));
+	xdma_rd(x, xc->regs + XDMA_CH_STATUS_RC);
+	atomic_set(&ch->irq_done, 0);
+	return 0;
+}
+
+/* Wait for the list of @count descriptors; the engine keeps running. */
+static int xdma_wait(struct fpgad_chan *ch, u32 count, unsigned long deadline)
+{
+	struct xdma *x = ch->fdev->engine_priv;
+	struct xdma_chan *xc = ch->priv;
+	u32 status, wb;
+	int ret;
+
+	if (!READ_ONCE(fpgad_poll_mode)) {
+		for (;;) {
+			ret = fpgad_chan_wait(ch, deadline);
+			status = xdma_rd(x, xc->regs + XDMA_CH_STATUS);
+			if (!(status & XDMA_STAT_BUSY) ||
+			    (status & (XDMA_STAT_STOPPED | XDMA_STAT_ERRORS)))
+				return ret == -ECANCELED ? ret : 0;
+			if (ret)
+				return ret;
+			/* Not ours to finish yet: listen again. */
+			xdma_wr(x, XDMA_IRQ_BLOCK + XDMA_IRQ_CHAN_EN_W1S,
+				BIT(xc->irq_bit));
+		}
+	}
+
+	for (;;) {
+		wb = le32_to_cpu(READ_ONCE(*(__le32 *)xc->wb));
+		if ((wb & XDMA_WB_ERR) || (wb & XDMA_WB_COUNT) >= count)
+			return 0;
+		if (fpgad_chan_aborted(ch))
+			return -ECANCELED;
+		if (time_after(jiffies, deadline))
+			return -ETIMEDOUT;
+		usleep_range(10, 50);
+	}
+}
+
+/* Run one descriptor list, then stop the engine; 0 or -errno. */
+static int xdma_run_list(struct fpgad_chan *ch, struct xdma_desc_list *l,
+			 u32 adj, unsigned long deadline)
+{
+	struct xdma *x = ch->fdev->engine_priv;
+	struct xdma_chan *xc = ch->priv;
+	u32 control = XDMA_CTRL_RUN, status, done;
+	int ret, stopped;
+
+	xdma_wr(x, xc->sgdma + XDMA_SG_DESC_LO, lower_32_bits(xc->ring_bus));
+	xdma_wr(x, xc->sgdma + XDMA_SG_DESC_HI, upper_32_bits(xc->ring_bus));
+	xdma_wr(x, xc->sgdma + XDMA_SG_DESC_ADJ, adj);
+	xdma_rd(x, xc->regs + XDMA_CH_STATUS_RC);
+	atomic_set(&ch->irq_done, 0);
+
+	if (READ_ONCE(fpgad_poll_mode)) {
+		WRITE_ONCE(*xc->wb, 0);
+		xdma_wr(x, xc->regs + XDMA_CH_POLL_WB_LO, lower_32_bits(xc->wb_bus));
+		xdma_wr(x, xc->regs + XDMA_CH_POLL_WB_HI, upper_32_bits(xc->wb_bus));
+		control |= XDMA_CTRL_POLL_WB;
+	} else {
+		control |= XDMA_CTRL_IE_ALL;
+		xdma_wr(x, XDMA_IRQ_BLOCK + XDMA_IRQ_CHAN_EN_W1S,
+			BIT(xc->irq_bit));
+	}
+	/* writel orders the descriptor stores before the Run bit. */
+	xdma_wr(x, xc->regs + XDMA_CH_CONTROL, control);
+
+	ret = xdma_wait(ch, l->count, deadline);
+	status = xdma_rd(x, xc->regs + XDMA_CH_STATUS);
+	done = xdma_rd(x, xc->regs + XDMA_CH_COMPLETED);
+	stopped = xdma_stop(ch);
+	if (stopped)
+		return stopped;
+	if (ret)
+		return ret;
+	if ((status & XDMA_STAT_ERRORS) ||
+	    (READ_ONCE(fpgad_poll_mode) && (le32_to_cpu(*(__le32 *)xc->wb) & XDMA_WB_ERR))) {
+		dev_err(&ch->fdev->pdev->dev,
+			"XDMA channel %u error: status %08x, %u of %u descriptors\n",
+			ch->index, status, done, l->count);
+		return -EIO;
+	}
+	if (done != l->count) {
+		dev_err(&ch->fdev->pdev->dev,
+			"XDMA channel %u stopped after %u of %u descriptors\n",
+			ch->index, done, l->count);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int xdma_run(struct fpgad_chan *ch, struct fpgad_xfer *xf)
+{
+	struct xdma_chan *xc = ch->priv;
+	unsigned long deadline = jiffies + msecs_to_jiffies(xf->timeout_ms);
+	u64 card = xf->card_addr, seg_len = 0, took;
+	struct fpgad_seg_iter it;
+	struct xdma_desc_list l;
+	dma_addr_t seg = 0;
+	int ret;
+
+	fpgad_seg_init(&it, xf->pin, xf->offset, xf->length);
+	for (;;) {
+		xdma_desc_begin(&l, xc->ring, xc->ring_bus, XDMA_RING_DESCS,
+				card, ch->dir == FPGAD_DMA_C2H);
+		for (;;) {
+			if (!seg_len && !fpgad_seg_next(&it, &seg, &seg_len))
+				break;
+			took = xdma_desc_add(&l, seg, seg_len);
+			seg += took;
+			seg_len -= took;
+			if (seg_len)
+				break;	/* ring full */
+		}
+		if (!l.count)
+			break;
+		ret = xdma_run_list(ch, &l, xdma_desc_finish(&l), deadline);
+		if (ret)
+			return ret;
+		card = l.card_addr;
+	}
+	return card - xf->card_addr == xf->length ? 0 : -EIO;
+}
+
+static int xdma_reset(struct fpgad_chan *ch)
+{
+	struct xdma *x = ch->fdev->engine_priv;
+	struct xdma_chan *xc = ch->priv;
+	int ret;
+
+	ret = xdma_stop(ch);
+	xdma_wr(x, xc->regs + XDMA_CH_INT_MASK, XDMA_CTRL_IE_ALL);
+	return ret;
+}
+
+static irqreturn_t xdma_irq(int irq, void *data)
+{
+	struct fpgad_dev *fdev = data;
+	struct xdma *x = fdev->engine_priv;
+	unsigned long req;
+	unsigned int bit;
+
+	req = xdma_rd(x, XDMA_IRQ_BLOCK + XDMA_IRQ_CHAN_REQ) &
+	      GENMASK(fdev->nchans - 1, 0);
+	if (!req)
+		return IRQ_NONE;
+	/* Mask the engines that asked; run() reads and clears their status. */
+	xdma_wr(x, XDMA_IRQ_BLOCK + XDMA_IRQ_CHAN_EN_W1C, (u32)req);
+	for_each_set_bit(bit, &req, fdev->nchans)
+		fpgad_chan_irq(&fdev->chans[bit]);
+	return IRQ_HANDLED;
+}
+
+/* Find the BAR whose IRQ and config blocks carry XDMA identifiers. */
+static int xdma_find_bar(struct fpgad_dev *fdev, struct xdma *x)
+{
+	struct pci_dev *pdev = fdev->pdev;
+	int i;
+
+	for (i = 0; i < PCI_STD_NUM_BARS; i++) {
+		void __iomem *bar;
+
+		if (!(pci_resource_flags(pdev, i) & IORESOURCE_MEM) ||
+		    pci_resource_len(pdev, i) < XDMA_BAR_SPAN)
+			continue;
+		bar = pci_iomap(pdev, i, XDMA_BAR_SPAN);
+		if (!bar)
+			continue;
+		if (xdma_id_is(ioread32(bar + XDMA_IRQ_BLOCK), XDMA_ID_TARGET_IRQ) &&
+		    xdma_id_is(ioread32(bar + XDMA_CONFIG_BLOCK),
+			       XDMA_ID_TARGET_CONFIG)) {
+			x->bar = bar;
+			x->bar_index = i;
+			return 0;
+		}
+		pci_iounmap(pdev, bar);
+	}
+	dev_err(&pdev->dev, "no BAR with XDMA registers\n");
+	return -ENODEV;
+}
+
+static u32 xdma_count_channels(struct xdma *x, u32 target)
+{
+	u32 n;
+
+	for (n = 0; n < FPGAD_MAX_CHANNELS; n++) {
+		u32 base = target == XDMA_ID_TARGET_H2C ? XDMA_H2C_CHAN(n) :
+			   XDMA_C2H_CHAN(n);
+		u32 id = xdma_rd(x, base + XDMA_CH_ID);
+
+		if (!xdma_id_is(id, target) || ((id >> 8) & 0xf) != n)
+			break;
+	}
+	return n;
+}
+
+static void xdma_free_rings(struct fpgad_dev *fdev, struct xdma *x)
+{
+	unsigned int i;
+
+	for (i = 0; i < fdev->nchans && x->xc; i++) {
+		if (x->xc[i].ring)
+			dma_free_coherent(&fdev->pdev->dev, XDMA_COHERENT_BYTES,
+					  x->xc[i].ring, x->xc[i].ring_bus);
+	}
+	kfree(x->xc);
+	x->xc = NULL;
+}
+
+/* Engine k of the IRQ block raises vector k, or vector 0 when too few. */
+static void xdma_program_vectors(struct fpgad_dev *fdev, struct xdma *x)
+{
+	u32 reg[2] = { 0, 0 };
+	unsigned int k;
+
+	for (k = 0; k < fdev->nchans; k++) {
+		u32 vec = x->nvec >= (int)fdev->nchans ? k : 0;
+
+		reg[k / 4] |= (vec & 0x1f) << ((k % 4) * 8);
+	}
+	xdma_wr(x, XDMA_IRQ_BLOCK + XDMA_IRQ_CHAN_VEC(0), reg[0]);
+	xdma_wr(x, XDMA_IRQ_BLOCK + XDMA_IRQ_CHAN_VEC(1), reg[1]);
+}
+
+static int xdma_probe(struct fpgad_dev *fdev)
+{
+	struct pci_dev *pdev = fdev->pdev;
+	unsigned int i, k;
+	struct xdma *x;
+	int ret, v;
+
+	x = kzalloc(sizeof(*x), GFP_KERNEL);
+	if (!x)
+		return -ENOMEM;
+	fdev->engine_priv = x;
+
+	ret = xdma_find_bar(fdev, x);
+	if (ret)
+		goto err_free;
+
+	fdev->n_h2c = xdma_count_channels(x, XDMA_ID_TARGET_H2C);
+	fdev->n_c2h = xdma_count_channels(x, XDMA_ID_TARGET_C2H);
+	if (!fdev->n_h2c && !fdev->n_c2h) {
+		dev_err(&pdev->dev, "XDMA BAR %d has no DMA channels\n",
+			x->bar_index);
+		ret = -ENODEV;
+		goto err_unmap;
+	}
+	ret = fpgad_chans_alloc(fdev, fdev->n_h2c + fdev->n_c2h);
+	if (ret)
+		goto err_unmap;
+	x->xc = kcalloc(fdev->nchans, sizeof(*x->xc), GFP_KERNEL);
+	if (!x->xc) {
+		ret = -ENOMEM;
+		goto err_unmap;
+	}
+
+	/* Engines in IRQ-block order: H2C channels, then C2H channels. */
+	for (k = 0; k < fdev->nchans; k++) {
+		struct fpgad_chan *ch = &fdev->chans[k];
+		struct xdma_chan *xc = &x->xc[k];
+		bool c2h = k >= fdev->n_h2c;
+		u32 n = c2h ? k - fdev->n_h2c : k;
+
+		ch->dir = c2h ? FPGAD_DMA_C2H : FPGAD_DMA_H2C;
+		ch->hw_index = n;
+		ch->priv = xc;
+		fdev->route[ch->dir][n] = ch;
+		xc->regs = c2h ? XDMA_C2H_CHAN(n) : XDMA_H2C_CHAN(n);
+		xc->sgdma = c2h ? XDMA_C2H_SGDMA(n) : XDMA_H2C_SGDMA(n);
+		xc->irq_bit = k;
+		xc->ring = dma_alloc_coherent(&pdev->dev, XDMA_COHERENT_BYTES,
+					      &xc->ring_bus, GFP_KERNEL);
+		if (!xc->ring) {
+			ret = -ENOMEM;
+			goto err_rings;
+		}
+		xc->wb = (u32 *)((u8 *)xc->ring + XDMA_RING_BYTES);
+		xc->wb_bus = xc->ring_bus + XDMA_RING_BYTES;
+
+		xdma_wr(x, xc->regs + XDMA_CH_CONTROL, 0);
+		xdma_wr(x, xc->regs + XDMA_CH_INT_MASK, XDMA_CTRL_IE_ALL);
+		xdma_rd(x, xc->regs + XDMA_CH_STATUS_RC);
+	}
+	xdma_wr(x, XDMA_IRQ_BLOCK + XDMA_IRQ_CHAN_EN_W1C,
+		(u32)GENMASK(fdev->nchans - 1, 0));
+
+	fdev->card_memory = fpgad_card_memory;
+	fdev->max_transfer = XDMA_MAX_TRANSFER;
+	fdev->align = max_t(u32, 1, (xdma_rd(x, XDMA_H2C_CHAN(0) +
+					      XDMA_CH_ALIGNMENTS) >> 16) & 0xff);
+
+	ret = pci_alloc_irq_vectors(pdev, 1, fdev->nchans,
+				    PCI_IRQ_MSIX | PCI_IRQ_MSI | PCI_IRQ_LEGACY);
+	if (ret < 0) {
+		dev_err(&pdev->dev, "no interrupt vectors: %d\n", ret);
+		goto err_rings;
+	}
+	x->nvec = ret;
+	for (v = 0; v < x->nvec; v++) {
+		ret = request_irq(pci_irq_vector(pdev, v), xdma_irq,
+				  IRQF_SHARED, "fpgad-xdma", fdev);
+		if (ret) {
+			dev_err(&pdev->dev, "cannot request vector %d: %d\n",
+				v, ret);
+			goto err_irqs;
+		}
+	}
+	xdma_program_vectors(fdev, x);
+
+	dev_info(&pdev->dev, "XDMA on BAR %d, %d interrupt vector(s), %s completion\n",
+		 x->bar_index, x->nvec,
+		 fpgad_poll_mode ? "write-back polling" : "interrupt");
+	return 0;
+
+err_irqs:
+	while (--v >= 0)
+		free_irq(pci_irq_vector(pdev, v), fdev);
+	pci_free_irq_vectors(pdev);
+err_rings:
+	for (i = 0; i < fdev->nchans; i++)
+		fdev->route[fdev->chans[i].dir][fdev->chans[i].hw_index] = NULL;
+	xdma_free_rings(fdev, x);
+err_unmap:
+	pci_iounmap(pdev, x->bar);
+err_free:
+	kfree(x);
+	fdev->engine_priv = NULL;
+	return ret;
+}
+
+static void xdma_remove(struct fpgad_dev *fdev)
+{
+	struct pci_dev *pdev = fdev->pdev;
+	struct xdma *x = fdev->engine_priv;
+	unsigned int k;
+	int v;
+
+	/* No transfer runs any more; make sure no engine does either. */
+	for (k = 0; k < fdev->nchans; k++) {
+		xdma_stop(&fdev->chans[k]);
+		xdma_wr(x, x->xc[k].regs + XDMA_CH_INT_MASK, 0);
+	}
+	for (v = 0; v < x->nvec; v++)
+		free_irq(pci_irq_vector(pdev, v), fdev);
+	pci_free_irq_vectors(pdev);
+	xdma_free_rings(fdev, x);
+	pci_iounmap(pdev, x->bar);
+	kfree(x);
+	fdev->engine_priv = NULL;
+}
+
+const struct fpgad_engine fpgad_engine_xdma = {
+	.name = "xdma",
+	.probe = xdma_probe,
+	.remove = xdma_remove,
+	.run = xdma_run,
+	.reset = xdma_reset,
+};

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * fpgad_dma.h - the ABI of fpgad_dma.ko, the driver of /dev/fpgadN.
+ *
+ * This header is the specification.  Every structure has fixed-width fields
+ * only, is naturally aligned, has no implicit padding and is marked field by
+ * field as "in" (written by the caller), "out" (written by the driver) or
+ * "in/out".  Fields named reserved must be zero on input and are zero on
+ * output.  Every ioctl is _IOWR(FPGAD_DMA_IOC_MAGIC, nr, struct) and
+ * returns 0 or -1 with errno set; "out" fields are written only on success.
+ *
+ * Model
+ * -----
+ * A card has h2c_channels host-to-card and c2h_channels card-to-host DMA
+ * engines.  One open file of /dev/fpgadN is one client: every pin and every
+ * transfer belongs to the file that made it and is released when the file
+ * is closed (the last close of a file, not of a process).
+ *
+ *   1. FPGAD_DMA_IOC_VERSION, first: states the ABI version the caller was
+ *      built with.  Until it succeeds with a matching version every other
+ *      ioctl and read() of the file fails with EPROTO and poll() reports
+ *      POLLERR.
+ *   2. FPGAD_DMA_IOC_INFO: channels, PCIe link, card memory, limits.
+ *   3. A pin makes memory reachable by the card for as long as it lives and
+ *      returns an opaque, non-zero handle:
+ *        PIN_HOST   user memory of the caller (pin_user_pages, long term);
+ *        PIN_DMABUF a dma-buf fd (GPU memory exported by the GPU driver, or
+ *                   any other exporter); the buffer is attached to the
+ *                   card's PCI device, pinned and mapped once;
+ *        PIN_NVP2P  a CUDA device address through NVIDIA's nv-p2p API
+ *                   (only in builds made with NVIDIA_SRC=, see
+ *                   FPGAD_DMA_FEAT_NVP2P; otherwise EOPNOTSUPP).
+ *      UNPIN releases one pin; it fails with EBUSY while a transfer that
+ *      uses the pin is queued or running.
+ *   4. FPGAD_DMA_IOC_SUBMIT queues one transfer and returns at once.  A
+ *      channel runs its transfers one after the other, in submission order.
+ *      A file may have at most max_inflight transfers outstanding (submitted
+ *      and whose completion has not been read yet); beyond that SUBMIT fails
+ *      with EAGAIN.
+ *   5. Each submitted transfer produces exactly one completion record,
+ *      struct fpgad_dma_completion, read with read(2) on the same file.
+ *      read() returns whole records only (count must be at least one record)
+ *      and blocks unless the file is O_NONBLOCK (then EAGAIN).  poll(2)
+ *      reports POLLIN while a record is waiting, and POLLHUP once the card
+ *      is gone (read() then fails with ENODEV when no record is left).  Records of one channel
+ *      come in submission order; records of different channels interleave.
+ *   6. A transfer that does not finish within its timeout is stopped: the
+ *      engine is halted and the driver waits until the card has no DMA
+ *      outstanding for it before it completes the record with -ETIMEDOUT,
+ *      so the memory may be reused at once and the channel takes the next
+ *      transfer without a module reload.
+ *   7. FPGAD_DMA_IOC_RESET (channel): cancels this file's queued and
+ *      running transfers on that channel (status -ECANCELED) and resets the
+ *      engine.  Other files' transfers stay queued.
+ *
+ * Errors common to all ioctls: EFAULT (bad pointer), EINVAL (bad field or
+ * non-zero reserved field), EPROTO (no VERSION yet), ENODEV (the card was
+ * removed; the file stays usable only for close()).
+ */
+#ifndef _UAPI_FPGAD_DMA_H
+#define _UAPI_FPGAD_DMA_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define FPGAD_DMA_ABI_VERSION	1
+
+/* Device nodes are /dev/fpgad0, /dev/fpgad1, ...; the class is "fpgad". */
+#define FPGAD_DMA_CLASS		"fpgad"
+
+#define FPGAD_DMA_IOC_MAGIC	0xF9
+
+/* Transfer directions. */
+#define FPGAD_DMA_H2C		0	/* host (pinned memory) to card */
+#define FPGAD_DMA_C2H		1	/* card to host (pinned memory) */
+
+/* Features, in struct fpgad_dma_version.features. */
+#define FPGAD_DMA_FEAT_DMABUF	(1u << 0)	/* PIN_DMABUF works */
+#define FPGAD_DMA_FEAT_NVP2P	(1u << 1)	/* PIN_NVP2P works */
+#define FPGAD_DMA_FEAT_POLL_WB	(1u << 2)	/* completion by write-back polling */
+
+/*
+ * FPGAD_DMA_IOC_VERSION - must be the first call on a file.
+ * Succeeds whatever @abi_version is and reports the driver's version; the
+ * file is usable only when the two are equal.
+ */
+struct fpgad_dma_version {
+	__u32 abi_version;	/* in: FPGAD_DMA_ABI_VERSION of the caller;
+				 * out: the driver's FPGAD_DMA_ABI_VERSION */
+	__u32 features;		/* out: FPGAD_DMA_FEAT_* */
+	__u32 reserved[2];	/* in/out: zero */
+};
+
+/* FPGAD_DMA_IOC_INFO - what the card and the driver offer. */
+struct fpgad_dma_info {
+	__u32 h2c_channels;	/* out: host-to-card engines */
+	__u32 c2h_channels;	/* out: card-to-host engines */
+	__u32 link_gen;		/* out: negotiated PCIe generation, 0 = not PCIe */
+	__u32 link_width;	/* out: negotiated lanes, 0 = not PCIe */
+	__u64 card_memory;	/* out: bytes of card address space that
+				 * card_addr may span, 0 = unknown */
+	__u32 align;		/* out: card_addr, offset and length should be
+				 * multiples of this for full speed */
+	__u32 max_inflight;	/* out: outstanding transfers per file */
+	__u64 max_transfer;	/* out: largest length of one SUBMIT */
+	__u16 vendor;		/* out: PCI vendor id */
+	__u16 device;		/* out: PCI device id */
+	__u32 pci_domain;	/* out */
+	__u8 pci_bus;		/* out */
+	__u8 pci_devfn;		/* out */
+	__u16 reserved0;	/* out: zero */
+	__u32 default_timeout_ms; /* out: timeout of a SUBMIT with 0 */
+	char engine[16];	/* out: "xdma" or "edu", NUL terminated */
+	__u64 reserved[4];	/* out: zero */
+};
+
+/*
+ * FPGAD_DMA_IOC_PIN_HOST - pin [addr, addr + length) of the caller's memory
+ * (writable mappings only: the card may write into it).  Any alignment is
+ * accepted; page-aligned memory gives the fewest DMA segments.
+ * Errors: EINVAL (length 0 or too large), EFAULT (unmapped), ENOMEM.
+ */
+struct fpgad_dma_pin_host {
+	__u64 addr;		/* in: user virtual address */
+	__u64 length;		/* in: bytes */
+	__u32 flags;		/* in: zero */
+	__u32 reserved;		/* in: zero */
+	__u64 handle;		/* out */
+};
+
+/*
+ * FPGAD_DMA_IOC_PIN_DMABUF - attach the dma-buf @fd to the card, pin it and
+ * map it for DMA; the pin covers [offset, offset + length) of the buffer
+ * (length 0: to its end).  The driver keeps its own reference: the caller
+ * may close @fd afterwards.  Peer-to-peer (GPU memory) is allowed.
+ * Errors: EBADF (not a dma-buf), EINVAL (range outside the buffer), and
+ * whatever the exporter returns from attach, pin or map.
+ */
+struct fpgad_dma_pin_dmabuf {
+	__s32 fd;		/* in: dma-buf file descriptor */
+	__u32 flags;		/* in: zero */
+	__u64 offset;		/* in: into the buffer */
+	__u64 length;		/* in: bytes, 0 = to the end */
+	__u64 handle;		/* out */
+};
+
+/*
+ * FPGAD_DMA_IOC_PIN_NVP2P - pin GPU memory by CUDA device address with
+ * nvidia_p2p_get_pages.  @gpu_addr and @length must be multiples of 64 KiB.
+ * When the GPU memory is freed under the pin, the pin turns dead: SUBMITs
+ * that use it fail with ENOLINK; UNPIN still releases it.
+ * Errors: EOPNOTSUPP in builds without NVIDIA_SRC=.
+ */
+struct fpgad_dma_pin_nvp2p {
+	__u64 gpu_addr;		/* in: CUDA device virtual address */
+	__u64 length;		/* in: bytes */
+	__u32 flags;		/* in: zero */
+	__u32 reserved;		/* in: zero */
+	__u64 handle;		/* out */
+};
+
+/* FPGAD_DMA_IOC_UNPIN - release a pin.  Errors: ENOENT, EBUSY. */
+struct fpgad_dma_unpin {
+	__u64 handle;		/* in */
+};
+
+/*
+ * FPGAD_DMA_IOC_SUBMIT - queue one transfer of @length bytes between
+ * [offset, offset + length) of the pin @handle and card address @card_addr.
+ * Errors: ENOENT (handle), EINVAL (range outside the pin or the card,
+ * length 0 or above max_transfer, channel), EAGAIN (max_inflight reached),
+ * ENOLINK (pin revoked by its exporter).
+ */
+struct fpgad_dma_submit {
+	__u32 channel;		/* in: engine index within @direction */
+	__u32 direction;	/* in: FPGAD_DMA_H2C or FPGAD_DMA_C2H */
+	__u64 handle;		/* in: from a PIN ioctl */
+	__u64 offset;		/* in: bytes into the pinned region */
+	__u64 card_addr;	/* in: card address */
+	__u64 length;		/* in: bytes */
+	__u64 cookie;		/* in: copied into the completion */
+	__u32 timeout_ms;	/* in: 0 = default_timeout_ms */
+	__u32 flags;		/* in: zero */
+};
+
+/*
+ * One completion, as read(2) returns it.  @status is 0 or a negative errno:
+ * -ETIMEDOUT (stopped after the timeout), -EIO (the engine reported an
+ * error), -ECANCELED (RESET or close), -ENODEV (card removed), -ENOLINK
+ * (pin revoked before the transfer started).
+ */
+struct fpgad_dma_completion {
+	__u64 cookie;		/* out: from the SUBMIT */
+	__s32 status;		/* out: 0 or -errno */
+	__u32 flags;		/* out: zero */
+	__u64 length;		/* out: bytes moved (0 unless status is 0) */
+	__u64 t_start_ns;	/* out: CLOCK_MONOTONIC when the engine started */
+	__u64 t_end_ns;		/* out: CLOCK_MONOTONIC when it finished */
+	__u32 channel;		/* out: from the SUBMIT */
+	__u32 direction;	/* out: from the SUBMIT */
+};
+
+/* FPGAD_DMA_IOC_RESET - see "Model" 7.  Errors: EINVAL (channel). */
+struct fpgad_dma_reset {
+	__u32 channel;		/* in */
+	__u32 direction;	/* in */
+};
+
+#define FPGAD_DMA_IOC_VERSION \
+	_IOWR(FPGAD_DMA_IOC_MAGIC, 0x00, struct fpgad_dma_version)
+#define FPGAD_DMA_IOC_INFO \
+	_IOWR(FPGAD_DMA_IOC_MAGIC, 0x01, struct fpgad_dma_info)
+#define FPGAD_DMA_IOC_PIN_HOST \
+	_IOWR(FPGAD_DMA_IOC_MAGIC, 0x02, struct fpgad_dma_pin_host)
+#define FPGAD_DMA_IOC_PIN_DMABUF \
+	_IOWR(FPGAD_DMA_IOC_MAGIC, 0x03, struct fpgad_dma_pin_dmabuf)
+#define FPGAD_DMA_IOC_PIN_NVP2P \
+	_IOWR(FPGAD_DMA_IOC_MAGIC, 0x04, struct fpgad_dma_pin_nvp2p)
+#define FPGAD_DMA_IOC_UNPIN \
+	_IOWR(FPGAD_DMA_IOC_MAGIC, 0x05, struct fpgad_dma_unpin)
+#define FPGAD_DMA_IOC_SUBMIT \
+	_IOWR(FPGAD_DMA_IOC_MAGIC, 0x06, struct fpgad_dma_submit)
+#define FPGAD_DMA_IOC_RESET \
+	_IOWR(FPGAD_DMA_IOC_MAGIC, 0x07, struct fpgad_dma_reset)
+
+#endif /* _UAPI_FPGAD_DMA_H */

@@ -1,0 +1,249 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# tests/gpu/run.sh - the GPU suite (DESIGN.md section 9, tier 5), from built
+# binaries only (nothing is compiled here):
+#
+#   tests/gpu/run.sh BUILD_DIR [LOG_DIR]
+#
+# BUILD_DIR holds fpgad, fpgactl and gpu/gpu_client (make gpu).  Logs go to
+# LOG_DIR, else $OUT, else BUILD_DIR/gpu/logs: one file per step, plus
+# fpgad.log and summary.txt.
+#
+# Steps: fpgad with three C2H channels in GPU memory (gd: gpudirect, bn:
+# bounce, sh: for shared readers); fpgactl --json status shows cuda memory
+# and both modes; two gpu_client processes at once, one per channel, each
+# verifying every frame in place with a CUDA kernel; two shared-read
+# clients on one channel, each verifying every frame it sees; SIGTERM and a
+# clean exit.  Environment: GPU_FRAMES (default 20000), GPU_FRAME_SIZE
+# (1M), GPU_SHARED_FRAMES (5000), GPU_SLOTS (16), GPU_TIMEOUT_MS (10000).
+# GPU_TEST_HOST=1 runs the same steps with host memory and CPU checks on a
+# machine without a GPU: a test of this script and gpu_client only.
+#
+# Exit status: 0 passed, 1 failed, 77 skipped (no GPU; the reason is printed).
+
+set -eu
+
+SKIP=77
+BUILD=${1:?usage: tests/gpu/run.sh BUILD_DIR [LOG_DIR]}
+LOGS=${2:-${OUT:-$BUILD/gpu/logs}}
+GPU_FRAMES=${GPU_FRAMES:-20000}
+GPU_FRAME_SIZE=${GPU_FRAME_SIZE:-1M}
+GPU_SHARED_FRAMES=${GPU_SHARED_FRAMES:-5000}
+GPU_SLOTS=${GPU_SLOTS:-16}
+GPU_TIMEOUT_MS=${GPU_TIMEOUT_MS:-10000}
+
+FPGAD=$BUILD/fpgad
+FPGACTL=$BUILD/fpgactl
+CLIENT=$BUILD/gpu/gpu_client
+
+GPU_TEST_HOST=${GPU_TEST_HOST:-0}
+
+skip() { echo "gpu: SKIP: no GPU ($*)"; exit $SKIP; }
+
+if [ "$GPU_TEST_HOST" = 1 ]; then
+	MEMORY=host MODE_GD=host MODE_BN=host MODE_SH=host HOST_OK=--host-ok
+	probe="GPU_TEST_HOST=1: host memory, frames checked on the CPU"
+	smi=
+else
+	MEMORY=cuda MODE_GD=gpudirect MODE_BN=bounce MODE_SH=auto HOST_OK=
+# --- is there a GPU? --------------------------------------------------------------
+
+if command -v nvidia-smi >/dev/null 2>&1; then
+	smi=$(nvidia-smi -L 2>&1) || skip "nvidia-smi: $(echo "$smi" | head -1)"
+	[ -n "$smi" ] || skip "nvidia-smi lists no GPU"
+else
+	smi=
+fi
+if [ ! -x "$CLIENT" ]; then
+	[ -n "$smi" ] || skip "nvidia-smi not found and $CLIENT not built"
+	echo "gpu: FAIL: $CLIENT not built (make gpu, with nvcc)"
+	exit 1
+fi
+probe=$("$CLIENT" --probe 2>&1) || {
+	rc=$?
+	[ $rc = $SKIP ] && skip "${probe#no GPU: }${smi:+; nvidia-smi: $smi}"
+	echo "gpu: FAIL: $CLIENT --probe: exit $rc: $probe"
+	exit 1
+}
+fi
+for b in "$FPGAD" "$FPGACTL"; do
+	[ -x "$b" ] || { echo "gpu: FAIL: $b not built"; exit 1; }
+done
+
+mkdir -p "$LOGS"
+LOGS=$(cd "$LOGS" && pwd)
+RUNDIR=$(mktemp -d /tmp/fpgad-gpu.XXXXXX)
+URL=ipc://$RUNDIR/fpgad.sock
+FPGAD_PID=
+CLIENT_PIDS=
+passed=0
+failed=0
+
+cleanup() {
+	for p in $CLIENT_PIDS $FPGAD_PID; do
+		kill -9 "$p" 2>/dev/null || true
+	done
+	rm -rf "$RUNDIR"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+say() { echo "$*" | tee -a "$LOGS/summary.txt"; }
+pass() { passed=$((passed + 1)); say "PASS: $*"; }
+fail() { failed=$((failed + 1)); say "FAIL: $*"; }
+
+: > "$LOGS/summary.txt"
+say "gpu: $(hostname), $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+say "gpu: $probe"
+[ -z "$smi" ] || say "gpu: nvidia-smi: $smi"
+{ nvidia-smi 2>&1 || true; } > "$LOGS/nvidia-smi.txt"
+
+# --- fpgad with three channels in GPU memory ----------------------------------------------
+
+channel() { # name engine mode policy
+	cat <<EOT
+
+[channel $1]
+direction = c2h
+engine = $2
+slots = $GPU_SLOTS
+slot_size = $GPU_FRAME_SIZE
+frame_size = $GPU_FRAME_SIZE
+frame_rate = 0
+queue_depth = 8
+memory = $MEMORY
+mode = $3
+policy = $4
+EOT
+}
+
+{
+	printf '[daemon]\nlog_level = debug\n\n[control]\nmax_clients = 64\n'
+	printf '\n[sim]\nlink = unlimited\n'
+	channel gd 0 $MODE_GD block
+	channel bn 1 $MODE_BN block
+	channel sh 2 $MODE_SH block
+} > "$RUNDIR/fpgad.conf"
+cp "$RUNDIR/fpgad.conf" "$LOGS/fpgad.conf"
+
+"$FPGAD" -v -c "$RUNDIR/fpgad.conf" --runtime-dir "$RUNDIR" 2> "$LOGS/fpgad.log" &
+FPGAD_PID=$!
+up=0
+i=0
+while [ $i -lt 600 ]; do
+	if "$FPGACTL" --url "$URL" status > "$LOGS/status.txt" 2>&1; then
+		up=1
+		break
+	fi
+	kill -0 "$FPGAD_PID" 2>/dev/null || break
+	sleep 0.05
+	i=$((i + 1))
+done
+if [ $up = 0 ]; then
+	fail "fpgad start (see $LOGS/fpgad.log)"
+	tail -20 "$LOGS/fpgad.log" || true
+	say "0 passed, 1 failed"
+	exit 1
+fi
+pass "fpgad start: pid $FPGAD_PID, ready after $((i * 50)) ms or less"
+
+# --- status shows cuda memory and both modes ------------------------------------------------
+
+# The channel object NAME of fpgactl --json status, on one line.
+chan_json() {
+	tr -d ' \n' < "$LOGS/status.json" | sed 's/},{/}\n{/g' |
+		grep "\"name\":\"$1\"" || true
+}
+
+if "$FPGACTL" --url "$URL" --json status > "$LOGS/status.json" 2>&1; then
+	ok=1
+	for want in gd:$MODE_GD bn:$MODE_BN; do
+		n=${want%%:*}
+		m=${want#*:}
+		j=$(chan_json "$n")
+		case $j in
+		*'"memory":"'$MEMORY'"'*'"mode":"'"$m"'"'*) ;;
+		*) ok=0; say "  channel $n: want memory $MEMORY, mode $m; got: $j" ;;
+		esac
+	done
+	if [ $ok = 1 ]; then
+		pass "status: gd $MEMORY/$MODE_GD, bn $MEMORY/$MODE_BN"
+	else
+		fail "status (see $LOGS/status.json)"
+	fi
+else
+	fail "fpgactl --json status: $(head -1 "$LOGS/status.json")"
+fi
+
+# --- clients ------------------------------------------------------------------------
+
+# check_client LOG EXIT_STATUS FRAMES WHAT
+check_client() {
+	line=$(grep '^{' "$1" | tail -1 || true)
+	case $line in
+	*'"errors":0,'*'"flagged":0,"seq_gaps":0,'*) clean=1 ;;
+	*) clean=0 ;;
+	esac
+	if [ "$2" = 0 ] && [ $clean = 1 ] &&
+	   echo "$line" | grep -q "\"frames\":$3,\"verified\":$3,"; then
+		pass "$4: $line"
+	else
+		fail "$4: exit $2: ${line:-no result} (see $1)"
+		grep -v '^{' "$1" | head -5 | sed 's/^/  /' | tee -a "$LOGS/summary.txt" || true
+	fi
+}
+
+# Run gpu_client once per argument pair "LOGNAME CHANNEL [--shared]" at once.
+run_clients() { # frames then: logname channel flags ...
+	frames=$1
+	shift
+	CLIENT_PIDS=
+	names=
+	while [ $# -ge 3 ]; do
+		"$CLIENT" $3 $HOST_OK --frames "$frames" --timeout "$GPU_TIMEOUT_MS" \
+			"$URL" "$2" > "$LOGS/$1.log" 2>&1 &
+		CLIENT_PIDS="$CLIENT_PIDS $!"
+		names="$names $1"
+		shift 3
+	done
+	set -- $names
+	for p in $CLIENT_PIDS; do
+		rc=0
+		wait "$p" || rc=$?
+		check_client "$LOGS/$1.log" $rc "$frames" "$1"
+		shift
+	done
+	CLIENT_PIDS=
+}
+
+say "gpu: $GPU_FRAMES frames of $GPU_FRAME_SIZE on gd (gpudirect) and bn (bounce) at once"
+run_clients "$GPU_FRAMES" client-gpudirect gd "" client-bounce bn ""
+
+say "gpu: two shared readers on sh, $GPU_SHARED_FRAMES frames each"
+run_clients "$GPU_SHARED_FRAMES" shared-1 sh --shared shared-2 sh --shared
+
+# Status again: the counters moved and the channels are idle again.
+if "$FPGACTL" --url "$URL" --json status > "$LOGS/status-after.json" 2>&1 &&
+   tr -d ' \n' < "$LOGS/status-after.json" | grep -q '"name":"gd"'; then
+	pass "status after the clients"
+else
+	fail "status after the clients (see $LOGS/status-after.json)"
+fi
+
+# --- stop ---------------------------------------------------------------------------
+
+kill -TERM "$FPGAD_PID"
+rc=0
+wait "$FPGAD_PID" || rc=$?
+FPGAD_PID=
+if [ $rc = 0 ]; then
+	pass "fpgad stopped on SIGTERM with exit status 0"
+else
+	fail "fpgad exit status $rc after SIGTERM (see $LOGS/fpgad.log)"
+fi
+errs=$(grep -c '^<[0-3]>' "$LOGS/fpgad.log" || true)
+say "gpu: fpgad logged $errs error lines"
+
+say "$passed passed, $failed failed"
+[ $failed = 0 ]

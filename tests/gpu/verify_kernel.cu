@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: MIT
+/*
+ * verify_kernel.cu - check sim frames in place in GPU memory (see
+ * gpu_verify.h).  One kernel launch per frame: thread 0 checks the header,
+ * every thread checks payload words in a grid-stride loop, and each
+ * mismatch lowers the frame's result word with atomicMin, so the result is
+ * the offset of the first bad byte.
+ */
+#include <cuda_runtime_api.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fpgad_simframe.h"
+#include "gpu_verify.h"
+
+#define VERIFY_THREADS 256u
+#define VERIFY_MAX_BLOCKS 1024u
+
+struct gpu_verifier {
+	int gpu;
+	unsigned depth;
+	cudaStream_t stream;
+	unsigned long long *d_res;	/* depth words, device */
+	unsigned long long *h_res;	/* depth words, pinned host */
+	cudaEvent_t *ev;		/* depth events */
+	unsigned n_ev;
+	char err[192];
+};
+
+static __device__ void bad_at(unsigned long long *res, uint64_t off)
+{
+	atomicMin(res, (unsigned long long)off);
+}
+
+/* Offset in the word of the first byte where @a and @b differ (a != b). */
+static __device__ uint64_t first_byte(uint64_t a, uint64_t b)
+{
+	return (uint64_t)(__ffsll((long long)(a ^ b)) - 1) / 8u;
+}
+
+static __global__ void verify_frame(const uint64_t *__restrict__ frame,
+				    uint64_t length, uint64_t seq,
+				    unsigned long long *res)
+{
+	const uint64_t *payload = frame + FPGAD_SIMFRAME_HDR_SIZE / 8u;
+	uint64_t tid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+	uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+	uint64_t bytes = length - FPGAD_SIMFRAME_HDR_SIZE;
+	uint64_t words = bytes / 8u;
+	uint64_t base = seq % FPGAD_SIMFRAME_OFFSET_WORDS;
+	uint64_t i;
+
+	if (tid == 0) {
+		struct fpgad_simframe_hdr h;
+
+		memcpy(&h, frame, sizeof(h));
+		if (h.magic != FPGAD_SIMFRAME_MAGIC)
+			bad_at(res, offsetof(struct fpgad_simframe_hdr, magic));
+		else if (h.hdr_size != FPGAD_SIMFRAME_HDR_SIZE)
+			bad_at(res, offsetof(struct fpgad_simframe_hdr, hdr_size));
+		else if (h.check != fpgad_simframe_hdr_check(&h))
+			bad_at(res, offsetof(struct fpgad_simframe_hdr, check));
+		else if (h.length != length)
+			bad_at(res, offsetof(struct fpgad_simframe_hdr, length));
+		else if (h.seq != seq)
+			bad_at(res, offsetof(struct fpgad_simframe_hdr, seq));
+
+		if (bytes % 8u) {
+			/* The tail: the first bytes of the next pattern word. */
+			const unsigned char *p = (const unsigned char *)payload;
+			uint64_t w = fpgad_simframe_pattern_word(base + words);
+			const unsigned char *q = (const unsigned char *)&w;
+
+			for (uint64_t k = 0; k < bytes % 8u; k++) {
+				if (p[words * 8u + k] != q[k]) {
+					bad_at(res, FPGAD_SIMFRAME_HDR_SIZE +
+						    words * 8u + k);
+					break;
+				}
+			}
+		}
+	}
+
+	for (i = tid; i < words; i += stride) {
+		uint64_t got = payload[i];
+		uint64_t want = fpgad_simframe_pattern_word(base + i);
+
+		if (got != want) {
+			bad_at(res, FPGAD_SIMFRAME_HDR_SIZE + i * 8u +
+				    first_byte(got, want));
+			break;
+		}
+	}
+}
+
+/* What went wrong last when there was no verifier to say it in. */
+static char last_err[192];
+
+/* The one place CUDA errors become errno values here. */
+static int fail(struct gpu_verifier *v, cudaError_t e, const char *what)
+{
+	snprintf(v ? v->err : last_err, sizeof(last_err), "%s: %s", what,
+		 cudaGetErrorString(e));
+	if (v)
+		memcpy(last_err, v->err, sizeof(last_err));
+	switch (e) {
+	case cudaSuccess:
+		return 0;
+	case cudaErrorMemoryAllocation:
+		return -ENOMEM;
+	case cudaErrorInvalidValue:
+		return -EINVAL;
+	case cudaErrorNoDevice:
+	case cudaErrorInsufficientDriver:
+	case cudaErrorInvalidDevice:
+		return -ENODEV;
+	default:
+		return -EIO;
+	}
+}
+
+extern "C" int gpu_verify_probe(char *name, size_t namelen, char *why,
+				size_t whylen)
+{
+	struct cudaDeviceProp prop;
+	cudaError_t e;
+	int n = 0;
+
+	e = cudaGetDeviceCount(&n);
+	if (e != cudaSuccess) {
+		snprintf(why, whylen, "cudaGetDeviceCount: %s",
+			 cudaGetErrorString(e));
+		return fail(NULL, e, "");
+	}
+	if (n <= 0) {
+		snprintf(why, whylen, "the CUDA runtime sees no device");
+		return -ENODEV;
+	}
+	e = cudaGetDeviceProperties(&prop, 0);
+	if (e != cudaSuccess) {
+		snprintf(why, whylen, "cudaGetDeviceProperties: %s",
+			 cudaGetErrorString(e));
+		return fail(NULL, e, "");
+	}
+	snprintf(name, namelen, "%s (sm_%d%d)", prop.name, prop.major,
+		 prop.minor);
+	return n;
+}
+
+extern "C" void gpu_verifier_destroy(struct gpu_verifier *v)
+{
+	if (!v)
+		return;
+	if (v->stream)
+		cudaStreamSynchronize(v->stream);
+	for (unsigned i = 0; i < v->n_ev; i++)
+		cudaEventDestroy(v->ev[i]);
+	free(v->ev);
+	if (v->h_res)
+		cudaFreeHost(v->h_res);
+	if (v->d_res)
+		cudaFree(v->d_res);
+	if (v->stream)
+		cudaStreamDestroy(v->stream);
+	free(v);
+}
+
+extern "C" int gpu_verifier_create(int gpu, unsigned depth,
+				   struct gpu_verifier **ret_v)
+{
+	struct gpu_verifier *v;
+	cudaError_t e;
+	int r;
+
+	if (!depth) {
+		snprintf(last_err, sizeof(last_err), "depth 0");
+		return -EINVAL;
+	}
+	v = (struct gpu_verifier *)calloc(1, sizeof(*v));
+	if (!v) {
+		snprintf(last_err, sizeof(last_err), "out of memory");
+		return -ENOMEM;
+	}
+	v->gpu = gpu;
+	v->depth = depth;
+	v->ev = (cudaEvent_t *)calloc(depth, sizeof(*v->ev));
+	if (!v->ev) {
+		snprintf(last_err, sizeof(last_err), "out of memory");
+		r = -ENOMEM;
+		goto fail_free;
+	}
+	e = cudaSetDevice(gpu);
+	if (e != cudaSuccess) {
+		r = fail(v, e, "cudaSetDevice");
+		goto fail_free;
+	}
+	e = cudaStreamCreateWithFlags(&v->stream, cudaStreamNonBlocking);
+	if (e != cudaSuccess) {
+		r = fail(v, e, "cudaStreamCreate");
+		goto fail_free;
+	}
+	e = cudaMalloc((void **)&v->d_res, depth * sizeof(*v->d_res));
+	if (e != cudaSuccess) {
+		r = fail(v, e, "cudaMalloc");
+		goto fail_free;
+	}
+	e = cudaMallocHost((void **)&v->h_res, depth * sizeof(*v->h_res));
+	if (e != cudaSuccess) {
+		r = fail(v, e, "cudaMallocHost");
+		goto fail_free;
+	}
+	for (; v->n_ev < depth; v->n_ev++) {
+		e = cudaEventCreateWithFlags(&v->ev[v->n_ev],
+					     cudaEventDisableTiming);
+		if (e != cudaSuccess) {
+			r = fail(v, e, "cudaEventCreate");
+			goto fail_free;
+		}
+	}
+	*ret_v = v;
+	return 0;
+
+fail_free:
+	gpu_verifier_destroy(v);
+	return r;
+}
+
+extern "C" int gpu_verifier_submit(struct gpu_verifier *v, uint64_t n,
+				   const void *frame, uint64_t length,
+				   uint64_t seq)
+{
+	unsigned k = (unsigned)(n % v->depth);
+	uint64_t words;
+	unsigned blocks;
+	cudaError_t e;
+
+	if (length < FPGAD_SIMFRAME_HDR_SIZE ||
+	    ((uintptr_t)frame & 7u)) {
+		snprintf(v->err, sizeof(v->err),
+			 "frame of %llu bytes at %p cannot be checked",
+			 (unsigned long long)length, frame);
+		return -EINVAL;
+	}
+	words = (length - FPGAD_SIMFRAME_HDR_SIZE) / 8u;
+	blocks = (unsigned)((words + VERIFY_THREADS - 1) / VERIFY_THREADS);
+	if (blocks < 1)
+		blocks = 1;
+	if (blocks > VERIFY_MAX_BLOCKS)
+		blocks = VERIFY_MAX_BLOCKS;
+
+	e = cudaMemsetAsync(v->d_res + k, 0xff, sizeof(*v->d_res), v->stream);
+	if (e != cudaSuccess)
+		return fail(v, e, "cudaMemsetAsync");
+	verify_frame<<<blocks, VERIFY_THREADS, 0, v->stream>>>(
+		(const uint64_t *)frame, length, seq, v->d_res + k);
+	e = cudaGetLastError();
+	if (e != cudaSuccess)
+		return fail(v, e, "verify kernel launch");
+	e = cudaMemcpyAsync(v->h_res + k, v->d_res + k, sizeof(*v->h_res),
+			    cudaMemcpyDeviceToHost, v->stream);
+	if (e != cudaSuccess)
+		return fail(v, e, "cudaMemcpyAsync");
+	e = cudaEventRecord(v->ev[k], v->stream);
+	if (e != cudaSuccess)
+		return fail(v, e, "cudaEventRecord");
+	return 0;
+}
+
+extern "C" int gpu_verifier_wait(struct gpu_verifier *v, uint64_t n,
+				 uint64_t *ret_result)
+{
+	unsigned k = (unsigned)(n % v->depth);
+	cudaError_t e;
+
+	e = cudaEventSynchronize(v->ev[k]);
+	if (e != cudaSuccess)
+		return fail(v, e, "verify kernel");
+	*ret_result = v->h_res[k];
+	return 0;
+}
+
+extern "C" const char *gpu_verify_errmsg(const struct gpu_verifier *v)
+{
+	return v ? v->err : last_err;
+}

@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_stream.c - the data plane end to end: real fpgad processes on the
+ * simulated card (host memory on this machine), consumer processes that
+ * verify every frame, leases, kill -9, policies, faults.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fpgad.h"
+#include "fpgad_frames.h"
+#include "fpgad_simframe.h"
+#include "harness.h"
+
+#define SMALL_CHANNEL(name, engine, policy) \
+	"[channel " name "]\nengine = " #engine "\nslots = 8\nslot_size = 64K\n" \
+	"frame_size = 64K\nmemory = host\npolicy = " policy "\n"
+
+struct pattern {
+	void *buf;
+	uint64_t size;
+};
+
+static void pattern_make(struct pattern *p, uint64_t frame_size)
+{
+	p->size = fpgad_simframe_pattern_size(frame_size);
+	p->buf = malloc(p->size);
+	assert_non_null(p->buf);
+	fpgad_simframe_pattern_fill(p->buf, p->size);
+}
+
+static int check_frame(const struct pattern *p, const struct fpgad_frame *f)
+{
+	uint64_t off;
+
+	return fpgad_simframe_check(f->data, f->length, f->seq, p->buf, p->size,
+				    &off);
+}
+
+static void start(struct fpgad_proc *p, const char *config)
+{
+	int r = harness_start(p, config, NULL);
+
+	if (r < 0)
+		fail_msg("fpgad did not become ready: %s (log %s)", strerror(-r), p->log);
+}
+
+static void stop_clean(struct fpgad_proc *p)
+{
+	int status = harness_stop(p);
+
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/*
+ * A consumer process: fpgactl capture, verifying every frame (and that no
+ * frame comes twice or out of order); exits 0 when all were good.  Fork
+ * and exec: nng's threads make a forked copy of this process unusable.
+ */
+static pid_t spawn_consumer(const char *url, const char *channel, bool shared,
+			    unsigned n)
+{
+	char count[16];
+	pid_t pid;
+
+	snprintf(count, sizeof(count), "%u", n);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (!freopen("/dev/null", "w", stdout))
+			_exit(127);
+		execl(harness_bin("fpgactl"), "fpgactl", "--url", url, "capture",
+		      channel, "-n", count, "--verify", "--timeout", "10000",
+		      shared ? "--shared" : NULL, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void expect_exit0(pid_t pid, const char *what)
+{
+	int status;
+
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("%s: consumer %s %d", what,
+			 WIFEXITED(status) ? "exited with status" : "killed by signal",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+}
+
+static void test_capture_verify_json(void **state)
+{
+	struct fpgad_proc p;
+	char cmd[512], out[8192];
+	json_error_t jerr;
+	json_t *j;
+
+	(void)state;
+	start(&p, NULL);
+	snprintf(cmd, sizeof(cmd), "%s --url %s capture c2h0 -n 2000 --verify --json",
+		 harness_bin("fpgactl"), p.url);
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
+	j = json_loads(out, 0, &jerr);
+	if (!j)
+		fail_msg("invalid JSON: %s\n%s", jerr.text, out);
+	assert_int_equal(json_integer_value(json_object_get(j, "frames")), 2000);
+	assert_int_equal(json_integer_value(json_object_get(j, "verified")), 2000);
+	assert_int_equal(json_integer_value(json_object_get(j, "errors")), 0);
+	assert_true(json_is_integer(json_object_get(j, "drops")));
+	assert_true(json_real_value(json_object_get(j, "fps")) > 0);
+	assert_true(json_real_value(json_object_get(j, "gbps")) > 0);
+	assert_true(json_is_real(json_object_get(json_object_get(j, "latency_us"), "p99")));
+	json_decref(j);
+	stop_clean(&p);
+}
+
+static void test_several_channels_and_consumers(void **state)
+{
+	const char *names[] = { "a", "b", "c" };
+	struct fpgad_channel_stats st;
+	struct fpgad_proc p;
+	fpgad_client *c;
+	pid_t pids[3];
+
+	(void)state;
+	start(&p, SMALL_CHANNEL("a", 0, "block") SMALL_CHANNEL("b", 1, "block")
+		  SMALL_CHANNEL("c", 2, "drop-oldest"));
+	for (int i = 0; i < 3; i++)
+		pids[i] = spawn_consumer(p.url, names[i], false, 3000);
+	for (int i = 0; i < 3; i++)
+		expect_exit0(pids[i], names[i]);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(fpgad_channel_stats(c, names[i], &st), 0);
+		assert_true(st.frames >= 3000);
+		assert_int_equal(st.errors, 0);
+	}
+	/* Under block nothing is ever dropped. */
+	assert_int_equal(fpgad_channel_stats(c, "a", &st), 0);
+	assert_int_equal(st.drops, 0);
+	fpgad_disconnect(c);
+	stop_clean(&p);
+}
+
+static void test_second_opener_busy(void **state)
+{
+	fpgad_channel *a, *b;
+	fpgad_client *ca, *cb;
+	struct fpgad_proc p;
+	char want[64];
+
+	(void)state;
+	start(&p, NULL);
+	assert_int_equal(fpgad_connect(p.url, &ca), 0);
+	assert_int_equal(fpgad_connect(p.url, &cb), 0);
+	assert_int_equal(fpgad_channel_open(ca, "c2h0", 0, &a), 0);
+	assert_int_equal(fpgad_channel_open(cb, "c2h0", 0, &b), -EBUSY);
+	snprintf(want, sizeof(want), "leased exclusively by pid %d", (int)getpid());
+	assert_non_null(strstr(fpgad_errmsg(cb), "channel c2h0 is busy"));
+	assert_non_null(strstr(fpgad_errmsg(cb), want));
+	/* A shared reader cannot join an exclusive lease either. */
+	assert_int_equal(fpgad_channel_open(cb, "c2h0", FPGAD_OPEN_SHARED, &b), -EBUSY);
+	assert_int_equal(fpgad_channel_close(a), 0);
+	assert_int_equal(fpgad_channel_open(cb, "c2h0", 0, &b), 0);
+	assert_int_equal(fpgad_channel_close(b), 0);
+	fpgad_disconnect(ca);
+	fpgad_disconnect(cb);
+	stop_clean(&p);
+}
+
+static void test_unknown_channel_and_limits(void **state)
+{
+	fpgad_channel *a, *b;
+	struct fpgad_proc p;
+	fpgad_client *c;
+
+	(void)state;
+	start(&p, "[control]\nmax_leases = 1\n" SMALL_CHANNEL("a", 0, "block")
+		  SMALL_CHANNEL("b", 1, "block"));
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_channel_open(c, "nope", 0, &a), -ENOENT);
+	assert_non_null(strstr(fpgad_errmsg(c), "no channel named 'nope'"));
+	assert_int_equal(fpgad_channel_open(c, "bad name!", 0, &a), -EINVAL);
+	assert_int_equal(fpgad_channel_open(c, "a", 0, &a), 0);
+	assert_int_equal(fpgad_channel_open(c, "b", 0, &b), -ENOSPC);
+	assert_non_null(strstr(fpgad_errmsg(c), "max_leases 1"));
+	/* Still serving, and the first lease still streams. */
+	{
+		struct fpgad_frame f;
+
+		assert_int_equal(fpgad_frame_wait(a, &f, 5000), 0);
+		assert_int_equal(fpgad_frame_release(a, &f), 0);
+	}
+	fpgad_disconnect(c);
+	stop_clean(&p);
+}
+
+static void test_kill9_releases_lease(void **state)
+{
+	struct fpgad_status *s = NULL;
+	struct fpgad_proc p;
+	fpgad_channel *ch;
+	fpgad_client *c;
+	int pipefd[2], status;
+	char line[64] = "";
+	pid_t child;
+
+	(void)state;
+	start(&p, NULL);
+	assert_int_equal(pipe(pipefd), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		dup2(pipefd[1], 1);
+		execl(harness_bin("itests/hold_frame"), "hold_frame", p.url, "c2h0",
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	/* It holds a frame and the lease when it dies. */
+	assert_true(read(pipefd[0], line, sizeof(line) - 1) > 0);
+	assert_non_null(strstr(line, "held"));
+	close(pipefd[0]);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	for (int i = 0; i < 100; i++) {
+		fpgad_status_free(s);
+		assert_int_equal(fpgad_status_get(c, &s), 0);
+		if (s->channels[0].lessees == 0)
+			break;
+		usleep(20000);
+	}
+	assert_int_equal(s->channels[0].lessees, 0);
+	assert_string_equal(s->channels[0].state, "idle");
+	fpgad_status_free(s);
+	/* The channel is free and streams for the next process. */
+	assert_int_equal(fpgad_channel_open(c, "c2h0", 0, &ch), 0);
+	{
+		struct fpgad_frame f;
+
+		assert_int_equal(fpgad_frame_wait(ch, &f, 5000), 0);
+		assert_int_equal(fpgad_frame_release(ch, &f), 0);
+	}
+	fpgad_disconnect(c);
+	stop_clean(&p);
+}
+
+/*
+ * Under drop-oldest with a fast card, a frame the client holds is never
+ * written, however many frames are dropped around it.
+ */
+static void test_held_slot_never_overwritten(void **state)
+{
+	struct fpgad_channel_stats st;
+	struct fpgad_frame held, f;
+	struct fpgad_proc p;
+	struct pattern pat;
+	fpgad_channel *ch;
+	fpgad_client *c;
+
+	(void)state;
+	start(&p, "[channel c]\nslots = 4\nslot_size = 64K\nframe_size = 64K\n"
+		  "memory = host\npolicy = drop-oldest\n");
+	pattern_make(&pat, 64 * 1024);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_channel_open(c, "c", 0, &ch), 0);
+	assert_int_equal(fpgad_frame_wait(ch, &held, 5000), 0);
+	assert_int_equal(check_frame(&pat, &held), 0);
+	for (int round = 0; round < 50; round++) {
+		/* Let the card run through the other slots many times. */
+		for (int i = 0; i < 40; i++) {
+			assert_int_equal(fpgad_frame_wait(ch, &f, 5000), 0);
+			assert_int_not_equal(f.slot, held.slot);
+			assert_int_equal(check_frame(&pat, &f), 0);
+			assert_int_equal(fpgad_frame_release(ch, &f), 0);
+		}
+		usleep(2000);
+		assert_int_equal(check_frame(&pat, &held), 0);
+	}
+	assert_int_equal(fpgad_channel_stats(c, "c", &st), 0);
+	assert_true(st.drops > 0);
+	assert_true(st.frames > 2000);
+	assert_int_equal(fpgad_frame_release(ch, &held), 0);
+	fpgad_disconnect(c);
+	free(pat.buf);
+	stop_clean(&p);
+}
+
+static void test_block_policy_loses_nothing(void **state)
+{
+	struct fpgad_channel_stats st;
+	struct fpgad_frame f;
+	struct fpgad_proc p;
+	fpgad_channel *ch;
+	fpgad_client *c;
+	uint64_t expect = 0;
+
+	(void)state;
+	start(&p, SMALL_CHANNEL("a", 0, "block"));
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_channel_open(c, "a", 0, &ch), 0);
+	for (int i = 0; i < 500; i++) {
+		assert_int_equal(fpgad_frame_wait(ch, &f, 5000), 0);
+		if (i == 0)
+			expect = f.seq;
+		/* A slow reader: every frame arrives, in order, no gap. */
+		assert_int_equal(f.seq, expect);
+		assert_int_equal(f.flags & FPGAD_FRAME_F_DROPPED_BEFORE, 0);
+		expect++;
+		if (i % 100 == 0)
+			usleep(20000);
+		assert_int_equal(fpgad_frame_release(ch, &f), 0);
+	}
+	assert_int_equal(fpgad_channel_stats(c, "a", &st), 0);
+	assert_int_equal(st.drops, 0);
+	assert_true(st.stalls > 0);
+	fpgad_disconnect(c);
+	stop_clean(&p);
+}
+
+static void test_shared_readers_see_every_frame(void **state)
+{
+	struct fpgad_proc p;
+	pid_t a, b;
+
+	(void)state;
+	start(&p, SMALL_CHANNEL("s", 0, "block"));
+	a = spawn_consumer(p.url, "s", true, 2000);
+	b = spawn_consumer(p.url, "s", true, 2000);
+	expect_exit0(a, "shared reader a");
+	expect_exit0(b, "shared reader b");
+	stop_clean(&p);
+}
+
+static void test_newest_skips(void **state)
+{
+	struct fpgad_frame f, g;
+	struct fpgad_proc p;
+	fpgad_channel *ch;
+	fpgad_client *c;
+
+	(void)state;
+	start(&p, SMALL_CHANNEL("a", 0, "drop-oldest"));
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_channel_open(c, "a", 0, &ch), 0);
+	fpgad_channel_set_newest(ch, true);
+	assert_int_equal(fpgad_frame_wait(ch, &f, 5000), 0);
+	assert_int_equal(fpgad_frame_release(ch, &f), 0);
+	usleep(50000);
+	assert_int_equal(fpgad_frame_wait(ch, &g, 5000), 0);
+	/* Older ready frames were released unread. */
+	assert_true(g.skipped > 0);
+	assert_true(g.seq > f.seq + 1);
+	assert_int_equal(fpgad_frame_release(ch, &g), 0);
+	fpgad_disconnect(c);
+	stop_clean(&p);
+}
+
+static void test_dma_errors_recover(void **state)
+{
+	struct fpgad_channel_stats st;
+	struct fpgad_proc p;
+	fpgad_client *c;
+	pid_t pid;
+
+	(void)state;
+	start(&p, "[sim]\nfault_error = 97\n" SMALL_CHANNEL("a", 0, "block"));
+	/* Every delivered frame verifies: failed transfers are never published. */
+	pid = spawn_consumer(p.url, "a", false, 2000);
+	expect_exit0(pid, "consumer under DMA errors");
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_channel_stats(c, "a", &st), 0);
+	assert_true(st.errors > 0);
+	assert_true(st.recoveries > 0);
+	assert_string_equal(st.state, "idle");
+	fpgad_disconnect(c);
+	assert_true(harness_log_contains(&p, "engine reset, streaming again"));
+	stop_clean(&p);
+}
+
+static void test_corrupt_frames_caught(void **state)
+{
+	char cmd[512], out[8192];
+	struct fpgad_proc p;
+
+	(void)state;
+	start(&p, "[sim]\nfault_corrupt = 50\n" SMALL_CHANNEL("a", 0, "block"));
+	snprintf(cmd, sizeof(cmd), "%s --url %s --json capture a -n 500 --verify 2>/dev/null",
+		 harness_bin("fpgactl"), p.url);
+	/* A verifying client catches the corrupted frames and says so. */
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 1);
+	assert_null(strstr(out, "\"errors\": 0,"));
+	stop_clean(&p);
+}
+
+static void test_remote_cannot_open(void **state)
+{
+	struct fpgad_proc p;
+	fpgad_channel *ch;
+	fpgad_client *c;
+	char conf[128], url[64];
+
+	(void)state;
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", 20000 + (getpid() + 7) % 20000);
+	snprintf(conf, sizeof(conf), "[control]\nremote = %s\n", url);
+	start(&p, conf);
+	assert_int_equal(fpgad_connect(url, &c), 0);
+	assert_int_equal(fpgad_channel_open(c, "c2h0", 0, &ch), -EACCES);
+	fpgad_disconnect(c);
+	stop_clean(&p);
+}
+
+static void test_daemon_stop_ends_lease(void **state)
+{
+	struct fpgad_frame f;
+	struct fpgad_proc p;
+	fpgad_channel *ch;
+	fpgad_client *c;
+	int r;
+
+	(void)state;
+	start(&p, NULL);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_channel_open(c, "c2h0", 0, &ch), 0);
+	assert_int_equal(fpgad_frame_wait(ch, &f, 5000), 0);
+	assert_int_equal(fpgad_frame_release(ch, &f), 0);
+	stop_clean(&p);
+	/* The client learns from the frame plane, without a system call. */
+	do {
+		r = fpgad_frame_wait(ch, &f, 2000);
+		if (r == 0)
+			fpgad_frame_release(ch, &f);
+	} while (r == 0);
+	assert_int_equal(r, -EPIPE);
+	assert_true(fpgad_channel_events(ch) & FPGAD_EVENT_DAEMON_GONE);
+	fpgad_disconnect(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_capture_verify_json),
+		cmocka_unit_test(test_several_channels_and_consumers),
+		cmocka_unit_test(test_second_opener_busy),
+		cmocka_unit_test(test_unknown_channel_and_limits),
+		cmocka_unit_test(test_kill9_releases_lease),
+		cmocka_unit_test(test_held_slot_never_overwritten),
+		cmocka_unit_test(test_block_policy_loses_nothing),
+		cmocka_unit_test(test_shared_readers_see_every_frame),
+		cmocka_unit_test(test_newest_skips),
+		cmocka_unit_test(test_dma_errors_recover),
+		cmocka_unit_test(test_corrupt_frames_caught),
+		cmocka_unit_test(test_remote_cannot_open),
+		cmocka_unit_test(test_daemon_stop_ends_lease),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests_name("integration-stream", tests, NULL, NULL);
+}

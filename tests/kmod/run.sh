@@ -1,0 +1,160 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# tests/kmod/run.sh - boot Debian's kernel in QEMU with a busybox initramfs
+# and QEMU's edu device, load fpgad_dma.ko, run the guest test program, unload
+# the module and scan the kernel log.
+#
+#   run.sh MODULE.ko GUEST_TEST_BINARY [WORKDIR]
+#
+# Environment: KVER (kernel release, default: the one MODULE.ko was built
+# for), QEMU (default qemu-system-x86_64), KMOD_TIMEOUT (seconds, default
+# 150), ACCEL (kvm or tcg; default kvm when /dev/kvm is usable and the
+# CPU has vmx or svm).
+#
+# Exit status: 0 passed, 1 failed, 77 skipped (the reason is printed).
+
+set -u
+
+SKIP=77
+ko=${1:?usage: run.sh MODULE.ko GUEST_TEST_BINARY [WORKDIR]}
+guest_bin=${2:?usage: run.sh MODULE.ko GUEST_TEST_BINARY [WORKDIR]}
+work=${3:-$(mktemp -d)}
+QEMU=${QEMU:-qemu-system-x86_64}
+KMOD_TIMEOUT=${KMOD_TIMEOUT:-150}
+
+skip() { echo "kmod-test: SKIP: $*"; exit $SKIP; }
+fail() { echo "kmod-test: FAIL: $*"; exit 1; }
+
+[ -f "$ko" ] || fail "no module $ko"
+[ -x "$guest_bin" ] || fail "no guest test program $guest_bin"
+if [ -z "${KVER:-}" ]; then
+	KVER=$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1)
+fi
+[ -n "$KVER" ] || fail "cannot tell which kernel $ko is for (modinfo, or set KVER)"
+
+kernel=/boot/vmlinuz-$KVER
+moddir=/lib/modules/$KVER/kernel/drivers/gpu/drm
+command -v "$QEMU" >/dev/null 2>&1 || skip "$QEMU not installed (apt-get install qemu-system-x86)"
+[ -r "$kernel" ] || skip "$kernel not installed or not readable (apt-get install linux-image-amd64)"
+busybox=$(command -v busybox 2>/dev/null)
+[ -n "$busybox" ] || skip "busybox not installed (apt-get install busybox-static)"
+if ! file -L "$busybox" 2>/dev/null | grep -q 'statically linked' &&
+   ! ldd "$busybox" 2>&1 | grep -q 'not a dynamic'; then
+	skip "$busybox is not static (apt-get install busybox-static)"
+fi
+for m in drm.ko drm_shmem_helper.ko vgem/vgem.ko; do
+	[ -r "$moddir/$m" ] || skip "$moddir/$m missing (the vgem test needs Debian's linux-image-$KVER)"
+done
+command -v cpio >/dev/null 2>&1 || skip "cpio not installed"
+
+# --- initramfs -----------------------------------------------------------------
+
+mkdir -p "$work" || fail "cannot create $work"
+root=$work/root
+rm -rf "$root"
+mkdir -p "$root/bin" "$root/modules" "$root/proc" "$root/sys" "$root/dev" \
+	"$root/tmp" || fail "cannot populate $root"
+cp "$busybox" "$root/bin/busybox" &&
+cp "$ko" "$root/fpgad_dma.ko" &&
+cp "$guest_bin" "$root/kmod_test" &&
+cp "$moddir/drm.ko" "$moddir/drm_shmem_helper.ko" "$moddir/vgem/vgem.ko" \
+	"$root/modules/" || fail "cannot copy files into the initramfs"
+
+cat > "$root/init" <<'EOT'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t debugfs debugfs /sys/kernel/debug
+
+result() {
+	echo "KMOD-TEST-RESULT: $*"
+	poweroff -f
+	sleep 10
+}
+
+echo "== guest: $(uname -r), $(nproc) cpus"
+for m in drm drm_shmem_helper vgem; do
+	insmod /modules/$m.ko || result "FAIL insmod $m"
+done
+echo "fpgad-kmod-test: start" > /dev/kmsg
+
+insmod /fpgad_dma.ko max_inflight=8 || result "FAIL insmod fpgad_dma.ko"
+[ -c /dev/fpgad0 ] || result "FAIL no /dev/fpgad0"
+[ -c /dev/dri/card0 ] || result "FAIL no /dev/dri/card0 (vgem)"
+echo "== /sys/class/fpgad: $(ls /sys/class/fpgad) engine $(cat /sys/class/fpgad/fpgad0/engine)"
+
+timeout -s KILL 100 /kmod_test
+rc=$?
+
+# Unload with nothing open, load again, unbind through sysfs, unload.
+rmmod fpgad_dma || result "FAIL rmmod fpgad_dma"
+[ -e /sys/class/fpgad/fpgad0 ] && result "FAIL fpgad0 still present after rmmod"
+insmod /fpgad_dma.ko || result "FAIL second insmod"
+[ -c /dev/fpgad0 ] || result "FAIL no /dev/fpgad0 after the second insmod"
+bdf=$(basename "$(readlink /sys/class/fpgad/fpgad0/device)")
+echo "$bdf" > /sys/bus/pci/drivers/fpgad_dma/unbind || result "FAIL unbind $bdf"
+[ -e /dev/fpgad0 ] && result "FAIL /dev/fpgad0 still present after unbind"
+echo "$bdf" > /sys/bus/pci/drivers/fpgad_dma/bind || result "FAIL bind $bdf"
+[ -c /dev/fpgad0 ] || result "FAIL no /dev/fpgad0 after bind"
+rmmod fpgad_dma || result "FAIL second rmmod"
+grep -q '^fpgad_dma ' /proc/modules && result "FAIL fpgad_dma still loaded"
+
+dmesg | sed -n '/fpgad-kmod-test: start/,$p' > /tmp/klog
+echo "== kernel log since insmod:"
+cat /tmp/klog
+bad=$(grep -E 'WARNING|BUG|Oops|general protection|Call Trace|refcount_t|list_del corruption|leak|UBSAN|DMA-API|Poison overwritten|Object already free|Redzone|slab error|hung_task|blocked for more than|overflow' /tmp/klog)
+[ -n "$bad" ] && result "FAIL kernel log: $bad"
+[ "$rc" = 0 ] || result "FAIL kmod_test exited $rc"
+result "PASS"
+EOT
+chmod 0755 "$root/init" || fail "chmod init"
+
+initrd=$work/initramfs.cpio.gz
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$initrd" ||
+	fail "cannot build $initrd"
+
+# --- boot ----------------------------------------------------------------------------
+
+accel=${ACCEL:-}
+if [ -z "$accel" ]; then
+	accel=tcg
+	# /dev/kvm without vmx/svm in the CPU flags (some nested setups)
+	# hangs the guest; TCG is slower but works everywhere.
+	[ -r /dev/kvm ] && [ -w /dev/kvm ] &&
+		grep -q -w -E 'vmx|svm' /proc/cpuinfo && accel=kvm
+fi
+cpu=max
+[ "$accel" = kvm ] && cpu=host
+
+log=$work/console.log
+echo "kmod-test: booting $kernel ($accel) with fpgad_dma.ko; console in $log"
+timeout "$KMOD_TIMEOUT" "$QEMU" -accel "$accel" -cpu "$cpu" -m 512M -smp 2 \
+	-nographic -no-reboot -monitor none -serial stdio -net none \
+	-kernel "$kernel" -initrd "$initrd" \
+	-append "console=ttyS0 panic=-1 loglevel=4 slub_debug=FZPU" \
+	-device edu,dma_mask=0xffffffffffffffff \
+	</dev/null >"$log" 2>&1
+qrc=$?
+if [ "$accel" = kvm ] && [ -z "${ACCEL:-}" ] &&
+   grep -a -q -i -E 'failed to initialize kvm|Could not access KVM' "$log"; then
+	echo "kmod-test: KVM not usable here, falling back to TCG"
+	ACCEL=tcg exec "$0" "$@"
+fi
+
+tr -d '\r' < "$log" | grep -a -E '^(ok|not ok|kmod_test|counters|==|KMOD-TEST-RESULT)'
+result=$(tr -d '\r' < "$log" | sed -n 's/^KMOD-TEST-RESULT: //p' | tail -n 1)
+case "$result" in
+PASS)
+	echo "kmod-test: PASS"
+	exit 0 ;;
+"")
+	tail -n 40 "$log"
+	[ "$qrc" = 124 ] && fail "guest did not finish within ${KMOD_TIMEOUT}s"
+	fail "guest ended without a result (qemu exit $qrc)" ;;
+*)
+	fail "$result" ;;
+esac
