@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_channel.c - channels and leases in one process: the real channel,
+ * lease, ring and frame-ring code over the simulated card and host
+ * memory, with this test as the client reading the descriptor ring.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "channel.h"
+#include "device.h"
+#include "fpgad_simframe.h"
+#include "frame_ring.h"
+#include "log.h"
+
+struct fixture {
+	struct config cfg;
+	struct device *dev;
+	struct channel *ch;
+	struct session s1, s2;
+};
+
+/* The client's side of one lease. */
+struct reader {
+	struct channel_grant g;
+	uint8_t *data;
+	size_t data_len;
+	void *desc;
+	size_t desc_len;
+	struct frame_ring_consumer *cons;
+	void *pattern;
+	uint64_t psize;
+};
+
+static void *map(const char *name, size_t len, int prot)
+{
+	int fd = shm_open(name, (prot & PROT_WRITE) ? O_RDWR : O_RDONLY, 0);
+	void *m;
+
+	assert_true(fd >= 0);
+	m = mmap(NULL, len, prot, MAP_SHARED, fd, 0);
+	close(fd);
+	assert_true(m != MAP_FAILED);
+	return m;
+}
+
+static void reader_attach(struct reader *r, const struct config_channel *cc)
+{
+	r->data_len = r->g.ring_size;
+	r->data = map(r->g.shm_name, r->data_len, PROT_READ);
+	r->desc_len = frame_ring_size(frame_ring_desc_count_for(cc->slots));
+	r->desc = map(r->g.desc_name, r->desc_len, PROT_READ | PROT_WRITE);
+	assert_int_equal(frame_ring_consumer_attach(r->desc, r->desc_len, &r->cons), 0);
+	r->psize = fpgad_simframe_pattern_size(cc->frame_size);
+	r->pattern = malloc(r->psize);
+	assert_non_null(r->pattern);
+	fpgad_simframe_pattern_fill(r->pattern, r->psize);
+}
+
+static void reader_detach(struct reader *r)
+{
+	frame_ring_consumer_free(r->cons);
+	munmap(r->desc, r->desc_len);
+	munmap(r->data, r->data_len);
+	free(r->pattern);
+}
+
+/* Take the next frame, waiting for it; checks its content. */
+static void take(struct reader *r, const struct config_channel *cc,
+		 struct frame_ring_frame *f)
+{
+	uint64_t off;
+	int n;
+
+	for (n = 0; n < 500; n++) {
+		if (frame_ring_claim(r->cons, f) == 0)
+			break;
+		assert_int_not_equal(frame_ring_wait(r->cons, 10), -ESTALE);
+	}
+	assert_true(n < 500);
+	assert_int_equal(fpgad_simframe_check(r->data + (uint64_t)f->slot * cc->slot_size,
+					      f->length, f->seq, r->pattern,
+					      r->psize, &off), 0);
+}
+
+static int open_lease(struct fixture *fx, struct session *s, bool shared,
+		      struct reader *r)
+{
+	char err[256];
+
+	memset(r, 0, sizeof(*r));
+	return channel_open(fx->ch, s, shared, &fx->cfg.control, &r->g, err,
+			    sizeof(err));
+}
+
+static void make(struct fixture *fx, const char *extra_sim, enum ring_policy p,
+		 unsigned slots)
+{
+	struct config_channel *cc = &fx->cfg.channels[0];
+
+	config_defaults(&fx->cfg);
+	cc->memory = MEMORY_HOST;
+	cc->slots = slots;
+	cc->slot_size = 64 * 1024;
+	cc->frame_size = 64 * 1024;
+	cc->policy = p;
+	if (extra_sim)
+		fx->cfg.sim.fault_error = (unsigned)atoi(extra_sim);
+	assert_int_equal(device_sim_ops.open(&fx->cfg, &fx->dev), 0);
+	assert_int_equal(channel_create(&fx->cfg, cc, &device_sim_ops, fx->dev,
+					&fx->ch), 0);
+	fx->s1.peer.pid = 101;
+	fx->s2.peer.pid = 102;
+}
+
+static void unmake(struct fixture *fx)
+{
+	channel_destroy(fx->ch);
+	device_sim_ops.close(fx->dev);
+}
+
+static void test_stream_and_verify(void **state)
+{
+	struct fixture fx = { 0 };
+	struct frame_ring_frame f;
+	struct channel_stats st;
+	struct reader r;
+	uint64_t last = 0;
+
+	(void)state;
+	make(&fx, NULL, POLICY_BLOCK, 8);
+	assert_false(channel_is_streaming(fx.ch));
+	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), 0);
+	assert_true(channel_is_streaming(fx.ch));
+	assert_true(channel_leased_by(fx.ch, &fx.s1));
+	assert_int_equal(r.g.memory, MEMORY_HOST);
+	assert_int_equal(r.g.mode, MODE_HOST);
+	reader_attach(&r, channel_config(fx.ch));
+	for (int i = 0; i < 2000; i++) {
+		take(&r, channel_config(fx.ch), &f);
+		if (i)
+			assert_int_equal(f.seq, last + 1);	/* block: no gap */
+		last = f.seq;
+		assert_int_equal(frame_ring_release(r.cons, &f), 0);
+	}
+	channel_get_stats(fx.ch, &st);
+	assert_true(st.frames >= 2000);
+	assert_int_equal(st.drops, 0);
+	assert_int_equal(st.lessees, 1);
+	assert_int_equal(fx.s1.n_leases, 1);
+	assert_int_equal(channel_close(fx.ch, &fx.s1), 0);
+	assert_int_equal(fx.s1.n_leases, 0);
+	assert_int_equal(fx.s1.pinned, 0);
+	assert_false(channel_is_streaming(fx.ch));
+	/* The client learns that the lease ended. */
+	assert_true(frame_ring_events(r.cons) & FPGAD_EVENT_CLOSED);
+	assert_int_equal(channel_close(fx.ch, &fx.s1), -ENOENT);
+	reader_detach(&r);
+	unmake(&fx);
+}
+
+static void test_exclusive_and_shared(void **state)
+{
+	struct fixture fx = { 0 };
+	struct reader a, b;
+
+	(void)state;
+	make(&fx, NULL, POLICY_BLOCK, 4);
+	assert_int_equal(open_lease(&fx, &fx.s1, false, &a), 0);
+	assert_int_equal(open_lease(&fx, &fx.s1, false, &b), -EALREADY);
+	assert_int_equal(open_lease(&fx, &fx.s2, false, &b), -EBUSY);
+	assert_int_equal(open_lease(&fx, &fx.s2, true, &b), -EBUSY);
+	assert_int_equal(channel_close(fx.ch, &fx.s1), 0);
+
+	/* Shared readers: both get every frame. */
+	assert_int_equal(open_lease(&fx, &fx.s1, true, &a), 0);
+	assert_int_equal(open_lease(&fx, &fx.s2, true, &b), 0);
+	{
+		struct frame_ring_frame fa, fb;
+
+		reader_attach(&a, channel_config(fx.ch));
+		reader_attach(&b, channel_config(fx.ch));
+		for (int i = 0; i < 300; i++) {
+			take(&a, channel_config(fx.ch), &fa);
+			take(&b, channel_config(fx.ch), &fb);
+			assert_int_equal(fa.seq, fb.seq);
+			assert_int_equal(frame_ring_release(a.cons, &fa), 0);
+			assert_int_equal(frame_ring_release(b.cons, &fb), 0);
+		}
+		/* An exclusive opener is refused while readers share it. */
+		assert_int_equal(open_lease(&fx, &(struct session){ 0 }, false,
+					    &(struct reader){ 0 }), -EBUSY);
+		channel_release_session(fx.ch, &fx.s1);
+		/* b goes on alone. */
+		for (int i = 0; i < 100; i++) {
+			take(&b, channel_config(fx.ch), &fb);
+			assert_int_equal(frame_ring_release(b.cons, &fb), 0);
+		}
+		channel_release_session(fx.ch, &fx.s2);
+		reader_detach(&a);
+		reader_detach(&b);
+	}
+	assert_false(channel_is_streaming(fx.ch));
+	unmake(&fx);
+}
+
+static void test_limits(void **state)
+{
+	struct fixture fx = { 0 };
+	struct reader r;
+
+	(void)state;
+	make(&fx, NULL, POLICY_BLOCK, 4);
+	fx.cfg.control.max_leases = 0;
+	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), -ENOSPC);
+	fx.cfg.control.max_leases = 4;
+	fx.cfg.control.max_pinned = 4 * 64 * 1024 - 1;
+	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), -ENOSPC);
+	assert_false(channel_is_streaming(fx.ch));
+	fx.cfg.control.max_pinned = 4 * 64 * 1024;
+	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), 0);
+	assert_int_equal(fx.s1.pinned, 4 * 64 * 1024);
+	channel_release_session(fx.ch, &fx.s1);
+	unmake(&fx);
+}
+
+/* drop-oldest: the frames a client holds are never re-armed. */
+static void test_drop_oldest_spares_held(void **state)
+{
+	struct fixture fx = { 0 };
+	struct frame_ring_frame held[2], f;
+	struct channel_stats st;
+	struct reader r;
+	uint64_t off;
+
+	(void)state;
+	make(&fx, NULL, POLICY_DROP_OLDEST, 4);
+	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), 0);
+	reader_attach(&r, channel_config(fx.ch));
+	take(&r, channel_config(fx.ch), &held[0]);
+	take(&r, channel_config(fx.ch), &held[1]);
+	for (int i = 0; i < 3000; i++) {
+		take(&r, channel_config(fx.ch), &f);
+		assert_int_not_equal(f.slot, held[0].slot);
+		assert_int_not_equal(f.slot, held[1].slot);
+		assert_int_equal(frame_ring_release(r.cons, &f), 0);
+		if (i % 500 == 0)
+			usleep(5000);	/* let the card overrun the reader */
+	}
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(fpgad_simframe_check(
+			r.data + (uint64_t)held[k].slot * 65536, held[k].length,
+			held[k].seq, r.pattern, r.psize, &off), 0);
+	channel_get_stats(fx.ch, &st);
+	assert_true(st.drops > 0);
+	assert_int_equal(frame_ring_release(r.cons, &held[0]), 0);
+	assert_int_equal(frame_ring_release(r.cons, &held[1]), 0);
+	channel_release_session(fx.ch, &fx.s1);
+	reader_detach(&r);
+	unmake(&fx);
+}
+
+/* Every transfer fails: the channel resets, retries, then gives up. */
+static void test_repeated_failures_fail_channel(void **state)
+{
+	struct fixture fx = { 0 };
+	struct channel_stats st;
+	struct reader r, r2;
+	int i;
+
+	(void)state;
+	make(&fx, "1", POLICY_BLOCK, 4);
+	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), 0);
+	for (i = 0; i < 500; i++) {
+		channel_get_stats(fx.ch, &st);
+		if (st.state == CHANNEL_FAILED)
+			break;
+		usleep(2000);
+	}
+	assert_int_equal(st.state, CHANNEL_FAILED);
+	assert_int_equal(st.frames, 0);
+	assert_true(st.errors >= 5);
+	assert_true(st.recoveries >= 5);
+	channel_release_session(fx.ch, &fx.s1);
+	/* FAILED refuses new leases, by name. */
+	assert_int_equal(open_lease(&fx, &fx.s2, false, &r2), -EIO);
+	unmake(&fx);
+}
+
+static void test_h2c_refused(void **state)
+{
+	struct config cfg;
+	struct device *dev;
+	struct channel *ch = NULL;
+
+	(void)state;
+	config_defaults(&cfg);
+	cfg.channels[0].direction = DIR_H2C;
+	cfg.channels[0].memory = MEMORY_HOST;
+	assert_int_equal(device_sim_ops.open(&cfg, &dev), 0);
+	assert_int_equal(channel_create(&cfg, &cfg.channels[0], &device_sim_ops,
+					dev, &ch), -EOPNOTSUPP);
+	assert_null(ch);
+	device_sim_ops.close(dev);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stream_and_verify),
+		cmocka_unit_test(test_exclusive_and_shared),
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_drop_oldest_spares_held),
+		cmocka_unit_test(test_repeated_failures_fail_channel),
+		cmocka_unit_test(test_h2c_refused),
+	};
+
+	log_level = LOG_WARNING;
+	return cmocka_run_group_tests_name("channel", tests, NULL, NULL);
+}
