@@ -108,7 +108,11 @@ static int map_reply(fpgad_channel *ch, const Fpgad__OpenChannelReply *o)
 			return -ENOMEM;
 	} else {
 		ch->info.memory = FPGAD_MEMORY_HOST;
-		r = map_shm(o->shm_name, o->ring_size, PROT_READ, (void **)&ch->base);
+		/* c2h: read-only; h2c: the client writes what the card reads. */
+		r = map_shm(o->shm_name, o->ring_size,
+			    strcmp(o->direction, "h2c") == 0 ? PROT_READ | PROT_WRITE :
+							       PROT_READ,
+			    (void **)&ch->base);
 		if (r < 0)
 			return fail(ch, r, "cannot map the ring %s: %s", o->shm_name);
 	}
@@ -337,6 +341,31 @@ int fpgad_frame_release(fpgad_channel *ch, const struct fpgad_frame *in)
 	return frame_ring_release(ch->cons, &f);
 }
 
+int fpgad_frame_submit(fpgad_channel *ch, const struct fpgad_frame *in,
+		       uint64_t length)
+{
+	struct frame_ring_frame f;
+
+	if (strcmp(ch->info.direction, "h2c") || !length ||
+	    length > ch->info.slot_size)
+		return -EINVAL;
+	to_ring_frame(in, &f);
+	return frame_ring_submit(ch->cons, &f, length);
+}
+
+int fpgad_frame_write(fpgad_channel *ch, const struct fpgad_frame *f,
+		      const void *src, uint64_t len)
+{
+	void *dst = fpgad_slot_data(ch, f->slot);
+
+	if (!dst || len > ch->info.slot_size)
+		return -EINVAL;
+	if (ch->info.memory == FPGAD_MEMORY_CUDA)
+		return gpu_from_host(dst, src, len);
+	memcpy(dst, src, len);
+	return 0;
+}
+
 int fpgad_frame_host(fpgad_channel *ch, const struct fpgad_frame *f,
 		     const void **ret_ptr)
 {
@@ -399,6 +428,8 @@ int fpgad_channel_stats(fpgad_client *c, const char *name,
 	ret_stats->recoveries = s->recoveries;
 	ret_stats->copies = s->copies;
 	ret_stats->dma_ns_total = s->dma_ns_total;
+	ret_stats->card_good = s->card_good;
+	ret_stats->card_bad = s->card_bad;
 	fpgad__response__free_unpacked(resp, NULL);
 	return 0;
 }

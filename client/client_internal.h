@@ -41,6 +41,7 @@ void gpu_unmap(void *ptr);
 int gpu_host_alloc(size_t len, void **ret_ptr);
 void gpu_host_free(void *ptr);
 int gpu_to_host(void *dst, const void *src_dev, size_t len);
+int gpu_from_host(void *dst_dev, const void *src, size_t len);
 
 /* Close every channel still open on @c (channel.c). */
 void client_channels_close_all(fpgad_client *c);

@@ -205,6 +205,7 @@ int frame_ring_producer_init(void *mem, size_t len,
 	hdr->frame_size = geo->frame_size;
 	atomic_store_explicit(A64(&hdr->generation), generation,
 			      memory_order_relaxed);
+	hdr->direction = geo->direction;
 	memset(hdr->reserved0, 0, sizeof(hdr->reserved0));
 	memset(hdr->reserved1, 0, sizeof(hdr->reserved1));
 	memset(hdr->reserved2, 0, sizeof(hdr->reserved2));
@@ -231,7 +232,7 @@ int frame_ring_producer_init(void *mem, size_t len,
 		d->t_dma_start_ns = 0;
 		d->t_dma_end_ns = 0;
 		d->t_publish_ns = 0;
-		d->reserved = 0;
+		d->fill = 0;
 	}
 	atomic_store_explicit(A32(&hdr->magic), FPGAD_FRAMES_MAGIC,
 			      memory_order_release);
@@ -280,7 +281,7 @@ int frame_ring_publish(struct frame_ring_producer *p,
 	d->t_dma_start_ns = f->t_dma_start_ns;
 	d->t_dma_end_ns = f->t_dma_end_ns;
 	d->t_publish_ns = f->t_publish_ns ? f->t_publish_ns : now_ns();
-	d->reserved = 0;
+	d->fill = 0;
 	atomic_store_explicit(A64(&d->state), WORD(pos, FPGAD_DESC_READY),
 			      memory_order_release);
 
@@ -331,12 +332,19 @@ int frame_ring_reclaim(struct frame_ring_producer *p,
 	if (!out && max)
 		return -EINVAL;
 	for (uint32_t i = 0; i < p->n_desc && n < max && p->outstanding; i++) {
+		uint64_t fill;
+
 		if (!p->shadow[i].used || !shadow_done(p, i))
 			continue;
+		/* Untrusted: a fill the slot cannot hold counts as none. */
+		fill = p->descs[i].fill;
+		if (fill > p->slot_size)
+			fill = 0;
 		atomic_store_explicit(A64(&p->descs[i].state),
 				      WORD(p->shadow[i].pos, FPGAD_DESC_EMPTY),
 				      memory_order_relaxed);
-		shadow_put(p, i, FPGAD_DESC_RELEASED, &out[n++]);
+		shadow_put(p, i, FPGAD_DESC_RELEASED, &out[n]);
+		out[n++].fill = fill;
 	}
 	return (int)n;
 }
@@ -525,6 +533,7 @@ struct frame_ring_consumer {
 	uint64_t generation;
 	uint64_t cursor;
 	uint32_t seen_event_seq;
+	uint32_t direction;
 };
 
 int frame_ring_validate(const void *mem, size_t len)
@@ -587,6 +596,7 @@ int frame_ring_consumer_attach(void *mem, size_t len,
 	c->n_slots = hdr->slot_count;
 	c->slot_size = hdr->slot_size;
 	c->frame_size = hdr->frame_size;
+	c->direction = hdr->version_minor >= 1 ? hdr->direction : FPGAD_FRAMES_C2H;
 	c->descs = (unsigned char *)mem + hdr->header_size;
 	c->generation = atomic_load_explicit(A64(&hdr->generation),
 					     memory_order_relaxed);
@@ -595,6 +605,7 @@ int frame_ring_consumer_attach(void *mem, size_t len,
 	    c->n_slots == 0 || c->n_desc < c->n_slots ||
 	    c->desc_size < desc_size || c->desc_size % alignof(uint64_t) ||
 	    c->frame_size > c->slot_size || c->generation == 0 ||
+	    c->direction > FPGAD_FRAMES_H2C ||
 	    (uint64_t)(c->descs - (unsigned char *)mem) +
 	    (uint64_t)c->n_desc * c->desc_size > len ||
 	    (uint64_t)(c->descs - (unsigned char *)mem) < header_size) {
@@ -623,6 +634,7 @@ void frame_ring_consumer_geometry(const struct frame_ring_consumer *c,
 		.slots = c->n_slots,
 		.slot_size = c->slot_size,
 		.frame_size = c->frame_size,
+		.direction = c->direction,
 	};
 }
 
@@ -815,6 +827,27 @@ int frame_ring_claim_newest(struct frame_ring_consumer *c,
 	}
 	publish_cursor(c);
 	return -EAGAIN;
+}
+
+int frame_ring_submit(struct frame_ring_consumer *c,
+		      const struct frame_ring_frame *f, uint64_t fill)
+{
+	struct fpgad_frame_desc *d;
+	uint64_t held;
+
+	if (!f || f->pos >= POS_LIMIT || fill > c->slot_size)
+		return -EINVAL;
+	d = cdesc(c, f->pos);
+	held = WORD(f->pos, FPGAD_DESC_HELD);
+	if (atomic_load_explicit(A64(&d->state), memory_order_relaxed) != held)
+		return -EINVAL;
+	d->fill = fill;
+	if (!atomic_compare_exchange_strong_explicit(
+		    A64(&d->state), &held, WORD(f->pos, FPGAD_DESC_RELEASED),
+		    memory_order_seq_cst, memory_order_relaxed))
+		return -EINVAL;
+	wake_if_waiting(&c->hdr->prod_waiting, &c->hdr->prod_futex);
+	return 0;
 }
 
 int frame_ring_release(struct frame_ring_consumer *c,

@@ -38,6 +38,7 @@ struct frame_ring_geometry {
 	uint32_t slots;
 	uint64_t slot_size;
 	uint64_t frame_size;	/* <= slot_size */
+	uint32_t direction;	/* FPGAD_FRAMES_C2H or FPGAD_FRAMES_H2C */
 };
 
 /* One frame as published and as claimed. */
@@ -62,6 +63,8 @@ struct frame_ring_returned {
 	 */
 	uint32_t how;
 	uint64_t pos;
+	/* h2c, RELEASED: bytes the consumer filled (0 = unused, or invalid). */
+	uint64_t fill;
 };
 
 /* Bytes a ring of @desc_count descriptors needs; 0 if out of range. */
@@ -172,6 +175,12 @@ int frame_ring_claim(struct frame_ring_consumer *c,
  */
 int frame_ring_claim_newest(struct frame_ring_consumer *c,
 			    struct frame_ring_frame *ret_frame);
+/*
+ * h2c: hand a claimed slot back with @fill bytes written for the card
+ * (any order); -EINVAL if @f is not held or @fill > slot_size.
+ */
+int frame_ring_submit(struct frame_ring_consumer *c,
+		      const struct frame_ring_frame *f, uint64_t fill);
 /* Release a claimed frame (any order); -EINVAL if @f is not held. */
 int frame_ring_release(struct frame_ring_consumer *c,
 		       const struct frame_ring_frame *f);

@@ -40,4 +40,12 @@ int gpu_to_host(void *dst, const void *src_dev, size_t len)
 	(void)len;
 	return -ENODEV;
 }
+
+int gpu_from_host(void *dst_dev, const void *src, size_t len)
+{
+	(void)dst_dev;
+	(void)src;
+	(void)len;
+	return -ENODEV;
+}
 #endif

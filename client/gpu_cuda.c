@@ -63,3 +63,8 @@ int gpu_to_host(void *dst, const void *src_dev, size_t len)
 {
 	return cuda_errno(cudaMemcpy(dst, src_dev, len, cudaMemcpyDeviceToHost));
 }
+
+int gpu_from_host(void *dst_dev, const void *src, size_t len)
+{
+	return cuda_errno(cudaMemcpy(dst_dev, src, len, cudaMemcpyHostToDevice));
+}

@@ -30,6 +30,14 @@
 #endif
 
 #define CHANNEL_MAX_FAILURES 5	/* consecutive DMA failures before FAILED */
+
+/*
+ * h2c slots: FREE (fpgad's) -> OFFERED (published empty; the lessee's to
+ * fill) -> QUEUED (filled, waiting for the card) -> DMA (the card reads
+ * it) -> FREE.  One writer (exclusive lease) and no fan-out, so a state
+ * per slot is all the bookkeeping there is.
+ */
+enum h2c_slot { H2C_FREE, H2C_OFFERED, H2C_QUEUED, H2C_DMA };
 #define CHANNEL_BATCH 32
 
 struct channel {
@@ -53,7 +61,10 @@ struct channel {
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct ring *ring;
+	struct ring *ring;		/* c2h: who owns each slot */
+	uint8_t *h2c;			/* h2c: enum h2c_slot per slot */
+	uint64_t *h2c_fill;		/* h2c: bytes to send, per slot */
+	uint64_t offer_seq;		/* h2c: buffers offered so far */
 	struct lease *leases;
 	unsigned n_leases;
 	const struct lease *waiting_on;	/* the stream sleeps on its releases */
@@ -92,6 +103,29 @@ static void settle(struct channel *ch, struct lease *l, unsigned slot)
 	}
 }
 
+/* h2c: a buffer came back, filled for the card or unused. */
+static void h2c_returned(struct channel *ch, const struct frame_ring_returned *r)
+{
+	if (r->slot >= ch->cfg.slots || ch->h2c[r->slot] != H2C_OFFERED)
+		return;
+	if (r->how == FPGAD_DESC_RELEASED && r->fill) {
+		ch->h2c[r->slot] = H2C_QUEUED;
+		ch->h2c_fill[r->slot] = r->fill;
+	} else {
+		ch->h2c[r->slot] = H2C_FREE;
+	}
+}
+
+/* A lessee handed @r back (released, skipped, revoked or still held). */
+static void returned(struct channel *ch, struct lease *l,
+		     const struct frame_ring_returned *r)
+{
+	if (ch->cfg.direction == DIR_H2C)
+		h2c_returned(ch, r);
+	else
+		settle(ch, l, r->slot);
+}
+
 static void reclaim(struct channel *ch)
 {
 	struct frame_ring_returned out[CHANNEL_BATCH];
@@ -100,7 +134,7 @@ static void reclaim(struct channel *ch)
 	for (struct lease *l = ch->leases; l; l = l->next) {
 		while ((n = frame_ring_reclaim(l->prod, out, CHANNEL_BATCH)) > 0) {
 			for (int i = 0; i < n; i++)
-				settle(ch, l, out[i].slot);
+				returned(ch, l, &out[i]);
 			if (n < CHANNEL_BATCH)
 				break;
 		}
@@ -172,6 +206,58 @@ static void arm(struct channel *ch)
 			break;
 		}
 		ch->inflight++;
+	}
+}
+
+/* h2c: send the filled buffers to the card, oldest offer first. */
+static void h2c_submit(struct channel *ch)
+{
+	struct dev_xfer x = {
+		.handle = ch->pin,
+		.timeout_ms = ch->dma_timeout_ms,
+	};
+	int r;
+
+	for (unsigned s = 0; s < ch->cfg.slots; s++) {
+		if (ch->state != CHANNEL_STREAMING ||
+		    ch->inflight >= ch->cfg.queue_depth)
+			return;
+		if (ch->h2c[s] != H2C_QUEUED)
+			continue;
+		x.offset = slot_offset(ch, s);
+		x.length = ch->h2c_fill[s];
+		x.cookie = s;
+		r = ch->ops->submit(ch->q, &x);
+		if (r == -EAGAIN)
+			return;
+		if (r < 0) {
+			log_err("channel %s: submit: %s", ch->cfg.name, strerror(-r));
+			ch->h2c[s] = H2C_FREE;
+			ch->stats.errors++;
+			continue;
+		}
+		ch->h2c[s] = H2C_DMA;
+		ch->inflight++;
+	}
+}
+
+/* h2c: offer every free buffer to the writer. */
+static void h2c_offer(struct channel *ch)
+{
+	struct frame_ring_frame f = { 0 };
+	struct lease *l = ch->leases;
+
+	if (!l || ch->state != CHANNEL_STREAMING)
+		return;
+	for (unsigned s = 0; s < ch->cfg.slots; s++) {
+		if (ch->h2c[s] != H2C_FREE)
+			continue;
+		f.slot = s;
+		f.seq = ch->offer_seq;
+		if (frame_ring_publish(l->prod, &f, NULL) < 0)
+			return;
+		ch->offer_seq++;
+		ch->h2c[s] = H2C_OFFERED;
 	}
 }
 
@@ -273,6 +359,23 @@ static void completed(struct channel *ch, unsigned slot,
 		return;
 	}
 	ch->inflight--;
+	if (ch->cfg.direction == DIR_H2C) {
+		/* The card has read the buffer, or never will: it is free. */
+		ch->h2c[slot] = H2C_FREE;
+		if (c->status == 0) {
+			ch->failures = 0;
+			ch->stats.frames++;
+			ch->stats.bytes += c->length;
+			ch->stats.dma_ns_total += c->t_end_ns - c->t_start_ns;
+		} else if (c->status == -ECANCELED) {
+			ch->stats.drops++;
+		} else {
+			ch->stats.errors++;
+			if (ch->state == CHANNEL_STREAMING)
+				recover(ch, c->status);
+		}
+		return;
+	}
 	if (c->status == -ECANCELED) {
 		ring_cancel(ch->ring, slot);
 		return;
@@ -375,7 +478,12 @@ static void *stream_main(void *arg)
 	while (!atomic_load(&ch->stop)) {
 		reclaim(ch);
 		settle_recovery(ch);
-		arm(ch);
+		if (ch->cfg.direction == DIR_H2C) {
+			h2c_submit(ch);
+			h2c_offer(ch);
+		} else {
+			arm(ch);
+		}
 		if (ch->inflight) {
 			/* Bounce copies in flight too: come back for them soon. */
 			int timeout = ch->copying ? 1 : 100;
@@ -453,6 +561,8 @@ static int ring_renew(struct channel *ch)
 							       RING_OWNER_HOST);
 	ch->ring = fresh;
 	ch->drops_seen = 0;
+	if (ch->h2c)
+		memset(ch->h2c, H2C_FREE, ch->cfg.slots);
 	return 0;
 }
 
@@ -603,6 +713,11 @@ static int choose_mode(struct channel *ch)
 	} else {
 		snprintf(ch->reason, sizeof(ch->reason), "mode = bounce");
 	}
+	if (ch->cfg.direction == DIR_H2C) {
+		log_err("channel %s: h2c in GPU memory needs gpudirect; bounce serves c2h only",
+			ch->cfg.name);
+		return -EOPNOTSUPP;
+	}
 	ch->mode = MODE_BOUNCE;
 	r = setup_bounce(ch);
 	if (r < 0)
@@ -617,14 +732,19 @@ int channel_create(const struct config *cfg, const struct config_channel *cc,
 	struct channel *ch;
 	int r;
 
-	if (cc->direction != DIR_C2H) {
-		log_err("channel %s: direction h2c is not served by this fpgad",
-			cc->name);
-		return -EOPNOTSUPP;
-	}
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
 		return -ENOMEM;
+	if (cc->direction == DIR_H2C) {
+		ch->h2c = calloc(cc->slots, 1);
+		ch->h2c_fill = calloc(cc->slots, sizeof(*ch->h2c_fill));
+		if (!ch->h2c || !ch->h2c_fill) {
+			free(ch->h2c);
+			free(ch->h2c_fill);
+			free(ch);
+			return -ENOMEM;
+		}
+	}
 	ch->cfg = *cc;
 	if (!ch->cfg.gpu[0])
 		snprintf(ch->cfg.gpu, sizeof(ch->cfg.gpu), "%s", cfg->device.gpu);
@@ -693,6 +813,8 @@ void channel_destroy(struct channel *ch)
 	if (ch->mem)
 		ch->mops->free(ch->mem);
 	ring_destroy(ch->ring);
+	free(ch->h2c);
+	free(ch->h2c_fill);
 	pthread_cond_destroy(&ch->cond);
 	pthread_mutex_destroy(&ch->lock);
 	free(ch);
@@ -726,6 +848,8 @@ int channel_open(struct channel *ch, struct session *s, bool shared,
 		.slots = ch->cfg.slots,
 		.slot_size = ch->cfg.slot_size,
 		.frame_size = ch->cfg.frame_size,
+		.direction = ch->cfg.direction == DIR_H2C ? FPGAD_FRAMES_H2C :
+							      FPGAD_FRAMES_C2H,
 	};
 	struct lease *l;
 	int r;
@@ -734,6 +858,11 @@ int channel_open(struct channel *ch, struct session *s, bool shared,
 		snprintf(err, errlen, "channel %s is already open on this connection",
 			 ch->cfg.name);
 		return -EALREADY;
+	}
+	if (shared && ch->cfg.direction == DIR_H2C) {
+		snprintf(err, errlen, "channel %s is h2c: one writer, no shared lease",
+			 ch->cfg.name);
+		return -EINVAL;
 	}
 	if (ch->state == CHANNEL_FAILED) {
 		snprintf(err, errlen, "channel %s has FAILED after repeated DMA errors",
@@ -834,8 +963,11 @@ int channel_close(struct channel *ch, struct session *s)
 	ch->n_leases--;
 	/* Whatever the client had is the ring's again. */
 	while ((n = frame_ring_reclaim_all(l->prod, out, CHANNEL_BATCH)) > 0)
-		for (int i = 0; i < n; i++)
-			settle(ch, l, out[i].slot);
+		for (int i = 0; i < n; i++) {
+			/* Unfinished h2c buffers of a departed writer are dropped. */
+			out[i].fill = 0;
+			returned(ch, l, &out[i]);
+		}
 	pthread_mutex_unlock(&ch->lock);
 
 	s->n_leases--;
@@ -873,6 +1005,14 @@ void channel_get_stats(struct channel *ch, struct channel_stats *ret_stats)
 	ret_stats->mode = ch->mode;
 	ret_stats->lessees = ch->n_leases;
 	pthread_mutex_unlock(&ch->lock);
+	if (ch->ops == &device_sim_ops && ch->cfg.direction == DIR_H2C) {
+		struct sim_queue_stats ss;
+
+		if (sim_queue_stats(ch->q, &ss) == 0) {
+			ret_stats->card_good = ss.sink_good;
+			ret_stats->card_bad = ss.sink_bad;
+		}
+	}
 }
 
 bool channel_is_streaming(struct channel *ch)

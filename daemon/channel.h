@@ -35,6 +35,8 @@ struct channel_stats {
 	uint64_t recoveries;
 	uint64_t copies;
 	uint64_t dma_ns_total;
+	uint64_t card_good;	/* h2c on sim: frames the card's sink verified */
+	uint64_t card_bad;	/* h2c on sim: frames it rejected */
 };
 
 int channel_create(const struct config *cfg, const struct config_channel *cc,
@@ -66,7 +68,8 @@ struct channel_grant {
  * Lease @ch to @s: exclusive, or shared-read when @shared and every other
  * lease is shared too.  Starts streaming with the first lease.  Errors:
  * -EBUSY (leased by another), -ENOSPC (a per-client limit), -EIO (FAILED),
- * -EALREADY (already leased by @s); @err says it in words.
+ * -EALREADY (already leased by @s), -EINVAL (shared on h2c); @err says it
+ * in words.
  */
 int channel_open(struct channel *ch, struct session *s, bool shared,
 		 const struct config_control *limits,

@@ -216,7 +216,8 @@ static Fpgad__StatusCode channel_code(int r)
 	case -ENOSPC: return FPGAD__STATUS_CODE__STATUS_LIMIT;
 	case -EIO: return FPGAD__STATUS_CODE__STATUS_FAILED;
 	case -ENOENT: return FPGAD__STATUS_CODE__STATUS_NOT_FOUND;
-	case -EALREADY: return FPGAD__STATUS_CODE__STATUS_BAD_REQUEST;
+	case -EALREADY:
+	case -EINVAL: return FPGAD__STATUS_CODE__STATUS_BAD_REQUEST;
 	case -ENODEV: return FPGAD__STATUS_CODE__STATUS_NO_DEVICE;
 	default: return FPGAD__STATUS_CODE__STATUS_INTERNAL;
 	}
@@ -306,6 +307,8 @@ static void do_channel_stats(struct daemon *d,
 	o->dma_ns_total = st.dma_ns_total;
 	o->uptime_ms = (daemon_now_ns() - d->start_ns) / 1000000;
 	o->mode = (char *)transfer_mode_name(st.mode);
+	o->card_good = st.card_good;
+	o->card_bad = st.card_bad;
 	r->resp.body_case = FPGAD__RESPONSE__BODY_CHANNEL_STATS;
 	r->resp.channel_stats = o;
 }

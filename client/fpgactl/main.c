@@ -158,6 +158,7 @@ static const struct fpgactl_cmd cmds[] = {
 	{ "version", "", "client and daemon versions", cmd_version },
 	{ "capture", "CHANNEL", "take -n frames, report rate, drops, latency",
 	  fpgactl_capture },
+	{ "send", "CHANNEL", "hand -n frames to the card (h2c)", fpgactl_send },
 };
 
 static void usage(FILE *f)
@@ -166,11 +167,11 @@ static void usage(FILE *f)
 		   "  --url URL      fpgad's control socket (default $FPGAD_URL, else\n"
 		   "                 %s)\n"
 		   "  --json         print JSON (read commands)\n"
-		   "  -n, --count N  frames to take (capture)\n"
+		   "  -n, --count N  frames to take or send (capture, send)\n"
 		   "  --verify       check every frame's content (capture)\n"
 		   "  --newest       skip to the newest ready frame (capture)\n"
 		   "  --shared       a shared-read lease (capture)\n"
-		   "  --timeout MS   give up waiting for a frame after MS (capture)\n"
+		   "  --timeout MS   give up waiting for a frame after MS (capture, send)\n"
 		   "\nCommands:\n", FPGAD_DEFAULT_URL);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		char head[40];

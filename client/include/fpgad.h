@@ -128,7 +128,7 @@ enum fpgad_memory { FPGAD_MEMORY_HOST = 1, FPGAD_MEMORY_CUDA = 2 };
 
 struct fpgad_channel_info {
 	char name[32];
-	char direction[8];	/* "c2h" */
+	char direction[8];	/* "c2h" or "h2c" */
 	char mode[16];		/* "host", "gpudirect", "bounce" */
 	enum fpgad_memory memory;
 	int gpu;		/* CUDA device ordinal (cuda memory), else -1 */
@@ -190,6 +190,18 @@ int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_frame,
 int fpgad_frame_release(fpgad_channel *ch, const struct fpgad_frame *f);
 
 /*
+ * h2c channels: fpgad_frame_wait() hands out an empty buffer (length 0,
+ * fpgad_channel_info.slot_size bytes at data, in host or GPU memory);
+ * write into it, then hand it to the card with @length bytes (1 to
+ * slot_size).  fpgad_frame_release() gives a buffer back unused.
+ */
+int fpgad_frame_submit(fpgad_channel *ch, const struct fpgad_frame *f,
+		       uint64_t length);
+/* Copy @len host bytes into a buffer of @ch (host or GPU memory). */
+int fpgad_frame_write(fpgad_channel *ch, const struct fpgad_frame *f,
+		      const void *src, uint64_t len);
+
+/*
  * Make a held frame readable on the host and return where: the slot
  * itself in host memory (no copy), else a copy in a pinned buffer of the
  * library's, made only when this frame is not already there.
@@ -212,6 +224,8 @@ struct fpgad_channel_stats {
 	uint64_t recoveries;
 	uint64_t copies;
 	uint64_t dma_ns_total;
+	uint64_t card_good;	/* h2c on the sim backend: frames its sink verified */
+	uint64_t card_bad;	/* ... and rejected */
 };
 
 int fpgad_channel_stats(fpgad_client *c, const char *name,

@@ -83,7 +83,7 @@ extern "C" {
  * and give meaning to reserved bits and bytes that were zero before.
  */
 #define FPGAD_FRAMES_VERSION_MAJOR 1
-#define FPGAD_FRAMES_VERSION_MINOR 0
+#define FPGAD_FRAMES_VERSION_MINOR 1
 
 /* Largest descriptor count either side accepts. */
 #define FPGAD_FRAMES_MAX_DESCS (1u << 16)
@@ -105,6 +105,10 @@ extern "C" {
 #define FPGAD_FRAME_ERROR 0x1u		/* the card reported an error */
 #define FPGAD_FRAME_TRUNCATED 0x2u	/* shorter than the frame size */
 #define FPGAD_FRAME_DROPPED_BEFORE 0x4u	/* frames were lost before it */
+
+/* Ring direction. */
+#define FPGAD_FRAMES_C2H 0u
+#define FPGAD_FRAMES_H2C 1u
 
 /* Event bits: sticky within a generation. */
 #define FPGAD_EVENT_RESET 0x1u		/* the channel was reset */
@@ -128,8 +132,13 @@ struct fpgad_frame_desc {
 	uint64_t t_dma_start_ns;
 	uint64_t t_dma_end_ns;
 	uint64_t t_publish_ns;
-	/* Zero. */
-	uint64_t reserved;
+	/*
+	 * [C] (minor 1) h2c rings only: the bytes the consumer wrote into the
+	 * slot for the card to read, <= slot_size, stored before the state
+	 * becomes RELEASED (0 = give the buffer back unused).  The producer
+	 * sets it to 0 when it publishes.  Unused in c2h rings.
+	 */
+	uint64_t fill;
 };
 
 struct fpgad_frames_header {
@@ -164,7 +173,13 @@ struct fpgad_frames_header {
 	 * attached to.
 	 */
 	uint64_t generation;
-	uint8_t reserved0[16];
+	/*
+	 * [I] (minor 1) FPGAD_FRAMES_C2H: descriptors carry frames from the
+	 * card; FPGAD_FRAMES_H2C: descriptors offer empty slots, which the
+	 * consumer fills and releases with a fill length for the card.
+	 */
+	uint32_t direction;
+	uint8_t reserved0[12];
 
 	/* --- line 1: [P] producer-written --- */
 
@@ -215,7 +230,7 @@ FPGAD_FRAMES_AT(fpgad_frame_desc, length, 24);
 FPGAD_FRAMES_AT(fpgad_frame_desc, t_dma_start_ns, 32);
 FPGAD_FRAMES_AT(fpgad_frame_desc, t_dma_end_ns, 40);
 FPGAD_FRAMES_AT(fpgad_frame_desc, t_publish_ns, 48);
-FPGAD_FRAMES_AT(fpgad_frame_desc, reserved, 56);
+FPGAD_FRAMES_AT(fpgad_frame_desc, fill, 56);
 
 FPGAD_FRAMES_ASSERT(sizeof(struct fpgad_frames_header) ==
 		    3 * FPGAD_FRAMES_LINE, "the header is three cache lines");
@@ -229,6 +244,7 @@ FPGAD_FRAMES_AT(fpgad_frames_header, slot_count, 20);
 FPGAD_FRAMES_AT(fpgad_frames_header, slot_size, 24);
 FPGAD_FRAMES_AT(fpgad_frames_header, frame_size, 32);
 FPGAD_FRAMES_AT(fpgad_frames_header, generation, 40);
+FPGAD_FRAMES_AT(fpgad_frames_header, direction, 48);
 /* The producer's line. */
 FPGAD_FRAMES_AT(fpgad_frames_header, head, 64);
 FPGAD_FRAMES_AT(fpgad_frames_header, events, 72);

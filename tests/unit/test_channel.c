@@ -298,21 +298,62 @@ static void test_repeated_failures_fail_channel(void **state)
 	unmake(&fx);
 }
 
-static void test_h2c_refused(void **state)
+/* h2c: empty buffers go out, filled frames reach the card's sink. */
+static void test_h2c_send(void **state)
 {
-	struct config cfg;
-	struct device *dev;
-	struct channel *ch = NULL;
+	struct fixture fx = { 0 };
+	struct config_channel *cc = &fx.cfg.channels[0];
+	struct frame_ring_frame f;
+	struct channel_stats st;
+	struct reader r;
+	char err[256];
+	int i;
 
 	(void)state;
-	config_defaults(&cfg);
-	cfg.channels[0].direction = DIR_H2C;
-	cfg.channels[0].memory = MEMORY_HOST;
-	assert_int_equal(device_sim_ops.open(&cfg, &dev), 0);
-	assert_int_equal(channel_create(&cfg, &cfg.channels[0], &device_sim_ops,
-					dev, &ch), -EOPNOTSUPP);
-	assert_null(ch);
-	device_sim_ops.close(dev);
+	config_defaults(&fx.cfg);
+	cc->direction = DIR_H2C;
+	cc->memory = MEMORY_HOST;
+	cc->slots = 4;
+	cc->slot_size = cc->frame_size = 64 * 1024;
+	assert_int_equal(device_sim_ops.open(&fx.cfg, &fx.dev), 0);
+	assert_int_equal(channel_create(&fx.cfg, cc, &device_sim_ops, fx.dev, &fx.ch), 0);
+	assert_int_equal(channel_open(fx.ch, &fx.s1, true, &fx.cfg.control, &r.g,
+				      err, sizeof(err)), -EINVAL);
+	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), 0);
+	r.data_len = r.g.ring_size;
+	r.data = map(r.g.shm_name, r.data_len, PROT_READ | PROT_WRITE);
+	r.desc_len = frame_ring_size(frame_ring_desc_count_for(cc->slots));
+	r.desc = map(r.g.desc_name, r.desc_len, PROT_READ | PROT_WRITE);
+	assert_int_equal(frame_ring_consumer_attach(r.desc, r.desc_len, &r.cons), 0);
+	r.psize = fpgad_simframe_pattern_size(cc->frame_size);
+	r.pattern = malloc(r.psize);
+	fpgad_simframe_pattern_fill(r.pattern, r.psize);
+	for (i = 0; i < 1000; i++) {
+		int n;
+
+		for (n = 0; n < 500 && frame_ring_claim(r.cons, &f) < 0; n++)
+			frame_ring_wait(r.cons, 10);
+		assert_true(n < 500);
+		assert_int_equal(f.length, 0);
+		fpgad_simframe_fill(r.data + (uint64_t)f.slot * cc->slot_size,
+				    cc->frame_size, (uint64_t)i, 0, r.pattern, r.psize);
+		/* Every 100th frame is torn: the card must notice. */
+		if (i % 100 == 99)
+			r.data[(uint64_t)f.slot * cc->slot_size + 4096] ^= 1;
+		assert_int_equal(frame_ring_submit(r.cons, &f, cc->frame_size), 0);
+	}
+	for (i = 0; i < 500; i++) {
+		channel_get_stats(fx.ch, &st);
+		if (st.card_good + st.card_bad >= 1000)
+			break;
+		usleep(2000);
+	}
+	assert_int_equal(st.frames, 1000);
+	assert_int_equal(st.card_good, 990);
+	assert_int_equal(st.card_bad, 10);
+	channel_release_session(fx.ch, &fx.s1);
+	reader_detach(&r);
+	unmake(&fx);
 }
 
 int main(void)
@@ -323,7 +364,7 @@ int main(void)
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_drop_oldest_spares_held),
 		cmocka_unit_test(test_repeated_failures_fail_channel),
-		cmocka_unit_test(test_h2c_refused),
+		cmocka_unit_test(test_h2c_send),
 	};
 
 	log_level = LOG_WARNING;

@@ -194,14 +194,14 @@ static void test_producer_init_rejects(void **state)
 		size_t misalign;
 		uint64_t gen;
 	} bad[] = {
-		{ "slots 0", { 8, 0, 4096, 100 }, 0, 0, 1 },
-		{ "slot size 0", { 8, 8, 0, 0 }, 0, 0, 1 },
-		{ "frame > slot", { 8, 8, 4096, 4097 }, 0, 0, 1 },
-		{ "descs not pow2", { 6, 4, 4096, 100 }, 0, 0, 1 },
-		{ "descs < slots", { 4, 8, 4096, 100 }, 0, 0, 1 },
-		{ "descs too many", { FPGAD_FRAMES_MAX_DESCS * 2, 8, 4096, 100 },
+		{ "slots 0", { 8, 0, 4096, 100, 0 }, 0, 0, 1 },
+		{ "slot size 0", { 8, 8, 0, 0, 0 }, 0, 0, 1 },
+		{ "frame > slot", { 8, 8, 4096, 4097, 0 }, 0, 0, 1 },
+		{ "descs not pow2", { 6, 4, 4096, 100, 0 }, 0, 0, 1 },
+		{ "descs < slots", { 4, 8, 4096, 100, 0 }, 0, 0, 1 },
+		{ "descs too many", { FPGAD_FRAMES_MAX_DESCS * 2, 8, 4096, 100, 0 },
 		  0, 0, 1 },
-		{ "slots too many", { 0, FPGAD_FRAMES_MAX_DESCS + 1, 4096, 100 },
+		{ "slots too many", { 0, FPGAD_FRAMES_MAX_DESCS + 1, 4096, 100, 0 },
 		  0, 0, 1 },
 		{ "short", good, 1, 0, 1 },
 		{ "misaligned", good, 64, 8, 1 },
@@ -385,6 +385,51 @@ static void test_publish_claim_release(void **state)
 	in.length = 4097;
 	assert_int_equal(frame_ring_publish(p, &in, NULL), -EINVAL);
 	assert_int_equal(frame_ring_publish(p, NULL, NULL), -EINVAL);
+	frame_ring_consumer_free(c);
+	frame_ring_producer_free(p);
+	free(r.mem);
+}
+
+/* h2c: empty slots go out, come back with the bytes the client wrote. */
+static void test_h2c_fill(void **state)
+{
+	struct region r = region_new(4);
+	struct frame_ring_geometry g = {
+		.slots = 4, .slot_size = 4096, .frame_size = 4096,
+		.direction = FPGAD_FRAMES_H2C,
+	};
+	struct frame_ring_producer *p = NULL;
+	struct frame_ring_consumer *c;
+	struct frame_ring_returned back[4];
+	struct frame_ring_frame f;
+	struct frame_ring_geometry cg;
+
+	(void)state;
+	assert_int_equal(frame_ring_producer_init(r.mem, r.len, &g, 5, &p), 0);
+	c = consumer_new(&r);
+	frame_ring_consumer_geometry(c, &cg);
+	assert_int_equal(cg.direction, FPGAD_FRAMES_H2C);
+	publish(p, 0, 1);
+	publish(p, 1, 2);
+	assert_int_equal(frame_ring_claim(c, &f), 0);
+	assert_int_equal(frame_ring_submit(c, &f, 4097), -EINVAL);
+	assert_int_equal(frame_ring_submit(c, &f, 1000), 0);
+	assert_int_equal(frame_ring_submit(c, &f, 1000), -EINVAL);
+	assert_int_equal(frame_ring_reclaim(p, back, 4), 1);
+	assert_int_equal(back[0].slot, 0);
+	assert_int_equal(back[0].fill, 1000);
+
+	/* A client that scribbles an impossible fill gets nothing sent. */
+	assert_int_equal(frame_ring_claim(c, &f), 0);
+	assert_int_equal(frame_ring_submit(c, &f, 10), 0);
+	desc_of(&r, 1)->fill = 1ull << 40;
+	assert_int_equal(frame_ring_reclaim(p, back, 4), 1);
+	assert_int_equal(back[0].slot, 1);
+	assert_int_equal(back[0].fill, 0);
+
+	/* A fresh publish clears what the last user wrote. */
+	publish(p, 0, 3);
+	assert_int_equal(desc_of(&r, 2)->fill, 0);
 	frame_ring_consumer_free(c);
 	frame_ring_producer_free(p);
 	free(r.mem);
@@ -1211,6 +1256,7 @@ int main(void)
 		cmocka_unit_test(test_producer_init_rejects),
 		cmocka_unit_test(test_validate_corrupt),
 		cmocka_unit_test(test_publish_claim_release),
+		cmocka_unit_test(test_h2c_fill),
 		cmocka_unit_test(test_wrap_around),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_empty),
