@@ -153,9 +153,12 @@ $(BUILD)/fpgactl: $(call obj,$(FPGACTL_SRC)) $(BUILD)/libfpgad.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
 
+PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	-e 's|@CUDA_LIBS@|$(CUDA_LIBS)|g'
+
 $(BUILD)/fpgad.pc: client/fpgad.pc.in Makefile
 	$(call msg,GEN,$@)
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+	$(Q)$(PC_SED) $< > $@
 
 # --- unit tests (CMocka, one table per module) -----------------------------------
 
@@ -197,6 +200,7 @@ $(BUILD)/itests/hold_frame: $(BUILD)/obj/tests/integration/hold_frame.o $(BUILD)
 
 integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 	@set -e; for t in $(ITEST_BIN); do echo "== $$t"; BUILD=$(BUILD) $$t; done
+	@echo "== tests/integration/install.sh"; BUILD=$(BUILD) tests/integration/install.sh
 
 -include kmod/kmod.mk
 -include tests/fuzz/fuzz.mk
@@ -228,7 +232,7 @@ install: all
 	install -m 0644 $(BUILD)/libfpgad.a $(DESTDIR)$(PREFIX)/lib/libfpgad.a
 	install -m 0755 $(BUILD)/libfpgad.so $(DESTDIR)$(PREFIX)/lib/libfpgad.so.0
 	ln -sf libfpgad.so.0 $(DESTDIR)$(PREFIX)/lib/libfpgad.so
-	install -m 0644 $(BUILD)/fpgad.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/fpgad.pc
+	$(PC_SED) client/fpgad.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fpgad.pc
 	install -m 0644 client/include/fpgad*.h $(DESTDIR)$(PREFIX)/include/
 	install -m 0644 systemd/fpgad.conf $(DESTDIR)/etc/fpgad/fpgad.conf.example
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' systemd/fpgad.service.in > \

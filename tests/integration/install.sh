@@ -1,0 +1,34 @@
+#!/bin/sh
+# make install into a scratch DESTDIR, then build and run a program against
+# the installed header, library and pkg-config file, as a user would.
+set -eu
+BUILD=${BUILD:-build}
+root=$(mktemp -d /tmp/fpgad-install.XXXXXX)
+trap 'rm -rf "$root"' EXIT INT TERM
+
+make --no-print-directory -s install DESTDIR="$root" PREFIX=/usr >/dev/null
+for f in usr/sbin/fpgad usr/bin/fpgactl usr/lib/libfpgad.so.0 usr/lib/libfpgad.a \
+	 usr/include/fpgad.h usr/include/fpgad_frames.h usr/lib/pkgconfig/fpgad.pc \
+	 usr/lib/systemd/system/fpgad.service etc/fpgad/fpgad.conf.example; do
+	[ -e "$root/$f" ] || { echo "install: $f missing"; exit 1; }
+done
+grep -q '^ExecStart=/usr/sbin/fpgad ' "$root/usr/lib/systemd/system/fpgad.service"
+
+cat >"$root/hello.c" <<'EOC'
+#include <fpgad.h>
+#include <stdio.h>
+#include <string.h>
+int main(void)
+{
+	fpgad_client *c;
+	/* Nothing listens there: a clean error, not a crash. */
+	int r = fpgad_connect("ipc:///nonexistent/fpgad.sock", &c);
+	printf("%s %d\n", fpgad_version(), r);
+	return strcmp(fpgad_version(), FPGAD_VERSION_STRING) || r >= 0;
+}
+EOC
+export PKG_CONFIG_SYSROOT_DIR="$root" PKG_CONFIG_LIBDIR="$root/usr/lib/pkgconfig"
+# shellcheck disable=SC2046
+cc -o "$root/hello" "$root/hello.c" $(pkg-config --cflags --libs fpgad)
+LD_LIBRARY_PATH="$root/usr/lib" "$root/hello"
+echo "install: 1 passed, 0 failed"
