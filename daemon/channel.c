@@ -484,37 +484,41 @@ static void *stream_main(void *arg)
 		} else {
 			arm(ch);
 		}
-		if (ch->inflight) {
-			/* Bounce copies in flight too: come back for them soon. */
-			int timeout = ch->copying ? 1 : 100;
-
-			pthread_mutex_unlock(&ch->lock);
-			n = ch->ops->wait(ch->q, comp, CHANNEL_BATCH, timeout);
-			pthread_mutex_lock(&ch->lock);
-			for (int i = 0; i < n; i++)
-				completed(ch, (unsigned)comp[i].cookie, &comp[i]);
 #ifdef FPGAD_CUDA
-			reap_copies(ch, 0);
-		} else if (ch->copying) {
+		if (ch->copying) {
 			struct copy_done done;
 			int got;
 
-			/* The engine is this thread's: wait without the lock. */
+			/*
+			 * A bounce copy takes microseconds: wait for it first
+			 * (without the lock; the engine is this thread's), the
+			 * card's completions keep meanwhile.
+			 */
 			pthread_mutex_unlock(&ch->lock);
 			got = copy_reap(ch->ce, 1, &done);
 			pthread_mutex_lock(&ch->lock);
 			if (got == 1)
 				copy_finished(ch, &done);
 			reap_copies(ch, 0);
+			continue;
+		}
 #endif
+		if (ch->inflight) {
+			pthread_mutex_unlock(&ch->lock);
+			n = ch->ops->wait(ch->q, comp, CHANNEL_BATCH, 100);
+			pthread_mutex_lock(&ch->lock);
+			for (int i = 0; i < n; i++)
+				completed(ch, (unsigned)comp[i].cookie, &comp[i]);
 		} else if (ch->state == CHANNEL_STREAMING ||
 			   ch->state == CHANNEL_RECOVERING) {
 			wait_release(ch);
 		} else {
 			/* FAILED: nothing to do until the channel is reset. */
 			pthread_mutex_unlock(&ch->lock);
-			ch->ops->wait(ch->q, comp, 0, 100);
+			n = ch->ops->wait(ch->q, comp, CHANNEL_BATCH, 100);
 			pthread_mutex_lock(&ch->lock);
+			for (int i = 0; i < n; i++)
+				completed(ch, (unsigned)comp[i].cookie, &comp[i]);
 		}
 	}
 	pthread_mutex_unlock(&ch->lock);
@@ -536,6 +540,13 @@ static int stream_start(struct channel *ch)
 		return r;
 	}
 	ch->running = true;
+	{
+		char name[16];
+
+		/* "ch-NAME": tools and benchmarks tell the threads apart. */
+		snprintf(name, sizeof(name), "ch-%.12s", ch->cfg.name);
+		pthread_setname_np(ch->thread, name);
+	}
 	log_info("channel %s: streaming (%s memory, %s)", ch->cfg.name,
 		 memory_kind_name(ch->memory), transfer_mode_name(ch->mode));
 	return 0;

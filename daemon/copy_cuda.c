@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * copy_cuda.c - the CUDA copy engine (copy.h): one non-blocking stream, a
- * ring of events, cookies handed back in submission order.  Also the one
- * place CUDA error codes become errno values.
+ * copy_cuda.c - the CUDA copy engine (copy.h): a few non-blocking streams
+ * used in turn, one submission (with its chained pieces) per stream, a ring
+ * of events, cookies handed back in submission order.  Several streams let
+ * one copy start while the previous one drains, which a single stream
+ * serializes with a gap between copies.  Also the one place CUDA error
+ * codes become errno values.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,13 +18,15 @@
 #include "log.h"
 
 #define COPY_MAX_DEPTH 256u
+#define COPY_STREAMS 4u
 /* A blocking reap polls this long before it sleeps: most copies are short. */
 #define COPY_SPIN_NS 100000u
 
 struct copy_engine {
 	int gpu;
 	unsigned depth;
-	cudaStream_t stream;
+	cudaStream_t streams[COPY_STREAMS];
+	unsigned n_streams;		/* created so far */
 	cudaEvent_t *events;		/* depth of them */
 	unsigned n_events;		/* created so far */
 	uint64_t *cookies;
@@ -104,14 +109,13 @@ void copy_close(struct copy_engine *ce)
 
 	if (!ce)
 		return;
-	if (ce->stream) {
-		cudaSetDevice(ce->gpu);
-		cudaStreamSynchronize(ce->stream);
-	}
+	cudaSetDevice(ce->gpu);
+	for (i = 0; i < ce->n_streams; i++)
+		cudaStreamSynchronize(ce->streams[i]);
 	for (i = 0; i < ce->n_events; i++)
 		cudaEventDestroy(ce->events[i]);
-	if (ce->stream)
-		cudaStreamDestroy(ce->stream);
+	for (i = 0; i < ce->n_streams; i++)
+		cudaStreamDestroy(ce->streams[i]);
 	free(ce->events);
 	free(ce->cookies);
 	free(ce);
@@ -138,9 +142,12 @@ int copy_open(int gpu, unsigned depth, struct copy_engine **ret_ce)
 	}
 
 	e = cudaSetDevice(gpu);
-	if (e == cudaSuccess)
-		e = cudaStreamCreateWithFlags(&ce->stream,
+	while (e == cudaSuccess && ce->n_streams < COPY_STREAMS) {
+		e = cudaStreamCreateWithFlags(&ce->streams[ce->n_streams],
 					      cudaStreamNonBlocking);
+		if (e == cudaSuccess)
+			ce->n_streams++;
+	}
 	if (e != cudaSuccess) {
 		log_err("copy: GPU %d: no stream: %s", gpu,
 			cudaGetErrorString(e));
@@ -190,6 +197,12 @@ static enum cudaMemcpyKind copy_cuda_kind(enum copy_kind kind)
 	return cudaMemcpyDefault;
 }
 
+/* The stream of the next submission and of what is chained to it. */
+static cudaStream_t copy_stream(const struct copy_engine *ce)
+{
+	return ce->streams[ce->head % ce->n_streams];
+}
+
 int copy_chain(struct copy_engine *ce, void *dst, const void *src, size_t len,
 	       enum copy_kind kind)
 {
@@ -202,7 +215,7 @@ int copy_chain(struct copy_engine *ce, void *dst, const void *src, size_t len,
 	e = cudaSetDevice(ce->gpu);
 	if (e == cudaSuccess)
 		e = cudaMemcpyAsync(dst, src, len, copy_cuda_kind(kind),
-				    ce->stream);
+				    copy_stream(ce));
 	return copy_errno(e);
 }
 
@@ -219,7 +232,7 @@ int copy_submit(struct copy_engine *ce, void *dst, const void *src,
 	if (r)
 		return r;
 	slot = (unsigned)(ce->head % ce->depth);
-	e = cudaEventRecord(ce->events[slot], ce->stream);
+	e = cudaEventRecord(ce->events[slot], copy_stream(ce));
 	if (e != cudaSuccess)
 		return copy_errno(e);
 	ce->cookies[slot] = cookie;

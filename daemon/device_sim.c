@@ -1170,8 +1170,9 @@ static int sim_pin(struct device_queue *q, const struct dev_region *r,
 		return -EOPNOTSUPP;
 #endif
 	case DEV_REGION_DMABUF:
-		log_err("sim: %s: the sim cannot import a dma-buf; pin the "
-			"memory by address", q->ch.name);
+		/* Callers fall back to pinning by address: not an error. */
+		log_debug("sim: %s: the sim cannot import a dma-buf; pin the "
+			  "memory by address", q->ch.name);
 		return -EOPNOTSUPP;
 	default:
 		return -EINVAL;

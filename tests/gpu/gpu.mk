@@ -32,10 +32,12 @@ $(GPU_DIR)/gpu_client: $(BUILD)/obj/tests/gpu/gpu_client.o $(GPU_VERIFY_OBJ) \
 gpu: all $(GPU_BIN)
 else
 gpu:
-	@echo "gpu: not built: CUDA=0 (no nvcc found; set NVCC= or CUDA_HOME=)"
+	@echo "gpu: not built: CUDA=0 (nvcc not found, or CUDA=0 given; set NVCC= or CUDA_HOME=)"
 endif
 
 # Exit status 77 of run.sh is a skip (no GPU): it prints why and passes.
 gpu-check: gpu
 	@tests/gpu/run.sh $(BUILD) $(GPU_DIR)/logs; rc=$$?; \
 		if [ $$rc = 77 ]; then exit 0; fi; exit $$rc
+
+CHECK_EXTRA += gpu-check

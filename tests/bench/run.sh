@@ -1,0 +1,488 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# tests/bench/run.sh - fpgad's benchmarks (DESIGN.md section 10), from built
+# binaries only (nothing is compiled here):
+#
+#   tests/bench/run.sh BUILD_DIR [OUT_DIR]
+#
+# BUILD_DIR holds fpgad, fpgactl and bench/ (make bench-bin).  OUT_DIR (else
+# $OUT, else BUILD_DIR/bench/out) receives BENCHMARKS.md, raw.jsonl (every
+# program's JSON line) and one log per step; BENCHMARKS.md is also copied
+# to $BENCH_MD (default: the top of the source tree; empty: no copy).
+#
+# Every figure is a ratio against a baseline measured in this run:
+#   a. streaming throughput vs a raw copy loop of the same size and path
+#      (memcpy for host memory; cudaMemcpyAsync pinned->device on a GPU)
+#   b. wake-up latency, DMA end -> consumer running, vs a futex ping-pong
+#   c. Status round trip vs a bare nng REQ/REP echo
+#   d. fpgad CPU per frame (per thread name) and resident memory
+#   e. scaling: 1-64 control clients, 1-16 streaming channels
+#
+# Environment (defaults in brackets): BENCH_SECONDS [1.5] per throughput
+# run, BENCH_SIZES [4K 64K 1M 4M 8M], BENCH_SLOTS [16], BENCH_QDEPTH [8],
+# LAT_FRAMES [2000], LAT_RATE [1000] fps, LAT_SIZE [64K], CTL_SECONDS [1],
+# CTL_PROCS [1 4 16 64], SCALE_CHANNELS [1 4 16], SCALE_SIZE [256K],
+# SCALE_SECONDS [1.5], CPU_SIZE [1M], CPU_SECONDS [3], GPU_INFLIGHT [8],
+# VERIFY_DEPTH [8] frames a verifying consumer holds while the GPU checks them.
+
+set -eu
+
+BUILD=${1:?usage: tests/bench/run.sh BUILD_DIR [OUT_DIR]}
+OUTD=${2:-${OUT:-$BUILD/bench/out}}
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+BENCH_MD=${BENCH_MD-$TOP/BENCHMARKS.md}
+BENCH_SECONDS=${BENCH_SECONDS:-1.5}
+BENCH_SIZES=${BENCH_SIZES:-4K 64K 1M 4M 8M}
+BENCH_SLOTS=${BENCH_SLOTS:-16}
+BENCH_QDEPTH=${BENCH_QDEPTH:-8}
+LAT_FRAMES=${LAT_FRAMES:-2000}
+LAT_RATE=${LAT_RATE:-1000}
+LAT_SIZE=${LAT_SIZE:-64K}
+CTL_SECONDS=${CTL_SECONDS:-1}
+CTL_PROCS=${CTL_PROCS:-1 4 16 64}
+SCALE_CHANNELS=${SCALE_CHANNELS:-1 4 16}
+SCALE_SIZE=${SCALE_SIZE:-256K}
+SCALE_SECONDS=${SCALE_SECONDS:-1.5}
+CPU_SIZE=${CPU_SIZE:-1M}
+CPU_SECONDS=${CPU_SECONDS:-3}
+GPU_INFLIGHT=${GPU_INFLIGHT:-8}
+VERIFY_DEPTH=${VERIFY_DEPTH:-8}
+
+B=$BUILD/bench
+for f in "$BUILD/fpgad" "$BUILD/fpgactl" "$B/bench_copy" "$B/bench_stream" \
+	 "$B/bench_futex" "$B/bench_ctl"; do
+	[ -x "$f" ] || { echo "bench: $f not built (make bench-bin)"; exit 1; }
+done
+mkdir -p "$OUTD"
+OUTD=$(cd "$OUTD" && pwd)
+BUILD=$(cd "$BUILD" && pwd)
+B=$BUILD/bench
+RUNDIR=$(mktemp -d /tmp/fpgad-bench.XXXXXX)
+RAW=$OUTD/raw.jsonl
+MD=$OUTD/BENCHMARKS.md
+FPGAD_PID=
+URL=
+: > "$RAW"
+
+cleanup() {
+	[ -z "$FPGAD_PID" ] || kill -9 "$FPGAD_PID" 2>/dev/null || true
+	rm -rf "$RUNDIR"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+log() { echo "bench: $*" >&2; }
+die() { log "FAIL: $*"; exit 1; }
+
+# jget JSON KEY: the value of a flat key of one JSON line.
+jget() { printf '%s\n' "$1" | sed -n 's/.*"'"$2"'":"\{0,1\}\([^,"}]*\).*/\1/p'; }
+# ratio A B [DIGITS]
+ratio() { awk -v a="$1" -v b="$2" -v d="${3:-2}" \
+	'BEGIN { if (b + 0 > 0) printf "%.*f", d, a / b; else printf "-" }'; }
+
+# run NAME CMD...: one program, its JSON line to raw.jsonl and $LINE.
+run() {
+	name=$1
+	shift
+	log "$name: $*"
+	echo "\$ $*" >> "$OUTD/$name.log"
+	if ! "$@" > "$RUNDIR/out" 2>> "$OUTD/$name.log"; then
+		cat "$RUNDIR/out" >> "$OUTD/$name.log"
+		die "$name failed (see $OUTD/$name.log)"
+	fi
+	cat "$RUNDIR/out" >> "$OUTD/$name.log"
+	LINE=$(grep '^{' "$RUNDIR/out" | tail -1)
+	[ -n "$LINE" ] || die "$name printed no result (see $OUTD/$name.log)"
+	printf '{"step":"%s",%s\n' "$name" "${LINE#\{}" >> "$RAW"
+}
+
+# channel NAME ENGINE SIZE MEMORY MODE RATE [SLOTS]
+channel() {
+	cat <<EOT
+
+[channel $1]
+direction = c2h
+engine = $2
+slots = ${7:-$BENCH_SLOTS}
+slot_size = $3
+frame_size = $3
+frame_rate = $6
+queue_depth = $BENCH_QDEPTH
+memory = $4
+mode = $5
+policy = block
+EOT
+}
+
+header() {
+	printf '[daemon]\nlog_level = info\n\n[control]\nmax_clients = 128\n'
+	printf '\n[sim]\nlink = unlimited\n'
+}
+
+# start_fpgad NAME: fpgad with $RUNDIR/NAME.conf, until it answers.
+start_fpgad() {
+	dir=$RUNDIR/$1
+	mkdir -p "$dir"
+	cp "$RUNDIR/$1.conf" "$OUTD/fpgad-$1.conf"
+	"$BUILD/fpgad" -c "$RUNDIR/$1.conf" --runtime-dir "$dir" \
+		2> "$OUTD/fpgad-$1.log" &
+	FPGAD_PID=$!
+	URL=ipc://$dir/fpgad.sock
+	i=0
+	until "$BUILD/fpgactl" --url "$URL" status > /dev/null 2>&1; do
+		kill -0 "$FPGAD_PID" 2>/dev/null ||
+			die "fpgad ($1) exited at start (see $OUTD/fpgad-$1.log)"
+		i=$((i + 1))
+		[ $i -lt 600 ] || die "fpgad ($1) not answering after 30 s"
+		sleep 0.05
+	done
+}
+
+stop_fpgad() {
+	kill -TERM "$FPGAD_PID"
+	rc=0
+	wait "$FPGAD_PID" || rc=$?
+	FPGAD_PID=
+	[ $rc = 0 ] || die "fpgad exited with status $rc (see its log in $OUTD)"
+}
+
+# --- the machine ---------------------------------------------------------------------
+
+T0=$(date +%s)
+CPU_MODEL=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+NCPU=$(grep -c '^processor' /proc/cpuinfo)
+GPU=
+if GPU_PROBE=$("$B/bench_copy" probe 2>&1); then
+	GPU=$GPU_PROBE
+	if command -v nvidia-smi >/dev/null 2>&1; then
+		GPU=$(nvidia-smi --query-gpu=name,driver_version,pci.bus_id \
+			--format=csv,noheader 2>/dev/null | head -1 || echo "$GPU_PROBE")
+		nvidia-smi > "$OUTD/nvidia-smi.txt" 2>&1 || true
+	fi
+	log "GPU: $GPU"
+else
+	log "no GPU: ${GPU_PROBE#no GPU: }: host memory only"
+fi
+
+{
+	echo "# fpgad benchmarks"
+	echo
+	echo "Every figure is a ratio against a baseline measured in the same run"
+	echo "(DESIGN.md section 10); the simulated card (sim backend, link unlimited)"
+	echo "stands in for the hardware, so absolute numbers are this machine's."
+	echo
+	echo "- machine: $(hostname), $CPU_MODEL, $NCPU CPUs, $(uname -sr)"
+	echo "- GPU: ${GPU:-none (${GPU_PROBE#no GPU: })}"
+	echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "- command: \`tests/bench/run.sh $1 ${2:-}\` ($("$BUILD/fpgad" --version 2>&1 | head -1))"
+	echo "- settings: BENCH_SECONDS=$BENCH_SECONDS BENCH_SLOTS=$BENCH_SLOTS BENCH_QDEPTH=$BENCH_QDEPTH" \
+		"LAT_FRAMES=$LAT_FRAMES LAT_RATE=$LAT_RATE LAT_SIZE=$LAT_SIZE CTL_SECONDS=$CTL_SECONDS" \
+		"SCALE_SIZE=$SCALE_SIZE SCALE_SECONDS=$SCALE_SECONDS CPU_SIZE=$CPU_SIZE CPU_SECONDS=$CPU_SECONDS"
+	echo "- raw results: raw.jsonl (one JSON line per run), logs beside it"
+} > "$MD"
+
+# --- a. streaming throughput -------------------------------------------------------------
+
+# stream NAME CHANNEL VERIFY: one consumer, BENCH_SECONDS
+stream() {
+	run "$1" "$B/bench_stream" --seconds "$BENCH_SECONDS" --warmup $((BENCH_SLOTS * 2)) \
+		--verify "$3" --depth "$VERIFY_DEPTH" --daemon-pid "$FPGAD_PID" "$URL" "$2"
+}
+
+{
+	header
+	e=0
+	for s in $BENCH_SIZES; do
+		channel "h_$s" $e "$s" host host 0
+		e=$((e + 1))
+	done
+} > "$RUNDIR/host.conf"
+start_fpgad host
+{
+	echo
+	echo "## a. Streaming throughput, host memory"
+	echo
+	echo "One consumer takes and releases every frame (policy block: nothing is"
+	echo "dropped), $BENCH_SLOTS slots, $BENCH_QDEPTH transfers in flight. Baseline: memcpy"
+	echo "of the frame size from one buffer into a ring of $BENCH_SLOTS buffers, in a loop."
+	echo "Verified: every frame checked on the CPU (fpgad_simframe_check). fpgad CPU"
+	echo "per frame includes the sim engine threads that stand in for the card."
+	echo
+	echo "| frame | memcpy GB/s | fpgad GB/s | frames/s | fpgad/memcpy | verified GB/s | verified/memcpy | fpgad CPU us/frame |"
+	echo "|---|---|---|---|---|---|---|---|"
+} >> "$MD"
+for s in $BENCH_SIZES; do
+	run "copy-host-$s" "$B/bench_copy" host "$s" "$BENCH_SLOTS" "$BENCH_SECONDS"
+	base=$(jget "$LINE" gbps)
+	stream "stream-host-$s" "h_$s" none
+	got=$(jget "$LINE" gbps)
+	fps=$(jget "$LINE" fps)
+	cpu=$(jget "$LINE" daemon_run_us_per_frame)
+	[ "$(jget "$LINE" gaps)" = 0 ] || log "stream-host-$s: sequence gaps with policy block"
+	stream "verify-host-$s" "h_$s" cpu
+	ver=$(jget "$LINE" gbps)
+	[ "$(jget "$LINE" errors)" = 0 ] || die "verify-host-$s: verify errors: $LINE"
+	echo "| $s | $base | $got | $fps | $(ratio "$got" "$base") | $ver | $(ratio "$ver" "$base") | $cpu |" >> "$MD"
+done
+stop_fpgad
+
+if [ -n "$GPU" ]; then
+	{
+		header
+		e=0
+		for s in $BENCH_SIZES; do
+			channel "gd_$s" $e "$s" cuda gpudirect 0
+			channel "bn_$s" $((e + 8)) "$s" cuda bounce 0
+			e=$((e + 1))
+		done
+	} > "$RUNDIR/cuda.conf"
+	start_fpgad cuda
+	{
+		echo
+		echo "## a. Streaming throughput, GPU memory"
+		echo
+		echo "One consumer per run; gpudirect: the sim card's DMA is a cudaMemcpyAsync from"
+		echo "its pinned card memory straight into the GPU slot; bounce: into pinned host"
+		echo "staging, then a copy into the GPU slot. Baseline (raw): cudaMemcpyAsync from"
+		echo "pinned host memory into a ring of $BENCH_SLOTS device buffers, $GPU_INFLIGHT copies in"
+		echo "flight on as many streams. Verified: every frame checked in place by the CUDA"
+		echo "kernel of tests/gpu before it is released ($VERIFY_DEPTH frames in flight)."
+		echo
+		echo "| frame | raw GB/s | gpudirect GB/s | bounce GB/s | gpudirect/raw | bounce/raw | gpudirect/bounce | gpudirect verified GB/s | bounce verified GB/s | verified gd/raw | fpgad CPU us/frame gd / bn |"
+		echo "|---|---|---|---|---|---|---|---|---|---|---|"
+	} >> "$MD"
+	for s in $BENCH_SIZES; do
+		run "copy-gpu-$s" "$B/bench_copy" gpu "$s" "$BENCH_SLOTS" "$GPU_INFLIGHT" "$BENCH_SECONDS"
+		base=$(jget "$LINE" gbps)
+		stream "stream-gd-$s" "gd_$s" none
+		gd=$(jget "$LINE" gbps)
+		gdcpu=$(jget "$LINE" daemon_run_us_per_frame)
+		[ "$(jget "$LINE" mode)" = gpudirect ] || log "gd_$s runs in mode $(jget "$LINE" mode)"
+		stream "stream-bn-$s" "bn_$s" none
+		bn=$(jget "$LINE" gbps)
+		bncpu=$(jget "$LINE" daemon_run_us_per_frame)
+		stream "verify-gd-$s" "gd_$s" gpu
+		gdv=$(jget "$LINE" gbps)
+		[ "$(jget "$LINE" errors)" = 0 ] || die "verify-gd-$s: verify errors: $LINE"
+		stream "verify-bn-$s" "bn_$s" gpu
+		bnv=$(jget "$LINE" gbps)
+		[ "$(jget "$LINE" errors)" = 0 ] || die "verify-bn-$s: verify errors: $LINE"
+		echo "| $s | $base | $gd | $bn | $(ratio "$gd" "$base") | $(ratio "$bn" "$base") | $(ratio "$gd" "$bn") | $gdv | $bnv | $(ratio "$gdv" "$base") | $gdcpu / $bncpu |" >> "$MD"
+	done
+	stop_fpgad
+fi
+
+# --- b. wake-up latency -----------------------------------------------------------------------
+
+{
+	header
+	channel lat_host 0 "$LAT_SIZE" host host "$LAT_RATE"
+	if [ -n "$GPU" ]; then
+		channel lat_gd 1 "$LAT_SIZE" cuda gpudirect "$LAT_RATE"
+		channel lat_bn 2 "$LAT_SIZE" cuda bounce "$LAT_RATE"
+	fi
+} > "$RUNDIR/lat.conf"
+start_fpgad lat
+interval=$((1000000 / LAT_RATE))
+run futex "$B/bench_futex" "$LAT_FRAMES" "$interval"
+fp50=$(jget "$LINE" lat_p50_us)
+fp99=$(jget "$LINE" lat_p99_us)
+fmax=$(jget "$LINE" lat_max_us)
+{
+	echo
+	echo "## b. Wake-up latency"
+	echo
+	echo "From DMA completion (fpgad_frame.t_dma_end_ns, stamped by the sim card) to"
+	echo "the consumer running (clock_gettime right after fpgad_frame_wait returns),"
+	echo "CLOCK_MONOTONIC, $LAT_FRAMES frames of $LAT_SIZE at $LAT_RATE frames/s so the consumer"
+	echo "sleeps when each frame lands. The path includes the card's completion"
+	echo "reaching fpgad's streaming thread, the publish, and the futex wake of the"
+	echo "consumer. Baseline: a bare futex ping-pong between two processes over shared"
+	echo "memory, one wake every $interval us, timestamp before FUTEX_WAKE to the woken process."
+	echo
+	echo "| path | p50 us | p99 us | max us | p50 / futex | p99 / futex |"
+	echo "|---|---|---|---|---|---|"
+	echo "| futex ping-pong (baseline) | $fp50 | $fp99 | $fmax | 1.00 | 1.00 |"
+} >> "$MD"
+for c in lat_host ${GPU:+lat_gd lat_bn}; do
+	run "latency-$c" "$B/bench_stream" --frames "$LAT_FRAMES" --warmup 16 "$URL" "$c"
+	p50=$(jget "$LINE" lat_p50_us)
+	p99=$(jget "$LINE" lat_p99_us)
+	echo "| fpgad, $(jget "$LINE" memory) memory, $(jget "$LINE" mode) | $p50 | $p99 | $(jget "$LINE" lat_max_us) | $(ratio "$p50" "$fp50") | $(ratio "$p99" "$fp99") |" >> "$MD"
+done
+stop_fpgad
+
+# --- c. control round trip, e. client scaling ------------------------------------------------------
+
+{
+	header
+	channel c0 0 64K host host 0 4
+} > "$RUNDIR/ctl.conf"
+start_fpgad ctl
+run echo-1 "$B/bench_ctl" echo "$RUNDIR" 1 "$CTL_SECONDS"
+ep50=$(jget "$LINE" lat_p50_us)
+ep99=$(jget "$LINE" lat_p99_us)
+erps=$(jget "$LINE" rps)
+run status-1 "$B/bench_ctl" status "$URL" 1 "$CTL_SECONDS"
+sp50=$(jget "$LINE" lat_p50_us)
+sp99=$(jget "$LINE" lat_p99_us)
+srps=$(jget "$LINE" rps)
+{
+	echo
+	echo "## c. Control round trip"
+	echo
+	echo "One client process, back-to-back requests for $CTL_SECONDS s. fpgad: a Status"
+	echo "request through libfpgad (fpgad_status_get: encode, nng ipc, the loop"
+	echo "thread's decode, authorization, dispatch and reply, decode). Baseline: a bare"
+	echo "nng REQ/REP echo over ipc:// between two processes (16-byte request, 512-byte reply)."
+	echo
+	echo "| | p50 us | p99 us | requests/s | p50 / echo | p99 / echo |"
+	echo "|---|---|---|---|---|---|"
+	echo "| nng echo (baseline) | $ep50 | $ep99 | $erps | 1.00 | 1.00 |"
+	echo "| fpgad Status | $sp50 | $sp99 | $srps | $(ratio "$sp50" "$ep50") | $(ratio "$sp99" "$ep99") |"
+	echo
+	echo "## e. Scaling: control clients"
+	echo
+	echo "N client processes, each doing Status round trips back to back for $CTL_SECONDS s;"
+	echo "fpgad answers them all from one loop thread."
+	echo
+	echo "| clients | requests/s | vs 1 client | p50 us | p99 us |"
+	echo "|---|---|---|---|---|"
+} >> "$MD"
+for p in $CTL_PROCS; do
+	if [ "$p" = 1 ]; then
+		rps=$srps
+		p50=$sp50
+		p99=$sp99
+	else
+		run "status-$p" "$B/bench_ctl" status "$URL" "$p" "$CTL_SECONDS"
+		rps=$(jget "$LINE" rps)
+		p50=$(jget "$LINE" lat_p50_us)
+		p99=$(jget "$LINE" lat_p99_us)
+	fi
+	echo "| $p | $rps | $(ratio "$rps" "$srps") | $p50 | $p99 |" >> "$MD"
+done
+stop_fpgad
+
+# --- e. channel scaling ---------------------------------------------------------------------
+
+maxch=1
+for n in $SCALE_CHANNELS; do
+	[ "$n" -le "$maxch" ] || maxch=$n
+done
+[ "$maxch" -le 16 ] || die "SCALE_CHANNELS: the sim card has 16 C2H engines"
+{
+	header
+	i=0
+	while [ $i -lt "$maxch" ]; do
+		channel "s$i" $i "$SCALE_SIZE" auto auto 0 8
+		i=$((i + 1))
+	done
+} > "$RUNDIR/scale.conf"
+start_fpgad scale
+{
+	echo
+	echo "## e. Scaling: streaming channels"
+	echo
+	echo "N channels of $SCALE_SIZE frames (8 slots each, memory auto) streaming at once,"
+	echo "one consumer process each, for $SCALE_SECONDS s; aggregate over all channels."
+	echo
+	echo "| channels | memory / mode | frames/s | GB/s | vs 1 channel | fpgad CPU us/frame |"
+	echo "|---|---|---|---|---|---|"
+} >> "$MD"
+one=
+for n in $SCALE_CHANNELS; do
+	list=s0
+	i=1
+	while [ $i -lt "$n" ]; do
+		list=$list,s$i
+		i=$((i + 1))
+	done
+	run "scale-$n" "$B/bench_stream" --seconds "$SCALE_SECONDS" --warmup 16 \
+		--daemon-pid "$FPGAD_PID" "$URL" "$list"
+	gb=$(jget "$LINE" gbps)
+	[ -n "$one" ] || one=$gb
+	echo "| $n | $(jget "$LINE" memory) / $(jget "$LINE" mode) | $(jget "$LINE" fps) | $gb | $(ratio "$gb" "$one") | $(jget "$LINE" daemon_run_us_per_frame) |" >> "$MD"
+done
+stop_fpgad
+
+# --- d. daemon CPU per frame and memory ----------------------------------------------------------
+
+# status_kb PID FIELD: a kB figure of /proc/PID/status.
+status_kb() { sed -n "s/^$2:[[:space:]]*\([0-9]*\) kB/\1/p" "/proc/$1/status"; }
+
+# cpu_run NAME MEMORY: one channel of $CPU_SIZE frames for $CPU_SECONDS s;
+# fpgad's threads split from the card model's, memory sampled mid-run.
+cpu_run() {
+	{
+		header
+		channel "$1" 0 "$CPU_SIZE" "$2" auto 0
+	} > "$RUNDIR/$1.conf"
+	start_fpgad "$1"
+	idle_anon=$(status_kb "$FPGAD_PID" RssAnon)
+	( sleep "$(awk -v s="$CPU_SECONDS" 'BEGIN { print s / 2 }')"
+	  for f in VmRSS RssAnon RssFile RssShmem; do
+		echo "$f $(status_kb "$FPGAD_PID" $f)"
+	  done > "$RUNDIR/$1.mem" ) &
+	sampler=$!
+	run "$1" "$B/bench_stream" --seconds "$CPU_SECONDS" --warmup $((BENCH_SLOTS * 2)) \
+		--daemon-pid "$FPGAD_PID" "$URL" "$1"
+	wait "$sampler" || true
+	stop_fpgad
+	own=0
+	card=0
+	for t in $(jget "$LINE" daemon_threads); do
+		case ${t%%(*} in
+		sim-*|cuda-*) card=$(awk -v a="$card" -v b="${t#*=}" 'BEGIN { print a + b }') ;;
+		*) own=$(awk -v a="$own" -v b="${t#*=}" 'BEGIN { print a + b }') ;;
+		esac
+	done
+	mem() { sed -n "s/^$1 //p" "$RUNDIR/$2.mem"; }
+	{
+		echo
+		echo "### $(jget "$LINE" memory) memory, $(jget "$LINE" mode): $(jget "$LINE" frames) frames of $CPU_SIZE at $(jget "$LINE" fps) frames/s"
+		echo
+		echo "| thread (count) | CPU us/frame |"
+		echo "|---|---|"
+		for t in $(jget "$LINE" daemon_threads); do
+			echo "| ${t%%=*} | ${t#*=} |"
+		done
+		echo "| **fpgad's own threads** (loop, ch-*, nng) | **$own** |"
+		echo "| the simulated card (sim-*, and cuda-* serving its copies) | $card |"
+		echo "| whole process (utime+stime, $(jget "$LINE" daemon_cpu_ticks) ticks) | $(jget "$LINE" daemon_cpu_us_per_frame) |"
+		echo
+		echo "| fpgad memory | kB |"
+		echo "|---|---|"
+		echo "| VmRSS while streaming | $(mem VmRSS "$1") |"
+		echo "| RssShmem (the ring and descriptor rings, host memory) | $(mem RssShmem "$1") |"
+		echo "| RssFile (mapped binaries and libraries; libcuda's when CUDA is up) | $(mem RssFile "$1") |"
+		echo "| RssAnon (heap and stacks; the CUDA runtime's when CUDA is up) | $(mem RssAnon "$1") |"
+		echo "| RssAnon idle, before the lease | $idle_anon |"
+	} >> "$MD"
+}
+
+{
+	echo
+	echo "## d. fpgad CPU per frame and memory"
+	echo
+	echo "One channel, one consumer for $CPU_SECONDS s. CPU time from"
+	echo "/proc/PID/task/TID/schedstat (ns) per thread, grouped by thread name and"
+	echo "divided by the frames delivered, read while the lease (and so the ch-NAME"
+	echo "streaming thread) still exists. fpgad's own threads: \"fpgad\" (the libuv"
+	echo "loop), ch-NAME (the channel's streaming thread), nng:* (nng's). The sim-*"
+	echo "threads are the simulated card's DMA engines, and in gpudirect mode the"
+	echo "cuda-* runtime threads serve only their copies: on real hardware that work"
+	echo "is the card's. utime+stime (whole process, clock ticks) is a check."
+	echo "Memory: /proc/PID/status sampled mid-run."
+} >> "$MD"
+cpu_run cpu_host host
+[ -z "$GPU" ] || cpu_run cpu_cuda cuda
+echo >> "$MD"
+echo "Total time: $(($(date +%s) - T0)) s." >> "$MD"
+
+if [ -n "$BENCH_MD" ]; then
+	cp "$MD" "$BENCH_MD" || log "cannot copy BENCHMARKS.md to $BENCH_MD"
+fi
+log "done in $(($(date +%s) - T0)) s: $MD"
+cat "$MD"
