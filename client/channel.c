@@ -430,6 +430,7 @@ int fpgad_channel_stats(fpgad_client *c, const char *name,
 	ret_stats->dma_ns_total = s->dma_ns_total;
 	ret_stats->card_good = s->card_good;
 	ret_stats->card_bad = s->card_bad;
+	ret_stats->queued_avg = s->queued_avg;
 	fpgad__response__free_unpacked(resp, NULL);
 	return 0;
 }

@@ -189,6 +189,14 @@ static void arm(struct channel *ch)
 	       ch->inflight + ch->copying < ch->cfg.queue_depth) {
 		slot = ring_arm(ch->ring);
 		if (slot == -EBUSY) {
+			/*
+			 * Only readers' frames are left.  While the card still
+			 * has work, keep the newest one for them: taking back
+			 * the only ready frame to queue one more transfer would
+			 * hand a slow reader nothing, ever.
+			 */
+			if (ch->inflight && ring_count(ch->ring, RING_SLOT_READY) <= 1)
+				break;
 			if (revoke_oldest(ch) < 0)
 				break;
 			continue;
@@ -358,6 +366,9 @@ static void completed(struct channel *ch, unsigned slot,
 		log_err("channel %s: completion for unknown slot %u", ch->cfg.name, slot);
 		return;
 	}
+	/* How deep the card's queue was: a shallow one means a starved card. */
+	ch->stats.completions++;
+	ch->stats.queued_total += ch->inflight;
 	ch->inflight--;
 	if (ch->cfg.direction == DIR_H2C) {
 		/* The card has read the buffer, or never will: it is free. */

@@ -35,6 +35,8 @@ struct channel_stats {
 	uint64_t recoveries;
 	uint64_t copies;
 	uint64_t dma_ns_total;
+	uint64_t completions;	/* transfers that came back, any status */
+	uint64_t queued_total;	/* sum of the transfers queued at each one */
 	uint64_t card_good;	/* h2c on sim: frames the card's sink verified */
 	uint64_t card_bad;	/* h2c on sim: frames it rejected */
 };

@@ -308,6 +308,8 @@ static void do_channel_stats(struct daemon *d,
 	o->uptime_ms = (daemon_now_ns() - d->start_ns) / 1000000;
 	o->mode = (char *)transfer_mode_name(st.mode);
 	o->card_good = st.card_good;
+	o->queued_avg = st.completions ?
+		(double)st.queued_total / (double)st.completions : 0;
 	o->card_bad = st.card_bad;
 	r->resp.body_case = FPGAD__RESPONSE__BODY_CHANNEL_STATS;
 	r->resp.channel_stats = o;

@@ -152,10 +152,53 @@ static int cmd_clients(fpgad_client *c, const struct fpgactl_opts *o)
 	return 0;
 }
 
+static int cmd_stats(fpgad_client *c, const struct fpgactl_opts *o)
+{
+	struct fpgad_channel_stats st;
+	int r = fpgad_channel_stats(c, o->channel, &st);
+
+	if (r < 0)
+		return fpgactl_fail(c, o->channel, r);
+	if (o->json) {
+		print_json(json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}",
+				     "channel", o->channel, "state", st.state,
+				     "mode", st.mode,
+				     "frames", (json_int_t)st.frames,
+				     "bytes", (json_int_t)st.bytes,
+				     "drops", (json_int_t)st.drops,
+				     "stalls", (json_int_t)st.stalls,
+				     "errors", (json_int_t)st.errors,
+				     "recoveries", (json_int_t)st.recoveries,
+				     "copies", (json_int_t)st.copies,
+				     "dma_ns_total", (json_int_t)st.dma_ns_total,
+				     "card_good", (json_int_t)st.card_good,
+				     "card_bad", (json_int_t)st.card_bad,
+				     "queued_avg", st.queued_avg));
+		return 0;
+	}
+	printf("channel %s: %s, %s\n", o->channel, st.state, st.mode);
+	printf("frames      %llu (%llu bytes)\n", (unsigned long long)st.frames,
+	       (unsigned long long)st.bytes);
+	printf("drops       %llu\nstalls      %llu\n", (unsigned long long)st.drops,
+	       (unsigned long long)st.stalls);
+	printf("errors      %llu, %llu recoveries\n", (unsigned long long)st.errors,
+	       (unsigned long long)st.recoveries);
+	printf("copies      %llu (bounce)\n", (unsigned long long)st.copies);
+	printf("dma time    %.3f s in total\n", (double)st.dma_ns_total / 1e9);
+	printf("card queue  %.2f transfers on average at each completion\n",
+	       st.queued_avg);
+	if (st.card_good || st.card_bad)
+		printf("card sink   %llu verified, %llu rejected\n",
+		       (unsigned long long)st.card_good,
+		       (unsigned long long)st.card_bad);
+	return 0;
+}
+
 static const struct fpgactl_cmd cmds[] = {
 	{ "status", "", "daemon, device and channel state", cmd_status },
 	{ "clients", "", "connected processes and their leases", cmd_clients },
 	{ "version", "", "client and daemon versions", cmd_version },
+	{ "stats", "CHANNEL", "one channel's counters", cmd_stats },
 	{ "capture", "CHANNEL", "take -n frames, report rate, drops, latency",
 	  fpgactl_capture },
 	{ "send", "CHANNEL", "hand -n frames to the card (h2c)", fpgactl_send },

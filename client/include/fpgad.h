@@ -226,6 +226,8 @@ struct fpgad_channel_stats {
 	uint64_t dma_ns_total;
 	uint64_t card_good;	/* h2c on the sim backend: frames its sink verified */
 	uint64_t card_bad;	/* ... and rejected */
+	double queued_avg;	/* transfers queued on the card, on average,
+				   when one completed */
 };
 
 int fpgad_channel_stats(fpgad_client *c, const char *name,

@@ -24,6 +24,12 @@ $(BENCH_DIR)/bench_ctl: $(BUILD)/obj/tests/bench/bench_ctl.o $(BENCH_UTIL_OBJ) \
 		$(BUILD)/libfpgad.a
 $(BENCH_DIR)/bench_copy: $(BUILD)/obj/tests/bench/bench_copy.o $(BENCH_UTIL_OBJ)
 $(BENCH_DIR)/bench_futex: $(BUILD)/obj/tests/bench/bench_futex.o $(BENCH_UTIL_OBJ)
+ifeq ($(CUDA),1)
+# Another process's GPU copies against a verifying consumer's kernels.
+BENCH_BIN += $(BENCH_DIR)/bench_gpuslice
+$(BENCH_DIR)/bench_gpuslice: $(BUILD)/obj/tests/bench/bench_gpuslice.o \
+		$(GPU_VERIFY_OBJ) $(BENCH_UTIL_OBJ)
+endif
 
 $(BENCH_BIN):
 	$(call msg,LD,$@)

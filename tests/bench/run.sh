@@ -271,6 +271,24 @@ if [ -n "$GPU" ]; then
 		echo "| $s | $base | $gd | $bn | $(ratio "$gd" "$base") | $(ratio "$bn" "$base") | $(ratio "$gd" "$bn") | $gdv | $bnv | $(ratio "$gdv" "$base") | $gdcpu / $bncpu |" >> "$MD"
 	done
 	stop_fpgad
+
+	run gpuslice "$B/bench_gpuslice" 2000
+	{
+		echo
+		echo "### Why a verifying consumer lags: GPU contexts of two processes"
+		echo
+		echo "The sim card's DMA into GPU memory is CUDA copies in fpgad's own CUDA"
+		echo "context; the verifying consumer's kernels run in another process's, and the"
+		echo "GPU time-slices the two contexts. bench_gpuslice: one process keeps 8"
+		echo "host-to-GPU copies of 1 MiB in flight, another runs verify kernels on a"
+		echo "1 MiB frame back to back (launch to result on the host)."
+		echo
+		echo "| | p50 us | p99 us | copies GB/s |"
+		echo "|---|---|---|---|"
+		echo "| verify kernels alone | $(jget "$LINE" alone_p50_us) | $(jget "$LINE" alone_p99_us) | |"
+		echo "| copies alone | | | $(jget "$LINE" copies_alone_gbps) |"
+		echo "| both at once | $(jget "$LINE" beside_copies_p50_us) | $(jget "$LINE" beside_copies_p99_us) | $(jget "$LINE" copies_beside_kernels_gbps) |"
+	} >> "$MD"
 fi
 
 # --- b. wake-up latency -----------------------------------------------------------------------

@@ -124,6 +124,16 @@ static void test_capture_verify_json(void **state)
 	assert_true(json_real_value(json_object_get(j, "gbps")) > 0);
 	assert_true(json_is_real(json_object_get(json_object_get(j, "latency_us"), "p99")));
 	json_decref(j);
+	snprintf(cmd, sizeof(cmd), "%s --url %s stats c2h0 --json",
+		 harness_bin("fpgactl"), p.url);
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
+	j = json_loads(out, 0, &jerr);
+	if (!j)
+		fail_msg("invalid JSON: %s\n%s", jerr.text, out);
+	assert_true(json_integer_value(json_object_get(j, "frames")) >= 2000);
+	assert_true(json_real_value(json_object_get(j, "queued_avg")) >= 1.0);
+	assert_string_equal(json_string_value(json_object_get(j, "state")), "idle");
+	json_decref(j);
 	stop_clean(&p);
 }
 
