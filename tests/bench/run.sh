@@ -289,6 +289,50 @@ if [ -n "$GPU" ]; then
 		echo "| copies alone | | | $(jget "$LINE" copies_alone_gbps) |"
 		echo "| both at once | $(jget "$LINE" beside_copies_p50_us) | $(jget "$LINE" beside_copies_p99_us) | $(jget "$LINE" copies_beside_kernels_gbps) |"
 	} >> "$MD"
+
+	# The card's side of a verifying consumer: queue depth and DMA time.
+	{
+		header
+		channel vq 0 1M cuda gpudirect 0
+	} > "$RUNDIR/vq.conf"
+	start_fpgad vq
+	# qstat NAME: fpgad's counters of channel vq after step NAME.
+	qstat() {
+		"$BUILD/fpgactl" --url "$URL" --json stats vq | tr -d ' \n' > "$RUNDIR/$1.stats"
+		cat "$RUNDIR/$1.stats" >> "$OUTD/vq.log"
+		echo >> "$OUTD/vq.log"
+	}
+	# per_transfer A B: mean queue depth and DMA us per transfer between them.
+	per_transfer() {
+		a=$(cat "$RUNDIR/$1.stats")
+		b=$(cat "$RUNDIR/$2.stats")
+		awk -v f0="$(jget "$a" frames)" -v f1="$(jget "$b" frames)" \
+		    -v q0="$(jget "$a" queued_avg)" -v q1="$(jget "$b" queued_avg)" \
+		    -v d0="$(jget "$a" dma_ns_total)" -v d1="$(jget "$b" dma_ns_total)" \
+		    -v s0="$(jget "$a" stalls)" -v s1="$(jget "$b" stalls)" \
+		    'BEGIN { n = f1 - f0; if (n <= 0) { print "- | - | -"; exit }
+			     printf "%.2f | %.1f | %d", (q1 * f1 - q0 * f0) / n,
+			            (d1 - d0) / n / 1000, s1 - s0 }'
+	}
+	qstat vq0
+	stream vq-none vq none
+	none_fps=$(jget "$LINE" fps)
+	qstat vq1
+	stream vq-gpu vq gpu
+	gpu_fps=$(jget "$LINE" fps)
+	qstat vq2
+	stop_fpgad
+	{
+		echo
+		echo "The card's side (fpgad's counters, \`fpgactl --json stats\`): one 1 MiB"
+		echo "gpudirect channel, $BENCH_SLOTS slots, queue_depth $BENCH_QDEPTH, policy block;"
+		echo "a consumer that only releases, then one that verifies every frame in place."
+		echo
+		echo "| consumer | frames/s | card queue depth at each completion | DMA us per transfer (queued to done) | stalls |"
+		echo "|---|---|---|---|---|"
+		echo "| releases at once | $none_fps | $(per_transfer vq0 vq1) |"
+		echo "| verifies on the GPU ($VERIFY_DEPTH in flight) | $gpu_fps | $(per_transfer vq1 vq2) |"
+	} >> "$MD"
 fi
 
 # --- b. wake-up latency -----------------------------------------------------------------------
