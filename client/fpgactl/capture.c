@@ -24,14 +24,6 @@ struct capture {
 	uint64_t t0_ns, t1_ns;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -81,12 +73,7 @@ static void report(const struct fpgactl_opts *o, const struct capture *cap,
 			"latency_us", "p50", percentile_us(cap, 0.50),
 			"p99", percentile_us(cap, 0.99),
 			"max", percentile_us(cap, 1.0));
-		char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-
-		if (s)
-			puts(s);
-		free(s);
-		json_decref(j);
+		fpgactl_print_json(j);
 		return;
 	}
 	printf("channel %s: %s memory, %s\n", info->name,
@@ -114,7 +101,7 @@ static int take(fpgad_channel *ch, const struct fpgactl_opts *o,
 
 	while (cap->frames < o->count) {
 		r = fpgad_frame_wait(ch, &f, o->timeout_ms);
-		woke = now_ns();
+		woke = fpgactl_now_ns();
 		if (r < 0)
 			return r;
 		if (!cap->frames) {
@@ -151,7 +138,7 @@ static int take(fpgad_channel *ch, const struct fpgactl_opts *o,
 		if (r < 0)
 			return r;
 	}
-	cap->t1_ns = now_ns();
+	cap->t1_ns = fpgactl_now_ns();
 	return 0;
 }
 

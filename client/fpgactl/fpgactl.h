@@ -26,6 +26,11 @@ struct fpgactl_cmd {
 	int (*run)(fpgad_client *c, const struct fpgactl_opts *o);
 };
 
+struct json_t;
+
+/* Print @o indented (stable field order) and free it; NULL prints nothing. */
+void fpgactl_print_json(struct json_t *o);
+uint64_t fpgactl_now_ns(void);	/* CLOCK_MONOTONIC */
 /* One line on stderr naming fpgad's reason; returns the exit code 1. */
 int fpgactl_fail(fpgad_client *c, const char *what, int r);
 

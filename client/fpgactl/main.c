@@ -16,7 +16,7 @@
 
 #include "fpgactl.h"
 
-static void print_json(json_t *o)
+void fpgactl_print_json(json_t *o)
 {
 	char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 
@@ -25,6 +25,14 @@ static void print_json(json_t *o)
 		free(s);
 	}
 	json_decref(o);
+}
+
+uint64_t fpgactl_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 int fpgactl_fail(fpgad_client *c, const char *what, int r)
@@ -38,7 +46,7 @@ int fpgactl_fail(fpgad_client *c, const char *what, int r)
 static int cmd_version(fpgad_client *c, const struct fpgactl_opts *o)
 {
 	if (o->json) {
-		print_json(json_pack("{s:s, s:s, s:i}", "client", fpgad_version(),
+		fpgactl_print_json(json_pack("{s:s, s:s, s:i}", "client", fpgad_version(),
 				     "server", fpgad_server_software(c),
 				     "protocol", FPGAD_PROTOCOL_VERSION));
 		return 0;
@@ -71,7 +79,7 @@ static int cmd_status(fpgad_client *c, const struct fpgactl_opts *o)
 				"drops", (json_int_t)ch->drops,
 				"lessees", (json_int_t)ch->lessees));
 		}
-		print_json(json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:I, s:o}",
+		fpgactl_print_json(json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:I, s:o}",
 				     "version", s->version,
 				     "pid", (json_int_t)s->pid,
 				     "uptime_ms", (json_int_t)s->uptime_ms,
@@ -127,7 +135,7 @@ static int cmd_clients(fpgad_client *c, const struct fpgactl_opts *o)
 				"connected_ms", (json_int_t)ci->connected_ms,
 				"remote", ci->remote, "leases", leases));
 		}
-		print_json(json_pack("{s:o}", "clients", arr));
+		fpgactl_print_json(json_pack("{s:o}", "clients", arr));
 		fpgad_clients_free(l);
 		return 0;
 	}
@@ -160,7 +168,7 @@ static int cmd_stats(fpgad_client *c, const struct fpgactl_opts *o)
 	if (r < 0)
 		return fpgactl_fail(c, o->channel, r);
 	if (o->json) {
-		print_json(json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}",
+		fpgactl_print_json(json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}",
 				     "channel", o->channel, "state", st.state,
 				     "mode", st.mode,
 				     "frames", (json_int_t)st.frames,

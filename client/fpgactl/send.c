@@ -15,14 +15,6 @@
 #include "fpgactl.h"
 #include "fpgad_simframe.h"
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Fill a buffer with frame @seq and hand it to the card. */
 static int send_one(fpgad_channel *ch, const struct fpgad_channel_info *info,
 		    const struct fpgactl_opts *o, void *frame,
@@ -75,12 +67,7 @@ static void report(const struct fpgactl_opts *o,
 				      "card_rejected", (json_int_t)bad,
 				      "lost", (json_int_t)lost, "fps", fps,
 				      "gbps", gbps);
-		char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-
-		if (s)
-			puts(s);
-		free(s);
-		json_decref(j);
+		fpgactl_print_json(j);
 		return;
 	}
 	printf("channel %s: %s memory, %s\n", info->name,
@@ -124,7 +111,7 @@ int fpgactl_send(fpgad_client *c, const struct fpgactl_opts *o)
 		fpgactl_fail(c, "stats", r);
 		goto out;
 	}
-	t0 = now_ns();
+	t0 = fpgactl_now_ns();
 	for (i = 0; i < o->count; i++) {
 		r = send_one(ch, &info, o, frame, pattern, psize, i);
 		if (r < 0) {
@@ -134,7 +121,7 @@ int fpgactl_send(fpgad_client *c, const struct fpgactl_opts *o)
 		}
 	}
 	r = settle(c, o->channel, &before, o->count, &after);
-	t1 = now_ns();
+	t1 = fpgactl_now_ns();
 	if (r < 0) {
 		fpgactl_fail(c, "the card did not take every frame", r);
 		goto out;

@@ -3,7 +3,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +16,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "harness.h"
 
@@ -204,4 +210,20 @@ bool harness_log_contains(const struct fpgad_proc *p, const char *what)
 	buf[n] = '\0';
 	fclose(f);
 	return strstr(buf, what) != NULL;
+}
+
+void harness_start_ok(struct fpgad_proc *p, const char *config, const char *env)
+{
+	int r = harness_start(p, config, env);
+
+	if (r < 0)
+		fail_msg("fpgad did not become ready: %s (log %s)", strerror(-r), p->log);
+}
+
+void harness_stop_ok(struct fpgad_proc *p)
+{
+	int status = harness_stop(p);
+
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
 }

@@ -28,8 +28,12 @@ const char *harness_bin(const char *name);
  * ("WATCHDOG_USEC=200000" or NULL); waits for READY=1 (5 s at most).
  */
 int harness_start(struct fpgad_proc *p, const char *config, const char *env);
+/* The same, failing the test (with fpgad's log) when it does not start. */
+void harness_start_ok(struct fpgad_proc *p, const char *config, const char *env);
 /* SIGTERM, wait; returns the exit status (or -1). Removes the directory. */
 int harness_stop(struct fpgad_proc *p);
+/* The same, failing the test unless fpgad exits 0. */
+void harness_stop_ok(struct fpgad_proc *p);
 /* Wait up to @ms for the process to exit; its status, or -1. */
 int harness_wait_exit(struct fpgad_proc *p, int ms);
 

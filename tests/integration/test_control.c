@@ -26,22 +26,6 @@
 #include "fpgad.pb-c.h"
 #include "harness.h"
 
-static void start(struct fpgad_proc *p, const char *config, const char *env)
-{
-	int r = harness_start(p, config, env);
-
-	if (r < 0)
-		fail_msg("fpgad did not become ready: %s (log %s)", strerror(-r), p->log);
-}
-
-static void stop_clean(struct fpgad_proc *p)
-{
-	int status = harness_stop(p);
-
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-}
-
 static json_t *fpgactl_json(const struct fpgad_proc *p, const char *args, int *ret_rc)
 {
 	char cmd[512], out[65536];
@@ -65,7 +49,7 @@ static void test_fpgactl_json_status(void **state)
 	int rc;
 
 	(void)state;
-	start(&p, NULL, NULL);
+	harness_start_ok(&p, NULL, NULL);
 	j = fpgactl_json(&p, "status", &rc);
 	assert_int_equal(rc, 0);
 	assert_string_equal(json_string_value(json_object_get(j, "version")),
@@ -92,7 +76,7 @@ static void test_fpgactl_json_status(void **state)
 	assert_int_equal(json_integer_value(json_object_get(
 		json_array_get(json_object_get(j, "clients"), 0), "uid")), getuid());
 	json_decref(j);
-	stop_clean(&p);
+	harness_stop_ok(&p);
 }
 
 static void test_socket_mode(void **state)
@@ -102,11 +86,11 @@ static void test_socket_mode(void **state)
 	struct stat st;
 
 	(void)state;
-	start(&p, "[control]\nsocket_mode = 0660\ngroup = \n", NULL);
+	harness_start_ok(&p, "[control]\nsocket_mode = 0660\ngroup = \n", NULL);
 	snprintf(path, sizeof(path), "%s/fpgad.sock", p.dir);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0660);
-	stop_clean(&p);
+	harness_stop_ok(&p);
 }
 
 static void test_libfpgad_queries(void **state)
@@ -118,7 +102,7 @@ static void test_libfpgad_queries(void **state)
 	bool me = false;
 
 	(void)state;
-	start(&p, NULL, NULL);
+	harness_start_ok(&p, NULL, NULL);
 	assert_int_equal(fpgad_connect(p.url, &c), 0);
 	assert_string_equal(fpgad_server_software(c), "fpgad " FPGAD_VERSION_STRING);
 	assert_int_equal(fpgad_status_get(c, &s), 0);
@@ -133,7 +117,7 @@ static void test_libfpgad_queries(void **state)
 	assert_true(me);
 	fpgad_clients_free(l);
 	fpgad_disconnect(c);
-	stop_clean(&p);
+	harness_stop_ok(&p);
 }
 
 static int raw(fpgad_client *c, const void *buf, size_t len, char *msg)
@@ -158,7 +142,7 @@ static void test_malformed_then_good(void **state)
 	char msg[256];
 
 	(void)state;
-	start(&p, NULL, NULL);
+	harness_start_ok(&p, NULL, NULL);
 	assert_int_equal(fpgad_connect(p.url, &c), 0);
 
 	assert_int_equal(raw(c, junk, sizeof(junk), msg),
@@ -190,7 +174,7 @@ static void test_malformed_then_good(void **state)
 	fpgad_status_free(s);
 	fpgad_disconnect(c);
 	assert_true(harness_log_contains(&p, "malformed request"));
-	stop_clean(&p);
+	harness_stop_ok(&p);
 }
 
 static void test_oversize_then_good(void **state)
@@ -204,7 +188,7 @@ static void test_oversize_then_good(void **state)
 	nng_msg *reply = NULL;
 
 	(void)state;
-	start(&p, "[control]\nmax_message = 64K\n", NULL);
+	harness_start_ok(&p, "[control]\nmax_message = 64K\n", NULL);
 	assert_int_equal(nng_req0_open(&sock), 0);
 	assert_int_equal(nng_dial(sock, p.url, NULL, 0), 0);
 	nng_socket_set_ms(sock, NNG_OPT_RECVTIMEO, 1000);
@@ -219,7 +203,7 @@ static void test_oversize_then_good(void **state)
 	assert_int_equal(fpgad_status_get(c, &s), 0);
 	fpgad_status_free(s);
 	fpgad_disconnect(c);
-	stop_clean(&p);
+	harness_stop_ok(&p);
 }
 
 static void test_notify_sequence(void **state)
@@ -232,7 +216,7 @@ static void test_notify_sequence(void **state)
 
 	(void)state;
 	/* WATCHDOG_USEC=300 ms: fpgad must ping every 150 ms. */
-	start(&p, NULL, "WATCHDOG_USEC=300000");
+	harness_start_ok(&p, NULL, "WATCHDOG_USEC=300000");
 	assert_int_equal(harness_notify_expect(&p, "STATUS=", 2000), 0);
 	for (uint64_t end = harness_now_ms() + 1500; harness_now_ms() < end;) {
 		if (harness_notify_next(&p, buf, sizeof(buf), 400) < 0)
@@ -274,7 +258,7 @@ static void test_reload_keeps_good_config(void **state)
 	FILE *f;
 
 	(void)state;
-	start(&p, "[daemon]\nlog_level = info\n", NULL);
+	harness_start_ok(&p, "[daemon]\nlog_level = info\n", NULL);
 	f = fopen(p.conf, "w");
 	assert_non_null(f);
 	fputs("[daemon]\nlog_level = info\nno_such_key = 1\n", f);
@@ -287,7 +271,7 @@ static void test_reload_keeps_good_config(void **state)
 	fpgad_status_free(s);
 	fpgad_disconnect(c);
 	assert_true(harness_log_contains(&p, "fpgad.conf:3: unknown key 'no_such_key' in [daemon]; keeping the running configuration"));
-	stop_clean(&p);
+	harness_stop_ok(&p);
 }
 
 static void test_bad_config_stops_start(void **state)
@@ -317,7 +301,7 @@ static void test_remote_listener_is_read_only(void **state)
 	(void)state;
 	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
 	snprintf(conf, sizeof(conf), "[control]\nremote = %s\n", url);
-	start(&p, conf, NULL);
+	harness_start_ok(&p, conf, NULL);
 	assert_int_equal(fpgad_connect(url, &c), 0);
 	assert_int_equal(fpgad_status_get(c, &s), 0);
 	assert_int_equal(s->pid, p.pid);
@@ -325,7 +309,7 @@ static void test_remote_listener_is_read_only(void **state)
 	assert_int_equal(fpgad_clients_get(c, &l), -EACCES);
 	assert_non_null(strstr(fpgad_errmsg(c), "not allowed on the remote (read-only) listener"));
 	fpgad_disconnect(c);
-	stop_clean(&p);
+	harness_stop_ok(&p);
 }
 
 static void test_max_clients(void **state)
@@ -334,7 +318,7 @@ static void test_max_clients(void **state)
 	struct fpgad_proc p;
 
 	(void)state;
-	start(&p, "[control]\nmax_clients = 2\n", NULL);
+	harness_start_ok(&p, "[control]\nmax_clients = 2\n", NULL);
 	assert_int_equal(fpgad_connect(p.url, &a), 0);
 	assert_int_equal(fpgad_connect(p.url, &b), 0);
 	assert_int_equal(fpgad_connect(p.url, &c), -ENOSPC);
@@ -344,7 +328,7 @@ static void test_max_clients(void **state)
 	assert_int_equal(fpgad_connect(p.url, &c), 0);
 	fpgad_disconnect(c);
 	fpgad_disconnect(a);
-	stop_clean(&p);
+	harness_stop_ok(&p);
 }
 
 static void test_fpgactl_errors(void **state)

@@ -49,22 +49,6 @@ static int check_frame(const struct pattern *p, const struct fpgad_frame *f)
 				    &off);
 }
 
-static void start(struct fpgad_proc *p, const char *config)
-{
-	int r = harness_start(p, config, NULL);
-
-	if (r < 0)
-		fail_msg("fpgad did not become ready: %s (log %s)", strerror(-r), p->log);
-}
-
-static void stop_clean(struct fpgad_proc *p)
-{
-	int status = harness_stop(p);
-
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-}
-
 /*
  * A consumer process: fpgactl capture, verifying every frame (and that no
  * frame comes twice or out of order); exits 0 when all were good.  Fork
@@ -109,7 +93,7 @@ static void test_capture_verify_json(void **state)
 	json_t *j;
 
 	(void)state;
-	start(&p, NULL);
+	harness_start_ok(&p, NULL, NULL);
 	snprintf(cmd, sizeof(cmd), "%s --url %s capture c2h0 -n 2000 --verify --json",
 		 harness_bin("fpgactl"), p.url);
 	assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
@@ -134,7 +118,7 @@ static void test_capture_verify_json(void **state)
 	assert_true(json_real_value(json_object_get(j, "queued_avg")) >= 1.0);
 	assert_string_equal(json_string_value(json_object_get(j, "state")), "idle");
 	json_decref(j);
-	stop_clean(&p);
+	harness_stop_ok(&p);
 }
 
 static void test_several_channels_and_consumers(void **state)
@@ -146,8 +130,8 @@ static void test_several_channels_and_consumers(void **state)
 	pid_t pids[3];
 
 	(void)state;
-	start(&p, SMALL_CHANNEL("a", 0, "block") SMALL_CHANNEL("b", 1, "block")
-		  SMALL_CHANNEL("c", 2, "drop-oldest"));
+	harness_start_ok(&p, SMALL_CHANNEL("a", 0, "block") SMALL_CHANNEL("b", 1, "block")
+			 SMALL_CHANNEL("c", 2, "drop-oldest"), NULL);
 	for (int i = 0; i < 3; i++)
 		pids[i] = spawn_consumer(p.url, names[i], false, 3000);
 	for (int i = 0; i < 3; i++)
@@ -162,7 +146,7 @@ static void test_several_channels_and_consumers(void **state)
 	assert_int_equal(fpgad_channel_stats(c, "a", &st), 0);
 	assert_int_equal(st.drops, 0);
 	fpgad_disconnect(c);
-	stop_clean(&p);
+	harness_stop_ok(&p);
 }
 
 static void test_second_opener_busy(void **state)
@@ -173,7 +157,7 @@ static void test_second_opener_busy(void **state)
 	char want[64];
 
 	(void)state;
-	start(&p, NULL);
+	harness_start_ok(&p, NULL, NULL);
 	assert_int_equal(fpgad_connect(p.url, &ca), 0);
 	assert_int_equal(fpgad_connect(p.url, &cb), 0);
 	assert_int_equal(fpgad_channel_open(ca, "c2h0", 0, &a), 0);
@@ -188,7 +172,7 @@ static void test_second_opener_busy(void **state)
 	assert_int_equal(fpgad_channel_close(b), 0);
 	fpgad_disconnect(ca);
 	fpgad_disconnect(cb);
-	stop_clean(&p);
+	harness_stop_ok(&p);
 }
 
 static void test_unknown_channel_and_limits(void **state)
@@ -198,8 +182,8 @@ static void test_unknown_channel_and_limits(void **state)
 	fpgad_client *c;
 
 	(void)state;
-	start(&p, "[control]\nmax_leases = 1\n" SMALL_CHANNEL("a", 0, "block")
-		  SMALL_CHANNEL("b", 1, "block"));
+	harness_start_ok(&p, "[control]\nmax_leases = 1\n" SMALL_CHANNEL("a", 0, "block")
+			 SMALL_CHANNEL("b", 1, "block"), NULL);
 	assert_int_equal(fpgad_connect(p.url, &c), 0);
 	assert_int_equal(fpgad_channel_open(c, "nope", 0, &a), -ENOENT);
 	assert_non_null(strstr(fpgad_errmsg(c), "no channel named 'nope'"));
@@ -215,7 +199,7 @@ static void test_unknown_channel_and_limits(void **state)
 		assert_int_equal(fpgad_frame_release(a, &f), 0);
 	}
 	fpgad_disconnect(c);
-	stop_clean(&p);
+	harness_stop_ok(&p);
 }
 
 static void test_kill9_releases_lease(void **state)
@@ -229,7 +213,7 @@ static void test_kill9_releases_lease(void **state)
 	pid_t child;
 
 	(void)state;
-	start(&p, NULL);
+	harness_start_ok(&p, NULL, NULL);
 	assert_int_equal(pipe(pipefd), 0);
 	child = fork();
 	assert_true(child >= 0);
@@ -267,7 +251,7 @@ static void test_kill9_releases_lease(void **state)
 		assert_int_equal(fpgad_frame_release(ch, &f), 0);
 	}
 	fpgad_disconnect(c);
-	stop_clean(&p);
+	harness_stop_ok(&p);
 }
 
 /*
@@ -284,8 +268,8 @@ static void test_held_slot_never_overwritten(void **state)
 	fpgad_client *c;
 
 	(void)state;
-	start(&p, "[channel c]\nslots = 4\nslot_size = 64K\nframe_size = 64K\n"
-		  "memory = host\npolicy = drop-oldest\n");
+	harness_start_ok(&p, "[channel c]\nslots = 4\nslot_size = 64K\nframe_size = 64K\n"
+			 "memory = host\npolicy = drop-oldest\n", NULL);
 	pattern_make(&pat, 64 * 1024);
 	assert_int_equal(fpgad_connect(p.url, &c), 0);
 	assert_int_equal(fpgad_channel_open(c, "c", 0, &ch), 0);
@@ -308,7 +292,7 @@ static void test_held_slot_never_overwritten(void **state)
 	assert_int_equal(fpgad_frame_release(ch, &held), 0);
 	fpgad_disconnect(c);
 	free(pat.buf);
-	stop_clean(&p);
+	harness_stop_ok(&p);
 }
 
 static void test_block_policy_loses_nothing(void **state)
@@ -321,7 +305,7 @@ static void test_block_policy_loses_nothing(void **state)
 	uint64_t expect = 0;
 
 	(void)state;
-	start(&p, SMALL_CHANNEL("a", 0, "block"));
+	harness_start_ok(&p, SMALL_CHANNEL("a", 0, "block"), NULL);
 	assert_int_equal(fpgad_connect(p.url, &c), 0);
 	assert_int_equal(fpgad_channel_open(c, "a", 0, &ch), 0);
 	for (int i = 0; i < 500; i++) {
@@ -340,7 +324,7 @@ static void test_block_policy_loses_nothing(void **state)
 	assert_int_equal(st.drops, 0);
 	assert_true(st.stalls > 0);
 	fpgad_disconnect(c);
-	stop_clean(&p);
+	harness_stop_ok(&p);
 }
 
 static void test_shared_readers_see_every_frame(void **state)
@@ -349,12 +333,12 @@ static void test_shared_readers_see_every_frame(void **state)
 	pid_t a, b;
 
 	(void)state;
-	start(&p, SMALL_CHANNEL("s", 0, "block"));
+	harness_start_ok(&p, SMALL_CHANNEL("s", 0, "block"), NULL);
 	a = spawn_consumer(p.url, "s", true, 2000);
 	b = spawn_consumer(p.url, "s", true, 2000);
 	expect_exit0(a, "shared reader a");
 	expect_exit0(b, "shared reader b");
-	stop_clean(&p);
+	harness_stop_ok(&p);
 }
 
 static void test_newest_skips(void **state)
@@ -365,7 +349,7 @@ static void test_newest_skips(void **state)
 	fpgad_client *c;
 
 	(void)state;
-	start(&p, SMALL_CHANNEL("a", 0, "drop-oldest"));
+	harness_start_ok(&p, SMALL_CHANNEL("a", 0, "drop-oldest"), NULL);
 	assert_int_equal(fpgad_connect(p.url, &c), 0);
 	assert_int_equal(fpgad_channel_open(c, "a", 0, &ch), 0);
 	fpgad_channel_set_newest(ch, true);
@@ -378,7 +362,7 @@ static void test_newest_skips(void **state)
 	assert_true(g.seq > f.seq + 1);
 	assert_int_equal(fpgad_frame_release(ch, &g), 0);
 	fpgad_disconnect(c);
-	stop_clean(&p);
+	harness_stop_ok(&p);
 }
 
 static void test_dma_errors_recover(void **state)
@@ -389,7 +373,7 @@ static void test_dma_errors_recover(void **state)
 	pid_t pid;
 
 	(void)state;
-	start(&p, "[sim]\nfault_error = 97\n" SMALL_CHANNEL("a", 0, "block"));
+	harness_start_ok(&p, "[sim]\nfault_error = 97\n" SMALL_CHANNEL("a", 0, "block"), NULL);
 	/* Every delivered frame verifies: failed transfers are never published. */
 	pid = spawn_consumer(p.url, "a", false, 2000);
 	expect_exit0(pid, "consumer under DMA errors");
@@ -400,7 +384,7 @@ static void test_dma_errors_recover(void **state)
 	assert_string_equal(st.state, "idle");
 	fpgad_disconnect(c);
 	assert_true(harness_log_contains(&p, "engine reset, streaming again"));
-	stop_clean(&p);
+	harness_stop_ok(&p);
 }
 
 static void test_corrupt_frames_caught(void **state)
@@ -409,13 +393,13 @@ static void test_corrupt_frames_caught(void **state)
 	struct fpgad_proc p;
 
 	(void)state;
-	start(&p, "[sim]\nfault_corrupt = 50\n" SMALL_CHANNEL("a", 0, "block"));
+	harness_start_ok(&p, "[sim]\nfault_corrupt = 50\n" SMALL_CHANNEL("a", 0, "block"), NULL);
 	snprintf(cmd, sizeof(cmd), "%s --url %s --json capture a -n 500 --verify 2>/dev/null",
 		 harness_bin("fpgactl"), p.url);
 	/* A verifying client catches the corrupted frames and says so. */
 	assert_int_equal(harness_run(cmd, out, sizeof(out)), 1);
 	assert_null(strstr(out, "\"errors\": 0,"));
-	stop_clean(&p);
+	harness_stop_ok(&p);
 }
 
 static void test_remote_cannot_open(void **state)
@@ -428,11 +412,11 @@ static void test_remote_cannot_open(void **state)
 	(void)state;
 	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", 20000 + (getpid() + 7) % 20000);
 	snprintf(conf, sizeof(conf), "[control]\nremote = %s\n", url);
-	start(&p, conf);
+	harness_start_ok(&p, conf, NULL);
 	assert_int_equal(fpgad_connect(url, &c), 0);
 	assert_int_equal(fpgad_channel_open(c, "c2h0", 0, &ch), -EACCES);
 	fpgad_disconnect(c);
-	stop_clean(&p);
+	harness_stop_ok(&p);
 }
 
 static void test_daemon_stop_ends_lease(void **state)
@@ -444,12 +428,12 @@ static void test_daemon_stop_ends_lease(void **state)
 	int r;
 
 	(void)state;
-	start(&p, NULL);
+	harness_start_ok(&p, NULL, NULL);
 	assert_int_equal(fpgad_connect(p.url, &c), 0);
 	assert_int_equal(fpgad_channel_open(c, "c2h0", 0, &ch), 0);
 	assert_int_equal(fpgad_frame_wait(ch, &f, 5000), 0);
 	assert_int_equal(fpgad_frame_release(ch, &f), 0);
-	stop_clean(&p);
+	harness_stop_ok(&p);
 	/* The client learns from the frame plane, without a system call. */
 	do {
 		r = fpgad_frame_wait(ch, &f, 2000);
@@ -469,8 +453,8 @@ static void test_h2c_send_verified_by_card(void **state)
 	json_t *j;
 
 	(void)state;
-	start(&p, "[channel out]\ndirection = h2c\nslots = 8\nslot_size = 64K\n"
-		  "frame_size = 64K\nmemory = host\n");
+	harness_start_ok(&p, "[channel out]\ndirection = h2c\nslots = 8\nslot_size = 64K\n"
+			 "frame_size = 64K\nmemory = host\n", NULL);
 	snprintf(cmd, sizeof(cmd), "%s --url %s --json send out -n 3000",
 		 harness_bin("fpgactl"), p.url);
 	assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
@@ -486,7 +470,7 @@ static void test_h2c_send_verified_by_card(void **state)
 		 harness_bin("fpgactl"), p.url);
 	assert_int_equal(harness_run(cmd, out, sizeof(out)), 1);
 	assert_non_null(strstr(out, "no channel named 'c2h0'"));
-	stop_clean(&p);
+	harness_stop_ok(&p);
 }
 
 static void test_h2c_corruption_caught_by_card(void **state)
@@ -495,13 +479,13 @@ static void test_h2c_corruption_caught_by_card(void **state)
 	struct fpgad_proc p;
 
 	(void)state;
-	start(&p, "[sim]\nfault_corrupt = 10\n[channel out]\ndirection = h2c\n"
-		  "slots = 8\nslot_size = 64K\nframe_size = 64K\nmemory = host\n");
+	harness_start_ok(&p, "[sim]\nfault_corrupt = 10\n[channel out]\ndirection = h2c\n"
+			 "slots = 8\nslot_size = 64K\nframe_size = 64K\nmemory = host\n", NULL);
 	snprintf(cmd, sizeof(cmd), "%s --url %s --json send out -n 500",
 		 harness_bin("fpgactl"), p.url);
 	assert_int_equal(harness_run(cmd, out, sizeof(out)), 1);
 	assert_non_null(strstr(out, "\"card_rejected\": 50,"));
-	stop_clean(&p);
+	harness_stop_ok(&p);
 }
 
 int main(void)
