@@ -13,6 +13,16 @@ for f in usr/sbin/fpgad usr/bin/fpgactl usr/lib/libfpgad.so.0 usr/lib/libfpgad.a
 	[ -e "$root/$f" ] || { echo "install: $f missing"; exit 1; }
 done
 grep -q '^ExecStart=/usr/sbin/fpgad ' "$root/usr/lib/systemd/system/fpgad.service"
+# The unit's directives, checked by systemd itself, with ExecStart pointed
+# at the binary just built (verify wants it to exist).
+if command -v systemd-analyze >/dev/null 2>&1; then
+	case $BUILD in /*) bin=$BUILD/fpgad ;; *) bin=$(pwd)/$BUILD/fpgad ;; esac
+	sed "s|^ExecStart=/usr/sbin/fpgad|ExecStart=$bin|" \
+		"$root/usr/lib/systemd/system/fpgad.service" > "$root/fpgad.service"
+	systemd-analyze verify "$root/fpgad.service"
+else
+	echo "install: systemd-analyze not found; the unit file was not verified"
+fi
 
 cat >"$root/hello.c" <<'EOC'
 #include <fpgad.h>
