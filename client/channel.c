@@ -25,6 +25,7 @@ struct fpgad_channel {
 	size_t desc_len;
 	struct frame_ring_consumer *cons;
 	bool newest;
+	unsigned poll_us;
 	uint32_t events;
 	void **host;			/* cuda: per-slot pinned copies */
 	uint64_t *host_pos;		/* cuda: which frame each copy holds */
@@ -251,6 +252,11 @@ void fpgad_channel_set_newest(fpgad_channel *ch, bool newest)
 	ch->newest = newest;
 }
 
+void fpgad_channel_set_poll(fpgad_channel *ch, unsigned us)
+{
+	ch->poll_us = us;
+}
+
 uint32_t fpgad_channel_events(fpgad_channel *ch)
 {
 	uint32_t e;
@@ -261,23 +267,32 @@ uint32_t fpgad_channel_events(fpgad_channel *ch)
 	return e;
 }
 
-static int64_t ms_left(const struct timespec *deadline)
+static int64_t ns_left(const struct timespec *deadline)
 {
 	struct timespec now;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (int64_t)(deadline->tv_sec - now.tv_sec) * 1000 +
-	       (deadline->tv_nsec - now.tv_nsec) / 1000000;
+	return (int64_t)(deadline->tv_sec - now.tv_sec) * 1000000000 +
+	       (deadline->tv_nsec - now.tv_nsec);
+}
+
+static int64_t ms_left(const struct timespec *deadline)
+{
+	return ns_left(deadline) / 1000000;
 }
 
 int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_frame,
 		     int timeout_ms)
 {
 	struct frame_ring_frame f;
-	struct timespec deadline;
+	struct timespec deadline, spin_end;
 	int r;
 
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	spin_end = deadline;
+	spin_end.tv_nsec += (long)ch->poll_us * 1000;
+	spin_end.tv_sec += spin_end.tv_nsec / 1000000000;
+	spin_end.tv_nsec %= 1000000000;
 	deadline.tv_sec += timeout_ms / 1000;
 	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
 	if (deadline.tv_nsec >= 1000000000) {
@@ -296,6 +311,9 @@ int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_frame,
 		ch->events |= frame_ring_events(ch->cons);
 		if (ch->events & (FPGAD_EVENT_CLOSED | FPGAD_EVENT_DAEMON_GONE))
 			return -EPIPE;
+		/* Busy-poll first, if asked to (and the timeout allows it). */
+		if (ch->poll_us && timeout_ms != 0 && ns_left(&spin_end) > 0)
+			continue;
 		if (timeout_ms >= 0) {
 			int64_t left = ms_left(&deadline);
 

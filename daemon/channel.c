@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "channel.h"
@@ -479,6 +480,30 @@ static void wait_release(struct channel *ch)
 	pthread_cond_broadcast(&ch->cond);
 }
 
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Busy-poll (cfg.poll_us): look for completions without sleeping. */
+static int poll_completions(struct channel *ch, struct dev_completion *comp)
+{
+	uint64_t until;
+	int n = 0;
+
+	if (!ch->cfg.poll_us)
+		return 0;
+	until = now_us() + ch->cfg.poll_us;
+	while (!atomic_load_explicit(&ch->stop, memory_order_relaxed) &&
+	       (n = ch->ops->wait(ch->q, comp, CHANNEL_BATCH, 0)) == 0 &&
+	       now_us() < until)
+		;
+	return n > 0 ? n : 0;
+}
+
 static void *stream_main(void *arg)
 {
 	struct channel *ch = arg;
@@ -516,7 +541,9 @@ static void *stream_main(void *arg)
 #endif
 		if (ch->inflight) {
 			pthread_mutex_unlock(&ch->lock);
-			n = ch->ops->wait(ch->q, comp, CHANNEL_BATCH, 100);
+			n = poll_completions(ch, comp);
+			if (n == 0)
+				n = ch->ops->wait(ch->q, comp, CHANNEL_BATCH, 100);
 			pthread_mutex_lock(&ch->lock);
 			for (int i = 0; i < n; i++)
 				completed(ch, (unsigned)comp[i].cookie, &comp[i]);

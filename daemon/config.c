@@ -247,6 +247,7 @@ static const struct key channel_keys[] = {
 	KZ(struct config_channel, frame_size),
 	KU(struct config_channel, frame_rate, 0, 10000000),
 	KU(struct config_channel, queue_depth, 1, 64),
+	KU(struct config_channel, poll_us, 0, 1000000),
 	KE(struct config_channel, memory, memory_names),
 	KE(struct config_channel, mode, mode_names),
 	KE(struct config_channel, policy, policy_names),

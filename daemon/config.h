@@ -71,6 +71,8 @@ struct config_channel {
 	uint64_t frame_size;
 	unsigned frame_rate;		/* frames per second, 0 = link speed */
 	unsigned queue_depth;		/* transfers in flight on the card */
+	unsigned poll_us;		/* spin this long for a completion before
+					   sleeping, 0 = sleep at once */
 	enum memory_kind memory;
 	enum transfer_mode mode;
 	enum ring_policy policy;

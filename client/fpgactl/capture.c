@@ -156,6 +156,7 @@ int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o)
 		return fpgactl_fail(c, o->channel, r);
 	fpgad_channel_get_info(ch, &info);
 	fpgad_channel_set_newest(ch, o->newest);
+	fpgad_channel_set_poll(ch, o->poll_us);
 	cap.lat_ns = malloc(MAX_SAMPLES * sizeof(*cap.lat_ns));
 	if (o->verify) {
 		psize = fpgad_simframe_pattern_size(info.frame_size);

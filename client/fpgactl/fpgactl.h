@@ -14,6 +14,7 @@ struct fpgactl_opts {
 	bool verify;
 	bool newest;
 	bool shared;
+	unsigned poll_us;
 	uint64_t count;
 	int timeout_ms;
 	const char *channel;	/* first positional argument, if any */

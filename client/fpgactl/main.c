@@ -221,6 +221,7 @@ static void usage(FILE *f)
 		   "  -n, --count N  frames to take or send (capture, send)\n"
 		   "  --verify       check every frame's content (capture)\n"
 		   "  --newest       skip to the newest ready frame (capture)\n"
+		   "  --poll-us US   busy-poll US microseconds before sleeping (capture)\n"
 		   "  --shared       a shared-read lease (capture)\n"
 		   "  --timeout MS   give up waiting for a frame after MS (capture, send)\n"
 		   "\nCommands:\n", FPGAD_DEFAULT_URL);
@@ -253,6 +254,7 @@ int main(int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ "verify", no_argument, NULL, 'V' },
 		{ "newest", no_argument, NULL, 'N' },
+		{ "poll-us", required_argument, NULL, 'P' },
 		{ "shared", no_argument, NULL, 'S' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
@@ -283,6 +285,13 @@ int main(int argc, char **argv)
 		case 'j': o.json = true; break;
 		case 'V': o.verify = true; break;
 		case 'N': o.newest = true; break;
+		case 'P':
+			if (parse_number(optarg, 1000000, &v) < 0) {
+				fprintf(stderr, "fpgactl: --poll-us: '%s' is not a number of microseconds up to 1000000\n", optarg);
+				return 2;
+			}
+			o.poll_us = (unsigned)v;
+			break;
 		case 'S': o.shared = true; break;
 		case 'n':
 			if (parse_number(optarg, UINT64_MAX, &o.count) < 0 || !o.count) {

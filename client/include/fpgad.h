@@ -180,6 +180,14 @@ struct fpgad_frame {
 void fpgad_channel_set_newest(fpgad_channel *ch, bool newest);
 
 /*
+ * Busy-poll: fpgad_frame_wait() checks for a frame for up to @us
+ * microseconds before it sleeps (0, the default: sleep at once).  Saves
+ * the wake-up from the frame's latency when frames come sooner than that,
+ * at the price of this thread spinning.
+ */
+void fpgad_channel_set_poll(fpgad_channel *ch, unsigned us);
+
+/*
  * Take the next frame, waiting up to @timeout_ms (-1 = forever, 0 = do
  * not wait): 0, -ETIMEDOUT, -EPIPE (lease ended or fpgad stopped),
  * -ESTALE (the ring was re-created: fpgad restarted).  The slot stays

@@ -11,6 +11,7 @@
  *                     fpgad_simframe_check) or gpu (the CUDA kernel of
  *                     tests/gpu, in place)
  *     --depth D       frames held while the GPU checks them (4)
+ *     --poll-us US    busy-poll for a frame US microseconds before sleeping
  *     --daemon-pid P  also report fpgad's CPU time per frame, per thread
  *                     name, and its VmRSS at the end of the window
  *
@@ -50,6 +51,7 @@ struct opts {
 	uint64_t frames, warmup;
 	enum verify verify;
 	unsigned depth;
+	unsigned poll_us;	/* busy-poll before sleeping in frame_wait */
 	pid_t daemon_pid;
 };
 
@@ -220,6 +222,7 @@ static int worker_main(const struct opts *o, unsigned idx,
 		goto out;
 	}
 	fpgad_channel_get_info(w.ch, &info);
+	fpgad_channel_set_poll(w.ch, o->poll_us);
 	snprintf(w.res->memory, sizeof(w.res->memory), "%s",
 		 info.memory == FPGAD_MEMORY_CUDA ? "cuda" : "host");
 	snprintf(w.res->mode, sizeof(w.res->mode), "%s", info.mode);
@@ -376,6 +379,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "verify", required_argument, NULL, 'v' },
 		{ "depth", required_argument, NULL, 'd' },
+		{ "poll-us", required_argument, NULL, 'P' },
 		{ "daemon-pid", required_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -388,6 +392,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'n': o->frames = strtoull(optarg, NULL, 0); break;
 		case 'w': o->warmup = strtoull(optarg, NULL, 0); break;
 		case 'd': o->depth = (unsigned)atoi(optarg); break;
+		case 'P': o->poll_us = (unsigned)atoi(optarg); break;
 		case 'p': o->daemon_pid = (pid_t)atoi(optarg); break;
 		case 'v':
 			if (!strcmp(optarg, "none"))
@@ -430,7 +435,7 @@ int main(int argc, char **argv)
 
 	if (parse(argc, argv, &o) < 0) {
 		fprintf(stderr, "usage: bench_stream [--seconds S | --frames N] [--warmup N] "
-				"[--verify none|cpu|gpu] [--depth D] [--daemon-pid PID] "
+				"[--verify none|cpu|gpu] [--depth D] [--poll-us US] [--daemon-pid PID] "
 				"URL CHANNEL[,CHANNEL...]\n");
 		return 2;
 	}

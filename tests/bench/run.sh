@@ -24,7 +24,8 @@
 # LAT_FRAMES [2000], LAT_RATE [1000] fps, LAT_SIZE [64K], CTL_SECONDS [1],
 # CTL_PROCS [1 4 16 64], SCALE_CHANNELS [1 4 16], SCALE_SIZE [256K],
 # SCALE_SECONDS [1.5], CPU_SIZE [1M], CPU_SECONDS [3], GPU_INFLIGHT [8],
-# VERIFY_DEPTH [8] frames a verifying consumer holds while the GPU checks them.
+# VERIFY_DEPTH [8] frames a verifying consumer holds while the GPU checks them,
+# POLL_US [2000] busy-poll of the latency runs that use it.
 
 set -eu
 
@@ -48,6 +49,7 @@ CPU_SIZE=${CPU_SIZE:-1M}
 CPU_SECONDS=${CPU_SECONDS:-3}
 GPU_INFLIGHT=${GPU_INFLIGHT:-8}
 VERIFY_DEPTH=${VERIFY_DEPTH:-8}
+POLL_US=${POLL_US:-2000}
 
 B=$BUILD/bench
 for f in "$BUILD/fpgad" "$BUILD/fpgactl" "$B/bench_copy" "$B/bench_stream" \
@@ -80,6 +82,16 @@ jget() { printf '%s\n' "$1" | sed -n 's/.*"'"$2"'":"\{0,1\}\([^,"}]*\).*/\1/p'; 
 # ratio A B [DIGITS]
 ratio() { awk -v a="$1" -v b="$2" -v d="${3:-2}" \
 	'BEGIN { if (b + 0 > 0) printf "%.*f", d, a / b; else printf "-" }'; }
+
+# cpu_split LINE: "OWN CARD", fpgad's own threads' CPU us/frame and the
+# simulated card's (sim-* engines, and the cuda-* runtime threads serving
+# their copies), from bench_stream's daemon_threads.
+cpu_split() {
+	for t in $(jget "$1" daemon_threads); do
+		echo "${t%%(*} ${t#*=}"
+	done | awk '$1 ~ /^(sim|cuda)-/ { card += $2; next } { own += $2 }
+		    END { printf "%.2f %.2f", own, card }'
+}
 
 # run NAME CMD...: one program, its JSON line to raw.jsonl and $LINE.
 run() {
@@ -340,9 +352,13 @@ fi
 {
 	header
 	channel lat_host 0 "$LAT_SIZE" host host "$LAT_RATE"
+	channel lat_host_poll 3 "$LAT_SIZE" host host "$LAT_RATE"
+	printf 'poll_us = %s\n' "$POLL_US"
 	if [ -n "$GPU" ]; then
 		channel lat_gd 1 "$LAT_SIZE" cuda gpudirect "$LAT_RATE"
 		channel lat_bn 2 "$LAT_SIZE" cuda bounce "$LAT_RATE"
+		channel lat_gd_poll 4 "$LAT_SIZE" cuda gpudirect "$LAT_RATE"
+		printf 'poll_us = %s\n' "$POLL_US"
 	fi
 } > "$RUNDIR/lat.conf"
 start_fpgad lat
@@ -363,15 +379,26 @@ fmax=$(jget "$LINE" lat_max_us)
 	echo "consumer. Baseline: a bare futex ping-pong between two processes over shared"
 	echo "memory, one wake every $interval us, timestamp before FUTEX_WAKE to the woken process."
 	echo
-	echo "| path | p50 us | p99 us | max us | p50 / futex | p99 / futex |"
-	echo "|---|---|---|---|---|---|"
-	echo "| futex ping-pong (baseline) | $fp50 | $fp99 | $fmax | 1.00 | 1.00 |"
+	echo "Busy-poll rows: the channel's poll_us and the consumer's"
+	echo "fpgad_channel_set_poll() at $POLL_US us, so neither sleeps between frames; the"
+	echo "CPU column (fpgad's own threads, the simulated card's aside) says what that"
+	echo "costs fpgad."
+	echo
+	echo "| path | p50 us | p99 us | max us | p50 / futex | p99 / futex | fpgad CPU us/frame |"
+	echo "|---|---|---|---|---|---|---|"
+	echo "| futex ping-pong (baseline) | $fp50 | $fp99 | $fmax | 1.00 | 1.00 | |"
 } >> "$MD"
-for c in lat_host ${GPU:+lat_gd lat_bn}; do
-	run "latency-$c" "$B/bench_stream" --frames "$LAT_FRAMES" --warmup 16 "$URL" "$c"
+for c in lat_host lat_host_poll ${GPU:+lat_gd lat_bn lat_gd_poll}; do
+	poll=0
+	case $c in *_poll) poll=$POLL_US ;; esac
+	run "latency-$c" "$B/bench_stream" --frames "$LAT_FRAMES" --warmup 16 \
+		--poll-us "$poll" --daemon-pid "$FPGAD_PID" "$URL" "$c"
 	p50=$(jget "$LINE" lat_p50_us)
 	p99=$(jget "$LINE" lat_p99_us)
-	echo "| fpgad, $(jget "$LINE" memory) memory, $(jget "$LINE" mode) | $p50 | $p99 | $(jget "$LINE" lat_max_us) | $(ratio "$p50" "$fp50") | $(ratio "$p99" "$fp99") |" >> "$MD"
+	what="$(jget "$LINE" memory) memory, $(jget "$LINE" mode)"
+	[ "$poll" = 0 ] || what="$what, busy-poll"
+	split=$(cpu_split "$LINE")
+	echo "| fpgad, $what | $p50 | $p99 | $(jget "$LINE" lat_max_us) | $(ratio "$p50" "$fp50") | $(ratio "$p99" "$fp99") | ${split% *} |" >> "$MD"
 done
 stop_fpgad
 
@@ -492,14 +519,9 @@ cpu_run() {
 		--daemon-pid "$FPGAD_PID" "$URL" "$1"
 	wait "$sampler" || true
 	stop_fpgad
-	own=0
-	card=0
-	for t in $(jget "$LINE" daemon_threads); do
-		case ${t%%(*} in
-		sim-*|cuda-*) card=$(awk -v a="$card" -v b="${t#*=}" 'BEGIN { print a + b }') ;;
-		*) own=$(awk -v a="$own" -v b="${t#*=}" 'BEGIN { print a + b }') ;;
-		esac
-	done
+	split=$(cpu_split "$LINE")
+	own=${split% *}
+	card=${split#* }
 	mem() { sed -n "s/^$1 //p" "$RUNDIR/$2.mem"; }
 	{
 		echo

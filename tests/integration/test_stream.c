@@ -387,6 +387,25 @@ static void test_dma_errors_recover(void **state)
 	harness_stop_ok(&p);
 }
 
+/* Busy-poll on both sides changes when threads sleep, not what arrives. */
+static void test_busy_poll(void **state)
+{
+	char cmd[512], out[8192];
+	struct fpgad_proc p;
+
+	(void)state;
+	harness_start_ok(&p, SMALL_CHANNEL("a", 0, "block") "poll_us = 200\n", NULL);
+	snprintf(cmd, sizeof(cmd), "%s --url %s --json capture a -n 1000 --verify --poll-us 200",
+		 harness_bin("fpgactl"), p.url);
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "\"verified\": 1000,"));
+	snprintf(cmd, sizeof(cmd), "%s --url %s capture a --poll-us lots 2>&1",
+		 harness_bin("fpgactl"), p.url);
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 2);
+	assert_non_null(strstr(out, "--poll-us: 'lots' is not a number"));
+	harness_stop_ok(&p);
+}
+
 static void test_corrupt_frames_caught(void **state)
 {
 	char cmd[512], out[8192];
@@ -501,6 +520,7 @@ int main(void)
 		cmocka_unit_test(test_shared_readers_see_every_frame),
 		cmocka_unit_test(test_newest_skips),
 		cmocka_unit_test(test_dma_errors_recover),
+		cmocka_unit_test(test_busy_poll),
 		cmocka_unit_test(test_corrupt_frames_caught),
 		cmocka_unit_test(test_remote_cannot_open),
 		cmocka_unit_test(test_daemon_stop_ends_lease),

@@ -112,7 +112,7 @@ static void test_every_key(void **state)
 		"fault_hang = 400\n"
 		"[channel cam0]\ndirection = c2h\nengine = 1\nslots = 16\n"
 		"slot_size = 2M\nframe_size = 1048576\nframe_rate = 120\n"
-		"queue_depth = 8\nmemory = cuda\nmode = bounce\npolicy = block\n"
+		"queue_depth = 8\npoll_us = 250\nmemory = cuda\nmode = bounce\npolicy = block\n"
 		"gpu = 1\n"
 		"[channel out0]\ndirection = h2c\nmemory = host\nmode = host\n",
 		&cfg, err, sizeof(err)), 0);
@@ -145,6 +145,7 @@ static void test_every_key(void **state)
 	assert_int_equal(cfg.channels[0].frame_size, 1u << 20);
 	assert_int_equal(cfg.channels[0].frame_rate, 120);
 	assert_int_equal(cfg.channels[0].queue_depth, 8);
+	assert_int_equal(cfg.channels[0].poll_us, 250);
 	assert_int_equal(cfg.channels[0].memory, MEMORY_CUDA);
 	assert_int_equal(cfg.channels[0].mode, MODE_BOUNCE);
 	assert_int_equal(cfg.channels[0].policy, POLICY_BLOCK);
