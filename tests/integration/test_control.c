@@ -289,6 +289,31 @@ static void test_bad_config_stops_start(void **state)
 	harness_stop(&p);
 }
 
+/* A device or memory that cannot be had stops fpgad at start, by name. */
+static void test_unavailable_device_stops_start(void **state)
+{
+	struct fpgad_proc p;
+	int status;
+
+	(void)state;
+	assert_int_not_equal(harness_start(&p, "[device]\nbackend = xdma\n"
+					   "path = /nonexistent/fpgad9\n", NULL), 0);
+	status = harness_wait_exit(&p, 5000);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+	assert_true(harness_log_contains(&p, "/nonexistent/fpgad9: No such file or directory"));
+	harness_stop(&p);
+
+	if (harness_start(&p, "[channel a]\nmemory = cuda\n", NULL) == 0) {
+		/* A GPU answered here: nothing to refuse. */
+		harness_stop_ok(&p);
+		return;
+	}
+	status = harness_wait_exit(&p, 5000);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+	assert_true(harness_log_contains(&p, "channel a: memory = cuda, but"));
+	harness_stop(&p);
+}
+
 static void test_remote_listener_is_read_only(void **state)
 {
 	struct fpgad_client_list *l;
@@ -357,6 +382,7 @@ int main(void)
 		cmocka_unit_test(test_notify_sequence),
 		cmocka_unit_test(test_reload_keeps_good_config),
 		cmocka_unit_test(test_bad_config_stops_start),
+		cmocka_unit_test(test_unavailable_device_stops_start),
 		cmocka_unit_test(test_remote_listener_is_read_only),
 		cmocka_unit_test(test_max_clients),
 		cmocka_unit_test(test_fpgactl_errors),
