@@ -212,6 +212,33 @@ static int hello(fpgad_client *c)
 	return 0;
 }
 
+/* tls+tcp:// verifies fpgad's certificate against $FPGAD_TLS_CA. */
+static int dial(fpgad_client *c)
+{
+	const char *ca = getenv("FPGAD_TLS_CA");
+	nng_dialer d;
+	int rv;
+
+	if (strncmp(c->url, "tls+", 4) != 0) {
+		rv = nng_dial(c->sock, c->url, NULL, 0);
+		goto out;
+	}
+	if (!ca || !ca[0]) {
+		set_errmsg(c, "%s: set FPGAD_TLS_CA to the CA file that signed fpgad's certificate",
+			   c->url);
+		return -EINVAL;
+	}
+	rv = nng_dialer_create(&d, c->sock, c->url);
+	if (rv == 0)
+		rv = nng_dialer_set_string(d, NNG_OPT_TLS_CA_FILE, ca);
+	if (rv == 0)
+		rv = nng_dialer_start(d, 0);
+out:
+	if (rv)
+		set_errmsg(c, "%s: %s", c->url, nng_strerror(rv));
+	return client_nng_errno(rv);
+}
+
 int fpgad_connect(const char *url, fpgad_client **ret_client)
 {
 	fpgad_client *c;
@@ -229,11 +256,9 @@ int fpgad_connect(const char *url, fpgad_client **ret_client)
 	}
 	nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO, c->timeout_ms);
 	nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, c->timeout_ms);
-	rv = nng_dial(c->sock, c->url, NULL, 0);
-	if (rv) {
-		r = client_nng_errno(rv);
+	r = dial(c);
+	if (r < 0)
 		goto fail;
-	}
 	r = hello(c);
 	if (r < 0)
 		goto fail;

@@ -216,6 +216,7 @@ static const struct key control_keys[] = {
 	KS(struct config_control, group),
 	{ "socket_mode", K_MODE, offsetof(struct config_control, socket_mode), 0, 0, 0777, NULL, 0 },
 	KS(struct config_control, remote),
+	KS(struct config_control, tls_cert_key),
 	{ "max_message", K_SIZE, offsetof(struct config_control, max_message), 0, 1024, 0, NULL, 0 },
 	KU(struct config_control, max_clients, 1, 4096),
 	KU(struct config_control, max_leases, 1, 1024),
@@ -485,6 +486,13 @@ int config_load(const char *path, struct config *ret_cfg, char *err,
 				goto out;
 			}
 		}
+	}
+	if (strncmp(cfg->control.remote, "tls+tcp://", 10) == 0 &&
+	    !cfg->control.tls_cert_key[0]) {
+		snprintf(err, errlen, "%s: remote = %s needs tls_cert_key (a PEM file with the certificate and its key)",
+			 path, cfg->control.remote);
+		r = -EINVAL;
+		goto out;
 	}
 	if (cfg->daemon.runtime_dir[0] != '/') {
 		snprintf(err, errlen, "%s: runtime_dir must be an absolute path", path);

@@ -32,6 +32,7 @@ struct config_control {
 	char group[64];			/* group owning the local socket */
 	unsigned socket_mode;		/* permission bits of the socket */
 	char remote[256];		/* read-only status listener URL, "" = off */
+	char tls_cert_key[PATH_MAX];	/* tls+tcp: PEM file, certificate and key */
 	uint64_t max_message;		/* NNG_OPT_RECVMAXSZ */
 	unsigned max_clients;		/* connections at once */
 	unsigned max_leases;		/* leases per client */

@@ -12,6 +12,7 @@
 #include <grp.h>
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
+#include <nng/supplemental/tls/tls.h>
 #include <nng/transport/ipc/ipc.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -281,6 +282,15 @@ static int listener_start(struct control *ctl, struct listener *lst,
 					  (int)opt->socket_mode);
 		if (rv)
 			goto fail;
+	}
+	if (strncmp(url, "tls+", 4) == 0) {
+		rv = nng_listener_set_string(lst->l, NNG_OPT_TLS_CERT_KEY_FILE,
+					     opt->tls_cert_key ? opt->tls_cert_key : "");
+		if (rv) {
+			log_err("control: %s: cannot use %s as certificate and key: %s",
+				url, opt->tls_cert_key, nng_strerror(rv));
+			return control_errno(rv);
+		}
 	}
 	rv = nng_listener_start(lst->l, 0);
 	if (rv)

@@ -42,6 +42,7 @@ struct control_handlers {
 struct control_options {
 	const char *local_url;		/* ipc://... */
 	const char *remote_url;		/* NULL or "" = none */
+	const char *tls_cert_key;	/* tls+tcp: certificate and key file */
 	unsigned socket_mode;
 	gid_t socket_gid;		/* (gid_t)-1 = leave as is */
 	size_t max_message;

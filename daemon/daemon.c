@@ -201,6 +201,7 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 		 cfg->daemon.runtime_dir);
 	opt.local_url = d->socket_url;
 	opt.remote_url = cfg->control.remote;
+	opt.tls_cert_key = cfg->control.tls_cert_key;
 	opt.socket_mode = cfg->control.socket_mode;
 	opt.socket_gid = lookup_group(cfg->control.group);
 	opt.max_message = cfg->control.max_message;

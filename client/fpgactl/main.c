@@ -331,6 +331,12 @@ int main(int argc, char **argv)
 	}
 	o.channel = pos[1];
 	r = fpgad_connect(o.url, &c);
+	if (r == -EINVAL && !strncmp(o.url ? o.url : fpgad_default_url(), "tls+", 4) &&
+	    !getenv("FPGAD_TLS_CA")) {
+		fprintf(stderr, "fpgactl: %s: set FPGAD_TLS_CA to the CA file that signed fpgad's certificate\n",
+			o.url ? o.url : fpgad_default_url());
+		return 1;
+	}
 	if (r < 0) {
 		fprintf(stderr, "fpgactl: cannot reach fpgad at %s: %s\n",
 			o.url ? o.url : fpgad_default_url(), strerror(-r));

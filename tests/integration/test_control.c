@@ -337,6 +337,50 @@ static void test_remote_listener_is_read_only(void **state)
 	harness_stop_ok(&p);
 }
 
+/* The remote listener over TLS: the client verifies fpgad's certificate. */
+static void test_remote_tls(void **state)
+{
+	char dir[] = "/tmp/fpgad-tls.XXXXXX", cmd[1024], conf[512], url[64];
+	struct fpgad_status *s;
+	struct fpgad_proc p;
+	fpgad_client *c;
+	int port = 20000 + (getpid() + 13) % 20000;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && for n in ca other; do openssl req -x509 -newkey rsa:2048 -nodes "
+		 "-days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost "
+		 "-keyout $n.key -out $n.crt >/dev/null 2>&1 || exit 1; done && "
+		 "cat ca.crt ca.key > fpgad.pem", dir);
+	if (system(cmd) != 0) {
+		print_message("skipped: openssl cannot make a test certificate\n");
+		skip();
+	}
+	snprintf(url, sizeof(url), "tls+tcp://localhost:%d", port);
+	snprintf(conf, sizeof(conf), "[control]\nremote = tls+tcp://127.0.0.1:%d\n"
+		 "tls_cert_key = %s/fpgad.pem\n", port, dir);
+	harness_start_ok(&p, conf, NULL);
+
+	unsetenv("FPGAD_TLS_CA");
+	assert_int_equal(fpgad_connect(url, &c), -EINVAL);
+	snprintf(cmd, sizeof(cmd), "%s/other.crt", dir);
+	setenv("FPGAD_TLS_CA", cmd, 1);
+	/* A certificate from another CA is refused. */
+	assert_true(fpgad_connect(url, &c) < 0);
+	snprintf(cmd, sizeof(cmd), "%s/ca.crt", dir);
+	setenv("FPGAD_TLS_CA", cmd, 1);
+	assert_int_equal(fpgad_connect(url, &c), 0);
+	assert_int_equal(fpgad_status_get(c, &s), 0);
+	assert_int_equal(s->pid, p.pid);
+	fpgad_status_free(s);
+	fpgad_disconnect(c);
+	unsetenv("FPGAD_TLS_CA");
+	harness_stop_ok(&p);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_max_clients(void **state)
 {
 	fpgad_client *a, *b, *c;
@@ -384,6 +428,7 @@ int main(void)
 		cmocka_unit_test(test_bad_config_stops_start),
 		cmocka_unit_test(test_unavailable_device_stops_start),
 		cmocka_unit_test(test_remote_listener_is_read_only),
+		cmocka_unit_test(test_remote_tls),
 		cmocka_unit_test(test_max_clients),
 		cmocka_unit_test(test_fpgactl_errors),
 	};

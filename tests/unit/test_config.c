@@ -195,6 +195,15 @@ static void test_errors(void **state)
 		     "mode host needs host memory");
 	expect_error("[channel a]\n[channel b]\nslots = 4\n", 2,
 		     "engine 0 already used by channel a");
+	{
+		struct config cfg;
+		char err[512];
+
+		/* A TLS listener without a certificate is refused at start. */
+		assert_int_equal(load("[control]\nremote = tls+tcp://0.0.0.0:7710\n",
+				      &cfg, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "needs tls_cert_key"));
+	}
 }
 
 static void test_missing_file(void **state)
