@@ -452,3 +452,19 @@ int fpgad_channel_stats(fpgad_client *c, const char *name,
 	fpgad__response__free_unpacked(resp, NULL);
 	return 0;
 }
+
+int fpgad_channel_reset(fpgad_client *c, const char *name)
+{
+	Fpgad__Request req = FPGAD__REQUEST__INIT;
+	Fpgad__ResetChannelRequest body = FPGAD__RESET_CHANNEL_REQUEST__INIT;
+	Fpgad__Response *resp;
+	int r;
+
+	body.name = (char *)name;
+	req.body_case = FPGAD__REQUEST__BODY_RESET_CHANNEL;
+	req.reset_channel = &body;
+	r = simple_request(c, &req, FPGAD__RESPONSE__BODY_RESET_CHANNEL, &resp);
+	if (r == 0)
+		fpgad__response__free_unpacked(resp, NULL);
+	return r;
+}

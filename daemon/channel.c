@@ -1030,6 +1030,36 @@ int channel_close(struct channel *ch, struct session *s)
 	return 0;
 }
 
+int channel_reset(struct channel *ch, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&ch->lock);
+	if (ch->state != CHANNEL_FAILED) {
+		snprintf(err, errlen, "channel %s is %s, not failed: nothing to reset",
+			 ch->cfg.name, channel_state_name(ch->state));
+		pthread_mutex_unlock(&ch->lock);
+		return -EALREADY;
+	}
+	/* The engine was stopped and reset when it failed; arm it again. */
+	ch->failures = 0;
+	ch->state = ch->running ? CHANNEL_STREAMING : CHANNEL_IDLE;
+	pthread_mutex_unlock(&ch->lock);
+	if (ch->running)
+		ch->ops->kick(ch->q);
+	log_notice("channel %s: reset, %s", ch->cfg.name,
+		   ch->running ? "streaming again" : "idle");
+	return 0;
+}
+
+enum channel_state channel_state(struct channel *ch)
+{
+	enum channel_state st;
+
+	pthread_mutex_lock(&ch->lock);
+	st = ch->state;
+	pthread_mutex_unlock(&ch->lock);
+	return st;
+}
+
 void channel_release_session(struct channel *ch, struct session *s)
 {
 	channel_close(ch, s);

@@ -79,6 +79,13 @@ int channel_open(struct channel *ch, struct session *s, bool shared,
 /* End @s's lease; -ENOENT when it has none.  The last lease stops streaming. */
 int channel_close(struct channel *ch, struct session *s);
 
+/*
+ * Clear a FAILED channel: it streams again if leased, else it is idle.
+ * -EALREADY (with @err saying the state) when it has not failed.
+ */
+int channel_reset(struct channel *ch, char *err, size_t errlen);
+enum channel_state channel_state(struct channel *ch);
+
 /* End @s's lease on @ch, if any (connection closed or process died). */
 void channel_release_session(struct channel *ch, struct session *s);
 

@@ -33,6 +33,7 @@ const char *protocol_request_name(Fpgad__Request__BodyCase body)
 	case FPGAD__REQUEST__BODY_OPEN_CHANNEL: return "OpenChannel";
 	case FPGAD__REQUEST__BODY_CLOSE_CHANNEL: return "CloseChannel";
 	case FPGAD__REQUEST__BODY_CHANNEL_STATS: return "ChannelStats";
+	case FPGAD__REQUEST__BODY_RESET_CHANNEL: return "ResetChannel";
 	default: return "unknown";
 	}
 }
@@ -43,6 +44,7 @@ static const char *channel_name_of(const Fpgad__Request *req)
 	case FPGAD__REQUEST__BODY_OPEN_CHANNEL: return req->open_channel->name;
 	case FPGAD__REQUEST__BODY_CLOSE_CHANNEL: return req->close_channel->name;
 	case FPGAD__REQUEST__BODY_CHANNEL_STATS: return req->channel_stats->name;
+	case FPGAD__REQUEST__BODY_RESET_CHANNEL: return req->reset_channel->name;
 	default: return NULL;
 	}
 }

@@ -29,6 +29,7 @@ struct reply {
 		Fpgad__OpenChannelReply open_channel;
 		Fpgad__CloseChannelReply close_channel;
 		Fpgad__ChannelStatsReply channel_stats;
+		Fpgad__ResetChannelReply reset_channel;
 	} body;
 	struct channel_grant grant;
 	char mode[32];
@@ -55,7 +56,8 @@ static void reply_error(struct reply *r, Fpgad__StatusCode code,
 static bool is_mutating(Fpgad__Request__BodyCase b)
 {
 	return b == FPGAD__REQUEST__BODY_OPEN_CHANNEL ||
-	       b == FPGAD__REQUEST__BODY_CLOSE_CHANNEL;
+	       b == FPGAD__REQUEST__BODY_CLOSE_CHANNEL ||
+	       b == FPGAD__REQUEST__BODY_RESET_CHANNEL;
 }
 
 /* Which requests each listener serves: the remote one is read-only. */
@@ -69,6 +71,7 @@ static bool allowed(enum listener_kind l, Fpgad__Request__BodyCase b)
 	case FPGAD__REQUEST__BODY_LIST_CLIENTS:
 	case FPGAD__REQUEST__BODY_OPEN_CHANNEL:
 	case FPGAD__REQUEST__BODY_CLOSE_CHANNEL:
+	case FPGAD__REQUEST__BODY_RESET_CHANNEL:
 		return l == LISTENER_LOCAL;
 	default:
 		return false;
@@ -315,6 +318,29 @@ static void do_channel_stats(struct daemon *d,
 	r->resp.channel_stats = o;
 }
 
+static void do_reset_channel(struct daemon *d, struct session *s,
+			     const Fpgad__ResetChannelRequest *in,
+			     struct reply *r)
+{
+	struct channel *ch = find_channel(d, in->name, r);
+	char err[MSG_LEN];
+	int e;
+
+	if (!ch)
+		return;
+	e = channel_reset(ch, err, sizeof(err));
+	if (e < 0) {
+		reply_error(r, channel_code(e), "%s", err);
+		return;
+	}
+	log_notice("channel %s: reset by pid %d (uid %u)", in->name,
+		   (int)s->peer.pid, (unsigned)s->peer.uid);
+	fpgad__reset_channel_reply__init(&r->body.reset_channel);
+	r->body.reset_channel.state = (char *)channel_state_name(channel_state(ch));
+	r->resp.body_case = FPGAD__RESPONSE__BODY_RESET_CHANNEL;
+	r->resp.reset_channel = &r->body.reset_channel;
+}
+
 static void dispatch(struct daemon *d, struct session *s,
 		     const Fpgad__Request *req, struct reply *r)
 {
@@ -327,6 +353,9 @@ static void dispatch(struct daemon *d, struct session *s,
 		break;
 	case FPGAD__REQUEST__BODY_CHANNEL_STATS:
 		do_channel_stats(d, req->channel_stats, r);
+		break;
+	case FPGAD__REQUEST__BODY_RESET_CHANNEL:
+		do_reset_channel(d, s, req->reset_channel, r);
 		break;
 	case FPGAD__REQUEST__BODY_HELLO:
 		do_hello(d, req->hello, r);

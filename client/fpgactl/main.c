@@ -202,11 +202,26 @@ static int cmd_stats(fpgad_client *c, const struct fpgactl_opts *o)
 	return 0;
 }
 
+static int cmd_reset(fpgad_client *c, const struct fpgactl_opts *o)
+{
+	int r = fpgad_channel_reset(c, o->channel);
+
+	if (r < 0)
+		return fpgactl_fail(c, o->channel, r);
+	if (o->json)
+		fpgactl_print_json(json_pack("{s:s, s:b}", "channel", o->channel,
+					     "reset", 1));
+	else
+		printf("channel %s: reset\n", o->channel);
+	return 0;
+}
+
 static const struct fpgactl_cmd cmds[] = {
 	{ "status", "", "daemon, device and channel state", cmd_status },
 	{ "clients", "", "connected processes and their leases", cmd_clients },
 	{ "version", "", "client and daemon versions", cmd_version },
 	{ "stats", "CHANNEL", "one channel's counters", cmd_stats },
+	{ "reset", "CHANNEL", "clear a channel that failed", cmd_reset },
 	{ "capture", "CHANNEL", "take -n frames, report rate, drops, latency",
 	  fpgactl_capture },
 	{ "send", "CHANNEL", "hand -n frames to the card (h2c)", fpgactl_send },

@@ -242,6 +242,12 @@ int fpgad_channel_stats(fpgad_client *c, const char *name,
 			struct fpgad_channel_stats *ret_stats);
 
 /*
+ * Clear a channel that FAILED after repeated DMA errors, so that it streams
+ * again; -EINVAL when it has not failed (fpgad_errmsg() says its state).
+ */
+int fpgad_channel_reset(fpgad_client *c, const char *name);
+
+/*
  * Send @len raw bytes as one request and return the reply's status code
  * and message: for tools and tests that probe fpgad with hand-made bytes.
  */

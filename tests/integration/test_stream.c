@@ -406,6 +406,34 @@ static void test_busy_poll(void **state)
 	harness_stop_ok(&p);
 }
 
+/* Every transfer fails: the channel gives up, and a reset brings it back. */
+static void test_failed_channel_reset(void **state)
+{
+	char cmd[512], out[8192];
+	struct fpgad_channel_stats st;
+	struct fpgad_proc p;
+	fpgad_client *c;
+
+	(void)state;
+	harness_start_ok(&p, "[sim]\nfault_error = 1\n" SMALL_CHANNEL("a", 0, "block"), NULL);
+	snprintf(cmd, sizeof(cmd), "%s --url %s capture a -n 1 --timeout 1000 2>&1",
+		 harness_bin("fpgactl"), p.url);
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 1);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_channel_stats(c, "a", &st), 0);
+	assert_string_equal(st.state, "failed");
+	assert_true(harness_log_contains(&p, "DMA failures in a row; channel FAILED"));
+	snprintf(cmd, sizeof(cmd), "%s --url %s reset a", harness_bin("fpgactl"), p.url);
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
+	assert_int_equal(fpgad_channel_stats(c, "a", &st), 0);
+	assert_string_equal(st.state, "idle");
+	/* Nothing to reset now: said so, by name. */
+	assert_int_equal(fpgad_channel_reset(c, "a"), -EINVAL);
+	assert_non_null(strstr(fpgad_errmsg(c), "channel a is idle, not failed"));
+	fpgad_disconnect(c);
+	harness_stop_ok(&p);
+}
+
 static void test_corrupt_frames_caught(void **state)
 {
 	char cmd[512], out[8192];
@@ -434,6 +462,7 @@ static void test_remote_cannot_open(void **state)
 	harness_start_ok(&p, conf, NULL);
 	assert_int_equal(fpgad_connect(url, &c), 0);
 	assert_int_equal(fpgad_channel_open(c, "c2h0", 0, &ch), -EACCES);
+	assert_int_equal(fpgad_channel_reset(c, "c2h0"), -EACCES);
 	fpgad_disconnect(c);
 	harness_stop_ok(&p);
 }
@@ -521,6 +550,7 @@ int main(void)
 		cmocka_unit_test(test_newest_skips),
 		cmocka_unit_test(test_dma_errors_recover),
 		cmocka_unit_test(test_busy_poll),
+		cmocka_unit_test(test_failed_channel_reset),
 		cmocka_unit_test(test_corrupt_frames_caught),
 		cmocka_unit_test(test_remote_cannot_open),
 		cmocka_unit_test(test_daemon_stop_ends_lease),

@@ -315,9 +315,32 @@ static void test_repeated_failures_fail_channel(void **state)
 	assert_int_equal(st.frames, 0);
 	assert_true(st.errors >= 5);
 	assert_true(st.recoveries >= 5);
+	/* A reset arms the card again; this one fails every transfer. */
+	{
+		char err[128];
+		uint64_t before = st.errors;
+
+		assert_int_equal(channel_reset(fx.ch, err, sizeof(err)), 0);
+		for (i = 0; i < 500; i++) {
+			channel_get_stats(fx.ch, &st);
+			if (st.errors >= before + 5 && st.state == CHANNEL_FAILED)
+				break;
+			usleep(2000);
+		}
+		assert_true(st.errors >= before + 5);
+		assert_int_equal(st.state, CHANNEL_FAILED);
+	}
 	channel_release_session(fx.ch, &fx.s1);
-	/* FAILED refuses new leases, by name. */
+	/* FAILED refuses new leases, by name, until it is reset. */
 	assert_int_equal(open_lease(&fx, &fx.s2, false, &r2), -EIO);
+	{
+		char err[128];
+
+		assert_int_equal(channel_reset(fx.ch, err, sizeof(err)), 0);
+		assert_int_equal(channel_state(fx.ch), CHANNEL_IDLE);
+		assert_int_equal(channel_reset(fx.ch, err, sizeof(err)), -EALREADY);
+		assert_non_null(strstr(err, "is idle, not failed"));
+	}
 	unmake(&fx);
 }
 
