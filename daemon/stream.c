@@ -1,0 +1,569 @@
+// SPDX-License-Identifier: MIT
+/*
+ * stream.c - a channel's streaming thread, the hot path: arm DMA into free
+ * slots, take the card's completions, publish frames into every lessee's
+ * descriptor ring, take back what the lessees released, and recover from
+ * DMA errors (c2h); offer empty buffers and hand filled ones to the card
+ * (h2c).  See channel_impl.h for the locking.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "channel_impl.h"
+#include "log.h"
+
+/* --- slot bookkeeping (ch->lock held) ----------------------------------- */
+
+/* A lessee let go of @slot: released it if it held it, else skipped it. */
+static void settle(struct channel *ch, struct lease *l, unsigned slot)
+{
+	if (l->held[slot]) {
+		l->held[slot] = 0;
+		ring_release(ch->ring, slot);
+	} else {
+		ring_skip(ch->ring, slot);
+	}
+}
+
+/* h2c: a buffer came back, filled for the card or unused. */
+static void h2c_returned(struct channel *ch, const struct frame_ring_returned *r)
+{
+	if (r->slot >= ch->cfg.slots || ch->h2c[r->slot] != H2C_OFFERED)
+		return;
+	if (r->how == FPGAD_DESC_RELEASED && r->fill) {
+		ch->h2c[r->slot] = H2C_QUEUED;
+		ch->h2c_fill[r->slot] = r->fill;
+	} else {
+		ch->h2c[r->slot] = H2C_FREE;
+	}
+}
+
+/* A lessee handed @r back (released, skipped, revoked or still held). */
+void stream_returned(struct channel *ch, struct lease *l,
+		     const struct frame_ring_returned *r)
+{
+	if (ch->cfg.direction == DIR_H2C)
+		h2c_returned(ch, r);
+	else
+		settle(ch, l, r->slot);
+}
+
+static void reclaim(struct channel *ch)
+{
+	struct frame_ring_returned out[CHANNEL_BATCH];
+	int n;
+
+	for (struct lease *l = ch->leases; l; l = l->next) {
+		while ((n = frame_ring_reclaim(l->prod, out, CHANNEL_BATCH)) > 0) {
+			for (int i = 0; i < n; i++)
+				stream_returned(ch, l, &out[i]);
+			if (n < CHANNEL_BATCH)
+				break;
+		}
+	}
+}
+
+/*
+ * drop-oldest found the oldest READY slot still out with readers: take it
+ * back from each reader that has not claimed it.  Afterwards the slot is
+ * FREE (nobody had claimed it) or HELD (somebody had).
+ */
+static int revoke_oldest(struct channel *ch)
+{
+	int slot = ring_oldest_ready(ch->ring), r;
+
+	if (slot < 0)
+		return slot;
+	for (struct lease *l = ch->leases; l; l = l->next) {
+		if (!frame_ring_slot_out(l->prod, (uint32_t)slot))
+			continue;
+		r = frame_ring_revoke(l->prod, (uint32_t)slot);
+		if (r == 0) {
+			ring_revoke(ch->ring, (unsigned)slot);
+		} else if (r == -EALREADY) {
+			settle(ch, l, (unsigned)slot);
+		} else if (r == -EBUSY) {
+			if (!l->held[slot]) {
+				l->held[slot] = 1;
+				ring_hold(ch->ring, (unsigned)slot);
+			}
+		}
+	}
+	return 0;
+}
+
+static uint64_t slot_offset(const struct channel *ch, unsigned slot)
+{
+	return (uint64_t)slot * ch->cfg.slot_size;
+}
+
+/* Queue transfers into free slots, up to the channel's queue depth. */
+static void arm(struct channel *ch)
+{
+	struct dev_xfer x = {
+		.handle = ch->pin,
+		.length = ch->cfg.frame_size,
+		.timeout_ms = ch->dma_timeout_ms,
+	};
+	int slot, r;
+
+	while (ch->state == CHANNEL_STREAMING &&
+	       ch->inflight + ch->copying < ch->cfg.queue_depth) {
+		slot = ring_arm(ch->ring);
+		if (slot == -EBUSY) {
+			/*
+			 * Only readers' frames are left.  While the card still
+			 * has work, keep the newest one for them: taking back
+			 * the only ready frame to queue one more transfer would
+			 * hand a slow reader nothing, ever.
+			 */
+			if (ch->inflight && ring_count(ch->ring, RING_SLOT_READY) <= 1)
+				break;
+			if (revoke_oldest(ch) < 0)
+				break;
+			continue;
+		}
+		if (slot < 0)
+			break;
+		x.offset = slot_offset(ch, (unsigned)slot);
+		x.cookie = (uint64_t)slot;
+		r = ch->ops->submit(ch->q, &x);
+		if (r < 0) {
+			ring_cancel(ch->ring, (unsigned)slot);
+			if (r != -EAGAIN)
+				log_err("channel %s: submit: %s", ch->cfg.name,
+					strerror(-r));
+			break;
+		}
+		ch->inflight++;
+	}
+}
+
+/* h2c: send the filled buffers to the card, oldest offer first. */
+static void h2c_submit(struct channel *ch)
+{
+	struct dev_xfer x = {
+		.handle = ch->pin,
+		.timeout_ms = ch->dma_timeout_ms,
+	};
+	int r;
+
+	for (unsigned s = 0; s < ch->cfg.slots; s++) {
+		if (ch->state != CHANNEL_STREAMING ||
+		    ch->inflight >= ch->cfg.queue_depth)
+			return;
+		if (ch->h2c[s] != H2C_QUEUED)
+			continue;
+		x.offset = slot_offset(ch, s);
+		x.length = ch->h2c_fill[s];
+		x.cookie = s;
+		r = ch->ops->submit(ch->q, &x);
+		if (r == -EAGAIN)
+			return;
+		if (r < 0) {
+			log_err("channel %s: submit: %s", ch->cfg.name, strerror(-r));
+			ch->h2c[s] = H2C_FREE;
+			ch->stats.errors++;
+			continue;
+		}
+		ch->h2c[s] = H2C_DMA;
+		ch->inflight++;
+	}
+}
+
+/* h2c: offer every free buffer to the writer. */
+static void h2c_offer(struct channel *ch)
+{
+	struct frame_ring_frame f = { 0 };
+	struct lease *l = ch->leases;
+
+	if (!l || ch->state != CHANNEL_STREAMING)
+		return;
+	for (unsigned s = 0; s < ch->cfg.slots; s++) {
+		if (ch->h2c[s] != H2C_FREE)
+			continue;
+		f.slot = s;
+		f.seq = ch->offer_seq;
+		if (frame_ring_publish(l->prod, &f, NULL) < 0)
+			return;
+		ch->offer_seq++;
+		ch->h2c[s] = H2C_OFFERED;
+	}
+}
+
+static void publish(struct channel *ch, unsigned slot,
+		    const struct dev_completion *c)
+{
+	struct frame_ring_frame f = {
+		.seq = c->seq,
+		.slot = slot,
+		.length = c->length,
+		.t_dma_start_ns = c->t_start_ns,
+		.t_dma_end_ns = c->t_end_ns,
+	};
+	struct ring_stats rs;
+
+	ring_get_stats(ch->ring, &rs);
+	if (c->flags & DEV_COMPLETION_TRUNCATED)
+		f.flags |= FPGAD_FRAME_TRUNCATED;
+	if ((ch->stats.frames && c->seq != ch->next_seq) ||
+	    rs.drops != ch->drops_seen)
+		f.flags |= FPGAD_FRAME_DROPPED_BEFORE;
+	ch->next_seq = c->seq + 1;
+	ch->drops_seen = rs.drops;
+	for (struct lease *l = ch->leases; l; l = l->next) {
+		int r = frame_ring_publish(l->prod, &f, NULL);
+
+		if (r == 0)
+			ring_publish(ch->ring, slot);
+		else
+			log_warn("channel %s: cannot publish slot %u to pid %d: %s",
+				 ch->cfg.name, slot, (int)l->pid, strerror(-r));
+	}
+}
+
+/* Tell every lessee, e.g. FPGAD_EVENT_RESET. */
+static void raise_all(struct channel *ch, uint32_t events)
+{
+	for (struct lease *l = ch->leases; l; l = l->next)
+		frame_ring_raise(l->prod, events);
+}
+
+static void completed(struct channel *ch, unsigned slot,
+		      const struct dev_completion *c);
+
+/* Take every completion the queue has now, without waiting. */
+static void drain(struct channel *ch, int timeout_ms)
+{
+	struct dev_completion comp[CHANNEL_BATCH];
+	int n;
+
+	while (ch->inflight &&
+	       (n = ch->ops->wait(ch->q, comp, CHANNEL_BATCH, timeout_ms)) > 0)
+		for (int i = 0; i < n; i++)
+			completed(ch, (unsigned)comp[i].cookie, &comp[i]);
+}
+
+/*
+ * A transfer failed: stop the engine and cancel what is queued; the slot
+ * in flight was already recycled.  The stream re-arms once every queued
+ * transfer has come back (see settle_recovery).
+ */
+static void recover(struct channel *ch, int status)
+{
+	int r;
+
+	ch->stats.recoveries++;
+	ch->failures++;
+	ch->state = CHANNEL_RECOVERING;
+	r = ch->ops->reset(ch->q);
+	if (r < 0) {
+		log_err("channel %s: reset: %s", ch->cfg.name, strerror(-r));
+		ch->failures = CHANNEL_MAX_FAILURES;
+	}
+	raise_all(ch, FPGAD_EVENT_RESET);
+	log_warn("channel %s: DMA failed (%s); resetting the engine",
+		 ch->cfg.name, strerror(-status));
+}
+
+/* RECOVERING and nothing queued any more: stream again, or give up. */
+static void settle_recovery(struct channel *ch)
+{
+	if (ch->state != CHANNEL_RECOVERING || ch->inflight || ch->copying)
+		return;
+	if (ch->failures >= CHANNEL_MAX_FAILURES) {
+		ch->state = CHANNEL_FAILED;
+		log_err("channel %s: %u DMA failures in a row; channel FAILED",
+			ch->cfg.name, ch->failures);
+		return;
+	}
+	ch->state = CHANNEL_STREAMING;
+	log_notice("channel %s: engine reset, streaming again", ch->cfg.name);
+}
+
+static void completed(struct channel *ch, unsigned slot,
+		      const struct dev_completion *c)
+{
+	if (slot >= ch->cfg.slots) {
+		log_err("channel %s: completion for unknown slot %u", ch->cfg.name, slot);
+		return;
+	}
+	/* How deep the card's queue was: a shallow one means a starved card. */
+	ch->stats.completions++;
+	ch->stats.queued_total += ch->inflight;
+	ch->inflight--;
+	if (ch->cfg.direction == DIR_H2C) {
+		/* The card has read the buffer, or never will: it is free. */
+		ch->h2c[slot] = H2C_FREE;
+		if (c->status == 0) {
+			ch->failures = 0;
+			ch->stats.frames++;
+			ch->stats.bytes += c->length;
+			ch->stats.dma_ns_total += c->t_end_ns - c->t_start_ns;
+		} else if (c->status == -ECANCELED) {
+			ch->stats.drops++;
+		} else {
+			ch->stats.errors++;
+			if (ch->state == CHANNEL_STREAMING)
+				recover(ch, c->status);
+		}
+		return;
+	}
+	if (c->status == -ECANCELED) {
+		ring_cancel(ch->ring, slot);
+		return;
+	}
+	if (c->status < 0) {
+		ring_complete(ch->ring, slot, false, 0);
+		ch->stats.errors++;
+		if (ch->state == CHANNEL_STREAMING)
+			recover(ch, c->status);
+		return;
+	}
+	ch->failures = 0;
+	ch->stats.bytes += c->length;
+	ch->stats.dma_ns_total += c->t_end_ns - c->t_start_ns;
+#ifdef FPGAD_CUDA
+	if (ch->mode == MODE_BOUNCE) {
+		int r;
+
+		/* The frame is in staging: copy it into the GPU slot. */
+		r = copy_submit(ch->ce, (char *)ch->mem->dev + slot_offset(ch, slot),
+				(char *)ch->staging + slot_offset(ch, slot),
+				c->length, COPY_H2D, slot);
+		if (r == 0) {
+			ch->copying++;
+			ch->stats.copies++;
+			ch->pending[slot] = *c;
+			return;
+		}
+		log_err("channel %s: bounce copy: %s", ch->cfg.name, strerror(-r));
+		ring_complete(ch->ring, slot, false, 0);
+		ch->stats.errors++;
+		return;
+	}
+#endif
+	ring_complete(ch->ring, slot, true, c->seq);
+	ch->stats.frames++;
+	publish(ch, slot, c);
+}
+
+#ifdef FPGAD_CUDA
+/* A bounce copy finished: its frame is in the GPU slot now. */
+static void copy_finished(struct channel *ch, const struct copy_done *done)
+{
+	unsigned slot = (unsigned)done->cookie;
+
+	ch->copying--;
+	if (done->status < 0) {
+		log_err("channel %s: bounce copy failed: %s", ch->cfg.name,
+			strerror(-done->status));
+		ring_complete(ch->ring, slot, false, 0);
+		ch->stats.errors++;
+		return;
+	}
+	ring_complete(ch->ring, slot, true, ch->pending[slot].seq);
+	ch->stats.frames++;
+	publish(ch, slot, &ch->pending[slot]);
+}
+
+/* Take the bounce copies that have finished; with @block, wait for one. */
+static void reap_copies(struct channel *ch, int block)
+{
+	struct copy_done done;
+
+	while (ch->copying && copy_reap(ch->ce, block, &done) == 1) {
+		copy_finished(ch, &done);
+		block = 0;
+	}
+}
+#endif
+
+/* Nothing queued and no free slot: sleep until a lessee releases one. */
+static void wait_release(struct channel *ch)
+{
+	struct lease *l = ch->leases;
+
+	while (l && l->closing)
+		l = l->next;
+	if (!l) {
+		/* Every lease is going away: the control path wants the lock. */
+		pthread_mutex_unlock(&ch->lock);
+		sched_yield();
+		pthread_mutex_lock(&ch->lock);
+		return;
+	}
+	ch->waiting_on = l;
+	pthread_mutex_unlock(&ch->lock);
+	frame_ring_producer_wait(l->prod, 10);
+	pthread_mutex_lock(&ch->lock);
+	ch->waiting_on = NULL;
+	pthread_cond_broadcast(&ch->cond);
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Busy-poll (cfg.poll_us): look for completions without sleeping. */
+static int poll_completions(struct channel *ch, struct dev_completion *comp)
+{
+	uint64_t until;
+	int n = 0;
+
+	if (!ch->cfg.poll_us)
+		return 0;
+	until = now_us() + ch->cfg.poll_us;
+	while (!atomic_load_explicit(&ch->stop, memory_order_relaxed) &&
+	       (n = ch->ops->wait(ch->q, comp, CHANNEL_BATCH, 0)) == 0 &&
+	       now_us() < until)
+		;
+	return n > 0 ? n : 0;
+}
+
+static void *stream_main(void *arg)
+{
+	struct channel *ch = arg;
+	struct dev_completion comp[CHANNEL_BATCH];
+	int n;
+
+	pthread_mutex_lock(&ch->lock);
+	while (!atomic_load(&ch->stop)) {
+		reclaim(ch);
+		settle_recovery(ch);
+		if (ch->cfg.direction == DIR_H2C) {
+			h2c_submit(ch);
+			h2c_offer(ch);
+		} else {
+			arm(ch);
+		}
+#ifdef FPGAD_CUDA
+		if (ch->copying) {
+			struct copy_done done;
+			int got;
+
+			/*
+			 * A bounce copy takes microseconds: wait for it first
+			 * (without the lock; the engine is this thread's), the
+			 * card's completions keep meanwhile.
+			 */
+			pthread_mutex_unlock(&ch->lock);
+			got = copy_reap(ch->ce, 1, &done);
+			pthread_mutex_lock(&ch->lock);
+			if (got == 1)
+				copy_finished(ch, &done);
+			reap_copies(ch, 0);
+			continue;
+		}
+#endif
+		if (ch->inflight) {
+			pthread_mutex_unlock(&ch->lock);
+			n = poll_completions(ch, comp);
+			if (n == 0)
+				n = ch->ops->wait(ch->q, comp, CHANNEL_BATCH, 100);
+			pthread_mutex_lock(&ch->lock);
+			for (int i = 0; i < n; i++)
+				completed(ch, (unsigned)comp[i].cookie, &comp[i]);
+		} else if (ch->state == CHANNEL_STREAMING ||
+			   ch->state == CHANNEL_RECOVERING) {
+			wait_release(ch);
+		} else {
+			/* FAILED: nothing to do until the channel is reset. */
+			pthread_mutex_unlock(&ch->lock);
+			n = ch->ops->wait(ch->q, comp, CHANNEL_BATCH, 100);
+			pthread_mutex_lock(&ch->lock);
+			for (int i = 0; i < n; i++)
+				completed(ch, (unsigned)comp[i].cookie, &comp[i]);
+		}
+	}
+	pthread_mutex_unlock(&ch->lock);
+	return NULL;
+}
+
+int stream_start(struct channel *ch)
+{
+	int r;
+
+	atomic_store(&ch->stop, false);
+	ch->state = CHANNEL_STREAMING;
+	ch->failures = 0;
+	r = -pthread_create(&ch->thread, NULL, stream_main, ch);
+	if (r < 0) {
+		ch->state = CHANNEL_IDLE;
+		log_err("channel %s: cannot start its thread: %s", ch->cfg.name,
+			strerror(-r));
+		return r;
+	}
+	ch->running = true;
+	{
+		char name[16];
+
+		/* "ch-NAME": tools and benchmarks tell the threads apart. */
+		snprintf(name, sizeof(name), "ch-%.12s", ch->cfg.name);
+		pthread_setname_np(ch->thread, name);
+	}
+	log_info("channel %s: streaming (%s memory, %s)", ch->cfg.name,
+		 memory_kind_name(ch->memory), transfer_mode_name(ch->mode));
+	return 0;
+}
+
+int stream_ring_renew(struct channel *ch)
+{
+	struct ring_stats rs;
+	struct ring *fresh;
+	int r;
+
+	r = ring_create(ch->cfg.slots, ch->cfg.policy, &fresh);
+	if (r < 0)
+		return r;
+	if (ch->ring) {
+		ring_get_stats(ch->ring, &rs);
+		ch->acc.drops += rs.drops;
+		ch->acc.stalls += rs.stalls;
+		ring_destroy(ch->ring);
+	}
+	ring_set_dma_target(fresh, ch->memory == MEMORY_CUDA ? RING_OWNER_GPU :
+							       RING_OWNER_HOST);
+	ch->ring = fresh;
+	ch->drops_seen = 0;
+	if (ch->h2c)
+		memset(ch->h2c, H2C_FREE, ch->cfg.slots);
+	return 0;
+}
+
+void stream_stop(struct channel *ch)
+{
+	if (!ch->running)
+		return;
+	atomic_store(&ch->stop, true);
+	ch->ops->kick(ch->q);
+	pthread_join(ch->thread, NULL);
+	ch->running = false;
+	pthread_mutex_lock(&ch->lock);
+	if (ch->inflight) {
+		ch->ops->reset(ch->q);
+		drain(ch, (int)ch->dma_timeout_ms);
+	}
+#ifdef FPGAD_CUDA
+	while (ch->copying)
+		reap_copies(ch, 1);
+#endif
+	if (ch->inflight)
+		log_err("channel %s: %u transfers did not come back after a reset",
+			ch->cfg.name, ch->inflight);
+	if (stream_ring_renew(ch) < 0)
+		log_err("channel %s: out of memory renewing the ring", ch->cfg.name);
+	if (ch->state != CHANNEL_FAILED)
+		ch->state = CHANNEL_IDLE;
+	pthread_mutex_unlock(&ch->lock);
+	log_info("channel %s: idle", ch->cfg.name);
+}
