@@ -62,6 +62,33 @@ static int pin_host(struct channel *ch, void *addr)
 }
 
 /*
+ * A host-memory ring of its own for each new lessee: a process that leased
+ * the channel before keeps whatever it mapped, so it must not be where the
+ * card writes next.  The card is idle (no lease, no stream) when this runs.
+ */
+static int renew_host_ring(struct channel *ch)
+{
+	struct mem_region *old = ch->mem, *fresh;
+	uint64_t old_pin = ch->pin;
+	int r;
+
+	r = ch->mops->alloc(old->size, ch->cfg.gpu, ch->cfg.name, &fresh);
+	if (r < 0)
+		return r;
+	ch->mem = fresh;
+	r = pin_host(ch, fresh->host);
+	if (r < 0) {
+		ch->mem = old;
+		ch->pin = old_pin;
+		ch->mops->free(fresh);
+		return r;
+	}
+	ch->ops->unpin(ch->q, old_pin);
+	ch->mops->free(old);
+	return 0;
+}
+
+/*
  * gpudirect: the card writes the GPU slots.  A dma-buf of the ring is what
  * a real card imports; the sim takes the device pointer.
  */
@@ -323,6 +350,14 @@ int channel_open(struct channel *ch, struct session *s, bool shared,
 		snprintf(err, errlen, "cannot create the descriptor ring: %s", strerror(-r));
 		return r;
 	}
+	if (!ch->leases && ch->memory == MEMORY_HOST) {
+		r = renew_host_ring(ch);
+		if (r < 0) {
+			snprintf(err, errlen, "cannot make a fresh ring: %s", strerror(-r));
+			lease_destroy(l, 0);
+			return r;
+		}
+	}
 	if (!ch->leases && s->peer.creds) {
 		r = ch->mops->grant(ch->mem, s->peer.uid);
 		if (r < 0) {
@@ -400,10 +435,8 @@ int channel_close(struct channel *ch, struct session *s)
 	s->pinned -= ring_bytes(ch);
 	log_info("channel %s: lease of pid %d ended", ch->cfg.name, (int)l->pid);
 	lease_destroy(l, FPGAD_EVENT_CLOSED);
-	if (!ch->leases) {
+	if (!ch->leases)
 		stream_stop(ch);
-		ch->mops->grant(ch->mem, getuid());
-	}
 	return 0;
 }
 

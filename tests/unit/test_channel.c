@@ -167,6 +167,23 @@ static void test_stream_and_verify(void **state)
 	assert_true(frame_ring_events(r.cons) & FPGAD_EVENT_CLOSED);
 	assert_int_equal(channel_close(fx.ch, &fx.s1), -ENOENT);
 	reader_detach(&r);
+
+	/* The next lessee gets a ring of its own; the old one is gone. */
+	{
+		struct reader r2;
+		int fd;
+
+		assert_int_equal(open_lease(&fx, &fx.s2, false, &r2), 0);
+		assert_string_not_equal(r2.g.shm_name, r.g.shm_name);
+		fd = shm_open(r.g.shm_name, O_RDONLY, 0);
+		assert_int_equal(fd, -1);
+		assert_int_equal(errno, ENOENT);
+		reader_attach(&r2, channel_config(fx.ch));
+		take(&r2, channel_config(fx.ch), &f);
+		assert_int_equal(frame_ring_release(r2.cons, &f), 0);
+		assert_int_equal(channel_close(fx.ch, &fx.s2), 0);
+		reader_detach(&r2);
+	}
 	unmake(&fx);
 }
 
