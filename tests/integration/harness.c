@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <stdbool.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,6 +54,32 @@ static int notify_socket(struct fpgad_proc *p, char *path, size_t len)
 	return 0;
 }
 
+/* fpgad processes a failed test left behind: killed when the suite ends. */
+#define HARNESS_MAX_PROCS 64
+static pid_t started[HARNESS_MAX_PROCS];
+
+static void kill_leftovers(void)
+{
+	for (unsigned i = 0; i < HARNESS_MAX_PROCS; i++)
+		if (started[i] > 0 && kill(started[i], SIGKILL) == 0)
+			waitpid(started[i], NULL, 0);
+}
+
+/* @pid is running (@add) or has been reaped (!@add). */
+static void track(pid_t pid, bool add)
+{
+	static bool registered;
+
+	if (add && !registered && atexit(kill_leftovers) == 0)
+		registered = true;
+	for (unsigned i = 0; i < HARNESS_MAX_PROCS; i++) {
+		if (started[i] == (add ? 0 : pid)) {
+			started[i] = add ? pid : 0;
+			return;
+		}
+	}
+}
+
 int harness_start(struct fpgad_proc *p, const char *config, const char *env)
 {
 	char npath[256], bin[256];
@@ -84,7 +111,9 @@ int harness_start(struct fpgad_proc *p, const char *config, const char *env)
 	if (p->pid == 0) {
 		int fd = open(p->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
+		/* Nothing of the test's output stays open in fpgad. */
 		if (fd >= 0) {
+			dup2(fd, 1);
 			dup2(fd, 2);
 			close(fd);
 		}
@@ -98,6 +127,7 @@ int harness_start(struct fpgad_proc *p, const char *config, const char *env)
 			execl(bin, "fpgad", "-v", "--runtime-dir", p->dir, (char *)NULL);
 		_exit(127);
 	}
+	track(p->pid, true);
 	return harness_notify_expect(p, "READY=1", 5000);
 }
 
@@ -112,6 +142,7 @@ int harness_wait_exit(struct fpgad_proc *p, int ms)
 		pid_t r = waitpid(p->pid, &status, WNOHANG);
 
 		if (r == p->pid) {
+			track(p->pid, false);
 			p->pid = 0;
 			return status;
 		}
@@ -131,6 +162,7 @@ int harness_stop(struct fpgad_proc *p)
 		if (status < 0) {
 			kill(p->pid, SIGKILL);
 			waitpid(p->pid, NULL, 0);
+			track(p->pid, false);
 			p->pid = 0;
 		}
 	}
