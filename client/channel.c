@@ -94,10 +94,12 @@ static int map_reply(fpgad_channel *ch, const Fpgad__OpenChannelReply *o)
 	if (strcmp(o->memory, "cuda") == 0) {
 		ch->info.memory = FPGAD_MEMORY_CUDA;
 		ch->info.gpu = o->gpu;
+		snprintf(ch->info.gpu_bus_id, sizeof(ch->info.gpu_bus_id), "%s",
+			 o->gpu_bus_id);
 		if (o->ipc_handle.len != 64)
 			return fail(ch, -EBADMSG, "fpgad sent no IPC handle%s: %s", "");
-		r = gpu_map(o->ipc_handle.data, o->gpu, (void **)&ch->base, why,
-			    sizeof(why));
+		r = gpu_map(o->ipc_handle.data, o->gpu, o->gpu_bus_id,
+			    (void **)&ch->base, why, sizeof(why));
 		if (r < 0) {
 			snprintf(ch->c->errmsg, sizeof(ch->c->errmsg),
 				 "channel %s is in GPU memory: %s", o->name, why);

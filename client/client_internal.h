@@ -33,10 +33,12 @@ int client_expect(fpgad_client *c, Fpgad__Response *resp,
 		  Fpgad__Response__BodyCase body);
 /*
  * GPU memory of another process (gpu_cuda.c; without CUDA, gpu.c says
- * "built without CUDA").  gpu_map opens a cudaIpcMemHandle_t once.
+ * "built without CUDA").  gpu_map opens a cudaIpcMemHandle_t once, on the
+ * GPU with PCI bus id @bus_id (this process's ordinal for it may differ
+ * from fpgad's), else on ordinal @gpu.
  */
-int gpu_map(const void *ipc_handle, int gpu, void **ret_ptr, char *why,
-	    size_t whylen);
+int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
+	    void **ret_ptr, char *why, size_t whylen);
 void gpu_unmap(void *ptr);
 int gpu_host_alloc(size_t len, void **ret_ptr);
 void gpu_host_free(void *ptr);

@@ -6,11 +6,12 @@
 #include "client_internal.h"
 
 #ifndef FPGAD_CUDA
-int gpu_map(const void *ipc_handle, int gpu, void **ret_ptr, char *why,
-	    size_t whylen)
+int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
+	    void **ret_ptr, char *why, size_t whylen)
 {
 	(void)ipc_handle;
 	(void)gpu;
+	(void)bus_id;
 	(void)ret_ptr;
 	snprintf(why, whylen, "this libfpgad was built without CUDA");
 	return -ENODEV;

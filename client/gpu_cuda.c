@@ -23,13 +23,20 @@ static int cuda_errno(cudaError_t e)
 	}
 }
 
-int gpu_map(const void *ipc_handle, int gpu, void **ret_ptr, char *why,
-	    size_t whylen)
+int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
+	    void **ret_ptr, char *why, size_t whylen)
 {
 	cudaIpcMemHandle_t h;
-	cudaError_t e;
+	cudaError_t e = cudaSuccess;
 	void *ptr;
 
+	if (bus_id && bus_id[0])
+		e = cudaDeviceGetByPCIBusId(&gpu, bus_id);
+	if (e != cudaSuccess) {
+		snprintf(why, whylen, "GPU %s is not visible here: %s", bus_id,
+			 cudaGetErrorString(e));
+		return cuda_errno(e);
+	}
 	e = cudaSetDevice(gpu);
 	if (e == cudaSuccess) {
 		memcpy(&h, ipc_handle, sizeof(h));

@@ -390,6 +390,8 @@ int channel_open(struct channel *ch, struct session *s, bool shared,
 	ret_grant->mode = ch->mode;
 	ret_grant->ring_size = ch->mem->size;
 	ret_grant->gpu = ch->memory == MEMORY_CUDA ? ch->mem->gpu : -1;
+	snprintf(ret_grant->gpu_bus_id, sizeof(ret_grant->gpu_bus_id), "%s",
+		 ch->memory == MEMORY_CUDA ? ch->mem->gpu_bus_id : "");
 	snprintf(ret_grant->shm_name, sizeof(ret_grant->shm_name), "%s",
 		 ch->memory == MEMORY_HOST ? ch->mem->shm_name : "");
 	memcpy(ret_grant->ipc_handle, ch->mem->ipc_handle,

@@ -60,6 +60,7 @@ struct channel_grant {
 	enum transfer_mode mode;
 	uint64_t ring_size;
 	int gpu;			/* cuda memory: device ordinal */
+	char gpu_bus_id[32];		/* cuda memory: its PCI bus id */
 	char shm_name[64];		/* host memory: the ring's shm name */
 	uint8_t ipc_handle[64];		/* cuda memory: cudaIpcMemHandle_t */
 	char desc_name[64];		/* the descriptor ring's shm name */

@@ -180,6 +180,9 @@ static int memory_cuda_alloc(size_t size, const char *gpu,
 		goto fail;
 	}
 	memcpy(r->ipc_handle, &h, sizeof(h));
+	if (cudaDeviceGetPCIBusId(r->gpu_bus_id, sizeof(r->gpu_bus_id),
+				  ordinal) != cudaSuccess)
+		r->gpu_bus_id[0] = '\0';
 
 	*ret_region = r;
 	return 0;

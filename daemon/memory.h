@@ -30,6 +30,8 @@ struct mem_region {
 	void *host;			/* host mapping (host kind), else NULL */
 	void *dev;			/* device pointer (cuda kind), else NULL */
 	int gpu;			/* CUDA ordinal (cuda kind) */
+	char gpu_bus_id[32];		/* its PCI bus id: ordinals differ between
+					   processes, bus ids do not */
 	char shm_name[64];		/* host kind: "/fpgad.<...>" */
 	int shm_fd;			/* host kind, else -1 */
 	uint8_t ipc_handle[MEMORY_IPC_HANDLE_SIZE]; /* cuda kind */

@@ -261,7 +261,7 @@ static void do_open_channel(struct daemon *d, struct session *s,
 		o->ipc_handle.len = sizeof(g->ipc_handle);
 	}
 	o->gpu = g->gpu;
-	o->gpu_bus_id = "";
+	o->gpu_bus_id = g->gpu_bus_id;
 	o->desc_name = g->desc_name;
 	o->generation = (uint32_t)g->generation;
 	r->resp.body_case = FPGAD__RESPONSE__BODY_OPEN_CHANNEL;

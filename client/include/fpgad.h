@@ -131,7 +131,9 @@ struct fpgad_channel_info {
 	char direction[8];	/* "c2h" or "h2c" */
 	char mode[16];		/* "host", "gpudirect", "bounce" */
 	enum fpgad_memory memory;
-	int gpu;		/* CUDA device ordinal (cuda memory), else -1 */
+	int gpu;		/* CUDA device ordinal in fpgad (cuda memory), else -1 */
+	char gpu_bus_id[32];	/* its PCI bus id, "" when unknown; this process's
+				   ordinal for it: cudaDeviceGetByPCIBusId() */
 	uint32_t slots;
 	uint64_t slot_size;	/* stride between slots, a multiple of 4096 */
 	uint64_t frame_size;
