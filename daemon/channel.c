@@ -496,14 +496,9 @@ void channel_get_stats(struct channel *ch, struct channel_stats *ret_stats)
 	ret_stats->mode = ch->mode;
 	ret_stats->lessees = ch->n_leases;
 	pthread_mutex_unlock(&ch->lock);
-	if (ch->ops == &device_sim_ops && ch->cfg.direction == DIR_H2C) {
-		struct sim_queue_stats ss;
-
-		if (sim_queue_stats(ch->q, &ss) == 0) {
-			ret_stats->card_good = ss.sink_good;
-			ret_stats->card_bad = ss.sink_bad;
-		}
-	}
+	if (ch->ops->sink_counts && ch->cfg.direction == DIR_H2C)
+		ch->ops->sink_counts(ch->q, &ret_stats->card_good,
+				     &ret_stats->card_bad);
 }
 
 bool channel_is_streaming(struct channel *ch)

@@ -27,25 +27,47 @@ uint64_t daemon_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static bool recently_removed(const struct daemon *d, uint32_t pipe_id)
+{
+	for (unsigned i = 0; i < DAEMON_REMOVED_PIPES; i++)
+		if (d->removed_pipes[i] == pipe_id)
+			return true;
+	return false;
+}
+
+int daemon_session(struct daemon *d, const struct peer *p,
+		   struct session **ret_s)
+{
+	struct session *s = session_find(&d->sessions, p->pipe_id);
+	int r;
+
+	if (s || recently_removed(d, p->pipe_id)) {
+		*ret_s = s;
+		return 0;
+	}
+	if (d->sessions.count >= d->cfg.control.max_clients)
+		return -ENOSPC;
+	r = session_add(&d->sessions, p, &s);
+	if (r < 0)
+		return r;
+	log_debug("control: connection %u from pid %d uid %u",
+		  p->pipe_id, (int)p->pid, (unsigned)p->uid);
+	*ret_s = s;
+	return 0;
+}
+
 static void on_connected(void *user, const struct peer *p)
 {
 	struct daemon *d = user;
 	struct session *s;
+	int r = daemon_session(d, p, &s);
 
-	if (session_find(&d->sessions, p->pipe_id))
-		return;
 	/* Over the limit: no session, so its requests are refused by name. */
-	if (d->sessions.count >= d->cfg.control.max_clients) {
+	if (r == -ENOSPC)
 		log_warn("control: refusing pid %d: %u clients already (max_clients)",
 			 (int)p->pid, d->sessions.count);
-		return;
-	}
-	if (session_add(&d->sessions, p, &s) < 0) {
+	else if (r < 0)
 		control_close_pipe(d->ctl, p->pipe_id);
-		return;
-	}
-	log_debug("control: connection %u from pid %d uid %u",
-		  p->pipe_id, (int)p->pid, (unsigned)p->uid);
 }
 
 static void on_disconnected(void *user, uint32_t pipe_id)

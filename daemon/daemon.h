@@ -55,6 +55,14 @@ void daemon_reload(struct daemon *d);
 
 uint64_t daemon_now_ns(void);
 
+/*
+ * The session of @p's connection, created here if the connection event has
+ * not come yet (a request may come first): 0 and the session (NULL for a
+ * connection already gone), -ENOSPC at max_clients, -ENOMEM.
+ */
+int daemon_session(struct daemon *d, const struct peer *p,
+		   struct session **ret_s);
+
 /* requests.c: the control request path (authorize, dispatch, reply). */
 void requests_handle(struct daemon *d, struct control_ctx *ctx,
 		     const struct peer *p, const void *buf, size_t len);

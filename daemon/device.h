@@ -99,6 +99,12 @@ struct device_ops {
 	void (*kick)(struct device_queue *q);
 	/* Stop the engine, cancel what is queued (-ECANCELED), make it usable. */
 	int (*reset)(struct device_queue *q);
+	/*
+	 * Optional, NULL where the card cannot tell: for an h2c queue, how
+	 * many frames the card checked and accepted or rejected.  Any thread.
+	 */
+	int (*sink_counts)(struct device_queue *q, uint64_t *ret_good,
+			   uint64_t *ret_bad);
 };
 
 extern const struct device_ops device_sim_ops;

@@ -1344,6 +1344,14 @@ int sim_queue_stats(struct device_queue *q, struct sim_queue_stats *ret_stats)
 	return 0;
 }
 
+static int sim_sink_counts(struct device_queue *q, uint64_t *ret_good,
+			   uint64_t *ret_bad)
+{
+	*ret_good = atomic_load(&q->st.sink_good);
+	*ret_bad = atomic_load(&q->st.sink_bad);
+	return 0;
+}
+
 const struct device_ops device_sim_ops = {
 	.name = "sim",
 	.open = sim_open,
@@ -1357,4 +1365,5 @@ const struct device_ops device_sim_ops = {
 	.wait = sim_wait,
 	.kick = sim_kick,
 	.reset = sim_reset,
+	.sink_counts = sim_sink_counts,
 };

@@ -374,55 +374,27 @@ static void dispatch(struct daemon *d, struct session *s,
 	}
 }
 
-static bool recently_removed(const struct daemon *d, uint32_t pipe_id)
-{
-	for (unsigned i = 0; i < DAEMON_REMOVED_PIPES; i++)
-		if (d->removed_pipes[i] == pipe_id)
-			return true;
-	return false;
-}
-
-/* The request may arrive before the connection event: create it here. */
-static struct session *session_for(struct daemon *d, const struct peer *p)
-{
-	struct session *s = session_find(&d->sessions, p->pipe_id);
-
-	if (s || recently_removed(d, p->pipe_id))
-		return s;
-	if (d->sessions.count >= d->cfg.control.max_clients)
-		return NULL;
-	if (session_add(&d->sessions, p, &s) < 0)
-		return NULL;
-	return s;
-}
-
-static void send_reply(struct daemon *d, struct control_ctx *ctx,
-		       struct session *s, const Fpgad__Request *req,
-		       struct reply *r)
+static void send_reply(struct control_ctx *ctx, struct session *s,
+		       const Fpgad__Request *req, struct reply *r)
 {
 	void *buf = NULL;
 	size_t len = 0;
 
-	(void)d;
 	if (protocol_encode(&r->resp, &buf, &len) < 0) {
+		/* No memory for the reply: say so in one that fits the stack. */
 		Fpgad__Response oom = FPGAD__RESPONSE__INIT;
+		uint8_t small[64];
 
 		oom.id = r->resp.id;
 		oom.code = FPGAD__STATUS_CODE__STATUS_INTERNAL;
 		oom.message = "out of memory";
-		len = fpgad__response__get_packed_size(&oom);
-		{
-			uint8_t small[64];
-
-			fpgad__response__pack(&oom, small);
-			control_reply(ctx, small, len);
-		}
-		goto out;
+		len = fpgad__response__pack(&oom, small);
+		control_reply(ctx, small, len);
+	} else {
+		if (s && req && is_mutating(req->body_case))
+			session_cache(s, req->id, buf, len);
+		control_reply(ctx, buf, len);
 	}
-	if (s && req && is_mutating(req->body_case))
-		session_cache(s, req->id, buf, len);
-	control_reply(ctx, buf, len);
-out:
 	free(buf);
 	for (unsigned i = 0; i < sizeof(r->arrays) / sizeof(r->arrays[0]); i++)
 		free(r->arrays[i]);
@@ -438,13 +410,14 @@ void requests_handle(struct daemon *d, struct control_ctx *ctx,
 	struct session *s;
 
 	r.resp.message = "";
-	s = session_for(d, p);
+	if (daemon_session(d, p, &s) < 0)
+		s = NULL;
 	if (protocol_decode(buf, len, &req, &r.resp.id, &code, r.message,
 			    sizeof(r.message)) < 0) {
 		log_notice("control: pid %d: %s", (int)p->pid, r.message);
 		r.resp.code = code;
 		r.resp.message = r.message;
-		send_reply(d, ctx, s, NULL, &r);
+		send_reply(ctx, s, NULL, &r);
 		return;
 	}
 	r.resp.id = req->id;
@@ -467,6 +440,6 @@ void requests_handle(struct daemon *d, struct control_ctx *ctx,
 	} else {
 		dispatch(d, s, req, &r);
 	}
-	send_reply(d, ctx, s, req, &r);
+	send_reply(ctx, s, req, &r);
 	protocol_free(req);
 }

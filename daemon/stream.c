@@ -297,29 +297,18 @@ static void completed(struct channel *ch, unsigned slot,
 	ch->stats.completions++;
 	ch->stats.queued_total += ch->inflight;
 	ch->inflight--;
-	if (ch->cfg.direction == DIR_H2C) {
-		/* The card has read the buffer, or never will: it is free. */
-		ch->h2c[slot] = H2C_FREE;
-		if (c->status == 0) {
-			ch->failures = 0;
-			ch->stats.frames++;
-			ch->stats.bytes += c->length;
-			ch->stats.dma_ns_total += c->t_end_ns - c->t_start_ns;
-		} else if (c->status == -ECANCELED) {
-			ch->stats.drops++;
-		} else {
-			ch->stats.errors++;
-			if (ch->state == CHANNEL_STREAMING)
-				recover(ch, c->status);
-		}
-		return;
-	}
+	if (ch->cfg.direction == DIR_H2C)
+		ch->h2c[slot] = H2C_FREE;	/* the card read it, or never will */
 	if (c->status == -ECANCELED) {
-		ring_cancel(ch->ring, slot);
+		if (ch->cfg.direction == DIR_H2C)
+			ch->stats.drops++;	/* a writer's frame the card lost */
+		else
+			ring_cancel(ch->ring, slot);
 		return;
 	}
 	if (c->status < 0) {
-		ring_complete(ch->ring, slot, false, 0);
+		if (ch->cfg.direction == DIR_C2H)
+			ring_complete(ch->ring, slot, false, 0);
 		ch->stats.errors++;
 		if (ch->state == CHANNEL_STREAMING)
 			recover(ch, c->status);
@@ -328,6 +317,10 @@ static void completed(struct channel *ch, unsigned slot,
 	ch->failures = 0;
 	ch->stats.bytes += c->length;
 	ch->stats.dma_ns_total += c->t_end_ns - c->t_start_ns;
+	if (ch->cfg.direction == DIR_H2C) {
+		ch->stats.frames++;
+		return;
+	}
 #ifdef FPGAD_CUDA
 	if (ch->mode == MODE_BOUNCE) {
 		int r;
@@ -434,6 +427,7 @@ static void *stream_main(void *arg)
 {
 	struct channel *ch = arg;
 	struct dev_completion comp[CHANNEL_BATCH];
+	unsigned inflight;
 	int n;
 
 	pthread_mutex_lock(&ch->lock);
@@ -465,25 +459,20 @@ static void *stream_main(void *arg)
 			continue;
 		}
 #endif
-		if (ch->inflight) {
-			pthread_mutex_unlock(&ch->lock);
-			n = poll_completions(ch, comp);
-			if (n == 0)
-				n = ch->ops->wait(ch->q, comp, CHANNEL_BATCH, 100);
-			pthread_mutex_lock(&ch->lock);
-			for (int i = 0; i < n; i++)
-				completed(ch, (unsigned)comp[i].cookie, &comp[i]);
-		} else if (ch->state == CHANNEL_STREAMING ||
-			   ch->state == CHANNEL_RECOVERING) {
+		if (!ch->inflight && (ch->state == CHANNEL_STREAMING ||
+				      ch->state == CHANNEL_RECOVERING)) {
 			wait_release(ch);
-		} else {
-			/* FAILED: nothing to do until the channel is reset. */
-			pthread_mutex_unlock(&ch->lock);
-			n = ch->ops->wait(ch->q, comp, CHANNEL_BATCH, 100);
-			pthread_mutex_lock(&ch->lock);
-			for (int i = 0; i < n; i++)
-				completed(ch, (unsigned)comp[i].cookie, &comp[i]);
+			continue;
 		}
+		/* The card's completions; FAILED: nothing but a kick to wait for. */
+		inflight = ch->inflight;
+		pthread_mutex_unlock(&ch->lock);
+		n = inflight ? poll_completions(ch, comp) : 0;
+		if (n == 0)
+			n = ch->ops->wait(ch->q, comp, CHANNEL_BATCH, 100);
+		pthread_mutex_lock(&ch->lock);
+		for (int i = 0; i < n; i++)
+			completed(ch, (unsigned)comp[i].cookie, &comp[i]);
 	}
 	pthread_mutex_unlock(&ch->lock);
 	return NULL;
