@@ -1,5 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* client_internal.h - what libfpgad's files share; not installed. */
+/*
+ * client_internal.h - what libfpgad's files share; not installed.
+ *
+ *   conn.c      the control connection: round trips, status codes, errors
+ *   client.c    connect, disconnect, Status, ListClients
+ *   attach.c    lease a channel and map its ring and descriptor ring
+ *   frames.c    take, release and submit frames on a leased channel
+ *   gpu_cuda.c  GPU memory through the CUDA runtime (gpu_nocuda.c without)
+ */
 #ifndef FPGAD_CLIENT_INTERNAL_H
 #define FPGAD_CLIENT_INTERNAL_H
 
@@ -8,7 +16,7 @@
 #include "fpgad.h"
 #include "fpgad.pb-c.h"
 
-struct fpgad_channel;
+struct frame_consumer;
 
 struct fpgad_client {
 	nng_socket sock;
@@ -22,20 +30,53 @@ struct fpgad_client {
 	struct fpgad_channel *channels;	/* open channels, for disconnect */
 };
 
-void client_log(const fpgad_client *c, int level, const char *fmt, ...)
+/* held_pos value of a slot this process does not hold. */
+#define FRAMES_NOT_HELD UINT64_MAX
+
+struct fpgad_channel {
+	struct fpgad_channel *next;
+	fpgad_client *c;
+	struct fpgad_channel_info info;
+	uint8_t *base;			/* host mapping or device pointer */
+	size_t ring_size;
+	void *desc;
+	size_t desc_len;
+	struct frame_consumer *cons;
+	bool newest;
+	unsigned poll_us;
+	uint32_t events;
+	uint64_t *held_pos;		/* per slot: descriptor position held */
+	void **host;			/* cuda: per-slot pinned copies */
+	uint64_t *host_pos;		/* cuda: which frame each copy holds */
+	uint64_t host_copies;
+};
+
+/* conn.c */
+void conn_log(const fpgad_client *c, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-int client_nng_errno(int e);
+void conn_set_errmsg(fpgad_client *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* Send @req (its id is set here) and take a STATUS_OK reply. */
-int client_transact(fpgad_client *c, Fpgad__Request *req,
-		    Fpgad__Response **ret_resp);
+int conn_transact(fpgad_client *c, Fpgad__Request *req,
+		  Fpgad__Response **ret_resp);
 /* Frees @resp and fails unless it carries @body. */
-int client_expect(fpgad_client *c, Fpgad__Response *resp,
-		  Fpgad__Response__BodyCase body);
+int conn_expect(fpgad_client *c, Fpgad__Response *resp,
+		Fpgad__Response__BodyCase body);
 /*
- * GPU memory of another process (gpu_cuda.c; without CUDA, gpu.c says
- * "built without CUDA").  gpu_map opens a cudaIpcMemHandle_t once, on the
- * GPU with PCI bus id @bus_id (this process's ordinal for it may differ
- * from fpgad's), else on ordinal @gpu.
+ * Send @len raw bytes as one request and return the reply's status code
+ * and message: for tests that probe fpgad with hand-made bytes.
+ */
+int conn_raw_request(fpgad_client *c, const void *buf, size_t len,
+		     int *ret_code, char *msg, size_t msglen);
+
+/* attach.c: close every channel still open on @c. */
+void attach_close_all(fpgad_client *c);
+
+/*
+ * GPU memory of another process (gpu_cuda.c; without CUDA, gpu_nocuda.c
+ * says "built without CUDA").  gpu_map opens a cudaIpcMemHandle_t once, on
+ * the GPU with PCI bus id @bus_id (this process's ordinal for it may
+ * differ from fpgad's), else on ordinal @gpu.
  */
 int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 	    void **ret_ptr, char *why, size_t whylen);
@@ -44,8 +85,5 @@ int gpu_host_alloc(size_t len, void **ret_ptr);
 void gpu_host_free(void *ptr);
 int gpu_to_host(void *dst, const void *src_dev, size_t len);
 int gpu_from_host(void *dst_dev, const void *src, size_t len);
-
-/* Close every channel still open on @c (channel.c). */
-void client_channels_close_all(fpgad_client *c);
 
 #endif

@@ -6,22 +6,7 @@
 #include <string.h>
 
 #include "client_internal.h"
-
-/* The one place CUDA errors become errno values in the library. */
-static int cuda_errno(cudaError_t e)
-{
-	switch (e) {
-	case cudaSuccess: return 0;
-	case cudaErrorMemoryAllocation: return -ENOMEM;
-	case cudaErrorInvalidValue: return -EINVAL;
-	case cudaErrorNoDevice:
-	case cudaErrorInsufficientDriver:
-	case cudaErrorInvalidDevice: return -ENODEV;
-	case cudaErrorMapBufferObjectFailed:
-	case cudaErrorInvalidResourceHandle: return -EBADF;
-	default: return -EIO;
-	}
-}
+#include "errmap.h"
 
 int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 	    void **ret_ptr, char *why, size_t whylen)
@@ -35,7 +20,7 @@ int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 	if (e != cudaSuccess) {
 		snprintf(why, whylen, "GPU %s is not visible here: %s", bus_id,
 			 cudaGetErrorString(e));
-		return cuda_errno(e);
+		return errmap_cuda(e);
 	}
 	e = cudaSetDevice(gpu);
 	if (e == cudaSuccess) {
@@ -44,7 +29,7 @@ int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 	}
 	if (e != cudaSuccess) {
 		snprintf(why, whylen, "cannot map it: %s", cudaGetErrorString(e));
-		return cuda_errno(e);
+		return errmap_cuda(e);
 	}
 	*ret_ptr = ptr;
 	return 0;
@@ -57,7 +42,7 @@ void gpu_unmap(void *ptr)
 
 int gpu_host_alloc(size_t len, void **ret_ptr)
 {
-	return cuda_errno(cudaMallocHost(ret_ptr, len));
+	return errmap_cuda(cudaMallocHost(ret_ptr, len));
 }
 
 void gpu_host_free(void *ptr)
@@ -68,10 +53,10 @@ void gpu_host_free(void *ptr)
 
 int gpu_to_host(void *dst, const void *src_dev, size_t len)
 {
-	return cuda_errno(cudaMemcpy(dst, src_dev, len, cudaMemcpyDeviceToHost));
+	return errmap_cuda(cudaMemcpy(dst, src_dev, len, cudaMemcpyDeviceToHost));
 }
 
 int gpu_from_host(void *dst_dev, const void *src, size_t len)
 {
-	return cuda_errno(cudaMemcpy(dst_dev, src, len, cudaMemcpyHostToDevice));
+	return errmap_cuda(cudaMemcpy(dst_dev, src, len, cudaMemcpyHostToDevice));
 }

@@ -119,7 +119,6 @@ static int pin_gpu(struct channel *ch)
 
 static int setup_bounce(struct channel *ch)
 {
-#ifdef FPGAD_CUDA
 	int r;
 
 	r = copy_host_alloc(ch->mem->size, &ch->staging);
@@ -132,10 +131,6 @@ static int setup_bounce(struct channel *ch)
 	if (r < 0)
 		return r;
 	return pin_host(ch, ch->staging);
-#else
-	(void)ch;
-	return -EOPNOTSUPP;
-#endif
 }
 
 static int choose_mode(struct channel *ch)
@@ -258,11 +253,9 @@ void channel_destroy(struct channel *ch)
 			ch->ops->unpin(ch->q, ch->pin);
 		ch->ops->queue_close(ch->q);
 	}
-#ifdef FPGAD_CUDA
 	copy_close(ch->ce);
 	copy_host_free(ch->staging);
 	free(ch->pending);
-#endif
 	if (ch->mem)
 		ch->mops->free(ch->mem);
 	ring_destroy(ch->ring);
@@ -407,7 +400,7 @@ int channel_open(struct channel *ch, struct session *s, bool shared,
 
 int channel_close(struct channel *ch, struct session *s)
 {
-	struct frame_ring_returned out[CHANNEL_BATCH];
+	struct frame_returned out[CHANNEL_BATCH];
 	struct lease *l, **pp;
 	int n;
 
@@ -425,7 +418,7 @@ int channel_close(struct channel *ch, struct session *s)
 	*pp = l->next;
 	ch->n_leases--;
 	/* Whatever the client had is the ring's again. */
-	while ((n = frame_ring_reclaim_all(l->prod, out, CHANNEL_BATCH)) > 0)
+	while ((n = frame_producer_reclaim_all(l->prod, out, CHANNEL_BATCH)) > 0)
 		for (int i = 0; i < n; i++) {
 			/* Unfinished h2c buffers of a departed writer are dropped. */
 			out[i].fill = 0;
@@ -470,11 +463,6 @@ enum channel_state channel_state(struct channel *ch)
 	st = ch->state;
 	pthread_mutex_unlock(&ch->lock);
 	return st;
-}
-
-void channel_release_session(struct channel *ch, struct session *s)
-{
-	channel_close(ch, s);
 }
 
 const struct config_channel *channel_config(const struct channel *ch)

@@ -87,9 +87,6 @@ int channel_close(struct channel *ch, struct session *s);
 int channel_reset(struct channel *ch, char *err, size_t errlen);
 enum channel_state channel_state(struct channel *ch);
 
-/* End @s's lease on @ch, if any (connection closed or process died). */
-void channel_release_session(struct channel *ch, struct session *s);
-
 const char *channel_state_name(enum channel_state st);
 
 #endif

@@ -16,13 +16,11 @@
 #include <stdatomic.h>
 
 #include "channel.h"
-#include "frame_ring.h"
+#include "copy.h"
+#include "frame_producer.h"
 #include "lease.h"
 #include "memory.h"
 #include "ring.h"
-#ifdef FPGAD_CUDA
-#include "copy.h"
-#endif
 
 #define CHANNEL_MAX_FAILURES 5	/* consecutive DMA failures before FAILED */
 
@@ -49,10 +47,8 @@ struct channel {
 	struct mem_region *mem;		/* the ring's slots */
 	uint64_t pin;			/* device handle of what the card writes */
 	void *staging;			/* bounce: pinned host, one slot each */
-#ifdef FPGAD_CUDA
 	struct copy_engine *ce;		/* bounce: staging -> GPU slot */
 	struct dev_completion *pending;	/* bounce: per slot, while copying */
-#endif
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -85,6 +81,6 @@ void stream_stop(struct channel *ch);
 int stream_ring_renew(struct channel *ch);
 /* A lessee handed @r back; ch->lock held. */
 void stream_returned(struct channel *ch, struct lease *l,
-		     const struct frame_ring_returned *r);
+		     const struct frame_returned *r);
 
 #endif

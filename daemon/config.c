@@ -18,6 +18,7 @@
 
 #include "config.h"
 #include "memory.h"
+#include "names.h"
 
 #define MAX_SLOTS 4096u
 #define MAX_SLOT_SIZE (1ull << 31)
@@ -324,17 +325,6 @@ static int apply_key(struct parse_state *ps, const char *section,
 	return fail(ps, "internal: key type");
 }
 
-static bool valid_channel_name(const char *s)
-{
-	if (!*s || strlen(s) >= CONFIG_NAME_MAX)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
-			return false;
-	return true;
-}
-
 static struct config_channel *channel_section(struct parse_state *ps,
 					      const char *name)
 {
@@ -348,7 +338,7 @@ static struct config_channel *channel_section(struct parse_state *ps,
 	for (unsigned i = 0; i < cfg->n_channels; i++)
 		if (strcmp(cfg->channels[i].name, name) == 0)
 			return &cfg->channels[i];
-	if (!valid_channel_name(name)) {
+	if (!name_valid(name)) {
 		fail(ps, "[channel %s]: a channel name is 1-%d letters, digits, '_' or '-'",
 		     name, CONFIG_NAME_MAX - 1);
 		return NULL;

@@ -14,8 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "names.h"
+
 #define CONFIG_MAX_CHANNELS 16
-#define CONFIG_NAME_MAX 32
+#define CONFIG_NAME_MAX NAME_MAX_CHANNEL
 
 enum backend_kind { BACKEND_SIM, BACKEND_XDMA };
 enum direction { DIR_C2H, DIR_H2C };

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "errmap.h"
 #include "log.h"
 
 #define CONTROL_CTXS 16
@@ -64,43 +65,6 @@ struct control {
 	atomic_bool stopping;
 	struct listener local, remote;
 };
-
-const char *control_strerror(int nng_err)
-{
-	return nng_strerror(nng_err);
-}
-
-/* The one place nng error codes become errno values. */
-int control_errno(int e)
-{
-	switch (e) {
-	case 0: return 0;
-	case NNG_ENOMEM: return -ENOMEM;
-	case NNG_EINVAL: return -EINVAL;
-	case NNG_EBUSY: return -EBUSY;
-	case NNG_ETIMEDOUT: return -ETIMEDOUT;
-	case NNG_ECONNREFUSED: return -ECONNREFUSED;
-	case NNG_ECLOSED: return -EPIPE;
-	case NNG_EAGAIN: return -EAGAIN;
-	case NNG_ENOTSUP: return -EOPNOTSUPP;
-	case NNG_EADDRINUSE: return -EADDRINUSE;
-	case NNG_ESTATE: return -EPROTO;
-	case NNG_ENOENT: return -ENOENT;
-	case NNG_EPROTO: return -EPROTO;
-	case NNG_EUNREACHABLE: return -EHOSTUNREACH;
-	case NNG_EADDRINVAL: return -EADDRNOTAVAIL;
-	case NNG_EPERM: return -EPERM;
-	case NNG_EMSGSIZE: return -EMSGSIZE;
-	case NNG_ECONNABORTED: return -ECONNABORTED;
-	case NNG_ECONNRESET: return -ECONNRESET;
-	case NNG_ECANCELED: return -ECANCELED;
-	case NNG_ENOFILES: return -EMFILE;
-	case NNG_ENOSPC: return -ENOSPC;
-	case NNG_EEXIST: return -EEXIST;
-	case NNG_ECRYPTO: case NNG_EPEERAUTH: return -EACCES;
-	default: return -EIO;
-	}
-}
 
 static void enqueue(struct control *ctl, struct item *it)
 {
@@ -289,7 +253,7 @@ static int listener_start(struct control *ctl, struct listener *lst,
 		if (rv) {
 			log_err("control: %s: cannot use %s as certificate and key: %s",
 				url, opt->tls_cert_key, nng_strerror(rv));
-			return control_errno(rv);
+			return errmap_nng(rv);
 		}
 	}
 	rv = nng_listener_start(lst->l, 0);
@@ -311,7 +275,7 @@ static int listener_start(struct control *ctl, struct listener *lst,
 	return 0;
 fail:
 	log_err("control: cannot listen on %s: %s", url, nng_strerror(rv));
-	return control_errno(rv);
+	return errmap_nng(rv);
 }
 
 static void listener_stop(struct listener *lst)

@@ -59,7 +59,5 @@ void control_reply(struct control_ctx *ctx, const void *buf, size_t len);
 /* Close one connection (e.g. when a client exceeds a limit). */
 void control_close_pipe(struct control *ctl, uint32_t pipe_id);
 
-const char *control_strerror(int nng_err);
-int control_errno(int nng_err);
 
 #endif

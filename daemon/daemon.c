@@ -14,18 +14,11 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "clock.h"
 #include "daemon.h"
 #include "device.h"
 #include "log.h"
 #include "notify.h"
-
-uint64_t daemon_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static bool recently_removed(const struct daemon *d, uint32_t pipe_id)
 {
@@ -82,7 +75,7 @@ static void on_disconnected(void *user, uint32_t pipe_id)
 	log_debug("control: connection %u from pid %d closed",
 		  pipe_id, (int)s->peer.pid);
 	for (unsigned i = 0; i < d->n_channels; i++)
-		channel_release_session(d->channels[i], s);
+		channel_close(d->channels[i], s);
 	session_remove(&d->sessions, s);
 }
 
@@ -195,7 +188,7 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 	int r;
 
 	d->cfg = *cfg;
-	d->start_ns = daemon_now_ns();
+	d->start_ns = clock_now_ns();
 	log_level = cfg->daemon.log_level;
 
 	r = uv_loop_init(&d->loop);

@@ -53,8 +53,6 @@ void daemon_stop(struct daemon *d);
 /* Re-read the config file; keeps the running one when the new one is bad. */
 void daemon_reload(struct daemon *d);
 
-uint64_t daemon_now_ns(void);
-
 /*
  * The session of @p's connection, created here if the connection event has
  * not come yet (a request may come first): 0 and the session (NULL for a

@@ -110,31 +110,6 @@ struct device_ops {
 extern const struct device_ops device_sim_ops;
 extern const struct device_ops device_xdma_ops;
 
-/*
- * sim backend only: what the card model did on one queue, for tests and
- * status.  @q must come from device_sim_ops; any thread may call it.
- */
-struct sim_queue_stats {
-	uint64_t submitted;	/* transfers accepted by submit */
-	uint64_t completed;	/* completions posted, any status */
-	uint64_t bytes;		/* moved by transfers that succeeded */
-	uint64_t frames;	/* C2H: frames sent; H2C: frames checked */
-	uint64_t overruns;	/* C2H: frames the source lost, no transfer */
-	uint64_t sink_good;	/* H2C: frames that verified */
-	uint64_t sink_bad;	/* H2C: frames that did not */
-	int32_t sink_last_error; /* H2C: last fpgad_simframe_check() failure */
-	uint32_t reserved;
-	uint64_t sink_last_offset; /* H2C: its first bad byte */
-	uint64_t fault_timeout;	/* injected faults, per kind */
-	uint64_t fault_error;
-	uint64_t fault_corrupt;
-	uint64_t fault_hang;
-	uint64_t timeouts;	/* -ETIMEDOUT completions (faults included) */
-	uint64_t canceled;	/* -ECANCELED completions (reset) */
-};
-
-int sim_queue_stats(struct device_queue *q, struct sim_queue_stats *ret_stats);
-
 /* The ops for cfg->device.backend. */
 const struct device_ops *device_ops_for(enum backend_kind kind);
 

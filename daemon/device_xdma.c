@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "device.h"
 #include "fpgad_dma.h"
 #include "log.h"
@@ -63,14 +64,6 @@ struct device_queue {
 	int fd;				/* this queue's own open file */
 	int kick_fd;			/* eventfd */
 };
-
-static uint64_t xdma_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 /* Open @path and state our ABI version; returns the fd or -errno. */
 static int xdma_open_file(const char *path, uint32_t *ret_features)
@@ -401,7 +394,7 @@ static int xdma_wait(struct device_queue *q, struct dev_completion *out,
 	if (!out)
 		return -EINVAL;
 	if (timeout_ms > 0)
-		deadline = xdma_now_ms() + (uint64_t)timeout_ms;
+		deadline = (clock_now_ns() / CLOCK_NS_PER_MS) + (uint64_t)timeout_ms;
 	for (;;) {
 		r = xdma_reap(q, out, max);
 		if (r)
@@ -411,7 +404,7 @@ static int xdma_wait(struct device_queue *q, struct dev_completion *out,
 
 		left = -1;
 		if (timeout_ms > 0) {
-			uint64_t now = xdma_now_ms();
+			uint64_t now = (clock_now_ns() / CLOCK_NS_PER_MS);
 
 			if (now >= deadline)
 				return 0;

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 
+#include "clock.h"
 #include "lease.h"
 #include "log.h"
 
@@ -14,12 +14,8 @@ static uint64_t new_generation(void)
 {
 	uint64_t g = 0;
 
-	if (getrandom(&g, sizeof(g), GRND_NONBLOCK) != sizeof(g)) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		g = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec;
-	}
+	if (getrandom(&g, sizeof(g), GRND_NONBLOCK) != sizeof(g))
+		g = clock_now_ns();
 	return g ? g : 1;
 }
 
@@ -58,7 +54,7 @@ int lease_create(const char *channel, const struct frame_ring_geometry *geo,
 		if (r < 0)
 			goto fail;
 	}
-	r = frame_ring_producer_init(l->desc->host, l->desc->size, &g,
+	r = frame_producer_init(l->desc->host, l->desc->size, &g,
 				     l->generation, &l->prod);
 	if (r < 0)
 		goto fail;
@@ -76,8 +72,8 @@ void lease_destroy(struct lease *l, uint32_t events)
 	if (!l)
 		return;
 	if (l->prod && events)
-		frame_ring_raise(l->prod, events);
-	frame_ring_producer_free(l->prod);
+		frame_producer_raise(l->prod, events);
+	frame_producer_free(l->prod);
 	if (l->desc)
 		memory_host_ops.free(l->desc);
 	free(l->held);

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "frame_ring.h"
+#include "frame_producer.h"
 #include "memory.h"
 #include "session.h"
 
@@ -28,7 +28,7 @@ struct lease {
 	uid_t uid;
 	pid_t pid;
 	struct mem_region *desc;	/* the descriptor ring's shm */
-	struct frame_ring_producer *prod;
+	struct frame_producer *prod;
 	uint64_t generation;
 	uint8_t *held;			/* per slot: the client claimed it */
 };

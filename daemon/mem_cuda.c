@@ -24,6 +24,7 @@
 #include <cuda_runtime_api.h>
 
 #include "copy.h"
+#include "errmap.h"
 #include "log.h"
 #include "memory.h"
 
@@ -166,7 +167,7 @@ static int memory_cuda_alloc(size_t size, const char *gpu,
 		log_err("memory: %s: cannot allocate %zu bytes on GPU %d: %s",
 			name_hint ? name_hint : "ring", r->size, ordinal,
 			cudaGetErrorString(e));
-		ret = copy_errno(e);
+		ret = errmap_cuda(e);
 		goto fail;
 	}
 	memory_cuda_sync_memops(r);
@@ -176,7 +177,7 @@ static int memory_cuda_alloc(size_t size, const char *gpu,
 		log_err("memory: %s: cannot export GPU memory: "
 			"cudaIpcGetMemHandle: %s",
 			name_hint ? name_hint : "ring", cudaGetErrorString(e));
-		ret = copy_errno(e);
+		ret = errmap_cuda(e);
 		goto fail;
 	}
 	memcpy(r->ipc_handle, &h, sizeof(h));
@@ -223,7 +224,7 @@ static int memory_cuda_export_dmabuf(struct mem_region *r, uint64_t offset,
 		log_err("memory: GPU %d: no dma-buf for %" PRIu64 " bytes: "
 			"cuMemGetHandleForAddressRange: CUresult %d", r->gpu,
 			len, (int)cr);
-		return copy_cu_errno(cr);
+		return errmap_cu(cr);
 	}
 	*ret_fd = fd;
 	return 0;

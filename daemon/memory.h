@@ -62,8 +62,9 @@ int memory_cuda_probe(const char *gpu, int *ret_ordinal, char *why,
 		      size_t whylen);
 
 /*
- * The ops for MEMORY_HOST or MEMORY_CUDA; NULL for MEMORY_AUTO (probe and
- * choose first) and for MEMORY_CUDA in a build without CUDA.
+ * The ops for MEMORY_HOST or MEMORY_CUDA (in a build without CUDA, a table
+ * whose alloc fails: mem_nocuda.c); NULL for MEMORY_AUTO (probe and
+ * choose first).
  */
 const struct memory_ops *memory_ops_for(enum memory_kind kind);
 

@@ -5,24 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "names.h"
 #include "protocol.h"
-
-int protocol_check_name(const char *name)
-{
-	size_t n = strlen(name);
-
-	if (n == 0 || n >= CONFIG_NAME_MAX)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		char c = name[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '_' || c == '-'))
-			return -EINVAL;
-	}
-	return 0;
-}
 
 const char *protocol_request_name(Fpgad__Request__BodyCase body)
 {
@@ -71,10 +55,10 @@ int protocol_decode(const void *buf, size_t len, Fpgad__Request **ret_req,
 		goto bad;
 	}
 	name = channel_name_of(req);
-	if (name && protocol_check_name(name) < 0) {
+	if (name && !name_valid(name)) {
 		*ret_code = FPGAD__STATUS_CODE__STATUS_BAD_REQUEST;
 		snprintf(err, errlen, "%s: invalid channel name (1-%d letters, digits, '_' or '-')",
-			 protocol_request_name(req->body_case), CONFIG_NAME_MAX - 1);
+			 protocol_request_name(req->body_case), NAME_MAX_CHANNEL - 1);
 		goto bad;
 	}
 	*ret_req = req;

@@ -28,9 +28,6 @@ void protocol_free(Fpgad__Request *req);
 int protocol_encode(const Fpgad__Response *resp, void **ret_buf,
 		    size_t *ret_len);
 
-/* Is @name a channel name as config.c accepts it? */
-int protocol_check_name(const char *name);
-
 const char *protocol_request_name(Fpgad__Request__BodyCase body);
 
 #endif

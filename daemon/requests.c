@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "clock.h"
 #include "daemon.h"
 #include "fpgad.h"
 #include "log.h"
@@ -139,7 +140,7 @@ static void do_status(struct daemon *d, struct reply *r)
 		ptrs[i] = &sums[i];
 	}
 	s->version = FPGAD_VERSION;
-	s->uptime_ms = (daemon_now_ns() - d->start_ns) / 1000000;
+	s->uptime_ms = (clock_now_ns() - d->start_ns) / 1000000;
 	s->backend = d->dev_name;
 	/* One channel's mode stands for all when they agree. */
 	snprintf(r->mode, sizeof(r->mode), "%s", n ? sums[0].mode : "none");
@@ -308,7 +309,7 @@ static void do_channel_stats(struct daemon *d,
 	o->recoveries = st.recoveries;
 	o->copies = st.copies;
 	o->dma_ns_total = st.dma_ns_total;
-	o->uptime_ms = (daemon_now_ns() - d->start_ns) / 1000000;
+	o->uptime_ms = (clock_now_ns() - d->start_ns) / 1000000;
 	o->mode = (char *)transfer_mode_name(st.mode);
 	o->card_good = st.card_good;
 	o->queued_avg = st.completions ?

@@ -3,21 +3,19 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "session.h"
 
 int session_add(struct session_table *t, const struct peer *p,
 		struct session **ret_s)
 {
 	struct session *s = calloc(1, sizeof(*s));
-	struct timespec ts;
 
 	if (!s)
 		return -ENOMEM;
 	s->peer = *p;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	s->connected_ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	s->connected_ms = clock_realtime_ms();
 	s->next = t->head;
 	t->head = s;
 	t->count++;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "channel_impl.h"
+#include "clock.h"
 #include "log.h"
 
 /* --- slot bookkeeping (ch->lock held) ----------------------------------- */
@@ -31,7 +32,7 @@ static void settle(struct channel *ch, struct lease *l, unsigned slot)
 }
 
 /* h2c: a buffer came back, filled for the card or unused. */
-static void h2c_returned(struct channel *ch, const struct frame_ring_returned *r)
+static void h2c_returned(struct channel *ch, const struct frame_returned *r)
 {
 	if (r->slot >= ch->cfg.slots || ch->h2c[r->slot] != H2C_OFFERED)
 		return;
@@ -45,7 +46,7 @@ static void h2c_returned(struct channel *ch, const struct frame_ring_returned *r
 
 /* A lessee handed @r back (released, skipped, revoked or still held). */
 void stream_returned(struct channel *ch, struct lease *l,
-		     const struct frame_ring_returned *r)
+		     const struct frame_returned *r)
 {
 	if (ch->cfg.direction == DIR_H2C)
 		h2c_returned(ch, r);
@@ -55,11 +56,11 @@ void stream_returned(struct channel *ch, struct lease *l,
 
 static void reclaim(struct channel *ch)
 {
-	struct frame_ring_returned out[CHANNEL_BATCH];
+	struct frame_returned out[CHANNEL_BATCH];
 	int n;
 
 	for (struct lease *l = ch->leases; l; l = l->next) {
-		while ((n = frame_ring_reclaim(l->prod, out, CHANNEL_BATCH)) > 0) {
+		while ((n = frame_producer_reclaim(l->prod, out, CHANNEL_BATCH)) > 0) {
 			for (int i = 0; i < n; i++)
 				stream_returned(ch, l, &out[i]);
 			if (n < CHANNEL_BATCH)
@@ -80,9 +81,9 @@ static int revoke_oldest(struct channel *ch)
 	if (slot < 0)
 		return slot;
 	for (struct lease *l = ch->leases; l; l = l->next) {
-		if (!frame_ring_slot_out(l->prod, (uint32_t)slot))
+		if (!frame_producer_slot_out(l->prod, (uint32_t)slot))
 			continue;
-		r = frame_ring_revoke(l->prod, (uint32_t)slot);
+		r = frame_producer_revoke(l->prod, (uint32_t)slot);
 		if (r == 0) {
 			ring_revoke(ch->ring, (unsigned)slot);
 		} else if (r == -EALREADY) {
@@ -189,7 +190,7 @@ static void h2c_offer(struct channel *ch)
 			continue;
 		f.slot = s;
 		f.seq = ch->offer_seq;
-		if (frame_ring_publish(l->prod, &f, NULL) < 0)
+		if (frame_producer_publish(l->prod, &f, NULL) < 0)
 			return;
 		ch->offer_seq++;
 		ch->h2c[s] = H2C_OFFERED;
@@ -217,7 +218,7 @@ static void publish(struct channel *ch, unsigned slot,
 	ch->next_seq = c->seq + 1;
 	ch->drops_seen = rs.drops;
 	for (struct lease *l = ch->leases; l; l = l->next) {
-		int r = frame_ring_publish(l->prod, &f, NULL);
+		int r = frame_producer_publish(l->prod, &f, NULL);
 
 		if (r == 0)
 			ring_publish(ch->ring, slot);
@@ -231,7 +232,7 @@ static void publish(struct channel *ch, unsigned slot,
 static void raise_all(struct channel *ch, uint32_t events)
 {
 	for (struct lease *l = ch->leases; l; l = l->next)
-		frame_ring_raise(l->prod, events);
+		frame_producer_raise(l->prod, events);
 }
 
 static void completed(struct channel *ch, unsigned slot,
@@ -321,7 +322,6 @@ static void completed(struct channel *ch, unsigned slot,
 		ch->stats.frames++;
 		return;
 	}
-#ifdef FPGAD_CUDA
 	if (ch->mode == MODE_BOUNCE) {
 		int r;
 
@@ -340,13 +340,11 @@ static void completed(struct channel *ch, unsigned slot,
 		ch->stats.errors++;
 		return;
 	}
-#endif
 	ring_complete(ch->ring, slot, true, c->seq);
 	ch->stats.frames++;
 	publish(ch, slot, c);
 }
 
-#ifdef FPGAD_CUDA
 /* A bounce copy finished: its frame is in the GPU slot now. */
 static void copy_finished(struct channel *ch, const struct copy_done *done)
 {
@@ -375,7 +373,6 @@ static void reap_copies(struct channel *ch, int block)
 		block = 0;
 	}
 }
-#endif
 
 /* Nothing queued and no free slot: sleep until a lessee releases one. */
 static void wait_release(struct channel *ch)
@@ -393,18 +390,10 @@ static void wait_release(struct channel *ch)
 	}
 	ch->waiting_on = l;
 	pthread_mutex_unlock(&ch->lock);
-	frame_ring_producer_wait(l->prod, 10);
+	frame_producer_wait(l->prod, 10);
 	pthread_mutex_lock(&ch->lock);
 	ch->waiting_on = NULL;
 	pthread_cond_broadcast(&ch->cond);
-}
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
 /* Busy-poll (cfg.poll_us): look for completions without sleeping. */
@@ -415,10 +404,10 @@ static int poll_completions(struct channel *ch, struct dev_completion *comp)
 
 	if (!ch->cfg.poll_us)
 		return 0;
-	until = now_us() + ch->cfg.poll_us;
+	until = clock_now_ns() + (uint64_t)ch->cfg.poll_us * 1000u;
 	while (!atomic_load_explicit(&ch->stop, memory_order_relaxed) &&
 	       (n = ch->ops->wait(ch->q, comp, CHANNEL_BATCH, 0)) == 0 &&
-	       now_us() < until)
+	       clock_now_ns() < until)
 		;
 	return n > 0 ? n : 0;
 }
@@ -440,7 +429,6 @@ static void *stream_main(void *arg)
 		} else {
 			arm(ch);
 		}
-#ifdef FPGAD_CUDA
 		if (ch->copying) {
 			struct copy_done done;
 			int got;
@@ -458,7 +446,6 @@ static void *stream_main(void *arg)
 			reap_copies(ch, 0);
 			continue;
 		}
-#endif
 		if (!ch->inflight && (ch->state == CHANNEL_STREAMING ||
 				      ch->state == CHANNEL_RECOVERING)) {
 			wait_release(ch);
@@ -542,10 +529,8 @@ void stream_stop(struct channel *ch)
 		ch->ops->reset(ch->q);
 		drain(ch, (int)ch->dma_timeout_ms);
 	}
-#ifdef FPGAD_CUDA
 	while (ch->copying)
 		reap_copies(ch, 1);
-#endif
 	if (ch->inflight)
 		log_err("channel %s: %u transfers did not come back after a reset",
 			ch->cfg.name, ch->inflight);

@@ -25,6 +25,13 @@
 extern "C" {
 #endif
 
+/* Marks the library's API; everything else in libfpgad.so is hidden. */
+#if defined(FPGAD_BUILDING_LIBRARY) && defined(__GNUC__)
+#define FPGAD_EXPORT __attribute__((visibility("default")))
+#else
+#define FPGAD_EXPORT
+#endif
+
 #define FPGAD_VERSION_MAJOR 0
 #define FPGAD_VERSION_MINOR 1
 #define FPGAD_VERSION_PATCH 0
@@ -42,33 +49,33 @@ extern "C" {
 typedef struct fpgad_client fpgad_client;
 
 /* Library version as "0.1.0". */
-const char *fpgad_version(void);
+FPGAD_EXPORT const char *fpgad_version(void);
 
 /* The URL fpgad_connect() uses for NULL: $FPGAD_URL, else the default. */
-const char *fpgad_default_url(void);
+FPGAD_EXPORT const char *fpgad_default_url(void);
 
 /*
  * Connect and exchange Hello.  @url NULL means fpgad_default_url().
  * Fails with -ECONNREFUSED when nothing listens, -EPROTO when the protocol
  * versions do not overlap.
  */
-int fpgad_connect(const char *url, fpgad_client **ret_client);
+FPGAD_EXPORT int fpgad_connect(const char *url, fpgad_client **ret_client);
 /* Close the connection; every lease it holds ends.  Accepts NULL. */
-void fpgad_disconnect(fpgad_client *c);
+FPGAD_EXPORT void fpgad_disconnect(fpgad_client *c);
 
 /* Reply timeout for each request, default 5000 ms. */
-void fpgad_set_timeout(fpgad_client *c, int timeout_ms);
+FPGAD_EXPORT void fpgad_set_timeout(fpgad_client *c, int timeout_ms);
 
 enum fpgad_log_level { FPGAD_LOG_ERR = 3, FPGAD_LOG_WARN = 4, FPGAD_LOG_INFO = 6,
 		       FPGAD_LOG_DEBUG = 7 };
 typedef void (*fpgad_log_fn)(void *user, int level, const char *msg);
-void fpgad_set_log(fpgad_client *c, fpgad_log_fn fn, void *user);
+FPGAD_EXPORT void fpgad_set_log(fpgad_client *c, fpgad_log_fn fn, void *user);
 
 /* fpgad's message for the last failed call on @c ("" if none). */
-const char *fpgad_errmsg(const fpgad_client *c);
+FPGAD_EXPORT const char *fpgad_errmsg(const fpgad_client *c);
 
 /* The software string fpgad gave in Hello, e.g. "fpgad 0.1.0". */
-const char *fpgad_server_software(const fpgad_client *c);
+FPGAD_EXPORT const char *fpgad_server_software(const fpgad_client *c);
 
 struct fpgad_channel_summary {
 	char name[32];
@@ -96,8 +103,8 @@ struct fpgad_status {
 	struct fpgad_channel_summary *channels;
 };
 
-int fpgad_status_get(fpgad_client *c, struct fpgad_status **ret_status);
-void fpgad_status_free(struct fpgad_status *s);
+FPGAD_EXPORT int fpgad_status_get(fpgad_client *c, struct fpgad_status **ret_status);
+FPGAD_EXPORT void fpgad_status_free(struct fpgad_status *s);
 
 struct fpgad_client_info {
 	uint32_t pid;
@@ -114,8 +121,8 @@ struct fpgad_client_list {
 	struct fpgad_client_info *clients;
 };
 
-int fpgad_clients_get(fpgad_client *c, struct fpgad_client_list **ret_list);
-void fpgad_clients_free(struct fpgad_client_list *l);
+FPGAD_EXPORT int fpgad_clients_get(fpgad_client *c, struct fpgad_client_list **ret_list);
+FPGAD_EXPORT void fpgad_clients_free(struct fpgad_client_list *l);
 
 /* --- channels and frames --------------------------------------------------- */
 
@@ -146,15 +153,15 @@ struct fpgad_channel_info {
  * holds it (fpgad_errmsg() says who), -ENOENT for an unknown channel,
  * -ENODEV for GPU memory in a process without CUDA.
  */
-int fpgad_channel_open(fpgad_client *c, const char *name, unsigned flags,
+FPGAD_EXPORT int fpgad_channel_open(fpgad_client *c, const char *name, unsigned flags,
 		       fpgad_channel **ret_ch);
 /* End the lease and unmap; accepts NULL.  Frames still held are released. */
-int fpgad_channel_close(fpgad_channel *ch);
+FPGAD_EXPORT int fpgad_channel_close(fpgad_channel *ch);
 
-void fpgad_channel_get_info(const fpgad_channel *ch,
+FPGAD_EXPORT void fpgad_channel_get_info(const fpgad_channel *ch,
 			    struct fpgad_channel_info *ret_info);
 /* Base address of @slot: a host pointer, or a CUDA device pointer. */
-void *fpgad_slot_data(const fpgad_channel *ch, uint32_t slot);
+FPGAD_EXPORT void *fpgad_slot_data(const fpgad_channel *ch, uint32_t slot);
 
 /* fpgad_frame flags (as in fpgad_frames.h). */
 #define FPGAD_FRAME_F_ERROR 0x1u
@@ -171,7 +178,6 @@ struct fpgad_frame {
 	uint64_t t_publish_ns;
 	void *data;		/* fpgad_slot_data(slot) */
 	uint64_t skipped;	/* older frames released unread (newest mode) */
-	uint64_t pos_;		/* the library's */
 };
 
 /*
@@ -179,7 +185,7 @@ struct fpgad_frame {
  * ones unread (live-vision consumers); off by default (every frame, in
  * order).
  */
-void fpgad_channel_set_newest(fpgad_channel *ch, bool newest);
+FPGAD_EXPORT void fpgad_channel_set_newest(fpgad_channel *ch, bool newest);
 
 /*
  * Busy-poll: fpgad_frame_wait() checks for a frame for up to @us
@@ -187,7 +193,7 @@ void fpgad_channel_set_newest(fpgad_channel *ch, bool newest);
  * the wake-up from the frame's latency when frames come sooner than that,
  * at the price of this thread spinning.
  */
-void fpgad_channel_set_poll(fpgad_channel *ch, unsigned us);
+FPGAD_EXPORT void fpgad_channel_set_poll(fpgad_channel *ch, unsigned us);
 
 /*
  * Take the next frame, waiting up to @timeout_ms (-1 = forever, 0 = do
@@ -195,9 +201,9 @@ void fpgad_channel_set_poll(fpgad_channel *ch, unsigned us);
  * -ESTALE (the ring was re-created: fpgad restarted).  The slot stays
  * yours, and is never written, until fpgad_frame_release().
  */
-int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_frame,
+FPGAD_EXPORT int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_frame,
 		     int timeout_ms);
-int fpgad_frame_release(fpgad_channel *ch, const struct fpgad_frame *f);
+FPGAD_EXPORT int fpgad_frame_release(fpgad_channel *ch, const struct fpgad_frame *f);
 
 /*
  * h2c channels: fpgad_frame_wait() hands out an empty buffer (length 0,
@@ -205,10 +211,10 @@ int fpgad_frame_release(fpgad_channel *ch, const struct fpgad_frame *f);
  * write into it, then hand it to the card with @length bytes (1 to
  * slot_size).  fpgad_frame_release() gives a buffer back unused.
  */
-int fpgad_frame_submit(fpgad_channel *ch, const struct fpgad_frame *f,
+FPGAD_EXPORT int fpgad_frame_submit(fpgad_channel *ch, const struct fpgad_frame *f,
 		       uint64_t length);
 /* Copy @len host bytes into a buffer of @ch (host or GPU memory). */
-int fpgad_frame_write(fpgad_channel *ch, const struct fpgad_frame *f,
+FPGAD_EXPORT int fpgad_frame_write(fpgad_channel *ch, const struct fpgad_frame *f,
 		      const void *src, uint64_t len);
 
 /*
@@ -216,12 +222,12 @@ int fpgad_frame_write(fpgad_channel *ch, const struct fpgad_frame *f,
  * itself in host memory (no copy), else a copy in a pinned buffer of the
  * library's, made only when this frame is not already there.
  */
-int fpgad_frame_host(fpgad_channel *ch, const struct fpgad_frame *f,
+FPGAD_EXPORT int fpgad_frame_host(fpgad_channel *ch, const struct fpgad_frame *f,
 		     const void **ret_ptr);
 /* Copies fpgad_frame_host() has made on @ch. */
-uint64_t fpgad_channel_host_copies(const fpgad_channel *ch);
+FPGAD_EXPORT uint64_t fpgad_channel_host_copies(const fpgad_channel *ch);
 /* Events fpgad raised (FPGAD_EVENT_* of fpgad_frames.h), marked read. */
-uint32_t fpgad_channel_events(fpgad_channel *ch);
+FPGAD_EXPORT uint32_t fpgad_channel_events(fpgad_channel *ch);
 
 struct fpgad_channel_stats {
 	char state[16];
@@ -240,21 +246,14 @@ struct fpgad_channel_stats {
 				   when one completed */
 };
 
-int fpgad_channel_stats(fpgad_client *c, const char *name,
+FPGAD_EXPORT int fpgad_channel_stats(fpgad_client *c, const char *name,
 			struct fpgad_channel_stats *ret_stats);
 
 /*
  * Clear a channel that FAILED after repeated DMA errors, so that it streams
  * again; -EINVAL when it has not failed (fpgad_errmsg() says its state).
  */
-int fpgad_channel_reset(fpgad_client *c, const char *name);
-
-/*
- * Send @len raw bytes as one request and return the reply's status code
- * and message: for tools and tests that probe fpgad with hand-made bytes.
- */
-int fpgad_raw_request(fpgad_client *c, const void *buf, size_t len,
-		      int *ret_code, char *msg, size_t msglen);
+FPGAD_EXPORT int fpgad_channel_reset(fpgad_client *c, const char *name);
 
 #ifdef __cplusplus
 }

@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "fpgad.h"
+#include "client_internal.h"
 #include "fpgad.pb-c.h"
 #include "harness.h"
 
@@ -127,7 +128,7 @@ static int raw(fpgad_client *c, const void *buf, size_t len, char *msg)
 {
 	int code = -1;
 
-	assert_int_equal(fpgad_raw_request(c, buf, len, &code, msg, 256), 0);
+	assert_int_equal(conn_raw_request(c, buf, len, &code, msg, 256), 0);
 	return code;
 }
 

@@ -21,7 +21,8 @@
 #include "channel.h"
 #include "device.h"
 #include "fpgad_simframe.h"
-#include "frame_ring.h"
+#include "frame_consumer.h"
+#include "frame_producer.h"
 #include "log.h"
 
 struct fixture {
@@ -38,7 +39,7 @@ struct reader {
 	size_t data_len;
 	void *desc;
 	size_t desc_len;
-	struct frame_ring_consumer *cons;
+	struct frame_consumer *cons;
 	void *pattern;
 	uint64_t psize;
 };
@@ -61,7 +62,7 @@ static void reader_attach(struct reader *r, const struct config_channel *cc)
 	r->data = map(r->g.shm_name, r->data_len, PROT_READ);
 	r->desc_len = frame_ring_size(frame_ring_desc_count_for(cc->slots));
 	r->desc = map(r->g.desc_name, r->desc_len, PROT_READ | PROT_WRITE);
-	assert_int_equal(frame_ring_consumer_attach(r->desc, r->desc_len, &r->cons), 0);
+	assert_int_equal(frame_consumer_attach(r->desc, r->desc_len, &r->cons), 0);
 	r->psize = fpgad_simframe_pattern_size(cc->frame_size);
 	r->pattern = malloc(r->psize);
 	assert_non_null(r->pattern);
@@ -70,7 +71,7 @@ static void reader_attach(struct reader *r, const struct config_channel *cc)
 
 static void reader_detach(struct reader *r)
 {
-	frame_ring_consumer_free(r->cons);
+	frame_consumer_free(r->cons);
 	munmap(r->desc, r->desc_len);
 	munmap(r->data, r->data_len);
 	free(r->pattern);
@@ -84,9 +85,9 @@ static void take(struct reader *r, const struct config_channel *cc,
 	int n;
 
 	for (n = 0; n < 500; n++) {
-		if (frame_ring_claim(r->cons, f) == 0)
+		if (frame_consumer_claim(r->cons, f) == 0)
 			break;
-		assert_int_not_equal(frame_ring_wait(r->cons, 10), -ESTALE);
+		assert_int_not_equal(frame_consumer_wait(r->cons, 10), -ESTALE);
 	}
 	assert_true(n < 500);
 	assert_int_equal(fpgad_simframe_check(r->data + (uint64_t)f->slot * cc->slot_size,
@@ -152,7 +153,7 @@ static void test_stream_and_verify(void **state)
 		if (i)
 			assert_int_equal(f.seq, last + 1);	/* block: no gap */
 		last = f.seq;
-		assert_int_equal(frame_ring_release(r.cons, &f), 0);
+		assert_int_equal(frame_consumer_release(r.cons, &f), 0);
 	}
 	channel_get_stats(fx.ch, &st);
 	assert_true(st.frames >= 2000);
@@ -164,7 +165,7 @@ static void test_stream_and_verify(void **state)
 	assert_int_equal(fx.s1.pinned, 0);
 	assert_false(channel_is_streaming(fx.ch));
 	/* The client learns that the lease ended. */
-	assert_true(frame_ring_events(r.cons) & FPGAD_EVENT_CLOSED);
+	assert_true(frame_consumer_events(r.cons) & FPGAD_EVENT_CLOSED);
 	assert_int_equal(channel_close(fx.ch, &fx.s1), -ENOENT);
 	reader_detach(&r);
 
@@ -180,7 +181,7 @@ static void test_stream_and_verify(void **state)
 		assert_int_equal(errno, ENOENT);
 		reader_attach(&r2, channel_config(fx.ch));
 		take(&r2, channel_config(fx.ch), &f);
-		assert_int_equal(frame_ring_release(r2.cons, &f), 0);
+		assert_int_equal(frame_consumer_release(r2.cons, &f), 0);
 		assert_int_equal(channel_close(fx.ch, &fx.s2), 0);
 		reader_detach(&r2);
 	}
@@ -219,7 +220,7 @@ static void test_exclusive_and_shared(void **state)
 			for (int k = 0; k < 2; k++) {
 				struct frame_ring_frame f;
 
-				if (frame_ring_claim(rd[k]->cons, &f) < 0)
+				if (frame_consumer_claim(rd[k]->cons, &f) < 0)
 					continue;
 				got = true;
 				if (seen[k])
@@ -229,11 +230,11 @@ static void test_exclusive_and_shared(void **state)
 					f.seq, rd[k]->pattern, rd[k]->psize, &off), 0);
 				last[k] = f.seq;
 				seen[k]++;
-				assert_int_equal(frame_ring_release(rd[k]->cons, &f), 0);
+				assert_int_equal(frame_consumer_release(rd[k]->cons, &f), 0);
 			}
 			idle = got ? 0 : idle + 1;
 			if (!got)
-				frame_ring_wait(b.cons, 10);
+				frame_consumer_wait(b.cons, 10);
 		}
 		assert_true(seen[0] >= 300 && seen[1] >= 300);
 		/* b joined later: its frames are a's latest ones. */
@@ -241,13 +242,13 @@ static void test_exclusive_and_shared(void **state)
 		/* An exclusive opener is refused while readers share it. */
 		assert_int_equal(open_lease(&fx, &(struct session){ 0 }, false,
 					    &(struct reader){ 0 }), -EBUSY);
-		channel_release_session(fx.ch, &fx.s1);
+		channel_close(fx.ch, &fx.s1);
 		/* b goes on alone. */
 		for (int i = 0; i < 100; i++) {
 			take(&b, channel_config(fx.ch), &fb);
-			assert_int_equal(frame_ring_release(b.cons, &fb), 0);
+			assert_int_equal(frame_consumer_release(b.cons, &fb), 0);
 		}
-		channel_release_session(fx.ch, &fx.s2);
+		channel_close(fx.ch, &fx.s2);
 		reader_detach(&a);
 		reader_detach(&b);
 	}
@@ -271,7 +272,7 @@ static void test_limits(void **state)
 	fx.cfg.control.max_pinned = 4 * 64 * 1024;
 	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), 0);
 	assert_int_equal(fx.s1.pinned, 4 * 64 * 1024);
-	channel_release_session(fx.ch, &fx.s1);
+	channel_close(fx.ch, &fx.s1);
 	unmake(&fx);
 }
 
@@ -294,7 +295,7 @@ static void test_drop_oldest_spares_held(void **state)
 		take(&r, channel_config(fx.ch), &f);
 		assert_int_not_equal(f.slot, held[0].slot);
 		assert_int_not_equal(f.slot, held[1].slot);
-		assert_int_equal(frame_ring_release(r.cons, &f), 0);
+		assert_int_equal(frame_consumer_release(r.cons, &f), 0);
 		if (i % 500 == 0)
 			usleep(5000);	/* let the card overrun the reader */
 	}
@@ -304,9 +305,9 @@ static void test_drop_oldest_spares_held(void **state)
 			held[k].seq, r.pattern, r.psize, &off), 0);
 	channel_get_stats(fx.ch, &st);
 	assert_true(st.drops > 0);
-	assert_int_equal(frame_ring_release(r.cons, &held[0]), 0);
-	assert_int_equal(frame_ring_release(r.cons, &held[1]), 0);
-	channel_release_session(fx.ch, &fx.s1);
+	assert_int_equal(frame_consumer_release(r.cons, &held[0]), 0);
+	assert_int_equal(frame_consumer_release(r.cons, &held[1]), 0);
+	channel_close(fx.ch, &fx.s1);
 	reader_detach(&r);
 	unmake(&fx);
 }
@@ -347,7 +348,7 @@ static void test_repeated_failures_fail_channel(void **state)
 		assert_true(st.errors >= before + 5);
 		assert_int_equal(st.state, CHANNEL_FAILED);
 	}
-	channel_release_session(fx.ch, &fx.s1);
+	channel_close(fx.ch, &fx.s1);
 	/* FAILED refuses new leases, by name, until it is reset. */
 	assert_int_equal(open_lease(&fx, &fx.s2, false, &r2), -EIO);
 	{
@@ -387,15 +388,15 @@ static void test_h2c_send(void **state)
 	r.data = map(r.g.shm_name, r.data_len, PROT_READ | PROT_WRITE);
 	r.desc_len = frame_ring_size(frame_ring_desc_count_for(cc->slots));
 	r.desc = map(r.g.desc_name, r.desc_len, PROT_READ | PROT_WRITE);
-	assert_int_equal(frame_ring_consumer_attach(r.desc, r.desc_len, &r.cons), 0);
+	assert_int_equal(frame_consumer_attach(r.desc, r.desc_len, &r.cons), 0);
 	r.psize = fpgad_simframe_pattern_size(cc->frame_size);
 	r.pattern = malloc(r.psize);
 	fpgad_simframe_pattern_fill(r.pattern, r.psize);
 	for (i = 0; i < 1000; i++) {
 		int n;
 
-		for (n = 0; n < 500 && frame_ring_claim(r.cons, &f) < 0; n++)
-			frame_ring_wait(r.cons, 10);
+		for (n = 0; n < 500 && frame_consumer_claim(r.cons, &f) < 0; n++)
+			frame_consumer_wait(r.cons, 10);
 		assert_true(n < 500);
 		assert_int_equal(f.length, 0);
 		fpgad_simframe_fill(r.data + (uint64_t)f.slot * cc->slot_size,
@@ -403,7 +404,7 @@ static void test_h2c_send(void **state)
 		/* Every 100th frame is torn: the card must notice. */
 		if (i % 100 == 99)
 			r.data[(uint64_t)f.slot * cc->slot_size + 4096] ^= 1;
-		assert_int_equal(frame_ring_submit(r.cons, &f, cc->frame_size), 0);
+		assert_int_equal(frame_consumer_submit(r.cons, &f, cc->frame_size), 0);
 	}
 	for (i = 0; i < 500; i++) {
 		channel_get_stats(fx.ch, &st);
@@ -414,7 +415,7 @@ static void test_h2c_send(void **state)
 	assert_int_equal(st.frames, 1000);
 	assert_int_equal(st.card_good, 990);
 	assert_int_equal(st.card_bad, 10);
-	channel_release_session(fx.ch, &fx.s1);
+	channel_close(fx.ch, &fx.s1);
 	reader_detach(&r);
 	unmake(&fx);
 }

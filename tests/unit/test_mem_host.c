@@ -193,11 +193,7 @@ static void test_ops_for(void **state)
 	(void)state;
 	assert_ptr_equal(memory_ops_for(MEMORY_HOST), &memory_host_ops);
 	assert_null(memory_ops_for(MEMORY_AUTO));
-#ifdef FPGAD_CUDA
 	assert_ptr_equal(memory_ops_for(MEMORY_CUDA), &memory_cuda_ops);
-#else
-	assert_null(memory_ops_for(MEMORY_CUDA));
-#endif
 	assert_string_equal(memory_host_ops.name, "host");
 }
 

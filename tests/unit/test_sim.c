@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_device_sim.c - the simulated card: queues, frames, the link model,
+ * test_sim.c - the simulated card: queues, frames, the link model,
  * faults, reset, the H2C sink, kick; the GPU path where a GPU answers.
  *
  * No assertion depends on how fast this machine is: pacing is checked on
@@ -21,12 +21,11 @@
 
 #include <cmocka.h>
 
+#include "copy.h"
 #include "device.h"
 #include "fpgad_simframe.h"
 #include "memory.h"
-#ifdef FPGAD_CUDA
-#include "copy.h"
-#endif
+#include "sim.h"
 
 #define SLOT (64u << 10)
 #define FRAME 40000u

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* gpu.c - what a libfpgad built without CUDA says about GPU memory. */
+/* gpu_nocuda.c - what a libfpgad built without CUDA says about GPU memory. */
 #include <errno.h>
 #include <stdio.h>
 
 #include "client_internal.h"
 
-#ifndef FPGAD_CUDA
 int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 	    void **ret_ptr, char *why, size_t whylen)
 {
@@ -49,4 +48,3 @@ int gpu_from_host(void *dst_dev, const void *src, size_t len)
 	(void)len;
 	return -ENODEV;
 }
-#endif

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * channel.c - leased channels: map the ring and the descriptor ring that
- * OpenChannel names, take and release frames, sync frames to the host.
+ * attach.c - a client attaches to a channel: OpenChannel leases it, the
+ * ring and the descriptor ring it names are checked and mapped; closing
+ * ends the lease.  Also the per-channel requests ChannelStats and
+ * ResetChannel.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -9,28 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "client_internal.h"
-#include "frame_ring.h"
-
-struct fpgad_channel {
-	struct fpgad_channel *next;
-	fpgad_client *c;
-	struct fpgad_channel_info info;
-	uint8_t *base;			/* host mapping or device pointer */
-	size_t ring_size;
-	void *desc;
-	size_t desc_len;
-	struct frame_ring_consumer *cons;
-	bool newest;
-	unsigned poll_us;
-	uint32_t events;
-	void **host;			/* cuda: per-slot pinned copies */
-	uint64_t *host_pos;		/* cuda: which frame each copy holds */
-	uint64_t host_copies;
-};
+#include "frame_consumer.h"
 
 static int map_shm(const char *name, size_t len, int prot, void **ret_map)
 {
@@ -49,7 +33,7 @@ static int map_shm(const char *name, size_t len, int prot, void **ret_map)
 
 static void unmap(fpgad_channel *ch)
 {
-	frame_ring_consumer_free(ch->cons);
+	frame_consumer_free(ch->cons);
 	if (ch->desc)
 		munmap(ch->desc, ch->desc_len);
 	if (ch->base && ch->info.memory == FPGAD_MEMORY_HOST)
@@ -61,13 +45,14 @@ static void unmap(fpgad_channel *ch)
 			gpu_host_free(ch->host[i]);
 	free(ch->host);
 	free(ch->host_pos);
+	free(ch->held_pos);
 	free(ch);
 }
 
 static int fail(fpgad_channel *ch, int r, const char *fmt, const char *what)
 {
 	snprintf(ch->c->errmsg, sizeof(ch->c->errmsg), fmt, what, strerror(-r));
-	client_log(ch->c, FPGAD_LOG_ERR, "%s", ch->c->errmsg);
+	conn_log(ch->c, FPGAD_LOG_ERR, "%s", ch->c->errmsg);
 	return r;
 }
 
@@ -90,6 +75,11 @@ static int map_reply(fpgad_channel *ch, const Fpgad__OpenChannelReply *o)
 	ch->info.frame_size = o->frame_size;
 	ch->info.gpu = -1;
 	ch->ring_size = o->ring_size;
+	ch->held_pos = malloc(o->slots * sizeof(*ch->held_pos));
+	if (!ch->held_pos)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < o->slots; i++)
+		ch->held_pos[i] = FRAMES_NOT_HELD;
 
 	if (strcmp(o->memory, "cuda") == 0) {
 		ch->info.memory = FPGAD_MEMORY_CUDA;
@@ -140,10 +130,10 @@ static int map_reply(fpgad_channel *ch, const Fpgad__OpenChannelReply *o)
 			ch->desc_len = need;
 		}
 	}
-	r = frame_ring_consumer_attach(ch->desc, ch->desc_len, &ch->cons);
+	r = frame_consumer_attach(ch->desc, ch->desc_len, &ch->cons);
 	if (r < 0)
 		return fail(ch, r, "the descriptor ring %s is not usable: %s", o->desc_name);
-	frame_ring_consumer_geometry(ch->cons, &geo);
+	frame_consumer_geometry(ch->cons, &geo);
 	if (geo.slots != o->slots || geo.slot_size != o->slot_size)
 		return fail(ch, -EBADMSG, "the descriptor ring %s disagrees with OpenChannel: %s",
 			    o->desc_name);
@@ -153,11 +143,11 @@ static int map_reply(fpgad_channel *ch, const Fpgad__OpenChannelReply *o)
 static int simple_request(fpgad_client *c, Fpgad__Request *req,
 			  Fpgad__Response__BodyCase body, Fpgad__Response **ret)
 {
-	int r = client_transact(c, req, ret);
+	int r = conn_transact(c, req, ret);
 
 	if (r < 0)
 		return r;
-	return client_expect(c, *ret, body);
+	return conn_expect(c, *ret, body);
 }
 
 int fpgad_channel_open(fpgad_client *c, const char *name, unsigned flags,
@@ -230,7 +220,7 @@ int fpgad_channel_close(fpgad_channel *ch)
 	return r;
 }
 
-void client_channels_close_all(fpgad_client *c)
+void attach_close_all(fpgad_client *c)
 {
 	while (c->channels)
 		fpgad_channel_close(c->channels);
@@ -247,178 +237,6 @@ void *fpgad_slot_data(const fpgad_channel *ch, uint32_t slot)
 	if (slot >= ch->info.slots)
 		return NULL;
 	return ch->base + (uint64_t)slot * ch->info.slot_size;
-}
-
-void fpgad_channel_set_newest(fpgad_channel *ch, bool newest)
-{
-	ch->newest = newest;
-}
-
-void fpgad_channel_set_poll(fpgad_channel *ch, unsigned us)
-{
-	ch->poll_us = us;
-}
-
-uint32_t fpgad_channel_events(fpgad_channel *ch)
-{
-	uint32_t e;
-
-	ch->events |= frame_ring_events(ch->cons);
-	e = ch->events;
-	ch->events = 0;
-	return e;
-}
-
-static int64_t ns_left(const struct timespec *deadline)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (int64_t)(deadline->tv_sec - now.tv_sec) * 1000000000 +
-	       (deadline->tv_nsec - now.tv_nsec);
-}
-
-static int64_t ms_left(const struct timespec *deadline)
-{
-	return ns_left(deadline) / 1000000;
-}
-
-int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_frame,
-		     int timeout_ms)
-{
-	struct frame_ring_frame f;
-	struct timespec deadline, spin_end;
-	int r;
-
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	spin_end = deadline;
-	spin_end.tv_nsec += (long)ch->poll_us * 1000;
-	spin_end.tv_sec += spin_end.tv_nsec / 1000000000;
-	spin_end.tv_nsec %= 1000000000;
-	deadline.tv_sec += timeout_ms / 1000;
-	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (deadline.tv_nsec >= 1000000000) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000;
-	}
-	for (;;) {
-		r = ch->newest ? frame_ring_claim_newest(ch->cons, &f) :
-				 frame_ring_claim(ch->cons, &f);
-		if (r >= 0)
-			break;
-		if (r == -EPROTO)
-			continue;
-		if (r != -EAGAIN)
-			return r;
-		ch->events |= frame_ring_events(ch->cons);
-		if (ch->events & (FPGAD_EVENT_CLOSED | FPGAD_EVENT_DAEMON_GONE))
-			return -EPIPE;
-		/* Busy-poll first, if asked to (and the timeout allows it). */
-		if (ch->poll_us && timeout_ms != 0 && ns_left(&spin_end) > 0)
-			continue;
-		if (timeout_ms >= 0) {
-			int64_t left = ms_left(&deadline);
-
-			if (left <= 0 && timeout_ms > 0)
-				return -ETIMEDOUT;
-			if (timeout_ms == 0)
-				return -ETIMEDOUT;
-			r = frame_ring_wait(ch->cons, (int)(left > 0 ? left : 0));
-		} else {
-			r = frame_ring_wait(ch->cons, -1);
-		}
-		if (r == -ESTALE)
-			return r;
-	}
-	ret_frame->seq = f.seq;
-	ret_frame->slot = f.slot;
-	ret_frame->flags = f.flags;
-	ret_frame->length = f.length;
-	ret_frame->t_dma_start_ns = f.t_dma_start_ns;
-	ret_frame->t_dma_end_ns = f.t_dma_end_ns;
-	ret_frame->t_publish_ns = f.t_publish_ns;
-	ret_frame->data = fpgad_slot_data(ch, f.slot);
-	ret_frame->skipped = ch->newest ? (uint64_t)r : 0;
-	ret_frame->pos_ = f.pos;
-	return 0;
-}
-
-static void to_ring_frame(const struct fpgad_frame *in, struct frame_ring_frame *f)
-{
-	memset(f, 0, sizeof(*f));
-	f->pos = in->pos_;
-	f->seq = in->seq;
-	f->slot = in->slot;
-	f->flags = in->flags;
-	f->length = in->length;
-}
-
-int fpgad_frame_release(fpgad_channel *ch, const struct fpgad_frame *in)
-{
-	struct frame_ring_frame f;
-
-	to_ring_frame(in, &f);
-	return frame_ring_release(ch->cons, &f);
-}
-
-int fpgad_frame_submit(fpgad_channel *ch, const struct fpgad_frame *in,
-		       uint64_t length)
-{
-	struct frame_ring_frame f;
-
-	if (strcmp(ch->info.direction, "h2c") || !length ||
-	    length > ch->info.slot_size)
-		return -EINVAL;
-	to_ring_frame(in, &f);
-	return frame_ring_submit(ch->cons, &f, length);
-}
-
-int fpgad_frame_write(fpgad_channel *ch, const struct fpgad_frame *f,
-		      const void *src, uint64_t len)
-{
-	void *dst = fpgad_slot_data(ch, f->slot);
-
-	if (!dst || len > ch->info.slot_size)
-		return -EINVAL;
-	if (ch->info.memory == FPGAD_MEMORY_CUDA)
-		return gpu_from_host(dst, src, len);
-	memcpy(dst, src, len);
-	return 0;
-}
-
-int fpgad_frame_host(fpgad_channel *ch, const struct fpgad_frame *f,
-		     const void **ret_ptr)
-{
-	uint32_t s = f->slot;
-	int r;
-
-	if (s >= ch->info.slots || f->length > ch->info.slot_size)
-		return -EINVAL;
-	if (ch->info.memory == FPGAD_MEMORY_HOST) {
-		/* Already in host memory: nothing to copy. */
-		*ret_ptr = fpgad_slot_data(ch, s);
-		return 0;
-	}
-	if (!ch->host[s]) {
-		r = gpu_host_alloc(ch->info.slot_size, &ch->host[s]);
-		if (r < 0)
-			return r;
-		ch->host_pos[s] = UINT64_MAX;
-	}
-	if (ch->host_pos[s] != f->pos_) {
-		r = gpu_to_host(ch->host[s], fpgad_slot_data(ch, s), f->length);
-		if (r < 0)
-			return r;
-		ch->host_pos[s] = f->pos_;
-		ch->host_copies++;
-	}
-	*ret_ptr = ch->host[s];
-	return 0;
-}
-
-uint64_t fpgad_channel_host_copies(const fpgad_channel *ch)
-{
-	return ch->host_copies;
 }
 
 int fpgad_channel_stats(fpgad_client *c, const char *name,
