@@ -80,7 +80,7 @@ fail:
 }
 
 int conn_transact(fpgad_client *c, Fpgad__Request *req,
-		    Fpgad__Response **ret_resp)
+		  Fpgad__Response **ret_resp)
 {
 	Fpgad__Response *resp;
 	uint8_t stackbuf[512];
@@ -127,7 +127,7 @@ int conn_transact(fpgad_client *c, Fpgad__Request *req,
 
 /* Check that the reply carries the body asked for. */
 int conn_expect(fpgad_client *c, Fpgad__Response *resp,
-		  Fpgad__Response__BodyCase body)
+		Fpgad__Response__BodyCase body)
 {
 	if (resp->body_case == body)
 		return 0;
@@ -138,7 +138,7 @@ int conn_expect(fpgad_client *c, Fpgad__Response *resp,
 }
 
 int conn_raw_request(fpgad_client *c, const void *buf, size_t len,
-		      int *ret_code, char *msg, size_t msglen)
+		     int *ret_code, char *msg, size_t msglen)
 {
 	Fpgad__Response *resp;
 	nng_msg *m;

@@ -5,6 +5,7 @@
  * newest, release or submit them in any order, sleep when there is nothing.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "frame_consumer.h"
@@ -28,7 +29,7 @@ struct frame_consumer {
 };
 
 int frame_consumer_attach(void *mem, size_t len,
-			       struct frame_consumer **ret_c)
+			  struct frame_consumer **ret_c)
 {
 	struct fpgad_frames_header *hdr = mem;
 	struct frame_consumer *c;
@@ -79,7 +80,7 @@ void frame_consumer_free(struct frame_consumer *c)
 }
 
 void frame_consumer_geometry(const struct frame_consumer *c,
-				  struct frame_ring_geometry *ret_geo)
+			     struct frame_ring_geometry *ret_geo)
 {
 	*ret_geo = (struct frame_ring_geometry){
 		.desc_count = c->n_desc,
@@ -116,22 +117,36 @@ static void publish_cursor(struct frame_consumer *c)
 			      memory_order_relaxed);
 }
 
+/*
+ * Descriptor @i holds a READY publication for a position in [from, to):
+ * true and that position (and its state word) in *ret_pos (*ret_w).
+ */
+static bool ready_in(const struct frame_consumer *c, uint32_t i,
+		     uint64_t from, uint64_t to, uint64_t *ret_pos,
+		     uint64_t *ret_w)
+{
+	const struct fpgad_frame_desc *d = cdesc(c, i);
+	uint64_t w = atomic_load_explicit(FR_A64(&d->state),
+					  memory_order_relaxed);
+	uint64_t pos = FR_POS(w);
+
+	if (FR_STATE(w) != FPGAD_DESC_READY || pos < from || pos >= to ||
+	    (pos & c->mask) != i)
+		return false;
+	*ret_pos = pos;
+	*ret_w = w;
+	return true;
+}
+
 /* Smallest position in [from, to) with a READY descriptor, else @to. */
 static uint64_t oldest_ready(const struct frame_consumer *c,
 			     uint64_t from, uint64_t to)
 {
-	uint64_t best = to;
+	uint64_t best = to, pos, w;
 
-	for (uint32_t i = 0; i < c->n_desc; i++) {
-		const struct fpgad_frame_desc *d = cdesc(c, i);
-		uint64_t w = atomic_load_explicit(FR_A64(&d->state),
-						  memory_order_relaxed);
-		uint64_t pos = FR_POS(w);
-
-		if (FR_STATE(w) == FPGAD_DESC_READY && pos >= from &&
-		    pos < best && (pos & c->mask) == i)
+	for (uint32_t i = 0; i < c->n_desc; i++)
+		if (ready_in(c, i, from, best, &pos, &w))
 			best = pos;
-	}
 	return best;
 }
 
@@ -174,7 +189,7 @@ static int take(struct frame_consumer *c, struct fpgad_frame_desc *d,
 }
 
 int frame_consumer_claim(struct frame_consumer *c,
-		     struct frame_ring_frame *ret_frame)
+			 struct frame_ring_frame *ret_frame)
 {
 	/* Bounded, so a misbehaving producer cannot keep us here. */
 	unsigned budget = 2 * c->n_desc + 16;
@@ -214,7 +229,7 @@ int frame_consumer_claim(struct frame_consumer *c,
 }
 
 int frame_consumer_claim_newest(struct frame_consumer *c,
-			    struct frame_ring_frame *ret_frame)
+				struct frame_ring_frame *ret_frame)
 {
 	unsigned budget = c->n_desc + 16;
 
@@ -224,22 +239,15 @@ int frame_consumer_claim_newest(struct frame_consumer *c,
 		uint64_t head = atomic_load_explicit(FR_A64(&c->hdr->head),
 						     memory_order_acquire);
 		struct fpgad_frame_desc *nd = NULL;
-		uint64_t newest = 0, w;
+		uint64_t newest = 0, pos, w;
 		int skipped = 0, ret;
 
 		if (c->cursor >= head)
 			break;
 		for (uint32_t i = 0; i < c->n_desc; i++) {
-			struct fpgad_frame_desc *d = cdesc(c, i);
-			uint64_t pos;
-
-			w = atomic_load_explicit(FR_A64(&d->state),
-						 memory_order_relaxed);
-			pos = FR_POS(w);
-			if (FR_STATE(w) == FPGAD_DESC_READY &&
-			    pos >= c->cursor && pos < head &&
-			    (pos & c->mask) == i && (!nd || pos > newest)) {
-				nd = d;
+			if (ready_in(c, i, nd ? newest + 1 : c->cursor, head,
+				     &pos, &w)) {
+				nd = cdesc(c, i);
 				newest = pos;
 			}
 		}
@@ -254,17 +262,10 @@ int frame_consumer_claim_newest(struct frame_consumer *c,
 			continue;	/* revoked meanwhile: look again */
 		/* Let go of everything older that is still unclaimed. */
 		for (uint32_t i = 0; i < c->n_desc; i++) {
-			struct fpgad_frame_desc *d = cdesc(c, i);
-			uint64_t pos;
-
-			w = atomic_load_explicit(FR_A64(&d->state),
-						 memory_order_relaxed);
-			pos = FR_POS(w);
-			if (FR_STATE(w) != FPGAD_DESC_READY || pos < c->cursor ||
-			    pos >= newest || (pos & c->mask) != i)
+			if (!ready_in(c, i, c->cursor, newest, &pos, &w))
 				continue;
 			if (atomic_compare_exchange_strong_explicit(
-				    FR_A64(&d->state), &w,
+				    FR_A64(&cdesc(c, i)->state), &w,
 				    FR_WORD(pos, FPGAD_DESC_RELEASED),
 				    memory_order_seq_cst, memory_order_relaxed))
 				skipped++;
@@ -282,7 +283,7 @@ int frame_consumer_claim_newest(struct frame_consumer *c,
 }
 
 int frame_consumer_submit(struct frame_consumer *c,
-		      const struct frame_ring_frame *f, uint64_t fill)
+			  const struct frame_ring_frame *f, uint64_t fill)
 {
 	struct fpgad_frame_desc *d;
 	uint64_t held;
@@ -303,7 +304,7 @@ int frame_consumer_submit(struct frame_consumer *c,
 }
 
 int frame_consumer_release(struct frame_consumer *c,
-		       const struct frame_ring_frame *f)
+			   const struct frame_ring_frame *f)
 {
 	struct fpgad_frame_desc *d;
 	uint64_t held;

@@ -20,7 +20,7 @@
 #include "frame_producer.h"
 #include "lease.h"
 #include "memory.h"
-#include "ring.h"
+#include "slots.h"
 
 #define CHANNEL_MAX_FAILURES 5	/* consecutive DMA failures before FAILED */
 
@@ -52,7 +52,7 @@ struct channel {
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct ring *ring;		/* c2h: who owns each slot */
+	struct slots *slots;		/* c2h: who owns each slot */
 	uint8_t *h2c;			/* h2c: enum h2c_slot per slot */
 	uint64_t *h2c_fill;		/* h2c: bytes to send, per slot */
 	uint64_t offer_seq;		/* h2c: buffers offered so far */
@@ -73,14 +73,28 @@ struct channel {
 	atomic_bool stop;
 };
 
+/* channel.c */
+uint64_t channel_ring_bytes(const struct channel *ch);
+/*
+ * A host-memory ring of its own for each new lessee (the card is idle);
+ * nothing to do for GPU memory.
+ */
+int channel_renew_ring(struct channel *ch);
+
 /* stream.c: the streaming thread and the slot bookkeeping it shares. */
 int stream_start(struct channel *ch);
 /* Stop the thread, cancel every transfer, take every slot back. */
 void stream_stop(struct channel *ch);
-/* A fresh ring, all FREE; the old one's counters go to ch->acc. */
-int stream_ring_renew(struct channel *ch);
+/* Fresh slots, all FREE; the old ones' counters go to ch->acc. */
+int stream_slots_renew(struct channel *ch);
 /* A lessee handed @r back; ch->lock held. */
 void stream_returned(struct channel *ch, struct lease *l,
 		     const struct frame_returned *r);
+
+/*
+ * policy.c: a FREE slot for the card (FREE -> DMA), or -EAGAIN when the
+ * channel's policy says there is none to give; ch->lock held.
+ */
+int policy_take_slot(struct channel *ch);
 
 #endif

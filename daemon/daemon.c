@@ -17,43 +17,16 @@
 #include "clock.h"
 #include "daemon.h"
 #include "device.h"
+#include "lease.h"
 #include "log.h"
 #include "notify.h"
-
-static bool recently_removed(const struct daemon *d, uint32_t pipe_id)
-{
-	for (unsigned i = 0; i < DAEMON_REMOVED_PIPES; i++)
-		if (d->removed_pipes[i] == pipe_id)
-			return true;
-	return false;
-}
-
-int daemon_session(struct daemon *d, const struct peer *p,
-		   struct session **ret_s)
-{
-	struct session *s = session_find(&d->sessions, p->pipe_id);
-	int r;
-
-	if (s || recently_removed(d, p->pipe_id)) {
-		*ret_s = s;
-		return 0;
-	}
-	if (d->sessions.count >= d->cfg.control.max_clients)
-		return -ENOSPC;
-	r = session_add(&d->sessions, p, &s);
-	if (r < 0)
-		return r;
-	log_debug("control: connection %u from pid %d uid %u",
-		  p->pipe_id, (int)p->pid, (unsigned)p->uid);
-	*ret_s = s;
-	return 0;
-}
+#include "requests.h"
 
 static void on_connected(void *user, const struct peer *p)
 {
 	struct daemon *d = user;
 	struct session *s;
-	int r = daemon_session(d, p, &s);
+	int r = session_get(&d->sessions, p, d->cfg.control.max_clients, &s);
 
 	/* Over the limit: no session, so its requests are refused by name. */
 	if (r == -ENOSPC)
@@ -68,15 +41,13 @@ static void on_disconnected(void *user, uint32_t pipe_id)
 	struct daemon *d = user;
 	struct session *s = session_find(&d->sessions, pipe_id);
 
-	d->removed_pipes[d->removed_next] = pipe_id;
-	d->removed_next = (d->removed_next + 1) % DAEMON_REMOVED_PIPES;
-	if (!s)
-		return;
-	log_debug("control: connection %u from pid %d closed",
-		  pipe_id, (int)s->peer.pid);
-	for (unsigned i = 0; i < d->n_channels; i++)
-		channel_close(d->channels[i], s);
-	session_remove(&d->sessions, s);
+	if (s) {
+		log_debug("control: connection %u from pid %d closed",
+			  pipe_id, (int)s->peer.pid);
+		for (unsigned i = 0; i < d->n_channels; i++)
+			lease_close(d->channels[i], s);
+	}
+	session_gone(&d->sessions, pipe_id);
 }
 
 static void on_request(void *user, struct control_ctx *ctx,

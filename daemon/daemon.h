@@ -14,8 +14,6 @@
 #include "control.h"
 #include "session.h"
 
-#define DAEMON_REMOVED_PIPES 64
-
 struct channel;
 struct device;
 
@@ -25,8 +23,6 @@ struct daemon {
 	bool loop_init;
 	struct control *ctl;
 	struct session_table sessions;
-	uint32_t removed_pipes[DAEMON_REMOVED_PIPES];
-	unsigned removed_next;
 	uint64_t start_ns;
 	char socket_url[PATH_MAX + 32];
 
@@ -52,17 +48,5 @@ void daemon_stop(struct daemon *d);
 
 /* Re-read the config file; keeps the running one when the new one is bad. */
 void daemon_reload(struct daemon *d);
-
-/*
- * The session of @p's connection, created here if the connection event has
- * not come yet (a request may come first): 0 and the session (NULL for a
- * connection already gone), -ENOSPC at max_clients, -ENOMEM.
- */
-int daemon_session(struct daemon *d, const struct peer *p,
-		   struct session **ret_s);
-
-/* requests.c: the control request path (authorize, dispatch, reply). */
-void requests_handle(struct daemon *d, struct control_ctx *ctx,
-		     const struct peer *p, const void *buf, size_t len);
 
 #endif

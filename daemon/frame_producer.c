@@ -38,9 +38,9 @@ struct frame_producer {
 };
 
 int frame_producer_init(void *mem, size_t len,
-			     const struct frame_ring_geometry *geo,
-			     uint64_t generation,
-			     struct frame_producer **ret_p)
+			const struct frame_ring_geometry *geo,
+			uint64_t generation,
+			struct frame_producer **ret_p)
 {
 	struct fpgad_frames_header *hdr = mem;
 	struct frame_producer *p;
@@ -135,7 +135,7 @@ void frame_producer_free(struct frame_producer *p)
 }
 
 int frame_producer_publish(struct frame_producer *p,
-		       const struct frame_ring_frame *f, uint64_t *ret_pos)
+			   const struct frame_ring_frame *f, uint64_t *ret_pos)
 {
 	struct fpgad_frame_desc *d;
 	uint32_t idx = 0, k;
@@ -208,7 +208,7 @@ static bool shadow_done(const struct frame_producer *p, uint32_t idx)
 }
 
 int frame_producer_reclaim(struct frame_producer *p,
-		       struct frame_returned *out, unsigned max)
+			   struct frame_returned *out, unsigned max)
 {
 	unsigned n = 0;
 
@@ -233,7 +233,7 @@ int frame_producer_reclaim(struct frame_producer *p,
 }
 
 int frame_producer_reclaim_all(struct frame_producer *p,
-			   struct frame_returned *out, unsigned max)
+			       struct frame_returned *out, unsigned max)
 {
 	unsigned n = 0;
 

@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: MIT
-/* lease.c - a client's descriptor ring on one channel. */
+/*
+ * lease.c - a client's lease on a channel, from grant to end (lease.h):
+ * the checks and limits, the descriptor ring, the first lease starting
+ * the stream and the last one stopping it, and the slots a lessee holds.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
+#include "channel_impl.h"
 #include "clock.h"
 #include "lease.h"
 #include "log.h"
+
+static void lease_destroy(struct lease *l, uint32_t events);
 
 static uint64_t new_generation(void)
 {
@@ -19,8 +26,8 @@ static uint64_t new_generation(void)
 	return g ? g : 1;
 }
 
-int lease_create(const char *channel, const struct frame_ring_geometry *geo,
-		 struct session *s, bool shared, struct lease **ret_lease)
+static int lease_create(const char *channel, const struct frame_ring_geometry *geo,
+			struct session *s, bool shared, struct lease **ret_lease)
 {
 	struct frame_ring_geometry g = *geo;
 	struct lease *l;
@@ -61,13 +68,11 @@ int lease_create(const char *channel, const struct frame_ring_geometry *geo,
 	*ret_lease = l;
 	return 0;
 fail:
-	log_err("lease: %s for pid %d: cannot set up the descriptor ring: %s",
-		channel, (int)s->peer.pid, strerror(-r));
 	lease_destroy(l, 0);
 	return r;
 }
 
-void lease_destroy(struct lease *l, uint32_t events)
+static void lease_destroy(struct lease *l, uint32_t events)
 {
 	if (!l)
 		return;
@@ -78,4 +83,191 @@ void lease_destroy(struct lease *l, uint32_t events)
 		memory_host_ops.free(l->desc);
 	free(l->held);
 	free(l);
+}
+
+struct lease *lease_find(const struct channel *ch, const struct session *s)
+{
+	for (struct lease *l = ch->leases; l; l = l->next)
+		if (l->session == s)
+			return l;
+	return NULL;
+}
+
+int lease_open(struct channel *ch, struct session *s, bool shared,
+	       const struct config_control *limits,
+	       struct lease_grant *ret_grant, char *err, size_t errlen)
+{
+	struct frame_ring_geometry geo = {
+		.slots = ch->cfg.slots,
+		.slot_size = ch->cfg.slot_size,
+		.frame_size = ch->cfg.frame_size,
+		.direction = ch->cfg.direction == DIR_H2C ? FPGAD_FRAMES_H2C :
+							      FPGAD_FRAMES_C2H,
+	};
+	struct lease *l;
+	int r;
+
+	if (lease_find(ch, s)) {
+		snprintf(err, errlen, "channel %s is already open on this connection",
+			 ch->cfg.name);
+		return -EALREADY;
+	}
+	if (shared && ch->cfg.direction == DIR_H2C) {
+		snprintf(err, errlen, "channel %s is h2c: one writer, no shared lease",
+			 ch->cfg.name);
+		return -EINVAL;
+	}
+	if (ch->state == CHANNEL_FAILED) {
+		snprintf(err, errlen, "channel %s has FAILED after repeated DMA errors",
+			 ch->cfg.name);
+		return -EIO;
+	}
+	if (ch->leases && (!shared || !ch->leases->shared)) {
+		snprintf(err, errlen, "channel %s is busy: leased %s by pid %d (uid %u)",
+			 ch->cfg.name, ch->leases->shared ? "shared" : "exclusively",
+			 (int)ch->leases->pid, (unsigned)ch->leases->uid);
+		return -EBUSY;
+	}
+	if (ch->leases && ch->leases->uid != s->peer.uid) {
+		snprintf(err, errlen, "channel %s is busy: shared readers must share a uid (%u)",
+			 ch->cfg.name, (unsigned)ch->leases->uid);
+		return -EBUSY;
+	}
+	if (s->n_leases >= limits->max_leases) {
+		snprintf(err, errlen, "lease limit reached (max_leases %u)",
+			 limits->max_leases);
+		return -ENOSPC;
+	}
+	if (s->pinned + channel_ring_bytes(ch) > limits->max_pinned) {
+		snprintf(err, errlen, "pinned-memory limit reached: %llu + %llu bytes > max_pinned %llu",
+			 (unsigned long long)s->pinned,
+			 (unsigned long long)channel_ring_bytes(ch),
+			 (unsigned long long)limits->max_pinned);
+		return -ENOSPC;
+	}
+	r = lease_create(ch->cfg.name, &geo, s, shared, &l);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot create the descriptor ring: %s", strerror(-r));
+		return r;
+	}
+	if (!ch->leases && ch->memory == MEMORY_HOST) {
+		r = channel_renew_ring(ch);
+		if (r < 0) {
+			snprintf(err, errlen, "cannot make a fresh ring: %s", strerror(-r));
+			lease_destroy(l, 0);
+			return r;
+		}
+	}
+	if (!ch->leases && s->peer.creds) {
+		r = ch->mops->grant(ch->mem, s->peer.uid);
+		if (r < 0) {
+			snprintf(err, errlen, "cannot give the ring to uid %u: %s",
+				 (unsigned)s->peer.uid, strerror(-r));
+			lease_destroy(l, 0);
+			return r;
+		}
+	}
+
+	pthread_mutex_lock(&ch->lock);
+	l->next = ch->leases;
+	ch->leases = l;
+	ch->n_leases++;
+	pthread_mutex_unlock(&ch->lock);
+	s->n_leases++;
+	s->pinned += channel_ring_bytes(ch);
+
+	if (!ch->running) {
+		r = stream_start(ch);
+		if (r < 0) {
+			lease_close(ch, s);
+			snprintf(err, errlen, "cannot start streaming: %s", strerror(-r));
+			return r;
+		}
+	}
+
+	memset(ret_grant, 0, sizeof(*ret_grant));
+	ret_grant->memory = ch->memory;
+	ret_grant->mode = ch->mode;
+	ret_grant->ring_size = ch->mem->size;
+	ret_grant->gpu = ch->memory == MEMORY_CUDA ? ch->mem->gpu : -1;
+	snprintf(ret_grant->gpu_bus_id, sizeof(ret_grant->gpu_bus_id), "%s",
+		 ch->memory == MEMORY_CUDA ? ch->mem->gpu_bus_id : "");
+	snprintf(ret_grant->shm_name, sizeof(ret_grant->shm_name), "%s",
+		 ch->memory == MEMORY_HOST ? ch->mem->shm_name : "");
+	memcpy(ret_grant->ipc_handle, ch->mem->ipc_handle,
+	       sizeof(ret_grant->ipc_handle));
+	snprintf(ret_grant->desc_name, sizeof(ret_grant->desc_name), "%s",
+		 l->desc->shm_name);
+	ret_grant->generation = l->generation;
+	log_info("channel %s: leased %s by pid %d (uid %u)", ch->cfg.name,
+		 shared ? "shared" : "exclusively", (int)s->peer.pid,
+		 (unsigned)s->peer.uid);
+	return 0;
+}
+
+int lease_close(struct channel *ch, struct session *s)
+{
+	struct frame_returned out[CHANNEL_BATCH];
+	struct lease *l, **pp;
+	int n;
+
+	pthread_mutex_lock(&ch->lock);
+	for (pp = &ch->leases; (l = *pp) && l->session != s; pp = &l->next)
+		;
+	if (!l) {
+		pthread_mutex_unlock(&ch->lock);
+		return -ENOENT;
+	}
+	/* The stream may be asleep on this lease's releases. */
+	l->closing = true;
+	while (ch->waiting_on == l)
+		pthread_cond_wait(&ch->cond, &ch->lock);
+	*pp = l->next;
+	ch->n_leases--;
+	/* Whatever the client had is the ring's again. */
+	while ((n = frame_producer_reclaim_all(l->prod, out, CHANNEL_BATCH)) > 0)
+		for (int i = 0; i < n; i++) {
+			/* Unfinished h2c buffers of a departed writer are dropped. */
+			out[i].fill = 0;
+			stream_returned(ch, l, &out[i]);
+		}
+	pthread_mutex_unlock(&ch->lock);
+
+	s->n_leases--;
+	s->pinned -= channel_ring_bytes(ch);
+	log_info("channel %s: lease of pid %d ended", ch->cfg.name, (int)l->pid);
+	lease_destroy(l, FPGAD_EVENT_CLOSED);
+	if (!ch->leases)
+		stream_stop(ch);
+	return 0;
+}
+
+void lease_end_all(struct channel *ch)
+{
+	struct lease *l;
+
+	stream_stop(ch);
+	while ((l = ch->leases)) {
+		ch->leases = l->next;
+		ch->n_leases--;
+		lease_destroy(l, FPGAD_EVENT_DAEMON_GONE | FPGAD_EVENT_CLOSED);
+	}
+}
+
+void lease_let_go(struct lease *l, struct slots *sl, unsigned slot)
+{
+	if (l->held[slot]) {
+		l->held[slot] = 0;
+		slots_release(sl, slot);
+	} else {
+		slots_skip(sl, slot);
+	}
+}
+
+void lease_holds(struct lease *l, struct slots *sl, unsigned slot)
+{
+	if (!l->held[slot]) {
+		l->held[slot] = 1;
+		slots_hold(sl, slot);
+	}
 }

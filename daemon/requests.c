@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * requests.c - the control request path, in order: find the session,
- * decode (protocol.c), authorize against the listener's allowlist, answer a
- * resent mutating request from the reply cache, dispatch, reply.
+ * requests.c - the control request path (requests.h), in order: find the
+ * session, decode (protocol.c), authorize against the listener's
+ * allowlist, answer a resent mutating request from the reply cache,
+ * dispatch to the handler of each request type, reply.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -15,8 +16,10 @@
 #include "clock.h"
 #include "daemon.h"
 #include "fpgad.h"
+#include "lease.h"
 #include "log.h"
 #include "protocol.h"
+#include "requests.h"
 
 #define MSG_LEN 256
 
@@ -32,7 +35,7 @@ struct reply {
 		Fpgad__ChannelStatsReply channel_stats;
 		Fpgad__ResetChannelReply reset_channel;
 	} body;
-	struct channel_grant grant;
+	struct lease_grant grant;
 	char mode[32];
 	/* Arrays the body points into, freed after packing. */
 	void *arrays[4];
@@ -166,7 +169,7 @@ static void do_list_clients(struct daemon *d, struct reply *r)
 
 	for (struct session *s = d->sessions.head; s; s = s->next)
 		for (unsigned c = 0; c < d->n_channels; c++)
-			n_leases += channel_leased_by(d->channels[c], s);
+			n_leases += lease_find(d->channels[c], s) != NULL;
 	infos = calloc(n ? n : 1, sizeof(*infos));
 	ptrs = calloc(n ? n : 1, sizeof(*ptrs));
 	names = calloc(n_leases ? n_leases : 1, sizeof(*names));
@@ -189,7 +192,7 @@ static void do_list_clients(struct daemon *d, struct reply *r)
 		ci->remote = s->peer.listener == LISTENER_REMOTE;
 		ci->leases = names;
 		for (unsigned c = 0; c < d->n_channels; c++)
-			if (channel_leased_by(d->channels[c], s))
+			if (lease_find(d->channels[c], s) != NULL)
 				names[ci->n_leases++] =
 					(char *)channel_config(d->channels[c])->name;
 		names += ci->n_leases;
@@ -233,13 +236,13 @@ static void do_open_channel(struct daemon *d, struct session *s,
 	Fpgad__OpenChannelReply *o = &r->body.open_channel;
 	struct channel *ch = find_channel(d, in->name, r);
 	const struct config_channel *cc;
-	struct channel_grant *g = &r->grant;
+	struct lease_grant *g = &r->grant;
 	char err[MSG_LEN];
 	int e;
 
 	if (!ch)
 		return;
-	e = channel_open(ch, s, in->shared, &d->cfg.control, g, err, sizeof(err));
+	e = lease_open(ch, s, in->shared, &d->cfg.control, g, err, sizeof(err));
 	if (e < 0) {
 		reply_error(r, channel_code(e), "%s", err);
 		log_notice("control: OpenChannel %s for pid %d: %s", in->name,
@@ -277,7 +280,7 @@ static void do_close_channel(struct daemon *d, struct session *s,
 
 	if (!ch)
 		return;
-	if (channel_close(ch, s) < 0) {
+	if (lease_close(ch, s) < 0) {
 		reply_error(r, FPGAD__STATUS_CODE__STATUS_NOT_FOUND,
 			    "channel %s is not open on this connection", in->name);
 		return;
@@ -411,7 +414,7 @@ void requests_handle(struct daemon *d, struct control_ctx *ctx,
 	struct session *s;
 
 	r.resp.message = "";
-	if (daemon_session(d, p, &s) < 0)
+	if (session_get(&d->sessions, p, d->cfg.control.max_clients, &s) < 0)
 		s = NULL;
 	if (protocol_decode(buf, len, &req, &r.resp.id, &code, r.message,
 			    sizeof(r.message)) < 0) {

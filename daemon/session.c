@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
-/* session.c - the table of control connections. */
+/* session.c - the table of control connections (session.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
 #include "session.h"
 
-int session_add(struct session_table *t, const struct peer *p,
-		struct session **ret_s)
+static int session_add(struct session_table *t, const struct peer *p,
+		       struct session **ret_s)
 {
 	struct session *s = calloc(1, sizeof(*s));
 
@@ -38,7 +39,7 @@ static void session_free(struct session *s)
 	free(s);
 }
 
-void session_remove(struct session_table *t, struct session *s)
+static void session_remove(struct session_table *t, struct session *s)
 {
 	for (struct session **pp = &t->head; *pp; pp = &(*pp)->next) {
 		if (*pp == s) {
@@ -48,6 +49,43 @@ void session_remove(struct session_table *t, struct session *s)
 			return;
 		}
 	}
+}
+
+static bool recently_removed(const struct session_table *t, uint32_t pipe_id)
+{
+	for (unsigned i = 0; i < SESSION_REMOVED_PIPES; i++)
+		if (t->removed[i] == pipe_id)
+			return true;
+	return false;
+}
+
+int session_get(struct session_table *t, const struct peer *p,
+		unsigned max_clients, struct session **ret_s)
+{
+	struct session *s = session_find(t, p->pipe_id);
+	int r;
+
+	if (s || recently_removed(t, p->pipe_id)) {
+		*ret_s = s;
+		return 0;
+	}
+	if (t->count >= max_clients)
+		return -ENOSPC;
+	r = session_add(t, p, &s);
+	if (r < 0)
+		return r;
+	*ret_s = s;
+	return 0;
+}
+
+void session_gone(struct session_table *t, uint32_t pipe_id)
+{
+	struct session *s = session_find(t, pipe_id);
+
+	t->removed[t->removed_next] = pipe_id;
+	t->removed_next = (t->removed_next + 1) % SESSION_REMOVED_PIPES;
+	if (s)
+		session_remove(t, s);
 }
 
 void session_table_clear(struct session_table *t)

@@ -30,16 +30,26 @@ struct session {
 	struct cached_reply cache[SESSION_REPLY_CACHE];
 };
 
+#define SESSION_REMOVED_PIPES 64
+
 struct session_table {
 	struct session *head;
 	unsigned count;
+	/* Connections that went away recently: a late request gets none. */
+	uint32_t removed[SESSION_REMOVED_PIPES];
+	unsigned removed_next;
 };
 
-int session_add(struct session_table *t, const struct peer *p,
-		struct session **ret_s);
+/*
+ * The session of @p's connection, created here if the connection event
+ * has not come yet (a request may come first): 0 and the session (NULL
+ * for a connection already gone), -ENOSPC at @max_clients, -ENOMEM.
+ */
+int session_get(struct session_table *t, const struct peer *p,
+		unsigned max_clients, struct session **ret_s);
 struct session *session_find(struct session_table *t, uint32_t pipe_id);
-/* Unlinks and frees @s. */
-void session_remove(struct session_table *t, struct session *s);
+/* The connection went away: unlink and free its session, if any. */
+void session_gone(struct session_table *t, uint32_t pipe_id);
 void session_table_clear(struct session_table *t);
 
 /* A copy of the reply for request @id, or NULL. */

@@ -20,17 +20,6 @@
 
 /* --- slot bookkeeping (ch->lock held) ----------------------------------- */
 
-/* A lessee let go of @slot: released it if it held it, else skipped it. */
-static void settle(struct channel *ch, struct lease *l, unsigned slot)
-{
-	if (l->held[slot]) {
-		l->held[slot] = 0;
-		ring_release(ch->ring, slot);
-	} else {
-		ring_skip(ch->ring, slot);
-	}
-}
-
 /* h2c: a buffer came back, filled for the card or unused. */
 static void h2c_returned(struct channel *ch, const struct frame_returned *r)
 {
@@ -51,7 +40,7 @@ void stream_returned(struct channel *ch, struct lease *l,
 	if (ch->cfg.direction == DIR_H2C)
 		h2c_returned(ch, r);
 	else
-		settle(ch, l, r->slot);
+		lease_let_go(l, ch->slots, r->slot);
 }
 
 static void reclaim(struct channel *ch)
@@ -67,35 +56,6 @@ static void reclaim(struct channel *ch)
 				break;
 		}
 	}
-}
-
-/*
- * drop-oldest found the oldest READY slot still out with readers: take it
- * back from each reader that has not claimed it.  Afterwards the slot is
- * FREE (nobody had claimed it) or HELD (somebody had).
- */
-static int revoke_oldest(struct channel *ch)
-{
-	int slot = ring_oldest_ready(ch->ring), r;
-
-	if (slot < 0)
-		return slot;
-	for (struct lease *l = ch->leases; l; l = l->next) {
-		if (!frame_producer_slot_out(l->prod, (uint32_t)slot))
-			continue;
-		r = frame_producer_revoke(l->prod, (uint32_t)slot);
-		if (r == 0) {
-			ring_revoke(ch->ring, (unsigned)slot);
-		} else if (r == -EALREADY) {
-			settle(ch, l, (unsigned)slot);
-		} else if (r == -EBUSY) {
-			if (!l->held[slot]) {
-				l->held[slot] = 1;
-				ring_hold(ch->ring, (unsigned)slot);
-			}
-		}
-	}
-	return 0;
 }
 
 static uint64_t slot_offset(const struct channel *ch, unsigned slot)
@@ -115,27 +75,14 @@ static void arm(struct channel *ch)
 
 	while (ch->state == CHANNEL_STREAMING &&
 	       ch->inflight + ch->copying < ch->cfg.queue_depth) {
-		slot = ring_arm(ch->ring);
-		if (slot == -EBUSY) {
-			/*
-			 * Only readers' frames are left.  While the card still
-			 * has work, keep the newest one for them: taking back
-			 * the only ready frame to queue one more transfer would
-			 * hand a slow reader nothing, ever.
-			 */
-			if (ch->inflight && ring_count(ch->ring, RING_SLOT_READY) <= 1)
-				break;
-			if (revoke_oldest(ch) < 0)
-				break;
-			continue;
-		}
+		slot = policy_take_slot(ch);
 		if (slot < 0)
 			break;
 		x.offset = slot_offset(ch, (unsigned)slot);
 		x.cookie = (uint64_t)slot;
 		r = ch->ops->submit(ch->q, &x);
 		if (r < 0) {
-			ring_cancel(ch->ring, (unsigned)slot);
+			slots_cancel(ch->slots, (unsigned)slot);
 			if (r != -EAGAIN)
 				log_err("channel %s: submit: %s", ch->cfg.name,
 					strerror(-r));
@@ -207,9 +154,9 @@ static void publish(struct channel *ch, unsigned slot,
 		.t_dma_start_ns = c->t_start_ns,
 		.t_dma_end_ns = c->t_end_ns,
 	};
-	struct ring_stats rs;
+	struct slots_stats rs;
 
-	ring_get_stats(ch->ring, &rs);
+	slots_get_stats(ch->slots, &rs);
 	if (c->flags & DEV_COMPLETION_TRUNCATED)
 		f.flags |= FPGAD_FRAME_TRUNCATED;
 	if ((ch->stats.frames && c->seq != ch->next_seq) ||
@@ -221,7 +168,7 @@ static void publish(struct channel *ch, unsigned slot,
 		int r = frame_producer_publish(l->prod, &f, NULL);
 
 		if (r == 0)
-			ring_publish(ch->ring, slot);
+			slots_publish(ch->slots, slot);
 		else
 			log_warn("channel %s: cannot publish slot %u to pid %d: %s",
 				 ch->cfg.name, slot, (int)l->pid, strerror(-r));
@@ -304,12 +251,12 @@ static void completed(struct channel *ch, unsigned slot,
 		if (ch->cfg.direction == DIR_H2C)
 			ch->stats.drops++;	/* a writer's frame the card lost */
 		else
-			ring_cancel(ch->ring, slot);
+			slots_cancel(ch->slots, slot);
 		return;
 	}
 	if (c->status < 0) {
 		if (ch->cfg.direction == DIR_C2H)
-			ring_complete(ch->ring, slot, false, 0);
+			slots_complete(ch->slots, slot, false, 0);
 		ch->stats.errors++;
 		if (ch->state == CHANNEL_STREAMING)
 			recover(ch, c->status);
@@ -336,11 +283,11 @@ static void completed(struct channel *ch, unsigned slot,
 			return;
 		}
 		log_err("channel %s: bounce copy: %s", ch->cfg.name, strerror(-r));
-		ring_complete(ch->ring, slot, false, 0);
+		slots_complete(ch->slots, slot, false, 0);
 		ch->stats.errors++;
 		return;
 	}
-	ring_complete(ch->ring, slot, true, c->seq);
+	slots_complete(ch->slots, slot, true, c->seq);
 	ch->stats.frames++;
 	publish(ch, slot, c);
 }
@@ -354,11 +301,11 @@ static void copy_finished(struct channel *ch, const struct copy_done *done)
 	if (done->status < 0) {
 		log_err("channel %s: bounce copy failed: %s", ch->cfg.name,
 			strerror(-done->status));
-		ring_complete(ch->ring, slot, false, 0);
+		slots_complete(ch->slots, slot, false, 0);
 		ch->stats.errors++;
 		return;
 	}
-	ring_complete(ch->ring, slot, true, ch->pending[slot].seq);
+	slots_complete(ch->slots, slot, true, ch->pending[slot].seq);
 	ch->stats.frames++;
 	publish(ch, slot, &ch->pending[slot]);
 }
@@ -492,24 +439,22 @@ int stream_start(struct channel *ch)
 	return 0;
 }
 
-int stream_ring_renew(struct channel *ch)
+int stream_slots_renew(struct channel *ch)
 {
-	struct ring_stats rs;
-	struct ring *fresh;
+	struct slots_stats rs;
+	struct slots *fresh;
 	int r;
 
-	r = ring_create(ch->cfg.slots, ch->cfg.policy, &fresh);
+	r = slots_create(ch->cfg.slots, &fresh);
 	if (r < 0)
 		return r;
-	if (ch->ring) {
-		ring_get_stats(ch->ring, &rs);
+	if (ch->slots) {
+		slots_get_stats(ch->slots, &rs);
 		ch->acc.drops += rs.drops;
 		ch->acc.stalls += rs.stalls;
-		ring_destroy(ch->ring);
+		slots_destroy(ch->slots);
 	}
-	ring_set_dma_target(fresh, ch->memory == MEMORY_CUDA ? RING_OWNER_GPU :
-							       RING_OWNER_HOST);
-	ch->ring = fresh;
+	ch->slots = fresh;
 	ch->drops_seen = 0;
 	if (ch->h2c)
 		memset(ch->h2c, H2C_FREE, ch->cfg.slots);
@@ -534,8 +479,8 @@ void stream_stop(struct channel *ch)
 	if (ch->inflight)
 		log_err("channel %s: %u transfers did not come back after a reset",
 			ch->cfg.name, ch->inflight);
-	if (stream_ring_renew(ch) < 0)
-		log_err("channel %s: out of memory renewing the ring", ch->cfg.name);
+	if (stream_slots_renew(ch) < 0)
+		log_err("channel %s: out of memory renewing its slots", ch->cfg.name);
 	if (ch->state != CHANNEL_FAILED)
 		ch->state = CHANNEL_IDLE;
 	pthread_mutex_unlock(&ch->lock);

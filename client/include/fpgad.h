@@ -154,12 +154,12 @@ struct fpgad_channel_info {
  * -ENODEV for GPU memory in a process without CUDA.
  */
 FPGAD_EXPORT int fpgad_channel_open(fpgad_client *c, const char *name, unsigned flags,
-		       fpgad_channel **ret_ch);
+				    fpgad_channel **ret_ch);
 /* End the lease and unmap; accepts NULL.  Frames still held are released. */
 FPGAD_EXPORT int fpgad_channel_close(fpgad_channel *ch);
 
 FPGAD_EXPORT void fpgad_channel_get_info(const fpgad_channel *ch,
-			    struct fpgad_channel_info *ret_info);
+					 struct fpgad_channel_info *ret_info);
 /* Base address of @slot: a host pointer, or a CUDA device pointer. */
 FPGAD_EXPORT void *fpgad_slot_data(const fpgad_channel *ch, uint32_t slot);
 
@@ -202,7 +202,7 @@ FPGAD_EXPORT void fpgad_channel_set_poll(fpgad_channel *ch, unsigned us);
  * yours, and is never written, until fpgad_frame_release().
  */
 FPGAD_EXPORT int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_frame,
-		     int timeout_ms);
+				  int timeout_ms);
 FPGAD_EXPORT int fpgad_frame_release(fpgad_channel *ch, const struct fpgad_frame *f);
 
 /*
@@ -212,10 +212,10 @@ FPGAD_EXPORT int fpgad_frame_release(fpgad_channel *ch, const struct fpgad_frame
  * slot_size).  fpgad_frame_release() gives a buffer back unused.
  */
 FPGAD_EXPORT int fpgad_frame_submit(fpgad_channel *ch, const struct fpgad_frame *f,
-		       uint64_t length);
+				    uint64_t length);
 /* Copy @len host bytes into a buffer of @ch (host or GPU memory). */
 FPGAD_EXPORT int fpgad_frame_write(fpgad_channel *ch, const struct fpgad_frame *f,
-		      const void *src, uint64_t len);
+				   const void *src, uint64_t len);
 
 /*
  * Make a held frame readable on the host and return where: the slot
@@ -223,7 +223,7 @@ FPGAD_EXPORT int fpgad_frame_write(fpgad_channel *ch, const struct fpgad_frame *
  * library's, made only when this frame is not already there.
  */
 FPGAD_EXPORT int fpgad_frame_host(fpgad_channel *ch, const struct fpgad_frame *f,
-		     const void **ret_ptr);
+				  const void **ret_ptr);
 /* Copies fpgad_frame_host() has made on @ch. */
 FPGAD_EXPORT uint64_t fpgad_channel_host_copies(const fpgad_channel *ch);
 /* Events fpgad raised (FPGAD_EVENT_* of fpgad_frames.h), marked read. */
@@ -247,7 +247,7 @@ struct fpgad_channel_stats {
 };
 
 FPGAD_EXPORT int fpgad_channel_stats(fpgad_client *c, const char *name,
-			struct fpgad_channel_stats *ret_stats);
+				     struct fpgad_channel_stats *ret_stats);
 
 /*
  * Clear a channel that FAILED after repeated DMA errors, so that it streams

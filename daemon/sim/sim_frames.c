@@ -53,7 +53,7 @@ static uint64_t sim_frame_time(struct device_queue *q, uint64_t seq)
  * FIFO lost and writes the frame's number and production time.
  */
 void sim_source_peek(struct device_queue *q, uint64_t now,
-			    uint64_t *ret_seq, uint64_t *ret_avail)
+		     uint64_t *ret_seq, uint64_t *ret_avail)
 {
 	uint64_t rate = q->ch.frame_rate, dt, produced;
 
@@ -80,7 +80,7 @@ void sim_source_peek(struct device_queue *q, uint64_t now,
 
 /* H2C: check a received frame, count it, return its seq (0 if unknown). */
 uint64_t sim_sink_check(struct device_queue *q, const void *buf,
-			       uint64_t len)
+			uint64_t len)
 {
 	struct fpgad_simframe_hdr h;
 	uint64_t bad = 0;

@@ -65,8 +65,8 @@ void sim_gpu_drain(struct device_queue *q)
  * into a receive buffer, checked when it is reaped.
  */
 void sim_gpu_launch(struct device_queue *q, const struct sim_sqe *e,
-			    struct sim_cqe *cqe, uint64_t deadline,
-			    uint64_t n, uint64_t frame_len, bool corrupt)
+		    struct sim_cqe *cqe, uint64_t deadline,
+		    uint64_t n, uint64_t frame_len, bool corrupt)
 {
 	uint64_t idx = q->copy_head, cookie = idx;
 	struct sim_copy *c = &q->copies[idx % SIM_MAX_INFLIGHT];

@@ -46,8 +46,8 @@ uint64_t sim_link_rate(const struct link_model *l)
 }
 
 uint64_t sim_link_reserve(struct device *d, enum direction dir,
-				 uint64_t now, uint64_t bytes,
-				 uint64_t *ret_start)
+			  uint64_t now, uint64_t bytes,
+			  uint64_t *ret_start)
 {
 	uint64_t dur = sim_link_ns(&d->sim.link, bytes);
 	uint64_t cur, start;

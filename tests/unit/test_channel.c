@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "channel.h"
+#include "lease.h"
 #include "device.h"
 #include "fpgad_simframe.h"
 #include "frame_consumer.h"
@@ -34,7 +35,7 @@ struct fixture {
 
 /* The client's side of one lease. */
 struct reader {
-	struct channel_grant g;
+	struct lease_grant g;
 	uint8_t *data;
 	size_t data_len;
 	void *desc;
@@ -101,7 +102,7 @@ static int open_lease(struct fixture *fx, struct session *s, bool shared,
 	char err[256];
 
 	memset(r, 0, sizeof(*r));
-	return channel_open(fx->ch, s, shared, &fx->cfg.control, &r->g, err,
+	return lease_open(fx->ch, s, shared, &fx->cfg.control, &r->g, err,
 			    sizeof(err));
 }
 
@@ -144,7 +145,7 @@ static void test_stream_and_verify(void **state)
 	assert_false(channel_is_streaming(fx.ch));
 	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), 0);
 	assert_true(channel_is_streaming(fx.ch));
-	assert_true(channel_leased_by(fx.ch, &fx.s1));
+	assert_true((lease_find(fx.ch, &fx.s1) != NULL));
 	assert_int_equal(r.g.memory, MEMORY_HOST);
 	assert_int_equal(r.g.mode, MODE_HOST);
 	reader_attach(&r, channel_config(fx.ch));
@@ -160,13 +161,13 @@ static void test_stream_and_verify(void **state)
 	assert_int_equal(st.drops, 0);
 	assert_int_equal(st.lessees, 1);
 	assert_int_equal(fx.s1.n_leases, 1);
-	assert_int_equal(channel_close(fx.ch, &fx.s1), 0);
+	assert_int_equal(lease_close(fx.ch, &fx.s1), 0);
 	assert_int_equal(fx.s1.n_leases, 0);
 	assert_int_equal(fx.s1.pinned, 0);
 	assert_false(channel_is_streaming(fx.ch));
 	/* The client learns that the lease ended. */
 	assert_true(frame_consumer_events(r.cons) & FPGAD_EVENT_CLOSED);
-	assert_int_equal(channel_close(fx.ch, &fx.s1), -ENOENT);
+	assert_int_equal(lease_close(fx.ch, &fx.s1), -ENOENT);
 	reader_detach(&r);
 
 	/* The next lessee gets a ring of its own; the old one is gone. */
@@ -182,7 +183,7 @@ static void test_stream_and_verify(void **state)
 		reader_attach(&r2, channel_config(fx.ch));
 		take(&r2, channel_config(fx.ch), &f);
 		assert_int_equal(frame_consumer_release(r2.cons, &f), 0);
-		assert_int_equal(channel_close(fx.ch, &fx.s2), 0);
+		assert_int_equal(lease_close(fx.ch, &fx.s2), 0);
 		reader_detach(&r2);
 	}
 	unmake(&fx);
@@ -199,7 +200,7 @@ static void test_exclusive_and_shared(void **state)
 	assert_int_equal(open_lease(&fx, &fx.s1, false, &b), -EALREADY);
 	assert_int_equal(open_lease(&fx, &fx.s2, false, &b), -EBUSY);
 	assert_int_equal(open_lease(&fx, &fx.s2, true, &b), -EBUSY);
-	assert_int_equal(channel_close(fx.ch, &fx.s1), 0);
+	assert_int_equal(lease_close(fx.ch, &fx.s1), 0);
 
 	/* Shared readers: each sees every frame from when it joined, in order. */
 	assert_int_equal(open_lease(&fx, &fx.s1, true, &a), 0);
@@ -242,13 +243,13 @@ static void test_exclusive_and_shared(void **state)
 		/* An exclusive opener is refused while readers share it. */
 		assert_int_equal(open_lease(&fx, &(struct session){ 0 }, false,
 					    &(struct reader){ 0 }), -EBUSY);
-		channel_close(fx.ch, &fx.s1);
+		lease_close(fx.ch, &fx.s1);
 		/* b goes on alone. */
 		for (int i = 0; i < 100; i++) {
 			take(&b, channel_config(fx.ch), &fb);
 			assert_int_equal(frame_consumer_release(b.cons, &fb), 0);
 		}
-		channel_close(fx.ch, &fx.s2);
+		lease_close(fx.ch, &fx.s2);
 		reader_detach(&a);
 		reader_detach(&b);
 	}
@@ -272,7 +273,7 @@ static void test_limits(void **state)
 	fx.cfg.control.max_pinned = 4 * 64 * 1024;
 	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), 0);
 	assert_int_equal(fx.s1.pinned, 4 * 64 * 1024);
-	channel_close(fx.ch, &fx.s1);
+	lease_close(fx.ch, &fx.s1);
 	unmake(&fx);
 }
 
@@ -307,7 +308,7 @@ static void test_drop_oldest_spares_held(void **state)
 	assert_true(st.drops > 0);
 	assert_int_equal(frame_consumer_release(r.cons, &held[0]), 0);
 	assert_int_equal(frame_consumer_release(r.cons, &held[1]), 0);
-	channel_close(fx.ch, &fx.s1);
+	lease_close(fx.ch, &fx.s1);
 	reader_detach(&r);
 	unmake(&fx);
 }
@@ -348,7 +349,7 @@ static void test_repeated_failures_fail_channel(void **state)
 		assert_true(st.errors >= before + 5);
 		assert_int_equal(st.state, CHANNEL_FAILED);
 	}
-	channel_close(fx.ch, &fx.s1);
+	lease_close(fx.ch, &fx.s1);
 	/* FAILED refuses new leases, by name, until it is reset. */
 	assert_int_equal(open_lease(&fx, &fx.s2, false, &r2), -EIO);
 	{
@@ -381,7 +382,7 @@ static void test_h2c_send(void **state)
 	cc->slot_size = cc->frame_size = 64 * 1024;
 	assert_int_equal(device_sim_ops.open(&fx.cfg, &fx.dev), 0);
 	assert_int_equal(channel_create(&fx.cfg, cc, &device_sim_ops, fx.dev, &fx.ch), 0);
-	assert_int_equal(channel_open(fx.ch, &fx.s1, true, &fx.cfg.control, &r.g,
+	assert_int_equal(lease_open(fx.ch, &fx.s1, true, &fx.cfg.control, &r.g,
 				      err, sizeof(err)), -EINVAL);
 	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), 0);
 	r.data_len = r.g.ring_size;
@@ -415,7 +416,7 @@ static void test_h2c_send(void **state)
 	assert_int_equal(st.frames, 1000);
 	assert_int_equal(st.card_good, 990);
 	assert_int_equal(st.card_bad, 10);
-	channel_close(fx.ch, &fx.s1);
+	lease_close(fx.ch, &fx.s1);
 	reader_detach(&r);
 	unmake(&fx);
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* test_session.c - the connection table and the resend reply cache. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,18 +19,28 @@ static void test_add_find_remove(void **state)
 	struct session *a, *b;
 
 	(void)state;
-	assert_int_equal(session_add(&t, &p, &a), 0);
+	assert_int_equal(session_get(&t, &p, 16, &a), 0);
 	p.pipe_id = 6;
-	assert_int_equal(session_add(&t, &p, &b), 0);
+	assert_int_equal(session_get(&t, &p, 16, &b), 0);
 	assert_int_equal(t.count, 2);
 	assert_ptr_equal(session_find(&t, 5), a);
 	assert_ptr_equal(session_find(&t, 6), b);
 	assert_null(session_find(&t, 7));
 	assert_int_equal(a->peer.uid, 1000);
 	assert_true(a->connected_ms > 0);
-	session_remove(&t, a);
+	session_gone(&t, 5);
 	assert_int_equal(t.count, 1);
 	assert_null(session_find(&t, 5));
+	/* A late request of a connection that went away gets no session. */
+	p.pipe_id = 5;
+	assert_int_equal(session_get(&t, &p, 16, &a), 0);
+	assert_null(a);
+	assert_int_equal(t.count, 1);
+	/* At max_clients a new connection gets none either. */
+	p.pipe_id = 8;
+	assert_int_equal(session_get(&t, &p, 1, &a), -ENOSPC);
+	assert_int_equal(session_get(&t, &p, 2, &a), 0);
+	assert_non_null(a);
 	session_table_clear(&t);
 	assert_int_equal(t.count, 0);
 	assert_null(t.head);
@@ -44,7 +55,7 @@ static void test_reply_cache(void **state)
 	char buf[16];
 
 	(void)state;
-	assert_int_equal(session_add(&t, &p, &s), 0);
+	assert_int_equal(session_get(&t, &p, 16, &s), 0);
 	assert_null(session_cached(s, 1));
 	assert_int_equal(session_cache(s, 1, "one", 3), 0);
 	c = session_cached(s, 1);
