@@ -6,12 +6,17 @@
 #include <errno.h>
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
+#include <nng/supplemental/tls/tls.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client_internal.h"
 #include "errmap.h"
+
+#define CLIENT_REDIAL_MIN_MS 20
+#define CLIENT_REDIAL_MAX_MS 250
 
 const char *fpgad_version(void)
 {
@@ -25,27 +30,14 @@ const char *fpgad_default_url(void)
 	return env && env[0] ? env : FPGAD_DEFAULT_URL;
 }
 
-static int hello(fpgad_client *c)
+/* Runs on an nng thread when the connection to fpgad is lost. */
+static void on_pipe_gone(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
-	Fpgad__Request req = FPGAD__REQUEST__INIT;
-	Fpgad__Hello h = FPGAD__HELLO__INIT;
-	Fpgad__Response *resp;
-	int r;
+	fpgad_client *c = arg;
 
-	h.version = FPGAD_PROTOCOL_VERSION;
-	h.min_version = FPGAD_PROTOCOL_MIN_VERSION;
-	h.software = "libfpgad " FPGAD_VERSION;
-	req.body_case = FPGAD__REQUEST__BODY_HELLO;
-	req.hello = &h;
-	r = conn_transact(c, &req, &resp);
-	if (r < 0)
-		return r;
-	r = conn_expect(c, resp, FPGAD__RESPONSE__BODY_HELLO);
-	if (r < 0)
-		return r;
-	snprintf(c->server, sizeof(c->server), "%s", resp->hello->software);
-	fpgad__response__free_unpacked(resp, NULL);
-	return 0;
+	(void)p;
+	(void)ev;
+	atomic_fetch_add(&c->conn_gen, 1);
 }
 
 /* tls+tcp:// verifies fpgad's certificate against $FPGAD_TLS_CA. */
@@ -55,21 +47,21 @@ static int dial(fpgad_client *c)
 	nng_dialer d;
 	int rv;
 
-	if (strncmp(c->url, "tls+", 4) != 0) {
-		rv = nng_dial(c->sock, c->url, NULL, 0);
-		goto out;
-	}
-	if (!ca || !ca[0]) {
+	if (strncmp(c->url, "tls+", 4) == 0 && (!ca || !ca[0])) {
 		conn_set_errmsg(c, "%s: set FPGAD_TLS_CA to the CA file that signed fpgad's certificate",
 			   c->url);
 		return -EINVAL;
 	}
 	rv = nng_dialer_create(&d, c->sock, c->url);
+	/* After fpgad restarts, be back within a fraction of a second. */
 	if (rv == 0)
+		rv = nng_dialer_set_ms(d, NNG_OPT_RECONNMINT, CLIENT_REDIAL_MIN_MS);
+	if (rv == 0)
+		rv = nng_dialer_set_ms(d, NNG_OPT_RECONNMAXT, CLIENT_REDIAL_MAX_MS);
+	if (rv == 0 && strncmp(c->url, "tls+", 4) == 0)
 		rv = nng_dialer_set_string(d, NNG_OPT_TLS_CA_FILE, ca);
 	if (rv == 0)
 		rv = nng_dialer_start(d, 0);
-out:
 	if (rv)
 		conn_set_errmsg(c, "%s: %s", c->url, nng_strerror(rv));
 	/* ipc: no socket file means nothing listens there. */
@@ -91,12 +83,13 @@ int fpgad_connect(const char *url, fpgad_client **ret_client)
 		free(c);
 		return errmap_nng(rv);
 	}
-	nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO, c->timeout_ms);
-	nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, c->timeout_ms);
+	conn_set_timeouts(c, c->timeout_ms);
+	/* A lost connection ends every lease made on it: count them. */
+	nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, on_pipe_gone, c);
 	r = dial(c);
 	if (r < 0)
 		goto fail;
-	r = hello(c);
+	r = conn_hello(c);
 	if (r < 0)
 		goto fail;
 	*ret_client = c;
@@ -119,8 +112,12 @@ void fpgad_disconnect(fpgad_client *c)
 void fpgad_set_timeout(fpgad_client *c, int timeout_ms)
 {
 	c->timeout_ms = timeout_ms;
-	nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO, timeout_ms);
-	nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, timeout_ms);
+	conn_set_timeouts(c, timeout_ms);
+}
+
+void fpgad_set_reconnect(fpgad_client *c, bool reconnect)
+{
+	c->reconnect = reconnect;
 }
 
 void fpgad_set_log(fpgad_client *c, fpgad_log_fn fn, void *user)

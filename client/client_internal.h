@@ -12,6 +12,7 @@
 #define FPGAD_CLIENT_INTERNAL_H
 
 #include <nng/nng.h>
+#include <stdatomic.h>
 
 #include "fpgad.h"
 #include "fpgad.pb-c.h"
@@ -28,6 +29,8 @@ struct fpgad_client {
 	fpgad_log_fn log;
 	void *log_user;
 	struct fpgad_channel *channels;	/* open channels, for disconnect */
+	bool reconnect;			/* fpgad_set_reconnect() */
+	_Atomic unsigned conn_gen;	/* connections to fpgad lost so far */
 };
 
 /* held_pos value of a slot this process does not hold. */
@@ -36,6 +39,10 @@ struct fpgad_client {
 struct fpgad_channel {
 	struct fpgad_channel *next;
 	fpgad_client *c;
+	unsigned flags;			/* FPGAD_OPEN_* */
+	uint64_t lease_id;		/* 0 while it has none */
+	unsigned conn_gen;		/* c->conn_gen when leased */
+	int link;			/* the handoff connection, kept */
 	struct fpgad_channel_info info;
 	uint8_t *base;			/* host mapping or device pointer */
 	size_t ring_size;
@@ -52,6 +59,12 @@ struct fpgad_channel {
 };
 
 /* conn.c */
+/* Hello: check that fpgad speaks our protocol, learn its software string. */
+int conn_hello(fpgad_client *c);
+/* Request timeouts of the socket, for now (fpgad_set_timeout: for good). */
+void conn_set_timeouts(fpgad_client *c, int timeout_ms);
+/* The errno for a fpgad status code. */
+int conn_status_errno(int code);
 void conn_log(const fpgad_client *c, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void conn_set_errmsg(fpgad_client *c, const char *fmt, ...)
@@ -71,6 +84,18 @@ int conn_raw_request(fpgad_client *c, const void *buf, size_t len,
 
 /* attach.c: close every channel still open on @c. */
 void attach_close_all(fpgad_client *c);
+/*
+ * Is @ch's lease over without the library ending it: fpgad closed its end
+ * of the link (lease ended, fpgad stopped or died) or the connection it
+ * was made on is gone?
+ */
+bool attach_lease_gone(fpgad_channel *ch);
+/*
+ * fpgad went away: lease the same channel again (reconnecting as nng
+ * redials), trying until @timeout_ms (-1 = no limit) runs out; the old
+ * rings are unmapped first.  0, or the error of the last attempt.
+ */
+int attach_reopen(fpgad_channel *ch, int timeout_ms);
 
 /*
  * GPU memory of another process (gpu_cuda.c; without CUDA, gpu_nocuda.c

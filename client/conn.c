@@ -27,7 +27,7 @@ void conn_log(const fpgad_client *c, int level, const char *fmt, ...)
 	c->log(c->log_user, level, msg);
 }
 
-static int code_errno(Fpgad__StatusCode code)
+int conn_status_errno(int code)
 {
 	switch (code) {
 	case FPGAD__STATUS_CODE__STATUS_OK: return 0;
@@ -116,7 +116,7 @@ int conn_transact(fpgad_client *c, Fpgad__Request *req,
 	if (resp->code != FPGAD__STATUS_CODE__STATUS_OK) {
 		conn_set_errmsg(c, "%s", resp->message);
 		conn_log(c, FPGAD_LOG_WARN, "fpgad: %s", resp->message);
-		r = code_errno(resp->code);
+		r = conn_status_errno(resp->code);
 		fpgad__response__free_unpacked(resp, NULL);
 		return r;
 	}
@@ -156,4 +156,33 @@ int conn_raw_request(fpgad_client *c, const void *buf, size_t len,
 		snprintf(msg, msglen, "%s", resp->message);
 	fpgad__response__free_unpacked(resp, NULL);
 	return 0;
+}
+
+int conn_hello(fpgad_client *c)
+{
+	Fpgad__Request req = FPGAD__REQUEST__INIT;
+	Fpgad__Hello h = FPGAD__HELLO__INIT;
+	Fpgad__Response *resp;
+	int r;
+
+	h.version = FPGAD_PROTOCOL_VERSION;
+	h.min_version = FPGAD_PROTOCOL_MIN_VERSION;
+	h.software = "libfpgad " FPGAD_VERSION;
+	req.body_case = FPGAD__REQUEST__BODY_HELLO;
+	req.hello = &h;
+	r = conn_transact(c, &req, &resp);
+	if (r < 0)
+		return r;
+	r = conn_expect(c, resp, FPGAD__RESPONSE__BODY_HELLO);
+	if (r < 0)
+		return r;
+	snprintf(c->server, sizeof(c->server), "%s", resp->hello->software);
+	fpgad__response__free_unpacked(resp, NULL);
+	return 0;
+}
+
+void conn_set_timeouts(fpgad_client *c, int timeout_ms)
+{
+	nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO, timeout_ms);
+	nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, timeout_ms);
 }

@@ -25,7 +25,10 @@ struct frame_consumer {
 	uint64_t generation;
 	uint64_t cursor;
 	uint32_t seen_event_seq;
+	uint32_t seen_bits;
+	uint32_t seen_count[FPGAD_EVENT_COUNT];
 	uint32_t direction;
+	uint16_t minor;
 };
 
 int frame_consumer_attach(void *mem, size_t len,
@@ -50,6 +53,7 @@ int frame_consumer_attach(void *mem, size_t len,
 	c->slot_size = hdr->slot_size;
 	c->frame_size = hdr->frame_size;
 	c->direction = hdr->version_minor >= 1 ? hdr->direction : FPGAD_FRAMES_C2H;
+	c->minor = hdr->version_minor;
 	c->descs = (unsigned char *)mem + hdr->header_size;
 	c->generation = atomic_load_explicit(FR_A64(&hdr->generation),
 					     memory_order_relaxed);
@@ -343,7 +347,28 @@ int frame_consumer_wait(struct frame_consumer *c, int timeout_ms)
 
 uint32_t frame_consumer_events(struct frame_consumer *c)
 {
+	uint32_t bits, news = 0;
+
 	c->seen_event_seq = atomic_load_explicit(FR_A32(&c->hdr->event_seq),
 						 memory_order_acquire);
-	return atomic_load_explicit(FR_A32(&c->hdr->events), memory_order_acquire);
+	bits = atomic_load_explicit(FR_A32(&c->hdr->events),
+				    memory_order_acquire);
+	if (c->minor < 2) {
+		/* No counters: each bit once. */
+		news = bits & ~c->seen_bits;
+		c->seen_bits |= bits;
+		return news;
+	}
+	for (unsigned i = 0; i < FPGAD_EVENT_COUNT; i++) {
+		uint32_t n = atomic_load_explicit(FR_A32(&c->hdr->event_count[i]),
+						  memory_order_relaxed);
+
+		if (n != c->seen_count[i])
+			news |= 1u << i;
+		c->seen_count[i] = n;
+	}
+	/* Bits without a counter (none yet): each once. */
+	news |= bits & ~c->seen_bits & ~((1u << FPGAD_EVENT_COUNT) - 1);
+	c->seen_bits |= bits;
+	return news;
 }

@@ -60,7 +60,10 @@ int frame_consumer_release(struct frame_consumer *c,
  * 0 = just check): 0, -ETIMEDOUT, -EINTR, -ESTALE.
  */
 int frame_consumer_wait(struct frame_consumer *c, int timeout_ms);
-/* The FPGAD_EVENT_* bits raised so far; marks them read. */
+/*
+ * The FPGAD_EVENT_* bits raised since the last call (an event raised again,
+ * such as a second reset, is reported again); marks them read.
+ */
 uint32_t frame_consumer_events(struct frame_consumer *c);
 
 #endif

@@ -9,7 +9,11 @@
 
 #include "client_internal.h"
 #include "clock.h"
+#include "crc32c.h"
 #include "frame_consumer.h"
+
+/* How often a waiting consumer checks that its lease is still there. */
+#define FRAMES_LIVENESS_MS 50
 
 void fpgad_channel_set_newest(fpgad_channel *ch, bool newest)
 {
@@ -25,7 +29,8 @@ uint32_t fpgad_channel_events(fpgad_channel *ch)
 {
 	uint32_t e;
 
-	ch->events |= frame_consumer_events(ch->cons);
+	if (ch->cons)
+		ch->events |= frame_consumer_events(ch->cons);
 	e = ch->events;
 	ch->events = 0;
 	return e;
@@ -42,6 +47,21 @@ static int ms_left(uint64_t deadline)
 	       (int)((deadline - now + CLOCK_NS_PER_MS - 1) / CLOCK_NS_PER_MS);
 }
 
+/*
+ * The lease ended behind the library's back: fpgad stopped or died (or
+ * the connection it was made on broke).  With reconnect on, lease the
+ * channel again.
+ */
+static int lease_lost(fpgad_channel *ch, uint64_t deadline)
+{
+	int r;
+
+	if (!ch->c->reconnect)
+		return -EPIPE;
+	r = attach_reopen(ch, ms_left(deadline));
+	return r == 0 ? -ESTALE : r;
+}
+
 int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_frame,
 		     int timeout_ms)
 {
@@ -50,6 +70,8 @@ int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_frame,
 	struct frame_ring_frame f;
 	int r, left;
 
+	if (!ch->cons)
+		return lease_lost(ch, deadline);
 	for (;;) {
 		r = ch->newest ? frame_consumer_claim_newest(ch->cons, &f) :
 				 frame_consumer_claim(ch->cons, &f);
@@ -60,14 +82,18 @@ int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_frame,
 		if (r != -EAGAIN)
 			return r;
 		ch->events |= frame_consumer_events(ch->cons);
-		if (ch->events & (FPGAD_EVENT_CLOSED | FPGAD_EVENT_DAEMON_GONE))
-			return -EPIPE;
+		if ((ch->events & (FPGAD_EVENT_CLOSED | FPGAD_EVENT_DAEMON_GONE)) ||
+		    attach_lease_gone(ch))
+			return lease_lost(ch, deadline);
 		/* Busy-poll first, if asked to (and the timeout allows it). */
 		if (ch->poll_us && timeout_ms != 0 && clock_now_ns() < spin_end)
 			continue;
 		left = ms_left(deadline);
 		if (timeout_ms == 0 || left == 0)
 			return -ETIMEDOUT;
+		/* Wake up now and then to see whether fpgad is still there. */
+		if (left < 0 || left > FRAMES_LIVENESS_MS)
+			left = FRAMES_LIVENESS_MS;
 		r = frame_consumer_wait(ch->cons, left);
 		if (r == -ESTALE)
 			return r;
@@ -89,6 +115,8 @@ int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_frame,
 static int held(const fpgad_channel *ch, const struct fpgad_frame *in,
 		struct frame_ring_frame *ret_f)
 {
+	if (!ch->held_pos)
+		return -EPIPE;	/* the lease is gone, and the frames with it */
 	if (!in || in->slot >= ch->info.slots ||
 	    ch->held_pos[in->slot] == FRAMES_NOT_HELD)
 		return -EINVAL;
@@ -146,6 +174,8 @@ int fpgad_frame_host(fpgad_channel *ch, const struct fpgad_frame *f,
 	uint32_t s = f->slot;
 	int r;
 
+	if (!ch->held_pos)
+		return -EPIPE;
 	if (s >= ch->info.slots || f->length > ch->info.slot_size ||
 	    ch->held_pos[s] == FRAMES_NOT_HELD)
 		return -EINVAL;
@@ -169,6 +199,23 @@ int fpgad_frame_host(fpgad_channel *ch, const struct fpgad_frame *f,
 	}
 	*ret_ptr = ch->host[s];
 	return 0;
+}
+
+int fpgad_frame_verify(fpgad_channel *ch, const struct fpgad_frame *f)
+{
+	const void *p;
+	int r = fpgad_frame_host(ch, f, &p);
+
+	if (r < 0)
+		return r;
+	switch (crc32c_frame_check(p, f->length)) {
+	case 1:
+		return 0;
+	case 0:
+		return -ENODATA;
+	default:
+		return -EBADMSG;
+	}
 }
 
 uint64_t fpgad_channel_host_copies(const fpgad_channel *ch)

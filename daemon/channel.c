@@ -62,33 +62,6 @@ static int pin_host(struct channel *ch, void *addr)
 }
 
 /*
- * A host-memory ring of its own for each new lessee: a process that leased
- * the channel before keeps whatever it mapped, so it must not be where the
- * card writes next.  The card is idle (no lease, no stream) when this runs.
- */
-int channel_renew_ring(struct channel *ch)
-{
-	struct mem_region *old = ch->mem, *fresh;
-	uint64_t old_pin = ch->pin;
-	int r;
-
-	r = ch->mops->alloc(old->size, ch->cfg.gpu, ch->cfg.name, &fresh);
-	if (r < 0)
-		return r;
-	ch->mem = fresh;
-	r = pin_host(ch, fresh->host);
-	if (r < 0) {
-		ch->mem = old;
-		ch->pin = old_pin;
-		ch->mops->free(fresh);
-		return r;
-	}
-	ch->ops->unpin(ch->q, old_pin);
-	ch->mops->free(old);
-	return 0;
-}
-
-/*
  * gpudirect: the card writes the GPU slots.  A dma-buf of the ring is what
  * a real card imports; the sim takes the device pointer.
  */
@@ -115,6 +88,51 @@ static int pin_gpu(struct channel *ch)
 			return 0;
 	}
 	return ch->ops->pin(ch->q, &reg, &ch->pin);
+}
+
+/* What lessees may do with the ring: read it (c2h) or fill it (h2c). */
+static unsigned ring_flags(const struct channel *ch)
+{
+	return ch->cfg.direction == DIR_C2H ? MEMORY_LESSEE_READS : 0;
+}
+
+/* The card's pin on the ring, for the mode in use (bounce pins staging). */
+static int pin_ring(struct channel *ch)
+{
+	if (ch->mode == MODE_GPUDIRECT)
+		return pin_gpu(ch);
+	return pin_host(ch, ch->mem->host);
+}
+
+/*
+ * A ring of its own for each new lessee: a process that leased the channel
+ * before keeps whatever it mapped (a host mapping, a CUDA IPC mapping), so
+ * it must not be where the card writes next.  The card is idle (no lease,
+ * no stream) when this runs.
+ */
+int channel_renew_ring(struct channel *ch)
+{
+	struct mem_region *old = ch->mem, *fresh;
+	uint64_t old_pin = ch->pin;
+	bool repin = ch->mode != MODE_BOUNCE;
+	int r;
+
+	r = ch->mops->alloc(old->size, ch->cfg.gpu, ch->cfg.name,
+			    ring_flags(ch), &fresh);
+	if (r < 0)
+		return r;
+	ch->mem = fresh;
+	r = repin ? pin_ring(ch) : 0;
+	if (r < 0) {
+		ch->mem = old;
+		ch->pin = old_pin;
+		ch->mops->free(fresh);
+		return r;
+	}
+	if (repin)
+		ch->ops->unpin(ch->q, old_pin);
+	ch->mops->free(old);
+	return 0;
 }
 
 static int setup_bounce(struct channel *ch)
@@ -207,7 +225,7 @@ int channel_create(const struct config *cfg, const struct config_channel *cc,
 		goto fail;
 	ch->mops = memory_ops_for(ch->memory);
 	r = ch->mops->alloc((size_t)cc->slots * cc->slot_size, ch->cfg.gpu,
-			    cc->name, &ch->mem);
+			    cc->name, ring_flags(ch), &ch->mem);
 	if (r < 0) {
 		log_err("channel %s: cannot allocate %u x %llu bytes of %s memory: %s",
 			cc->name, cc->slots, (unsigned long long)cc->slot_size,

@@ -39,6 +39,7 @@ struct channel_stats {
 	uint64_t queued_total;	/* sum of the transfers queued at each one */
 	uint64_t card_good;	/* h2c on sim: frames the card's sink verified */
 	uint64_t card_bad;	/* h2c on sim: frames it rejected */
+	uint64_t integrity_errors; /* c2h frames whose CRC did not match */
 };
 
 int channel_create(const struct config *cfg, const struct config_channel *cc,

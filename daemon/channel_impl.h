@@ -63,6 +63,7 @@ struct channel {
 	unsigned inflight;		/* transfers queued on the card */
 	unsigned copying;		/* bounce copies queued on the GPU */
 	unsigned failures;		/* consecutive */
+	uint64_t progress_ns;		/* last completion, or first submit */
 	uint64_t next_seq;		/* the seq that follows the last published */
 	uint64_t drops_seen;		/* ring drops at the last publish */
 	struct channel_stats acc;	/* counters of rings already retired */

@@ -149,6 +149,7 @@ static const char *const direction_names[] = { "c2h", "h2c" };
 static const char *const memory_names[] = { "auto", "cuda", "host" };
 static const char *const mode_names[] = { "auto", "gpudirect", "bounce", "host" };
 static const char *const policy_names[] = { "block", "drop-oldest" };
+static const char *const integrity_names[] = { "none", "crc32c" };
 static const char *const level_names[] = {
 	[LOG_ERR] = "err", [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
 	[LOG_INFO] = "info", [LOG_DEBUG] = "debug",
@@ -161,6 +162,7 @@ const char *direction_name(enum direction d) { return direction_names[d]; }
 const char *memory_kind_name(enum memory_kind k) { return memory_names[k]; }
 const char *transfer_mode_name(enum transfer_mode m) { return mode_names[m]; }
 const char *ring_policy_name(enum ring_policy p) { return policy_names[p]; }
+const char *integrity_name(enum integrity i) { return integrity_names[i]; }
 
 static int parse_link(const char *s, struct link_model *ret)
 {
@@ -253,6 +255,7 @@ static const struct key channel_keys[] = {
 	KE(struct config_channel, memory, memory_names),
 	KE(struct config_channel, mode, mode_names),
 	KE(struct config_channel, policy, policy_names),
+	KE(struct config_channel, integrity, integrity_names),
 	KS(struct config_channel, gpu),
 };
 

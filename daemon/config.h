@@ -24,6 +24,7 @@ enum direction { DIR_C2H, DIR_H2C };
 enum memory_kind { MEMORY_AUTO, MEMORY_CUDA, MEMORY_HOST };
 enum transfer_mode { MODE_AUTO, MODE_GPUDIRECT, MODE_BOUNCE, MODE_HOST };
 enum ring_policy { POLICY_BLOCK, POLICY_DROP_OLDEST };
+enum integrity { INTEGRITY_NONE, INTEGRITY_CRC32C };
 
 struct config_daemon {
 	int log_level;			/* syslog priority, LOG_ERR..LOG_DEBUG */
@@ -79,6 +80,7 @@ struct config_channel {
 	enum memory_kind memory;
 	enum transfer_mode mode;
 	enum ring_policy policy;
+	enum integrity integrity;	/* check each frame's CRC in fpgad */
 	char gpu[32];			/* "" = [device] gpu */
 };
 
@@ -110,5 +112,6 @@ const char *direction_name(enum direction d);
 const char *memory_kind_name(enum memory_kind k);
 const char *transfer_mode_name(enum transfer_mode m);
 const char *ring_policy_name(enum ring_policy p);
+const char *integrity_name(enum integrity i);
 
 #endif

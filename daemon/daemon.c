@@ -45,9 +45,43 @@ static void on_disconnected(void *user, uint32_t pipe_id)
 		log_debug("control: connection %u from pid %d closed",
 			  pipe_id, (int)s->peer.pid);
 		for (unsigned i = 0; i < d->n_channels; i++)
-			lease_close(d->channels[i], s);
+			lease_close(d->channels[i], s, 0);
 	}
 	session_gone(&d->sessions, pipe_id);
+}
+
+/* The handoff socket asks which lease holds a token. */
+static int on_claim(void *user, const uint8_t *token, size_t len,
+		    const struct handoff_peer *peer, int *ret_fds,
+		    unsigned *ret_n_fds, void **ret_lease, char *err,
+		    size_t errlen)
+{
+	struct daemon *d = user;
+	struct lease *l;
+
+	if (len != HANDOFF_TOKEN_SIZE) {
+		snprintf(err, errlen, "a token is %d bytes", HANDOFF_TOKEN_SIZE);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < d->n_channels; i++) {
+		int r = lease_claim(d->channels[i], token, peer, ret_fds,
+				    ret_n_fds, &l, err, errlen);
+
+		if (r == -ENOENT)
+			continue;
+		if (r == 0)
+			*ret_lease = l;
+		return r;
+	}
+	snprintf(err, errlen, "pid %d (uid %u): no lease holds that token (wrong, or already used)",
+		 (int)peer->pid, (unsigned)peer->uid);
+	return -ENOENT;
+}
+
+static void on_link(void *user, void *lease, int fd)
+{
+	(void)user;
+	lease_link(lease, fd);
 }
 
 static void on_request(void *user, struct control_ctx *ctx,
@@ -156,6 +190,11 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 		.disconnected = on_disconnected,
 		.request = on_request,
 	};
+	struct handoff_handlers hh = {
+		.user = d,
+		.claim = on_claim,
+		.link = on_link,
+	};
 	int r;
 
 	d->cfg = *cfg;
@@ -193,6 +232,12 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 	opt.max_message = cfg->control.max_message;
 	opt.max_clients = cfg->control.max_clients;
 	r = control_start(&d->loop, &opt, &h, &d->ctl);
+	if (r < 0)
+		goto fail;
+	snprintf(d->handoff_path, sizeof(d->handoff_path), "%s/fpgad.handoff",
+		 cfg->daemon.runtime_dir);
+	r = handoff_start(&d->loop, d->handoff_path, opt.socket_mode,
+			  opt.socket_gid, &hh, &d->handoff);
 	if (r < 0)
 		goto fail;
 
@@ -280,6 +325,8 @@ void daemon_stop(struct daemon *d)
 {
 	control_stop(d->ctl);
 	d->ctl = NULL;
+	handoff_stop(d->handoff);
+	d->handoff = NULL;
 	for (unsigned i = 0; i < d->n_channels; i++)
 		channel_destroy(d->channels[i]);
 	d->n_channels = 0;

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "control.h"
+#include "handoff.h"
 #include "session.h"
 
 struct channel;
@@ -25,6 +26,8 @@ struct daemon {
 	struct session_table sessions;
 	uint64_t start_ns;
 	char socket_url[PATH_MAX + 32];
+	struct handoff *handoff;
+	char handoff_path[PATH_MAX + 32];
 
 	const struct device_ops *dev_ops;
 	struct device *dev;

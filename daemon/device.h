@@ -76,6 +76,8 @@ struct dev_completion {
 };
 
 #define DEV_COMPLETION_TRUNCATED 0x1u
+/* Set by fpgad, not the card: the frame failed its integrity check. */
+#define DEV_COMPLETION_CORRUPT 0x2u
 
 struct device_ops {
 	const char *name;

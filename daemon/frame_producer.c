@@ -32,6 +32,7 @@ struct frame_producer {
 	uint64_t head;		/* never read back from the page */
 	uint32_t events;
 	uint32_t event_seq;
+	uint32_t event_count[FPGAD_EVENT_COUNT];
 	unsigned outstanding;
 	uint32_t *slot_desc;	/* per slot: descriptor + 1, 0 = not out */
 	struct shadow shadow[];	/* per descriptor: what was published */
@@ -91,6 +92,7 @@ int frame_producer_init(void *mem, size_t len,
 	hdr->direction = geo->direction;
 	memset(hdr->reserved0, 0, sizeof(hdr->reserved0));
 	memset(hdr->reserved1, 0, sizeof(hdr->reserved1));
+	memset(hdr->event_count, 0, sizeof(hdr->event_count));
 	memset(hdr->reserved2, 0, sizeof(hdr->reserved2));
 	atomic_store_explicit(FR_A64(&hdr->head), 0, memory_order_relaxed);
 	atomic_store_explicit(FR_A32(&hdr->events), 0, memory_order_relaxed);
@@ -290,6 +292,13 @@ int frame_producer_revoke(struct frame_producer *p, uint32_t slot)
 
 void frame_producer_raise(struct frame_producer *p, uint32_t events)
 {
+	for (unsigned i = 0; i < FPGAD_EVENT_COUNT; i++) {
+		if (!(events & (1u << i)))
+			continue;
+		p->event_count[i]++;
+		atomic_store_explicit(FR_A32(&p->hdr->event_count[i]),
+				      p->event_count[i], memory_order_relaxed);
+	}
 	p->events |= events;
 	p->event_seq++;
 	atomic_store_explicit(FR_A32(&p->hdr->events), p->events,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include "channel_impl.h"
 #include "clock.h"
@@ -17,13 +18,12 @@
 
 static void lease_destroy(struct lease *l, uint32_t events);
 
-static uint64_t new_generation(void)
+/* Random bytes: lease ids and handoff tokens must not be guessable. */
+static int random_bytes(void *buf, size_t len)
 {
-	uint64_t g = 0;
+	ssize_t n = getrandom(buf, len, 0);
 
-	if (getrandom(&g, sizeof(g), GRND_NONBLOCK) != sizeof(g))
-		g = clock_now_ns();
-	return g ? g : 1;
+	return n == (ssize_t)len ? 0 : -EAGAIN;
 }
 
 static int lease_create(const char *channel, const struct frame_ring_geometry *geo,
@@ -46,23 +46,25 @@ static int lease_create(const char *channel, const struct frame_ring_geometry *g
 	l->shared = shared;
 	l->uid = s->peer.uid;
 	l->pid = s->peer.pid;
-	l->generation = new_generation();
+	l->link_fd = -1;
 	l->held = calloc(geo->slots, 1);
 	if (!l->held) {
 		r = -ENOMEM;
 		goto fail;
 	}
-	snprintf(hint, sizeof(hint), "%s.desc", channel);
-	r = memory_host_ops.alloc(size, NULL, hint, &l->desc);
+	r = random_bytes(&l->id, sizeof(l->id));
+	if (r == 0)
+		r = random_bytes(l->token, sizeof(l->token));
 	if (r < 0)
 		goto fail;
-	if (s->peer.creds) {
-		r = memory_host_ops.grant(l->desc, s->peer.uid);
-		if (r < 0)
-			goto fail;
-	}
+	l->id |= 1;	/* never 0: CloseChannel's "this connection's lease" */
+	l->token_valid = true;
+	snprintf(hint, sizeof(hint), "fpgad-%s-desc", channel);
+	r = memory_host_ops.alloc(size, NULL, hint, 0, &l->desc);
+	if (r < 0)
+		goto fail;
 	r = frame_producer_init(l->desc->host, l->desc->size, &g,
-				     l->generation, &l->prod);
+				l->id, &l->prod);
 	if (r < 0)
 		goto fail;
 	*ret_lease = l;
@@ -81,6 +83,9 @@ static void lease_destroy(struct lease *l, uint32_t events)
 	frame_producer_free(l->prod);
 	if (l->desc)
 		memory_host_ops.free(l->desc);
+	/* The lessee sees its link hang up: the lease is over. */
+	if (l->link_fd >= 0)
+		close(l->link_fd);
 	free(l->held);
 	free(l);
 }
@@ -150,19 +155,11 @@ int lease_open(struct channel *ch, struct session *s, bool shared,
 		snprintf(err, errlen, "cannot create the descriptor ring: %s", strerror(-r));
 		return r;
 	}
-	if (!ch->leases && ch->memory == MEMORY_HOST) {
+	/* A ring no earlier lessee has mapped: frames stay with their reader. */
+	if (!ch->leases) {
 		r = channel_renew_ring(ch);
 		if (r < 0) {
 			snprintf(err, errlen, "cannot make a fresh ring: %s", strerror(-r));
-			lease_destroy(l, 0);
-			return r;
-		}
-	}
-	if (!ch->leases && s->peer.creds) {
-		r = ch->mops->grant(ch->mem, s->peer.uid);
-		if (r < 0) {
-			snprintf(err, errlen, "cannot give the ring to uid %u: %s",
-				 (unsigned)s->peer.uid, strerror(-r));
 			lease_destroy(l, 0);
 			return r;
 		}
@@ -179,7 +176,7 @@ int lease_open(struct channel *ch, struct session *s, bool shared,
 	if (!ch->running) {
 		r = stream_start(ch);
 		if (r < 0) {
-			lease_close(ch, s);
+			lease_close(ch, s, 0);
 			snprintf(err, errlen, "cannot start streaming: %s", strerror(-r));
 			return r;
 		}
@@ -192,20 +189,18 @@ int lease_open(struct channel *ch, struct session *s, bool shared,
 	ret_grant->gpu = ch->memory == MEMORY_CUDA ? ch->mem->gpu : -1;
 	snprintf(ret_grant->gpu_bus_id, sizeof(ret_grant->gpu_bus_id), "%s",
 		 ch->memory == MEMORY_CUDA ? ch->mem->gpu_bus_id : "");
-	snprintf(ret_grant->shm_name, sizeof(ret_grant->shm_name), "%s",
-		 ch->memory == MEMORY_HOST ? ch->mem->shm_name : "");
 	memcpy(ret_grant->ipc_handle, ch->mem->ipc_handle,
 	       sizeof(ret_grant->ipc_handle));
-	snprintf(ret_grant->desc_name, sizeof(ret_grant->desc_name), "%s",
-		 l->desc->shm_name);
-	ret_grant->generation = l->generation;
+	memcpy(ret_grant->token, l->token, sizeof(ret_grant->token));
+	ret_grant->lease_id = l->id;
+	ret_grant->desc_size = l->desc->size;
 	log_info("channel %s: leased %s by pid %d (uid %u)", ch->cfg.name,
 		 shared ? "shared" : "exclusively", (int)s->peer.pid,
 		 (unsigned)s->peer.uid);
 	return 0;
 }
 
-int lease_close(struct channel *ch, struct session *s)
+int lease_close(struct channel *ch, struct session *s, uint64_t id)
 {
 	struct frame_returned out[CHANNEL_BATCH];
 	struct lease *l, **pp;
@@ -214,7 +209,7 @@ int lease_close(struct channel *ch, struct session *s)
 	pthread_mutex_lock(&ch->lock);
 	for (pp = &ch->leases; (l = *pp) && l->session != s; pp = &l->next)
 		;
-	if (!l) {
+	if (!l || (id && l->id != id)) {
 		pthread_mutex_unlock(&ch->lock);
 		return -ENOENT;
 	}
@@ -252,6 +247,39 @@ void lease_end_all(struct channel *ch)
 		ch->n_leases--;
 		lease_destroy(l, FPGAD_EVENT_DAEMON_GONE | FPGAD_EVENT_CLOSED);
 	}
+}
+
+int lease_claim(struct channel *ch, const uint8_t *token,
+		const struct handoff_peer *peer, int *ret_fds,
+		unsigned *ret_n_fds, struct lease **ret_lease, char *err,
+		size_t errlen)
+{
+	for (struct lease *l = ch->leases; l; l = l->next) {
+		if (!l->token_valid ||
+		    memcmp(l->token, token, sizeof(l->token)) != 0)
+			continue;
+		if (peer->uid != l->uid || peer->pid != l->pid) {
+			snprintf(err, errlen, "channel %s: the lease is pid %d's, not pid %d's (uid %u)",
+				 ch->cfg.name, (int)l->pid, (int)peer->pid,
+				 (unsigned)peer->uid);
+			return -EACCES;
+		}
+		l->token_valid = false;
+		ret_fds[0] = l->desc->fd;
+		*ret_n_fds = 1;
+		if (ch->memory == MEMORY_HOST)
+			ret_fds[(*ret_n_fds)++] = ch->mem->fd;
+		*ret_lease = l;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+void lease_link(struct lease *l, int fd)
+{
+	if (l->link_fd >= 0)
+		close(l->link_fd);
+	l->link_fd = fd;
 }
 
 void lease_let_go(struct lease *l, struct slots *sl, unsigned slot)

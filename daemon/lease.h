@@ -23,6 +23,7 @@
 
 #include "config.h"
 #include "frame_producer.h"
+#include "handoff.h"
 #include "memory.h"
 #include "session.h"
 
@@ -36,9 +37,12 @@ struct lease {
 	bool closing;			/* being removed: do not wait on it */
 	uid_t uid;
 	pid_t pid;
-	struct mem_region *desc;	/* the descriptor ring's shm */
+	uint64_t id;			/* random, odd; the ring's generation too */
+	uint8_t token[HANDOFF_TOKEN_SIZE]; /* for the handoff, once */
+	bool token_valid;
+	int link_fd;			/* handoff connection, kept; -1 before */
+	struct mem_region *desc;	/* the descriptor ring (a memfd) */
 	struct frame_producer *prod;
-	uint64_t generation;
 	uint8_t *held;			/* per slot: the client claimed it */
 };
 
@@ -49,10 +53,10 @@ struct lease_grant {
 	uint64_t ring_size;
 	int gpu;			/* cuda memory: device ordinal */
 	char gpu_bus_id[32];		/* cuda memory: its PCI bus id */
-	char shm_name[64];		/* host memory: the ring's shm name */
 	uint8_t ipc_handle[64];		/* cuda memory: cudaIpcMemHandle_t */
-	char desc_name[64];		/* the descriptor ring's shm name */
-	uint64_t generation;
+	uint8_t token[HANDOFF_TOKEN_SIZE]; /* presented on the handoff socket */
+	uint64_t lease_id;
+	uint64_t desc_size;		/* bytes of the descriptor ring */
 };
 
 /*
@@ -67,13 +71,28 @@ int lease_open(struct channel *ch, struct session *s, bool shared,
 	       struct lease_grant *ret_grant, char *err, size_t errlen);
 /*
  * End @s's lease on @ch: the client closed it or its connection went
- * away.  -ENOENT when it has none.  The last lease stops streaming.
+ * away.  @id, when not 0, must name the lease (a handle of the client that
+ * outlived its lease must not end a newer one).  -ENOENT when @s has no
+ * such lease.  The last lease stops streaming.
  */
-int lease_close(struct channel *ch, struct session *s);
+int lease_close(struct channel *ch, struct session *s, uint64_t id);
 /* The channel is going away: end every lease, telling each client. */
 void lease_end_all(struct channel *ch);
 /* @s's lease on @ch, or NULL. */
 struct lease *lease_find(const struct channel *ch, const struct session *s);
+
+/*
+ * The handoff: which lease of @ch holds @token?  It must be presented by
+ * the lease's own process (@peer), and only once.  0 with the descriptors
+ * to send (the descriptor ring, then a host-memory data ring), -ENOENT
+ * when no lease of @ch holds @token, -EACCES (@err says why).
+ */
+int lease_claim(struct channel *ch, const uint8_t *token,
+		const struct handoff_peer *peer, int *ret_fds,
+		unsigned *ret_n_fds, struct lease **ret_lease, char *err,
+		size_t errlen);
+/* The descriptors were delivered over @fd: keep it as the lease's link. */
+void lease_link(struct lease *l, int fd);
 
 /* Slot bookkeeping (ch->lock held): the lessee let go of @slot. */
 void lease_let_go(struct lease *l, struct slots *sl, unsigned slot);

@@ -133,7 +133,7 @@ static void memory_cuda_sync_memops(struct mem_region *r)
 }
 
 static int memory_cuda_alloc(size_t size, const char *gpu,
-			     const char *name_hint,
+			     const char *name_hint, unsigned flags,
 			     struct mem_region **ret_region)
 {
 	cudaIpcMemHandle_t h;
@@ -142,6 +142,7 @@ static int memory_cuda_alloc(size_t size, const char *gpu,
 	cudaError_t e;
 	int ordinal, ret;
 
+	(void)flags;
 	if (!size || size > SIZE_MAX - MEMORY_CUDA_GRANULE)
 		return -EINVAL;
 	ret = memory_cuda_probe(gpu, &ordinal, why, sizeof(why));
@@ -157,7 +158,7 @@ static int memory_cuda_alloc(size_t size, const char *gpu,
 	r->size = (size + MEMORY_CUDA_GRANULE - 1) / MEMORY_CUDA_GRANULE *
 		  MEMORY_CUDA_GRANULE;
 	r->gpu = ordinal;
-	r->shm_fd = -1;
+	r->fd = -1;
 
 	e = cudaSetDevice(ordinal);
 	if (e == cudaSuccess)
@@ -191,13 +192,6 @@ static int memory_cuda_alloc(size_t size, const char *gpu,
 fail:
 	memory_cuda_free(r);
 	return ret;
-}
-
-/* CUDA IPC handles need no per-user grant: the control socket decides. */
-static int memory_cuda_grant(struct mem_region *r, uid_t uid)
-{
-	(void)uid;
-	return r ? 0 : -EINVAL;
 }
 
 static int memory_cuda_export_dmabuf(struct mem_region *r, uint64_t offset,
@@ -234,6 +228,5 @@ const struct memory_ops memory_cuda_ops = {
 	.name = "cuda",
 	.alloc = memory_cuda_alloc,
 	.free = memory_cuda_free,
-	.grant = memory_cuda_grant,
 	.export_dmabuf = memory_cuda_export_dmabuf,
 };

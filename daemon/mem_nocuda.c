@@ -20,9 +20,10 @@ int memory_cuda_probe(const char *gpu, int *ret_ordinal, char *why,
 }
 
 static int memory_nocuda_alloc(size_t size, const char *gpu,
-			       const char *name_hint,
+			       const char *name_hint, unsigned flags,
 			       struct mem_region **ret_region)
 {
+	(void)flags;
 	(void)size;
 	(void)gpu;
 	(void)name_hint;

@@ -2,8 +2,8 @@
 /*
  * memory.h - memory backends: where ring slots live.
  *
- *   host: POSIX shared memory, mapped by the daemon and by the lease holder
- *         (shm_open name handed out in OpenChannel).  Owner-only mode.
+ *   host: a sealed memfd, mapped by the daemon; the lease holder maps the
+ *         descriptor it is handed over the handoff socket (handoff.c).
  *   cuda: one cudaMalloc per ring (size rounded up to 2 MiB), exported once
  *         with cudaIpcGetMemHandle; the client maps it once with
  *         cudaIpcOpenMemHandle.  Available only in builds with CUDA and on
@@ -24,6 +24,9 @@
 #define MEMORY_CUDA_GRANULE (2u << 20)
 #define MEMORY_IPC_HANDLE_SIZE 64
 
+/* alloc() flags. */
+#define MEMORY_LESSEE_READS 0x1u	/* lessees only read it: seal it so */
+
 struct mem_region {
 	enum memory_kind kind;		/* MEMORY_HOST or MEMORY_CUDA */
 	size_t size;			/* bytes usable (rounded) */
@@ -32,19 +35,20 @@ struct mem_region {
 	int gpu;			/* CUDA ordinal (cuda kind) */
 	char gpu_bus_id[32];		/* its PCI bus id: ordinals differ between
 					   processes, bus ids do not */
-	char shm_name[64];		/* host kind: "/fpgad.<...>" */
-	int shm_fd;			/* host kind, else -1 */
+	int fd;				/* host kind: the sealed memfd, else -1 */
 	uint8_t ipc_handle[MEMORY_IPC_HANDLE_SIZE]; /* cuda kind */
 };
 
 struct memory_ops {
 	const char *name;
-	/* @name_hint makes the shm name unique and readable. */
+	/*
+	 * @size bytes (rounded up to MEMORY_SLOT_ALIGN, or to
+	 * MEMORY_CUDA_GRANULE in GPU memory), all of it allocated now;
+	 * @name_hint names the memfd in /proc/<pid>/fd (host kind).
+	 */
 	int (*alloc)(size_t size, const char *gpu, const char *name_hint,
-		     struct mem_region **ret_region);
+		     unsigned flags, struct mem_region **ret_region);
 	void (*free)(struct mem_region *r);
-	/* Let @uid (the lease holder) map it; host kind only. */
-	int (*grant)(struct mem_region *r, uid_t uid);
 	/* A dma-buf fd for [offset, offset+len), for PIN_DMABUF. */
 	int (*export_dmabuf)(struct mem_region *r, uint64_t offset,
 			     uint64_t len, int *ret_fd);

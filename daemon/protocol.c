@@ -68,6 +68,67 @@ bad:
 	return -EINVAL;
 }
 
+int protocol_status_code(int err)
+{
+	switch (err) {
+	case 0: return FPGAD__STATUS_CODE__STATUS_OK;
+	case -EBUSY: return FPGAD__STATUS_CODE__STATUS_BUSY;
+	case -ENOSPC: return FPGAD__STATUS_CODE__STATUS_LIMIT;
+	case -EIO: return FPGAD__STATUS_CODE__STATUS_FAILED;
+	case -ENOENT: return FPGAD__STATUS_CODE__STATUS_NOT_FOUND;
+	case -EACCES:
+	case -EPERM: return FPGAD__STATUS_CODE__STATUS_DENIED;
+	case -EALREADY:
+	case -EINVAL:
+	case -EBADMSG: return FPGAD__STATUS_CODE__STATUS_BAD_REQUEST;
+	case -ENODEV: return FPGAD__STATUS_CODE__STATUS_NO_DEVICE;
+	default: return FPGAD__STATUS_CODE__STATUS_INTERNAL;
+	}
+}
+
+int protocol_decode_handoff(const void *buf, size_t len, uint8_t *ret_token,
+			    size_t *ret_len, char *err, size_t errlen)
+{
+	Fpgad__HandoffRequest *req;
+	int code = FPGAD__STATUS_CODE__STATUS_BAD_REQUEST;
+
+	if (len > PROTOCOL_HANDOFF_MAX) {
+		snprintf(err, errlen, "handoff request of more than %d bytes",
+			 PROTOCOL_HANDOFF_MAX);
+		return code;
+	}
+	req = fpgad__handoff_request__unpack(NULL, len, buf);
+	if (!req) {
+		snprintf(err, errlen, "malformed handoff request: %zu bytes that are not a fpgad.HandoffRequest",
+			 len);
+		return code;
+	}
+	if (req->token.len != PROTOCOL_TOKEN_SIZE) {
+		snprintf(err, errlen, "handoff token of %zu bytes, not %d",
+			 req->token.len, PROTOCOL_TOKEN_SIZE);
+	} else {
+		memcpy(ret_token, req->token.data, req->token.len);
+		*ret_len = req->token.len;
+		code = FPGAD__STATUS_CODE__STATUS_OK;
+	}
+	fpgad__handoff_request__free_unpacked(req, NULL);
+	return code;
+}
+
+int protocol_encode_handoff(int code, const char *msg, unsigned n_fds,
+			    void *out, size_t outlen, size_t *ret_len)
+{
+	Fpgad__HandoffReply r = FPGAD__HANDOFF_REPLY__INIT;
+
+	r.code = (Fpgad__StatusCode)code;
+	r.message = (char *)msg;
+	r.n_fds = n_fds;
+	if (fpgad__handoff_reply__get_packed_size(&r) > outlen)
+		return -EMSGSIZE;
+	*ret_len = fpgad__handoff_reply__pack(&r, out);
+	return 0;
+}
+
 void protocol_free(Fpgad__Request *req)
 {
 	if (req)

@@ -4,7 +4,8 @@
  *
  * protocol_decode() unpacks a Request and checks every field a handler
  * relies on (a body is set, names are well-formed), so handlers see only
- * valid requests.  Responses are packed by protocol_encode().
+ * valid requests.  Responses are packed by protocol_encode().  The same
+ * for the handoff socket's one message each way.
  */
 #ifndef FPGAD_PROTOCOL_H
 #define FPGAD_PROTOCOL_H
@@ -23,6 +24,22 @@ int protocol_decode(const void *buf, size_t len, Fpgad__Request **ret_req,
 		    uint64_t *ret_id, Fpgad__StatusCode *ret_code, char *err,
 		    size_t errlen);
 void protocol_free(Fpgad__Request *req);
+
+/* The status code that answers a negative errno (0 for 0). */
+int protocol_status_code(int err);
+
+#define PROTOCOL_TOKEN_SIZE 16
+#define PROTOCOL_HANDOFF_MAX 256
+
+/*
+ * A HandoffRequest: 0 (STATUS_OK) and its PROTOCOL_TOKEN_SIZE-byte token,
+ * or the status code to answer with @err saying what was wrong.
+ */
+int protocol_decode_handoff(const void *buf, size_t len, uint8_t *ret_token,
+			    size_t *ret_len, char *err, size_t errlen);
+/* A HandoffReply into @out. */
+int protocol_encode_handoff(int code, const char *msg, unsigned n_fds,
+			    void *out, size_t outlen, size_t *ret_len);
 
 /* Packs @resp into a malloc'ed buffer. */
 int protocol_encode(const Fpgad__Response *resp, void **ret_buf,

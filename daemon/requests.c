@@ -215,21 +215,6 @@ static struct channel *find_channel(struct daemon *d, const char *name,
 	return NULL;
 }
 
-/* The one place a channel errno becomes a status code. */
-static Fpgad__StatusCode channel_code(int r)
-{
-	switch (r) {
-	case -EBUSY: return FPGAD__STATUS_CODE__STATUS_BUSY;
-	case -ENOSPC: return FPGAD__STATUS_CODE__STATUS_LIMIT;
-	case -EIO: return FPGAD__STATUS_CODE__STATUS_FAILED;
-	case -ENOENT: return FPGAD__STATUS_CODE__STATUS_NOT_FOUND;
-	case -EALREADY:
-	case -EINVAL: return FPGAD__STATUS_CODE__STATUS_BAD_REQUEST;
-	case -ENODEV: return FPGAD__STATUS_CODE__STATUS_NO_DEVICE;
-	default: return FPGAD__STATUS_CODE__STATUS_INTERNAL;
-	}
-}
-
 static void do_open_channel(struct daemon *d, struct session *s,
 			    const Fpgad__OpenChannelRequest *in, struct reply *r)
 {
@@ -244,7 +229,7 @@ static void do_open_channel(struct daemon *d, struct session *s,
 		return;
 	e = lease_open(ch, s, in->shared, &d->cfg.control, g, err, sizeof(err));
 	if (e < 0) {
-		reply_error(r, channel_code(e), "%s", err);
+		reply_error(r, protocol_status_code(e), "%s", err);
 		log_notice("control: OpenChannel %s for pid %d: %s", in->name,
 			   (int)s->peer.pid, r->message);
 		return;
@@ -259,15 +244,18 @@ static void do_open_channel(struct daemon *d, struct session *s,
 	o->slot_size = cc->slot_size;
 	o->frame_size = cc->frame_size;
 	o->ring_size = g->ring_size;
-	o->shm_name = g->shm_name;
 	if (g->memory == MEMORY_CUDA) {
 		o->ipc_handle.data = g->ipc_handle;
 		o->ipc_handle.len = sizeof(g->ipc_handle);
 	}
 	o->gpu = g->gpu;
 	o->gpu_bus_id = g->gpu_bus_id;
-	o->desc_name = g->desc_name;
-	o->generation = (uint32_t)g->generation;
+	o->generation = (uint32_t)g->lease_id;
+	o->handoff_token.data = g->token;
+	o->handoff_token.len = sizeof(g->token);
+	o->handoff_path = d->handoff_path;
+	o->lease_id = g->lease_id;
+	o->desc_size = g->desc_size;
 	r->resp.body_case = FPGAD__RESPONSE__BODY_OPEN_CHANNEL;
 	r->resp.open_channel = o;
 }
@@ -280,9 +268,15 @@ static void do_close_channel(struct daemon *d, struct session *s,
 
 	if (!ch)
 		return;
-	if (lease_close(ch, s) < 0) {
-		reply_error(r, FPGAD__STATUS_CODE__STATUS_NOT_FOUND,
-			    "channel %s is not open on this connection", in->name);
+	if (lease_close(ch, s, in->lease_id) < 0) {
+		if (in->lease_id)
+			reply_error(r, FPGAD__STATUS_CODE__STATUS_NOT_FOUND,
+				    "lease %016llx of channel %s is not open on this connection",
+				    (unsigned long long)in->lease_id, in->name);
+		else
+			reply_error(r, FPGAD__STATUS_CODE__STATUS_NOT_FOUND,
+				    "channel %s is not open on this connection",
+				    in->name);
 		return;
 	}
 	fpgad__close_channel_reply__init(&r->body.close_channel);
@@ -318,6 +312,7 @@ static void do_channel_stats(struct daemon *d,
 	o->queued_avg = st.completions ?
 		(double)st.queued_total / (double)st.completions : 0;
 	o->card_bad = st.card_bad;
+	o->integrity_errors = st.integrity_errors;
 	r->resp.body_case = FPGAD__RESPONSE__BODY_CHANNEL_STATS;
 	r->resp.channel_stats = o;
 }
@@ -334,7 +329,7 @@ static void do_reset_channel(struct daemon *d, struct session *s,
 		return;
 	e = channel_reset(ch, err, sizeof(err));
 	if (e < 0) {
-		reply_error(r, channel_code(e), "%s", err);
+		reply_error(r, protocol_status_code(e), "%s", err);
 		return;
 	}
 	log_notice("channel %s: reset by pid %d (uid %u)", in->name,

@@ -16,7 +16,11 @@
 
 #include "channel_impl.h"
 #include "clock.h"
+#include "crc32c.h"
 #include "log.h"
+
+/* The longest the thread waits for the card before it looks around. */
+#define STREAM_WAIT_MS 100
 
 /* --- slot bookkeeping (ch->lock held) ----------------------------------- */
 
@@ -81,6 +85,8 @@ static void arm(struct channel *ch)
 		x.offset = slot_offset(ch, (unsigned)slot);
 		x.cookie = (uint64_t)slot;
 		r = ch->ops->submit(ch->q, &x);
+		if (r == 0 && !ch->inflight)
+			ch->progress_ns = clock_now_ns();
 		if (r < 0) {
 			slots_cancel(ch->slots, (unsigned)slot);
 			if (r != -EAGAIN)
@@ -111,6 +117,8 @@ static void h2c_submit(struct channel *ch)
 		x.length = ch->h2c_fill[s];
 		x.cookie = s;
 		r = ch->ops->submit(ch->q, &x);
+		if (r == 0 && !ch->inflight)
+			ch->progress_ns = clock_now_ns();
 		if (r == -EAGAIN)
 			return;
 		if (r < 0) {
@@ -144,6 +152,22 @@ static void h2c_offer(struct channel *ch)
 	}
 }
 
+/*
+ * integrity = crc32c: the frame in @slot of the host memory at @base is
+ * checked against the CRC the card gave it; DEV_COMPLETION_CORRUPT if it
+ * does not match.
+ */
+static uint32_t integrity(struct channel *ch, const void *base, unsigned slot,
+			  uint64_t length)
+{
+	if (ch->cfg.integrity != INTEGRITY_CRC32C ||
+	    crc32c_frame_check((const char *)base + slot_offset(ch, slot),
+			       length) >= 0)
+		return 0;
+	ch->stats.integrity_errors++;
+	return DEV_COMPLETION_CORRUPT;
+}
+
 static void publish(struct channel *ch, unsigned slot,
 		    const struct dev_completion *c)
 {
@@ -159,6 +183,8 @@ static void publish(struct channel *ch, unsigned slot,
 	slots_get_stats(ch->slots, &rs);
 	if (c->flags & DEV_COMPLETION_TRUNCATED)
 		f.flags |= FPGAD_FRAME_TRUNCATED;
+	if (c->flags & DEV_COMPLETION_CORRUPT)
+		f.flags |= FPGAD_FRAME_ERROR;
 	if ((ch->stats.frames && c->seq != ch->next_seq) ||
 	    rs.drops != ch->drops_seen)
 		f.flags |= FPGAD_FRAME_DROPPED_BEFORE;
@@ -226,6 +252,7 @@ static void settle_recovery(struct channel *ch)
 		return;
 	if (ch->failures >= CHANNEL_MAX_FAILURES) {
 		ch->state = CHANNEL_FAILED;
+		raise_all(ch, FPGAD_EVENT_FAILED);
 		log_err("channel %s: %u DMA failures in a row; channel FAILED",
 			ch->cfg.name, ch->failures);
 		return;
@@ -237,10 +264,13 @@ static void settle_recovery(struct channel *ch)
 static void completed(struct channel *ch, unsigned slot,
 		      const struct dev_completion *c)
 {
+	struct dev_completion done;
+
 	if (slot >= ch->cfg.slots) {
 		log_err("channel %s: completion for unknown slot %u", ch->cfg.name, slot);
 		return;
 	}
+	ch->progress_ns = clock_now_ns();
 	/* How deep the card's queue was: a shallow one means a starved card. */
 	ch->stats.completions++;
 	ch->stats.queued_total += ch->inflight;
@@ -280,6 +310,9 @@ static void completed(struct channel *ch, unsigned slot,
 			ch->copying++;
 			ch->stats.copies++;
 			ch->pending[slot] = *c;
+			/* The copy reads staging; checking it meanwhile is free. */
+			ch->pending[slot].flags |= integrity(ch, ch->staging, slot,
+							     c->length);
 			return;
 		}
 		log_err("channel %s: bounce copy: %s", ch->cfg.name, strerror(-r));
@@ -289,7 +322,10 @@ static void completed(struct channel *ch, unsigned slot,
 	}
 	slots_complete(ch->slots, slot, true, c->seq);
 	ch->stats.frames++;
-	publish(ch, slot, c);
+	done = *c;
+	if (ch->mode == MODE_HOST)
+		done.flags |= integrity(ch, ch->mem->host, slot, c->length);
+	publish(ch, slot, &done);
 }
 
 /* A bounce copy finished: its frame is in the GPU slot now. */
@@ -359,12 +395,48 @@ static int poll_completions(struct channel *ch, struct dev_completion *comp)
 	return n > 0 ? n : 0;
 }
 
+/*
+ * The card owes transfers and has given nothing back for 1.5 DMA timeouts:
+ * it would have completed or timed one out by now, so its engine hangs.
+ * Reset it; if a reset does not bring them back either, the channel FAILS.
+ * Returns how long to wait for completions before looking again (ms).
+ */
+static int watchdog(struct channel *ch)
+{
+	uint64_t limit = (uint64_t)ch->dma_timeout_ms * 3 / 2 * CLOCK_NS_PER_MS;
+	uint64_t now = clock_now_ns(), idle = now - ch->progress_ns;
+
+	if (!ch->inflight || (ch->state != CHANNEL_STREAMING &&
+			      ch->state != CHANNEL_RECOVERING))
+		return STREAM_WAIT_MS;
+	if (idle < limit) {
+		uint64_t left = (limit - idle) / CLOCK_NS_PER_MS + 1;
+
+		return left < STREAM_WAIT_MS ? (int)left : STREAM_WAIT_MS;
+	}
+	ch->progress_ns = now;
+	ch->stats.errors++;
+	if (ch->state == CHANNEL_STREAMING) {
+		log_warn("channel %s: %u transfers queued and none back for %llu ms",
+			 ch->cfg.name, ch->inflight,
+			 (unsigned long long)(idle / CLOCK_NS_PER_MS));
+		recover(ch, -ETIMEDOUT);
+		return STREAM_WAIT_MS;
+	}
+	ch->failures = CHANNEL_MAX_FAILURES;
+	ch->state = CHANNEL_FAILED;
+	raise_all(ch, FPGAD_EVENT_FAILED);
+	log_err("channel %s: %u transfers did not come back after a reset; channel FAILED",
+		ch->cfg.name, ch->inflight);
+	return STREAM_WAIT_MS;
+}
+
 static void *stream_main(void *arg)
 {
 	struct channel *ch = arg;
 	struct dev_completion comp[CHANNEL_BATCH];
 	unsigned inflight;
-	int n;
+	int n, wait_ms;
 
 	pthread_mutex_lock(&ch->lock);
 	while (!atomic_load(&ch->stop)) {
@@ -400,10 +472,11 @@ static void *stream_main(void *arg)
 		}
 		/* The card's completions; FAILED: nothing but a kick to wait for. */
 		inflight = ch->inflight;
+		wait_ms = watchdog(ch);
 		pthread_mutex_unlock(&ch->lock);
 		n = inflight ? poll_completions(ch, comp) : 0;
 		if (n == 0)
-			n = ch->ops->wait(ch->q, comp, CHANNEL_BATCH, 100);
+			n = ch->ops->wait(ch->q, comp, CHANNEL_BATCH, wait_ms);
 		pthread_mutex_lock(&ch->lock);
 		for (int i = 0; i < n; i++)
 			completed(ch, (unsigned)comp[i].cookie, &comp[i]);

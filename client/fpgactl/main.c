@@ -168,7 +168,7 @@ static int cmd_stats(fpgad_client *c, const struct fpgactl_opts *o)
 	if (r < 0)
 		return fpgactl_fail(c, o->channel, r);
 	if (o->json) {
-		fpgactl_print_json(json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}",
+		fpgactl_print_json(json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}",
 				     "channel", o->channel, "state", st.state,
 				     "mode", st.mode,
 				     "frames", (json_int_t)st.frames,
@@ -181,6 +181,7 @@ static int cmd_stats(fpgad_client *c, const struct fpgactl_opts *o)
 				     "dma_ns_total", (json_int_t)st.dma_ns_total,
 				     "card_good", (json_int_t)st.card_good,
 				     "card_bad", (json_int_t)st.card_bad,
+				     "integrity_errors", (json_int_t)st.integrity_errors,
 				     "queued_avg", st.queued_avg));
 		return 0;
 	}
@@ -191,6 +192,8 @@ static int cmd_stats(fpgad_client *c, const struct fpgactl_opts *o)
 	       (unsigned long long)st.stalls);
 	printf("errors      %llu, %llu recoveries\n", (unsigned long long)st.errors,
 	       (unsigned long long)st.recoveries);
+	printf("integrity   %llu frames failed their CRC (flagged)\n",
+	       (unsigned long long)st.integrity_errors);
 	printf("copies      %llu (bounce)\n", (unsigned long long)st.copies);
 	printf("dma time    %.3f s in total\n", (double)st.dma_ns_total / 1e9);
 	printf("card queue  %.2f transfers on average at each completion\n",

@@ -40,8 +40,8 @@ extern "C" {
 	((FPGAD_VERSION_MAJOR << 16) | (FPGAD_VERSION_MINOR << 8) | FPGAD_VERSION_PATCH)
 
 /* Control protocol version spoken, and the oldest accepted. */
-#define FPGAD_PROTOCOL_VERSION 1
-#define FPGAD_PROTOCOL_MIN_VERSION 1
+#define FPGAD_PROTOCOL_VERSION 2
+#define FPGAD_PROTOCOL_MIN_VERSION 2
 
 /* Where fpgad listens when neither an URL nor $FPGAD_URL is given. */
 #define FPGAD_DEFAULT_URL "ipc:///run/fpgad/fpgad.sock"
@@ -65,6 +65,18 @@ FPGAD_EXPORT void fpgad_disconnect(fpgad_client *c);
 
 /* Reply timeout for each request, default 5000 ms. */
 FPGAD_EXPORT void fpgad_set_timeout(fpgad_client *c, int timeout_ms);
+
+/*
+ * Ride through a restart of fpgad (off by default).  When fpgad stops or
+ * dies, fpgad_frame_wait() on a channel of @c reconnects and leases the
+ * same channel again (as long as its timeout allows; with -1, until fpgad
+ * is back), then returns -ESTALE once: every frame held until then is
+ * gone, and so is every pointer into the old ring (fpgad_slot_data() of
+ * the new ring may differ).  The next wait takes frames of the new ring.
+ * Without it, fpgad_frame_wait() returns -EPIPE within 100 ms of fpgad's
+ * death and the channel stays dead.
+ */
+FPGAD_EXPORT void fpgad_set_reconnect(fpgad_client *c, bool reconnect);
 
 enum fpgad_log_level { FPGAD_LOG_ERR = 3, FPGAD_LOG_WARN = 4, FPGAD_LOG_INFO = 6,
 		       FPGAD_LOG_DEBUG = 7 };
@@ -197,9 +209,11 @@ FPGAD_EXPORT void fpgad_channel_set_poll(fpgad_channel *ch, unsigned us);
 
 /*
  * Take the next frame, waiting up to @timeout_ms (-1 = forever, 0 = do
- * not wait): 0, -ETIMEDOUT, -EPIPE (lease ended or fpgad stopped),
- * -ESTALE (the ring was re-created: fpgad restarted).  The slot stays
- * yours, and is never written, until fpgad_frame_release().
+ * not wait): 0, -ETIMEDOUT, -EPIPE (the lease ended, or fpgad stopped or
+ * died: noticed within 100 ms whatever the timeout), -ESTALE (with
+ * fpgad_set_reconnect(): fpgad came back and the channel was leased
+ * again).  The slot stays yours, and is never written, until
+ * fpgad_frame_release().
  */
 FPGAD_EXPORT int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_frame,
 				  int timeout_ms);
@@ -224,6 +238,16 @@ FPGAD_EXPORT int fpgad_frame_write(fpgad_channel *ch, const struct fpgad_frame *
  */
 FPGAD_EXPORT int fpgad_frame_host(fpgad_channel *ch, const struct fpgad_frame *f,
 				  const void **ret_ptr);
+/*
+ * Check a held frame against the CRC-32C the card put in its header (the
+ * sim card's frame format, fpgad_simframe.h): 0 when the payload matches,
+ * -EBADMSG when it does not (corrupted on the way), -ENODATA when there
+ * is nothing to check (no CRC, or a frame cut short), -EINVAL when @f is
+ * not held.  A frame in GPU memory is read through fpgad_frame_host(), so
+ * it costs a copy; fpgad checks host-memory and bounce frames itself with
+ * integrity = crc32c and flags bad ones FPGAD_FRAME_F_ERROR.
+ */
+FPGAD_EXPORT int fpgad_frame_verify(fpgad_channel *ch, const struct fpgad_frame *f);
 /* Copies fpgad_frame_host() has made on @ch. */
 FPGAD_EXPORT uint64_t fpgad_channel_host_copies(const fpgad_channel *ch);
 /* Events fpgad raised (FPGAD_EVENT_* of fpgad_frames.h), marked read. */
@@ -242,6 +266,8 @@ struct fpgad_channel_stats {
 	uint64_t dma_ns_total;
 	uint64_t card_good;	/* h2c on the sim backend: frames its sink verified */
 	uint64_t card_bad;	/* ... and rejected */
+	uint64_t integrity_errors; /* frames whose CRC fpgad found wrong
+				      (integrity = crc32c), flagged ERROR */
 	double queued_avg;	/* transfers queued on the card, on average,
 				   when one completed */
 };

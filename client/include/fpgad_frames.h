@@ -83,7 +83,7 @@ extern "C" {
  * and give meaning to reserved bits and bytes that were zero before.
  */
 #define FPGAD_FRAMES_VERSION_MAJOR 1
-#define FPGAD_FRAMES_VERSION_MINOR 1
+#define FPGAD_FRAMES_VERSION_MINOR 2
 
 /* Largest descriptor count either side accepts. */
 #define FPGAD_FRAMES_MAX_DESCS (1u << 16)
@@ -110,10 +110,19 @@ extern "C" {
 #define FPGAD_FRAMES_C2H 0u
 #define FPGAD_FRAMES_H2C 1u
 
-/* Event bits: sticky within a generation. */
-#define FPGAD_EVENT_RESET 0x1u		/* the channel was reset */
+/*
+ * Event bits: sticky within a generation.  Each raise also counts in
+ * event_count[] (minor 2), so a consumer can tell an event that comes
+ * again (a second reset) from one it has seen.
+ */
+#define FPGAD_EVENT_RESET 0x1u		/* the channel's engine was reset
+					   after a DMA error or timeout */
 #define FPGAD_EVENT_CLOSED 0x2u		/* lease ended; no more frames */
 #define FPGAD_EVENT_DAEMON_GONE 0x4u	/* fpgad is shutting down */
+#define FPGAD_EVENT_FAILED 0x8u		/* the channel FAILED after repeated
+					   DMA errors; no frames until it is
+					   reset (fpgactl reset) */
+#define FPGAD_EVENT_COUNT 8		/* event bits with a counter */
 
 struct fpgad_frame_desc {
 	/*
@@ -193,7 +202,12 @@ struct fpgad_frames_header {
 	uint32_t cons_futex;
 	/* [P] atomic.  Nonzero while the producer sleeps on prod_futex. */
 	uint32_t prod_waiting;
-	uint8_t reserved1[40];
+	/*
+	 * [P] atomic.  (minor 2) How many times event bit (1 << i) was
+	 * raised; incremented before events and event_seq are stored.
+	 */
+	uint32_t event_count[FPGAD_EVENT_COUNT];
+	uint8_t reserved1[8];
 
 	/* --- line 2: [C] consumer-written --- */
 
@@ -251,6 +265,7 @@ FPGAD_FRAMES_AT(fpgad_frames_header, events, 72);
 FPGAD_FRAMES_AT(fpgad_frames_header, event_seq, 76);
 FPGAD_FRAMES_AT(fpgad_frames_header, cons_futex, 80);
 FPGAD_FRAMES_AT(fpgad_frames_header, prod_waiting, 84);
+FPGAD_FRAMES_AT(fpgad_frames_header, event_count, 88);
 /* The consumer's line. */
 FPGAD_FRAMES_AT(fpgad_frames_header, cursor, 128);
 FPGAD_FRAMES_AT(fpgad_frames_header, cons_waiting, 136);

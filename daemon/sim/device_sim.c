@@ -163,6 +163,8 @@ static int sim_queue_open(struct device *d, const struct config_channel *ch,
 	pthread_mutex_unlock(&d->lock);
 
 	r = sim_card_window(q);
+	if (!r)
+		r = sim_crc_prepare(q);
 	if (r)
 		goto fail;
 
@@ -204,6 +206,7 @@ static void sim_queue_close(struct device_queue *q)
 	if (d->queues[q->dir][q->engine] == q)
 		d->queues[q->dir][q->engine] = NULL;
 	pthread_mutex_unlock(&d->lock);
+	free(q->crc_tab);
 	free(q);
 }
 

@@ -62,6 +62,7 @@
 #include <stdint.h>
 
 #include "device.h"
+#include "fpgad_simframe.h"
 
 #define SIM_ENGINES 16u			/* per direction */
 #define SIM_MAX_INFLIGHT 16u		/* ring size: a power of two */
@@ -184,6 +185,8 @@ struct device_queue {
 	unsigned char *hdrs;		/* C2H: depth * SIM_HDR_STRIDE */
 	unsigned char *rx;		/* H2C: depth * rx_stride */
 	uint64_t rx_stride;
+	uint32_t *crc_tab;		/* C2H: CRC per payload start offset */
+	uint64_t crc_len;		/* ... of payloads this long */
 
 	/* The user thread's. */
 	struct sim_pin pins[SIM_MAX_PINS];
@@ -269,6 +272,11 @@ uint64_t sim_flip_offset(struct device_queue *q, uint64_t n);
 void sim_source_peek(struct device_queue *q, uint64_t now, uint64_t *ret_seq,
 		     uint64_t *ret_avail);
 uint64_t sim_sink_check(struct device_queue *q, const void *buf, uint64_t len);
+/* The CRC of each payload a frame of the queue's size can carry. */
+int sim_crc_prepare(struct device_queue *q);
+/* The header of frame @seq, its payload's CRC-32C included. */
+void sim_frame_header(struct device_queue *q, struct fpgad_simframe_hdr *h,
+		      uint64_t seq, uint64_t frame_len);
 
 /* sim_engine.c */
 void *sim_engine_main(void *arg);

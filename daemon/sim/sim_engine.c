@@ -201,6 +201,12 @@ static void sim_execute(struct device_queue *q, const struct sim_sqe *e)
 		fpgad_simframe_fill_part(e->addr, n, frame_len, c.c.seq,
 					 q->engine, q->pattern,
 					 q->pattern_size);
+		if (n >= FPGAD_SIMFRAME_HDR_SIZE) {
+			struct fpgad_simframe_hdr h;
+
+			sim_frame_header(q, &h, c.c.seq, frame_len);
+			memcpy(e->addr, &h, sizeof(h));
+		}
 		if (flip != UINT64_MAX)
 			e->addr[flip] ^= 0xff;
 	} else {

@@ -5,10 +5,14 @@
  * sink that checks every frame it gets, and which transfer a fault hits
  * (sim.h).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "clock.h"
+#include "crc32c.h"
 #include "fpgad_simframe.h"
 #include "log.h"
 #include "sim.h"
@@ -102,4 +106,58 @@ uint64_t sim_sink_check(struct device_queue *q, const void *buf,
 		return 0;
 	memcpy(&h, buf, sizeof(h));
 	return h.seq;
+}
+
+/*
+ * The CRC-32C of every payload a frame of the queue's fixed size can carry
+ * (payloads start at FPGAD_SIMFRAME_OFFSET_WORDS offsets of the pattern),
+ * from the CRC registers at both ends of each window (crc32c.h): one pass
+ * over the pattern here, no CRC work per frame.
+ */
+int sim_crc_prepare(struct device_queue *q)
+{
+	const unsigned n = FPGAD_SIMFRAME_OFFSET_WORDS;
+	uint32_t op[32], *start, end = 0, reg = 0;
+	uint64_t len;
+
+	if (q->dir != DIR_C2H || q->frame_size <= FPGAD_SIMFRAME_HDR_SIZE)
+		return 0;
+	len = q->frame_size - FPGAD_SIMFRAME_HDR_SIZE;
+	if (q->pattern_size < (uint64_t)(n - 1) * 8u + len)
+		return -EINVAL;
+	start = malloc(n * sizeof(*start));
+	q->crc_tab = malloc(n * sizeof(*q->crc_tab));
+	if (!start || !q->crc_tab) {
+		free(start);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		start[i] = reg;
+		reg = crc32c_update(reg, q->pattern + 8u * i, 8);
+	}
+	crc32c_zeros_op(len, op);
+	for (unsigned i = 0; i < n; i++) {
+		end = i ? crc32c_update(end, q->pattern + 8u * (i - 1) + len, 8) :
+			  crc32c_update(0, q->pattern, len);
+		q->crc_tab[i] = ~(crc32c_apply(op, 0xffffffffu ^ start[i]) ^ end);
+	}
+	free(start);
+	q->crc_len = len;
+	return 0;
+}
+
+void sim_frame_header(struct device_queue *q, struct fpgad_simframe_hdr *h,
+		      uint64_t seq, uint64_t frame_len)
+{
+	uint64_t off = fpgad_simframe_payload_offset(seq);
+	uint64_t len = frame_len - FPGAD_SIMFRAME_HDR_SIZE;
+
+	fpgad_simframe_hdr_init(h, seq, frame_len, q->engine);
+	if (frame_len <= FPGAD_SIMFRAME_HDR_SIZE)
+		return;
+	if (q->crc_tab && len == q->crc_len)
+		fpgad_simframe_hdr_set_crc(h, q->crc_tab[seq %
+					   FPGAD_SIMFRAME_OFFSET_WORDS]);
+	else if (q->pattern_size >= off + len)
+		fpgad_simframe_hdr_set_crc(h, crc32c(q->pattern + off, len));
 }

@@ -86,8 +86,8 @@ void sim_gpu_launch(struct device_queue *q, const struct sim_sqe *e,
 				n : FPGAD_SIMFRAME_HDR_SIZE;
 		uint64_t flip = corrupt ? sim_flip_offset(q, n) : UINT64_MAX;
 
-		fpgad_simframe_hdr_init((struct fpgad_simframe_hdr *)hdr,
-					cqe->c.seq, frame_len, q->engine);
+		sim_frame_header(q, (struct fpgad_simframe_hdr *)hdr,
+				 cqe->c.seq, frame_len);
 		r = copy_chain(q->ce, e->addr, hdr, hlen, COPY_H2D);
 		if (!r && n > hlen)
 			r = copy_chain(q->ce, e->addr + hlen,

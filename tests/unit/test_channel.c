@@ -43,26 +43,51 @@ struct reader {
 	struct frame_consumer *cons;
 	void *pattern;
 	uint64_t psize;
+	ino_t ring_ino;		/* which memfd the data ring is */
 };
 
-static void *map(const char *name, size_t len, int prot)
+static void *map(int fd, size_t len, int prot)
 {
-	int fd = shm_open(name, (prot & PROT_WRITE) ? O_RDWR : O_RDONLY, 0);
-	void *m;
+	void *m = mmap(NULL, len, prot, MAP_SHARED, fd, 0);
 
-	assert_true(fd >= 0);
-	m = mmap(NULL, len, prot, MAP_SHARED, fd, 0);
-	close(fd);
 	assert_true(m != MAP_FAILED);
 	return m;
 }
 
-static void reader_attach(struct reader *r, const struct config_channel *cc)
+/* What the handoff socket does for the lessee: its rings' descriptors. */
+static void claim(struct fixture *fx, struct session *s, struct reader *r,
+		  int *ret_fds)
 {
+	struct handoff_peer peer = { .pid = s->peer.pid, .uid = s->peer.uid };
+	struct lease *l;
+	unsigned n = 0;
+	char err[160];
+
+	assert_int_equal(lease_claim(fx->ch, r->g.token, &peer, ret_fds, &n, &l,
+				     err, sizeof(err)), 0);
+	assert_int_equal(n, 2);
+	assert_ptr_equal(l, lease_find(fx->ch, s));
+	/* A token is good once. */
+	assert_int_equal(lease_claim(fx->ch, r->g.token, &peer, ret_fds, &n, &l,
+				     err, sizeof(err)), -ENOENT);
+}
+
+static void reader_attach(struct reader *r, struct fixture *fx,
+			  struct session *s)
+{
+	const struct config_channel *cc = channel_config(fx->ch);
+	struct stat st;
+	int fds[2];
+
+
+	claim(fx, s, r, fds);
+	assert_int_equal(fstat(fds[1], &st), 0);
+	r->ring_ino = st.st_ino;
 	r->data_len = r->g.ring_size;
-	r->data = map(r->g.shm_name, r->data_len, PROT_READ);
-	r->desc_len = frame_ring_size(frame_ring_desc_count_for(cc->slots));
-	r->desc = map(r->g.desc_name, r->desc_len, PROT_READ | PROT_WRITE);
+	r->data = map(fds[1], r->data_len, PROT_READ);
+	r->desc_len = r->g.desc_size;
+	assert_true(r->desc_len >= frame_ring_size(frame_ring_desc_count_for(cc->slots)));
+	r->desc = map(fds[0], r->desc_len, PROT_READ | PROT_WRITE);
 	assert_int_equal(frame_consumer_attach(r->desc, r->desc_len, &r->cons), 0);
 	r->psize = fpgad_simframe_pattern_size(cc->frame_size);
 	r->pattern = malloc(r->psize);
@@ -148,7 +173,7 @@ static void test_stream_and_verify(void **state)
 	assert_true((lease_find(fx.ch, &fx.s1) != NULL));
 	assert_int_equal(r.g.memory, MEMORY_HOST);
 	assert_int_equal(r.g.mode, MODE_HOST);
-	reader_attach(&r, channel_config(fx.ch));
+	reader_attach(&r, &fx, &fx.s1);
 	for (int i = 0; i < 2000; i++) {
 		take(&r, channel_config(fx.ch), &f);
 		if (i)
@@ -161,29 +186,38 @@ static void test_stream_and_verify(void **state)
 	assert_int_equal(st.drops, 0);
 	assert_int_equal(st.lessees, 1);
 	assert_int_equal(fx.s1.n_leases, 1);
-	assert_int_equal(lease_close(fx.ch, &fx.s1), 0);
+	assert_int_equal(lease_close(fx.ch, &fx.s1, 0), 0);
 	assert_int_equal(fx.s1.n_leases, 0);
 	assert_int_equal(fx.s1.pinned, 0);
 	assert_false(channel_is_streaming(fx.ch));
 	/* The client learns that the lease ended. */
 	assert_true(frame_consumer_events(r.cons) & FPGAD_EVENT_CLOSED);
-	assert_int_equal(lease_close(fx.ch, &fx.s1), -ENOENT);
+	assert_int_equal(lease_close(fx.ch, &fx.s1, 0), -ENOENT);
 	reader_detach(&r);
 
-	/* The next lessee gets a ring of its own; the old one is gone. */
+	/* The next lessee gets a ring of its own, not the one r mapped. */
 	{
 		struct reader r2;
-		int fd;
+		struct stat st2;
+		int fds[2];
 
 		assert_int_equal(open_lease(&fx, &fx.s2, false, &r2), 0);
-		assert_string_not_equal(r2.g.shm_name, r.g.shm_name);
-		fd = shm_open(r.g.shm_name, O_RDONLY, 0);
-		assert_int_equal(fd, -1);
-		assert_int_equal(errno, ENOENT);
-		reader_attach(&r2, channel_config(fx.ch));
+		assert_int_not_equal(r2.g.lease_id, r.g.lease_id);
+		claim(&fx, &fx.s2, &r2, fds);
+		assert_int_equal(fstat(fds[1], &st2), 0);
+		assert_true(r.ring_ino != st2.st_ino);
+		r2.data_len = r2.g.ring_size;
+		r2.data = map(fds[1], r2.data_len, PROT_READ);
+		r2.desc_len = r2.g.desc_size;
+		r2.desc = map(fds[0], r2.desc_len, PROT_READ | PROT_WRITE);
+		assert_int_equal(frame_consumer_attach(r2.desc, r2.desc_len,
+						       &r2.cons), 0);
+		r2.psize = fpgad_simframe_pattern_size(channel_config(fx.ch)->frame_size);
+		r2.pattern = malloc(r2.psize);
+		fpgad_simframe_pattern_fill(r2.pattern, r2.psize);
 		take(&r2, channel_config(fx.ch), &f);
 		assert_int_equal(frame_consumer_release(r2.cons, &f), 0);
-		assert_int_equal(lease_close(fx.ch, &fx.s2), 0);
+		assert_int_equal(lease_close(fx.ch, &fx.s2, 0), 0);
 		reader_detach(&r2);
 	}
 	unmake(&fx);
@@ -200,7 +234,7 @@ static void test_exclusive_and_shared(void **state)
 	assert_int_equal(open_lease(&fx, &fx.s1, false, &b), -EALREADY);
 	assert_int_equal(open_lease(&fx, &fx.s2, false, &b), -EBUSY);
 	assert_int_equal(open_lease(&fx, &fx.s2, true, &b), -EBUSY);
-	assert_int_equal(lease_close(fx.ch, &fx.s1), 0);
+	assert_int_equal(lease_close(fx.ch, &fx.s1, 0), 0);
 
 	/* Shared readers: each sees every frame from when it joined, in order. */
 	assert_int_equal(open_lease(&fx, &fx.s1, true, &a), 0);
@@ -212,8 +246,8 @@ static void test_exclusive_and_shared(void **state)
 		uint64_t off;
 		int idle = 0;
 
-		reader_attach(&a, channel_config(fx.ch));
-		reader_attach(&b, channel_config(fx.ch));
+		reader_attach(&a, &fx, &fx.s1);
+		reader_attach(&b, &fx, &fx.s2);
 		/* Under block, a slot is free only when both let it go. */
 		while ((seen[0] < 300 || seen[1] < 300) && idle < 500) {
 			bool got = false;
@@ -243,13 +277,13 @@ static void test_exclusive_and_shared(void **state)
 		/* An exclusive opener is refused while readers share it. */
 		assert_int_equal(open_lease(&fx, &(struct session){ 0 }, false,
 					    &(struct reader){ 0 }), -EBUSY);
-		lease_close(fx.ch, &fx.s1);
+		lease_close(fx.ch, &fx.s1, 0);
 		/* b goes on alone. */
 		for (int i = 0; i < 100; i++) {
 			take(&b, channel_config(fx.ch), &fb);
 			assert_int_equal(frame_consumer_release(b.cons, &fb), 0);
 		}
-		lease_close(fx.ch, &fx.s2);
+		lease_close(fx.ch, &fx.s2, 0);
 		reader_detach(&a);
 		reader_detach(&b);
 	}
@@ -273,7 +307,7 @@ static void test_limits(void **state)
 	fx.cfg.control.max_pinned = 4 * 64 * 1024;
 	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), 0);
 	assert_int_equal(fx.s1.pinned, 4 * 64 * 1024);
-	lease_close(fx.ch, &fx.s1);
+	lease_close(fx.ch, &fx.s1, 0);
 	unmake(&fx);
 }
 
@@ -289,7 +323,7 @@ static void test_drop_oldest_spares_held(void **state)
 	(void)state;
 	make(&fx, NULL, POLICY_DROP_OLDEST, 4);
 	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), 0);
-	reader_attach(&r, channel_config(fx.ch));
+	reader_attach(&r, &fx, &fx.s1);
 	take(&r, channel_config(fx.ch), &held[0]);
 	take(&r, channel_config(fx.ch), &held[1]);
 	for (int i = 0; i < 3000; i++) {
@@ -308,7 +342,7 @@ static void test_drop_oldest_spares_held(void **state)
 	assert_true(st.drops > 0);
 	assert_int_equal(frame_consumer_release(r.cons, &held[0]), 0);
 	assert_int_equal(frame_consumer_release(r.cons, &held[1]), 0);
-	lease_close(fx.ch, &fx.s1);
+	lease_close(fx.ch, &fx.s1, 0);
 	reader_detach(&r);
 	unmake(&fx);
 }
@@ -349,7 +383,7 @@ static void test_repeated_failures_fail_channel(void **state)
 		assert_true(st.errors >= before + 5);
 		assert_int_equal(st.state, CHANNEL_FAILED);
 	}
-	lease_close(fx.ch, &fx.s1);
+	lease_close(fx.ch, &fx.s1, 0);
 	/* FAILED refuses new leases, by name, until it is reset. */
 	assert_int_equal(open_lease(&fx, &fx.s2, false, &r2), -EIO);
 	{
@@ -385,10 +419,15 @@ static void test_h2c_send(void **state)
 	assert_int_equal(lease_open(fx.ch, &fx.s1, true, &fx.cfg.control, &r.g,
 				      err, sizeof(err)), -EINVAL);
 	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), 0);
-	r.data_len = r.g.ring_size;
-	r.data = map(r.g.shm_name, r.data_len, PROT_READ | PROT_WRITE);
-	r.desc_len = frame_ring_size(frame_ring_desc_count_for(cc->slots));
-	r.desc = map(r.g.desc_name, r.desc_len, PROT_READ | PROT_WRITE);
+	{
+		int fds[2];
+
+		claim(&fx, &fx.s1, &r, fds);
+		r.data_len = r.g.ring_size;
+		r.data = map(fds[1], r.data_len, PROT_READ | PROT_WRITE);
+		r.desc_len = r.g.desc_size;
+		r.desc = map(fds[0], r.desc_len, PROT_READ | PROT_WRITE);
+	}
 	assert_int_equal(frame_consumer_attach(r.desc, r.desc_len, &r.cons), 0);
 	r.psize = fpgad_simframe_pattern_size(cc->frame_size);
 	r.pattern = malloc(r.psize);
@@ -416,7 +455,7 @@ static void test_h2c_send(void **state)
 	assert_int_equal(st.frames, 1000);
 	assert_int_equal(st.card_good, 990);
 	assert_int_equal(st.card_bad, 10);
-	lease_close(fx.ch, &fx.s1);
+	lease_close(fx.ch, &fx.s1, 0);
 	reader_detach(&r);
 	unmake(&fx);
 }

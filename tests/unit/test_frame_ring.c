@@ -679,10 +679,22 @@ static void test_events(void **state)
 	assert_int_equal(frame_consumer_wait(c, -1), 0);
 	assert_int_equal(frame_consumer_events(c), FPGAD_EVENT_RESET);
 	assert_int_equal(frame_consumer_wait(c, 0), -ETIMEDOUT);
-	frame_producer_raise(p, FPGAD_EVENT_CLOSED);
+	/* Each call reports what was raised since the last one. */
+	assert_int_equal(frame_consumer_events(c), 0);
+	frame_producer_raise(p, FPGAD_EVENT_FAILED);
+	assert_int_equal(frame_consumer_wait(c, 1), 0);
+	assert_int_equal(frame_consumer_events(c), FPGAD_EVENT_FAILED);
+	/* An event raised again is reported again, and only then. */
+	frame_producer_raise(p, FPGAD_EVENT_RESET);
+	assert_int_equal(frame_consumer_wait(c, 1), 0);
+	assert_int_equal(frame_consumer_events(c), FPGAD_EVENT_RESET);
+	assert_int_equal(frame_consumer_events(c), 0);
+	frame_producer_raise(p, FPGAD_EVENT_CLOSED | FPGAD_EVENT_DAEMON_GONE);
 	assert_int_equal(frame_consumer_wait(c, 1), 0);
 	assert_int_equal(frame_consumer_events(c),
-			 FPGAD_EVENT_RESET | FPGAD_EVENT_CLOSED);
+			 FPGAD_EVENT_CLOSED | FPGAD_EVENT_DAEMON_GONE);
+	assert_int_equal(hdr_of(&r)->event_count[0], 2);	/* RESET */
+	assert_int_equal(hdr_of(&r)->event_count[3], 1);	/* FAILED */
 	frame_consumer_free(c);
 	frame_producer_free(p);
 	free(r.mem);
