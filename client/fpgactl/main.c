@@ -27,14 +27,6 @@ void fpgactl_print_json(json_t *o)
 	json_decref(o);
 }
 
-uint64_t fpgactl_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int fpgactl_fail(fpgad_client *c, const char *what, int r)
 {
 	const char *msg = c ? fpgad_errmsg(c) : "";
@@ -241,6 +233,7 @@ static void usage(FILE *f)
 		   "  --newest       skip to the newest ready frame (capture)\n"
 		   "  --poll-us US   busy-poll US microseconds before sleeping (capture)\n"
 		   "  --shared       a shared-read lease (capture)\n"
+		   "  --reconnect    ride through a restart of fpgad (capture)\n"
 		   "  --timeout MS   give up waiting for a frame after MS (capture, send)\n"
 		   "\nCommands:\n", FPGAD_DEFAULT_URL);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
@@ -274,6 +267,7 @@ int main(int argc, char **argv)
 		{ "newest", no_argument, NULL, 'N' },
 		{ "poll-us", required_argument, NULL, 'P' },
 		{ "shared", no_argument, NULL, 'S' },
+		{ "reconnect", no_argument, NULL, 'R' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -311,6 +305,7 @@ int main(int argc, char **argv)
 			o.poll_us = (unsigned)v;
 			break;
 		case 'S': o.shared = true; break;
+		case 'R': o.reconnect = true; break;
 		case 'n':
 			if (parse_number(optarg, UINT64_MAX, &o.count) < 0 || !o.count) {
 				fprintf(stderr, "fpgactl: -n: '%s' is not a positive number\n", optarg);
