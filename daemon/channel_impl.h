@@ -33,6 +33,17 @@
 enum h2c_slot { H2C_FREE, H2C_OFFERED, H2C_QUEUED, H2C_DMA };
 #define CHANNEL_BATCH 32
 
+#define PACE_TIMERSLACK_NS 1000UL	/* the streaming thread's timer slack */
+
+/* pace.c's record of how far apart the card's completions come. */
+struct pace {
+	_Atomic uint32_t nap;		/* futex: the thread sleeps on it */
+	uint64_t interval_ns;		/* average DMA end to DMA end */
+	uint64_t jitter_ns;		/* average distance from that average */
+	uint64_t last_end_ns;		/* the latest DMA end seen */
+	uint64_t late_ns;		/* how late timers wake it, on average */
+};
+
 struct channel {
 	struct config_channel cfg;
 	unsigned dma_timeout_ms;
@@ -72,6 +83,7 @@ struct channel {
 	pthread_t thread;
 	bool running;
 	atomic_bool stop;
+	struct pace pace;
 };
 
 /* channel.c */
@@ -91,6 +103,20 @@ int stream_slots_renew(struct channel *ch);
 /* A lessee handed @r back; ch->lock held. */
 void stream_returned(struct channel *ch, struct lease *l,
 		     const struct frame_returned *r);
+
+/*
+ * pace.c: wait for completions the way that wakes nobody in between
+ * (hybrid polling) or few times (batching); at most @block_ms.  Returns
+ * how many were written to @out.  Without ch->lock.
+ */
+int pace_wait(struct channel *ch, struct dev_completion *out, unsigned max,
+	      int block_ms);
+/* Learn from @n completions just taken. */
+void pace_note(struct channel *ch, const struct dev_completion *c, int n);
+/* The card was reset or restarted: what it did before says nothing. */
+void pace_forget(struct channel *ch);
+/* Wake the thread from a pace_wait() nap (stop). */
+void pace_poke(struct channel *ch);
 
 /*
  * policy.c: a FREE slot for the card (FREE -> DMA), or -EAGAIN when the

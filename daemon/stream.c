@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -234,6 +235,7 @@ static void recover(struct channel *ch, int status)
 
 	ch->stats.recoveries++;
 	ch->failures++;
+	pace_forget(ch);
 	ch->state = CHANNEL_RECOVERING;
 	r = ch->ops->reset(ch->q);
 	if (r < 0) {
@@ -379,22 +381,6 @@ static void wait_release(struct channel *ch)
 	pthread_cond_broadcast(&ch->cond);
 }
 
-/* Busy-poll (cfg.poll_us): look for completions without sleeping. */
-static int poll_completions(struct channel *ch, struct dev_completion *comp)
-{
-	uint64_t until;
-	int n = 0;
-
-	if (!ch->cfg.poll_us)
-		return 0;
-	until = clock_now_ns() + (uint64_t)ch->cfg.poll_us * 1000u;
-	while (!atomic_load_explicit(&ch->stop, memory_order_relaxed) &&
-	       (n = ch->ops->wait(ch->q, comp, CHANNEL_BATCH, 0)) == 0 &&
-	       clock_now_ns() < until)
-		;
-	return n > 0 ? n : 0;
-}
-
 /*
  * The card owes transfers and has given nothing back for 1.5 DMA timeouts:
  * it would have completed or timed one out by now, so its engine hangs.
@@ -438,6 +424,8 @@ static void *stream_main(void *arg)
 	unsigned inflight;
 	int n, wait_ms;
 
+	/* pace.c's naps are short: wake up when asked, not 50 us later. */
+	prctl(PR_SET_TIMERSLACK, PACE_TIMERSLACK_NS, 0UL, 0UL, 0UL);
 	pthread_mutex_lock(&ch->lock);
 	while (!atomic_load(&ch->stop)) {
 		reclaim(ch);
@@ -474,10 +462,10 @@ static void *stream_main(void *arg)
 		inflight = ch->inflight;
 		wait_ms = watchdog(ch);
 		pthread_mutex_unlock(&ch->lock);
-		n = inflight ? poll_completions(ch, comp) : 0;
-		if (n == 0)
-			n = ch->ops->wait(ch->q, comp, CHANNEL_BATCH, wait_ms);
+		n = inflight ? pace_wait(ch, comp, CHANNEL_BATCH, wait_ms) :
+			       ch->ops->wait(ch->q, comp, CHANNEL_BATCH, wait_ms);
 		pthread_mutex_lock(&ch->lock);
+		pace_note(ch, comp, n);
 		for (int i = 0; i < n; i++)
 			completed(ch, (unsigned)comp[i].cookie, &comp[i]);
 	}
@@ -490,6 +478,7 @@ int stream_start(struct channel *ch)
 	int r;
 
 	atomic_store(&ch->stop, false);
+	pace_forget(ch);
 	ch->state = CHANNEL_STREAMING;
 	ch->failures = 0;
 	r = -pthread_create(&ch->thread, NULL, stream_main, ch);
@@ -540,6 +529,7 @@ void stream_stop(struct channel *ch)
 		return;
 	atomic_store(&ch->stop, true);
 	ch->ops->kick(ch->q);
+	pace_poke(ch);
 	pthread_join(ch->thread, NULL);
 	ch->running = false;
 	pthread_mutex_lock(&ch->lock);
