@@ -347,6 +347,19 @@ static void topology_read_end(const struct topo_source *src, const char *addr,
 	topology_read_iommu(src, e, warn, wlen);
 }
 
+int topology_end(const struct topo_source *src, const char *addr,
+		 struct topo_end *ret_end, char *warn, size_t wlen)
+{
+	char canon[TOPO_ADDR_LEN];
+	struct topo_end e;
+
+	if (topology_canon(addr, canon))
+		return -EINVAL;
+	topology_read_end(src, canon, &e, warn, wlen);
+	*ret_end = e;
+	return 0;
+}
+
 /* --- the host: virtual machine or not ---------------------------------------- */
 
 static bool topology_cpuinfo_hypervisor(const char *path, char *warn, size_t wlen)

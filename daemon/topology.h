@@ -28,6 +28,7 @@
 #define FPGAD_TOPOLOGY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fpgad_dma.h"
@@ -116,6 +117,14 @@ struct topo_source {
 	topo_path_fn path;		/* NULL: no kernel answer */
 	void *user;
 };
+
+/*
+ * One end as sysfs shows it: 0 (not found is an answer: ret_end->found),
+ * -EINVAL for a bad address.  The first file that could not be read is
+ * named in @warn unless @warn already says something.
+ */
+int topology_end(const struct topo_source *src, const char *addr,
+		 struct topo_end *ret_end, char *warn, size_t wlen);
 
 /* The host's facts (VM or not); never fails. */
 void topology_host(const struct topo_source *src, struct topo_host *ret_host);
