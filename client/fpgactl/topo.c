@@ -125,11 +125,12 @@ static void print_text(const struct fpgad_topology *t)
 		printf("\n%-8s", "");
 		for (uint32_t i = 0; i < t->n_gpus; i++)
 			printf(" GPU%-5u", i);
-		printf("\n%-8s", "card");
+		printf(" NUMA\n%-8s", "card");
 		for (uint32_t i = 0; i < t->n_gpus; i++)
 			printf(" %-8s", t->gpus[i].path_class);
-		printf("\n\n%-6s %-13s %-5s %-12s %-5s %-13s %s\n", "GPU", "ADDRESS",
-		       "NUMA", "IOMMU", "CLASS", "VERDICT", "REASON");
+		printf(" %s\n\n%-6s %-13s %-5s %-12s %-5s %-13s %s\n",
+		       t->simulated ? "-" : numa_text(ce->numa_node, n1, sizeof(n1)),
+		       "GPU", "ADDRESS", "NUMA", "IOMMU", "CLASS", "VERDICT", "REASON");
 		for (uint32_t i = 0; i < t->n_gpus; i++) {
 			const struct fpgad_topo_gpu *g = &t->gpus[i];
 
