@@ -6,7 +6,6 @@
  * over the host's own /sys, and on the read-only remote listener.
  */
 #include <errno.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,96 +19,27 @@
 
 #include <cmocka.h>
 
+#include "../fake_sysfs.h"
 #include "fpgad.h"
 #include "harness.h"
 
-static char root[64];
-
-static void mkdirs(const char *path)
-{
-	char buf[512];
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p == '/') {
-			*p = '\0';
-			mkdir(buf, 0755);
-			*p = '/';
-		}
-	}
-	mkdir(buf, 0755);
-}
-
-static void put(const char *dir, const char *name, const char *text)
-{
-	char path[600];
-	FILE *f;
-
-	mkdirs(dir);
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
-/* A PCI device at @chain below sys/devices, with its bus link. */
-static void dev(const char *chain, const char *vendor, const char *cls,
-		const char *numa, int group)
-{
-	char dir[512], link[600], g[512];
-	const char *last = strrchr(chain, '/') + 1;
-
-	snprintf(dir, sizeof(dir), "%s/sys/devices/%s", root, chain);
-	put(dir, "vendor", vendor);
-	put(dir, "device", "0x2335\n");
-	put(dir, "class", cls);
-	put(dir, "numa_node", numa);
-	snprintf(link, sizeof(link), "%s/sys/bus/pci/devices", root);
-	mkdirs(link);
-	snprintf(link, sizeof(link), "%s/sys/bus/pci/devices/%s", root, last);
-	assert_int_equal(symlink(dir, link), 0);
-	if (group >= 0) {
-		snprintf(g, sizeof(g), "%s/sys/kernel/iommu_groups/%d", root, group);
-		put(g, "type", "identity\n");
-		snprintf(link, sizeof(link), "%s/iommu_group", dir);
-		assert_int_equal(symlink(g, link), 0);
-	}
-}
+static struct fake_sysfs fs;
 
 /* Two H200s on two NUMA nodes, a Xilinx card, the GPU's audio function. */
 static void build_host(void)
 {
-	char dir[256];
-
-	snprintf(root, sizeof(root), "/tmp/fpgad-topo-it.XXXXXX");
-	assert_non_null(mkdtemp(root));
-	dev("pci0000:00/0000:00:01.0", "0x8086\n", "0x060400\n", "0\n", -1);
-	dev("pci0000:00/0000:00:01.0/0000:01:00.0", "0x10de\n", "0x030200\n", "0\n", 3);
-	dev("pci0000:00/0000:00:01.0/0000:01:00.1", "0x10de\n", "0x040300\n", "0\n", 3);
-	dev("pci0000:00/0000:00:02.0", "0x8086\n", "0x060400\n", "0\n", -1);
-	dev("pci0000:00/0000:00:02.0/0000:02:00.0", "0x10ee\n", "0x058000\n", "0\n", -1);
-	dev("pci0000:80/0000:80:01.0", "0x8086\n", "0x060400\n", "1\n", -1);
-	dev("pci0000:80/0000:80:01.0/0000:81:00.0", "0x10de\n", "0x030200\n", "1\n", -1);
-	snprintf(dir, sizeof(dir), "%s/sys/class/dmi/id", root);
-	put(dir, "sys_vendor", "Supermicro\n");
-	put(dir, "product_name", "SYS-821GE-TNHR\n");
-	snprintf(dir, sizeof(dir), "%s/proc", root);
-	put(dir, "cpuinfo", "processor\t: 0\nflags\t\t: fpu vme sse2\n");
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void drop_host(void)
-{
-	nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	fake_sysfs_create(&fs);
+	fake_sysfs_dev(&fs, "pci0000:00/0000:00:01.0", FAKE_BRIDGE, "0", -1);
+	fake_sysfs_dev(&fs, "pci0000:00/0000:00:01.0/0000:01:00.0", FAKE_H200, "0", 3);
+	fake_sysfs_group(&fs, 3, "identity");
+	fake_sysfs_dev(&fs, "pci0000:00/0000:00:01.0/0000:01:00.1", 0x10de, 0x22e8,
+		       0x040300, "0", 3);
+	fake_sysfs_dev(&fs, "pci0000:00/0000:00:02.0", FAKE_BRIDGE, "0", -1);
+	fake_sysfs_dev(&fs, "pci0000:00/0000:00:02.0/0000:02:00.0", FAKE_CARD, "0", -1);
+	fake_sysfs_dev(&fs, "pci0000:80/0000:80:01.0", FAKE_BRIDGE, "1", -1);
+	fake_sysfs_dev(&fs, "pci0000:80/0000:80:01.0/0000:81:00.0", FAKE_H200, "1", -1);
+	fake_sysfs_dmi(&fs, "Supermicro", "SYS-821GE-TNHR");
+	fake_sysfs_cpu(&fs, false);
 }
 
 static json_t *topo_json(const char *url, int *ret_rc)
@@ -145,7 +75,7 @@ static void test_fake_host(void **state)
 
 	(void)state;
 	build_host();
-	snprintf(env, sizeof(env), "FPGAD_TEST_SYSROOT=%s", root);
+	snprintf(env, sizeof(env), "FPGAD_TEST_SYSROOT=%s", fs.root);
 	/* A GPU configured by address that the host does not have. */
 	harness_start_ok(&p, "[device]\ngpu = 0000:C1:00.0\n", env);
 	assert_true(harness_log_contains(&p, "a setting for tests"));
@@ -156,7 +86,7 @@ static void test_fake_host(void **state)
 	assert_true(json_is_true(json_object_get(j, "simulated")));
 	assert_false(json_is_true(json_object_get(j, "vm")));
 	assert_string_equal(str(json_object_get(j, "card_end"), "address"), "");
-	assert_non_null(strstr(str(j, "sysfs"), root));
+	assert_non_null(strstr(str(j, "sysfs"), fs.root));
 	assert_string_equal(str(j, "warning"), "");
 
 	gpus = json_object_get(j, "gpus");
@@ -202,7 +132,7 @@ static void test_fake_host(void **state)
 	assert_non_null(strstr(out, "GPU2   0000:c1:00.0"));
 	assert_non_null(strstr(out, "no-gpu"));
 	harness_stop_ok(&p);
-	drop_host();
+	fake_sysfs_remove(&fs);
 }
 
 /* A sysfs root that is not there: answers with a note, fpgad carries on. */

@@ -7,7 +7,6 @@
  * path ioctl: one table of cases, each with its expected class and verdict.
  */
 #include <errno.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,113 +19,34 @@
 
 #include <cmocka.h>
 
+#include "../fake_sysfs.h"
 #include "topology.h"
 
-static char root[64];
-static char sysfs[128];
-static char cpuinfo[128];
+static struct fake_sysfs fs;
 
-/* --- building a fake tree --------------------------------------------------- */
+#define BRIDGE(chain) fake_sysfs_dev(&fs, chain, FAKE_BRIDGE, "0", -1)
+#define CARD(chain, numa, group) fake_sysfs_dev(&fs, chain, FAKE_CARD, numa, group)
+#define GPU(chain, numa, group) fake_sysfs_dev(&fs, chain, FAKE_H200, numa, group)
 
-static void mkdirs(const char *path)
-{
-	char buf[512];
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		mkdir(buf, 0755);
-		*p = '/';
-	}
-	mkdir(buf, 0755);
-}
-
-static void put(const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void put(const char *path, const char *fmt, ...)
-{
-	char dir[512];
-	va_list ap;
-	FILE *f;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	*strrchr(dir, '/') = '\0';
-	mkdirs(dir);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	va_start(ap, fmt);
-	vfprintf(f, fmt, ap);
-	va_end(ap);
-	fclose(f);
-}
-
-/*
- * A PCI device at @chain below sysfs/devices ("pci0000:00/0000:00:01.0/
- * 0000:01:00.0"), its bus/pci/devices link and, with @group >= 0, its
- * IOMMU group.  @numa NULL: no numa_node file.
- */
 static void dev(const char *chain, unsigned vendor, unsigned device,
 		unsigned cls, const char *numa, int group)
 {
-	char dir[512], link[512], path[600], g[512];
-	const char *last = strrchr(chain, '/');
-
-	last = last ? last + 1 : chain;
-	snprintf(dir, sizeof(dir), "%s/devices/%s", sysfs, chain);
-	mkdirs(dir);
-	snprintf(path, sizeof(path), "%s/vendor", dir);
-	put(path, "0x%04x\n", vendor);
-	snprintf(path, sizeof(path), "%s/device", dir);
-	put(path, "0x%04x\n", device);
-	snprintf(path, sizeof(path), "%s/class", dir);
-	put(path, "0x%06x\n", cls);
-	if (numa) {
-		snprintf(path, sizeof(path), "%s/numa_node", dir);
-		put(path, "%s\n", numa);
-	}
-	snprintf(link, sizeof(link), "%s/bus/pci/devices", sysfs);
-	mkdirs(link);
-	snprintf(link, sizeof(link), "%s/bus/pci/devices/%s", sysfs, last);
-	assert_int_equal(symlink(dir, link), 0);
-	if (group >= 0) {
-		snprintf(g, sizeof(g), "%s/kernel/iommu_groups/%d", sysfs, group);
-		mkdirs(g);
-		snprintf(path, sizeof(path), "%s/iommu_group", dir);
-		assert_int_equal(symlink(g, path), 0);
-	}
+	fake_sysfs_dev(&fs, chain, vendor, device, cls, numa, group);
 }
-
-#define BRIDGE(chain) dev(chain, 0x10b5, 0x8747, 0x060400, "0", -1)
-#define CARD(chain, numa, group) dev(chain, 0x10ee, 0x9038, 0x058000, numa, group)
-#define GPU(chain, numa, group) dev(chain, 0x10de, 0x2335, 0x030200, numa, group)
 
 static void group_type(int group, const char *type)
 {
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/kernel/iommu_groups/%d/type", sysfs, group);
-	put(path, "%s\n", type);
+	fake_sysfs_group(&fs, group, type);
 }
 
 static void dmi(const char *vendor, const char *product)
 {
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/class/dmi/id/sys_vendor", sysfs);
-	put(path, "%s\n", vendor);
-	snprintf(path, sizeof(path), "%s/class/dmi/id/product_name", sysfs);
-	put(path, "%s\n", product);
+	fake_sysfs_dmi(&fs, vendor, product);
 }
 
 static void cpu(bool hypervisor)
 {
-	put(cpuinfo, "processor\t: 0\nvendor_id\t: GenuineIntel\n"
-		     "flags\t\t: fpu vme de pse tsc msr%s sse sse2\n\n"
-		     "processor\t: 1\nflags\t\t: fpu\n",
-	    hypervisor ? " hypervisor" : "");
+	fake_sysfs_cpu(&fs, hypervisor);
 }
 
 /* A bare-metal host: a server's DMI names, no hypervisor flag. */
@@ -256,8 +176,8 @@ static void scene_bad_numa(void)
 	char path[512];
 
 	scene_switch();
-	snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:04:00.0/numa_node", sysfs);
-	put(path, "banana\n");
+	snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:04:00.0/numa_node", fs.sysfs);
+	fake_sysfs_put(path, "banana\n");
 }
 
 /* The same switch, with an empty vendor file and no device file. */
@@ -266,9 +186,9 @@ static void scene_bad_ids(void)
 	char path[512];
 
 	scene_switch();
-	snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:03:00.0/vendor", sysfs);
-	put(path, "%s", "");
-	snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:03:00.0/device", sysfs);
+	snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:03:00.0/vendor", fs.sysfs);
+	fake_sysfs_put(path, "%s", "");
+	snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:03:00.0/device", fs.sysfs);
 	assert_int_equal(unlink(path), 0);
 }
 
@@ -290,7 +210,7 @@ static void scene_bad_iommu_link(void)
 	BRIDGE("pci0000:00/0000:00:03.0");
 	GPU("pci0000:00/0000:00:03.0/0000:02:00.0", "0", -1);
 	snprintf(path, sizeof(path), "%s/devices/pci0000:00/0000:00:01.0/0000:01:00.0/iommu_group",
-		 sysfs);
+		 fs.sysfs);
 	assert_int_equal(symlink("../../nowhere", path), 0);
 }
 
@@ -302,9 +222,9 @@ static void scene_no_host_bridge(void)
 	metal();
 	BRIDGE("pci0000:00/0000:00:01.0");
 	CARD("pci0000:00/0000:00:01.0/0000:01:00.0", "0", -1);
-	snprintf(dir, sizeof(dir), "%s/devices/platform/odd/0000:04:00.0", sysfs);
-	mkdirs(dir);
-	snprintf(link, sizeof(link), "%s/bus/pci/devices/0000:04:00.0", sysfs);
+	snprintf(dir, sizeof(dir), "%s/devices/platform/odd/0000:04:00.0", fs.sysfs);
+	fake_sysfs_mkdirs(dir);
+	snprintf(link, sizeof(link), "%s/bus/pci/devices/0000:04:00.0", fs.sysfs);
 	assert_int_equal(symlink(dir, link), 0);
 }
 
@@ -553,27 +473,14 @@ static int kernel_answer(void *user, struct fpgad_dma_p2p_path *path)
 	return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void fresh_tree(void)
 {
-	snprintf(root, sizeof(root), "/tmp/fpgad-topo.XXXXXX");
-	assert_non_null(mkdtemp(root));
-	snprintf(sysfs, sizeof(sysfs), "%s/sys", root);
-	snprintf(cpuinfo, sizeof(cpuinfo), "%s/cpuinfo", root);
-	mkdirs(sysfs);
+	fake_sysfs_create(&fs);
 }
 
 static void drop_tree(void)
 {
-	nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	fake_sysfs_remove(&fs);
 }
 
 static void check_text(const char *what, const char *got, const char *want,
@@ -594,7 +501,7 @@ static void test_table(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct topo_case *c = &cases[i];
 		struct topo_source src = {
-			.sysfs = sysfs, .cpuinfo = cpuinfo,
+			.sysfs = fs.sysfs, .cpuinfo = fs.cpuinfo,
 			.path = c->err == NO_KERNEL ? NULL : kernel_answer,
 			.user = (void *)c,
 		};
@@ -622,7 +529,7 @@ static void test_table(void **state)
 /* What a pair carries besides class and verdict. */
 static void test_pair_details(void **state)
 {
-	struct topo_source src = { .sysfs = sysfs, .cpuinfo = cpuinfo,
+	struct topo_source src = { .sysfs = fs.sysfs, .cpuinfo = fs.cpuinfo,
 				   .path = kernel_answer, .user = (void *)&cases[2] };
 	struct topo_host host;
 	struct topo_pair p;
@@ -707,7 +614,7 @@ static void test_bad_addresses(void **state)
 
 static void test_gpus(void **state)
 {
-	struct topo_source src = { .sysfs = sysfs };
+	struct topo_source src = { .sysfs = fs.sysfs };
 	char addrs[8][TOPO_ADDR_LEN];
 	unsigned n = 99;
 
