@@ -13,7 +13,7 @@
 
 #define PROBE_BATCH 16			/* completions taken at once */
 #define PROBE_DEFAULT_TIMEOUT_MS 5000	/* when the device's own is unknown */
-#define PROBE_GRACE_MS 1000		/* beyond the DMA timeout, then reset */
+#define PROBE_GRACE_MS 250		/* beyond the DMA timeout, then reset */
 #define PROBE_DRAIN_MS 2000		/* for the completions of a reset */
 
 enum probe_place { PLACE_FREE, PLACE_DMA, PLACE_STAGE };
