@@ -79,10 +79,10 @@ struct probe_choice {
 /*
  * auto's choice for a channel in GPU memory, from @how ([device]
  * auto_choice), the topology of the card and the channel's GPU (@topo,
- * NULL when unknown) and @rates.  With AUTO_MEASURE: never gpudirect when
- * the kernel would not map it; else the faster of two measured modes, the
- * one that works when only one does, and the topology's advice when
- * nothing was measured.  With AUTO_FIRST: gpudirect when it works.
+ * NULL when unknown) and @rates.  With AUTO_MEASURE: the one that works
+ * when only one does; bounce when the kernel would not map gpudirect; else
+ * the faster of two measured modes, the one measured when only one was,
+ * and the topology's advice when nothing was measured.  With AUTO_FIRST: gpudirect when it works.
  * -ENODEV when neither mode works.
  */
 int probe_choose(enum auto_choice how, const struct topo_pair *topo,
