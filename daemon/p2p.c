@@ -8,8 +8,8 @@
  * gives it back closed: its GPU memory is a ring of 2 x queue_depth slots
  * on the channel's GPU, pinned as gpudirect pins it (a dma-buf, else the
  * device pointer); bounce adds pinned host staging and a CUDA copy engine
- * as the second stage.  Probes need CUDA: without it no channel is in GPU
- * memory and there is nothing to choose.
+ * as the second stage.  Without a GPU (or a build without CUDA) no channel
+ * is in GPU memory and there is nothing to choose.
  */
 #include <errno.h>
 #include <limits.h>
@@ -18,13 +18,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "copy.h"
 #include "log.h"
 #include "memory.h"
 #include "p2p.h"
 #include "topology.h"
-#ifdef FPGAD_CUDA
-#include "copy.h"
-#endif
 
 #define P2P_MAX_GPUS 64
 #define P2P_PROBE_SLOTS_MAX 64u
@@ -110,9 +108,8 @@ static void p2p_add_gpu(char (*list)[TOPO_ADDR_LEN], unsigned *n, unsigned max,
 		memcpy(list[(*n)++], canon, sizeof(canon));
 }
 
-/* --- probes (CUDA builds) --------------------------------------------------- */
+/* --- probes ------------------------------------------------------------------ */
 
-#ifdef FPGAD_CUDA
 /* As the channel pins its ring for gpudirect: a dma-buf, else by address. */
 static int p2p_pin_gpu(const struct p2p *p, struct device_queue *q,
 		       struct mem_region *mem, uint64_t *ret_handle)
@@ -290,7 +287,6 @@ static void p2p_measure(struct p2p *p, const struct config *cfg,
 		log_info("channel %s: auto: %s", cc->name, rec->choice.reason);
 	}
 }
-#endif
 
 int p2p_survey(const struct config *cfg, const struct device_ops *ops,
 	       struct device *dev, struct p2p **ret_p2p)
@@ -342,9 +338,7 @@ int p2p_survey(const struct config *cfg, const struct device_ops *ops,
 		if (cc->direction != DIR_C2H || cc->mode != MODE_AUTO ||
 		    cc->memory == MEMORY_HOST || cfg->device.auto_choice == AUTO_FIRST)
 			continue;
-#ifdef FPGAD_CUDA
 		p2p_measure(p, cfg, cc, &host, &info, rec);
-#endif
 	}
 	*ret_p2p = p;
 	return 0;

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "probe.h"
 
 #define PROBE_BATCH 16			/* completions taken at once */
@@ -35,14 +35,6 @@ struct probe_state {
 	struct probe_result res;
 };
 
-static uint64_t probe_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void probe_fail(struct probe_state *s, int err)
 {
 	if (!s->err)
@@ -52,16 +44,16 @@ static void probe_fail(struct probe_state *s, int err)
 static void probe_delivered(struct probe_state *s, uint64_t bytes)
 {
 	s->res.bytes += bytes;
-	s->res.ns = probe_now() - s->t0;
+	s->res.ns = clock_now_ns() - s->t0;
 }
 
 /* Submit while the card has room, bytes and time are left and a place is free. */
 static void probe_submit(struct probe_state *s)
 {
 	const struct probe_params *p = s->p;
-	uint64_t stop_at = s->t0 + (uint64_t)p->max_ms * 1000000ull;
+	uint64_t stop_at = s->t0 + (uint64_t)p->max_ms * CLOCK_NS_PER_MS;
 
-	while (!s->err && s->dma < p->depth && probe_now() < stop_at &&
+	while (!s->err && s->dma < p->depth && clock_now_ns() < stop_at &&
 	       (!s->submitted || s->submitted + p->length <= p->max_bytes)) {
 		struct dev_xfer x;
 		unsigned i, k;
@@ -105,7 +97,7 @@ static void probe_finish_stages(struct probe_state *s, bool block)
 			return;
 		block = false;
 		s->staged--;
-		s->progress = probe_now();
+		s->progress = clock_now_ns();
 		if (slot < s->p->slots && s->place[slot] == PLACE_STAGE)
 			s->place[slot] = PLACE_FREE;
 		else
@@ -122,7 +114,7 @@ static void probe_completed(struct probe_state *s, const struct dev_completion *
 	uint64_t slot = c->cookie;
 	int r;
 
-	s->progress = probe_now();
+	s->progress = clock_now_ns();
 	if (slot >= s->p->slots || s->place[slot] != PLACE_DMA) {
 		probe_fail(s, -EIO);
 		return;
@@ -152,11 +144,11 @@ static void probe_completed(struct probe_state *s, const struct dev_completion *
 static void probe_reset(struct probe_state *s)
 {
 	struct dev_completion c[PROBE_BATCH];
-	uint64_t until = probe_now() + PROBE_DRAIN_MS * 1000000ull;
+	uint64_t until = clock_now_ns() + PROBE_DRAIN_MS * CLOCK_NS_PER_MS;
 
 	probe_fail(s, -ETIMEDOUT);
 	s->ops->reset(s->q);
-	while (s->dma && probe_now() < until) {
+	while (s->dma && clock_now_ns() < until) {
 		int n = s->ops->wait(s->q, c, PROBE_BATCH, 10);
 
 		if (n < 0)
@@ -189,8 +181,8 @@ int probe_run(const struct device_ops *ops, struct device_queue *q,
 	if (!s.place)
 		return -ENOMEM;
 	limit_ns = (uint64_t)((p->timeout_ms ? p->timeout_ms :
-			       PROBE_DEFAULT_TIMEOUT_MS) + PROBE_GRACE_MS) * 1000000ull;
-	s.t0 = s.progress = probe_now();
+			       PROBE_DEFAULT_TIMEOUT_MS) + PROBE_GRACE_MS) * CLOCK_NS_PER_MS;
+	s.t0 = s.progress = clock_now_ns();
 
 	for (;;) {
 		int n;
@@ -210,7 +202,7 @@ int probe_run(const struct device_ops *ops, struct device_queue *q,
 		}
 		for (int i = 0; i < n; i++)
 			probe_completed(&s, &c[i]);
-		if (!n && s.dma && probe_now() - s.progress > limit_ns) {
+		if (!n && s.dma && clock_now_ns() - s.progress > limit_ns) {
 			probe_reset(&s);
 			break;
 		}
@@ -223,7 +215,7 @@ int probe_run(const struct device_ops *ops, struct device_queue *q,
 		return s.err;
 	if (!s.res.bytes || !s.res.ns)
 		return -EIO;
-	s.res.bytes_per_s = (double)s.res.bytes * 1e9 / (double)s.res.ns;
+	s.res.bytes_per_s = (double)s.res.bytes * (double)CLOCK_NS_PER_SEC / (double)s.res.ns;
 	*ret_result = s.res;
 	return 0;
 }
