@@ -136,13 +136,6 @@ const char *fpgad_server_software(const fpgad_client *c)
 	return c->server;
 }
 
-static void copy_str(char *dst, size_t len, const char *src)
-{
-	snprintf(dst, len, "%s", src ? src : "");
-}
-
-#define COPY(dst, src) copy_str(dst, sizeof(dst), src)
-
 int fpgad_status_get(fpgad_client *c, struct fpgad_status **ret_status)
 {
 	Fpgad__Request req = FPGAD__REQUEST__INIT;

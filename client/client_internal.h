@@ -111,4 +111,8 @@ void gpu_host_free(void *ptr);
 int gpu_to_host(void *dst, const void *src_dev, size_t len);
 int gpu_from_host(void *dst_dev, const void *src, size_t len);
 
+/* A string of a reply into a fixed array, "" for NULL, cut to fit. */
+void conn_copy_str(char *dst, size_t len, const char *src);
+#define COPY(dst, src) conn_copy_str(dst, sizeof(dst), src)
+
 #endif

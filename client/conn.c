@@ -186,3 +186,8 @@ void conn_set_timeouts(fpgad_client *c, int timeout_ms)
 	nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO, timeout_ms);
 	nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, timeout_ms);
 }
+
+void conn_copy_str(char *dst, size_t len, const char *src)
+{
+	snprintf(dst, len, "%s", src ? src : "");
+}

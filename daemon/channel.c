@@ -348,3 +348,16 @@ const char *channel_mode_reason(const struct channel *ch)
 {
 	return ch->reason;
 }
+
+void channel_explain_mode(struct channel *ch, enum transfer_mode mode,
+			  const char *reason)
+{
+	if (ch->mode != mode)
+		return;
+	snprintf(ch->reason, sizeof(ch->reason), "%s", reason);
+}
+
+const char *channel_gpu_bus_id(const struct channel *ch)
+{
+	return ch->memory == MEMORY_CUDA ? ch->mem->gpu_bus_id : "";
+}

@@ -53,6 +53,11 @@ void channel_get_stats(struct channel *ch, struct channel_stats *ret_stats);
 bool channel_is_streaming(struct channel *ch);
 /* Why the channel uses the mode it uses ("no GPU: ..."), for Status. */
 const char *channel_mode_reason(const struct channel *ch);
+/* auto's measured choice explains the mode, when the channel runs in it. */
+void channel_explain_mode(struct channel *ch, enum transfer_mode mode,
+			  const char *reason);
+/* PCI bus id of the GPU its ring is on, "" in host memory. */
+const char *channel_gpu_bus_id(const struct channel *ch);
 
 /*
  * Clear a FAILED channel: it streams again if leased, else it is idle.

@@ -64,6 +64,9 @@ void config_defaults(struct config *cfg)
 	snprintf(cfg->device.path, sizeof(cfg->device.path), "/dev/fpgad0");
 	snprintf(cfg->device.gpu, sizeof(cfg->device.gpu), "0");
 	cfg->device.dma_timeout_ms = 1000;
+	cfg->device.auto_choice = AUTO_MEASURE;
+	cfg->device.probe_bytes = 256ull << 20;
+	cfg->device.probe_ms = 200;
 	cfg->sim.card_memory = 2ull << 30;
 	cfg->sim.seed = 1;
 	cfg->n_channels = 1;
@@ -150,6 +153,7 @@ static const char *const memory_names[] = { "auto", "cuda", "host" };
 static const char *const mode_names[] = { "auto", "gpudirect", "bounce", "host" };
 static const char *const policy_names[] = { "block", "drop-oldest" };
 static const char *const integrity_names[] = { "none", "crc32c" };
+static const char *const auto_choice_names[] = { "measure", "first" };
 static const char *const level_names[] = {
 	[LOG_ERR] = "err", [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
 	[LOG_INFO] = "info", [LOG_DEBUG] = "debug",
@@ -163,6 +167,7 @@ const char *memory_kind_name(enum memory_kind k) { return memory_names[k]; }
 const char *transfer_mode_name(enum transfer_mode m) { return mode_names[m]; }
 const char *ring_policy_name(enum ring_policy p) { return policy_names[p]; }
 const char *integrity_name(enum integrity i) { return integrity_names[i]; }
+const char *auto_choice_name(enum auto_choice c) { return auto_choice_names[c]; }
 
 static int parse_link(const char *s, struct link_model *ret)
 {
@@ -231,6 +236,9 @@ static const struct key device_keys[] = {
 	KS(struct config_device, path),
 	KS(struct config_device, gpu),
 	KU(struct config_device, dma_timeout_ms, 1, 600000),
+	KE(struct config_device, auto_choice, auto_choice_names),
+	{ "probe_bytes", K_SIZE, offsetof(struct config_device, probe_bytes), 0, 4096, 0, NULL, 0 },
+	KU(struct config_device, probe_ms, 0, 10000),
 };
 
 static const struct key sim_keys[] = {

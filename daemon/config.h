@@ -25,6 +25,8 @@ enum memory_kind { MEMORY_AUTO, MEMORY_CUDA, MEMORY_HOST };
 enum transfer_mode { MODE_AUTO, MODE_GPUDIRECT, MODE_BOUNCE, MODE_HOST };
 enum ring_policy { POLICY_BLOCK, POLICY_DROP_OLDEST };
 enum integrity { INTEGRITY_NONE, INTEGRITY_CRC32C };
+/* How mode = auto picks between gpudirect and bounce. */
+enum auto_choice { AUTO_MEASURE, AUTO_FIRST };
 
 struct config_daemon {
 	int log_level;			/* syslog priority, LOG_ERR..LOG_DEBUG */
@@ -64,6 +66,9 @@ struct config_device {
 	char path[PATH_MAX];		/* xdma: /dev/fpgadN */
 	char gpu[32];			/* CUDA device: index or PCI bus id */
 	unsigned dma_timeout_ms;
+	enum auto_choice auto_choice;	/* measure, or the first mode that works */
+	uint64_t probe_bytes;		/* per mode and channel, at most */
+	unsigned probe_ms;		/* per mode and channel, at most; 0 = none */
 };
 
 struct config_channel {
@@ -113,5 +118,6 @@ const char *memory_kind_name(enum memory_kind k);
 const char *transfer_mode_name(enum transfer_mode m);
 const char *ring_policy_name(enum ring_policy p);
 const char *integrity_name(enum integrity i);
+const char *auto_choice_name(enum auto_choice c);
 
 #endif

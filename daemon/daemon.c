@@ -20,6 +20,7 @@
 #include "lease.h"
 #include "log.h"
 #include "notify.h"
+#include "p2p.h"
 #include "requests.h"
 
 static void on_connected(void *user, const struct peer *p)
@@ -172,11 +173,19 @@ static int create_channels(struct daemon *d)
 	int r;
 
 	for (unsigned i = 0; i < d->cfg.n_channels; i++) {
-		r = channel_create(&d->cfg, &d->cfg.channels[i], d->dev_ops,
-				   d->dev, &d->channels[i]);
+		struct config_channel cc = d->cfg.channels[i];
+		const struct probe_choice *pc = p2p_choice(d->p2p, cc.name);
+
+		/* auto measured bounce as the better mode: ask for it. */
+		if (pc && pc->mode == MODE_BOUNCE)
+			cc.mode = MODE_BOUNCE;
+		r = channel_create(&d->cfg, &cc, d->dev_ops, d->dev,
+				   &d->channels[i]);
 		if (r < 0)
 			return r;
 		d->n_channels++;
+		if (pc)
+			channel_explain_mode(d->channels[i], pc->mode, pc->reason);
 	}
 	return 0;
 }
@@ -216,6 +225,9 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 	}
 
 	r = open_device(d);
+	if (r < 0)
+		goto fail;
+	r = p2p_survey(&d->cfg, d->dev_ops, d->dev, &d->p2p);
 	if (r < 0)
 		goto fail;
 	r = create_channels(d);
@@ -330,6 +342,8 @@ void daemon_stop(struct daemon *d)
 	for (unsigned i = 0; i < d->n_channels; i++)
 		channel_destroy(d->channels[i]);
 	d->n_channels = 0;
+	p2p_free(d->p2p);
+	d->p2p = NULL;
 	if (d->dev)
 		d->dev_ops->close(d->dev);
 	d->dev = NULL;

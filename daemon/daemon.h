@@ -17,6 +17,7 @@
 
 struct channel;
 struct device;
+struct p2p;
 
 struct daemon {
 	struct config cfg;
@@ -32,6 +33,7 @@ struct daemon {
 	const struct device_ops *dev_ops;
 	struct device *dev;
 	char dev_name[64];
+	struct p2p *p2p;		/* topology, probes, auto's choices */
 	unsigned n_channels;
 	struct channel *channels[CONFIG_MAX_CHANNELS];
 

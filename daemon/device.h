@@ -27,6 +27,7 @@
 
 struct device;
 struct device_queue;
+struct fpgad_dma_p2p_path;
 
 struct device_info {
 	char name[64];			/* "sim", "xdma 10ee:9038 0000:01:00.0" */
@@ -37,6 +38,8 @@ struct device_info {
 	uint64_t card_memory;		/* bytes of card address space */
 	uint32_t align;			/* required alignment of buffers */
 	uint32_t max_inflight;		/* transfers a queue may have queued */
+	char pci_addr[16];		/* "0000:01:00.0"; "" without a PCI
+					   path (sim) */
 };
 
 /* What a pin refers to. */
@@ -107,6 +110,11 @@ struct device_ops {
 	 */
 	int (*sink_counts)(struct device_queue *q, uint64_t *ret_good,
 			   uint64_t *ret_bad);
+	/*
+	 * Optional, NULL where the card has no PCI path (sim): the kernel's
+	 * answer to FPGAD_DMA_IOC_P2P_PATH for the peer set in @path.
+	 */
+	int (*p2p_path)(struct device *dev, struct fpgad_dma_p2p_path *path);
 };
 
 extern const struct device_ops device_sim_ops;

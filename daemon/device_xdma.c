@@ -19,6 +19,8 @@
  *           queue's eventfd, which kick() writes
  *   reset   RESET: the engine stops, what this queue had queued completes
  *           with -ECANCELED
+ *   p2p     P2P_PATH: the PCI path to a GPU and the kernel's verdict on
+ *           peer-to-peer, for topology.c
  *
  * Only this file talks to the kernel driver.
  */
@@ -180,6 +182,9 @@ static int xdma_info(struct device *d, struct device_info *ret_info)
 	info.card_memory = d->info.card_memory;
 	info.align = d->info.align;
 	info.max_inflight = d->info.max_inflight;
+	snprintf(info.pci_addr, sizeof(info.pci_addr), "%04x:%02x:%02x.%u",
+		 d->info.pci_domain, d->info.pci_bus, d->info.pci_devfn >> 3,
+		 d->info.pci_devfn & 7u);
 	*ret_info = info;
 	return 0;
 }
@@ -451,6 +456,12 @@ static int xdma_reset(struct device_queue *q)
 	return 0;
 }
 
+/* The kernel walks the path and reads ACS, which needs privileges we lack. */
+static int xdma_p2p_path(struct device *d, struct fpgad_dma_p2p_path *path)
+{
+	return ioctl(d->fd, FPGAD_DMA_IOC_P2P_PATH, path) ? -errno : 0;
+}
+
 const struct device_ops device_xdma_ops = {
 	.name = "xdma",
 	.open = xdma_open,
@@ -464,4 +475,5 @@ const struct device_ops device_xdma_ops = {
 	.wait = xdma_wait,
 	.kick = xdma_kick,
 	.reset = xdma_reset,
+	.p2p_path = xdma_p2p_path,
 };

@@ -18,6 +18,7 @@ const char *protocol_request_name(Fpgad__Request__BodyCase body)
 	case FPGAD__REQUEST__BODY_CLOSE_CHANNEL: return "CloseChannel";
 	case FPGAD__REQUEST__BODY_CHANNEL_STATS: return "ChannelStats";
 	case FPGAD__REQUEST__BODY_RESET_CHANNEL: return "ResetChannel";
+	case FPGAD__REQUEST__BODY_TOPOLOGY: return "Topology";
 	default: return "unknown";
 	}
 }

@@ -18,6 +18,7 @@
 #include "fpgad.h"
 #include "lease.h"
 #include "log.h"
+#include "p2p.h"
 #include "protocol.h"
 #include "requests.h"
 
@@ -36,6 +37,7 @@ struct reply {
 		Fpgad__ResetChannelReply reset_channel;
 	} body;
 	struct lease_grant grant;
+	struct p2p_answer *topology;
 	char mode[32];
 	/* Arrays the body points into, freed after packing. */
 	void *arrays[4];
@@ -71,6 +73,7 @@ static bool allowed(enum listener_kind l, Fpgad__Request__BodyCase b)
 	case FPGAD__REQUEST__BODY_HELLO:
 	case FPGAD__REQUEST__BODY_STATUS:
 	case FPGAD__REQUEST__BODY_CHANNEL_STATS:
+	case FPGAD__REQUEST__BODY_TOPOLOGY:
 		return true;
 	case FPGAD__REQUEST__BODY_LIST_CLIENTS:
 	case FPGAD__REQUEST__BODY_OPEN_CHANNEL:
@@ -340,6 +343,26 @@ static void do_reset_channel(struct daemon *d, struct session *s,
 	r->resp.reset_channel = &r->body.reset_channel;
 }
 
+static void do_topology(struct daemon *d, struct reply *r)
+{
+	struct p2p_channel_view views[CONFIG_MAX_CHANNELS];
+	struct channel_stats st;
+
+	for (unsigned i = 0; i < d->n_channels; i++) {
+		channel_get_stats(d->channels[i], &st);
+		views[i].name = channel_config(d->channels[i])->name;
+		views[i].gpu = channel_gpu_bus_id(d->channels[i]);
+		views[i].mode = transfer_mode_name(st.mode);
+		views[i].mode_reason = channel_mode_reason(d->channels[i]);
+	}
+	if (p2p_topology(d->p2p, views, d->n_channels, &r->topology) < 0) {
+		reply_error(r, FPGAD__STATUS_CODE__STATUS_INTERNAL, "out of memory");
+		return;
+	}
+	r->resp.body_case = FPGAD__RESPONSE__BODY_TOPOLOGY;
+	r->resp.topology = p2p_answer_reply(r->topology);
+}
+
 static void dispatch(struct daemon *d, struct session *s,
 		     const Fpgad__Request *req, struct reply *r)
 {
@@ -364,6 +387,9 @@ static void dispatch(struct daemon *d, struct session *s,
 		break;
 	case FPGAD__REQUEST__BODY_LIST_CLIENTS:
 		do_list_clients(d, r);
+		break;
+	case FPGAD__REQUEST__BODY_TOPOLOGY:
+		do_topology(d, r);
 		break;
 	default:
 		reply_error(r, FPGAD__STATUS_CODE__STATUS_UNKNOWN_REQUEST,
@@ -397,6 +423,7 @@ static void send_reply(struct control_ctx *ctx, struct session *s,
 	free(buf);
 	for (unsigned i = 0; i < sizeof(r->arrays) / sizeof(r->arrays[0]); i++)
 		free(r->arrays[i]);
+	p2p_answer_free(r->topology);
 }
 
 void requests_handle(struct daemon *d, struct control_ctx *ctx,

@@ -3,7 +3,7 @@
 #
 # tests/run-gpu-host.sh BUILD OUT - on a GPU host, from binaries built
 # elsewhere (make STATIC=1 BUILD=BUILD all gpu bench-bin): the demo in GPU
-# memory, the GPU suite and the benchmarks.  OUT receives summary.txt,
+# memory, fpgactl topo, the GPU suite and the benchmarks.  OUT receives summary.txt,
 # BENCHMARKS.md and logs.tgz (every log).  Builds nothing.
 set -u
 BUILD=${1:?usage: tests/run-gpu-host.sh BUILD OUT}
@@ -26,6 +26,21 @@ echo "== demo: capture and verify 10,000 frames (GPU memory)" >> "$S"
 BUILD=$BUILD tests/demo.sh > "$OUT/logs/demo.log" 2>&1
 echo "demo: exit $?" >> "$S"
 grep -E '^(mode|channel|frames|verified|drops|rate|wake-up)' "$OUT/logs/demo.log" >> "$S"
+
+echo "== fpgactl topo: the sim card, the host's GPUs, auto's choice for c2h0" >> "$S"
+T=$(mktemp -d /tmp/fpgad-topo.XXXXXX)
+"$BUILD/fpgad" --runtime-dir "$T" 2> "$OUT/logs/topo-fpgad.log" &
+pid=$!
+i=0
+until "$BUILD/fpgactl" --url "ipc://$T/fpgad.sock" topo > "$OUT/logs/topo.txt" 2>&1 ||
+      [ $i -ge 200 ] || ! kill -0 $pid 2>/dev/null; do
+	sleep 0.05
+	i=$((i + 1))
+done
+sed '/^Legend:/,$d' "$OUT/logs/topo.txt" >> "$S"
+kill $pid 2>/dev/null
+wait $pid 2>/dev/null
+rm -rf "$T"
 
 echo "== GPU suite" >> "$S"
 tests/gpu/run.sh "$BUILD" "$OUT/logs/gpu" > "$OUT/logs/gpu.log" 2>&1

@@ -39,5 +39,7 @@ int fpgactl_fail(fpgad_client *c, const char *what, int r);
 int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o);
 /* send.c */
 int fpgactl_send(fpgad_client *c, const struct fpgactl_opts *o);
+/* topo.c */
+int fpgactl_topo(fpgad_client *c, const struct fpgactl_opts *o);
 
 #endif

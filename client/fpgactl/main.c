@@ -220,6 +220,8 @@ static const struct fpgactl_cmd cmds[] = {
 	{ "capture", "CHANNEL", "take -n frames, report rate, drops, latency",
 	  fpgactl_capture },
 	{ "send", "CHANNEL", "hand -n frames to the card (h2c)", fpgactl_send },
+	{ "topo", "", "card x GPU topology, peer-to-peer verdict, auto's choice",
+	  fpgactl_topo },
 };
 
 static void usage(FILE *f)

@@ -281,6 +281,64 @@ FPGAD_EXPORT int fpgad_channel_stats(fpgad_client *c, const char *name,
  */
 FPGAD_EXPORT int fpgad_channel_reset(fpgad_client *c, const char *name);
 
+/* --- peer-to-peer topology ------------------------------------------------- */
+
+/* One end of a card-GPU pair as fpgad reads it from sysfs. */
+struct fpgad_topo_end {
+	char address[16];	/* PCI address, "" for the simulated card */
+	bool found;		/* on the host's PCI bus */
+	int32_t numa_node;	/* -1: none or unknown */
+	char host_bridge[16];	/* "pci0000:00", "" unknown */
+	char root_port[16];	/* the first bridge below it, "" none */
+	int32_t iommu_group;	/* -1: none */
+	char iommu[16];		/* none, passthrough, translated, blocked,
+				   unmanaged, unknown */
+};
+
+/* The card and one GPU: the path classed as nvidia-smi topo -m does. */
+struct fpgad_topo_gpu {
+	struct fpgad_topo_end gpu;
+	char path_class[8];	/* PIX, PXB, PHB, NODE, SYS, SIM, unknown */
+	char verdict[16];	/* direct, host-bridge, iommu, acs-redirect, vm,
+				   unsupported, simulated, no-gpu, unknown */
+	char reason[256];	/* one line: the path and the verdict's cause */
+	char common_bridge[16];	/* the lowest bridge above both, "" none */
+	char acs_bridge[16];	/* the first bridge redirecting, "" none */
+	bool kernel;		/* the kernel module answered */
+	int32_t distance;	/* its pci_p2pdma_distance(), with kernel */
+	char warning[192];	/* the first file that could not be read */
+};
+
+struct fpgad_topo_channel {
+	char name[32];
+	char gpu[16];		/* PCI address of its GPU, "" in host memory */
+	char mode[16];		/* in use */
+	char mode_reason[192];
+	double gpudirect_bps;	/* measured at start; 0 = not measured */
+	double bounce_bps;
+};
+
+struct fpgad_topology {
+	char card[64];		/* the device's name */
+	struct fpgad_topo_end card_end;
+	bool simulated;		/* the simulated card: no PCI path */
+	bool vm;		/* the host is a virtual machine */
+	char vm_reason[96];
+	char sysfs[256];	/* where fpgad read the tree, "" for /sys */
+	char warning[192];	/* a host file that could not be read */
+	uint32_t n_gpus;
+	struct fpgad_topo_gpu *gpus;
+	uint32_t n_channels;
+	struct fpgad_topo_channel *channels;
+};
+
+/*
+ * The card against every GPU of fpgad's host (Topology), with what auto
+ * chose for each channel; served on the remote listener too.
+ */
+FPGAD_EXPORT int fpgad_topology_get(fpgad_client *c, struct fpgad_topology **ret_topo);
+FPGAD_EXPORT void fpgad_topology_free(struct fpgad_topology *t);
+
 #ifdef __cplusplus
 }
 #endif

@@ -206,6 +206,75 @@ struct fpgad_dma_reset {
 	__u32 direction;	/* in */
 };
 
+/*
+ * FPGAD_DMA_IOC_P2P_PATH - the PCI path between the card and the PCI
+ * device @peer (a GPU) and the kernel's verdict on peer-to-peer DMA
+ * between them.  fpgad runs without privileges and PCI config space past
+ * the first 64 bytes (where the ACS capability lives) needs CAP_SYS_ADMIN,
+ * so the driver reads it: it walks the same path as the kernel's
+ * pci_p2pdma_distance() (which gives @distance and the SUPPORTED,
+ * VIA_HOST_BRIDGE and HOST_BRIDGE_OK bits) and reports every bridge on it.
+ * Errors: ENODEV (no PCI device has the peer address), EINVAL (non-zero
+ * reserved field), E2BIG (the path has more than FPGAD_P2P_MAX_HOPS
+ * bridges; @n_hops is set to the number needed, nothing else is written).
+ */
+#define FPGAD_P2P_MAX_HOPS	16
+
+/* Hop types. */
+#define FPGAD_P2P_HOP_ROOT_PORT		1	/* PCIe root port */
+#define FPGAD_P2P_HOP_UPSTREAM		2	/* switch upstream port */
+#define FPGAD_P2P_HOP_DOWNSTREAM	3	/* switch downstream port */
+#define FPGAD_P2P_HOP_BRIDGE		4	/* any other bridge (PCI,
+						 * PCIe-to-PCI) */
+#define FPGAD_P2P_HOP_HOST_BRIDGE	5	/* the root complex: the path
+						 * crosses it */
+
+/* Hop flags. */
+#define FPGAD_P2P_HOP_ACS	0x1	/* has an ACS capability; acs_cap and
+					 * acs_ctrl are valid */
+#define FPGAD_P2P_HOP_REDIRECT	0x2	/* ACS redirects peer TLPs upstream
+					 * here (RR, CR or EC set in ctrl) */
+#define FPGAD_P2P_HOP_COMMON	0x4	/* the lowest bridge above both */
+
+struct fpgad_dma_p2p_hop {
+	__u32 domain;		/* out: PCI address of the bridge */
+	__u8 bus;		/* out */
+	__u8 devfn;		/* out */
+	__u8 type;		/* out: FPGAD_P2P_HOP_* type */
+	__u8 flags;		/* out: FPGAD_P2P_HOP_* flags */
+	__u16 acs_cap;		/* out: PCI_ACS_CAP, 0 without the capability */
+	__u16 acs_ctrl;		/* out: PCI_ACS_CTRL */
+	__u32 reserved;		/* out: zero */
+};				/* 16 bytes */
+
+/* Verdict bits. */
+#define FPGAD_P2P_SUPPORTED		0x1	/* pci_p2pdma_distance() >= 0:
+						 * the kernel would map it */
+#define FPGAD_P2P_VIA_HOST_BRIDGE	0x2	/* no common switch: TLPs
+						 * cross the root complex */
+#define FPGAD_P2P_HOST_BRIDGE_OK	0x4	/* ... and the kernel's host
+						 * bridge whitelist allows it */
+#define FPGAD_P2P_ACS_REDIRECT		0x8	/* a bridge on the path
+						 * redirects peer TLPs upstream */
+#define FPGAD_P2P_OTHER_DOMAIN		0x10	/* under different host
+						 * bridges or PCI domains */
+
+struct fpgad_dma_p2p_path {
+	__u32 peer_domain;	/* in: the peer's PCI address */
+	__u8 peer_bus;		/* in */
+	__u8 peer_devfn;	/* in */
+	__u16 reserved0;	/* in: zero */
+	__s32 distance;		/* out: pci_p2pdma_distance(), -1 when not
+				 * supported */
+	__u32 verdict;		/* out: FPGAD_P2P_* */
+	__u32 n_hops;		/* out: entries used in @hops */
+	__u32 reserved1;	/* in/out: zero */
+	struct fpgad_dma_p2p_hop hops[FPGAD_P2P_MAX_HOPS];
+				/* out: from the card's parent up to the
+				 * common bridge (or the host bridge), then
+				 * down to the peer's parent, in that order */
+};
+
 #define FPGAD_DMA_IOC_VERSION \
 	_IOWR(FPGAD_DMA_IOC_MAGIC, 0x00, struct fpgad_dma_version)
 #define FPGAD_DMA_IOC_INFO \
@@ -222,5 +291,39 @@ struct fpgad_dma_reset {
 	_IOWR(FPGAD_DMA_IOC_MAGIC, 0x06, struct fpgad_dma_submit)
 #define FPGAD_DMA_IOC_RESET \
 	_IOWR(FPGAD_DMA_IOC_MAGIC, 0x07, struct fpgad_dma_reset)
+#define FPGAD_DMA_IOC_P2P_PATH \
+	_IOWR(FPGAD_DMA_IOC_MAGIC, 0x08, struct fpgad_dma_p2p_path)
+
+/* The layout of the P2P path ioctl, field by field. */
+#ifndef __cplusplus
+#ifdef __KERNEL__
+#include <linux/stddef.h>
+#else
+#include <stddef.h>
+#endif
+#define FPGAD_DMA_ASSERT_AT(s, f, off) \
+	_Static_assert(offsetof(struct s, f) == (off), #s "." #f " at " #off)
+FPGAD_DMA_ASSERT_AT(fpgad_dma_p2p_hop, domain, 0);
+FPGAD_DMA_ASSERT_AT(fpgad_dma_p2p_hop, bus, 4);
+FPGAD_DMA_ASSERT_AT(fpgad_dma_p2p_hop, devfn, 5);
+FPGAD_DMA_ASSERT_AT(fpgad_dma_p2p_hop, type, 6);
+FPGAD_DMA_ASSERT_AT(fpgad_dma_p2p_hop, flags, 7);
+FPGAD_DMA_ASSERT_AT(fpgad_dma_p2p_hop, acs_cap, 8);
+FPGAD_DMA_ASSERT_AT(fpgad_dma_p2p_hop, acs_ctrl, 10);
+FPGAD_DMA_ASSERT_AT(fpgad_dma_p2p_hop, reserved, 12);
+_Static_assert(sizeof(struct fpgad_dma_p2p_hop) == 16, "p2p hop: 16 bytes");
+FPGAD_DMA_ASSERT_AT(fpgad_dma_p2p_path, peer_domain, 0);
+FPGAD_DMA_ASSERT_AT(fpgad_dma_p2p_path, peer_bus, 4);
+FPGAD_DMA_ASSERT_AT(fpgad_dma_p2p_path, peer_devfn, 5);
+FPGAD_DMA_ASSERT_AT(fpgad_dma_p2p_path, reserved0, 6);
+FPGAD_DMA_ASSERT_AT(fpgad_dma_p2p_path, distance, 8);
+FPGAD_DMA_ASSERT_AT(fpgad_dma_p2p_path, verdict, 12);
+FPGAD_DMA_ASSERT_AT(fpgad_dma_p2p_path, n_hops, 16);
+FPGAD_DMA_ASSERT_AT(fpgad_dma_p2p_path, reserved1, 20);
+FPGAD_DMA_ASSERT_AT(fpgad_dma_p2p_path, hops, 24);
+_Static_assert(sizeof(struct fpgad_dma_p2p_path) ==
+	       24 + 16 * FPGAD_P2P_MAX_HOPS, "p2p path: 280 bytes");
+#undef FPGAD_DMA_ASSERT_AT
+#endif
 
 #endif /* _UAPI_FPGAD_DMA_H */

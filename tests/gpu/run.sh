@@ -12,7 +12,9 @@
 #
 # Steps: fpgad with three C2H channels in GPU memory (gd: gpudirect, bn:
 # bounce, sh: for shared readers); fpgactl --json status shows cuda memory
-# and both modes; two gpu_client processes at once, one per channel, each
+# and both modes; fpgactl topo reports the sim card as simulated and, in
+# GPU memory, sh's (mode auto) choice with both probes' rates; two
+# gpu_client processes at once, one per channel, each
 # verifying every frame in place with a CUDA kernel; two shared-read
 # clients on one channel, each verifying every frame it sees; SIGTERM and a
 # clean exit.  Environment: GPU_FRAMES (default 20000), GPU_FRAME_SIZE
@@ -174,6 +176,35 @@ if "$FPGACTL" --url "$URL" --json status > "$LOGS/status.json" 2>&1; then
 	fi
 else
 	fail "fpgactl --json status: $(head -1 "$LOGS/status.json")"
+fi
+
+# --- topology: the sim card says what it is; auto measured its choice -------------------
+
+if "$FPGACTL" --url "$URL" topo > "$LOGS/topo.txt" 2>&1 &&
+   "$FPGACTL" --url "$URL" --json topo > "$LOGS/topo.json" 2>&1; then
+	j=$(tr -d ' \n' < "$LOGS/topo.json")
+	ok=1
+	case $j in
+	*'"simulated":true'*) ;;
+	*) ok=0; say "  topo: the sim card does not say it is simulated" ;;
+	esac
+	# sh runs with mode = auto: its reason carries the rates of both probes.
+	if [ "$MEMORY" = cuda ]; then
+		sh=$(echo "$j" | sed 's/.*"channels":\[//; s/},{/}\n{/g' |
+			grep '"name":"sh"' || true)
+		case $sh in
+		*'"mode_reason":"gpudirect:'*'GB/svsbounce'*) ;;
+		*'"mode_reason":"bounce:'*'gpudirect'*'GB/svsbounce'*) ;;
+		*) ok=0; say "  topo: channel sh (mode auto) has no measured choice: $sh" ;;
+		esac
+	fi
+	if [ $ok = 1 ]; then
+		pass "topo: simulated card, channel sh: $(grep '^sh ' "$LOGS/topo.txt" || echo -)"
+	else
+		fail "topo (see $LOGS/topo.json)"
+	fi
+else
+	fail "fpgactl topo: $(head -1 "$LOGS/topo.txt")"
 fi
 
 # --- clients ------------------------------------------------------------------------

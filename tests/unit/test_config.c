@@ -106,7 +106,8 @@ static void test_every_key(void **state)
 		"remote = tcp://127.0.0.1:7710\nmax_message = 128K\n"
 		"max_clients = 5\nmax_leases = 3\nmax_pinned = 1G\n"
 		"[device]\nbackend = xdma\npath = /dev/fpgad3\ngpu = 0000:41:00.0\n"
-		"dma_timeout_ms = 250\n"
+		"dma_timeout_ms = 250\nauto_choice = first\nprobe_bytes = 64M\n"
+		"probe_ms = 50\n"
 		"[sim]\ncard_memory = 4G\nlink = gen4x16\nseed = 7\n"
 		"fault_timeout = 100\nfault_error = 200\nfault_corrupt = 300\n"
 		"fault_hang = 400\n"
@@ -129,6 +130,9 @@ static void test_every_key(void **state)
 	assert_string_equal(cfg.device.path, "/dev/fpgad3");
 	assert_string_equal(cfg.device.gpu, "0000:41:00.0");
 	assert_int_equal(cfg.device.dma_timeout_ms, 250);
+	assert_int_equal(cfg.device.auto_choice, AUTO_FIRST);
+	assert_int_equal(cfg.device.probe_bytes, 64u << 20);
+	assert_int_equal(cfg.device.probe_ms, 50);
 	assert_int_equal(cfg.sim.card_memory, 4ull << 30);
 	assert_int_equal(cfg.sim.link.gen, 4);
 	assert_int_equal(cfg.sim.link.width, 16);
@@ -182,6 +186,11 @@ static void test_errors(void **state)
 	expect_error("[sim]\nlink = gen3x3\n", 2, "link: 'gen3x3'");
 	expect_error("[control]\nsocket_mode = 660\n", 2, "octal mode");
 	expect_error("[daemon]\nlog_level = loud\n", 2, "log_level");
+	expect_error("[device]\nauto_choice = fastest\n", 2,
+		     "auto_choice: 'fastest' is not one of measure, first");
+	expect_error("[device]\nprobe_ms = 20000\n", 2,
+		     "probe_ms: '20000' is not a whole number from 0 to 10000");
+	expect_error("[device]\nprobe_bytes = 1K\n", 2, "probe_bytes: '1K' is not a size");
 	expect_error("[channel a b]\nslots = 4\n", 1, "a channel name is");
 	expect_error("this is not ini\n", 1, "syntax error");
 	/* Cross-key checks name the channel's section line. */
@@ -239,6 +248,7 @@ static void test_names(void **state)
 	assert_string_equal(memory_kind_name(MEMORY_CUDA), "cuda");
 	assert_string_equal(direction_name(DIR_H2C), "h2c");
 	assert_string_equal(backend_kind_name(BACKEND_XDMA), "xdma");
+	assert_string_equal(auto_choice_name(AUTO_FIRST), "first");
 }
 
 int main(void)
