@@ -61,47 +61,16 @@ static int pin_host(struct channel *ch, void *addr)
 	return ch->ops->pin(ch->q, &reg, &ch->pin);
 }
 
-/*
- * gpudirect: the card writes the GPU slots.  A dma-buf of the ring is what
- * a real card imports; the sim takes the device pointer.
- */
-static int pin_gpu(struct channel *ch)
-{
-	struct dev_region reg = {
-		.kind = DEV_REGION_CUDA,
-		.addr = ch->mem->dev,
-		.fd = -1,
-		.length = ch->mem->size,
-		.gpu = ch->mem->gpu,
-	};
-	int fd, r;
-
-	r = ch->mops->export_dmabuf(ch->mem, 0, ch->mem->size, &fd);
-	if (r == 0) {
-		struct dev_region buf = reg;
-
-		buf.kind = DEV_REGION_DMABUF;
-		buf.fd = fd;
-		r = ch->ops->pin(ch->q, &buf, &ch->pin);
-		close(fd);
-		if (r == 0)
-			return 0;
-	}
-	return ch->ops->pin(ch->q, &reg, &ch->pin);
-}
-
 /* What lessees may do with the ring: read it (c2h) or fill it (h2c). */
 static unsigned ring_flags(const struct channel *ch)
 {
 	return ch->cfg.direction == DIR_C2H ? MEMORY_LESSEE_READS : 0;
 }
 
-/* The card's pin on the ring, for the mode in use (bounce pins staging). */
+/* The card's pin on the ring (not in bounce mode: that pins staging). */
 static int pin_ring(struct channel *ch)
 {
-	if (ch->mode == MODE_GPUDIRECT)
-		return pin_gpu(ch);
-	return pin_host(ch, ch->mem->host);
+	return device_pin_region(ch->ops, ch->q, ch->mops, ch->mem, &ch->pin);
 }
 
 /*
@@ -160,7 +129,7 @@ static int choose_mode(struct channel *ch)
 		return pin_host(ch, ch->mem->host);
 	}
 	if (ch->cfg.mode != MODE_BOUNCE) {
-		r = pin_gpu(ch);
+		r = pin_ring(ch);
 		if (r == 0) {
 			ch->mode = MODE_GPUDIRECT;
 			snprintf(ch->reason, sizeof(ch->reason),

@@ -120,6 +120,17 @@ struct device_ops {
 extern const struct device_ops device_sim_ops;
 extern const struct device_ops device_xdma_ops;
 
+struct mem_region;
+struct memory_ops;
+
+/*
+ * Pin @mem (a ring from @mops) on @q: GPU memory as a dma-buf where the
+ * memory backend exports one and the card imports it, else by address.
+ */
+int device_pin_region(const struct device_ops *ops, struct device_queue *q,
+		      const struct memory_ops *mops, struct mem_region *mem,
+		      uint64_t *ret_handle);
+
 /* The ops for cfg->device.backend. */
 const struct device_ops *device_ops_for(enum backend_kind kind);
 

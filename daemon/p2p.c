@@ -111,29 +111,6 @@ static void p2p_add_gpu(char (*list)[TOPO_ADDR_LEN], unsigned *n, unsigned max,
 /* --- probes ------------------------------------------------------------------ */
 
 /* As the channel pins its ring for gpudirect: a dma-buf, else by address. */
-static int p2p_pin_gpu(const struct p2p *p, struct device_queue *q,
-		       struct mem_region *mem, uint64_t *ret_handle)
-{
-	struct dev_region reg = {
-		.kind = DEV_REGION_CUDA, .addr = mem->dev, .fd = -1,
-		.length = mem->size, .gpu = mem->gpu,
-	};
-	int fd, r;
-
-	r = memory_cuda_ops.export_dmabuf(mem, 0, mem->size, &fd);
-	if (r == 0) {
-		struct dev_region buf = reg;
-
-		buf.kind = DEV_REGION_DMABUF;
-		buf.fd = fd;
-		r = p->ops->pin(q, &buf, ret_handle);
-		close(fd);
-		if (r == 0)
-			return 0;
-	}
-	return p->ops->pin(q, &reg, ret_handle);
-}
-
 static void p2p_probe_gpudirect(const struct p2p *p, struct device_queue *q,
 				struct mem_region *mem,
 				const struct probe_params *params,
@@ -143,7 +120,7 @@ static void p2p_probe_gpudirect(const struct p2p *p, struct device_queue *q,
 	uint64_t handle;
 	int r;
 
-	r = p2p_pin_gpu(p, q, mem, &handle);
+	r = device_pin_region(p->ops, q, &memory_cuda_ops, mem, &handle);
 	if (r == 0) {
 		r = probe_run(p->ops, q, handle, params, NULL, &res);
 		p->ops->unpin(q, handle);
