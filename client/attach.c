@@ -193,6 +193,8 @@ static int map_reply(fpgad_channel *ch, const Fpgad__OpenChannelReply *o)
 	ch->info.gpu = -1;
 	ch->ring_size = o->ring_size;
 	ch->lease_id = o->lease_id;
+	ch->h2c = h2c;
+	ch->seen_seq = false;
 	ch->held_pos = malloc(o->slots * sizeof(*ch->held_pos));
 	if (!ch->held_pos)
 		return -ENOMEM;

@@ -52,6 +52,9 @@ struct fpgad_channel {
 	bool newest;
 	unsigned poll_us;
 	uint32_t events;
+	bool h2c;			/* the lessee fills buffers for the card */
+	bool seen_seq;			/* c2h: last_seq holds a frame's seq */
+	uint64_t last_seq;
 	uint64_t *held_pos;		/* per slot: descriptor position held */
 	void **host;			/* cuda: per-slot pinned copies */
 	uint64_t *host_pos;		/* cuda: which frame each copy holds */

@@ -99,6 +99,17 @@ int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_frame,
 			return r;
 	}
 	ch->held_pos[f.slot] = f.pos;
+	ret_frame->lost = 0;
+	if (!ch->h2c) {
+		/* Gaps as this process sees them: exact, whoever made them. */
+		f.flags &= ~FPGAD_FRAME_F_DROPPED_BEFORE;
+		if (ch->seen_seq && f.seq > ch->last_seq + 1) {
+			f.flags |= FPGAD_FRAME_F_DROPPED_BEFORE;
+			ret_frame->lost = f.seq - ch->last_seq - 1;
+		}
+		ch->seen_seq = true;
+		ch->last_seq = f.seq;
+	}
 	ret_frame->seq = f.seq;
 	ret_frame->slot = f.slot;
 	ret_frame->flags = f.flags;
@@ -144,7 +155,7 @@ int fpgad_frame_submit(fpgad_channel *ch, const struct fpgad_frame *in,
 	struct frame_ring_frame f;
 	int r;
 
-	if (strcmp(ch->info.direction, "h2c") || !length ||
+	if (!ch->h2c || !length ||
 	    length > ch->info.slot_size)
 		return -EINVAL;
 	r = held(ch, in, &f);

@@ -178,7 +178,8 @@ FPGAD_EXPORT void *fpgad_slot_data(const fpgad_channel *ch, uint32_t slot);
 /* fpgad_frame flags (as in fpgad_frames.h). */
 #define FPGAD_FRAME_F_ERROR 0x1u
 #define FPGAD_FRAME_F_TRUNCATED 0x2u
-#define FPGAD_FRAME_F_DROPPED_BEFORE 0x4u
+#define FPGAD_FRAME_F_DROPPED_BEFORE 0x4u	/* frames were lost just before
+						   this one: see lost */
 
 struct fpgad_frame {
 	uint64_t seq;		/* the card's frame number; gaps = lost frames */
@@ -190,6 +191,10 @@ struct fpgad_frame {
 	uint64_t t_publish_ns;
 	void *data;		/* fpgad_slot_data(slot) */
 	uint64_t skipped;	/* older frames released unread (newest mode) */
+	uint64_t lost;		/* frames missing just before this one, as this
+				   process saw the sequence (seq - previous
+				   seq - 1, skipped ones included); nonzero
+				   exactly when flags has DROPPED_BEFORE */
 };
 
 /*

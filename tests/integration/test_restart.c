@@ -400,6 +400,64 @@ static void test_failed_and_reset_events(void **state)
 	harness_stop_ok(&p);
 }
 
+/*
+ * drop-oldest under a slow reader: DROPPED_BEFORE on exactly the frames
+ * after a gap, with the gap's size; for two shared readers, each as it
+ * saw its own sequence.
+ */
+static void test_dropped_before_exact(void **state)
+{
+	struct fpgad_proc p;
+	fpgad_channel *slow, *fast;
+	fpgad_client *c1, *c2;
+
+	(void)state;
+	harness_start_ok(&p, "[channel c]\nslots = 8\nslot_size = 64K\n"
+			 "frame_size = 64K\nmemory = host\npolicy = drop-oldest\n"
+			 "frame_rate = 4000\n", NULL);
+	assert_int_equal(fpgad_connect(p.url, &c1), 0);
+	assert_int_equal(fpgad_connect(p.url, &c2), 0);
+	assert_int_equal(fpgad_channel_open(c1, "c", FPGAD_OPEN_SHARED, &slow), 0);
+	assert_int_equal(fpgad_channel_open(c2, "c", FPGAD_OPEN_SHARED, &fast), 0);
+	for (int k = 0; k < 2; k++) {
+		fpgad_channel *ch = k ? fast : slow;
+		uint64_t last = 0, lost = 0, missing = 0;
+		unsigned gaps = 0, flagged = 0;
+		struct fpgad_frame f;
+
+		for (unsigned i = 0; i < 400; i++) {
+			assert_int_equal(fpgad_frame_wait(ch, &f, 5000), 0);
+			if (i && f.seq != last + 1) {
+				gaps++;
+				missing += f.seq - last - 1;
+			}
+			if (f.flags & FPGAD_FRAME_F_DROPPED_BEFORE) {
+				flagged++;
+				assert_true(i > 0);
+				assert_int_equal(f.lost, f.seq - last - 1);
+			} else {
+				assert_int_equal(f.lost, 0);
+			}
+			lost += f.lost;
+			last = f.seq;
+			if (!k)
+				usleep(1000);	/* the slow one falls behind */
+			assert_int_equal(fpgad_frame_release(ch, &f), 0);
+		}
+		assert_int_equal(flagged, gaps);
+		assert_int_equal(lost, missing);
+		if (!k)
+			assert_true(gaps > 0);
+		print_message("      %s reader: %u gaps, %llu frames lost, all flagged\n",
+			      k ? "fast" : "slow", gaps, (unsigned long long)missing);
+	}
+	fpgad_channel_close(slow);
+	fpgad_channel_close(fast);
+	fpgad_disconnect(c1);
+	fpgad_disconnect(c2);
+	harness_stop_ok(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -413,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_hang_recovered),
 		cmocka_unit_test(test_every_fault_kind),
 		cmocka_unit_test(test_failed_and_reset_events),
+		cmocka_unit_test(test_dropped_before_exact),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
