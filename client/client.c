@@ -167,6 +167,8 @@ int fpgad_status_get(fpgad_client *c, struct fpgad_status **ret_status)
 	COPY(s->mode_reason, sr->mode_reason);
 	s->clients = sr->clients;
 	s->pid = sr->pid;
+	COPY(s->gpu_sharing, sr->gpu_sharing);
+	COPY(s->gpu_sharing_note, sr->gpu_sharing_note);
 	s->n_channels = (uint32_t)sr->n_channels;
 	for (size_t i = 0; i < sr->n_channels; i++) {
 		const Fpgad__ChannelSummary *in = sr->channels[i];

@@ -326,6 +326,11 @@ void channel_explain_mode(struct channel *ch, enum transfer_mode mode,
 	snprintf(ch->reason, sizeof(ch->reason), "%s", reason);
 }
 
+int channel_gpu(const struct channel *ch)
+{
+	return ch->memory == MEMORY_CUDA ? ch->mem->gpu : -1;
+}
+
 const char *channel_gpu_bus_id(const struct channel *ch)
 {
 	return ch->memory == MEMORY_CUDA ? ch->mem->gpu_bus_id : "";

@@ -56,6 +56,8 @@ const char *channel_mode_reason(const struct channel *ch);
 /* auto's measured choice explains the mode, when the channel runs in it. */
 void channel_explain_mode(struct channel *ch, enum transfer_mode mode,
 			  const char *reason);
+/* CUDA ordinal of the GPU its ring is on, -1 in host memory. */
+int channel_gpu(const struct channel *ch);
 /* PCI bus id of the GPU its ring is on, "" in host memory. */
 const char *channel_gpu_bus_id(const struct channel *ch);
 

@@ -19,6 +19,7 @@
 #include "device.h"
 #include "lease.h"
 #include "log.h"
+#include "memory.h"
 #include "notify.h"
 #include "p2p.h"
 #include "requests.h"
@@ -190,6 +191,36 @@ static int create_channels(struct daemon *d)
 	return 0;
 }
 
+/*
+ * Under MPS, fpgad's copies and its consumers' kernels run side by side on
+ * a GPU; without it the GPU time-slices the processes' contexts, which
+ * cuts what a consumer doing GPU work gets to a fraction (README: MPS).
+ */
+static void survey_gpu_sharing(struct daemon *d)
+{
+	d->gpu_sharing = "";
+	d->gpu_sharing_note = "";
+	for (unsigned i = 0; i < d->n_channels; i++) {
+		int gpu = channel_gpu(d->channels[i]);
+		bool mps;
+
+		if (gpu < 0)
+			continue;
+		if (memory_cuda_mps(gpu, &mps) < 0) {
+			d->gpu_sharing = "unknown";
+			d->gpu_sharing_note = "the CUDA driver does not say whether MPS serves fpgad";
+		} else if (mps) {
+			d->gpu_sharing = "mps";
+			return;
+		} else {
+			d->gpu_sharing = "time-slicing";
+			d->gpu_sharing_note = "no MPS: consumers' GPU work and fpgad's copies take turns on the GPU; start the MPS control daemon before fpgad (README: MPS)";
+		}
+	}
+	if (d->gpu_sharing_note[0])
+		log_notice("device: %s", d->gpu_sharing_note);
+}
+
 int daemon_start(struct daemon *d, const struct config *cfg)
 {
 	struct control_options opt = { 0 };
@@ -233,6 +264,7 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 	r = create_channels(d);
 	if (r < 0)
 		goto fail;
+	survey_gpu_sharing(d);
 
 	snprintf(d->socket_url, sizeof(d->socket_url), "ipc://%s/fpgad.sock",
 		 cfg->daemon.runtime_dir);

@@ -37,6 +37,10 @@ struct daemon {
 	unsigned n_channels;
 	struct channel *channels[CONFIG_MAX_CHANNELS];
 
+	/* How fpgad's CUDA work shares the GPU with its consumers'. */
+	const char *gpu_sharing;	/* "mps", "time-slicing", "unknown", "" */
+	const char *gpu_sharing_note;
+
 	uv_signal_t sig_term, sig_int, sig_hup;
 	uv_timer_t watchdog;
 	bool handles_init;

@@ -103,6 +103,21 @@ static void *memory_cuda_entry(const char *symbol, unsigned version)
 	return fn;
 }
 
+int memory_cuda_mps(int ordinal, bool *ret_mps)
+{
+	PFN_cuDeviceGetAttribute_v2000 get;
+	int on = 0;
+
+	get = (PFN_cuDeviceGetAttribute_v2000)
+		memory_cuda_entry("cuDeviceGetAttribute", 2000);
+	if (!get)
+		return -EOPNOTSUPP;
+	if (get(&on, CU_DEVICE_ATTRIBUTE_MPS_ENABLED, ordinal) != CUDA_SUCCESS)
+		return -EOPNOTSUPP;
+	*ret_mps = on != 0;
+	return 0;
+}
+
 static void memory_cuda_free(struct mem_region *r)
 {
 	if (!r)

@@ -19,6 +19,13 @@ int memory_cuda_probe(const char *gpu, int *ret_ordinal, char *why,
 	return -ENODEV;
 }
 
+int memory_cuda_mps(int ordinal, bool *ret_mps)
+{
+	(void)ordinal;
+	(void)ret_mps;
+	return -ENODEV;
+}
+
 static int memory_nocuda_alloc(size_t size, const char *gpu,
 			       const char *name_hint, unsigned flags,
 			       struct mem_region **ret_region)

@@ -14,6 +14,7 @@
 #ifndef FPGAD_MEMORY_H
 #define FPGAD_MEMORY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -64,6 +65,13 @@ extern const struct memory_ops memory_cuda_ops;
  */
 int memory_cuda_probe(const char *gpu, int *ret_ordinal, char *why,
 		      size_t whylen);
+
+/*
+ * Whether this process's CUDA contexts on GPU @ordinal are shared through
+ * the Multi-Process Service (an MPS control daemon answered when CUDA
+ * started): -EOPNOTSUPP when the driver cannot tell.
+ */
+int memory_cuda_mps(int ordinal, bool *ret_mps);
 
 /*
  * The ops for MEMORY_HOST or MEMORY_CUDA (in a build without CUDA, a table

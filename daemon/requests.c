@@ -159,6 +159,8 @@ static void do_status(struct daemon *d, struct reply *r)
 	s->n_channels = n;
 	s->channels = ptrs;
 	s->pid = (uint32_t)getpid();
+	s->gpu_sharing = (char *)d->gpu_sharing;
+	s->gpu_sharing_note = (char *)d->gpu_sharing_note;
 	r->resp.body_case = FPGAD__RESPONSE__BODY_STATUS;
 	r->resp.status = s;
 }

@@ -71,12 +71,14 @@ static int cmd_status(fpgad_client *c, const struct fpgactl_opts *o)
 				"drops", (json_int_t)ch->drops,
 				"lessees", (json_int_t)ch->lessees));
 		}
-		fpgactl_print_json(json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:I, s:o}",
+		fpgactl_print_json(json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:I, s:o}",
 				     "version", s->version,
 				     "pid", (json_int_t)s->pid,
 				     "uptime_ms", (json_int_t)s->uptime_ms,
 				     "backend", s->backend, "mode", s->mode,
 				     "mode_reason", s->mode_reason,
+				     "gpu_sharing", s->gpu_sharing,
+				     "gpu_sharing_note", s->gpu_sharing_note,
 				     "clients", (json_int_t)s->clients,
 				     "channels", chans));
 		fpgad_status_free(s);
@@ -87,6 +89,10 @@ static int cmd_status(fpgad_client *c, const struct fpgactl_opts *o)
 	printf("backend:  %s\n", s->backend);
 	printf("mode:     %s%s%s%s\n", s->mode, s->mode_reason[0] ? " (" : "",
 	       s->mode_reason, s->mode_reason[0] ? ")" : "");
+	if (s->gpu_sharing[0])
+		printf("gpu:      %s%s%s%s\n", s->gpu_sharing,
+		       s->gpu_sharing_note[0] ? " (" : "", s->gpu_sharing_note,
+		       s->gpu_sharing_note[0] ? ")" : "");
 	printf("clients:  %u\n\n", s->clients);
 	printf("%-12s %-4s %-10s %-6s %-9s %5s %10s %12s %8s %7s\n", "CHANNEL",
 	       "DIR", "STATE", "MEMORY", "MODE", "SLOTS", "FRAME", "FRAMES",

@@ -111,6 +111,8 @@ struct fpgad_status {
 	char mode_reason[128];
 	uint32_t clients;
 	uint32_t pid;
+	char gpu_sharing[16];	/* "mps", "time-slicing", "unknown", "" (no GPU) */
+	char gpu_sharing_note[192]; /* why it matters, when it does */
 	uint32_t n_channels;
 	struct fpgad_channel_summary *channels;
 };
