@@ -32,6 +32,9 @@
 /* Let go of everything mapped or held for @ch's lease. */
 static void unmap_lease(fpgad_channel *ch)
 {
+	if (ch->desc_dev)
+		gpu_unregister_host(ch->desc);
+	ch->desc_dev = NULL;
 	frame_consumer_free(ch->cons);
 	if (ch->desc)
 		munmap(ch->desc, ch->desc_len);

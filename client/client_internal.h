@@ -56,6 +56,9 @@ struct fpgad_channel {
 	bool seen_seq;			/* c2h: last_seq holds a frame's seq */
 	uint64_t last_seq;
 	uint64_t *held_pos;		/* per slot: descriptor position held */
+	void *desc_dev;			/* the descriptor ring as the GPU sees it
+					   (stream-ordered release), or NULL */
+	uint32_t async_issued;		/* stream-ordered releases queued */
 	void **host;			/* cuda: per-slot pinned copies */
 	uint64_t *host_pos;		/* cuda: which frame each copy holds */
 	uint64_t host_copies;
@@ -113,6 +116,11 @@ int gpu_host_alloc(size_t len, void **ret_ptr);
 void gpu_host_free(void *ptr);
 int gpu_to_host(void *dst, const void *src_dev, size_t len);
 int gpu_from_host(void *dst_dev, const void *src, size_t len);
+/* Map host memory for the GPU (@ret_dev: its address there). */
+int gpu_register_host(void *ptr, size_t len, void **ret_dev);
+void gpu_unregister_host(void *ptr);
+/* Queue, on CUDA stream @stream, a store of @value at @dev_addr. */
+int gpu_stream_write32(void *stream, void *dev_addr, uint32_t value);
 
 /* A string of a reply into a fixed array, "" for NULL, cut to fit. */
 void conn_copy_str(char *dst, size_t len, const char *src);

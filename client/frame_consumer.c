@@ -29,6 +29,7 @@ struct frame_consumer {
 	uint32_t seen_count[FPGAD_EVENT_COUNT];
 	uint32_t direction;
 	uint16_t minor;
+	uint32_t async_issued;
 };
 
 int frame_consumer_attach(void *mem, size_t len,
@@ -371,4 +372,27 @@ uint32_t frame_consumer_events(struct frame_consumer *c)
 	news |= bits & ~c->seen_bits & ~((1u << FPGAD_EVENT_COUNT) - 1);
 	c->seen_bits |= bits;
 	return news;
+}
+
+int frame_consumer_async_words(struct frame_consumer *c,
+			       const struct frame_ring_frame *f,
+			       struct frame_async *ret)
+{
+	struct fpgad_frame_desc *d;
+	uint64_t held;
+
+	if (!f || f->pos >= FR_POS_LIMIT)
+		return -EINVAL;
+	d = cdesc(c, f->pos);
+	held = FR_WORD(f->pos, FPGAD_DESC_HELD);
+	if (atomic_load_explicit(FR_A64(&d->state), memory_order_relaxed) != held)
+		return -EINVAL;
+	ret->state_low = &d->state;	/* little-endian: the low half first */
+	ret->released_low = (uint32_t)FR_WORD(f->pos, FPGAD_DESC_RELEASED);
+	ret->fill = &d->fill;
+	ret->done = &c->hdr->async_done;
+	ret->count = ++c->async_issued;
+	atomic_store_explicit(FR_A32(&c->hdr->async_issued), ret->count,
+			      memory_order_seq_cst);
+	return 0;
 }

@@ -51,6 +51,22 @@ int frame_consumer_claim_newest(struct frame_consumer *c,
  */
 int frame_consumer_submit(struct frame_consumer *c,
 			  const struct frame_ring_frame *f, uint64_t fill);
+/* What a GPU stream stores to release a held frame (fpgad_frames.h). */
+struct frame_async {
+	void *state_low;	/* store released_low here (32 bits) ... */
+	uint32_t released_low;
+	void *fill;		/* h2c: first the fill length (64 bits) */
+	void *done;		/* ... then store count here (32 bits) */
+	uint32_t count;
+};
+
+/*
+ * The stores that release held frame @f from a GPU stream; counts the
+ * release as issued (ABI minor 3).  -EINVAL if @f is not held.
+ */
+int frame_consumer_async_words(struct frame_consumer *c,
+			       const struct frame_ring_frame *f,
+			       struct frame_async *ret);
 /* Release a claimed frame (any order); -EINVAL if @f is not held. */
 int frame_consumer_release(struct frame_consumer *c,
 			   const struct frame_ring_frame *f);

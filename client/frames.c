@@ -166,6 +166,67 @@ int fpgad_frame_submit(fpgad_channel *ch, const struct fpgad_frame *in,
 	return r;
 }
 
+/* @host, a word of the descriptor ring, as the GPU addresses it. */
+static void *desc_dev(const fpgad_channel *ch, const void *host)
+{
+	return (char *)ch->desc_dev + ((const char *)host - (const char *)ch->desc);
+}
+
+/*
+ * Queue on @stream the stores that hand @in back (with @fill bytes for the
+ * card, h2c); the library forgets the frame now, the producer sees it when
+ * the GPU has done what came before on @stream.
+ */
+static int release_on_stream(fpgad_channel *ch, const struct fpgad_frame *in,
+			     void *stream, uint64_t fill)
+{
+	struct frame_ring_frame f;
+	struct frame_async a;
+	int r = held(ch, in, &f);
+
+	if (r < 0)
+		return r;
+	if (!ch->desc_dev) {
+		r = gpu_register_host(ch->desc, ch->desc_len, &ch->desc_dev);
+		if (r < 0) {
+			ch->desc_dev = NULL;
+			return r;
+		}
+	}
+	r = frame_consumer_async_words(ch->cons, &f, &a);
+	if (r < 0)
+		return r;
+	if (fill) {
+		r = gpu_stream_write32(stream, desc_dev(ch, a.fill), (uint32_t)fill);
+		if (r == 0)
+			r = gpu_stream_write32(stream,
+					       desc_dev(ch, (char *)a.fill + 4),
+					       (uint32_t)(fill >> 32));
+	}
+	if (r == 0)
+		r = gpu_stream_write32(stream, desc_dev(ch, a.state_low),
+				       a.released_low);
+	if (r == 0)
+		r = gpu_stream_write32(stream, desc_dev(ch, a.done), a.count);
+	if (r == 0)
+		ch->held_pos[in->slot] = FRAMES_NOT_HELD;
+	return r;
+}
+
+int fpgad_frame_release_async(fpgad_channel *ch, const struct fpgad_frame *f,
+			      void *cuda_stream)
+{
+	return release_on_stream(ch, f, cuda_stream, 0);
+}
+
+int fpgad_frame_submit_async(fpgad_channel *ch, const struct fpgad_frame *f,
+			     uint64_t length, void *cuda_stream)
+{
+	if (!ch->h2c || !length || length > ch->info.slot_size)
+		return -EINVAL;
+	return release_on_stream(ch, f, cuda_stream, length);
+}
+
 int fpgad_frame_write(fpgad_channel *ch, const struct fpgad_frame *f,
 		      const void *src, uint64_t len)
 {

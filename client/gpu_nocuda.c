@@ -48,3 +48,24 @@ int gpu_from_host(void *dst_dev, const void *src, size_t len)
 	(void)len;
 	return -ENODEV;
 }
+
+int gpu_register_host(void *ptr, size_t len, void **ret_dev)
+{
+	(void)ptr;
+	(void)len;
+	(void)ret_dev;
+	return -ENODEV;
+}
+
+void gpu_unregister_host(void *ptr)
+{
+	(void)ptr;
+}
+
+int gpu_stream_write32(void *stream, void *dev_addr, uint32_t value)
+{
+	(void)stream;
+	(void)dev_addr;
+	(void)value;
+	return -ENODEV;
+}

@@ -115,6 +115,8 @@ int pace_wait(struct channel *ch, struct dev_completion *out, unsigned max,
 void pace_note(struct channel *ch, const struct dev_completion *c, int n);
 /* The card was reset or restarted: what it did before says nothing. */
 void pace_forget(struct channel *ch);
+/* Sleep until @t (CLOCK_MONOTONIC ns) unless poked. */
+void pace_nap(struct channel *ch, uint64_t t);
 /* Wake the thread from a pace_wait() nap (stop). */
 void pace_poke(struct channel *ch);
 

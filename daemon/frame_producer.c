@@ -98,6 +98,8 @@ int frame_producer_init(void *mem, size_t len,
 	atomic_store_explicit(FR_A32(&hdr->events), 0, memory_order_relaxed);
 	atomic_store_explicit(FR_A32(&hdr->event_seq), 0, memory_order_relaxed);
 	atomic_store_explicit(FR_A32(&hdr->prod_waiting), 0, memory_order_relaxed);
+	atomic_store_explicit(FR_A32(&hdr->async_issued), 0, memory_order_relaxed);
+	atomic_store_explicit(FR_A32(&hdr->async_done), 0, memory_order_relaxed);
 	atomic_store_explicit(FR_A64(&hdr->cursor), 0, memory_order_relaxed);
 	atomic_store_explicit(FR_A32(&hdr->cons_waiting), 0, memory_order_relaxed);
 	/* The futex words keep counting: a sleeper on an old value wakes. */
@@ -330,4 +332,12 @@ int frame_producer_wait(struct frame_producer *p, int timeout_ms)
 bool frame_producer_slot_out(const struct frame_producer *p, uint32_t slot)
 {
 	return slot < p->n_slots && p->slot_desc[slot] != 0;
+}
+
+bool frame_producer_async_pending(const struct frame_producer *p)
+{
+	return atomic_load_explicit(FR_A32(&p->hdr->async_issued),
+				    memory_order_relaxed) !=
+	       atomic_load_explicit(FR_A32(&p->hdr->async_done),
+				    memory_order_relaxed);
 }

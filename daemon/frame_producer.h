@@ -87,5 +87,10 @@ void frame_producer_raise(struct frame_producer *p, uint32_t events);
 int frame_producer_wait(struct frame_producer *p, int timeout_ms);
 /* Whether @slot is out with the consumer. */
 bool frame_producer_slot_out(const struct frame_producer *p, uint32_t slot);
+/*
+ * Whether the consumer has stream-ordered releases on their way (they wake
+ * nobody: look for them now and then).  A hint from consumer memory.
+ */
+bool frame_producer_async_pending(const struct frame_producer *p);
 
 #endif

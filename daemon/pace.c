@@ -64,6 +64,14 @@ void pace_poke(struct channel *ch)
 	futex_wake((uint32_t *)&ch->pace.nap, false);
 }
 
+void pace_nap(struct channel *ch, uint64_t t)
+{
+	uint32_t v = atomic_load(&ch->pace.nap);
+
+	if (!atomic_load(&ch->stop))
+		futex_wait((uint32_t *)&ch->pace.nap, v, t, false);
+}
+
 /*
  * Sleep until @t unless poked, waking early by as much as timers have been
  * late: on virtual machines a timer fires tens of microseconds late.

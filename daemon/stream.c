@@ -22,6 +22,8 @@
 
 /* The longest the thread waits for the card before it looks around. */
 #define STREAM_WAIT_MS 100
+/* How often a starved stream looks for stream-ordered releases. */
+#define STREAM_ASYNC_POLL_NS 20000ull
 
 /* --- slot bookkeeping (ch->lock held) ----------------------------------- */
 
@@ -363,6 +365,16 @@ static void reap_copies(struct channel *ch, int block)
 static void wait_release(struct channel *ch)
 {
 	struct lease *l = ch->leases;
+
+	/* Stream-ordered releases wake nobody: look again shortly. */
+	for (struct lease *a = ch->leases; a; a = a->next) {
+		if (!a->closing && frame_producer_async_pending(a->prod)) {
+			pthread_mutex_unlock(&ch->lock);
+			pace_nap(ch, clock_now_ns() + STREAM_ASYNC_POLL_NS);
+			pthread_mutex_lock(&ch->lock);
+			return;
+		}
+	}
 
 	while (l && l->closing)
 		l = l->next;

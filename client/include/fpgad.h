@@ -227,6 +227,19 @@ FPGAD_EXPORT int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_fra
 FPGAD_EXPORT int fpgad_frame_release(fpgad_channel *ch, const struct fpgad_frame *f);
 
 /*
+ * Stream-ordered release: queue the frame's release on CUDA stream
+ * @cuda_stream (a cudaStream_t; NULL is the legacy default stream), behind
+ * the GPU work already queued there that reads the frame.  Returns at once;
+ * the slot goes back to fpgad when the GPU reaches that point, and no CPU
+ * thread waits for it.  The frame is no longer the process's to release.
+ * -ENODEV in a process or build without CUDA, -EOPNOTSUPP when the driver
+ * cannot write memory from a stream.
+ */
+FPGAD_EXPORT int fpgad_frame_release_async(fpgad_channel *ch,
+					   const struct fpgad_frame *f,
+					   void *cuda_stream);
+
+/*
  * h2c channels: fpgad_frame_wait() hands out an empty buffer (length 0,
  * fpgad_channel_info.slot_size bytes at data, in host or GPU memory);
  * write into it, then hand it to the card with @length bytes (1 to
@@ -234,7 +247,20 @@ FPGAD_EXPORT int fpgad_frame_release(fpgad_channel *ch, const struct fpgad_frame
  */
 FPGAD_EXPORT int fpgad_frame_submit(fpgad_channel *ch, const struct fpgad_frame *f,
 				    uint64_t length);
-/* Copy @len host bytes into a buffer of @ch (host or GPU memory). */
+/*
+ * The same, stream-ordered: the buffer goes to the card when the GPU work
+ * queued on @cuda_stream before it (the kernel that fills it) is done.
+ * A buffer filled by your own GPU work and handed over with
+ * fpgad_frame_submit() must be complete first: synchronize the stream
+ * (cudaStreamSynchronize) before calling it, or use this call.
+ */
+FPGAD_EXPORT int fpgad_frame_submit_async(fpgad_channel *ch,
+					  const struct fpgad_frame *f,
+					  uint64_t length, void *cuda_stream);
+/*
+ * Copy @len host bytes into a buffer of @ch (host or GPU memory); when it
+ * returns they are there, and the card may read them.
+ */
 FPGAD_EXPORT int fpgad_frame_write(fpgad_channel *ch, const struct fpgad_frame *f,
 				   const void *src, uint64_t len);
 

@@ -83,7 +83,7 @@ extern "C" {
  * and give meaning to reserved bits and bytes that were zero before.
  */
 #define FPGAD_FRAMES_VERSION_MAJOR 1
-#define FPGAD_FRAMES_VERSION_MINOR 2
+#define FPGAD_FRAMES_VERSION_MINOR 3
 
 /* Largest descriptor count either side accepts. */
 #define FPGAD_FRAMES_MAX_DESCS (1u << 16)
@@ -217,7 +217,19 @@ struct fpgad_frames_header {
 	uint32_t cons_waiting;
 	/* [C] atomic.  Futex word the producer sleeps on. */
 	uint32_t prod_futex;
-	uint8_t reserved2[48];
+	/*
+	 * [C] atomic.  (minor 3) Stream-ordered releases.  A consumer may have
+	 * a GPU store a descriptor's RELEASED state (its low 32 bits) once the
+	 * GPU work queued before it is done, with no CPU thread waiting.  It
+	 * counts each such release it queues in async_issued (a CPU store,
+	 * before it queues the GPU's), and has the GPU store that count in
+	 * async_done after the state.  Such a release wakes nobody: while the
+	 * two differ, the producer looks at the state words now and then
+	 * instead of sleeping on prod_futex alone.
+	 */
+	uint32_t async_issued;
+	uint32_t async_done;
+	uint8_t reserved2[40];
 };
 
 #define FPGAD_FRAMES_LINE 64
@@ -270,6 +282,8 @@ FPGAD_FRAMES_AT(fpgad_frames_header, event_count, 88);
 FPGAD_FRAMES_AT(fpgad_frames_header, cursor, 128);
 FPGAD_FRAMES_AT(fpgad_frames_header, cons_waiting, 136);
 FPGAD_FRAMES_AT(fpgad_frames_header, prod_futex, 140);
+FPGAD_FRAMES_AT(fpgad_frames_header, async_issued, 144);
+FPGAD_FRAMES_AT(fpgad_frames_header, async_done, 148);
 
 #ifdef __cplusplus
 }

@@ -347,6 +347,55 @@ static void test_drop_oldest_spares_held(void **state)
 	unmake(&fx);
 }
 
+/* What a GPU stream does for a stream-ordered release: two plain stores. */
+static void gpu_release(const struct frame_async *a)
+{
+	__atomic_store_n((uint32_t *)a->state_low, a->released_low,
+			 __ATOMIC_SEQ_CST);
+	__atomic_store_n((uint32_t *)a->done, a->count, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Stream-ordered releases wake nobody: a stream starved of slots still
+ * notices them and goes on.
+ */
+static void test_async_release(void **state)
+{
+	struct fixture fx = { 0 };
+	struct frame_ring_frame f[4];
+	struct frame_async a[4];
+	struct lease *l;
+	struct reader r;
+
+	(void)state;
+	make(&fx, NULL, POLICY_BLOCK, 4);
+	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), 0);
+	reader_attach(&r, &fx, &fx.s1);
+	l = lease_find(fx.ch, &fx.s1);
+	for (int round = 0; round < 50; round++) {
+		/* Hold every slot: the stream has nothing to arm. */
+		for (int i = 0; i < 4; i++)
+			take(&r, channel_config(fx.ch), &f[i]);
+		for (int i = 0; i < 4; i++)
+			assert_int_equal(frame_consumer_async_words(r.cons, &f[i],
+								    &a[i]), 0);
+		assert_true(frame_producer_async_pending(l->prod));
+		usleep(2000);	/* the stream goes to look for releases */
+		for (int i = 0; i < 4; i++)
+			gpu_release(&a[i]);
+		assert_false(frame_producer_async_pending(l->prod));
+		/* A frame that is not held cannot be released so. */
+		assert_int_equal(frame_consumer_async_words(r.cons, &f[0], &a[0]),
+				 -EINVAL);
+	}
+	/* Streaming went on: the next frames come. */
+	take(&r, channel_config(fx.ch), &f[0]);
+	assert_int_equal(frame_consumer_release(r.cons, &f[0]), 0);
+	lease_close(fx.ch, &fx.s1, 0);
+	reader_detach(&r);
+	unmake(&fx);
+}
+
 /* Every transfer fails: the channel resets, retries, then gives up. */
 static void test_repeated_failures_fail_channel(void **state)
 {
@@ -467,6 +516,7 @@ int main(void)
 		cmocka_unit_test(test_exclusive_and_shared),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_drop_oldest_spares_held),
+		cmocka_unit_test(test_async_release),
 		cmocka_unit_test(test_repeated_failures_fail_channel),
 		cmocka_unit_test(test_h2c_send),
 	};
