@@ -153,6 +153,7 @@ static const char *const memory_names[] = { "auto", "cuda", "host" };
 static const char *const mode_names[] = { "auto", "gpudirect", "bounce", "host" };
 static const char *const policy_names[] = { "block", "drop-oldest" };
 static const char *const integrity_names[] = { "none", "crc32c" };
+static const char *const pacing_names[] = { "hybrid", "wait" };
 static const char *const auto_choice_names[] = { "measure", "first" };
 static const char *const level_names[] = {
 	[LOG_ERR] = "err", [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
@@ -264,6 +265,7 @@ static const struct key channel_keys[] = {
 	KE(struct config_channel, mode, mode_names),
 	KE(struct config_channel, policy, policy_names),
 	KE(struct config_channel, integrity, integrity_names),
+	KE(struct config_channel, pacing, pacing_names),
 	KS(struct config_channel, gpu),
 };
 

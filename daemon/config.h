@@ -25,6 +25,7 @@ enum memory_kind { MEMORY_AUTO, MEMORY_CUDA, MEMORY_HOST };
 enum transfer_mode { MODE_AUTO, MODE_GPUDIRECT, MODE_BOUNCE, MODE_HOST };
 enum ring_policy { POLICY_BLOCK, POLICY_DROP_OLDEST };
 enum integrity { INTEGRITY_NONE, INTEGRITY_CRC32C };
+enum pacing { PACING_HYBRID, PACING_WAIT };
 /* How mode = auto picks between gpudirect and bounce. */
 enum auto_choice { AUTO_MEASURE, AUTO_FIRST };
 
@@ -86,6 +87,7 @@ struct config_channel {
 	enum transfer_mode mode;
 	enum ring_policy policy;
 	enum integrity integrity;	/* check each frame's CRC in fpgad */
+	enum pacing pacing;		/* how the stream waits for the card */
 	char gpu[32];			/* "" = [device] gpu */
 };
 

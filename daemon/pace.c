@@ -115,6 +115,8 @@ int pace_wait(struct channel *ch, struct dev_completion *out, unsigned max,
 			       now + (uint64_t)ch->cfg.poll_us * 1000u);
 		goto block;
 	}
+	if (ch->cfg.pacing == PACING_WAIT)
+		goto block;
 	/* Only a steady card can be predicted; else wait to be woken. */
 	if (!p->interval_ns || !p->last_end_ns ||
 	    p->jitter_ns > p->interval_ns / 4)
