@@ -101,13 +101,21 @@ static int memory_host_alloc(size_t size, const char *gpu,
 		goto fail;
 	}
 	r->host = map;
-	/* After fpgad's own writable mapping, which the seal spares. */
-	if (flags & MEMORY_LESSEE_READS)
-		seals |= F_SEAL_FUTURE_WRITE;
+	/*
+	 * After fpgad's own writable mapping, which the seal spares.  A
+	 * kernel without F_SEAL_FUTURE_WRITE (before 5.1, or a sandbox's)
+	 * gets the other seals: a lessee could then write into frames it
+	 * reads, its own and its shared readers' (same uid), never make
+	 * fpgad's mapping fault.
+	 */
+	if ((flags & MEMORY_LESSEE_READS) &&
+	    fcntl(r->fd, F_ADD_SEALS, seals | F_SEAL_FUTURE_WRITE) == 0)
+		goto sealed;
 	if (fcntl(r->fd, F_ADD_SEALS, seals) < 0) {
 		ret = -errno;
 		goto fail;
 	}
+sealed:
 	*ret_region = r;
 	return 0;
 
