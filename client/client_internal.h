@@ -12,6 +12,8 @@
 #define FPGAD_CLIENT_INTERNAL_H
 
 #include <nng/nng.h>
+#include <pthread.h>
+#include <stdbool.h>
 
 #include "fpgad.h"
 #include "fpgad.pb-c.h"
@@ -28,6 +30,14 @@ struct fpgad_client {
 	fpgad_log_fn log;
 	void *log_user;
 	struct fpgad_channel *channels;	/* open channels, for disconnect */
+	nng_aio *aio;			/* a round trip's reply */
+	/*
+	 * Until Hello is answered: a connection fpgad closes is one it
+	 * refused (over its listener's limit), and the wait ends at once.
+	 */
+	pthread_mutex_t lock;
+	bool connecting;
+	bool refused;
 };
 
 /* held_pos value of a slot this process does not hold. */
