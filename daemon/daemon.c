@@ -188,6 +188,8 @@ static void plan_descriptors(struct daemon *d, const struct config *cfg)
 	fdlimit_guard(d->fds.ceiling);
 	if (!cfg->control.remote[0])
 		return;
+	if (!fdlimit_guard_in_effect())
+		log_warn("descriptors: the listeners do not call fpgad's accept guard (accept is not exported): remote connections can take the descriptors kept for local clients");
 	if (d->fds.remote_clients == 0)
 		log_warn("descriptors: RLIMIT_NOFILE %lu leaves none for remote connections beyond the %lu kept for local clients, the rings and the device: every remote connection is refused",
 			 d->fds.nofile, d->fds.reserve);

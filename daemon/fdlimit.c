@@ -19,6 +19,7 @@
  * log's bucket are this file's own process-wide values: the one
  * exception to "the only global is the log level".
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdatomic.h>
@@ -100,6 +101,12 @@ void fdlimit_guard(unsigned long c)
 	atomic_store(&ceiling, c);
 }
 
+bool fdlimit_guard_in_effect(void)
+{
+	return dlsym(RTLD_DEFAULT, "accept") == (void *)accept &&
+	       dlsym(RTLD_DEFAULT, "accept4") == (void *)accept4;
+}
+
 /* The accepted descriptor @fd is tcp and above the ceiling: close it. */
 static bool refuse(int fd)
 {
@@ -118,11 +125,13 @@ static bool refuse(int fd)
 		snprintf(name, sizeof(name), "a tcp peer");
 	close(fd);
 	log_limited(&refusals, LOG_WARNING,
-		    "control: refusing %s: remote connections hold descriptors up to %lu, the rest is kept for local clients, the rings and the device",
+		    "control: refusing %s: descriptors from %lu up are kept for local clients, the rings and the device",
 		    name, atomic_load(&ceiling));
 	return true;
 }
 
+/* Default visibility: the Makefile exports these two for libnng to find. */
+__attribute__((visibility("default")))
 int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 {
 	int nfd = (int)syscall(SYS_accept4, fd, addr, len, flags);
@@ -135,6 +144,7 @@ int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 	return nfd;
 }
 
+__attribute__((visibility("default")))
 int accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
 	return accept4(fd, addr, len, 0);

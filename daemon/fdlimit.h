@@ -8,6 +8,8 @@
 #ifndef FPGAD_FDLIMIT_H
 #define FPGAD_FDLIMIT_H
 
+#include <stdbool.h>
+
 #include "config.h"
 
 /* Descriptors fpgad keeps whatever the configuration: stdio, the loops'
@@ -42,5 +44,10 @@ void fdlimit_plan(const struct config *cfg, unsigned long nofile,
  * @ceiling is closed at once (logged, rate-limited, with the peer).
  */
 void fdlimit_guard(unsigned long ceiling);
+/*
+ * Whether the guard is what the listeners call: fpgad must export accept
+ * and accept4 (see the Makefile) for libnng to bind to them.
+ */
+bool fdlimit_guard_in_effect(void);
 
 #endif

@@ -137,6 +137,7 @@ int protocol_decode(const void *buf, size_t len, Fpgad__Request **ret_req,
 	*ret_id = 0;
 	req = fpgad__request__unpack(NULL, len, buf);
 	if (!req) {
+		*ret_id = protocol_request_id(buf, len);
 		*ret_code = FPGAD__STATUS_CODE__STATUS_BAD_REQUEST;
 		snprintf(err, errlen, "malformed request: %zu bytes that are not a fpgad.Request",
 			 len);
@@ -172,6 +173,41 @@ int protocol_decode(const void *buf, size_t len, Fpgad__Request **ret_req,
 bad:
 	fpgad__request__free_unpacked(req, NULL);
 	return -EINVAL;
+}
+
+uint64_t protocol_request_id(const void *buf, size_t len)
+{
+	const uint8_t *p = buf, *end = p + len;
+	uint64_t tag, v;
+
+	while (p < end && read_varint(&p, end, &tag)) {
+		switch (tag & 7) {
+		case 0:
+			if (!read_varint(&p, end, &v))
+				return 0;
+			if (tag >> 3 == 1)
+				return v;
+			break;
+		case 1:
+			if (end - p < 8)
+				return 0;
+			p += 8;
+			break;
+		case 5:
+			if (end - p < 4)
+				return 0;
+			p += 4;
+			break;
+		case 2:
+			if (!read_varint(&p, end, &v) || v > (uint64_t)(end - p))
+				return 0;
+			p += v;
+			break;
+		default:
+			return 0;
+		}
+	}
+	return 0;
 }
 
 void protocol_free(Fpgad__Request *req)

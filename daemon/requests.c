@@ -461,6 +461,7 @@ void requests_handle(struct daemon *d, struct control_ctx *ctx,
 		return;
 	}
 	if (len > d->cfg.control.max_message) {
+		r.resp.id = protocol_request_id(buf, len);
 		reply_error(&r, FPGAD__STATUS_CODE__STATUS_LIMIT,
 			    "request of %zu bytes is above max_message (%llu bytes)",
 			    len, (unsigned long long)d->cfg.control.max_message);

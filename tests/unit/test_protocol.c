@@ -200,6 +200,27 @@ static void test_nul_in_strings(void **state)
 	check_nul(&req, "Hello: string field hello.software contains a NUL byte");
 }
 
+static void test_request_id(void **state)
+{
+	Fpgad__Request req = FPGAD__REQUEST__INIT;
+	Fpgad__ChannelStatsRequest cs = FPGAD__CHANNEL_STATS_REQUEST__INIT;
+	static const uint8_t junk[] = { 0xff, 0xff, 0xff };
+	/* field 13 (6 bytes) first, then id = 300 */
+	static const uint8_t late_id[] = { 0x6a, 0x04, 0x0a, 0x02, 'a', 'b', 0x08, 0xac, 0x02 };
+	uint8_t buf[128];
+
+	(void)state;
+	req.id = 1234567;
+	req.body_case = FPGAD__REQUEST__BODY_CHANNEL_STATS;
+	req.channel_stats = &cs;
+	cs.name = "c2h0";
+	assert_int_equal(protocol_request_id(buf, pack(&req, buf)), 1234567);
+	assert_int_equal(protocol_request_id(late_id, sizeof(late_id)), 300);
+	assert_int_equal(protocol_request_id(junk, sizeof(junk)), 0);
+	assert_int_equal(protocol_request_id(late_id, 5), 0);
+	assert_int_equal(protocol_request_id("", 0), 0);
+}
+
 static void test_encode(void **state)
 {
 	Fpgad__Response resp = FPGAD__RESPONSE__INIT, *back;
@@ -238,6 +259,7 @@ int main(void)
 		cmocka_unit_test(test_future_body_is_unknown),
 		cmocka_unit_test(test_channel_names),
 		cmocka_unit_test(test_nul_in_strings),
+		cmocka_unit_test(test_request_id),
 		cmocka_unit_test(test_encode),
 		cmocka_unit_test(test_request_names),
 	};
