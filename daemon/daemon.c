@@ -39,8 +39,10 @@ static void on_disconnected(void *user, uint32_t pipe_id)
 	struct session *s = session_find(&d->sessions, pipe_id);
 
 	if (s) {
-		log_debug("control: connection %u from pid %d closed",
-			  pipe_id, (int)s->peer.pid);
+		char who[PEER_NAME_MAX];
+
+		log_debug("control: connection %u from %s closed", pipe_id,
+			  peer_name(&s->peer, who, sizeof(who)));
 		for (unsigned i = 0; i < d->n_channels; i++)
 			lease_close(d->channels[i], s);
 	}
@@ -103,18 +105,25 @@ static gid_t lookup_group(const char *name)
 
 static int open_device(struct daemon *d)
 {
+	char where[PATH_MAX + 16];
 	struct device_info info;
 	int r;
 
 	d->dev_ops = device_ops_for(d->cfg.device.backend);
 	if (!d->dev_ops) {
-		log_err("device: backend %s is not built in",
+		log_err("%s: device: backend %s is not built in",
+			config_where(&d->cfg, CONFIG_DEVICE, 0, "backend", where,
+				     sizeof(where)),
 			backend_kind_name(d->cfg.device.backend));
 		return -ENODEV;
 	}
 	r = d->dev_ops->open(&d->cfg, &d->dev);
 	if (r < 0) {
-		log_err("device: cannot open %s backend: %s",
+		/* The xdma backend's own words are about its path. */
+		log_err("%s: device: cannot open %s backend: %s",
+			config_where(&d->cfg, CONFIG_DEVICE, 0,
+				     d->cfg.device.backend == BACKEND_XDMA ? "path" : "backend",
+				     where, sizeof(where)),
 			d->dev_ops->name, strerror(-r));
 		return r;
 	}

@@ -162,6 +162,16 @@ expect_out() {
 	fail "no '$2' in the output"
 }
 
+# free_port: a tcp port on 127.0.0.1 nobody listens on.
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 20000))
+		! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && break
+	done
+	echo "$p"
+}
+
 # cpu_ticks PID: utime + stime, in clock ticks.
 cpu_ticks() {
 	awk '{ print $14 + $15 }' "/proc/$1/stat"

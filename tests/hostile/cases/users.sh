@@ -68,16 +68,6 @@ fault_error = 1"
 }
 hostile_case reset_other_uid root "a FAILED channel leased by another uid: only that uid or root resets"
 
-# fpgad_port: a tcp port nobody listens on.
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 20000))
-		! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && break
-	done
-	echo "$p"
-}
-
 # 64 tcp connections speaking nng from a user outside the socket's group
 # (with max_clients 8): they fill the remote listener only, the rest are
 # closed at once, and local clients (root, a group member) are served.
