@@ -185,6 +185,7 @@ hostile_run_one() {
 	chmod 0755 "$CASE_DIR"
 	export CASE_DIR
 	trap 'hostile_case_cleanup' EXIT
+	trap 'exit 143' INT TERM
 	"case_$name"
 }
 
@@ -201,6 +202,7 @@ hostile_case_cleanup() {
 
 hostile_main() {
 	local start=$(now_ms) t0 dt rc name out pass=0 failed=0 skipped=0 list=("$@")
+	HOSTILE_CHILD=
 
 	[ ${#list[@]} -gt 0 ] || list=("${HOSTILE_NAMES[@]}")
 	if [ ! -x "$BUILD/fpgad" ] || [ ! -x "$BUILD/hostile/hostile_peer" ]; then
@@ -221,7 +223,8 @@ hostile_main() {
 		fi
 	fi
 	trap 'hostile_users_cleanup' EXIT
-	trap 'exit 130' INT TERM
+	# Interrupted: the running case stops (and cleans up) first.
+	trap '[ -n "$HOSTILE_CHILD" ] && kill -TERM "$HOSTILE_CHILD" 2>/dev/null && wait "$HOSTILE_CHILD"; exit 130' INT TERM
 	for name in "${list[@]}"; do
 		if [ -z "${HOSTILE_NEEDS[$name]:-}" ]; then
 			say "FAIL $name: no such case"
@@ -234,8 +237,13 @@ hostile_main() {
 			continue
 		fi
 		t0=$(now_ms)
-		out=$(timeout --kill-after=5 "$HOSTILE_CASE_LIMIT" "$HOSTILE_HERE/run.sh" --case "$name" 2>&1)
+		timeout --kill-after=5 "$HOSTILE_CASE_LIMIT" "$HOSTILE_HERE/run.sh" \
+			--case "$name" > "$HOSTILE_BIN/case.out" 2>&1 &
+		HOSTILE_CHILD=$!
+		wait "$HOSTILE_CHILD"
 		rc=$?
+		HOSTILE_CHILD=
+		out=$(cat "$HOSTILE_BIN/case.out")
 		dt=$(( $(now_ms) - t0 ))
 		case $rc in
 		0)	say "PASS $name (${HOSTILE_WHAT[$name]}) $((dt / 1000)).$(( dt % 1000 / 100 )) s"
