@@ -81,3 +81,57 @@ case_daemon_kill9() {
 	fpgad_stop
 }
 hostile_case daemon_kill9 any "a client waiting on a SIGKILLed fpgad is told within a second; a new fpgad serves"
+
+# Every fault the sim injects, under a verifying consumer: no bad frame
+# gets through unflagged, no frame comes twice or out of order, and a
+# hung engine is seen and reset within 2 x dma_timeout_ms.
+case_faults_verified() {
+	local fault out ms worst=0
+	for fault in "fault_timeout = 53" "fault_error = 41" "fault_corrupt = 29" "fault_hang = 97"; do
+		fpgad_start "[device]
+dma_timeout_ms = 150
+[sim]
+$fault
+$RING_CHANNEL
+policy = block"
+		out=$("$FPGACTL" --url "$FPGAD_URL" capture c2h0 -n 600 --verify --timeout 5000 2>&1) ||
+			{ say "$out"; fail "$fault: the capture failed"; }
+		expect_out "$out" "frames     600 "
+		expect_out "$out" ", errors 0, "
+		case $fault in
+		fault_corrupt*)
+			case $out in *"flagged by fpgad 0"*) say "$out"; fail "$fault: no frame flagged" ;; esac ;;
+		fault_hang*)
+			expect_in "$FPGAD_LOG" "none back for"
+			for ms in $(sed -n 's/.*none back for \([0-9]*\) ms.*/\1/p' "$FPGAD_LOG"); do
+				[ "$ms" -gt "$worst" ] && worst=$ms
+			done
+			[ "$worst" -lt 300 ] || fail "a hang was seen after $worst ms, not within 2 x 150 ms" ;;
+		esac
+		say "$fault: $(printf '%s\n' "$out" | grep '^verified')"
+		fpgad_stop
+	done
+}
+hostile_case faults_verified any "every sim fault under a verifying consumer: 0 unflagged bad, 0 reordered, hangs caught < 2 x timeout"
+
+# Names in /dev/shm squatted by another user before fpgad starts: fpgad
+# names nothing there (its rings are memfds), so leases work regardless
+# and fpgad leaves /dev/shm as it found it.
+case_squat_shm() {
+	local before after
+	[ "$HOSTILE_ROOT" = 1 ] || skip "needs root to squat as another user"
+	for n in c2h0desc.0 c2h0data.0 c2h0 h2c0; do
+		for p in $(seq 1 64) $$; do
+			as fpgad-h1 touch "/dev/shm/fpgad.$p.$n" 2>/dev/null
+		done
+	done
+	as fpgad-h1 touch /dev/shm/fpgad.c2h0 /dev/shm/fpgad-c2h0
+	before=$(ls /dev/shm | sort)
+	fpgad_start "$RING_CHANNEL"
+	capture_ok
+	after=$(ls /dev/shm | sort)
+	rm -f /dev/shm/fpgad.*.c2h0* /dev/shm/fpgad.*.h2c0 /dev/shm/fpgad.c2h0 /dev/shm/fpgad-c2h0
+	[ "$before" = "$after" ] || fail "fpgad changed /dev/shm: $(diff <(echo "$before") <(echo "$after"))"
+	fpgad_stop
+}
+hostile_case squat_shm root "squatted /dev/shm names change nothing: rings are memfds"
