@@ -21,7 +21,7 @@
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 
-#include "fpgad.h"
+#include "fpgad_drv.h"
 
 /* --- channels ------------------------------------------------------------ */
 

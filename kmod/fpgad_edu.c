@@ -21,7 +21,7 @@
 #include <linux/pci.h>
 #include <linux/slab.h>
 
-#include "fpgad.h"
+#include "fpgad_drv.h"
 
 #define EDU_REG_ID		0x00
 #define EDU_REG_IRQ_STATUS	0x24

@@ -17,7 +17,7 @@
 #include <linux/pci.h>
 #include <linux/slab.h>
 
-#include "fpgad.h"
+#include "fpgad_drv.h"
 
 #define FPGAD_MAX_IDS		16
 

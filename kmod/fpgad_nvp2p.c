@@ -18,7 +18,7 @@
 
 #include <nv-p2p.h>
 
-#include "fpgad.h"
+#include "fpgad_drv.h"
 
 #define FPGAD_NVP2P_ALIGN	(64ULL << 10)
 

@@ -19,7 +19,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 
-#include "fpgad.h"
+#include "fpgad_drv.h"
 
 /* One pin may cover at most this much (bounds the page array). */
 #define FPGAD_PIN_MAX		(64ULL << 30)

@@ -28,7 +28,7 @@
 #include <linux/pci.h>
 #include <linux/slab.h>
 
-#include "fpgad.h"
+#include "fpgad_drv.h"
 #include "xdma_desc.h"
 
 #define XDMA_BAR_SPAN		0x10000

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * fpgad.h - what the parts of fpgad_dma.ko share.
+ * fpgad_drv.h - what the parts of fpgad_dma.ko share (internal; the ABI is
+ * uapi/fpgad_dma.h).
  *
  * fpgad_main.c   PCI driver, the fpgad class, sysfs counters
  * fpgad_cdev.c   /dev/fpgadN: open files, ioctls, read()/poll() of
@@ -22,8 +23,8 @@
  * Lock order: fdev->lock -> file->lock -> ch->hw_lock -> ch->lock,
  * file->cq_lock (the last two are leaves and never nested).
  */
-#ifndef FPGAD_H
-#define FPGAD_H
+#ifndef FPGAD_DRV_H
+#define FPGAD_DRV_H
 
 #include <linux/atomic.h>
 #include <linux/cdev.h>
@@ -235,4 +236,4 @@ int fpgad_nvp2p_pin(struct fpgad_dev *fdev, struct fpgad_pin *pin,
 void fpgad_nvp2p_release(struct fpgad_dev *fdev, struct fpgad_pin *pin);
 #endif
 
-#endif /* FPGAD_H */
+#endif /* FPGAD_DRV_H */
