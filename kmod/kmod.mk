@@ -64,3 +64,5 @@ kmod-clean:
 	$(Q)rm -rf $(BUILD)/kmod-test $(BUILD)/tests/kmod
 
 CHECK_EXTRA += kmod-check
+
+-include tests/kmod/model.mk

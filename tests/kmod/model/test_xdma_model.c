@@ -1,0 +1,573 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_xdma_model.c - fpgad_dma.ko's own sources (the .c files of kmod/) in user space
+ * against the XDMA engine model: probe, start, completion by interrupt and
+ * by poll-mode write-back, stop, timeout, engine errors, reset and removal,
+ * with faults injected in the model, through the module's file operations
+ * as /dev/fpgad0's users reach them.
+ *
+ * Every test ends with the model's and the DMA shim's books checked: no
+ * DMA outside a live mapping and nothing a driver must not do to the
+ * engine (tear_down).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "kshim_test.h"
+#include "uapi/fpgad_dma.h"
+
+#define DEV		"fpgad0"
+#define WAIT_MS		5000
+#define KIB		1024u
+#define MIB		(1024u * 1024u)
+
+struct fixture {
+	struct kshim_pci_config cfg;
+	struct kshim_pci *card;
+	struct xm *xm;
+	unsigned int mappings;		/* live DMA mappings once probed */
+};
+
+static struct fixture fx;
+
+/* --- helpers ------------------------------------------------------------------ */
+
+static void params_default(void)
+{
+	assert_int_equal(kshim_param_set("ids", "0x9038"), 0);
+	assert_int_equal(kshim_param_set("timeout_ms", "1000"), 0);
+	assert_int_equal(kshim_param_set("max_inflight", "64"), 0);
+	assert_int_equal(kshim_param_set("poll_mode", "0"), 0);
+	assert_int_equal(kshim_param_set("card_memory", "0"), 0);
+}
+
+/* Load the module and plug in a card made from fx.cfg. */
+static void plug(void)
+{
+	assert_int_equal(kshim_module_init(), 0);
+	fx.card = kshim_pci_add(&fx.cfg);
+	assert_non_null(fx.card);
+	fx.xm = kshim_pci_model(fx.card);
+	fx.mappings = kshim_dma_mappings();
+}
+
+static int set_up(void **state)
+{
+	(void)state;
+	memset(&fx, 0, sizeof(fx));
+	kshim_pci_defaults(&fx.cfg);
+	params_default();
+	kshim_log_clear();
+	return 0;
+}
+
+static void assert_model_clean(void)
+{
+	struct xm_stats st;
+
+	xm_get_stats(fx.xm, &st);
+	if (st.violations)
+		fail_msg("model: %llu violations, last: %s",
+			 (unsigned long long)st.violations, st.last_violation);
+	if (kshim_dma_violations())
+		fail_msg("DMA outside a mapping: %llu, last: %s",
+			 (unsigned long long)kshim_dma_violations(),
+			 kshim_dma_last_violation());
+}
+
+static int tear_down(void **state)
+{
+	(void)state;
+	if (fx.card) {
+		assert_model_clean();
+		kshim_pci_remove(fx.card);
+	}
+	kshim_module_exit();
+	assert_int_equal(kshim_dma_mappings(), 0);
+	assert_int_equal(kshim_dmabuf_attachments(), 0);
+	assert_int_equal(kshim_warnings(), 0);
+	kshim_topology_clear();
+	return 0;
+}
+
+static struct kshim_file *open_dev(void)
+{
+	struct fpgad_dma_version v = { .abi_version = FPGAD_DMA_ABI_VERSION };
+	struct kshim_file *f = NULL;
+
+	assert_int_equal(kshim_open(DEV, &f), 0);
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_VERSION, &v), 0);
+	return f;
+}
+
+static u64 pin_host(struct kshim_file *f, void *addr, u64 len)
+{
+	struct fpgad_dma_pin_host p = { .addr = (uintptr_t)addr, .length = len };
+
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_PIN_HOST, &p), 0);
+	return p.handle;
+}
+
+static u64 pin_dmabuf(struct kshim_file *f, int fd)
+{
+	struct fpgad_dma_pin_dmabuf p = { .fd = fd };
+
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_PIN_DMABUF, &p), 0);
+	return p.handle;
+}
+
+static int submit(struct kshim_file *f, u32 dir, u32 ch, u64 handle, u64 off,
+		  u64 card, u64 len, u64 cookie, u32 tmo)
+{
+	struct fpgad_dma_submit s = {
+		.channel = ch, .direction = dir, .handle = handle,
+		.offset = off, .card_addr = card, .length = len,
+		.cookie = cookie, .timeout_ms = tmo,
+	};
+
+	return (int)kshim_ioctl(f, FPGAD_DMA_IOC_SUBMIT, &s);
+}
+
+/* One completion; status -9999 when none came within WAIT_MS. */
+static struct fpgad_dma_completion wait_one(struct kshim_file *f)
+{
+	struct fpgad_dma_completion c = { .status = -9999 };
+	unsigned int ms;
+
+	for (ms = 0; ms < WAIT_MS; ms++) {
+		if (kshim_poll(f) & EPOLLIN) {
+			if (kshim_read(f, &c, sizeof(c), true) != sizeof(c))
+				c.status = -9998;
+			return c;
+		}
+		usleep(1000);
+	}
+	return c;
+}
+
+static int xfer(struct kshim_file *f, u32 dir, u32 ch, u64 handle, u64 off,
+		u64 card, u64 len, u32 tmo)
+{
+	static u64 cookie = 1;
+	struct fpgad_dma_completion c;
+	int ret;
+
+	ret = submit(f, dir, ch, handle, off, card, len, ++cookie, tmo);
+	if (ret)
+		return ret;
+	c = wait_one(f);
+	if (!c.status && (c.cookie != cookie || c.length != len ||
+			  c.direction != dir || c.channel != ch))
+		return -1000;
+	return c.status;
+}
+
+static void fill(u8 *p, size_t n, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (u8)(i * 7 + seed * 13 + (i >> 9));
+}
+
+static u8 *buf_new(size_t n)
+{
+	u8 *p = aligned_alloc(PAGE_SIZE, (n + PAGE_SIZE - 1) & PAGE_MASK);
+
+	assert_non_null(p);
+	memset(p, 0, n);
+	return p;
+}
+
+static void wait_busy(unsigned int dir, unsigned int ch)
+{
+	unsigned int ms;
+
+	for (ms = 0; ms < WAIT_MS && !xm_busy(fx.xm, dir, ch); ms++)
+		usleep(1000);
+	assert_true(xm_busy(fx.xm, dir, ch));
+}
+
+/* --- probe and INFO ------------------------------------------------------------ */
+
+static void test_probe_info(void **state)
+{
+	struct fpgad_dma_info in;
+	struct kshim_file *f;
+
+	(void)state;
+	fx.cfg.xm.n_h2c = 2;
+	fx.cfg.xm.n_c2h = 3;
+	plug();
+	assert_int_equal(kshim_pci_probe_result(fx.card), 0);
+	assert_true(kshim_cdev_exists(DEV));
+	f = open_dev();
+	memset(&in, 0xff, sizeof(in));
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_INFO, &in), 0);
+	assert_string_equal(in.engine, "xdma");
+	assert_int_equal(in.h2c_channels, 2);
+	assert_int_equal(in.c2h_channels, 3);
+	assert_int_equal(in.link_gen, 2);
+	assert_int_equal(in.link_width, 4);
+	assert_int_equal(in.vendor, 0x10ee);
+	assert_int_equal(in.device, 0x9038);
+	assert_int_equal(in.align, 1);
+	assert_int_equal(in.reserved[0], 0);
+	kshim_close(f);
+	assert_true(kshim_log_has("XDMA on BAR 1"));
+}
+
+/* --- transfers --------------------------------------------------------------------- */
+
+/* H2C then C2H through interrupts, byte-exact, on every channel pair. */
+static void test_irq_roundtrip(void **state)
+{
+	const size_t n = 3 * PAGE_SIZE + 123;
+	struct kshim_irq_stats before, after;
+	struct kshim_file *f;
+	u8 *buf = buf_new(4 * n);
+	unsigned int ch;
+	u64 h;
+
+	(void)state;
+	fx.cfg.xm.n_h2c = 2;
+	fx.cfg.xm.n_c2h = 2;
+	plug();
+	kshim_irq_stats(&before);
+	f = open_dev();
+	h = pin_host(f, buf, 4 * n);
+	for (ch = 0; ch < 2; ch++) {
+		fill(buf, n, ch);
+		memset(buf + 2 * n, 0, n);
+		assert_int_equal(xfer(f, FPGAD_DMA_H2C, ch, h, 0, 4096 * ch + 17,
+				      n, 0), 0);
+		assert_memory_equal(xm_card(fx.xm) + 4096 * ch + 17, buf, n);
+		assert_int_equal(xfer(f, FPGAD_DMA_C2H, ch, h, 2 * n,
+				      4096 * ch + 17, n, 0), 0);
+		assert_memory_equal(buf + 2 * n, buf, n);
+	}
+	kshim_irq_stats(&after);
+	assert_true(after.handled >= before.handled + 4);
+	assert_int_equal(after.misrouted, before.misrouted);
+	assert_int_equal(kshim_sysfs(DEV, "transfers"), 4);
+	assert_int_equal(kshim_sysfs(DEV, "bytes_h2c"), 2 * n);
+	kshim_close(f);
+	assert_int_equal(kshim_sysfs(DEV, "pins"), 0);
+	assert_int_equal(kshim_dma_mappings(), fx.mappings);
+	free(buf);
+}
+
+/* More descriptors than one ring holds: the transfer runs as several lists. */
+static void test_multi_list(void **state)
+{
+	const size_t n = 1100 * PAGE_SIZE;	/* 4 KiB dma-buf segments */
+	struct kshim_file *f;
+	struct xm_stats st;
+	u8 *src = buf_new(n), *dst = buf_new(n);
+	int fd_src, fd_dst;
+	u64 hs, hd;
+
+	(void)state;
+	fx.cfg.xm.card_size = 8 * MIB;
+	plug();
+	fd_src = kshim_dmabuf_new(src, n);
+	fd_dst = kshim_dmabuf_new(dst, n);
+	f = open_dev();
+	hs = pin_dmabuf(f, fd_src);
+	hd = pin_dmabuf(f, fd_dst);
+	fill(src, n, 9);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, hs, 0, 0, n, 0), 0);
+	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, hd, 0, 0, n, 0), 0);
+	assert_memory_equal(dst, src, n);
+	xm_get_stats(fx.xm, &st);
+	assert_true(st.starts >= 4);		/* two lists each way */
+	assert_true(st.descriptors >= 2200);
+	kshim_close(f);
+	kshim_dmabuf_put(fd_src);
+	kshim_dmabuf_put(fd_dst);
+	free(src);
+	free(dst);
+}
+
+/* poll_mode=1: completion from the write-back, no interrupt at all. */
+static void test_poll_mode(void **state)
+{
+	const size_t n = 64 * KIB;
+	struct kshim_irq_stats before, after;
+	struct kshim_file *f;
+	struct xm_stats st;
+	u8 *buf = buf_new(2 * n);
+	u64 h;
+
+	(void)state;
+	assert_int_equal(kshim_param_set("poll_mode", "1"), 0);
+	plug();
+	f = open_dev();
+	h = pin_host(f, buf, 2 * n);
+	kshim_irq_stats(&before);
+	fill(buf, n, 3);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 100, n, 0), 0);
+	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, n, 100, n, 0), 0);
+	assert_memory_equal(buf + n, buf, n);
+	kshim_irq_stats(&after);
+	assert_int_equal(after.handled, before.handled);
+	xm_get_stats(fx.xm, &st);
+	assert_true(st.writebacks >= 2);
+	assert_int_equal(st.irq_messages, 0);
+	kshim_close(f);
+	free(buf);
+}
+
+/* A timeout stops the engine between descriptors; the channel goes on. */
+static void test_timeout_recovers(void **state)
+{
+	const size_t n = 64 * PAGE_SIZE;
+	struct kshim_file *f;
+	u8 *buf = buf_new(n), *back = buf_new(n);
+	int fd;
+	u64 h, hb;
+
+	(void)state;
+	fx.cfg.xm.bytes_per_ms = 1000;		/* 4 ms per 4 KiB descriptor */
+	plug();
+	fd = kshim_dmabuf_new(buf, n);
+	f = open_dev();
+	h = pin_dmabuf(f, fd);
+	hb = pin_host(f, back, n);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 30), -ETIMEDOUT);
+	assert_int_equal(kshim_sysfs(DEV, "timeouts"), 1);
+	assert_false(xm_busy(fx.xm, 0, 0));
+	assert_int_equal(kshim_sysfs(DEV, "inflight"), 0);
+	fill(buf, 2 * PAGE_SIZE, 4);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, 2 * PAGE_SIZE, 0), 0);
+	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, hb, 0, 0, 2 * PAGE_SIZE, 0), 0);
+	assert_memory_equal(back, buf, 2 * PAGE_SIZE);
+	kshim_close(f);
+	kshim_dmabuf_put(fd);
+	free(buf);
+	free(back);
+}
+
+/* An AXI read error on C2H: -EIO, counted, and the channel goes on. */
+static void test_c2h_read_error(void **state)
+{
+	struct kshim_file *f;
+	u8 *buf = buf_new(8 * KIB);
+	u64 h;
+
+	(void)state;
+	plug();
+	assert_int_equal(xm_fault_add(fx.xm, 1, 0x8000, 0x9000,
+				      XM_FAULT_SLAVE), 0);
+	f = open_dev();
+	h = pin_host(f, buf, 8 * KIB);
+	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, 0, 0x7000, 8 * KIB, 0),
+			 -EIO);
+	assert_int_equal(kshim_sysfs(DEV, "errors"), 1);
+	assert_true(kshim_log_has("error"));
+	xm_fault_clear(fx.xm);
+	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, 0, 0x7000, 8 * KIB, 0), 0);
+	kshim_close(f);
+	free(buf);
+}
+
+/* A descriptor with a bad magic stops the engine with an error. */
+static void test_magic_error(void **state)
+{
+	const size_t n = 8 * PAGE_SIZE;
+	struct kshim_file *f;
+	u8 *buf = buf_new(n);
+	int fd;
+	u64 h;
+
+	(void)state;
+	plug();
+	fd = kshim_dmabuf_new(buf, n);
+	f = open_dev();
+	h = pin_dmabuf(f, fd);
+	xm_bad_magic(fx.xm, 0, 0, 3);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 0), -EIO);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 0), 0);
+	kshim_close(f);
+	kshim_dmabuf_put(fd);
+	free(buf);
+}
+
+/* A lost interrupt: the engine's status still tells, at the deadline. */
+static void test_lost_interrupt(void **state)
+{
+	struct kshim_file *f;
+	struct xm_stats st;
+	u8 *buf = buf_new(8 * KIB);
+	u64 h;
+
+	(void)state;
+	plug();
+	f = open_dev();
+	h = pin_host(f, buf, 8 * KIB);
+	fill(buf, 4 * KIB, 5);
+	xm_lose_irqs(fx.xm, 1);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, 4 * KIB, 100), 0);
+	xm_get_stats(fx.xm, &st);
+	assert_int_equal(st.irq_lost, 1);
+	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, 4 * KIB, 0, 4 * KIB, 0), 0);
+	assert_memory_equal(buf + 4 * KIB, buf, 4 * KIB);
+	kshim_close(f);
+	free(buf);
+}
+
+/* RESET cancels what is queued and leaves the engine ready. */
+static void test_reset_cancels(void **state)
+{
+	const size_t n = 16 * PAGE_SIZE;
+	struct fpgad_dma_reset r = { .channel = 0, .direction = FPGAD_DMA_H2C };
+	struct fpgad_dma_completion c;
+	struct kshim_file *f;
+	unsigned int i, cancelled = 0;
+	u8 *buf = buf_new(n);
+	int fd;
+	u64 h;
+
+	(void)state;
+	fx.cfg.xm.bytes_per_ms = 4096;		/* 1 ms per descriptor */
+	plug();
+	fd = kshim_dmabuf_new(buf, n);
+	f = open_dev();
+	h = pin_dmabuf(f, fd);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(submit(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 10 + i, 0), 0);
+	wait_busy(0, 0);
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_RESET, &r), 0);
+	for (i = 0; i < 4; i++) {
+		c = wait_one(f);
+		assert_int_equal(c.cookie, 10 + i);
+		cancelled += c.status == -ECANCELED;
+		assert_true(c.status == -ECANCELED || c.status == 0);
+	}
+	assert_true(cancelled >= 3);
+	assert_int_equal(kshim_sysfs(DEV, "resets"), 1);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 0), 0);
+	kshim_close(f);
+	kshim_dmabuf_put(fd);
+	free(buf);
+}
+
+/* Close with transfers queued and running: pins go once the engine stops. */
+static void test_close_busy(void **state)
+{
+	const size_t n = 16 * PAGE_SIZE;
+	struct kshim_file *f;
+	unsigned int i;
+	u8 *buf = buf_new(n);
+	int fd;
+	u64 h;
+
+	(void)state;
+	fx.cfg.xm.bytes_per_ms = 4096;
+	plug();
+	fd = kshim_dmabuf_new(buf, n);
+	f = open_dev();
+	h = pin_dmabuf(f, fd);
+	pin_host(f, buf, n);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(submit(f, FPGAD_DMA_C2H, 0, h, 0, 0, n, i, 0), 0);
+	wait_busy(1, 0);
+	kshim_close(f);
+	assert_int_equal(kshim_sysfs(DEV, "pins"), 0);
+	assert_int_equal(kshim_sysfs(DEV, "inflight"), 0);
+	assert_int_equal(kshim_dmabuf_attachments(), 0);
+	assert_int_equal(kshim_dma_mappings(), fx.mappings);
+	kshim_dmabuf_put(fd);
+	free(buf);
+}
+
+/* PIN_NVP2P (built with the NVIDIA API here): DMA into "GPU memory". */
+static void test_nvp2p_pin(void **state)
+{
+	const u64 gpu = 0x7f0000000000ull, n = 256 * KIB;
+	struct fpgad_dma_pin_nvp2p p = { .gpu_addr = gpu, .length = n };
+	struct fpgad_dma_version v = { .abi_version = FPGAD_DMA_ABI_VERSION };
+	struct kshim_file *f;
+	u8 *mem = buf_new(n), *host = buf_new(n);
+	u64 hh;
+
+	(void)state;
+	plug();
+	kshim_gpu_mem(gpu, mem, n);
+	f = open_dev();
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_VERSION, &v), 0);
+	assert_true(v.features & FPGAD_DMA_FEAT_NVP2P);
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_PIN_NVP2P, &p), 0);
+	hh = pin_host(f, host, n);
+	fill(host, n, 6);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, hh, 0, 0, n, 0), 0);
+	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, p.handle, 0, 0, n, 0), 0);
+	assert_memory_equal(mem, host, n);
+	kshim_close(f);
+	free(mem);
+	free(host);
+}
+
+/* Unplug with a file open and work queued: everything completes. */
+static void test_remove_open(void **state)
+{
+	const size_t n = 16 * PAGE_SIZE;
+	struct fpgad_dma_completion c;
+	struct kshim_file *f;
+	unsigned int i;
+	u8 *buf = buf_new(n);
+	int fd;
+	u64 h;
+
+	(void)state;
+	fx.cfg.xm.bytes_per_ms = 4096;
+	plug();
+	fd = kshim_dmabuf_new(buf, n);
+	f = open_dev();
+	h = pin_dmabuf(f, fd);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(submit(f, FPGAD_DMA_C2H, 0, h, 0, 0, n, i, 0), 0);
+	wait_busy(1, 0);
+	assert_model_clean();
+	kshim_pci_remove(fx.card);
+	fx.card = NULL;
+	assert_false(kshim_cdev_exists(DEV));
+	for (i = 0; i < 3; i++) {
+		c = wait_one(f);
+		assert_true(c.status == -ENODEV || c.status == -ECANCELED ||
+			    c.status == 0);
+	}
+	assert_int_equal(submit(f, FPGAD_DMA_C2H, 0, h, 0, 0, n, 9, 0), -ENODEV);
+	assert_true(kshim_poll(f) & EPOLLHUP);
+	kshim_close(f);
+	assert_int_equal(kshim_dmabuf_attachments(), 0);
+	kshim_dmabuf_put(fd);
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_probe_info, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_irq_roundtrip, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_multi_list, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_poll_mode, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_timeout_recovers, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_c2h_read_error, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_magic_error, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_lost_interrupt, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_reset_cancels, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_close_busy, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_nvp2p_pin, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_remove_open, set_up, tear_down),
+	};
+
+	return cmocka_run_group_tests_name("xdma_model", tests, NULL, NULL);
+}
