@@ -161,14 +161,14 @@ static void test_version_info(void)
 {
 	struct fpgad_dma_version v = { .abi_version = FPGAD_DMA_ABI_VERSION + 1 };
 	struct fpgad_dma_info in;
-	int fd = open(DEV, O_RDWR);
+	int fd = open(DEV, O_RDWR), rc;
 
 	if (fd < 0)
 		die("open " DEV);
 	check(ioctl(fd, FPGAD_DMA_IOC_INFO, &in) == -1 && errno == EPROTO,
 	      "INFO before VERSION fails with EPROTO");
-	check(ioctl(fd, FPGAD_DMA_IOC_VERSION, &v) == 0 &&
-	      v.abi_version == FPGAD_DMA_ABI_VERSION,
+	rc = ioctl(fd, FPGAD_DMA_IOC_VERSION, &v);
+	check(rc == 0 && v.abi_version == FPGAD_DMA_ABI_VERSION,
 	      "VERSION reports the driver's ABI %u", v.abi_version);
 	check(ioctl(fd, FPGAD_DMA_IOC_INFO, &in) == -1 && errno == EPROTO,
 	      "INFO after a mismatched VERSION still fails with EPROTO");
@@ -176,11 +176,12 @@ static void test_version_info(void)
 	check(ioctl(fd, FPGAD_DMA_IOC_VERSION, &v) == 0 &&
 	      (v.features & FPGAD_DMA_FEAT_DMABUF), "VERSION matches, dma-buf feature");
 	memset(&in, 0xff, sizeof(in));
-	check(ioctl(fd, FPGAD_DMA_IOC_INFO, &in) == 0 &&
-	      !strcmp(in.engine, "edu") && in.h2c_channels == 1 &&
+	rc = ioctl(fd, FPGAD_DMA_IOC_INFO, &in);
+	check(rc == 0 && !strcmp(in.engine, "edu") && in.h2c_channels == 1 &&
 	      in.c2h_channels == 1 && in.card_memory == 4095 &&
 	      in.vendor == 0x1234 && in.device == 0x11e8 &&
-	      in.max_inflight > 0 && in.reserved[0] == 0,
+	      in.max_inflight > 0 && in.reserved[0] == 0 &&
+	      in.timeout_bytes_per_ms == 62500,
 	      "INFO: engine %s, %u+%u channels, card memory %llu",
 	      in.engine, in.h2c_channels, in.c2h_channels,
 	      (unsigned long long)in.card_memory);
@@ -774,7 +775,8 @@ int main(void)
 	       counter("errors"));
 	check(counter("pins") == 0 && counter("pinned_bytes") == 0 &&
 	      counter("files") == 0 && counter("inflight") == 0 &&
-	      counter("errors") == 0, "counters after all clients closed: no pins, files, work or errors");
+	      counter("errors") == 0 && counter("wedged") == 0,
+	      "counters after all clients closed: no pins, files, work, errors or wedged channels");
 	test_unbind_open();
 	printf("kmod_test: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;

@@ -20,9 +20,9 @@ KMODEL_SRC := $(KMODEL_DIR)/test_xdma_model.c $(KMODEL_DIR)/kshim.c \
 # includes kshim.h; one missing here fails the build with its name.
 KMODEL_LINUX_H := atomic.h cdev.h compiler.h delay.h device.h dma-buf.h \
 	dma-mapping.h dma-resv.h fs.h idr.h interrupt.h \
-	io-64-nonatomic-lo-hi.h ioctl.h jiffies.h kernel.h list.h mm.h \
+	io-64-nonatomic-lo-hi.h ioctl.h jiffies.h kernel.h list.h math64.h mm.h \
 	module.h mutex.h pci.h pci-p2pdma.h poll.h scatterlist.h \
-	sched/signal.h slab.h spinlock.h stddef.h timekeeping.h types.h \
+	refcount.h sched/signal.h slab.h spinlock.h stddef.h timekeeping.h types.h \
 	uaccess.h wait.h workqueue.h xarray.h
 KMODEL_STUBS := $(addprefix $(KMODEL_OUT)/include/linux/,$(KMODEL_LINUX_H))
 KMODEL_CFLAGS := -std=gnu11 -O1 -g $(WARN) -Wno-unused-parameter \

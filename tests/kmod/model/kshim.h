@@ -105,6 +105,8 @@ typedef int irqreturn_t;
 #define max_t(t, a, b)	({ t _a = (a); t _b = (b); _a > _b ? _a : _b; })
 #define clamp_t(t, v, lo, hi) min_t(t, max_t(t, v, lo), hi)
 
+static inline u64 div64_u64(u64 a, u64 b) { return a / b; }
+
 #define le32_to_cpu(v)		((u32)(v))
 #define cpu_to_le32(v)		((u32)(v))
 #define le64_to_cpu(v)		((u64)(v))

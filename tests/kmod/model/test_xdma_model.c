@@ -33,6 +33,7 @@ struct fixture {
 	struct kshim_pci *card;
 	struct xm *xm;
 	unsigned int mappings;		/* live DMA mappings once probed */
+	struct kshim_file *files[8];	/* open, for tear_down after a failure */
 };
 
 static struct fixture fx;
@@ -82,9 +83,23 @@ static void assert_model_clean(void)
 			 kshim_dma_last_violation());
 }
 
+static void close_dev(struct kshim_file *f)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(fx.files); i++)
+		if (fx.files[i] == f)
+			fx.files[i] = NULL;
+	kshim_close(f);
+}
+
 static int tear_down(void **state)
 {
+	unsigned int i;
+
 	(void)state;
+	for (i = 0; i < ARRAY_SIZE(fx.files); i++)
+		kshim_close(fx.files[i]);
 	if (fx.card) {
 		assert_model_clean();
 		kshim_pci_remove(fx.card);
@@ -102,7 +117,13 @@ static struct kshim_file *open_dev(void)
 	struct fpgad_dma_version v = { .abi_version = FPGAD_DMA_ABI_VERSION };
 	struct kshim_file *f = NULL;
 
+	unsigned int i;
+
 	assert_int_equal(kshim_open(DEV, &f), 0);
+	for (i = 0; i < ARRAY_SIZE(fx.files) && fx.files[i]; i++)
+		;
+	assert_true(i < ARRAY_SIZE(fx.files));
+	fx.files[i] = f;
 	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_VERSION, &v), 0);
 	return f;
 }
@@ -195,6 +216,31 @@ static void wait_busy(unsigned int dir, unsigned int ch)
 	assert_true(xm_busy(fx.xm, dir, ch));
 }
 
+static void wait_hung(void)
+{
+	unsigned int ms;
+
+	for (ms = 0; ms < WAIT_MS && !xm_hung(fx.xm); ms++)
+		usleep(1000);
+	assert_true(xm_hung(fx.xm) > 0);
+}
+
+static void wait_idle(unsigned int dir, unsigned int ch)
+{
+	unsigned int ms;
+
+	for (ms = 0; ms < WAIT_MS && xm_busy(fx.xm, dir, ch); ms++)
+		usleep(1000);
+	assert_false(xm_busy(fx.xm, dir, ch));
+}
+
+static int reset_chan(struct kshim_file *f, u32 dir, u32 ch)
+{
+	struct fpgad_dma_reset r = { .channel = ch, .direction = dir };
+
+	return (int)kshim_ioctl(f, FPGAD_DMA_IOC_RESET, &r);
+}
+
 /* --- probe and INFO ------------------------------------------------------------ */
 
 static void test_probe_info(void **state)
@@ -220,7 +266,7 @@ static void test_probe_info(void **state)
 	assert_int_equal(in.device, 0x9038);
 	assert_int_equal(in.align, 1);
 	assert_int_equal(in.reserved[0], 0);
-	kshim_close(f);
+	close_dev(f);
 	assert_true(kshim_log_has("XDMA on BAR 1"));
 }
 
@@ -258,7 +304,7 @@ static void test_irq_roundtrip(void **state)
 	assert_int_equal(after.misrouted, before.misrouted);
 	assert_int_equal(kshim_sysfs(DEV, "transfers"), 4);
 	assert_int_equal(kshim_sysfs(DEV, "bytes_h2c"), 2 * n);
-	kshim_close(f);
+	close_dev(f);
 	assert_int_equal(kshim_sysfs(DEV, "pins"), 0);
 	assert_int_equal(kshim_dma_mappings(), fx.mappings);
 	free(buf);
@@ -289,7 +335,7 @@ static void test_multi_list(void **state)
 	xm_get_stats(fx.xm, &st);
 	assert_true(st.starts >= 4);		/* two lists each way */
 	assert_true(st.descriptors >= 2200);
-	kshim_close(f);
+	close_dev(f);
 	kshim_dmabuf_put(fd_src);
 	kshim_dmabuf_put(fd_dst);
 	free(src);
@@ -321,7 +367,7 @@ static void test_poll_mode(void **state)
 	xm_get_stats(fx.xm, &st);
 	assert_true(st.writebacks >= 2);
 	assert_int_equal(st.irq_messages, 0);
-	kshim_close(f);
+	close_dev(f);
 	free(buf);
 }
 
@@ -349,7 +395,7 @@ static void test_timeout_recovers(void **state)
 	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, 2 * PAGE_SIZE, 0), 0);
 	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, hb, 0, 0, 2 * PAGE_SIZE, 0), 0);
 	assert_memory_equal(back, buf, 2 * PAGE_SIZE);
-	kshim_close(f);
+	close_dev(f);
 	kshim_dmabuf_put(fd);
 	free(buf);
 	free(back);
@@ -374,7 +420,7 @@ static void test_c2h_read_error(void **state)
 	assert_true(kshim_log_has("error"));
 	xm_fault_clear(fx.xm);
 	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, 0, 0x7000, 8 * KIB, 0), 0);
-	kshim_close(f);
+	close_dev(f);
 	free(buf);
 }
 
@@ -395,7 +441,7 @@ static void test_magic_error(void **state)
 	xm_bad_magic(fx.xm, 0, 0, 3);
 	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 0), -EIO);
 	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 0), 0);
-	kshim_close(f);
+	close_dev(f);
 	kshim_dmabuf_put(fd);
 	free(buf);
 }
@@ -419,7 +465,7 @@ static void test_lost_interrupt(void **state)
 	assert_int_equal(st.irq_lost, 1);
 	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, 4 * KIB, 0, 4 * KIB, 0), 0);
 	assert_memory_equal(buf + 4 * KIB, buf, 4 * KIB);
-	kshim_close(f);
+	close_dev(f);
 	free(buf);
 }
 
@@ -454,7 +500,7 @@ static void test_reset_cancels(void **state)
 	assert_true(cancelled >= 3);
 	assert_int_equal(kshim_sysfs(DEV, "resets"), 1);
 	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 0), 0);
-	kshim_close(f);
+	close_dev(f);
 	kshim_dmabuf_put(fd);
 	free(buf);
 }
@@ -479,7 +525,7 @@ static void test_close_busy(void **state)
 	for (i = 0; i < 3; i++)
 		assert_int_equal(submit(f, FPGAD_DMA_C2H, 0, h, 0, 0, n, i, 0), 0);
 	wait_busy(1, 0);
-	kshim_close(f);
+	close_dev(f);
 	assert_int_equal(kshim_sysfs(DEV, "pins"), 0);
 	assert_int_equal(kshim_sysfs(DEV, "inflight"), 0);
 	assert_int_equal(kshim_dmabuf_attachments(), 0);
@@ -510,7 +556,7 @@ static void test_nvp2p_pin(void **state)
 	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, hh, 0, 0, n, 0), 0);
 	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, p.handle, 0, 0, n, 0), 0);
 	assert_memory_equal(mem, host, n);
-	kshim_close(f);
+	close_dev(f);
 	free(mem);
 	free(host);
 }
@@ -546,13 +592,488 @@ static void test_remove_open(void **state)
 	}
 	assert_int_equal(submit(f, FPGAD_DMA_C2H, 0, h, 0, 0, n, 9, 0), -ENODEV);
 	assert_true(kshim_poll(f) & EPOLLHUP);
-	kshim_close(f);
+	close_dev(f);
 	assert_int_equal(kshim_dmabuf_attachments(), 0);
 	kshim_dmabuf_put(fd);
 	free(buf);
 }
 
-int main(void)
+/* --- stopping: a descriptor is short enough to finish, a hung one wedges -------- */
+
+/* A contiguous 4 MiB becomes several descriptors of at most 1 MiB. */
+static void test_desc_cap(void **state)
+{
+	const size_t n = 4 * MIB;
+	struct kshim_file *f;
+	struct xm_stats st;
+	u8 *buf = buf_new(n);
+	u64 h;
+
+	(void)state;
+	fx.cfg.xm.card_size = 8 * MIB;
+	plug();
+	f = open_dev();
+	h = pin_host(f, buf, n);
+	fill(buf, n, 1);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 0), 0);
+	assert_memory_equal(xm_card(fx.xm), buf, n);
+	xm_get_stats(fx.xm, &st);
+	assert_int_equal(st.descriptors, 4);
+	close_dev(f);
+	free(buf);
+}
+
+/* Start a transfer on a hung slave and let it time out: the channel wedges. */
+static struct kshim_file *wedge_h2c(u8 *buf, size_t n)
+{
+	struct fpgad_dma_completion c;
+	struct kshim_file *f;
+	u64 h;
+
+	assert_int_equal(xm_fault_add(fx.xm, 0, 0, n, XM_FAULT_HANG), 0);
+	f = open_dev();
+	h = pin_host(f, buf, n);
+	assert_int_equal(submit(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 77, 50), 0);
+	c = wait_one(f);
+	assert_int_equal(c.cookie, 77);
+	assert_int_equal(c.status, -ETIMEDOUT);
+	assert_true(c.flags & FPGAD_DMA_COMPLETION_WEDGED);
+	assert_int_equal(kshim_sysfs(DEV, "wedged"), 1);
+	assert_true(kshim_log_has("did not stop"));
+	/* Nothing more runs on it, and the pin stays with the engine. */
+	assert_int_equal(submit(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 78, 0), -EIO);
+	close_dev(f);
+	assert_int_equal(kshim_sysfs(DEV, "pins"), 1);
+	assert_true(kshim_dma_mappings() > fx.mappings);
+	return f;
+}
+
+/* The slave recovers: RESET finds the engine stopped and lets the pin go. */
+static void test_wedge_slave_recovers(void **state)
+{
+	const size_t n = 64 * KIB;
+	struct kshim_file *f;
+	u8 *buf = buf_new(2 * n);
+	u64 h;
+
+	(void)state;
+	plug();
+	wedge_h2c(buf, n);
+	xm_fault_clear(fx.xm);
+	wait_idle(0, 0);		/* it finished the descriptor: still mapped */
+	assert_model_clean();
+	f = open_dev();
+	assert_int_equal(reset_chan(f, FPGAD_DMA_H2C, 0), 0);
+	assert_int_equal(kshim_pci_resets(fx.card), 0);
+	assert_int_equal(kshim_sysfs(DEV, "wedged"), 0);
+	assert_int_equal(kshim_sysfs(DEV, "pins"), 0);
+	assert_int_equal(kshim_dma_mappings(), fx.mappings);
+	h = pin_host(f, buf, 2 * n);
+	fill(buf, n, 2);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 0), 0);
+	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, n, 0, n, 0), 0);
+	assert_memory_equal(buf + n, buf, n);
+	close_dev(f);
+	free(buf);
+}
+
+/* The slave stays hung: RESET resets the function, then all is usable. */
+static void test_wedge_function_reset(void **state)
+{
+	const size_t n = 64 * KIB;
+	struct kshim_file *f;
+	u8 *buf = buf_new(2 * n);
+	u64 h;
+
+	(void)state;
+	plug();
+	wedge_h2c(buf, n);
+	f = open_dev();
+	assert_int_equal(reset_chan(f, FPGAD_DMA_H2C, 0), 0);
+	assert_int_equal(kshim_pci_resets(fx.card), 1);
+	assert_false(xm_busy(fx.xm, 0, 0));
+	assert_int_equal(kshim_sysfs(DEV, "wedged"), 0);
+	assert_int_equal(kshim_sysfs(DEV, "pins"), 0);
+	assert_int_equal(kshim_dma_mappings(), fx.mappings);
+	xm_fault_clear(fx.xm);
+	h = pin_host(f, buf, 2 * n);
+	fill(buf, n, 3);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 0), 0);
+	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, n, 0, n, 0), 0);
+	assert_memory_equal(buf + n, buf, n);
+	close_dev(f);
+	free(buf);
+}
+
+/* No function reset available: RESET says so; removal still ends it safely. */
+static void test_wedge_no_reset(void **state)
+{
+	const size_t n = 64 * KIB;
+	struct kshim_file *f;
+	u8 *buf = buf_new(n);
+
+	(void)state;
+	fx.cfg.no_reset = true;
+	plug();
+	wedge_h2c(buf, n);
+	f = open_dev();
+	assert_int_equal(reset_chan(f, FPGAD_DMA_H2C, 0), -EIO);
+	assert_int_equal(kshim_sysfs(DEV, "wedged"), 1);
+	close_dev(f);
+	assert_model_clean();
+	/* Unplugged: bus mastering off first, then the pin goes. */
+	kshim_pci_remove(fx.card);
+	fx.card = NULL;
+	assert_int_equal(kshim_dma_mappings(), 0);
+	assert_int_equal(kshim_dma_violations(), 0);
+	free(buf);
+}
+
+/* --- channel kinds and errors the engine must report --------------------------- */
+
+static void test_stream_refused(void **state)
+{
+	(void)state;
+	fx.cfg.xm.stream = true;
+	plug();
+	assert_int_equal(kshim_pci_probe_result(fx.card), -EOPNOTSUPP);
+	assert_false(kshim_cdev_exists(DEV));
+	assert_true(kshim_log_has("AXI4-Stream"));
+}
+
+/* An AXI decode or slave error on an H2C write is an error, not success. */
+static void test_h2c_write_error(void **state)
+{
+	struct kshim_file *f;
+	u8 *buf = buf_new(16 * KIB);
+	u64 h;
+
+	(void)state;
+	plug();
+	assert_int_equal(xm_fault_add(fx.xm, 0, 0x4000, 0x5000,
+				      XM_FAULT_DECODE), 0);
+	assert_int_equal(xm_fault_add(fx.xm, 0, 0xc000, 0xd000,
+				      XM_FAULT_SLAVE), 0);
+	f = open_dev();
+	h = pin_host(f, buf, 16 * KIB);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0x2000, 16 * KIB, 0), -EIO);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0xa000, 16 * KIB, 0), -EIO);
+	assert_int_equal(kshim_sysfs(DEV, "errors"), 2);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0x10000, 16 * KIB, 0), 0);
+	close_dev(f);
+	free(buf);
+}
+
+/* Poll mode logs errors too: the write-back carries them. */
+static void test_poll_mode_errors(void **state)
+{
+	const size_t n = 8 * PAGE_SIZE;
+	struct kshim_file *f;
+	u8 *buf = buf_new(n);
+	int fd;
+	u64 h;
+
+	(void)state;
+	assert_int_equal(kshim_param_set("poll_mode", "1"), 0);
+	plug();
+	assert_int_equal(xm_fault_add(fx.xm, 1, 0x1000, 0x2000,
+				      XM_FAULT_DECODE), 0);
+	assert_int_equal(xm_fault_add(fx.xm, 0, 0x11000, 0x12000,
+				      XM_FAULT_SLAVE), 0);
+	fd = kshim_dmabuf_new(buf, n);
+	f = open_dev();
+	h = pin_dmabuf(f, fd);
+	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, 0, 0, n, 300), -EIO);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0x10000, n, 300), -EIO);
+	xm_bad_magic(fx.xm, 0, 0, 2);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0x20000, n, 300), -EIO);
+	assert_int_equal(kshim_sysfs(DEV, "errors"), 3);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0x20000, n, 0), 0);
+	close_dev(f);
+	kshim_dmabuf_put(fd);
+	free(buf);
+}
+
+/* --- interrupts ------------------------------------------------------------------ */
+
+/* Legacy INTx on pin INTB: the engines must raise INTB. */
+static void test_intx_pin(void **state)
+{
+	struct kshim_irq_stats st;
+	struct kshim_file *f;
+	u8 *buf = buf_new(8 * KIB);
+	u64 h;
+
+	(void)state;
+	fx.cfg.irq_modes = PCI_IRQ_LEGACY;
+	fx.cfg.intx_pin = 2;
+	plug();
+	assert_false(kshim_pci_command(fx.card) & PCI_COMMAND_INTX_DISABLE);
+	f = open_dev();
+	h = pin_host(f, buf, 8 * KIB);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, 8 * KIB, 300), 0);
+	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, 0, 0, 8 * KIB, 300), 0);
+	kshim_irq_stats(&st);
+	assert_true(st.handled >= 2);
+	assert_int_equal(st.misrouted, 0);
+	close_dev(f);
+	free(buf);
+}
+
+/* A level interrupt is masked before the handler returns: no second call. */
+static void test_intx_no_spurious(void **state)
+{
+	struct kshim_irq_stats st;
+	struct kshim_file *f;
+	u8 *buf = buf_new(8 * KIB);
+	unsigned int i;
+	u64 h;
+
+	(void)state;
+	fx.cfg.irq_modes = PCI_IRQ_LEGACY;
+	plug();
+	f = open_dev();
+	h = pin_host(f, buf, 8 * KIB);
+	for (i = 0; i < 10; i++)
+		assert_int_equal(xfer(f, i & 1, 0, h, 0, 0, 8 * KIB, 0), 0);
+	kshim_irq_stats(&st);
+	assert_true(st.handled >= 10);
+	assert_int_equal(st.unhandled, 0);
+	close_dev(f);
+	free(buf);
+}
+
+/* --- timeouts that fit the transfer ------------------------------------------------------ */
+
+/* 16 MiB at Gen1 x1 takes ~70 ms: a 10 ms default grows with the length. */
+static void test_timeout_scales(void **state)
+{
+	const size_t n = 16 * MIB;
+	struct fpgad_dma_info in;
+	struct kshim_file *f;
+	u8 *buf = buf_new(n);
+	u64 h;
+
+	(void)state;
+	fx.cfg.link_gen = 1;
+	fx.cfg.link_width = 1;
+	fx.cfg.xm.card_size = n;
+	fx.cfg.xm.bytes_per_ms = 250000;
+	assert_int_equal(kshim_param_set("timeout_ms", "10"), 0);
+	plug();
+	f = open_dev();
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_INFO, &in), 0);
+	assert_int_equal(in.default_timeout_ms, 10);
+	assert_int_equal(in.timeout_bytes_per_ms, 62500);
+	h = pin_host(f, buf, n);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 0), 0);
+	/* An explicit timeout is the caller's: not stretched. */
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 10), -ETIMEDOUT);
+	close_dev(f);
+	free(buf);
+}
+
+/* --- memory taken away under a running transfer --------------------------------------- */
+
+/* NVIDIA frees the GPU memory: the engine is stopped before the callback returns. */
+static void test_nvp2p_revoke(void **state)
+{
+	const u64 gpu = 0x7f0000000000ull, n = 1 * MIB;
+	struct fpgad_dma_pin_nvp2p p = { .gpu_addr = gpu, .length = n };
+	struct fpgad_dma_completion c;
+	struct kshim_file *f;
+	u8 *mem = buf_new(n);
+
+	(void)state;
+	fx.cfg.xm.bytes_per_ms = 6554;		/* 10 ms per 64 KiB page */
+	plug();
+	kshim_gpu_mem(gpu, mem, n);
+	f = open_dev();
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_PIN_NVP2P, &p), 0);
+	assert_int_equal(submit(f, FPGAD_DMA_C2H, 0, p.handle, 0, 0, n, 5, 0), 0);
+	wait_busy(1, 0);
+	kshim_gpu_free(gpu);
+	assert_false(xm_busy(fx.xm, 1, 0));
+	c = wait_one(f);
+	assert_int_equal(c.status, -ENOLINK);
+	assert_int_equal(submit(f, FPGAD_DMA_C2H, 0, p.handle, 0, 0, n, 6, 0),
+			 -ENOLINK);
+	assert_model_clean();
+	close_dev(f);
+	free(mem);
+}
+
+/* An exporter moves a dma-buf: the same, through move_notify. */
+static void test_dmabuf_move_notify(void **state)
+{
+	const size_t n = 64 * PAGE_SIZE;
+	struct fpgad_dma_completion c;
+	struct kshim_file *f;
+	u8 *buf = buf_new(n);
+	int fd;
+	u64 h;
+
+	(void)state;
+	fx.cfg.xm.bytes_per_ms = 1000;
+	plug();
+	fd = kshim_dmabuf_new(buf, n);
+	f = open_dev();
+	h = pin_dmabuf(f, fd);
+	assert_int_equal(submit(f, FPGAD_DMA_C2H, 0, h, 0, 0, n, 5, 0), 0);
+	wait_busy(1, 0);
+	kshim_dmabuf_move(fd);
+	assert_false(xm_busy(fx.xm, 1, 0));
+	c = wait_one(f);
+	assert_int_equal(c.status, -ENOLINK);
+	assert_model_clean();
+	close_dev(f);
+	kshim_dmabuf_put(fd);
+	free(buf);
+}
+
+/* Revoked while the engine is hung: bus mastering goes off, RESET brings it back. */
+static void test_revoke_hung(void **state)
+{
+	const u64 gpu = 0x7f0000000000ull, n = 256 * KIB;
+	struct fpgad_dma_pin_nvp2p p = { .gpu_addr = gpu, .length = n };
+	struct fpgad_dma_completion c;
+	struct kshim_file *f;
+	u8 *mem = buf_new(n), *host = buf_new(n);
+	u64 hh;
+
+	(void)state;
+	plug();
+	kshim_gpu_mem(gpu, mem, n);
+	assert_int_equal(xm_fault_add(fx.xm, 1, 0, n, XM_FAULT_HANG), 0);
+	f = open_dev();
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_PIN_NVP2P, &p), 0);
+	assert_int_equal(submit(f, FPGAD_DMA_C2H, 0, p.handle, 0, 0, n, 5, 0), 0);
+	wait_hung();
+	kshim_gpu_free(gpu);
+	assert_false(kshim_pci_master(fx.card));
+	assert_true(kshim_log_has("bus mastering"));
+	xm_fault_clear(fx.xm);		/* it would write now: nowhere to go */
+	wait_idle(1, 0);
+	c = wait_one(f);
+	assert_true(c.flags & FPGAD_DMA_COMPLETION_WEDGED);
+	assert_model_clean();
+	assert_int_equal(reset_chan(f, FPGAD_DMA_C2H, 0), 0);
+	assert_true(kshim_pci_master(fx.card));
+	hh = pin_host(f, host, n);
+	fill(host, n, 8);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, hh, 0, 0, n, 0), 0);
+	assert_memory_equal(xm_card(fx.xm), host, n);
+	close_dev(f);
+	free(mem);
+	free(host);
+}
+
+/* --- robustness -------------------------------------------------------------------------- */
+
+/* Link down mid-transfer: all-ones reads mean gone, the pin stays held. */
+static void test_link_down(void **state)
+{
+	const size_t n = 64 * PAGE_SIZE;
+	struct fpgad_dma_completion c;
+	struct kshim_file *f;
+	u8 *buf = buf_new(n);
+	int fd;
+	u64 h;
+
+	(void)state;
+	fx.cfg.xm.bytes_per_ms = 1000;
+	plug();
+	fd = kshim_dmabuf_new(buf, n);
+	f = open_dev();
+	h = pin_dmabuf(f, fd);
+	assert_int_equal(submit(f, FPGAD_DMA_C2H, 0, h, 0, 0, n, 5, 100), 0);
+	wait_busy(1, 0);
+	xm_link(fx.xm, false);
+	c = wait_one(f);
+	assert_int_equal(c.status, -ENODEV);
+	assert_true(c.flags & FPGAD_DMA_COMPLETION_WEDGED);
+	/* A shared line's interrupt is not ours while the card reads all ones. */
+	assert_int_equal(kshim_irq_fire(fx.card, 0), 0);
+	/* The link comes back and the engine finishes its list into the held pin. */
+	xm_link(fx.xm, true);
+	wait_idle(1, 0);
+	assert_model_clean();
+	assert_int_equal(reset_chan(f, FPGAD_DMA_C2H, 0), 0);
+	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, 0, 0, PAGE_SIZE, 0), 0);
+	close_dev(f);
+	kshim_dmabuf_put(fd);
+	free(buf);
+}
+
+static void flip_poll_mode(void *arg)
+{
+	bool *done = arg;
+
+	if (!*done)
+		assert_int_equal(kshim_param_set("poll_mode", "1"), 0);
+	*done = true;
+}
+
+/* poll_mode changes while a list starts: the list finishes the way it began. */
+static void test_poll_mode_switch(void **state)
+{
+	struct kshim_file *f;
+	u8 *buf = buf_new(8 * KIB);
+	bool flipped = false;
+	u64 h;
+
+	(void)state;
+	plug();
+	f = open_dev();
+	h = pin_host(f, buf, 8 * KIB);
+	xm_on_run(fx.xm, flip_poll_mode, &flipped);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, 8 * KIB, 200), 0);
+	assert_true(flipped);
+	xm_on_run(fx.xm, NULL, NULL);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, 8 * KIB, 200), 0);
+	close_dev(f);
+	free(buf);
+}
+
+/* A previous driver left an engine running: probe stops it first. */
+static void test_leftover_engine(void **state)
+{
+	struct kshim_file *f;
+	u8 *buf = buf_new(8 * KIB);
+	u64 h;
+
+	(void)state;
+	fx.cfg.xm.left_running = true;
+	plug();
+	assert_int_equal(kshim_pci_probe_result(fx.card), 0);
+	assert_false(xm_busy(fx.xm, 0, 0));
+	f = open_dev();
+	h = pin_host(f, buf, 8 * KIB);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, 8 * KIB, 0), 0);
+	close_dev(f);
+	free(buf);
+}
+
+/* Alignment is each channel's: a C2H-only card reports its C2H engine's. */
+static void test_align_per_channel(void **state)
+{
+	struct fpgad_dma_info in;
+	struct kshim_file *f;
+
+	(void)state;
+	fx.cfg.xm.n_h2c = 0;
+	fx.cfg.xm.n_c2h = 2;
+	fx.cfg.xm.align[1] = 0x00400140;	/* 64-byte addresses */
+	plug();
+	f = open_dev();
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_INFO, &in), 0);
+	assert_int_equal(in.h2c_channels, 0);
+	assert_int_equal(in.align, 64);
+	close_dev(f);
+}
+
+/* An argument runs only the tests whose names match it (a * pattern). */
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_probe_info, set_up, tear_down),
@@ -567,7 +1088,26 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_close_busy, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_nvp2p_pin, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_remove_open, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_desc_cap, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_wedge_slave_recovers, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_wedge_function_reset, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_wedge_no_reset, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_stream_refused, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_h2c_write_error, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_poll_mode_errors, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_intx_pin, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_intx_no_spurious, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_timeout_scales, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_nvp2p_revoke, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_dmabuf_move_notify, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_revoke_hung, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_link_down, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_poll_mode_switch, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_leftover_engine, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_align_per_channel, set_up, tear_down),
 	};
 
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
 	return cmocka_run_group_tests_name("xdma_model", tests, NULL, NULL);
 }

@@ -121,6 +121,8 @@ struct xm_chan {
 	bool leftover;			/* running a previous driver's list */
 	bool hung;
 	unsigned int list_index;	/* descriptors started in this list */
+	uint64_t list_t0;		/* when it started, us */
+	uint64_t list_bytes;		/* bytes it moved */
 	int bad_magic;			/* index with a bad magic, or -1 */
 };
 
@@ -236,8 +238,11 @@ static void xm_set_control(struct xm_chan *c, uint32_t val)
 {
 	struct xm *m = c->m;
 	bool rising = !(c->control & C_RUN) && (val & C_RUN);
+	bool falling = (c->control & C_RUN) && !(val & C_RUN);
 
 	c->control = val;
+	if (falling)
+		pthread_cond_broadcast(&m->cond);
 	if (!rising)
 		return;
 	if (c->busy) {
@@ -551,6 +556,31 @@ static bool xm_stall(struct xm_chan *c, unsigned long gen, uint64_t lo,
 	}
 }
 
+static uint64_t xm_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/*
+ * Keep to cfg.bytes_per_ms: sleep when more than 1 ms ahead of the
+ * schedule that started with the list (short sleeps would overshoot).
+ */
+static void xm_pace(struct xm_chan *c)
+{
+	struct xm *m = c->m;
+	uint64_t due, now;
+
+	if (!m->cfg.bytes_per_ms)
+		return;
+	due = c->list_t0 + c->list_bytes * 1000u / m->cfg.bytes_per_ms;
+	now = xm_now_us();
+	if (due > now + 1000)
+		xm_nap(m, due - now);
+}
+
 /* Move one descriptor's bytes. */
 static enum xm_step xm_move(struct xm_chan *c, unsigned long gen, uint64_t src,
 			    uint64_t dst, uint32_t len)
@@ -598,8 +628,8 @@ static enum xm_step xm_move(struct xm_chan *c, unsigned long gen, uint64_t src,
 		}
 		done += n;
 		m->st.bytes += n;
-		if (m->cfg.bytes_per_ms)
-			xm_nap(m, (uint64_t)n * 1000u / m->cfg.bytes_per_ms);
+		c->list_bytes += n;
+		xm_pace(c);
 		if (xm_aborted(m, gen))
 			return STEP_ABORT;
 	}
@@ -747,6 +777,8 @@ static void *xm_engine(void *arg)
 			c->start = false;
 			c->completed = 0;
 			c->list_index = 0;
+			c->list_t0 = xm_now_us();
+			c->list_bytes = 0;
 			m->st.starts++;
 			xm_run_list(c, gen);
 			c->bad_magic = -1;
@@ -903,11 +935,8 @@ struct xm *xm_new(const struct xm_config *cfg, const struct xm_callbacks *cb)
 		abort();
 	/* The leftover engine is Busy before anyone looks. */
 	pthread_mutex_lock(&m->lock);
-	while (cfg->left_running && cfg->n_h2c && !m->ch[0][0].busy) {
-		pthread_mutex_unlock(&m->lock);
+	while (cfg->left_running && cfg->n_h2c && !m->ch[0][0].busy)
 		xm_nap(m, 100);
-		pthread_mutex_lock(&m->lock);
-	}
 	pthread_mutex_unlock(&m->lock);
 	return m;
 }
