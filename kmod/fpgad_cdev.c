@@ -762,6 +762,31 @@ out:
 	return ret;
 }
 
+static int fpgad_ioc_p2p_path(struct fpgad_file *file, void __user *arg)
+{
+	struct fpgad_dev *fdev = file->fdev;
+	struct fpgad_dma_p2p_path p;
+	int ret;
+
+	if (copy_from_user(&p, arg, sizeof(p)))
+		return -EFAULT;
+	if (p.reserved0 || p.reserved1)
+		return -EINVAL;
+	if (READ_ONCE(fdev->dead))
+		return -ENODEV;
+	ret = fpgad_p2p_path(fdev->pdev, &p);
+	if (ret == -E2BIG) {
+		/* Only the count needed goes back. */
+		if (copy_to_user(arg + offsetof(struct fpgad_dma_p2p_path, n_hops),
+				 &p.n_hops, sizeof(p.n_hops)))
+			return -EFAULT;
+		return ret;
+	}
+	if (ret)
+		return ret;
+	return copy_to_user(arg, &p, sizeof(p)) ? -EFAULT : 0;
+}
+
 static long fpgad_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	struct fpgad_file *file = filp->private_data;
@@ -785,6 +810,8 @@ static long fpgad_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return fpgad_ioc_submit(file, argp);
 	case FPGAD_DMA_IOC_RESET:
 		return fpgad_ioc_reset(file, argp);
+	case FPGAD_DMA_IOC_P2P_PATH:
+		return fpgad_ioc_p2p_path(file, argp);
 	default:
 		return -ENOTTY;
 	}

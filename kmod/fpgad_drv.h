@@ -9,6 +9,7 @@
  * fpgad_pin.c    host, dma-buf (and nv-p2p) pins; DMA segment walking
  * fpgad_edu.c    engine for QEMU's edu device
  * fpgad_xdma.c   engine for the Xilinx XDMA scatter-gather IP
+ * fpgad_p2p.c    the PCI path to a peer device and its ACS state
  *
  * Objects and their owners:
  *   struct fpgad_dev   one per bound PCI function; refcounted by its embedded
@@ -216,6 +217,9 @@ struct fpgad_xfer {
 
 /* fpgad_main.c */
 u64 fpgad_link_rate(struct pci_dev *pdev);
+
+/* fpgad_p2p.c */
+int fpgad_p2p_path(struct pci_dev *card, struct fpgad_dma_p2p_path *p);
 
 /* fpgad_cdev.c */
 extern const struct file_operations fpgad_fops;

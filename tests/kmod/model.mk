@@ -28,6 +28,7 @@ KMODEL_STUBS := $(addprefix $(KMODEL_OUT)/include/linux/,$(KMODEL_LINUX_H))
 KMODEL_CFLAGS := -std=gnu11 -O1 -g $(WARN) -Wno-unused-parameter \
 	-fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=all -D_GNU_SOURCE -DFPGAD_NVP2P \
+	-DCONFIG_PCI_P2PDMA=1 \
 	-DKBUILD_MODNAME='"fpgad_dma"' -I$(KMODEL_OUT)/include \
 	-I$(KMODEL_DIR) -Ikmod
 

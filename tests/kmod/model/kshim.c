@@ -915,7 +915,8 @@ static struct pci_driver *driver;
 static struct pci_device_id dynids[16];
 static unsigned int ndynids;
 static int p2pdma_distance = -1;
-static struct pci_bus root_buses[4];	/* per domain, for the path tests */
+static struct pci_bus root_buses[4];	/* bus 0 of each domain */
+static unsigned int next_bus[4];	/* bus numbers given to bridges */
 
 static u16 cfg16(const struct kshim_pci *ks, int where)
 {
@@ -1019,37 +1020,41 @@ static void kshim_pci_unregister(struct kshim_pci *ks)
 	pthread_mutex_unlock(&pci_lock);
 }
 
-static struct kshim_pci *kshim_pci_new(int domain, unsigned int bus,
-				       unsigned int devfn, int pcie_type,
-				       struct pci_dev *parent)
+static void kshim_pci_place(struct kshim_pci *ks, struct pci_bus *bus)
+{
+	ks->pdev.bus = bus;
+	ks->sub.domain = bus->domain;
+	ks->sub.parent = bus;
+	ks->sub.self = &ks->pdev;
+	ks->sub.host = bus->host;
+	snprintf(ks->pdev.dev.name, sizeof(ks->pdev.dev.name),
+		 "%04x:%02x:%02x.%u", bus->domain, bus->number,
+		 PCI_SLOT(ks->pdev.devfn), PCI_FUNC(ks->pdev.devfn));
+}
+
+/* A function on @parent's secondary bus, or on bus 0 of @domain. */
+static struct kshim_pci *kshim_pci_new(int domain, unsigned int devfn,
+				       int pcie_type, struct pci_dev *parent)
 {
 	struct kshim_pci *ks = calloc(1, sizeof(*ks));
+	struct pci_bus *bus;
 
 	if (!ks)
 		abort();
 	if (parent) {
-		struct kshim_pci *up = parent->ks;
-
-		ks->pdev.bus = &up->sub;
+		bus = &parent->ks->sub;
 	} else {
-		struct pci_bus *root = &root_buses[domain & 3];
-
-		root->domain = domain;
-		root->number = (unsigned char)bus;
-		root->host = root;
-		ks->pdev.bus = root;
+		bus = &root_buses[domain & 3];
+		bus->domain = domain;
+		bus->number = 0;
+		bus->host = bus;
 	}
 	ks->pdev.devfn = devfn;
 	ks->pdev.pcie_type = pcie_type;
 	ks->pdev.ks = ks;
-	ks->sub.domain = domain;
-	ks->sub.parent = ks->pdev.bus;
-	ks->sub.self = &ks->pdev;
-	ks->sub.host = ks->pdev.bus->host;
+	ks->sub.number = (unsigned char)++next_bus[bus->domain & 3];
 	device_initialize(&ks->pdev.dev);
-	snprintf(ks->pdev.dev.name, sizeof(ks->pdev.dev.name),
-		 "%04x:%02x:%02x.%u", domain, bus, PCI_SLOT(devfn),
-		 PCI_FUNC(devfn));
+	kshim_pci_place(ks, bus);
 	kshim_pci_register(ks);
 	return ks;
 }
@@ -1059,8 +1064,8 @@ struct kshim_pci *kshim_pci_add(const struct kshim_pci_config *cfg)
 	struct xm_callbacks cb = { NULL, kshim_model_dma, kshim_model_irq };
 	struct kshim_pci *ks;
 
-	ks = kshim_pci_new(0, 1, 0, cfg->link_gen ? PCI_EXP_TYPE_ENDPOINT : -1,
-			   NULL);
+	ks = kshim_pci_new(0, PCI_DEVFN(1, 0),
+			   cfg->link_gen ? PCI_EXP_TYPE_ENDPOINT : -1, NULL);
 	ks->is_card = true;
 	ks->cfg = *cfg;
 	ks->pdev.vendor = cfg->vendor;
@@ -1118,15 +1123,12 @@ u16 kshim_pci_command(const struct kshim_pci *ks)
 	return cfg16(ks, PCI_COMMAND);
 }
 
-struct pci_dev *kshim_bridge_add(int domain, unsigned int bus,
+struct pci_dev *kshim_bridge_add(struct pci_dev *parent, int domain,
 				 unsigned int devfn, int pcie_type,
-				 struct pci_dev *parent, u16 acs_cap,
-				 u16 acs_ctrl)
+				 u16 acs_cap, u16 acs_ctrl)
 {
-	struct kshim_pci *ks = kshim_pci_new(domain, bus, devfn, pcie_type,
-					     parent);
+	struct kshim_pci *ks = kshim_pci_new(domain, devfn, pcie_type, parent);
 
-	ks->sub.number = (unsigned char)(bus + 1);
 	if (acs_cap) {
 		ks->config[ACS_POS] = PCI_EXT_CAP_ID_ACS;
 		set16(ks, ACS_POS + PCI_ACS_CAP, acs_cap);
@@ -1135,16 +1137,25 @@ struct pci_dev *kshim_bridge_add(int domain, unsigned int bus,
 	return &ks->pdev;
 }
 
-struct pci_dev *kshim_endpoint_add(int domain, unsigned int bus,
-				   unsigned int devfn, struct pci_dev *parent)
+struct pci_dev *kshim_endpoint_add(struct pci_dev *parent, int domain,
+				   unsigned int devfn)
 {
-	return &kshim_pci_new(domain, bus, devfn, PCI_EXP_TYPE_ENDPOINT,
+	return &kshim_pci_new(domain, devfn, PCI_EXP_TYPE_ENDPOINT,
 			      parent)->pdev;
 }
 
 void kshim_pci_set_parent(struct kshim_pci *ks, struct pci_dev *parent)
 {
-	ks->pdev.bus = &parent->ks->sub;
+	kshim_pci_place(ks, &parent->ks->sub);
+}
+
+void kshim_set_acs(struct pci_dev *dev, u16 acs_cap, u16 acs_ctrl)
+{
+	struct kshim_pci *ks = dev->ks;
+
+	ks->config[ACS_POS] = acs_cap ? PCI_EXT_CAP_ID_ACS : 0;
+	set16(ks, ACS_POS + PCI_ACS_CAP, acs_cap);
+	set16(ks, ACS_POS + PCI_ACS_CTRL, acs_ctrl);
 }
 
 void kshim_topology_clear(void)
@@ -1158,6 +1169,10 @@ void kshim_topology_clear(void)
 			pcis[i] = NULL;
 		}
 	}
+	for (i = 0; i < MAX_PCI; i++)
+		if (pcis[i])
+			kshim_pci_place(pcis[i], &root_buses[0]);
+	memset(next_bus, 0, sizeof(next_bus));
 	pthread_mutex_unlock(&pci_lock);
 	p2pdma_distance = -1;
 }

@@ -77,6 +77,13 @@ typedef int irqreturn_t;
 #define likely(x)		__builtin_expect(!!(x), 1)
 #define unlikely(x)		__builtin_expect(!!(x), 0)
 
+/* IS_ENABLED(CONFIG_X): 1 when the build defines CONFIG_X as 1. */
+#define KSHIM_ARG_PLACEHOLDER_1		0,
+#define KSHIM_TAKE_SECOND(a, b, ...)	b
+#define KSHIM_IS_DEFINED3(x)		KSHIM_TAKE_SECOND(x 1, 0, 0)
+#define KSHIM_IS_DEFINED2(v)		KSHIM_IS_DEFINED3(KSHIM_ARG_PLACEHOLDER_##v)
+#define IS_ENABLED(option)		KSHIM_IS_DEFINED2(option)
+
 #define READ_ONCE(x)		(*(const volatile __typeof__(x) *)&(x))
 #define WRITE_ONCE(x, v)	(*(volatile __typeof__(x) *)&(x) = (v))
 

@@ -39,16 +39,20 @@ bool kshim_pci_master(const struct kshim_pci *ks);
 unsigned int kshim_pci_resets(const struct kshim_pci *ks);
 u16 kshim_pci_command(const struct kshim_pci *ks);
 
-/* A bridge for the path tests; @parent NULL: on a root bus of @domain. */
-struct pci_dev *kshim_bridge_add(int domain, unsigned int bus,
+/*
+ * Bridges and endpoints for the path tests, on @parent's secondary bus
+ * (each function gets a bus number of its own for what is below it), or
+ * on bus 0 of @domain when @parent is NULL.  The card sits at 0000:00:01.0
+ * until kshim_pci_set_parent() moves it behind a bridge.
+ */
+struct pci_dev *kshim_bridge_add(struct pci_dev *parent, int domain,
 				 unsigned int devfn, int pcie_type,
-				 struct pci_dev *parent, u16 acs_cap,
-				 u16 acs_ctrl);
-/* A plain endpoint under @parent (a peer for the path tests). */
-struct pci_dev *kshim_endpoint_add(int domain, unsigned int bus,
-				   unsigned int devfn, struct pci_dev *parent);
-/* Put the card behind @parent. */
+				 u16 acs_cap, u16 acs_ctrl);
+struct pci_dev *kshim_endpoint_add(struct pci_dev *parent, int domain,
+				   unsigned int devfn);
 void kshim_pci_set_parent(struct kshim_pci *ks, struct pci_dev *parent);
+void kshim_set_acs(struct pci_dev *dev, u16 acs_cap, u16 acs_ctrl);
+/* Drops every bridge and endpoint; the card goes back to bus 0. */
 void kshim_topology_clear(void);
 /* What pci_p2pdma_distance_many() answers (the Debian kernel: -1). */
 void kshim_set_p2pdma_distance(int distance);

@@ -1072,6 +1072,161 @@ static void test_align_per_channel(void **state)
 	close_dev(f);
 }
 
+/* --- the PCI path to a peer (P2P_PATH) ----------------------------------------------- */
+
+static int p2p_path(struct kshim_file *f, const struct pci_dev *peer,
+		    struct fpgad_dma_p2p_path *p)
+{
+	memset(p, 0xee, sizeof(*p));
+	p->peer_domain = (u32)peer->bus->domain;
+	p->peer_bus = peer->bus->number;
+	p->peer_devfn = (u8)peer->devfn;
+	p->reserved0 = 0;
+	p->reserved1 = 0;
+	return (int)kshim_ioctl(f, FPGAD_DMA_IOC_P2P_PATH, p);
+}
+
+static void assert_hop(const struct fpgad_dma_p2p_hop *h, const struct pci_dev *br,
+		       u8 type, u8 flags)
+{
+	assert_int_equal(h->domain, (u32)br->bus->domain);
+	assert_int_equal(h->bus, br->bus->number);
+	assert_int_equal(h->devfn, br->devfn);
+	assert_int_equal(h->type, type);
+	assert_int_equal(h->flags, flags);
+	assert_int_equal(h->reserved, 0);
+}
+
+/*
+ * Root port -> switch upstream port -> two downstream ports, the card under
+ * one, the peer under the other: up to the upstream port, then down.
+ */
+static void test_p2p_same_switch(void **state)
+{
+	const u16 acs = PCI_ACS_SV | PCI_ACS_RR | PCI_ACS_CR | PCI_ACS_UF;
+	struct pci_dev *rp, *us, *ds1, *ds2, *gpu;
+	struct fpgad_dma_p2p_path p;
+	struct kshim_file *f;
+
+	(void)state;
+	plug();
+	rp = kshim_bridge_add(NULL, 0, PCI_DEVFN(2, 0), PCI_EXP_TYPE_ROOT_PORT, acs, 0);
+	us = kshim_bridge_add(rp, 0, 0, PCI_EXP_TYPE_UPSTREAM, 0, 0);
+	ds1 = kshim_bridge_add(us, 0, PCI_DEVFN(0, 0), PCI_EXP_TYPE_DOWNSTREAM, acs, 0);
+	ds2 = kshim_bridge_add(us, 0, PCI_DEVFN(1, 0), PCI_EXP_TYPE_DOWNSTREAM, acs, 0);
+	gpu = kshim_endpoint_add(ds2, 0, 0);
+	kshim_pci_set_parent(fx.card, ds1);
+	kshim_set_p2pdma_distance(4);
+	f = open_dev();
+
+	assert_int_equal(p2p_path(f, gpu, &p), 0);
+	assert_int_equal(p.n_hops, 3);
+	assert_hop(&p.hops[0], ds1, FPGAD_P2P_HOP_DOWNSTREAM, FPGAD_P2P_HOP_ACS);
+	assert_hop(&p.hops[1], us, FPGAD_P2P_HOP_UPSTREAM, FPGAD_P2P_HOP_COMMON);
+	assert_hop(&p.hops[2], ds2, FPGAD_P2P_HOP_DOWNSTREAM, FPGAD_P2P_HOP_ACS);
+	assert_int_equal(p.hops[0].acs_cap, acs);
+	assert_int_equal(p.hops[0].acs_ctrl, 0);
+	assert_int_equal(p.distance, 4);
+	assert_int_equal(p.verdict, FPGAD_P2P_SUPPORTED);
+	assert_int_equal(p.reserved1, 0);
+
+	/* Request redirect on the peer's downstream port: the kernel's "no". */
+	kshim_set_acs(ds2, acs, PCI_ACS_RR | PCI_ACS_CR);
+	kshim_set_p2pdma_distance(-1);
+	assert_int_equal(p2p_path(f, gpu, &p), 0);
+	assert_int_equal(p.hops[2].flags, FPGAD_P2P_HOP_ACS | FPGAD_P2P_HOP_REDIRECT);
+	assert_int_equal(p.hops[2].acs_ctrl, PCI_ACS_RR | PCI_ACS_CR);
+	assert_int_equal(p.distance, -1);
+	assert_int_equal(p.verdict, FPGAD_P2P_ACS_REDIRECT);
+	/* Source validation alone redirects nothing. */
+	kshim_set_acs(ds2, acs, PCI_ACS_SV);
+	assert_int_equal(p2p_path(f, gpu, &p), 0);
+	assert_int_equal(p.verdict & FPGAD_P2P_ACS_REDIRECT, 0);
+	close_dev(f);
+}
+
+/* Card and peer on different root ports: through the root complex. */
+static void test_p2p_host_bridge(void **state)
+{
+	struct pci_dev *rp1, *rp2, *gpu, *gpu1, *rp_other;
+	struct fpgad_dma_p2p_path p;
+	struct kshim_file *f;
+
+	(void)state;
+	plug();
+	rp1 = kshim_bridge_add(NULL, 0, PCI_DEVFN(2, 0), PCI_EXP_TYPE_ROOT_PORT, 0, 0);
+	rp2 = kshim_bridge_add(NULL, 0, PCI_DEVFN(3, 0), PCI_EXP_TYPE_ROOT_PORT, 0, 0);
+	gpu = kshim_endpoint_add(rp2, 0, 0);
+	kshim_pci_set_parent(fx.card, rp1);
+	f = open_dev();
+
+	assert_int_equal(p2p_path(f, gpu, &p), 0);
+	assert_int_equal(p.n_hops, 3);
+	assert_hop(&p.hops[0], rp1, FPGAD_P2P_HOP_ROOT_PORT, 0);
+	assert_int_equal(p.hops[1].type, FPGAD_P2P_HOP_HOST_BRIDGE);
+	assert_int_equal(p.hops[1].domain, 0);
+	assert_int_equal(p.hops[1].bus, 0);
+	assert_hop(&p.hops[2], rp2, FPGAD_P2P_HOP_ROOT_PORT, 0);
+	assert_int_equal(p.distance, -1);
+	assert_int_equal(p.verdict, FPGAD_P2P_VIA_HOST_BRIDGE);
+	/* A host bridge the kernel allows. */
+	kshim_set_p2pdma_distance(6);
+	assert_int_equal(p2p_path(f, gpu, &p), 0);
+	assert_int_equal(p.verdict, FPGAD_P2P_VIA_HOST_BRIDGE |
+			 FPGAD_P2P_SUPPORTED | FPGAD_P2P_HOST_BRIDGE_OK);
+
+	/* Another PCI domain: two host bridges. */
+	rp_other = kshim_bridge_add(NULL, 1, PCI_DEVFN(1, 0), PCI_EXP_TYPE_ROOT_PORT, 0, 0);
+	gpu1 = kshim_endpoint_add(rp_other, 1, 0);
+	kshim_set_p2pdma_distance(-1);
+	assert_int_equal(p2p_path(f, gpu1, &p), 0);
+	assert_int_equal(p.n_hops, 4);
+	assert_int_equal(p.hops[1].type, FPGAD_P2P_HOP_HOST_BRIDGE);
+	assert_int_equal(p.hops[2].type, FPGAD_P2P_HOP_HOST_BRIDGE);
+	assert_int_equal(p.hops[2].domain, 1);
+	assert_hop(&p.hops[3], rp_other, FPGAD_P2P_HOP_ROOT_PORT, 0);
+	assert_int_equal(p.verdict, FPGAD_P2P_VIA_HOST_BRIDGE | FPGAD_P2P_OTHER_DOMAIN);
+	close_dev(f);
+}
+
+static void test_p2p_errors(void **state)
+{
+	struct pci_dev *br, *gpu, *top;
+	struct fpgad_dma_p2p_path p;
+	struct kshim_file *f;
+	unsigned int i;
+
+	(void)state;
+	plug();
+	f = open_dev();
+	/* Nothing at that address. */
+	memset(&p, 0, sizeof(p));
+	p.peer_bus = 0x77;
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_P2P_PATH, &p), -ENODEV);
+	/* The card itself. */
+	assert_int_equal(p2p_path(f, kshim_pci_dev(fx.card), &p), -EINVAL);
+	/* Reserved fields. */
+	top = kshim_bridge_add(NULL, 0, PCI_DEVFN(4, 0), PCI_EXP_TYPE_ROOT_PORT, 0, 0);
+	gpu = kshim_endpoint_add(top, 0, 0);
+	memset(&p, 0, sizeof(p));
+	p.peer_bus = gpu->bus->number;
+	p.reserved0 = 1;
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_P2P_PATH, &p), -EINVAL);
+	p.reserved0 = 0;
+	p.reserved1 = 1;
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_P2P_PATH, &p), -EINVAL);
+	/* 20 bridges deep: E2BIG says how many hops it would take. */
+	br = top;
+	for (i = 0; i < 19; i++)
+		br = kshim_bridge_add(br, 0, 0, PCI_EXP_TYPE_PCI_BRIDGE, 0, 0);
+	gpu = kshim_endpoint_add(br, 0, 0);
+	assert_int_equal(p2p_path(f, gpu, &p), -E2BIG);
+	assert_int_equal(p.n_hops, 1 + 20);
+	assert_int_equal(p.hops[0].domain, 0xeeeeeeee);	/* nothing else written */
+	assert_int_equal((u32)p.distance, 0xeeeeeeee);
+	close_dev(f);
+}
+
 /* An argument runs only the tests whose names match it (a * pattern). */
 int main(int argc, char **argv)
 {
@@ -1105,6 +1260,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_poll_mode_switch, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_leftover_engine, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_align_per_channel, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_p2p_same_switch, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_p2p_host_bridge, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_p2p_errors, set_up, tear_down),
 	};
 
 	if (argc > 1)
