@@ -179,6 +179,7 @@ run_boot() {
 	if [ "$accel" = kvm ] && [ -z "${ACCEL:-}" ] &&
 	   grep -a -q -i -E 'failed to initialize kvm|Could not access KVM' "$log"; then
 		echo "kmod-test: KVM not usable here, falling back to TCG"
+		# shellcheck disable=SC2086 # one argument per boot
 		ACCEL=tcg exec "$0" "$ko" "$guest_bin" "$work" $boots
 	fi
 
