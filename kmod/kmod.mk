@@ -38,19 +38,21 @@ kmod:
 		grep -v -e 'Skipping BTF generation' $(BUILD)/kmod.log; exit $$rc
 
 # The guest program links the daemon's xdma backend to drive it as well.
-KMOD_GUEST_SRC := tests/kmod/kmod_test.c daemon/device_xdma.c daemon/log.c
+KMOD_GUEST_SRC := tests/kmod/kmod_test.c daemon/device_xdma.c daemon/log.c \
+	common/clock.c
 
 $(KMOD_GUEST): $(KMOD_GUEST_SRC) kmod/uapi/fpgad_dma.h daemon/device.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -static -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror \
-		-Ikmod/uapi -Idaemon -I/usr/include/libdrm -o $@ \
+		-Ikmod/uapi -Idaemon -Icommon -I/usr/include/libdrm -o $@ \
 		$(KMOD_GUEST_SRC) -lpthread
 
 # Links the daemon's memory backend: a GPU dma-buf where CUDA is built in.
 KMOD_BRINGUP := $(BUILD)/tests/kmod/bringup
 
-$(KMOD_BRINGUP): $(BUILD)/obj/tests/kmod/bringup.o $(BUILD)/libfpgad-core.a
+$(KMOD_BRINGUP): $(BUILD)/obj/tests/kmod/bringup.o $(BUILD)/libfpgad-core.a \
+		$(BUILD)/libfpgad-common.a
 	$(call msg,LD,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)

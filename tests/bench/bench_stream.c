@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,6 +53,7 @@ struct opts {
 	enum verify verify;
 	unsigned depth;
 	unsigned poll_us;	/* busy-poll before sleeping in frame_wait */
+	bool async;		/* --verify gpu: release on the verifier's stream */
 	pid_t daemon_pid;
 };
 
@@ -63,6 +65,7 @@ struct result {
 	uint64_t frames, bytes, gaps, errors, verified, flagged;
 	uint64_t next_seq;
 	uint64_t t_first_ns, t_last_ns;
+	uint64_t client_cpu_ns;		/* this consumer's CPU in the window */
 	uint64_t n_lat;
 	uint64_t lat_ns[MAX_SAMPLES];
 };
@@ -120,6 +123,8 @@ static int finish(struct worker *w, uint64_t n)
 			w->res->verified++;
 		else
 			w->res->errors++;
+		if (w->o->async)
+			return 0;	/* released on the stream already */
 	}
 #endif
 	return fpgad_frame_release(w->ch, f);
@@ -153,8 +158,14 @@ static int take_one(struct worker *w, uint64_t n, bool measure)
 #ifdef FPGAD_CUDA
 	case VERIFY_GPU:
 		r = gpu_verifier_submit(w->gv, n, f->data, f->length, f->seq);
-		if (r < 0)
+		if (r < 0) {
 			fprintf(stderr, "bench_stream: %s\n", gpu_verify_errmsg(w->gv));
+			return r;
+		}
+		/* Stream-ordered: the slot goes back behind its check. */
+		if (w->o->async)
+			r = fpgad_frame_release_async(w->ch, f,
+						      gpu_verifier_stream(w->gv));
 		return r;
 #endif
 	default:
@@ -270,7 +281,18 @@ static int worker_main(const struct opts *o, unsigned idx,
 		r = -EPIPE;
 		goto out;
 	}
-	r = window(&w, sh);
+	{
+		struct rusage u0, u1;
+
+		getrusage(RUSAGE_SELF, &u0);
+		r = window(&w, sh);
+		getrusage(RUSAGE_SELF, &u1);
+		w.res->client_cpu_ns =
+			(uint64_t)(u1.ru_utime.tv_sec - u0.ru_utime.tv_sec +
+				   u1.ru_stime.tv_sec - u0.ru_stime.tv_sec) * 1000000000ull +
+			(uint64_t)((u1.ru_utime.tv_usec - u0.ru_utime.tv_usec +
+				    u1.ru_stime.tv_usec - u0.ru_stime.tv_usec) * 1000);
+	}
 	if (r < 0)
 		fprintf(stderr, "bench_stream: %s: after %" PRIu64 " frames: %s\n",
 			o->names[idx], w.res->frames, strerror(-r));
@@ -314,7 +336,7 @@ static void print_result(const struct opts *o, struct shared *sh,
 	static uint64_t lat[MAX_CHANNELS * MAX_SAMPLES];
 	static const char *const vnames[] = { "none", "cpu", "gpu" };
 	uint64_t frames = 0, bytes = 0, gaps = 0, errors = 0, verified = 0;
-	uint64_t flagged = 0, n_lat = 0, span = 0;
+	uint64_t flagged = 0, n_lat = 0, span = 0, client_ns = 0;
 	char split[1024] = "";
 	double secs, tick_us = 1e6 / (double)sysconf(_SC_CLK_TCK);
 
@@ -327,6 +349,7 @@ static void print_result(const struct opts *o, struct shared *sh,
 		errors += r->errors;
 		verified += r->verified;
 		flagged += r->flagged;
+		client_ns += r->client_cpu_ns;
 		if (r->t_last_ns - r->t_first_ns > span)
 			span = r->t_last_ns - r->t_first_ns;
 		memcpy(lat + n_lat, r->lat_ns, r->n_lat * sizeof(*lat));
@@ -339,12 +362,14 @@ static void print_result(const struct opts *o, struct shared *sh,
 	       "\"frames\":%" PRIu64 ",\"fps\":%.1f,\"gbps\":%.3f,\"gaps\":%" PRIu64
 	       ",\"errors\":%" PRIu64 ",\"verified\":%" PRIu64 ",\"flagged\":%" PRIu64
 	       ",\"lat_n\":%" PRIu64 ",\"lat_p50_us\":%.1f,\"lat_p99_us\":%.1f,"
-	       "\"lat_max_us\":%.1f",
+	       "\"lat_max_us\":%.1f,\"release\":\"%s\",\"client_cpu_us_per_frame\":%.2f",
 	       o->n, sh->r[0].memory, sh->r[0].mode, sh->r[0].frame_size,
 	       vnames[o->verify], secs, frames, secs > 0 ? (double)frames / secs : 0,
 	       secs > 0 ? (double)bytes / secs / 1e9 : 0, gaps, errors, verified,
 	       flagged, n_lat, bench_pct_us(lat, n_lat, 0.5),
-	       bench_pct_us(lat, n_lat, 0.99), bench_pct_us(lat, n_lat, 1.0));
+	       bench_pct_us(lat, n_lat, 0.99), bench_pct_us(lat, n_lat, 1.0),
+	       o->async ? "async" : "cpu",
+	       frames ? (double)client_ns / 1e3 / (double)frames : 0.0);
 	if (c0 && c1 && frames) {
 		uint64_t run = 0;
 
@@ -380,6 +405,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "verify", required_argument, NULL, 'v' },
 		{ "depth", required_argument, NULL, 'd' },
 		{ "poll-us", required_argument, NULL, 'P' },
+		{ "async", no_argument, NULL, 'a' },
 		{ "daemon-pid", required_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -393,6 +419,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'w': o->warmup = strtoull(optarg, NULL, 0); break;
 		case 'd': o->depth = (unsigned)atoi(optarg); break;
 		case 'P': o->poll_us = (unsigned)atoi(optarg); break;
+		case 'a': o->async = true; break;
 		case 'p': o->daemon_pid = (pid_t)atoi(optarg); break;
 		case 'v':
 			if (!strcmp(optarg, "none"))
@@ -435,7 +462,7 @@ int main(int argc, char **argv)
 
 	if (parse(argc, argv, &o) < 0) {
 		fprintf(stderr, "usage: bench_stream [--seconds S | --frames N] [--warmup N] "
-				"[--verify none|cpu|gpu] [--depth D] [--poll-us US] [--daemon-pid PID] "
+				"[--verify none|cpu|gpu] [--depth D] [--async] [--poll-us US] [--daemon-pid PID] "
 				"URL CHANNEL[,CHANNEL...]\n");
 		return 2;
 	}

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "fpgad.h"
@@ -35,6 +36,7 @@ struct run {
 	uint64_t bytes, t0_ns, t1_ns;
 	struct fpgad_frame held[MAX_DEPTH];
 	bool cpu;			/* host memory, checked on the CPU */
+	bool async;			/* released on the verifier's stream */
 	uint64_t cpu_res[MAX_DEPTH];
 };
 
@@ -44,6 +46,11 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static double tv_us(const struct timeval *tv)
+{
+	return (double)tv->tv_sec * 1e6 + (double)tv->tv_usec;
 }
 
 static int probe(void)
@@ -93,6 +100,8 @@ static int finish(fpgad_channel *ch, struct gpu_verifier *v, struct run *run,
 			fprintf(stderr, "gpu_client: frame %" PRIu64 ": first bad byte at offset %" PRIu64 "\n",
 				f->seq, res);
 	}
+	if (run->async)
+		return 0;	/* released on the stream, behind its check */
 	r = fpgad_frame_release(ch, f);
 	if (r < 0)
 		fprintf(stderr, "gpu_client: release frame %" PRIu64 ": %s\n",
@@ -141,6 +150,16 @@ static int take(fpgad_channel *ch, struct gpu_verifier *v, struct run *run,
 			fpgad_frame_release(ch, f);
 			break;
 		}
+		if (run->async) {
+			/* The slot goes back when the GPU has checked it. */
+			r = fpgad_frame_release_async(ch, f,
+						      gpu_verifier_stream(v));
+			if (r < 0) {
+				fprintf(stderr, "gpu_client: release_async: %s\n",
+					strerror(-r));
+				break;
+			}
+		}
 		run->frames++;
 	}
 	while (done < run->frames) {
@@ -155,7 +174,7 @@ static int take(fpgad_channel *ch, struct gpu_verifier *v, struct run *run,
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: gpu_client [--shared] [--frames N] [--depth D] [--timeout MS] [--host-ok] URL CHANNEL\n"
+	fprintf(out, "usage: gpu_client [--shared] [--frames N] [--depth D] [--timeout MS] [--host-ok] [--async] URL CHANNEL\n"
 		     "       gpu_client --probe\n");
 }
 
@@ -168,6 +187,7 @@ int main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "probe", no_argument, NULL, 'p' },
 		{ "host-ok", no_argument, NULL, 'H' },
+		{ "async", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -178,7 +198,8 @@ int main(int argc, char **argv)
 	unsigned long long count = 10000;
 	unsigned depth = 4, flags = 0;
 	int timeout_ms = 5000, opt, r, code = 1;
-	bool host_ok = false;
+	bool host_ok = false, async = false;
+	struct rusage ru0, ru1;
 	struct run *run;
 	double secs;
 
@@ -190,6 +211,7 @@ int main(int argc, char **argv)
 		case 't': timeout_ms = atoi(optarg); break;
 		case 'p': return probe();
 		case 'H': host_ok = true; break;
+		case 'a': async = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -218,6 +240,7 @@ int main(int argc, char **argv)
 	}
 	fpgad_channel_get_info(ch, &info);
 	run->cpu = info.memory == FPGAD_MEMORY_HOST && host_ok;
+	run->async = async && !run->cpu;
 	if (info.memory != FPGAD_MEMORY_CUDA && !run->cpu) {
 		fprintf(stderr, "gpu_client: channel %s is in host memory (mode %s), not GPU memory\n",
 			info.name, info.mode);
@@ -232,18 +255,25 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
+	getrusage(RUSAGE_SELF, &ru0);
 	r = take(ch, v, run, count, depth, timeout_ms);
+	getrusage(RUSAGE_SELF, &ru1);
 	secs = run->t1_ns > run->t0_ns ? (double)(run->t1_ns - run->t0_ns) / 1e9 : 0;
 	printf("{\"channel\":\"%s\",\"memory\":\"%s\",\"mode\":\"%s\",\"shared\":%s,"
 	       "\"frame_size\":%" PRIu64 ",\"frames\":%" PRIu64 ",\"verified\":%" PRIu64
 	       ",\"errors\":%" PRIu64 ",\"flagged\":%" PRIu64 ",\"seq_gaps\":%" PRIu64
 	       ",\"first_seq\":%" PRIu64 ",\"last_seq\":%" PRIu64
-	       ",\"fps\":%.1f,\"gbps\":%.3f,\"depth\":%u}\n",
+	       ",\"fps\":%.1f,\"gbps\":%.3f,\"depth\":%u,\"release\":\"%s\""
+	       ",\"cpu_us_per_frame\":%.2f}\n",
 	       info.name, run->cpu ? "host" : "cuda", info.mode, flags & FPGAD_OPEN_SHARED ? "true" : "false",
 	       info.frame_size, run->frames, run->verified, run->errors,
 	       run->flagged, run->gaps, run->first_seq, run->last_seq,
 	       secs > 0 ? (double)run->frames / secs : 0.0,
-	       secs > 0 ? (double)run->bytes / secs / 1e9 : 0.0, depth);
+	       secs > 0 ? (double)run->bytes / secs / 1e9 : 0.0, depth,
+	       run->async ? "async" : "cpu",
+	       run->frames ? (tv_us(&ru1.ru_utime) + tv_us(&ru1.ru_stime) -
+			      tv_us(&ru0.ru_utime) - tv_us(&ru0.ru_stime)) /
+			     (double)run->frames : 0.0);
 	fflush(stdout);
 	if (r == 0 && run->frames == count && run->verified == count &&
 	    !run->errors && !run->flagged)

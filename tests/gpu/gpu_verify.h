@@ -48,6 +48,17 @@ int gpu_verifier_wait(struct gpu_verifier *v, uint64_t n, uint64_t *ret_result);
 
 const char *gpu_verify_errmsg(const struct gpu_verifier *v);
 
+/* The verifier's CUDA stream (a cudaStream_t): work queued after a check. */
+void *gpu_verifier_stream(const struct gpu_verifier *v);
+
+/*
+ * Queue on @stream a kernel that writes frame @seq of the sim frame format
+ * (@length bytes, from @source) at device pointer @dst: a producer of h2c
+ * frames in GPU memory.
+ */
+int gpu_fill_frame(void *stream, void *dst, uint64_t length, uint64_t seq,
+		   uint32_t source);
+
 #ifdef __cplusplus
 }
 #endif

@@ -303,3 +303,44 @@ extern "C" const char *gpu_verify_errmsg(const struct gpu_verifier *v)
 {
 	return v ? v->err : last_err;
 }
+
+extern "C" void *gpu_verifier_stream(const struct gpu_verifier *v)
+{
+	return v->stream;
+}
+
+/* Payload word i of frame @seq, and the header in the first block. */
+static __global__ void fill_frame(uint64_t *dst, uint64_t length, uint64_t seq,
+				  struct fpgad_simframe_hdr h)
+{
+	uint64_t words = (length - FPGAD_SIMFRAME_HDR_SIZE) / 8u;
+	uint64_t *payload = dst + FPGAD_SIMFRAME_HDR_SIZE / 8u;
+
+	for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+	     i < words; i += (uint64_t)gridDim.x * blockDim.x)
+		payload[i] = fpgad_simframe_payload_word(seq, i);
+	if (blockIdx.x == 0 && threadIdx.x < FPGAD_SIMFRAME_HDR_SIZE / 8u)
+		dst[threadIdx.x] = ((const uint64_t *)&h)[threadIdx.x];
+}
+
+extern "C" int gpu_fill_frame(void *stream, void *dst, uint64_t length,
+			      uint64_t seq, uint32_t source)
+{
+	struct fpgad_simframe_hdr h;
+	uint64_t words;
+	unsigned blocks;
+
+	if (length < FPGAD_SIMFRAME_HDR_SIZE || length % 8u ||
+	    ((uintptr_t)dst & 7u))
+		return -EINVAL;
+	fpgad_simframe_hdr_init(&h, seq, length, source);
+	words = (length - FPGAD_SIMFRAME_HDR_SIZE) / 8u;
+	blocks = (unsigned)((words + VERIFY_THREADS - 1) / VERIFY_THREADS);
+	if (blocks < 1)
+		blocks = 1;
+	if (blocks > VERIFY_MAX_BLOCKS)
+		blocks = VERIFY_MAX_BLOCKS;
+	fill_frame<<<blocks, VERIFY_THREADS, 0, (cudaStream_t)stream>>>(
+		(uint64_t *)dst, length, seq, h);
+	return fail(NULL, cudaGetLastError(), "fill kernel launch");
+}

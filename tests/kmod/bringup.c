@@ -339,7 +339,7 @@ static void check_dmabuf(int fd, const struct opts *o, struct bufs *b)
 		report("SKIP", o->mode, "dmabuf-256m", "%s", why);
 		return;
 	}
-	ret = mops->alloc(DMABUF_BYTES, o->gpu ? o->gpu : "", "bringup", &r);
+	ret = mops->alloc(DMABUF_BYTES, o->gpu ? o->gpu : "", "bringup", 0, &r);
 	if (!ret)
 		ret = mops->export_dmabuf(r, 0, DMABUF_BYTES, &dfd);
 	if (ret) {
