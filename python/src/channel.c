@@ -17,6 +17,12 @@ PyTypeObject *pyfpgad_channel_type;
 
 /* A blocking wait gives the GIL back and looks at signals this often. */
 #define CHANNEL_SLICE_MS 100
+/*
+ * With reconnect on, a wait that finds fpgad gone leases the channel again
+ * within what is left of its timeout; slices this long leave a restarted
+ * fpgad time to answer.
+ */
+#define CHANNEL_RECONNECT_SLICE_MS 1000
 
 static uint64_t now_ns(void)
 {
@@ -187,7 +193,7 @@ static PyObject *channel_take(struct pyfpgad_channel *ch, double timeout_s, bool
 	uint64_t deadline = 0;
 	struct fpgad_frame f;
 	bool blocked;
-	int r;
+	int r, slice;
 
 	if (timeout_s > 0)
 		deadline = now_ns() + (uint64_t)(timeout_s * 1e9);
@@ -207,22 +213,21 @@ static PyObject *channel_take(struct pyfpgad_channel *ch, double timeout_s, bool
 		blocked = pyfpgad_client_reconnect_blocked(cl, ch);
 		if (blocked)
 			fpgad_set_reconnect(cl->c, false);
-		r = fpgad_frame_wait(ch->ch, &f, 0);
-		if (r == -ETIMEDOUT && timeout_s != 0) {
-			int slice = CHANNEL_SLICE_MS;
+		slice = timeout_s == 0 ? 0 :
+			cl->reconnect ? CHANNEL_RECONNECT_SLICE_MS : CHANNEL_SLICE_MS;
+		if (deadline) {
+			uint64_t now = now_ns();
+			uint64_t left = deadline > now ? deadline - now : 0;
 
-			if (deadline) {
-				uint64_t now = now_ns();
-				uint64_t left = deadline > now ? deadline - now : 0;
-
-				if (left < (uint64_t)CHANNEL_SLICE_MS * 1000000u)
-					slice = (int)((left + 999999u) / 1000000u);
-			}
-			if (slice > 0) {
-				Py_BEGIN_ALLOW_THREADS
-				r = fpgad_frame_wait(ch->ch, &f, slice);
-				Py_END_ALLOW_THREADS
-			}
+			if (left < (uint64_t)slice * 1000000u)
+				slice = (int)((left + 999999u) / 1000000u);
+		}
+		/* A frame already there is taken without letting the GIL go. */
+		r = cl->reconnect ? -ETIMEDOUT : fpgad_frame_wait(ch->ch, &f, 0);
+		if (r == -ETIMEDOUT && (slice > 0 || cl->reconnect)) {
+			Py_BEGIN_ALLOW_THREADS
+			r = fpgad_frame_wait(ch->ch, &f, slice);
+			Py_END_ALLOW_THREADS
 		}
 		if (blocked)
 			fpgad_set_reconnect(cl->c, true);
