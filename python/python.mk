@@ -68,3 +68,6 @@ python-check: all python
 		$(PYTHON) -m pytest -p no:cacheprovider -q python/tests
 
 CHECK_EXTRA += python-check
+
+# The GPU suite runs the package's GPU steps (python/tests/gpu_frames.py).
+gpu-check: python

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # tests/run-gpu-host.sh BUILD OUT - on a GPU host, from binaries built
-# elsewhere (make STATIC=1 BUILD=BUILD all gpu bench-bin): the demo in GPU
+# elsewhere (make STATIC=1 BUILD=BUILD all gpu bench-bin python): the demo in GPU
 # memory, fpgactl topo, the GPU suite and the benchmarks.  OUT receives summary.txt,
 # BENCHMARKS.md and logs.tgz (every log).  Builds nothing.
 set -u

@@ -159,8 +159,14 @@ PyObject *pyfpgad_dlpack_export(struct pyfpgad_frame *fr, uint64_t offset, uint8
 		b->t.versioned.version.minor = DLPACK_MINOR;
 		b->t.versioned.manager_ctx = fr;
 		b->t.versioned.deleter = deleter_versioned;
-		b->t.versioned.flags = pyfpgad_frame_readonly(fr) ?
-				       DLPACK_FLAG_BITMASK_READ_ONLY : 0;
+		/*
+		 * Read-only where the mapping is (c2h host memory: a write would
+		 * fault).  GPU slots can be written, so consumers that refuse
+		 * read-only tensors still take them; writing one is a bug all
+		 * the same.
+		 */
+		if (pyfpgad_frame_readonly(fr) && ch->device_type == PYFPGAD_DEV_CPU)
+			b->t.versioned.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
 	} else {
 		b->t.plain.manager_ctx = fr;
 		b->t.plain.deleter = deleter_plain;
