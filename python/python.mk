@@ -7,10 +7,11 @@
 #   make python-check  build, then pytest python/tests; skips, saying why,
 #                      without python3-dev, numpy or pytest
 #
-# libfpgad.a is always linked in; with STATIC=1 so are nng (with mbedtls)
-# and protobuf-c, and CUDA builds link the CUDA runtime statically in any
-# case, so $(BUILD)/python travels to another host like the other binaries.
-# Symbols of the static libraries stay inside the module.
+# libfpgad.a is always linked in, and CUDA builds link the CUDA runtime
+# statically in any case; with STATIC=1 protobuf-c is linked in too and
+# libnng (with its mbedtls) is copied beside the module, so $(BUILD)/python
+# travels to another host like the other binaries.  Symbols of the static
+# libraries stay inside the module.
 
 PYTHON ?= $(firstword $(wildcard /usr/bin/python3) python3)
 PY_DIR := $(BUILD)/python/fpgad
@@ -22,11 +23,16 @@ PY_OBJ := $(patsubst python/src/%.c,$(BUILD)/obj/python/%.o,$(PY_SRC))
 PY_FILES := $(addprefix $(PY_DIR)/,$(notdir $(wildcard python/fpgad/*.py python/fpgad/*.pyi) \
 	python/fpgad/py.typed))
 
+# Debian's libnng.a is not position-independent, so STATIC=1 ships nng
+# (and the mbedtls it needs) beside the module instead, found through an
+# RPATH of $ORIGIN.
 ifeq ($(STATIC),1)
-PY_LIBS := -Wl,-Bstatic -lnng -lmbedtls -lmbedx509 -lmbedcrypto -lprotobuf-c \
-	-Wl,-Bdynamic -lpthread -ldl -lrt -lm
+PY_LIBS := -lnng -Wl,-Bstatic -lprotobuf-c -Wl,-Bdynamic -lpthread -ldl -lrt -lm \
+	-Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN'
+PY_SHIP = ldd $@ | awk '$$1 ~ /^lib(nng|mbed)/ { print $$3 }' | xargs -r cp -L -t $(PY_DIR)
 else
 PY_LIBS := $(CLIENT_LIBS) -ldl
+PY_SHIP = true
 endif
 
 DEBS += python3-dev python3-numpy python3-pytest python3-setuptools
@@ -44,6 +50,7 @@ $(PY_EXT): $(PY_OBJ) $(BUILD)/libfpgad.a
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -shared -Wl,--exclude-libs,ALL $(LDFLAGS) -o $@ $(PY_OBJ) \
 		$(BUILD)/libfpgad.a $(CUDA_LIBS) $(PY_LIBS)
+	$(Q)$(PY_SHIP)
 
 $(PY_DIR)/%: python/fpgad/%
 	$(Q)mkdir -p $(dir $@)
