@@ -316,3 +316,15 @@ def test_a_signal_interrupts_a_wait_forever(client):
         assert time.monotonic() - t0 < 5
         for f in frames:
             f.release()
+
+
+def test_a_view_dropped_by_another_thread_releases_the_frame(client):
+    with client.open("small") as ch:
+        f = ch.wait(timeout=5)
+        holder = [np.from_dlpack(f), memoryview(f)]
+        f.release()
+        assert f.state == "pending"
+        t = threading.Thread(target=holder.clear)
+        t.start()
+        t.join()
+        assert f.state == "released" and ch.exported == 0
