@@ -105,7 +105,7 @@ DEBS := build-essential pkg-config libsystemd-dev libprotobuf-c-dev \
 	protobuf-c-compiler libuv1-dev libnng-dev libcmocka-dev libinih-dev \
 	libjansson-dev valgrind clang libclang-rt-14-dev jq psmisc openssl \
 	linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static \
-	libdrm-dev kmod cpio
+	libdrm-dev kmod cpio passwd
 
 deps:
 	@missing=$$(for p in $(DEBS); do \
@@ -165,10 +165,14 @@ $(BUILD)/libfpgad.so: $(CLIENT_OBJ) $(COMMON_OBJ) client/libfpgad.map
 		-Wl,--version-script=client/libfpgad.map $(LDFLAGS) \
 		-o $@ $(filter %.o,$^) $(CUDA_LIBS) $(CLIENT_LIBS)
 
+# fpgad's accept() guard (daemon/fdlimit.c) must be what libnng calls.
+FPGAD_EXPORTS := -Wl,--export-dynamic-symbol=accept \
+	-Wl,--export-dynamic-symbol=accept4
+
 $(BUILD)/fpgad: $(BUILD)/obj/daemon/main.o $(BUILD)/libfpgad-core.a \
 		$(BUILD)/libfpgad-common.a
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
+	$(Q)$(CC) $(LDFLAGS) $(FPGAD_EXPORTS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
 
 $(BUILD)/fpgactl: $(call obj,$(FPGACTL_SRC)) $(BUILD)/libfpgad.a
 	$(call msg,LD,$@)
@@ -231,6 +235,7 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 -include tests/fuzz/fuzz.mk
 -include tests/gpu/gpu.mk
 -include tests/bench/bench.mk
+-include tests/hostile/hostile.mk
 -include python/python.mk
 
 check: deps

@@ -30,15 +30,6 @@ const char *fpgad_default_url(void)
 	return env && env[0] ? env : FPGAD_DEFAULT_URL;
 }
 
-/* Runs on an nng thread when the connection to fpgad is lost. */
-static void on_pipe_gone(nng_pipe p, nng_pipe_ev ev, void *arg)
-{
-	fpgad_client *c = arg;
-
-	(void)p;
-	(void)ev;
-	atomic_fetch_add(&c->conn_gen, 1);
-}
 
 /* tls+tcp:// verifies fpgad's certificate against $FPGAD_TLS_CA. */
 static int dial(fpgad_client *c)
@@ -68,6 +59,35 @@ static int dial(fpgad_client *c)
 	return rv == NNG_ENOENT ? -ECONNREFUSED : errmap_nng(rv);
 }
 
+/*
+ * Runs on an nng thread when the connection to fpgad is lost: every lease
+ * made on it ended (count them).  fpgad closes a connection over its
+ * listener's limit before it answers anything: while Hello waits, a closed
+ * connection ends the wait.
+ */
+static void on_pipe_gone(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	fpgad_client *c = arg;
+
+	(void)p;
+	(void)ev;
+	atomic_fetch_add(&c->conn_gen, 1);
+	pthread_mutex_lock(&c->lock);
+	if (c->connecting) {
+		c->refused = true;
+		nng_aio_cancel(c->aio);
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void client_free(fpgad_client *c)
+{
+	nng_close(c->sock);
+	nng_aio_free(c->aio);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
 int fpgad_connect(const char *url, fpgad_client **ret_client)
 {
 	fpgad_client *c;
@@ -78,25 +98,47 @@ int fpgad_connect(const char *url, fpgad_client **ret_client)
 		return -ENOMEM;
 	snprintf(c->url, sizeof(c->url), "%s", url ? url : fpgad_default_url());
 	c->timeout_ms = 5000;
+	pthread_mutex_init(&c->lock, NULL);
+	c->connecting = true;
+	rv = nng_aio_alloc(&c->aio, NULL, NULL);
+	if (rv) {
+		pthread_mutex_destroy(&c->lock);
+		free(c);
+		return errmap_nng(rv);
+	}
 	rv = nng_req0_open(&c->sock);
 	if (rv) {
+		nng_aio_free(c->aio);
+		pthread_mutex_destroy(&c->lock);
 		free(c);
 		return errmap_nng(rv);
 	}
 	conn_set_timeouts(c, c->timeout_ms);
 	/* A lost connection ends every lease made on it: count them. */
-	nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, on_pipe_gone, c);
+	rv = nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, on_pipe_gone, c);
+	if (rv) {
+		r = errmap_nng(rv);
+		goto fail;
+	}
 	r = dial(c);
 	if (r < 0)
 		goto fail;
 	r = conn_hello(c);
+	pthread_mutex_lock(&c->lock);
+	c->connecting = false;
+	if (r < 0 && c->refused) {
+		conn_set_errmsg(c, "%s: fpgad closed the connection without answering: it is at its connection limit",
+				c->url);
+		r = -EUSERS;
+	}
+	c->refused = false;
+	pthread_mutex_unlock(&c->lock);
 	if (r < 0)
 		goto fail;
 	*ret_client = c;
 	return 0;
 fail:
-	nng_close(c->sock);
-	free(c);
+	client_free(c);
 	return r;
 }
 
@@ -105,8 +147,7 @@ void fpgad_disconnect(fpgad_client *c)
 	if (!c)
 		return;
 	attach_close_all(c);
-	nng_close(c->sock);
-	free(c);
+	client_free(c);
 }
 
 void fpgad_set_timeout(fpgad_client *c, int timeout_ms)

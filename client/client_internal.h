@@ -13,6 +13,8 @@
 
 #include <nng/nng.h>
 #include <stdatomic.h>
+#include <pthread.h>
+#include <stdbool.h>
 
 #include "fpgad.h"
 #include "fpgad.pb-c.h"
@@ -31,6 +33,15 @@ struct fpgad_client {
 	struct fpgad_channel *channels;	/* open channels, for disconnect */
 	bool reconnect;			/* fpgad_set_reconnect() */
 	_Atomic unsigned conn_gen;	/* connections to fpgad lost so far */
+	nng_aio *aio;			/* a round trip's reply */
+	int rt_timeout_ms;		/* this round trip's (conn_set_timeouts) */
+	/*
+	 * Until Hello is answered: a connection fpgad closes is one it
+	 * refused (over its listener's limit), and the wait ends at once.
+	 */
+	pthread_mutex_t lock;
+	bool connecting;
+	bool refused;
 };
 
 /* held_pos value of a slot this process does not hold. */

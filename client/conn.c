@@ -68,10 +68,18 @@ static int roundtrip(fpgad_client *c, const void *buf, size_t len,
 		nng_msg_free(msg);
 		goto fail;
 	}
-	rv = nng_recvmsg(c->sock, &msg, 0);
+	/* An aio, so that a connection refused during Hello ends the wait. */
+	nng_aio_set_timeout(c->aio, c->rt_timeout_ms);
+	nng_recv_aio(c->sock, c->aio);
+	pthread_mutex_lock(&c->lock);
+	if (c->refused)
+		nng_aio_cancel(c->aio);
+	pthread_mutex_unlock(&c->lock);
+	nng_aio_wait(c->aio);
+	rv = nng_aio_result(c->aio);
 	if (rv)
 		goto fail;
-	*ret_msg = msg;
+	*ret_msg = nng_aio_get_msg(c->aio);
 	return 0;
 fail:
 	conn_set_errmsg(c, "control socket: %s", nng_strerror(rv));
@@ -183,7 +191,7 @@ int conn_hello(fpgad_client *c)
 
 void conn_set_timeouts(fpgad_client *c, int timeout_ms)
 {
-	nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO, timeout_ms);
+	c->rt_timeout_ms = timeout_ms;
 	nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, timeout_ms);
 }
 

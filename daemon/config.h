@@ -4,7 +4,11 @@
  *
  * Every key is documented in systemd/fpgad.conf.  config_load() fills a
  * struct config from defaults and an INI file; a bad key or value fails
- * with "file:line: what is wrong" and leaves *ret_cfg untouched.
+ * with "file:line: what is wrong" and leaves *ret_cfg untouched.  The
+ * file must be a regular file; a key set twice in a section, or a channel
+ * declared twice, is an error naming both lines.  struct config keeps the
+ * line of every key it read, so that a check made later (at start, against
+ * the device) can name it too: config_where().
  */
 #ifndef FPGAD_CONFIG_H
 #define FPGAD_CONFIG_H
@@ -40,7 +44,8 @@ struct config_control {
 	char remote[256];		/* read-only status listener URL, "" = off */
 	char tls_cert_key[PATH_MAX];	/* tls+tcp: PEM file, certificate and key */
 	uint64_t max_message;		/* NNG_OPT_RECVMAXSZ */
-	unsigned max_clients;		/* connections at once */
+	unsigned max_clients;		/* local connections at once */
+	unsigned max_remote_clients;	/* remote connections at once */
 	unsigned max_leases;		/* leases per client */
 	uint64_t max_pinned;		/* ring bytes per client */
 };
@@ -91,8 +96,23 @@ struct config_channel {
 	char gpu[32];			/* "" = [device] gpu */
 };
 
+enum config_section {
+	CONFIG_DAEMON, CONFIG_CONTROL, CONFIG_DEVICE, CONFIG_SIM, CONFIG_CHANNEL,
+};
+#define CONFIG_SECTIONS CONFIG_CHANNEL	/* the ones that are not a channel */
+#define CONFIG_MAX_KEYS 16		/* per section */
+
+/* Where the file said what: line numbers, 0 = not in the file. */
+struct config_lines {
+	unsigned section[CONFIG_SECTIONS];
+	unsigned key[CONFIG_SECTIONS][CONFIG_MAX_KEYS];
+	unsigned channel[CONFIG_MAX_CHANNELS];
+	unsigned channel_key[CONFIG_MAX_CHANNELS][CONFIG_MAX_KEYS];
+};
+
 struct config {
 	char path[PATH_MAX];		/* file it came from, "" = defaults */
+	struct config_lines lines;
 	struct config_daemon daemon;
 	struct config_control control;
 	struct config_device device;
@@ -113,6 +133,15 @@ int config_load(const char *path, struct config *ret_cfg, char *err,
 
 const struct config_channel *config_channel_find(const struct config *cfg,
 						 const char *name);
+
+/*
+ * Where @key of @section (of channel @channel, for CONFIG_CHANNEL) came
+ * from, for a message: "FILE:LINE" (the key's line, else its section's),
+ * "FILE" when the file does not mention it, "built-in defaults" without a
+ * file.  Returns @buf.
+ */
+const char *config_where(const struct config *cfg, enum config_section section,
+			 unsigned channel, const char *key, char *buf, size_t len);
 
 const char *backend_kind_name(enum backend_kind k);
 const char *direction_name(enum direction d);

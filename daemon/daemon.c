@@ -23,18 +23,15 @@
 #include "notify.h"
 #include "p2p.h"
 #include "requests.h"
+#include "runtime.h"
 
 static void on_connected(void *user, const struct peer *p)
 {
 	struct daemon *d = user;
 	struct session *s;
-	int r = session_get(&d->sessions, p, d->cfg.control.max_clients, &s);
 
-	/* Over the limit: no session, so its requests are refused by name. */
-	if (r == -ENOSPC)
-		log_warn("control: refusing pid %d: %u clients already (max_clients)",
-			 (int)p->pid, d->sessions.count);
-	else if (r < 0)
+	/* The listener admitted it; without a record it cannot be served. */
+	if (session_get(&d->sessions, p, &s) < 0)
 		control_close_pipe(d->ctl, p->pipe_id);
 }
 
@@ -44,8 +41,10 @@ static void on_disconnected(void *user, uint32_t pipe_id)
 	struct session *s = session_find(&d->sessions, pipe_id);
 
 	if (s) {
-		log_debug("control: connection %u from pid %d closed",
-			  pipe_id, (int)s->peer.pid);
+		char who[PEER_NAME_MAX];
+
+		log_debug("control: connection %u from %s closed", pipe_id,
+			  peer_name(&s->peer, who, sizeof(who)));
 		for (unsigned i = 0; i < d->n_channels; i++)
 			lease_close(d->channels[i], s, 0);
 	}
@@ -142,18 +141,25 @@ static gid_t lookup_group(const char *name)
 
 static int open_device(struct daemon *d)
 {
+	char where[PATH_MAX + 16];
 	struct device_info info;
 	int r;
 
 	d->dev_ops = device_ops_for(d->cfg.device.backend);
 	if (!d->dev_ops) {
-		log_err("device: backend %s is not built in",
+		log_err("%s: device: backend %s is not built in",
+			config_where(&d->cfg, CONFIG_DEVICE, 0, "backend", where,
+				     sizeof(where)),
 			backend_kind_name(d->cfg.device.backend));
 		return -ENODEV;
 	}
 	r = d->dev_ops->open(&d->cfg, &d->dev);
 	if (r < 0) {
-		log_err("device: cannot open %s backend: %s",
+		/* The xdma backend's own words are about its path. */
+		log_err("%s: device: cannot open %s backend: %s",
+			config_where(&d->cfg, CONFIG_DEVICE, 0,
+				     d->cfg.device.backend == BACKEND_XDMA ? "path" : "backend",
+				     where, sizeof(where)),
 			d->dev_ops->name, strerror(-r));
 		return r;
 	}
@@ -169,8 +175,36 @@ static int open_device(struct daemon *d)
 	return 0;
 }
 
+/* Each channel's engine exists on the card: else name the config line. */
+static int check_engines(struct daemon *d)
+{
+	struct device_info info;
+	char where[PATH_MAX + 16];
+	int r = d->dev_ops->info(d->dev, &info);
+
+	if (r < 0)
+		return 0;	/* open_device() said it */
+	for (unsigned i = 0; i < d->cfg.n_channels; i++) {
+		const struct config_channel *cc = &d->cfg.channels[i];
+		unsigned n = cc->direction == DIR_C2H ? info.c2h_channels :
+							info.h2c_channels;
+
+		if (cc->engine < n)
+			continue;
+		log_err("%s: [channel %s] engine %u: the card (%s) has %u %s engine%s (0-%u)",
+			config_where(&d->cfg, CONFIG_CHANNEL, i, "engine", where,
+				     sizeof(where)),
+			cc->name, cc->engine, info.name, n,
+			direction_name(cc->direction), n == 1 ? "" : "s",
+			n ? n - 1 : 0);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int create_channels(struct daemon *d)
 {
+	char where[PATH_MAX + 16];
 	int r;
 
 	for (unsigned i = 0; i < d->cfg.n_channels; i++) {
@@ -182,8 +216,14 @@ static int create_channels(struct daemon *d)
 			cc.mode = MODE_BOUNCE;
 		r = channel_create(&d->cfg, &cc, d->dev_ops, d->dev,
 				   &d->channels[i]);
-		if (r < 0)
+		if (r < 0) {
+			/* channel_create() said why; say where it is set up. */
+			log_err("%s: [channel %s] not created",
+				config_where(&d->cfg, CONFIG_CHANNEL, i, NULL, where,
+					     sizeof(where)),
+				d->cfg.channels[i].name);
 			return r;
+		}
 		d->n_channels++;
 		if (pc)
 			channel_explain_mode(d->channels[i], pc->mode, pc->reason);
@@ -221,6 +261,27 @@ static void survey_gpu_sharing(struct daemon *d)
 		log_notice("device: %s", d->gpu_sharing_note);
 }
 
+/*
+ * The descriptor budget for the configuration: the remote limit that
+ * leaves the reserve alone, and the accept guard's ceiling.
+ */
+static void plan_descriptors(struct daemon *d, const struct config *cfg)
+{
+	fdlimit_plan(cfg, d->fds.nofile, &d->fds);
+	fdlimit_guard(d->fds.ceiling);
+	if (!cfg->control.remote[0])
+		return;
+	if (!fdlimit_guard_in_effect())
+		log_warn("descriptors: the listeners do not call fpgad's accept guard (accept is not exported): remote connections can take the descriptors kept for local clients");
+	if (d->fds.remote_clients == 0)
+		log_warn("descriptors: RLIMIT_NOFILE %lu leaves none for remote connections beyond the %lu kept for local clients, the rings and the device: every remote connection is refused",
+			 d->fds.nofile, d->fds.reserve);
+	else if (d->fds.remote_clients < cfg->control.max_remote_clients)
+		log_notice("descriptors: max_remote_clients %u lowered to %u: RLIMIT_NOFILE %lu keeps %lu for local clients, the rings and the device",
+			   cfg->control.max_remote_clients, d->fds.remote_clients,
+			   d->fds.nofile, d->fds.reserve);
+}
+
 int daemon_start(struct daemon *d, const struct config *cfg)
 {
 	struct control_options opt = { 0 };
@@ -240,22 +301,29 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 	d->cfg = *cfg;
 	d->start_ns = clock_now_ns();
 	log_level = cfg->daemon.log_level;
+	log_limit_init(&d->log_bad_request, "control: bad requests");
+	log_limit_init(&d->log_denied, "control: denied requests");
+	log_limit_init(&d->log_refused, "control: refused requests");
+	d->log_limits_init = true;
+
+	/* Before anything in the runtime directory is bound or unlinked. */
+	r = runtime_open(cfg->daemon.runtime_dir, &d->rt);
+	if (r < 0)
+		goto fail;
+	d->fds.nofile = fdlimit_raise();
+	plan_descriptors(d, cfg);
 
 	r = uv_loop_init(&d->loop);
 	if (r < 0) {
 		log_err("libuv: %s", uv_strerror(r));
-		return r;
+		goto fail;
 	}
 	d->loop_init = true;
 
-	if (mkdir(cfg->daemon.runtime_dir, 0755) < 0 && errno != EEXIST) {
-		r = -errno;
-		log_err("runtime directory %s: %s", cfg->daemon.runtime_dir,
-			strerror(errno));
-		goto fail;
-	}
-
 	r = open_device(d);
+	if (r < 0)
+		goto fail;
+	r = check_engines(d);
 	if (r < 0)
 		goto fail;
 	r = p2p_survey(&d->cfg, d->dev_ops, d->dev, &d->p2p);
@@ -275,6 +343,7 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 	opt.socket_gid = lookup_group(cfg->control.group);
 	opt.max_message = cfg->control.max_message;
 	opt.max_clients = cfg->control.max_clients;
+	opt.max_remote_clients = d->fds.remote_clients;
 	r = control_start(&d->loop, &opt, &h, &d->ctl);
 	if (r < 0)
 		goto fail;
@@ -336,9 +405,12 @@ static void apply_reload(struct daemon *d, const struct config *n)
 		log_notice("reload: socket, device, sim and channel settings take effect at the next start");
 	o->daemon.log_level = n->daemon.log_level;
 	o->control.max_clients = n->control.max_clients;
+	o->control.max_remote_clients = n->control.max_remote_clients;
 	o->control.max_leases = n->control.max_leases;
 	o->control.max_pinned = n->control.max_pinned;
 	log_level = n->daemon.log_level;
+	plan_descriptors(d, o);
+	control_set_limits(d->ctl, o->control.max_clients, d->fds.remote_clients);
 }
 
 void daemon_reload(struct daemon *d)
@@ -391,5 +463,14 @@ void daemon_stop(struct daemon *d)
 		uv_run(&d->loop, UV_RUN_DEFAULT);
 		uv_loop_close(&d->loop);
 		d->loop_init = false;
+	}
+	/* Last: the socket is gone, so the directory can be let go. */
+	runtime_close(d->rt);
+	d->rt = NULL;
+	if (d->log_limits_init) {
+		log_limit_destroy(&d->log_bad_request);
+		log_limit_destroy(&d->log_denied);
+		log_limit_destroy(&d->log_refused);
+		d->log_limits_init = false;
 	}
 }

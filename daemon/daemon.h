@@ -13,14 +13,19 @@
 #include "config.h"
 #include "control.h"
 #include "handoff.h"
+#include "fdlimit.h"
+#include "log.h"
 #include "session.h"
 
 struct channel;
 struct device;
 struct p2p;
+struct runtime;
 
 struct daemon {
 	struct config cfg;
+	struct runtime *rt;		/* the runtime directory, locked */
+	struct fd_budget fds;
 	uv_loop_t loop;
 	bool loop_init;
 	struct control *ctl;
@@ -46,6 +51,12 @@ struct daemon {
 	bool handles_init;
 	uint64_t watchdog_usec;
 	int exit_code;
+
+	/* What peers can make fpgad log at will (requests.c). */
+	bool log_limits_init;
+	struct log_limit log_bad_request;
+	struct log_limit log_denied;
+	struct log_limit log_refused;
 };
 
 /* Set up everything up to READY=1; on failure tear down what was built. */

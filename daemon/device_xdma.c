@@ -18,7 +18,8 @@
  *   wait    read() what is there; otherwise poll() the file and the
  *           queue's eventfd, which kick() writes
  *   reset   RESET: the engine stops, what this queue had queued completes
- *           with -ECANCELED
+ *           with -ECANCELED; on a wedged channel (an engine that did not
+ *           stop) the kernel resets the card's PCI function
  *   p2p     P2P_PATH: the PCI path to a GPU and the kernel's verdict on
  *           peer-to-peer, for topology.c
  *
@@ -370,6 +371,10 @@ static int xdma_reap(struct device_queue *q, struct dev_completion *out,
 		return errno == EAGAIN ? 0 : -errno;
 	n = (unsigned)((size_t)got / sizeof(c[0]));
 	for (i = 0; i < n; i++) {
+		if (c[i].flags & FPGAD_DMA_COMPLETION_WEDGED)
+			log_err("xdma: %s: the engine did not stop (%s): the "
+				"channel is wedged until reset", q->ch.name,
+				strerror(-c[i].status));
 		memset(&out[i], 0, sizeof(out[i]));
 		out[i].cookie = c[i].cookie;
 		out[i].status = c[i].status;

@@ -1,6 +1,15 @@
 // SPDX-License-Identifier: MIT
-/* protocol.c - decode and check untrusted requests; encode responses. */
+/*
+ * protocol.c - decode and check untrusted requests; encode responses.
+ *
+ * protobuf-c keeps a string only up to its first NUL byte ("c2h0\0x"
+ * would name c2h0), so before anything reads a request its bytes are
+ * walked once with the schema's field descriptors: every string field, at
+ * any depth, must be free of NUL.  The walk follows the descriptors, so a
+ * field added to the schema later is covered without a change here.
+ */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,16 +43,102 @@ static const char *channel_name_of(const Fpgad__Request *req)
 	}
 }
 
+/* Deeper than any message of the schema: the walk stops there. */
+#define WALK_MAX_DEPTH 8
+
+static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; shift < 64 && *p < end; shift += 7) {
+		uint8_t b = *(*p)++;
+
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*ret = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Walk the wire bytes @p..@end of a message of type @desc; -EINVAL with
+ * the dotted path of the first string field holding a NUL in @path,
+ * -EBADMSG on bytes that are not a message.
+ */
+static int walk_strings(const ProtobufCMessageDescriptor *desc,
+			const uint8_t *p, const uint8_t *end, unsigned depth,
+			char *path, size_t pathlen)
+{
+	size_t base = strlen(path);
+	uint64_t tag, n;
+
+	if (depth > WALK_MAX_DEPTH)
+		return -EBADMSG;
+	while (p < end) {
+		const ProtobufCFieldDescriptor *f;
+
+		if (!read_varint(&p, end, &tag))
+			return -EBADMSG;
+		switch (tag & 7) {
+		case 0:	/* varint */
+			if (!read_varint(&p, end, &n))
+				return -EBADMSG;
+			continue;
+		case 1:	/* 64-bit */
+			if (end - p < 8)
+				return -EBADMSG;
+			p += 8;
+			continue;
+		case 5:	/* 32-bit */
+			if (end - p < 4)
+				return -EBADMSG;
+			p += 4;
+			continue;
+		case 2:	/* length-delimited */
+			break;
+		default:
+			return -EBADMSG;
+		}
+		if (!read_varint(&p, end, &n) || n > (uint64_t)(end - p))
+			return -EBADMSG;
+		f = tag >> 3 <= UINT32_MAX ?
+			protobuf_c_message_descriptor_get_field(desc, (unsigned)(tag >> 3)) :
+			NULL;
+		if (f && (f->type == PROTOBUF_C_TYPE_STRING ||
+			  f->type == PROTOBUF_C_TYPE_MESSAGE)) {
+			snprintf(path + base, pathlen - base, "%s%s", base ? "." : "",
+				 f->name);
+			if (f->type == PROTOBUF_C_TYPE_STRING && memchr(p, 0, n))
+				return -EINVAL;
+			if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
+				int r = walk_strings(f->descriptor, p, p + n,
+						     depth + 1, path, pathlen);
+
+				if (r < 0)
+					return r;
+			}
+			path[base] = '\0';
+		}
+		p += n;
+	}
+	return 0;
+}
+
 int protocol_decode(const void *buf, size_t len, Fpgad__Request **ret_req,
 		    uint64_t *ret_id, Fpgad__StatusCode *ret_code, char *err,
 		    size_t errlen)
 {
 	Fpgad__Request *req;
 	const char *name;
+	char path[128] = "";
+	int r;
 
 	*ret_id = 0;
 	req = fpgad__request__unpack(NULL, len, buf);
 	if (!req) {
+		*ret_id = protocol_request_id(buf, len);
 		*ret_code = FPGAD__STATUS_CODE__STATUS_BAD_REQUEST;
 		snprintf(err, errlen, "malformed request: %zu bytes that are not a fpgad.Request",
 			 len);
@@ -53,6 +148,18 @@ int protocol_decode(const void *buf, size_t len, Fpgad__Request **ret_req,
 	if (req->body_case == FPGAD__REQUEST__BODY__NOT_SET) {
 		*ret_code = FPGAD__STATUS_CODE__STATUS_UNKNOWN_REQUEST;
 		snprintf(err, errlen, "unknown request type (no body this fpgad knows)");
+		goto bad;
+	}
+	r = walk_strings(&fpgad__request__descriptor, buf, (const uint8_t *)buf + len,
+			 0, path, sizeof(path));
+	if (r < 0) {
+		*ret_code = FPGAD__STATUS_CODE__STATUS_BAD_REQUEST;
+		if (r == -EINVAL)
+			snprintf(err, errlen, "%s: string field %s contains a NUL byte",
+				 protocol_request_name(req->body_case), path);
+		else
+			snprintf(err, errlen, "%s: malformed request",
+				 protocol_request_name(req->body_case));
 		goto bad;
 	}
 	name = channel_name_of(req);
@@ -127,6 +234,41 @@ int protocol_encode_handoff(int code, const char *msg, unsigned n_fds,
 	if (fpgad__handoff_reply__get_packed_size(&r) > outlen)
 		return -EMSGSIZE;
 	*ret_len = fpgad__handoff_reply__pack(&r, out);
+	return 0;
+}
+
+uint64_t protocol_request_id(const void *buf, size_t len)
+{
+	const uint8_t *p = buf, *end = p + len;
+	uint64_t tag, v;
+
+	while (p < end && read_varint(&p, end, &tag)) {
+		switch (tag & 7) {
+		case 0:
+			if (!read_varint(&p, end, &v))
+				return 0;
+			if (tag >> 3 == 1)
+				return v;
+			break;
+		case 1:
+			if (end - p < 8)
+				return 0;
+			p += 8;
+			break;
+		case 5:
+			if (end - p < 4)
+				return 0;
+			p += 4;
+			break;
+		case 2:
+			if (!read_varint(&p, end, &v) || v > (uint64_t)(end - p))
+				return 0;
+			p += v;
+			break;
+		default:
+			return 0;
+		}
+	}
 	return 0;
 }
 

@@ -18,12 +18,18 @@
 /*
  * Returns 0 and the request, or a negative errno with *ret_code set to the
  * status to answer, *ret_id to the request id when one could be read (else
- * 0) and a message naming what was wrong in @err.
+ * 0) and a message naming what was wrong in @err.  A string field holding
+ * a NUL byte, anywhere in the request, is refused (STATUS_BAD_REQUEST).
  */
 int protocol_decode(const void *buf, size_t len, Fpgad__Request **ret_req,
 		    uint64_t *ret_id, Fpgad__StatusCode *ret_code, char *err,
 		    size_t errlen);
 void protocol_free(Fpgad__Request *req);
+/*
+ * The id of the request in @buf without decoding the rest (for a reply to
+ * a request refused unread, e.g. above max_message); 0 when none is found.
+ */
+uint64_t protocol_request_id(const void *buf, size_t len);
 
 /* The status code that answers a negative errno (0 for 0). */
 int protocol_status_code(int err);

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * requests.c - the control request path (requests.h), in order: find the
- * session, decode (protocol.c), authorize against the listener's
- * allowlist, answer a resent mutating request from the reply cache,
- * dispatch to the handler of each request type, reply.
+ * session, check the size, decode (protocol.c), authorize against the
+ * listener's allowlist, answer a resent mutating request from the reply
+ * cache, dispatch to the handler of each request type, reply.
+ *
+ * What a peer can send at will is logged through the daemon's token
+ * buckets (log_limited), naming the peer by pid and uid or by address.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -234,9 +237,11 @@ static void do_open_channel(struct daemon *d, struct session *s,
 		return;
 	e = lease_open(ch, s, in->shared, &d->cfg.control, g, err, sizeof(err));
 	if (e < 0) {
+		char who[PEER_NAME_MAX];
+
 		reply_error(r, protocol_status_code(e), "%s", err);
-		log_notice("control: OpenChannel %s for pid %d: %s", in->name,
-			   (int)s->peer.pid, r->message);
+		log_limited(&d->log_refused, LOG_NOTICE, "control: OpenChannel %s for %s: %s",
+			    in->name, peer_name(&s->peer, who, sizeof(who)), r->message);
 		return;
 	}
 	cc = channel_config(ch);
@@ -322,22 +327,56 @@ static void do_channel_stats(struct daemon *d,
 	r->resp.channel_stats = o;
 }
 
+/*
+ * Who may reset @ch: root, anyone while nobody leases it, and else only a
+ * uid that leases it.  NULL when @s may, else a lessee to name.
+ */
+static const struct session *reset_denied_by(struct daemon *d,
+					     const struct session *s,
+					     struct channel *ch)
+{
+	const struct session *other = NULL;
+
+	if (s->peer.creds && s->peer.uid == 0)
+		return NULL;
+	for (const struct session *o = d->sessions.head; o; o = o->next) {
+		if (!lease_find(ch, o))
+			continue;
+		if (s->peer.creds && o->peer.uid == s->peer.uid)
+			return NULL;
+		other = o;
+	}
+	return other;
+}
+
 static void do_reset_channel(struct daemon *d, struct session *s,
 			     const Fpgad__ResetChannelRequest *in,
 			     struct reply *r)
 {
 	struct channel *ch = find_channel(d, in->name, r);
+	const struct session *owner;
 	char err[MSG_LEN];
 	int e;
 
 	if (!ch)
 		return;
+	owner = reset_denied_by(d, s, ch);
+	if (owner) {
+		char who[PEER_NAME_MAX];
+
+		reply_error(r, FPGAD__STATUS_CODE__STATUS_DENIED,
+			    "channel %s is leased by uid %u (pid %d): only that uid or root may reset it",
+			    in->name, (unsigned)owner->peer.uid, (int)owner->peer.pid);
+		log_limited(&d->log_denied, LOG_NOTICE, "control: %s: ResetChannel: %s",
+			    peer_name(&s->peer, who, sizeof(who)), r->message);
+		return;
+	}
 	e = channel_reset(ch, err, sizeof(err));
 	if (e < 0) {
 		reply_error(r, protocol_status_code(e), "%s", err);
 		return;
 	}
-	log_notice("channel %s: reset by pid %d (uid %u)", in->name,
+	log_notice("channel %s: reset by pid %d uid %u", in->name,
 		   (int)s->peer.pid, (unsigned)s->peer.uid);
 	fpgad__reset_channel_reply__init(&r->body.reset_channel);
 	r->body.reset_channel.state = (char *)channel_state_name(channel_state(ch));
@@ -402,7 +441,8 @@ static void dispatch(struct daemon *d, struct session *s,
 }
 
 static void send_reply(struct control_ctx *ctx, struct session *s,
-		       const Fpgad__Request *req, struct reply *r)
+		       const Fpgad__Request *req, const void *req_buf,
+		       size_t req_len, struct reply *r)
 {
 	void *buf = NULL;
 	size_t len = 0;
@@ -419,7 +459,7 @@ static void send_reply(struct control_ctx *ctx, struct session *s,
 		control_reply(ctx, small, len);
 	} else {
 		if (s && req && is_mutating(req->body_case))
-			session_cache(s, req->id, buf, len);
+			session_cache(s, req->id, req_buf, req_len, buf, len);
 		control_reply(ctx, buf, len);
 	}
 	free(buf);
@@ -434,18 +474,33 @@ void requests_handle(struct daemon *d, struct control_ctx *ctx,
 	struct reply r = { .resp = FPGAD__RESPONSE__INIT };
 	Fpgad__Request *req = NULL;
 	const struct cached_reply *cached;
+	char who[PEER_NAME_MAX];
 	Fpgad__StatusCode code;
-	struct session *s;
+	struct session *s = NULL;
 
 	r.resp.message = "";
-	if (session_get(&d->sessions, p, d->cfg.control.max_clients, &s) < 0)
-		s = NULL;
+	if (session_get(&d->sessions, p, &s) < 0) {
+		reply_error(&r, FPGAD__STATUS_CODE__STATUS_INTERNAL, "out of memory");
+		send_reply(ctx, NULL, NULL, buf, len, &r);
+		return;
+	}
+	if (len > d->cfg.control.max_message) {
+		r.resp.id = protocol_request_id(buf, len);
+		reply_error(&r, FPGAD__STATUS_CODE__STATUS_LIMIT,
+			    "request of %zu bytes is above max_message (%llu bytes)",
+			    len, (unsigned long long)d->cfg.control.max_message);
+		log_limited(&d->log_bad_request, LOG_NOTICE, "control: %s: %s",
+			    peer_name(p, who, sizeof(who)), r.message);
+		send_reply(ctx, s, NULL, buf, len, &r);
+		return;
+	}
 	if (protocol_decode(buf, len, &req, &r.resp.id, &code, r.message,
 			    sizeof(r.message)) < 0) {
-		log_notice("control: pid %d: %s", (int)p->pid, r.message);
+		log_limited(&d->log_bad_request, LOG_NOTICE, "control: %s: %s",
+			    peer_name(p, who, sizeof(who)), r.message);
 		r.resp.code = code;
 		r.resp.message = r.message;
-		send_reply(ctx, s, NULL, &r);
+		send_reply(ctx, s, NULL, buf, len, &r);
 		return;
 	}
 	r.resp.id = req->id;
@@ -454,13 +509,14 @@ void requests_handle(struct daemon *d, struct control_ctx *ctx,
 			    "%s is not allowed on the %s listener",
 			    protocol_request_name(req->body_case),
 			    p->listener == LISTENER_LOCAL ? "local" : "remote (read-only)");
-		log_notice("control: pid %d: %s", (int)p->pid, r.message);
+		log_limited(&d->log_denied, LOG_NOTICE, "control: %s: %s",
+			    peer_name(p, who, sizeof(who)), r.message);
 	} else if (!s) {
-		reply_error(&r, FPGAD__STATUS_CODE__STATUS_LIMIT,
-			    "too many clients (max_clients %u)",
-			    d->cfg.control.max_clients);
+		/* The connection is gone; nobody will read this. */
+		reply_error(&r, FPGAD__STATUS_CODE__STATUS_INTERNAL,
+			    "connection closed");
 	} else if (is_mutating(req->body_case) &&
-		   (cached = session_cached(s, req->id))) {
+		   (cached = session_cached(s, req->id, buf, len))) {
 		/* A resend: answer as the first time, apply nothing. */
 		control_reply(ctx, cached->buf, cached->len);
 		protocol_free(req);
@@ -468,6 +524,6 @@ void requests_handle(struct daemon *d, struct control_ctx *ctx,
 	} else {
 		dispatch(d, s, req, &r);
 	}
-	send_reply(ctx, s, req, &r);
+	send_reply(ctx, s, req, buf, len, &r);
 	protocol_free(req);
 }

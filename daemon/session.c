@@ -60,7 +60,7 @@ static bool recently_removed(const struct session_table *t, uint32_t pipe_id)
 }
 
 int session_get(struct session_table *t, const struct peer *p,
-		unsigned max_clients, struct session **ret_s)
+		struct session **ret_s)
 {
 	struct session *s = session_find(t, p->pipe_id);
 	int r;
@@ -69,8 +69,6 @@ int session_get(struct session_table *t, const struct peer *p,
 		*ret_s = s;
 		return 0;
 	}
-	if (t->count >= max_clients)
-		return -ENOSPC;
 	r = session_add(t, p, &s);
 	if (r < 0)
 		return r;
@@ -94,24 +92,52 @@ void session_table_clear(struct session_table *t)
 		session_remove(t, t->head);
 }
 
-const struct cached_reply *session_cached(const struct session *s, uint64_t id)
+/* FNV-1a, 64 bits: tells a resend from another request with its id. */
+static uint64_t request_hash(const void *req, size_t len)
 {
-	for (unsigned i = 0; i < SESSION_REPLY_CACHE; i++)
-		if (s->cache[i].buf && s->cache[i].id == id)
-			return &s->cache[i];
+	const uint8_t *p = req;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+const struct cached_reply *session_cached(const struct session *s, uint64_t id,
+					  const void *req, size_t req_len)
+{
+	uint64_t h;
+
+	if (id == 0)
+		return NULL;
+	h = request_hash(req, req_len);
+	for (unsigned i = 0; i < SESSION_REPLY_CACHE; i++) {
+		const struct cached_reply *c = &s->cache[i];
+
+		if (c->buf && c->id == id && c->req_len == req_len && c->hash == h)
+			return c;
+	}
 	return NULL;
 }
 
-int session_cache(struct session *s, uint64_t id, const void *buf, size_t len)
+int session_cache(struct session *s, uint64_t id, const void *req,
+		  size_t req_len, const void *buf, size_t len)
 {
 	struct cached_reply *c = &s->cache[s->cache_next];
-	void *copy = malloc(len ? len : 1);
+	void *copy;
 
+	if (id == 0)
+		return 0;
+	copy = malloc(len ? len : 1);
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, buf, len);
 	free(c->buf);
 	c->id = id;
+	c->hash = request_hash(req, req_len);
+	c->req_len = req_len;
 	c->buf = copy;
 	c->len = len;
 	s->cache_next = (s->cache_next + 1) % SESSION_REPLY_CACHE;

@@ -624,7 +624,14 @@ static void topology_hop_addr(const struct fpgad_dma_p2p_hop *h,
 static void topology_judge(struct topo_pair *p, const struct fpgad_dma_p2p_path *k,
 			   const char *path, const char *vm_why)
 {
-	bool supported = (k->verdict & FPGAD_P2P_SUPPORTED) && k->distance >= 0;
+	bool no_walk = k->verdict & FPGAD_P2P_NO_P2PDMA;
+	/*
+	 * A kernel without CONFIG_PCI_P2PDMA answers nothing about support:
+	 * judge by the path, except across host bridges, where peer-to-peer
+	 * is only as good as a whitelist nobody could consult.
+	 */
+	bool supported = no_walk ? !(k->verdict & FPGAD_P2P_OTHER_DOMAIN) :
+			 (k->verdict & FPGAD_P2P_SUPPORTED) && k->distance >= 0;
 	bool translated = p->card.iommu == TOPO_IOMMU_TRANSLATED;
 	char common[TOPO_ADDR_LEN] = "";
 
@@ -646,7 +653,11 @@ static void topology_judge(struct topo_pair *p, const struct fpgad_dma_p2p_path 
 
 	if (!supported) {
 		p->verdict = TOPO_VERDICT_UNSUPPORTED;
-		if (p->acs_bridge[0] && !(k->verdict & FPGAD_P2P_HOST_BRIDGE_OK))
+		if (no_walk)
+			snprintf(p->reason, sizeof(p->reason),
+				 "%s, under different host bridges (the kernel has no CONFIG_PCI_P2PDMA to say more)",
+				 path);
+		else if (p->acs_bridge[0] && !(k->verdict & FPGAD_P2P_HOST_BRIDGE_OK))
 			snprintf(p->reason, sizeof(p->reason),
 				 "%s, ACS redirect on %s to a host bridge the kernel does not whitelist",
 				 path, p->acs_bridge);

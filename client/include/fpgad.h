@@ -56,8 +56,9 @@ FPGAD_EXPORT const char *fpgad_default_url(void);
 
 /*
  * Connect and exchange Hello.  @url NULL means fpgad_default_url().
- * Fails with -ECONNREFUSED when nothing listens, -EPROTO when the protocol
- * versions do not overlap.
+ * Fails with -ECONNREFUSED when nothing listens, -EUSERS when fpgad closed
+ * the connection without answering (its listener is at its connection
+ * limit), -EPROTO when the protocol versions do not overlap.
  */
 FPGAD_EXPORT int fpgad_connect(const char *url, fpgad_client **ret_client);
 /* Close the connection; every lease it holds ends.  Accepts NULL. */

@@ -89,7 +89,8 @@ class TimeoutError(Error, builtins.TimeoutError):
 
 
 class ConnectError(Error, builtins.ConnectionRefusedError):
-    """ECONNREFUSED/ENOENT of the socket: fpgad is not running at that URL."""
+    """ECONNREFUSED: fpgad is not running at that URL; EUSERS: fpgad is at
+    its connection limit (max_clients) and closed the connection."""
 
 
 class LeaseLostError(Error, builtins.ConnectionError):
@@ -136,6 +137,7 @@ _ERRNO_CLASSES = {
     _errno.EPERM: AccessError,
     _errno.ETIMEDOUT: TimeoutError,
     _errno.ECONNREFUSED: ConnectError,
+    _errno.EUSERS: ConnectError,
     _errno.EPIPE: LeaseLostError,
     _errno.ECONNRESET: LeaseLostError,
     _errno.ESTALE: ReconnectedError,

@@ -21,6 +21,7 @@
  * fpgad_frame_wait(), both CLOCK_MONOTONIC.
  */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -123,8 +124,6 @@ static int finish(struct worker *w, uint64_t n)
 			w->res->verified++;
 		else
 			w->res->errors++;
-		if (w->o->async)
-			return 0;	/* released on the stream already */
 	}
 #endif
 	return fpgad_frame_release(w->ch, f);
@@ -157,12 +156,17 @@ static int take_one(struct worker *w, uint64_t n, bool measure)
 		return check_cpu(w, f);
 #ifdef FPGAD_CUDA
 	case VERIFY_GPU:
-		r = gpu_verifier_submit(w->gv, n, f->data, f->length, f->seq);
+		/*
+		 * Stream-ordered: the slot goes back behind its check, which
+		 * is counted on the GPU; this thread never waits for it.
+		 */
+		r = w->o->async ?
+			gpu_verifier_submit_tally(w->gv, f->data, f->length, f->seq) :
+			gpu_verifier_submit(w->gv, n, f->data, f->length, f->seq);
 		if (r < 0) {
 			fprintf(stderr, "bench_stream: %s\n", gpu_verify_errmsg(w->gv));
 			return r;
 		}
-		/* Stream-ordered: the slot goes back behind its check. */
 		if (w->o->async)
 			r = fpgad_frame_release_async(w->ch, f,
 						      gpu_verifier_stream(w->gv));
@@ -179,6 +183,10 @@ static int window(struct worker *w, volatile struct shared *sh)
 	uint64_t n = 0, done = 0, end, t = 0;
 	unsigned depth = o->verify == VERIFY_GPU ? o->depth : 1;
 	int r = 0;
+
+	/* Stream-ordered release: nothing to finish, the ring is the limit. */
+	if (o->async)
+		depth = UINT_MAX;
 
 	end = sh->t_go_ns + (uint64_t)(o->seconds * 1e9);
 	for (;;) {
@@ -200,12 +208,27 @@ static int window(struct worker *w, volatile struct shared *sh)
 				break;
 		}
 	}
-	while (done < n) {
+	while (done < n && !o->async) {
 		int r2 = finish(w, done++);
 
 		if (r2 < 0 && !r)
 			r = r2;
 	}
+#ifdef FPGAD_CUDA
+	if (o->async) {
+		struct gpu_verify_tally tl;
+		int r2 = gpu_verifier_tally(w->gv, &tl);
+
+		if (r2 < 0) {
+			fprintf(stderr, "bench_stream: %s\n", gpu_verify_errmsg(w->gv));
+			if (!r)
+				r = r2;
+		} else {
+			w->res->verified += tl.checked - tl.bad;
+			w->res->errors += tl.bad;
+		}
+	}
+#endif
 	w->res->t_first_ns = sh->t_go_ns;
 	w->res->t_last_ns = o->frames ? bench_now_ns() : t;
 	return r;
@@ -436,7 +459,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		}
 	}
 	if (argc - optind != 2 || !o->depth || o->depth > MAX_DEPTH / 2 ||
-	    (!o->frames && o->seconds <= 0))
+	    (!o->frames && o->seconds <= 0) ||
+	    (o->async && o->verify != VERIFY_GPU))
 		return -EINVAL;
 	o->url = argv[optind];
 	for (tok = strtok_r(argv[optind + 1], ",", &save); tok;

@@ -7,6 +7,7 @@
  *
  *   gpu_client [--shared] [--frames N] [--depth D] [--timeout MS] URL CHANNEL
  *   gpu_client --probe
+ *   gpu_client --selftest   (the checker itself: a bad byte, a wrong seq)
  *
  * --host-ok accepts a channel in host memory and checks its frames on the
  * CPU instead, so that this program and tests/gpu/run.sh can be exercised
@@ -66,6 +67,15 @@ static int probe(void)
 	return 0;
 }
 
+static int selftest(void)
+{
+	char why[256] = "";
+	int r = gpu_verify_selftest(why, sizeof(why));
+
+	printf("%s%s\n", r ? "the GPU checker is wrong: " : "the GPU checker finds a bad byte and a wrong frame number, waited for and tallied", why);
+	return r ? 1 : 0;
+}
+
 static void cpu_check(struct run *run, const struct fpgad_frame *f)
 {
 	uint64_t off = 0;
@@ -118,7 +128,8 @@ static int take(fpgad_channel *ch, struct gpu_verifier *v, struct run *run,
 	while (run->frames < count) {
 		struct fpgad_frame *f = &run->held[run->frames % MAX_DEPTH];
 
-		if (run->frames - done == depth) {
+		/* Stream-ordered release: nothing to finish, the ring is the limit. */
+		if (!run->async && run->frames - done == depth) {
 			r = finish(ch, v, run, done++);
 			if (r < 0)
 				return r;
@@ -142,6 +153,8 @@ static int take(fpgad_channel *ch, struct gpu_verifier *v, struct run *run,
 			run->flagged++;
 		if (run->cpu)
 			cpu_check(run, f);
+		else if (run->async)	/* counted on the GPU, never waited for */
+			r = gpu_verifier_submit_tally(v, f->data, f->length, f->seq);
 		else
 			r = gpu_verifier_submit(v, run->frames, f->data,
 						f->length, f->seq);
@@ -162,11 +175,27 @@ static int take(fpgad_channel *ch, struct gpu_verifier *v, struct run *run,
 		}
 		run->frames++;
 	}
-	while (done < run->frames) {
+	while (done < run->frames && !run->async) {
 		int r2 = finish(ch, v, run, done++);
 
 		if (r2 < 0 && r >= 0)
 			r = r2;
+	}
+	if (run->async) {
+		struct gpu_verify_tally t;
+		int r2 = gpu_verifier_tally(v, &t);
+
+		if (r2 < 0) {
+			fprintf(stderr, "gpu_client: %s\n", gpu_verify_errmsg(v));
+			if (r >= 0)
+				r = r2;
+		} else {
+			run->verified = t.checked - t.bad;
+			run->errors = t.bad;
+			if (t.bad)
+				fprintf(stderr, "gpu_client: %llu bad frames, the first %llu with its first bad byte at offset %llu\n",
+					t.bad, t.first_bad_seq, t.first_bad_offset);
+		}
 	}
 	run->t1_ns = now_ns();
 	return r;
@@ -175,7 +204,8 @@ static int take(fpgad_channel *ch, struct gpu_verifier *v, struct run *run,
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: gpu_client [--shared] [--frames N] [--depth D] [--timeout MS] [--host-ok] [--async] URL CHANNEL\n"
-		     "       gpu_client --probe\n");
+		     "       gpu_client --probe\n"
+		     "       gpu_client --selftest\n");
 }
 
 int main(int argc, char **argv)
@@ -186,6 +216,7 @@ int main(int argc, char **argv)
 		{ "depth", required_argument, NULL, 'd' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "probe", no_argument, NULL, 'p' },
+		{ "selftest", no_argument, NULL, 'S' },
 		{ "host-ok", no_argument, NULL, 'H' },
 		{ "async", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
@@ -210,6 +241,7 @@ int main(int argc, char **argv)
 		case 'd': depth = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 't': timeout_ms = atoi(optarg); break;
 		case 'p': return probe();
+		case 'S': return selftest();
 		case 'H': host_ok = true; break;
 		case 'a': async = true; break;
 		case 'h': usage(stdout); return 0;

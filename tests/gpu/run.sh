@@ -18,7 +18,8 @@
 # shared (time-slicing, then mps); fpgactl topo reports the sim card as
 # simulated and sh's (mode auto) choice with both probes' rates; two
 # gpu_client processes at once, one per channel, each verifying every frame
-# in place with a CUDA kernel; a client that releases each frame on the
+# in place with a CUDA kernel (itself checked first: --selftest); a client
+# that releases each frame on the
 # verifier's CUDA stream (fpgad_frame_release_async); the Python package
 # (built into BUILD/python by make python) verifying every frame in place
 # through torch.from_dlpack and cupy.from_dlpack, and a killed Python
@@ -119,6 +120,14 @@ say "gpu: $probe"
 [ -z "$smi" ] || say "gpu: nvidia-smi: $smi"
 { nvidia-smi 2>&1 || true; } > "$LOGS/nvidia-smi.txt"
 label=
+# The checker every step below relies on, checked first.
+if [ "$MEMORY" = cuda ]; then
+	if out=$("$CLIENT" --selftest 2>&1); then
+		pass "$out"
+	else
+		fail "$out"
+	fi
+fi
 
 # py_step LOGNAME ARGS...: python/tests/gpu_frames.py with the package of
 # $BUILD/python; exit 77 is a skip (no framework or no GPU there).

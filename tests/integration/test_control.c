@@ -418,7 +418,10 @@ static void test_max_clients(void **state)
 	harness_start_ok(&p, "[control]\nmax_clients = 2\n", NULL);
 	assert_int_equal(fpgad_connect(p.url, &a), 0);
 	assert_int_equal(fpgad_connect(p.url, &b), 0);
-	assert_int_equal(fpgad_connect(p.url, &c), -ENOSPC);
+	/* Over the limit: closed at once (not a timeout), and said so. */
+	assert_int_equal(fpgad_connect(p.url, &c), -EUSERS);
+	assert_true(harness_log_contains(&p, "refusing pid "));
+	assert_true(harness_log_contains(&p, "2 connections on the local listener already (max_clients 2)"));
 	fpgad_disconnect(b);
 	/* A freed place is usable again. */
 	usleep(100000);

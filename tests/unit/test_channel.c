@@ -59,10 +59,19 @@ static void claim(struct fixture *fx, struct session *s, struct reader *r,
 		  int *ret_fds)
 {
 	struct handoff_peer peer = { .pid = s->peer.pid, .uid = s->peer.uid };
+	struct handoff_peer thief = { .pid = s->peer.pid + 1, .uid = s->peer.uid };
 	struct lease *l;
 	unsigned n = 0;
 	char err[160];
 
+	/* The token without the lessee's process: refused, and still good. */
+	assert_int_equal(lease_claim(fx->ch, r->g.token, &thief, ret_fds, &n, &l,
+				     err, sizeof(err)), -EACCES);
+	assert_non_null(strstr(err, "not pid"));
+	thief.pid = s->peer.pid;
+	thief.uid = s->peer.uid + 1;
+	assert_int_equal(lease_claim(fx->ch, r->g.token, &thief, ret_fds, &n, &l,
+				     err, sizeof(err)), -EACCES);
 	assert_int_equal(lease_claim(fx->ch, r->g.token, &peer, ret_fds, &n, &l,
 				     err, sizeof(err)), 0);
 	assert_int_equal(n, 2);

@@ -314,6 +314,29 @@ static const struct fpgad_dma_p2p_path k_other_domain_refused = {
 	.hops = { HOP(0, 1, 0, ROOT_PORT, 0), HOP(0x80, 1, 0, ROOT_PORT, 0) },
 };
 
+/* The same paths from a kernel without CONFIG_PCI_P2PDMA (Debian's). */
+static const struct fpgad_dma_p2p_path k_switch_nowalk = {
+	.distance = -1, .verdict = FPGAD_P2P_NO_P2PDMA, .n_hops = 3,
+	.hops = { HOP(2, 0, 0, DOWNSTREAM, ACS), HOP(1, 0, 0, UPSTREAM, COMMON),
+		  HOP(2, 1, 0, DOWNSTREAM, ACS) },
+};
+
+static const struct fpgad_dma_p2p_path k_root_ports_nowalk = {
+	.distance = -1,
+	.verdict = FPGAD_P2P_NO_P2PDMA | FPGAD_P2P_VIA_HOST_BRIDGE,
+	.n_hops = 3,
+	.hops = { HOP(0, 1, 0, ROOT_PORT, 0), HOP(0, 0, 0, HOST_BRIDGE, 0),
+		  HOP(0, 3, 0, ROOT_PORT, 0) },
+};
+
+static const struct fpgad_dma_p2p_path k_other_domain_nowalk = {
+	.distance = -1,
+	.verdict = FPGAD_P2P_NO_P2PDMA | FPGAD_P2P_VIA_HOST_BRIDGE |
+		   FPGAD_P2P_OTHER_DOMAIN,
+	.n_hops = 2,
+	.hops = { HOP(0, 1, 0, ROOT_PORT, 0), HOP(0x80, 1, 0, ROOT_PORT, 0) },
+};
+
 static const struct fpgad_dma_p2p_path k_qemu = {
 	.distance = 2048,
 	.verdict = FPGAD_P2P_SUPPORTED | FPGAD_P2P_VIA_HOST_BRIDGE |
@@ -358,6 +381,9 @@ static const struct topo_case cases[] = {
 	  SW_GPU, &k_switch_acs_refused, 0, TOPO_CLASS_PIX, TOPO_VERDICT_UNSUPPORTED,
 	  "ACS redirect on 0000:02:00.0 to a host bridge the kernel does not whitelist",
 	  NULL, NULL },
+	{ "same switch, kernel without CONFIG_PCI_P2PDMA", scene_switch, SW_CARD,
+	  SW_GPU, &k_switch_nowalk, 0, TOPO_CLASS_PIX, TOPO_VERDICT_DIRECT,
+	  "same switch 0000:01:00.0, ACS off", NULL, NULL },
 	{ "same switch, no kernel answer", scene_switch, SW_CARD, SW_GPU, NULL,
 	  NO_KERNEL, TOPO_CLASS_PIX, TOPO_VERDICT_UNKNOWN,
 	  "same switch 0000:01:00.0, ACS unknown: the card's driver reports no PCI path",
@@ -401,6 +427,15 @@ static const struct topo_case cases[] = {
 	{ "across NUMA nodes", scene_sys, "0000:01:00.0", "0000:81:00.0",
 	  &k_other_domain_refused, 0, TOPO_CLASS_SYS, TOPO_VERDICT_UNSUPPORTED,
 	  "across NUMA nodes 0 and 1, through a host bridge the kernel does not whitelist",
+	  NULL, NULL },
+	{ "root ports, kernel without CONFIG_PCI_P2PDMA", scene_root_ports_plain,
+	  "0000:01:00.0", "0000:02:00.0", &k_root_ports_nowalk, 0, TOPO_CLASS_PHB,
+	  TOPO_VERDICT_HOST_BRIDGE, "through host bridge pci0000:00, through the root complex",
+	  NULL, NULL },
+	{ "across NUMA nodes, kernel without CONFIG_PCI_P2PDMA", scene_sys,
+	  "0000:01:00.0", "0000:81:00.0", &k_other_domain_nowalk, 0, TOPO_CLASS_SYS,
+	  TOPO_VERDICT_UNSUPPORTED,
+	  "across NUMA nodes 0 and 1, under different host bridges (the kernel has no CONFIG_PCI_P2PDMA to say more)",
 	  NULL, NULL },
 	{ "QEMU guest", scene_qemu, "0000:01:00.0", "0000:02:00.0", &k_qemu, 0,
 	  TOPO_CLASS_PHB, TOPO_VERDICT_VM, "virtual machine (QEMU, DMI 'QEMU Standard PC",
