@@ -236,6 +236,7 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 -include tests/gpu/gpu.mk
 -include tests/bench/bench.mk
 -include tests/hostile/hostile.mk
+-include python/python.mk
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory all unit
