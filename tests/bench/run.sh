@@ -643,7 +643,8 @@ scale "$SCALE_RATE"
 # status_kb PID FIELD: a kB figure of /proc/PID/status.
 status_kb() { sed -n "s/^$2:[[:space:]]*\([0-9]*\) kB/\1/p" "/proc/$1/status"; }
 
-# cpu_run NAME MEMORY: one channel of $CPU_SIZE frames for $CPU_SECONDS s;
+# cpu_run NAME MEMORY [POLL_US]: one channel of $CPU_SIZE frames for
+# $CPU_SECONDS s, the consumer busy-polling POLL_US when given;
 # fpgad's threads split from the card model's, memory sampled mid-run.
 cpu_run() {
 	{
@@ -658,7 +659,7 @@ cpu_run() {
 	  done > "$RUNDIR/$1.mem" ) &
 	sampler=$!
 	run "$1" "$B/bench_stream" --seconds "$CPU_SECONDS" --warmup $((BENCH_SLOTS * 2)) \
-		--daemon-pid "$FPGAD_PID" "$URL" "$1"
+		--poll-us "${3:-0}" --daemon-pid "$FPGAD_PID" "$URL" "$1"
 	wait "$sampler" || true
 	stop_fpgad
 	split=$(cpu_split "$LINE")
@@ -667,7 +668,8 @@ cpu_run() {
 	mem() { sed -n "s/^$1 //p" "$RUNDIR/$2.mem"; }
 	{
 		echo
-		echo "### $(jget "$LINE" memory) memory, $(jget "$LINE" mode): $(jget "$LINE" frames) frames of $CPU_SIZE at $(jget "$LINE" fps) frames/s"
+		echo "### $(jget "$LINE" memory) memory, $(jget "$LINE" mode)${3:+, the consumer busy-polls ($3 us)}: $(jget "$LINE" frames) frames of $CPU_SIZE at $(jget "$LINE" fps) frames/s"
+		[ -z "${3:-}" ] || { echo; echo "The consumer never sleeps, so fpgad never wakes it: what fpgad's threads cost without that futex wake."; }
 		echo
 		echo "| thread (count) | CPU us/frame |"
 		echo "|---|---|"
@@ -704,6 +706,12 @@ cpu_run() {
 } >> "$MD"
 cpu_run cpu_host host
 [ -z "$GPU" ] || cpu_run cpu_cuda cuda
+# The same without a wake-up per frame: the consumer busy-polls.
+if [ -n "$GPU" ]; then
+	cpu_run cpu_cudapoll cuda "$POLL_US"
+else
+	cpu_run cpu_hostpoll host "$POLL_US"
+fi
 echo >> "$MD"
 echo "Total time: $(($(date +%s) - T0)) s." >> "$MD"
 
