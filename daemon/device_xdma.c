@@ -20,6 +20,11 @@
  *   reset   RESET: the engine stops, what this queue had queued completes
  *           with -ECANCELED
  *
+ * A memory queue (mem_queue_open) is the same open file on an engine no
+ * channel drives: SUBMIT carries the card address, which the module checks
+ * against the card memory it reports.  Its completion descriptor is the
+ * file itself, readable while a record waits.
+ *
  * Only this file talks to the kernel driver.
  */
 #include <errno.h>
@@ -180,8 +185,33 @@ static int xdma_info(struct device *d, struct device_info *ret_info)
 	info.card_memory = d->info.card_memory;
 	info.align = d->info.align;
 	info.max_inflight = d->info.max_inflight;
+	info.max_transfer = d->info.max_transfer;
+	info.xfer_align = d->info.align ? d->info.align : 1;
 	*ret_info = info;
 	return 0;
+}
+
+static int xdma_queue_open(struct device *d, const struct config_channel *ch,
+			   struct device_queue **ret_q);
+
+static int xdma_mem_queue_open(struct device *d, enum direction dir,
+			       unsigned engine, unsigned poll_us,
+			       struct device_queue **ret_q)
+{
+	struct config_channel ch;
+
+	(void)poll_us;
+	memset(&ch, 0, sizeof(ch));
+	snprintf(ch.name, sizeof(ch.name), "mem-%s%u",
+		 dir == DIR_C2H ? "c2h" : "h2c", engine);
+	ch.direction = dir;
+	ch.engine = engine;
+	return xdma_queue_open(d, &ch, ret_q);
+}
+
+static int xdma_completion_fd(struct device_queue *q)
+{
+	return q->fd;
 }
 
 static int xdma_queue_open(struct device *d, const struct config_channel *ch,
@@ -464,4 +494,6 @@ const struct device_ops device_xdma_ops = {
 	.wait = xdma_wait,
 	.kick = xdma_kick,
 	.reset = xdma_reset,
+	.mem_queue_open = xdma_mem_queue_open,
+	.completion_fd = xdma_completion_fd,
 };
