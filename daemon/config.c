@@ -66,6 +66,12 @@ void config_defaults(struct config *cfg)
 	cfg->device.dma_timeout_ms = 1000;
 	cfg->sim.card_memory = 2ull << 30;
 	cfg->sim.seed = 1;
+	cfg->transfer.engines = 1;
+	cfg->transfer.queue_entries = 256;
+	cfg->transfer.max_length = 1ull << 30;
+	cfg->transfer.max_buffers = 64;
+	cfg->transfer.max_registered = 4ull << 30;
+	cfg->transfer.bounce_slots = 8;
 	cfg->n_channels = 1;
 	cfg->channels[0] = default_channel;
 }
@@ -193,7 +199,8 @@ static int copy_string(char *dst, size_t len, const char *s)
 }
 
 /* Key tables: one entry per key, with the parser to apply. */
-enum key_type { K_UINT, K_SIZE, K_STRING, K_ENUM, K_MODE, K_LINK, K_LEVEL };
+enum key_type { K_UINT, K_SIZE, K_STRING, K_ENUM, K_MODE, K_LINK, K_LEVEL,
+	K_POW2 };
 
 struct key {
 	const char *name;
@@ -241,6 +248,16 @@ static const struct key sim_keys[] = {
 	KU(struct config_sim, fault_error, 0, ~0u),
 	KU(struct config_sim, fault_corrupt, 0, ~0u),
 	KU(struct config_sim, fault_hang, 0, ~0u),
+};
+
+static const struct key transfer_keys[] = {
+	KU(struct config_transfer, engines, 0, 8),
+	{ "queue_entries", K_POW2, offsetof(struct config_transfer, queue_entries), 0, 8, 2048, NULL, 0 },
+	{ "max_length", K_SIZE, offsetof(struct config_transfer, max_length), 0, 1, 0, NULL, 0 },
+	KU(struct config_transfer, max_buffers, 1, 65536),
+	KZ(struct config_transfer, max_registered),
+	KU(struct config_transfer, bounce_slots, 1, 64),
+	KU(struct config_transfer, poll_us, 0, 1000000),
 };
 
 static const struct key channel_keys[] = {
@@ -305,6 +322,12 @@ static int apply_key(struct parse_state *ps, const char *section,
 			return fail(ps, "%s: '%s' is not one of %s", name, value, list);
 		}
 		*(int *)field = e;
+		return 1;
+	case K_POW2:
+		r = parse_uint(value, k->min, k->max, (unsigned *)field);
+		if (r < 0 || (*(unsigned *)field & (*(unsigned *)field - 1)))
+			return fail(ps, "%s: '%s' is not a power of two from %u to %u",
+				    name, value, k->min, k->max);
 		return 1;
 	case K_MODE:
 		r = parse_uint(value, 0, 0777, (unsigned *)field);
@@ -377,6 +400,9 @@ static int handler(void *user, const char *section, const char *name,
 	if (strcmp(section, "sim") == 0)
 		return apply_key(ps, section, sim_keys, N(sim_keys), &cfg->sim,
 				 name, value);
+	if (strcmp(section, "transfer") == 0)
+		return apply_key(ps, section, transfer_keys, N(transfer_keys),
+				 &cfg->transfer, name, value);
 	if (strncmp(section, "channel ", 8) == 0) {
 		struct config_channel *ch = channel_section(ps, section + 8);
 
@@ -385,7 +411,7 @@ static int handler(void *user, const char *section, const char *name,
 		return apply_key(ps, section, channel_keys, N(channel_keys), ch,
 				 name, value);
 	}
-	return fail(ps, "unknown section [%s] (expected daemon, control, device, sim or 'channel NAME')",
+	return fail(ps, "unknown section [%s] (expected daemon, control, device, sim, transfer or 'channel NAME')",
 		    section);
 }
 

@@ -17,6 +17,7 @@
 
 struct channel;
 struct device;
+struct xfer;
 
 struct daemon {
 	struct config cfg;
@@ -34,6 +35,7 @@ struct daemon {
 	char dev_name[64];
 	unsigned n_channels;
 	struct channel *channels[CONFIG_MAX_CHANNELS];
+	struct xfer *xfer;		/* card memory transfers */
 
 	uv_signal_t sig_term, sig_int, sig_hup;
 	uv_timer_t watchdog;
