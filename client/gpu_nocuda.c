@@ -48,3 +48,26 @@ int gpu_from_host(void *dst_dev, const void *src, size_t len)
 	(void)len;
 	return -ENODEV;
 }
+
+int gpu_pointer(const void *ptr, int *ret_gpu, char *why, size_t whylen)
+{
+	(void)ptr;
+	(void)ret_gpu;
+	(void)why;
+	(void)whylen;
+	return 0;
+}
+
+int gpu_export(const void *ptr, int gpu, uint8_t *ret_handle,
+	       uint64_t *ret_offset, char *bus_id, size_t idlen, char *why,
+	       size_t whylen)
+{
+	(void)ptr;
+	(void)gpu;
+	(void)ret_handle;
+	(void)ret_offset;
+	(void)bus_id;
+	(void)idlen;
+	snprintf(why, whylen, "this libfpgad was built without CUDA");
+	return -ENODEV;
+}

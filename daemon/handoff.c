@@ -207,7 +207,8 @@ static void conn_serve(struct hconn *c)
 		conn_end(c, true);
 		return;
 	}
-	reply(c->fd, 0, "", fds, n_fds, &sent);
+	/* A claim may say something on success (a reply is never empty). */
+	reply(c->fd, 0, err, fds, n_fds, &sent);
 	if (!sent) {
 		conn_end(c, true);
 		return;

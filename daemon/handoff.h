@@ -54,7 +54,9 @@ struct handoff_handlers {
 	/*
 	 * Who holds @token?  0 and up to HANDOFF_MAX_FDS descriptors (still
 	 * owned by their lease) and an opaque lease pointer, or a negative
-	 * errno with @err saying why.
+	 * errno with @err saying why.  On success @err, if set, goes in the
+	 * reply (which must not be empty: a claim that sends no descriptor
+	 * says something).
 	 */
 	int (*claim)(void *user, const uint8_t *token, size_t len,
 		     const struct handoff_peer *peer, int *ret_fds,

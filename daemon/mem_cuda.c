@@ -24,6 +24,7 @@
 #include <cuda_runtime_api.h>
 
 #include "copy.h"
+#include "cudriver.h"
 #include "errmap.h"
 #include "log.h"
 #include "memory.h"
@@ -87,19 +88,11 @@ int memory_cuda_probe(const char *gpu, int *ret_ordinal, char *why,
 /* A driver API function by name, or NULL (logged) when the driver lacks it. */
 static void *memory_cuda_entry(const char *symbol, unsigned version)
 {
-	enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSuccess;
-	void *fn = NULL;
-	cudaError_t e;
+	char why[160];
+	void *fn = cudriver_entry(symbol, version, why, sizeof(why));
 
-	e = cudaGetDriverEntryPointByVersion(symbol, &fn, version,
-					     cudaEnableDefault, &q);
-	if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || !fn) {
-		log_warn("memory: the CUDA driver has no %s (%s)", symbol,
-			 e != cudaSuccess ? cudaGetErrorString(e) :
-			 q == cudaDriverEntryPointVersionNotSufficent ?
-			 "driver too old" : "symbol not found");
-		return NULL;
-	}
+	if (!fn)
+		log_warn("memory: %s", why);
 	return fn;
 }
 

@@ -230,11 +230,14 @@ static int xfer_claim_buffer(struct xfer *x, struct xfer_buffer *b,
 		if (fd < 0)
 			continue;
 		r = xfer_buffer_attach_fd(x, b, fd, err, errlen);
-		if (!r)
-			peer->fds[i] = -1;	/* the buffer's now */
-		else
+		if (r) {
 			xfer_buffer_kill(x, b);
-		return r;
+			return r;
+		}
+		peer->fds[i] = -1;	/* the buffer's now */
+		snprintf(err, errlen, "buffer %llu registered",
+			 (unsigned long long)b->id);
+		return 0;
 	}
 	snprintf(err, errlen, "buffer %llu: no memfd came with the token",
 		 (unsigned long long)b->id);

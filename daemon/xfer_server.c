@@ -80,6 +80,9 @@ int xfer_server_create(uint32_t entries, const struct xfer_server_rules *rules,
 	h->host_align = rules->host_align;
 	h->gpu_align = rules->gpu_align;
 	h->max_timeout_ms = rules->max_timeout_ms;
+	/* Born asking for the doorbell: the serving thread may be asleep. */
+	h->srv_waiting = 1;
+	s->armed = true;
 	atomic_store_explicit(FR_A32(&h->magic), FPGAD_XFER_MAGIC,
 			      memory_order_release);
 	*ret_s = s;

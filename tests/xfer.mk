@@ -1,0 +1,15 @@
+# SPDX-License-Identifier: MIT
+#
+# xfer.mk - card memory transfers' part of the root Makefile (included by
+# it): the integration suite's helper client, the queue fuzzer, the GPU
+# variants and the benchmark.  The unit and integration suites themselves
+# (tests/unit/test_xfer*.c, tests/integration/test_xfer.c) are picked up by
+# the Makefile's own rules.
+
+$(BUILD)/itests/xfer_client: $(BUILD)/obj/tests/integration/xfer_client.o \
+		$(BUILD)/libfpgad.a
+	$(call msg,LD,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
+
+integration: $(BUILD)/itests/xfer_client
