@@ -19,6 +19,7 @@
 #include "config.h"
 #include "memory.h"
 #include "names.h"
+#include "size.h"
 
 #define MAX_SLOTS 4096u
 #define MAX_SLOT_SIZE (1ull << 31)
@@ -89,35 +90,6 @@ static int fail(struct parse_state *ps, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(ps->err, sizeof(ps->err), fmt, ap);
 	va_end(ap);
-	return 0;
-}
-
-/* "64K", "1M", "2G", "4096": binary multiples. */
-static int parse_size(const char *s, uint64_t *ret)
-{
-	unsigned long long v;
-	char *end;
-	unsigned shift = 0;
-
-	errno = 0;
-	if (*s == '-')
-		return -EINVAL;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	default: break;
-	}
-	if (*end == 'i' || *end == 'B' || *end == 'b')
-		end += (end[0] == 'i' && (end[1] == 'B' || end[1] == 'b')) ? 2 : 1;
-	if (*end != '\0')
-		return -EINVAL;
-	if (shift && v > (UINT64_MAX >> shift))
-		return -ERANGE;
-	*ret = (uint64_t)v << shift;
 	return 0;
 }
 
@@ -300,7 +272,7 @@ static int apply_key(struct parse_state *ps, const char *section,
 				    name, value, k->min, k->max);
 		return 1;
 	case K_SIZE:
-		r = parse_size(value, &size);
+		r = size_parse(value, &size);
 		if (r < 0 || size < k->min)
 			return fail(ps, "%s: '%s' is not a size (a number with optional K, M or G)%s",
 				    name, value, r < 0 ? "" : ", or too small");

@@ -13,3 +13,6 @@ $(BUILD)/itests/xfer_client: $(BUILD)/obj/tests/integration/xfer_client.o \
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
 
 integration: $(BUILD)/itests/xfer_client
+
+# fpgad.conf's sizes are parsed by common/size.c.
+$(FUZZ_DIR)/fuzz_config: common/size.c

@@ -19,6 +19,8 @@ struct fpgactl_opts {
 	uint64_t count;
 	int timeout_ms;
 	const char *channel;	/* first positional argument, if any */
+	const char *const *args; /* the positional arguments after the command */
+	unsigned n_args;
 };
 
 struct fpgactl_cmd {
@@ -39,5 +41,8 @@ int fpgactl_fail(fpgad_client *c, const char *what, int r);
 int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o);
 /* send.c */
 int fpgactl_send(fpgad_client *c, const struct fpgactl_opts *o);
+/* xfer.c: card memory to a file and back. */
+int fpgactl_read(fpgad_client *c, const struct fpgactl_opts *o);
+int fpgactl_write(fpgad_client *c, const struct fpgactl_opts *o);
 
 #endif

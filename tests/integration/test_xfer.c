@@ -574,7 +574,7 @@ static void test_split_failure(void **state)
 /* Descriptors of @pid, and how many of them are memfds. */
 static unsigned fd_count(pid_t pid, unsigned *ret_memfds)
 {
-	char path[64], link[PATH_MAX];
+	char path[PATH_MAX], link[PATH_MAX];
 	unsigned n = 0, m = 0;
 	struct dirent *de;
 	DIR *d;
@@ -788,6 +788,101 @@ static void test_transfers_off(void **state)
 	stop(&f);
 }
 
+static int fpgactl(const struct fixture *f, const char *args, char *out,
+		   size_t len)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "%s --url %s %s", harness_bin("fpgactl"),
+		 f->p.url, args);
+	return harness_run(cmd, out, len);
+}
+
+static void write_file(const char *path, const void *buf, size_t len)
+{
+	FILE *fp = fopen(path, "wb");
+
+	assert_non_null(fp);
+	assert_int_equal(fwrite(buf, 1, len, fp), len);
+	fclose(fp);
+}
+
+/*
+ * fpgactl write and read: files and stdin/stdout, K/M suffixes, --json,
+ * lengths that are not whole units, and refusals by name.
+ */
+static void test_fpgactl(void **state)
+{
+	enum { LEN = 300000 };
+	static unsigned char in[LEN], back[LEN];
+	char dir[] = "/tmp/fpgad-xfer.XXXXXX", args[512], out[65536];
+	struct fixture f;
+	json_error_t jerr;
+	json_t *j;
+	FILE *fp;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	start(&f, NULL);
+	fill(in, LEN, 13);
+	snprintf(args, sizeof(args), "%s/in", dir);
+	write_file(args, in, LEN);
+
+	snprintf(args, sizeof(args), "--json write 1M %s/in", dir);
+	assert_int_equal(fpgactl(&f, args, out, sizeof(out)), 0);
+	j = json_loads(out, 0, &jerr);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(j, "op")), "write");
+	assert_int_equal(json_integer_value(json_object_get(j, "card_addr")),
+			 1 << 20);
+	assert_int_equal(json_integer_value(json_object_get(j, "length")), LEN);
+	assert_true(json_is_real(json_object_get(j, "gbps")));
+	json_decref(j);
+	snprintf(args, sizeof(args), "read 0x100000 %d %s/out", LEN, dir);
+	assert_int_equal(fpgactl(&f, args, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "read 300000 bytes at card address 0x100000"));
+	snprintf(args, sizeof(args), "%s/out", dir);
+	fp = fopen(args, "rb");
+	assert_non_null(fp);
+	assert_int_equal(fread(back, 1, LEN, fp), LEN);
+	fclose(fp);
+	assert_memory_equal(back, in, LEN);
+
+	/* stdin and stdout; the data alone on stdout. */
+	snprintf(args, sizeof(args), "write 2M - < %s/in", dir);
+	assert_int_equal(fpgactl(&f, args, out, sizeof(out)), 0);
+	snprintf(args, sizeof(args), "--json read 2M 1000 - 2>/dev/null");
+	assert_int_equal(fpgactl(&f, args, out, sizeof(out)), 0);
+	assert_memory_equal(out, in, 1000);
+
+	/* A partial last unit keeps the card's bytes after the file's. */
+	snprintf(args, sizeof(args), "%s/small", dir);
+	write_file(args, in + 5000, 100);
+	snprintf(args, sizeof(args), "write 1M %s/small", dir);
+	assert_int_equal(fpgactl(&f, args, out, sizeof(out)), 0);
+	snprintf(args, sizeof(args), "read 1M 128 - 2>/dev/null");
+	assert_int_equal(fpgactl(&f, args, out, sizeof(out)), 0);
+	assert_memory_equal(out, in + 5000, 100);
+	assert_memory_equal(out + 100, in + 100, 28);
+
+	/* Refusals: by name, exit 1; usage errors exit 2. */
+	assert_int_equal(fpgactl(&f, "read 100 64 - 2>&1", out, sizeof(out)), 1);
+	assert_non_null(strstr(out, "card address alignment: card address 0x64 "
+			       "is not a multiple of 64"));
+	assert_int_equal(fpgactl(&f, "read 2G 64 - 2>&1", out, sizeof(out)), 1);
+	assert_non_null(strstr(out, "card range"));
+	assert_int_equal(fpgactl(&f, "read 1x 64 - 2>&1", out, sizeof(out)), 2);
+	assert_non_null(strstr(out, "ADDR: '1x' is not a number"));
+	assert_int_equal(fpgactl(&f, "read 0 64 2>&1", out, sizeof(out)), 2);
+	assert_non_null(strstr(out, "read needs ADDR LEN FILE"));
+	assert_int_equal(fpgactl(&f, "write 0 /nonexistent/x 2>&1", out,
+				 sizeof(out)), 1);
+	assert_non_null(strstr(out, "/nonexistent/x: No such file"));
+	stop(&f);
+	snprintf(args, sizeof(args), "rm -rf %s", dir);
+	assert_int_equal(system(args), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -809,6 +904,7 @@ int main(void)
 		cmocka_unit_test(test_async),
 		cmocka_unit_test(test_fpgad_restarts),
 		cmocka_unit_test(test_transfers_off),
+		cmocka_unit_test(test_fpgactl),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
