@@ -86,8 +86,8 @@ static void xfer_unmap(struct xfer_ctx *xf)
 /* The slot table: one per entry that can be outstanding at once. */
 static int xfer_slots(struct xfer_ctx *xf)
 {
-	const struct fpgad_xfer_header *h = xfer_queue_header(xf->q);
-	uint32_t n = h->sq_entries + h->cq_entries;
+	const struct xfer_ring_layout *l = xfer_queue_layout(xf->q);
+	uint32_t n = l->sq_entries + l->cq_entries;
 
 	xf->slots = calloc(n, sizeof(*xf->slots));
 	xf->free = calloc(n, sizeof(*xf->free));

@@ -8,6 +8,7 @@
 
 struct xfer_queue {
 	struct fpgad_xfer_header *hdr;
+	struct xfer_ring_layout l;	/* as checked at attach */
 	uint32_t sq_entries;
 	uint32_t cq_entries;
 	uint32_t sq_tail;		/* private copy of what we write */
@@ -18,8 +19,9 @@ struct xfer_queue {
 int xfer_queue_attach(void *mem, size_t len, struct xfer_queue **ret_q)
 {
 	struct fpgad_xfer_header *h = mem;
+	struct xfer_ring_layout l;
 	struct xfer_queue *q;
-	int r = xfer_ring_validate(mem, len);
+	int r = xfer_ring_validate(mem, len, &l);
 
 	if (r)
 		return r;
@@ -27,8 +29,9 @@ int xfer_queue_attach(void *mem, size_t len, struct xfer_queue **ret_q)
 	if (!q)
 		return -ENOMEM;
 	q->hdr = h;
-	q->sq_entries = h->sq_entries;
-	q->cq_entries = h->cq_entries;
+	q->l = l;
+	q->sq_entries = l.sq_entries;
+	q->cq_entries = l.cq_entries;
 	q->sq_tail = atomic_load_explicit(FR_A32(&h->sq_tail),
 					  memory_order_relaxed);
 	q->published = q->sq_tail;
@@ -48,6 +51,11 @@ const struct fpgad_xfer_header *xfer_queue_header(const struct xfer_queue *q)
 	return q->hdr;
 }
 
+const struct xfer_ring_layout *xfer_queue_layout(const struct xfer_queue *q)
+{
+	return &q->l;
+}
+
 int xfer_queue_room(struct xfer_queue *q)
 {
 	uint32_t head = atomic_load_explicit(FR_A32(&q->hdr->sq_head),
@@ -62,7 +70,7 @@ int xfer_queue_room(struct xfer_queue *q)
 
 void xfer_queue_push(struct xfer_queue *q, const struct fpgad_xfer_sqe *s)
 {
-	memcpy(xfer_ring_sqe(q->hdr, q->sq_tail), s, sizeof(*s));
+	memcpy(xfer_ring_sqe(q->hdr, &q->l, q->sq_tail), s, sizeof(*s));
 	q->sq_tail++;
 }
 
@@ -88,7 +96,7 @@ int xfer_queue_pop(struct xfer_queue *q, struct fpgad_xfer_cqe *out,
 	if (tail - q->cq_head > q->cq_entries)
 		return -EPROTO;
 	while (q->cq_head != tail && n < max) {
-		memcpy(&out[n++], xfer_ring_cqe(q->hdr, q->cq_head),
+		memcpy(&out[n++], xfer_ring_cqe(q->hdr, &q->l, q->cq_head),
 		       sizeof(*out));
 		q->cq_head++;
 	}

@@ -28,6 +28,8 @@ int xfer_queue_attach(void *mem, size_t len, struct xfer_queue **ret_q);
 void xfer_queue_free(struct xfer_queue *q);
 /* The header: its [I] lines say the rules. */
 const struct fpgad_xfer_header *xfer_queue_header(const struct xfer_queue *q);
+/* The geometry as checked when attaching. */
+const struct xfer_ring_layout *xfer_queue_layout(const struct xfer_queue *q);
 
 /* Free submission entries now; -EPROTO when fpgad's sq_head is nonsense. */
 int xfer_queue_room(struct xfer_queue *q);

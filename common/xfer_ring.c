@@ -29,6 +29,8 @@ int xfer_ring_layout(uint32_t sq_entries, uint32_t cq_entries,
 		return -EINVAL;
 	l.sq_entries = sq_entries;
 	l.cq_entries = cq_entries;
+	l.sqe_size = sizeof(struct fpgad_xfer_sqe);
+	l.cqe_size = sizeof(struct fpgad_xfer_cqe);
 	l.sq_offset = (uint32_t)header_size;
 	l.cq_offset = l.sq_offset +
 		      sq_entries * (uint32_t)sizeof(struct fpgad_xfer_sqe);
@@ -38,9 +40,11 @@ int xfer_ring_layout(uint32_t sq_entries, uint32_t cq_entries,
 	return 0;
 }
 
-int xfer_ring_validate(const void *mem, size_t len)
+int xfer_ring_validate(const void *mem, size_t len,
+		       struct xfer_ring_layout *ret_layout)
 {
 	const struct fpgad_xfer_header *h = mem;
+	struct xfer_ring_layout l;
 	uint64_t sq_end, cq_end;
 
 	if (!mem || ((uintptr_t)mem % FPGAD_XFER_LINE) || len < header_size)
@@ -65,12 +69,25 @@ int xfer_ring_validate(const void *mem, size_t len)
 	if (h->sq_offset < h->header_size || h->cq_offset < h->header_size ||
 	    h->sq_offset % FPGAD_XFER_LINE || h->cq_offset % FPGAD_XFER_LINE)
 		return -EINVAL;
-	/* Each factor is bounded above, so none of this overflows. */
-	sq_end = h->sq_offset + (uint64_t)h->sq_entries * h->sqe_size;
-	cq_end = h->cq_offset + (uint64_t)h->cq_entries * h->cqe_size;
-	if (sq_end > len || cq_end > len ||
-	    (h->sq_offset < cq_end && h->cq_offset < sq_end))
+	/* Read once: what is checked is what is used. */
+	l.sq_entries = h->sq_entries;
+	l.cq_entries = h->cq_entries;
+	l.sq_offset = h->sq_offset;
+	l.cq_offset = h->cq_offset;
+	l.sqe_size = h->sqe_size;
+	l.cqe_size = h->cqe_size;
+	l.size = len;
+	if (!entries_ok(l.sq_entries, l.cq_entries) ||
+	    l.sqe_size < sizeof(struct fpgad_xfer_sqe) ||
+	    l.cqe_size < sizeof(struct fpgad_xfer_cqe))
 		return -EINVAL;
+	/* Each factor is bounded above, so none of this overflows. */
+	sq_end = l.sq_offset + (uint64_t)l.sq_entries * l.sqe_size;
+	cq_end = l.cq_offset + (uint64_t)l.cq_entries * l.cqe_size;
+	if (sq_end > len || cq_end > len ||
+	    (l.sq_offset < cq_end && l.cq_offset < sq_end))
+		return -EINVAL;
+	*ret_layout = l;
 	return 0;
 }
 

@@ -17,11 +17,18 @@
 #include "fpgad_xfer.h"
 #include "frame_ring.h"
 
+/*
+ * Where a queue's parts are.  Each end keeps its own copy and never reads
+ * the geometry from the shared header again: the other side may scribble
+ * on it.
+ */
 struct xfer_ring_layout {
 	uint32_t sq_entries;
 	uint32_t cq_entries;
 	uint32_t sq_offset;
 	uint32_t cq_offset;
+	uint32_t sqe_size;
+	uint32_t cqe_size;
 	size_t size;		/* bytes of the whole queue */
 };
 
@@ -35,26 +42,26 @@ int xfer_ring_layout(uint32_t sq_entries, uint32_t cq_entries,
 
 /*
  * Check a mapped queue: magic, major version, sizes, geometry, and that
- * everything lies within @len.  -EINVAL (malformed), -EPROTONOSUPPORT
- * (another major version), -EAGAIN (not initialised yet: magic 0).
+ * everything lies within @len; its layout into *@ret_layout.  -EINVAL
+ * (malformed), -EPROTONOSUPPORT (another major version), -EAGAIN (not
+ * initialised yet: magic 0).
  */
-int xfer_ring_validate(const void *mem, size_t len);
+int xfer_ring_validate(const void *mem, size_t len,
+		       struct xfer_ring_layout *ret_layout);
 
-/* Entry @pos of a validated queue. */
-static inline struct fpgad_xfer_sqe *xfer_ring_sqe(void *mem, uint32_t pos)
+/* Entry @pos of the queue at @mem laid out as @l. */
+static inline struct fpgad_xfer_sqe *xfer_ring_sqe(void *mem,
+		const struct xfer_ring_layout *l, uint32_t pos)
 {
-	const struct fpgad_xfer_header *h = mem;
-
-	return (struct fpgad_xfer_sqe *)((char *)mem + h->sq_offset +
-		(size_t)(pos & (h->sq_entries - 1)) * h->sqe_size);
+	return (struct fpgad_xfer_sqe *)((char *)mem + l->sq_offset +
+		(size_t)(pos & (l->sq_entries - 1)) * l->sqe_size);
 }
 
-static inline struct fpgad_xfer_cqe *xfer_ring_cqe(void *mem, uint32_t pos)
+static inline struct fpgad_xfer_cqe *xfer_ring_cqe(void *mem,
+		const struct xfer_ring_layout *l, uint32_t pos)
 {
-	const struct fpgad_xfer_header *h = mem;
-
-	return (struct fpgad_xfer_cqe *)((char *)mem + h->cq_offset +
-		(size_t)(pos & (h->cq_entries - 1)) * h->cqe_size);
+	return (struct fpgad_xfer_cqe *)((char *)mem + l->cq_offset +
+		(size_t)(pos & (l->cq_entries - 1)) * l->cqe_size);
 }
 
 /* A rule's short name ("card alignment"), "?" for an unknown one. */

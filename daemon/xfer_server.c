@@ -16,6 +16,7 @@ struct xfer_server {
 	int doorbell;
 	bool armed;
 	/* Private copies: the shared words are the client's to scribble on. */
+	struct xfer_ring_layout l;
 	uint32_t sq_entries;
 	uint32_t cq_entries;
 	uint32_t sq_head;
@@ -59,6 +60,7 @@ int xfer_server_create(uint32_t entries, const struct xfer_server_rules *rules,
 		r = -errno;
 		goto fail;
 	}
+	s->l = l;
 	s->sq_entries = l.sq_entries;
 	s->cq_entries = l.cq_entries;
 
@@ -168,7 +170,7 @@ int xfer_server_take(struct xfer_server *s, unsigned outstanding,
 	if (!xfer_server_submitted(s) ||
 	    (uint64_t)outstanding + xfer_server_unconsumed(s) >= s->cq_entries)
 		return 0;
-	e = xfer_ring_sqe(s->hdr, s->sq_head);
+	e = xfer_ring_sqe(s->hdr, &s->l, s->sq_head);
 	/* One copy, taken once: the client may change the entry meanwhile. */
 	memcpy(ret_sqe, e, sizeof(*ret_sqe));
 	s->sq_head++;
@@ -183,7 +185,7 @@ int xfer_server_take(struct xfer_server *s, unsigned outstanding,
 void xfer_server_complete(struct xfer_server *s,
 			  const struct fpgad_xfer_cqe *cqe)
 {
-	memcpy(xfer_ring_cqe(s->hdr, s->cq_tail), cqe, sizeof(*cqe));
+	memcpy(xfer_ring_cqe(s->hdr, &s->l, s->cq_tail), cqe, sizeof(*cqe));
 	s->cq_tail++;
 	if (cqe->rule != FPGAD_XFER_RULE_NONE)
 		atomic_store_explicit(FR_A64(&s->hdr->refused), ++s->refused,
