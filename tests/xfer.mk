@@ -16,3 +16,15 @@ integration: $(BUILD)/itests/xfer_client
 
 # fpgad.conf's sizes are parsed by common/size.c.
 $(FUZZ_DIR)/fuzz_config: common/size.c
+
+# fpgad's end of the transfer queue, against a hostile client.
+FUZZ_XFER := $(FUZZ_DIR)/fuzz_xfer_queue
+$(FUZZ_XFER): tests/fuzz/fuzz_xfer_queue.c daemon/xfer_server.c \
+		daemon/mem_host.c daemon/log.c common/xfer_ring.c \
+		common/frame_ring.c common/futex.c common/clock.c \
+		client/xfer_queue.c | $(PROTO_H)
+	$(call msg,FUZZCC,$@)
+	$(Q)mkdir -p $(FUZZ_DIR)
+	$(Q)clang $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^)
+FUZZ_BIN += $(FUZZ_XFER)
+fuzz: $(FUZZ_XFER)
