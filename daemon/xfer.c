@@ -630,13 +630,21 @@ static bool xfer_arm(struct xfer *x)
 
 static void xfer_disarm(struct xfer *x)
 {
-	uint64_t v;
-
 	for (struct xfer_client *c = x->clients; c; c = c->next)
 		if (c->srv)
 			xfer_server_disarm(c->srv);
-	if (read(x->wake_fd, &v, sizeof(v)) < 0)
-		v = 0;
+}
+
+/* Empty the eventfds that rang (doorbells, the wake); not the device's. */
+static void xfer_drain(const struct epoll_event *ev, int n)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t v;
+
+		if (ev[i].data.u64 >> 32 == XFER_EV_DRAIN &&
+		    read((int)(uint32_t)ev[i].data.u64, &v, sizeof(v)) < 0)
+			v = 0;
+	}
 }
 
 static void *xfer_main(void *arg)
@@ -649,7 +657,7 @@ static void *xfer_main(void *arg)
 	pthread_mutex_lock(&x->lock);
 	while (!atomic_load(&x->stop)) {
 		uint64_t now;
-		int timeout;
+		int timeout, n;
 
 		if (xfer_pass(x)) {
 			idle_since = clock_now_ns();
@@ -669,9 +677,10 @@ static void *xfer_main(void *arg)
 		}
 		timeout = xfer_sleep_ms(x, now);
 		pthread_mutex_unlock(&x->lock);
-		if (epoll_wait(x->epfd, ev, XFER_EVENTS, timeout) < 0 &&
-		    errno != EINTR)
+		n = epoll_wait(x->epfd, ev, XFER_EVENTS, timeout);
+		if (n < 0 && errno != EINTR)
 			log_err("transfer: epoll_wait: %s", strerror(errno));
+		xfer_drain(ev, n);
 		pthread_mutex_lock(&x->lock);
 		xfer_disarm(x);
 		idle_since = clock_now_ns();
@@ -753,9 +762,13 @@ static bool xfer_engine_taken(const struct config *cfg, enum direction dir,
 	return false;
 }
 
-int xfer_epoll_add(struct xfer *x, int fd)
+int xfer_epoll_add(struct xfer *x, int fd, bool drain)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
+	struct epoll_event ev = {
+		.events = EPOLLIN,
+		.data.u64 = (uint64_t)(drain ? XFER_EV_DRAIN : XFER_EV_POLL) <<
+			    32 | (uint32_t)fd,
+	};
 
 	return epoll_ctl(x->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
@@ -786,7 +799,7 @@ static int xfer_open_engines(struct xfer *x, const struct config *cfg)
 			e->max = x->info.max_inflight ? x->info.max_inflight : 1;
 			e->cfd = x->ops->completion_fd ?
 				 x->ops->completion_fd(e->q) : -1;
-			if (e->cfd >= 0 && xfer_epoll_add(x, e->cfd) < 0)
+			if (e->cfd >= 0 && xfer_epoll_add(x, e->cfd, false) < 0)
 				e->cfd = -1;
 			x->n_eng[d]++;
 		}
@@ -842,7 +855,7 @@ int xfer_start(const struct config *cfg, const struct device_ops *ops,
 		r = -errno;
 		goto fail;
 	}
-	r = xfer_epoll_add(x, x->wake_fd);
+	r = xfer_epoll_add(x, x->wake_fd, true);
 	if (r)
 		goto fail;
 

@@ -183,7 +183,7 @@ int xfer_open_queue(struct xfer *x, const struct xfer_who *who,
 		r = xfer_random(c->token, sizeof(c->token));
 	if (!r) {
 		xfer_server_fds(c->srv, &memfd, &doorbell);
-		r = xfer_epoll_add(x, doorbell);
+		r = xfer_epoll_add(x, doorbell, true);
 	}
 	if (r) {
 		snprintf(err, errlen, "cannot make the transfer queue: %s",

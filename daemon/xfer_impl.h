@@ -179,8 +179,13 @@ struct xfer {
 /* xfer.c */
 /* Wake the transfer thread (it looks at every queue again). */
 void xfer_poke(struct xfer *x);
-/* Watch @fd (a doorbell) for the thread; 0 or -errno. */
-int xfer_epoll_add(struct xfer *x, int fd);
+/*
+ * Watch @fd for the thread: an eventfd it empties when it rang (@drain: a
+ * doorbell, the wake), or a device's completion descriptor, which only
+ * the device reads.  0 or -errno.
+ */
+enum { XFER_EV_POLL = 1, XFER_EV_DRAIN = 2 };
+int xfer_epoll_add(struct xfer *x, int fd, bool drain);
 /* Complete @r now (x->lock held); frees it. */
 void xfer_req_finish(struct xfer *x, struct xfer_req *r);
 /* The copy engine of GPU @gpu, opened the first time (x->lock held). */

@@ -221,14 +221,9 @@ bool xfer_server_arm(struct xfer_server *s)
 
 void xfer_server_disarm(struct xfer_server *s)
 {
-	uint64_t v;
-
 	if (!s->armed)
 		return;
 	s->armed = false;
 	atomic_store_explicit(FR_A32(&s->hdr->srv_waiting), 0,
 			      memory_order_relaxed);
-	/* Whatever the client wrote, the next arm starts from empty. */
-	if (read(s->doorbell, &v, sizeof(v)) < 0)
-		v = 0;
 }

@@ -79,7 +79,10 @@ void xfer_server_raise(struct xfer_server *s, uint32_t events);
  * asks no longer.
  */
 bool xfer_server_arm(struct xfer_server *s);
-/* The thread is awake: no doorbell needed; empties the eventfd. */
+/*
+ * The thread is awake: no doorbell needed.  Emptying the doorbell is the
+ * poller's business (it reads it when epoll says it rang).
+ */
 void xfer_server_disarm(struct xfer_server *s);
 
 #endif

@@ -28,3 +28,12 @@ $(FUZZ_XFER): tests/fuzz/fuzz_xfer_queue.c daemon/xfer_server.c \
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^)
 FUZZ_BIN += $(FUZZ_XFER)
 fuzz: $(FUZZ_XFER)
+
+# Transfers against the raw copy of the same size and direction
+# (tests/bench/xfer.sh, called by tests/bench/run.sh).
+$(BENCH_DIR)/bench_xfer: $(BUILD)/obj/tests/bench/bench_xfer.o \
+		$(BENCH_UTIL_OBJ) $(BUILD)/libfpgad.a
+	$(call msg,LD,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
+bench-bin: $(BENCH_DIR)/bench_xfer

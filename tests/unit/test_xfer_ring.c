@@ -249,9 +249,9 @@ static void test_doorbell(void **state)
 	struct fixture *f = *state;
 	struct fpgad_xfer_sqe s = sqe(7), got;
 
-	/* Born armed; the thread wakes and disarms, emptying the bell. */
-	xfer_server_disarm(f->srv);
+	/* Born armed; the thread wakes and disarms. */
 	assert_false(doorbell_rung(f));
+	xfer_server_disarm(f->srv);
 	xfer_queue_push(f->q, &s);
 	assert_false(xfer_queue_publish(f->q));	/* fpgad is awake */
 	assert_true(xfer_server_arm(f->srv));	/* work: no sleep */
@@ -261,8 +261,12 @@ static void test_doorbell(void **state)
 	assert_true(xfer_queue_publish(f->q));	/* ring it */
 	assert_int_equal(write(f->doorbell, &(uint64_t){ 1 }, 8), 8);
 	assert_true(doorbell_rung(f));
-	xfer_server_disarm(f->srv);
+	/* The poller empties it; disarmed, the client rings no more. */
+	assert_int_equal(read(f->doorbell, &(uint64_t){ 0 }, 8), 8);
 	assert_false(doorbell_rung(f));
+	xfer_server_disarm(f->srv);
+	xfer_queue_push(f->q, &s);
+	assert_false(xfer_queue_publish(f->q));
 }
 
 /* Positions the client wrote that make no sense are ignored, counted. */
