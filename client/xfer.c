@@ -445,11 +445,14 @@ static int xfer_await(struct xfer_ctx *xf, uint64_t deadline,
 	left = xfer_ms_left(deadline);
 	if (left == 0)
 		return -ETIMEDOUT;
-	if (xfer_gone(xf, true))
+	if (xfer_gone(xf, false))
 		return xfer_lost(xf);
 	if (left < 0 || left > XFER_LIVENESS_MS)
 		left = XFER_LIVENESS_MS;
 	r = xfer_queue_wait(xf->q, left);
+	/* A quiet while: is fpgad still there? (the link, a system call) */
+	if (r == -ETIMEDOUT && xfer_gone(xf, true))
+		return xfer_lost(xf);
 	return r == -ETIMEDOUT || r == -EINTR ? 0 : r;
 }
 

@@ -37,3 +37,20 @@ $(BENCH_DIR)/bench_xfer: $(BUILD)/obj/tests/bench/bench_xfer.o \
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
 bench-bin: $(BENCH_DIR)/bench_xfer
+
+# The GPU variants (tests/gpu/xfer.sh): built where nvcc is, run where a
+# GPU is; elsewhere they skip, saying why.
+ifeq ($(CUDA),1)
+$(GPU_DIR)/gpu_xfer: $(BUILD)/obj/tests/gpu/gpu_xfer.o $(BUILD)/libfpgad.a
+	$(call msg,LD,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
+gpu: $(GPU_DIR)/gpu_xfer
+endif
+
+.PHONY: gpu-xfer-check
+gpu-xfer-check: gpu
+	@tests/gpu/xfer.sh $(BUILD) $(GPU_DIR)/logs; rc=$$?; \
+		if [ $$rc = 77 ]; then exit 0; fi; exit $$rc
+
+CHECK_EXTRA += gpu-xfer-check

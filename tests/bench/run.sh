@@ -18,6 +18,7 @@
 #   c. Status round trip vs a bare nng REQ/REP echo
 #   d. fpgad CPU per frame (per thread name) and resident memory
 #   e. scaling: 1-64 control clients, 1-16 streaming channels
+#   f. card memory transfers vs the raw copy (tests/bench/xfer.sh)
 #
 # Environment (defaults in brackets): BENCH_SECONDS [1.5] per throughput
 # run, BENCH_SIZES [4K 64K 1M 4M 8M], BENCH_SLOTS [16], BENCH_QDEPTH [8],
@@ -562,6 +563,10 @@ cpu_run() {
 } >> "$MD"
 cpu_run cpu_host host
 [ -z "$GPU" ] || cpu_run cpu_cuda cuda
+
+# --- f. card memory transfers ------------------------------------------------------------------
+
+"$TOP/tests/bench/xfer.sh" "$BUILD" "$OUTD" "$MD" || die "card memory transfers (see $OUTD)"
 echo >> "$MD"
 echo "Total time: $(($(date +%s) - T0)) s." >> "$MD"
 
