@@ -34,6 +34,7 @@
 
 #include "device.h"
 #include "fpgad_dma.h"
+#include "kmod_xfer.h"
 
 #define DEV		"/dev/fpgad0"
 #define SYSFS		"/sys/class/fpgad/fpgad0/"
@@ -768,6 +769,7 @@ int main(void)
 	test_reset_and_limits();
 	test_close_outstanding();
 	test_backend();
+	kmod_xfer_tests(check, vgem_dmabuf);
 	printf("counters: transfers %lld h2c %lld c2h %lld timeouts %lld cancels %lld resets %lld errors %lld\n",
 	       counter("transfers"), counter("bytes_h2c"), counter("bytes_c2h"),
 	       counter("timeouts"), counter("cancels"), counter("resets"),
