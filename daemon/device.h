@@ -130,7 +130,8 @@ struct device_ops {
 	 * @q may be waiting, for a thread that waits on several queues (and
 	 * other descriptors) at once.  Poll it, never read it: wait() takes
 	 * the completions, and a wait() that returns 0 leaves it set to wake
-	 * the poller at the next completion.  Owned by the queue.
+	 * the poller at the next completion (a wake-up may come with nothing
+	 * to take; the next wait() clears it).  Owned by the queue.
 	 */
 	int (*completion_fd)(struct device_queue *q);
 };
