@@ -446,9 +446,13 @@ int xfer_register(struct xfer *x, const struct xfer_who *who,
 		if (r)
 			return r;
 		if (a->ipc_offset > ipc->mem->size ||
-		    a->length > ipc->mem->size - a->ipc_offset) {
+		    a->length > ipc->mem->size - a->ipc_offset ||
+		    ((uintptr_t)ipc->mem->dev + a->ipc_offset) %
+		    x->rules.gpu_align) {
 			snprintf(err, errlen, "the buffer ends past its "
-				 "allocation (%zu bytes)", ipc->mem->size);
+				 "allocation (%zu bytes), or its allocation "
+				 "does not start on a %u-byte boundary",
+				 ipc->mem->size, x->rules.gpu_align);
 			pthread_mutex_lock(&x->lock);
 			xfer_ipc_put(x, ipc);
 			pthread_mutex_unlock(&x->lock);

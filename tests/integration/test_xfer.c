@@ -571,6 +571,29 @@ static void test_split_failure(void **state)
 	stop(&f);
 }
 
+/*
+ * An engine that hangs (never completes) is reset by fpgad's watchdog:
+ * the transfer on it fails as canceled, naming its address, and the
+ * engine serves the next one.
+ */
+static void test_hung_engine(void **state)
+{
+	struct fixture f;
+	fpgad_buffer *b;
+	int r;
+
+	(void)state;
+	start(&f, "[device]\ndma_timeout_ms = 50\n[sim]\nfault_hang = 2\n");
+	b = host_buffer(f.c, 4096);
+	assert_int_equal(fpgad_write(b, 0, 0x3000, 4096, WAIT), 0);
+	r = fpgad_write(b, 0, 0x4000, 4096, WAIT);
+	assert_int_equal(r, -ECANCELED);
+	assert_non_null(strstr(fpgad_errmsg(f.c), "at card address 0x4000"));
+	assert_int_equal(fpgad_write(b, 0, 0x5000, 4096, WAIT), 0);
+	assert_true(harness_log_contains(&f.p, "h2c engine 0: no completion for"));
+	stop(&f);
+}
+
 /* Descriptors of @pid, and how many of them are memfds. */
 static unsigned fd_count(pid_t pid, unsigned *ret_memfds)
 {
@@ -899,6 +922,7 @@ int main(void)
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_modes),
 		cmocka_unit_test(test_split_failure),
+		cmocka_unit_test(test_hung_engine),
 		cmocka_unit_test(test_client_dies),
 		cmocka_unit_test(test_two_clients),
 		cmocka_unit_test(test_async),
