@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "futex.h"
 #include "log.h"
 #include "xfer_impl.h"
 
@@ -30,13 +31,6 @@ static const char *const dir_names[] = { "c2h", "h2c" };
 int xfer_random(void *buf, size_t len)
 {
 	return getrandom(buf, len, 0) == (ssize_t)len ? 0 : -EAGAIN;
-}
-
-static void xfer_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
 }
 
 void xfer_poke(struct xfer *x)
@@ -667,7 +661,7 @@ static void *xfer_main(void *arg)
 		/* Copies have no descriptor; busy-poll asks to spin. */
 		if (xfer_copies_pending(x) || now - idle_since < poll_ns) {
 			pthread_mutex_unlock(&x->lock);
-			xfer_cpu_relax();
+			futex_spin();
 			pthread_mutex_lock(&x->lock);
 			continue;
 		}
@@ -918,7 +912,7 @@ static void xfer_end_all(struct xfer *x)
 	while (x->clients && clock_now_ns() < deadline) {
 		if (!xfer_reap_engines(x) && !xfer_reap_copies(x) &&
 		    !xfer_dispatch(x))
-			xfer_cpu_relax();
+			futex_spin();
 	}
 	if (x->clients)
 		log_err("transfer: transfers still on the card at stop");

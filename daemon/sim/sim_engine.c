@@ -20,13 +20,6 @@
 #include "log.h"
 #include "sim.h"
 
-static void sim_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
-}
-
 bool sim_sq_empty(struct device_queue *q)
 {
 	return atomic_load(&q->sq_head) == atomic_load(&q->sq_tail);
@@ -61,7 +54,7 @@ int sim_engine_sleep_until(struct device_queue *q, uint64_t t)
 		if (now >= t)
 			return 0;
 		if (t - now <= SIM_SPIN_NS) {
-			sim_cpu_relax();
+			futex_spin();
 			continue;
 		}
 		wake = t == UINT64_MAX ? t : t - SIM_SPIN_NS / 2;
@@ -87,7 +80,7 @@ static void sim_engine_idle(struct device_queue *q)
 
 		while (sim_sq_empty(q) && !sim_engine_interrupted(q) &&
 		       clock_now_ns() < until)
-			sim_cpu_relax();
+			futex_spin();
 		if (!sim_sq_empty(q))
 			return;
 	}
