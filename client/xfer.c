@@ -420,17 +420,6 @@ static int xfer_push_some(struct xfer_ctx *xf, struct fpgad_xfer *x,
 	return (int)k;
 }
 
-/* Milliseconds left until @deadline (0 = none: -1), at least 0. */
-static int xfer_ms_left(uint64_t deadline)
-{
-	uint64_t now = clock_now_ns();
-
-	if (!deadline)
-		return -1;
-	return now >= deadline ? 0 :
-	       (int)((deadline - now + CLOCK_NS_PER_MS - 1) / CLOCK_NS_PER_MS);
-}
-
 /*
  * Wait for completions, busy-polling until @spin_end first: 0 (look
  * again), -ETIMEDOUT, or -EPIPE/-ESTALE when the queue went away.
@@ -442,7 +431,7 @@ static int xfer_await(struct xfer_ctx *xf, uint64_t deadline,
 
 	if (clock_now_ns() < spin_end)
 		return 0;
-	left = xfer_ms_left(deadline);
+	left = clock_ms_left(deadline);
 	if (left == 0)
 		return -ETIMEDOUT;
 	if (xfer_gone(xf, false))
