@@ -320,9 +320,11 @@ static uint32_t xfer_check(const struct xfer *x, struct xfer_client *c,
 		return FPGAD_XFER_RULE_BUF_ALIGN;
 	if (s->length % align)
 		return FPGAD_XFER_RULE_LEN_ALIGN;
+	/* A card that does not say how much memory it has checks itself. */
 	*ret_limit = x->rules.card_memory;
-	if (s->card_addr > x->rules.card_memory ||
-	    s->length > x->rules.card_memory - s->card_addr)
+	if (x->rules.card_memory &&
+	    (s->card_addr > x->rules.card_memory ||
+	     s->length > x->rules.card_memory - s->card_addr))
 		return FPGAD_XFER_RULE_CARD_RANGE;
 	*ret_limit = b->length;
 	if (s->buf_offset > b->length || s->length > b->length - s->buf_offset)

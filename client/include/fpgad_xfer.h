@@ -232,7 +232,7 @@ struct fpgad_xfer_header {
 
 	/* --- line 1: [I] the rules, for the client's information --- */
 
-	/* [I] bytes of card address space. */
+	/* [I] bytes of card address space; 0: unknown (the card checks). */
 	uint64_t card_memory;
 	/* [I] longest transfer (FPGAD_XFER_RULE_MAX_LENGTH). */
 	uint64_t max_length;
