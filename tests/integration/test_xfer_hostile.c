@@ -507,6 +507,191 @@ static void test_bad_memory(void **state)
 	good_round_trip(f, 20480, 6);
 }
 
+/* A control request of the transfer plane, by hand: -errno and fpgad's words. */
+static int request(fpgad_client *c, Fpgad__Request *req)
+{
+	Fpgad__Response *resp;
+	int r = conn_transact(c, req, &resp);
+
+	if (r == 0)
+		fpgad__response__free_unpacked(resp, NULL);
+	return r;
+}
+
+static int reg(fpgad_client *c, const char *memory, uint64_t len,
+	       const char *mode, size_t handle_len, const char *bus)
+{
+	Fpgad__Request req = FPGAD__REQUEST__INIT;
+	Fpgad__RegisterBufferRequest body = FPGAD__REGISTER_BUFFER_REQUEST__INIT;
+	uint8_t handle[64] = { 1, 2, 3 };
+
+	body.memory = (char *)memory;
+	body.length = len;
+	body.mode = (char *)mode;
+	body.ipc_handle.data = handle;
+	body.ipc_handle.len = handle_len;
+	body.gpu_bus_id = (char *)bus;
+	req.body_case = FPGAD__REQUEST__BODY_REGISTER_BUFFER;
+	req.register_buffer = &body;
+	return request(c, &req);
+}
+
+static int set_mode(fpgad_client *c, uint64_t id, const char *mode)
+{
+	Fpgad__Request req = FPGAD__REQUEST__INIT;
+	Fpgad__SetBufferModeRequest body = FPGAD__SET_BUFFER_MODE_REQUEST__INIT;
+
+	body.buffer_id = id;
+	body.mode = (char *)mode;
+	req.body_case = FPGAD__REQUEST__BODY_SET_BUFFER_MODE;
+	req.set_buffer_mode = &body;
+	return request(c, &req);
+}
+
+#define SAYS(c, what) \
+	do { \
+		if (!strstr(fpgad_errmsg(c), what)) \
+			fail_msg("'%s' does not say '%s'", fpgad_errmsg(c), what); \
+	} while (0)
+
+/* Every field of the transfer plane's requests, wrong: refused by name. */
+static void test_bad_requests(void **state)
+{
+	struct fixture *f = *state;
+	fpgad_client *c = f->bad.c;
+	Fpgad__Request req = FPGAD__REQUEST__INIT;
+	Fpgad__OpenXferQueueRequest open = FPGAD__OPEN_XFER_QUEUE_REQUEST__INIT;
+	Fpgad__UnregisterBufferRequest unreg = FPGAD__UNREGISTER_BUFFER_REQUEST__INIT;
+	struct fpgad_status *st;
+
+	req.body_case = FPGAD__REQUEST__BODY_OPEN_XFER_QUEUE;
+	req.open_xfer_queue = &open;
+	assert_int_equal(request(c, &req), -EINVAL);
+	SAYS(c, "has its transfer queue already");
+
+	assert_int_equal(reg(c, "gpu", 4096, "", 0, ""), -EINVAL);
+	SAYS(c, "memory 'gpu' is not host or cuda");
+	assert_int_equal(reg(c, "", 4096, "", 0, ""), -EINVAL);
+	assert_int_equal(reg(c, "host", 4096, "fast", 0, ""), -EINVAL);
+	SAYS(c, "mode 'fast' is not one of auto, gpudirect, bounce, host");
+	assert_int_equal(reg(c, "host", 0, "", 0, ""), -EINVAL);
+	SAYS(c, "a buffer of 0 bytes");
+	assert_int_equal(reg(c, "host", UINT64_MAX, "", 0, ""), -ENOSPC);
+	SAYS(c, "max_registered");
+	assert_int_equal(reg(c, "host", 4096, "gpudirect", 0, ""), -EINVAL);
+	SAYS(c, "mode gpudirect needs GPU memory");
+	assert_int_equal(reg(c, "cuda", 4096, "", 0, "0000:00:00.0"), -EINVAL);
+	SAYS(c, "needs a 64-byte IPC handle");
+	assert_int_equal(reg(c, "cuda", 4096, "", 64, ""), -EINVAL);
+	assert_int_equal(reg(c, "cuda", 4096, "host", 64, "0000:00:00.0"), -EINVAL);
+	SAYS(c, "mode host needs host memory");
+	assert_int_equal(reg(c, "cuda", 100, "", 64, "0000:00:00.0"), -EINVAL);
+	SAYS(c, "4096-byte boundaries");
+	/* A handle that names nothing (and, here, no CUDA): refused. */
+	assert_true(reg(c, "cuda", 4096, "", 64, "0000:00:00.0") < 0);
+	SAYS(c, "GPU memory: ");
+
+	assert_int_equal(set_mode(c, 12345, "auto"), -ENOENT);
+	SAYS(c, "no buffer 12345 on this connection");
+	assert_int_equal(set_mode(c, 12345, "warp"), -EINVAL);
+	SAYS(c, "mode 'warp' is not one of");
+	unreg.buffer_id = 0;
+	req.body_case = FPGAD__REQUEST__BODY_UNREGISTER_BUFFER;
+	req.unregister_buffer = &unreg;
+	assert_int_equal(request(c, &req), -ENOENT);
+	SAYS(c, "no buffer 0 on this connection");
+
+	/* None of it registered anything. */
+	assert_int_equal(fpgad_status_get(f->good, &st), 0);
+	assert_int_equal(st->transfer_buffers, 2);
+	fpgad_status_free(st);
+	good_round_trip(f, 24576, 7);
+}
+
+/*
+ * The handoff socket: a token that names nothing, a buffer's memfd with an
+ * extra descriptor beside it (fpgad keeps one, closes the other: no
+ * descriptor of fpgad's left over), a queue's token twice.
+ */
+static void test_bad_handoffs(void **state)
+{
+	struct fixture *f = *state;
+	fpgad_client *c = f->bad.c;
+	Fpgad__Request req = FPGAD__REQUEST__INIT;
+	Fpgad__RegisterBufferRequest body = FPGAD__REGISTER_BUFFER_REQUEST__INIT;
+	ProtobufCBinaryData junk = { .len = 16, .data = (uint8_t *)"0123456789abcdef" };
+	char path[256], dir[128];
+	Fpgad__Response *resp;
+	unsigned n0, n1;
+	int fds[2], r;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)f->p.pid);
+	snprintf(path, sizeof(path), "%s/fpgad.handoff", f->p.dir);
+	assert_int_equal(handoff_exchange(c, path, &junk, NULL, 0, NULL, 0, NULL),
+			 -ENOENT);
+	SAYS(c, "no lease holds that token");
+
+	{
+		char cmd[300], out[64];
+
+		snprintf(cmd, sizeof(cmd), "ls %s | wc -l", dir);
+		harness_run(cmd, out, sizeof(out));
+		n0 = (unsigned)atoi(out);
+		fds[0] = memfd(8192, F_SEAL_SHRINK, NULL);
+		fds[1] = memfd(8192, F_SEAL_SHRINK, NULL);
+		body.memory = "host";
+		body.length = 8192;
+		req.body_case = FPGAD__REQUEST__BODY_REGISTER_BUFFER;
+		req.register_buffer = &body;
+		assert_int_equal(conn_transact(c, &req, &resp), 0);
+		r = handoff_exchange(c, resp->register_buffer->handoff_path,
+				     &resp->register_buffer->handoff_token, fds,
+				     2, NULL, 0, NULL);
+		assert_int_equal(r, 0);
+		/* The token was good once. */
+		assert_int_equal(handoff_exchange(c,
+				 resp->register_buffer->handoff_path,
+				 &resp->register_buffer->handoff_token, fds, 1,
+				 NULL, 0, NULL), -ENOENT);
+		fpgad__response__free_unpacked(resp, NULL);
+		close(fds[0]);
+		close(fds[1]);
+		usleep(50000);
+		harness_run(cmd, out, sizeof(out));
+		n1 = (unsigned)atoi(out);
+		/* One more: the memfd fpgad keeps; not the extra one. */
+		assert_int_equal(n1, n0 + 1);
+	}
+	good_round_trip(f, 28672, 8);
+}
+
+/* The remote (read-only) listener refuses the transfer plane. */
+static void test_remote_refused(void **state)
+{
+	Fpgad__Request req = FPGAD__REQUEST__INIT;
+	Fpgad__OpenXferQueueRequest open = FPGAD__OPEN_XFER_QUEUE_REQUEST__INIT;
+	struct fpgad_proc p;
+	char conf[128], url[64];
+	fpgad_client *c;
+	fpgad_buffer *b;
+	int port = 20000 + (getpid() + 29) % 20000;
+
+	(void)state;
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
+	snprintf(conf, sizeof(conf), "[control]\nremote = %s\n", url);
+	harness_start_ok(&p, conf, NULL);
+	assert_int_equal(fpgad_connect(url, &c), 0);
+	req.body_case = FPGAD__REQUEST__BODY_OPEN_XFER_QUEUE;
+	req.open_xfer_queue = &open;
+	assert_int_equal(request(c, &req), -EACCES);
+	SAYS(c, "OpenXferQueue is not allowed on the remote (read-only) listener");
+	assert_int_equal(reg(c, "host", 4096, "", 0, ""), -EACCES);
+	SAYS(c, "RegisterBuffer is not allowed");
+	assert_int_equal(fpgad_buffer_alloc_host(c, 4096, &b), -EACCES);
+	fpgad_disconnect(c);
+	harness_stop_ok(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -517,7 +702,10 @@ int main(void)
 		T(test_positions),
 		T(test_flood),
 		T(test_bad_memory),
+		T(test_bad_requests),
+		T(test_bad_handoffs),
 #undef T
+		cmocka_unit_test(test_remote_refused),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
