@@ -155,7 +155,8 @@ static int sim_queue_start(struct device *d, struct device_queue *q)
 }
 
 static int sim_queue_alloc(struct device *d, enum direction dir,
-			   unsigned engine, struct device_queue **ret_q)
+			   unsigned engine, unsigned n_pins,
+			   struct device_queue **ret_q)
 {
 	struct device_queue *q;
 
@@ -163,6 +164,12 @@ static int sim_queue_alloc(struct device *d, enum direction dir,
 	if (!q)
 		return -ENOMEM;
 	memset(q, 0, sizeof(*q));
+	q->pins = calloc(n_pins, sizeof(*q->pins));
+	if (!q->pins) {
+		free(q);
+		return -ENOMEM;
+	}
+	q->n_pins = n_pins;
 	q->dev = d;
 	q->dir = dir;
 	q->engine = engine;
@@ -192,7 +199,7 @@ static int sim_queue_open(struct device *d, const struct config_channel *ch,
 		return -EINVAL;
 	}
 
-	r = sim_queue_alloc(d, ch->direction, ch->engine, &q);
+	r = sim_queue_alloc(d, ch->direction, ch->engine, SIM_MAX_PINS, &q);
 	if (r)
 		return r;
 	q->ch = *ch;
@@ -223,7 +230,7 @@ static int sim_mem_queue_open(struct device *d, enum direction dir,
 
 	if ((dir != DIR_C2H && dir != DIR_H2C) || engine >= SIM_ENGINES)
 		return -EINVAL;
-	r = sim_queue_alloc(d, dir, engine, &q);
+	r = sim_queue_alloc(d, dir, engine, SIM_XFER_MAX_PINS, &q);
 	if (r)
 		return r;
 	q->mem = true;
@@ -267,6 +274,7 @@ static void sim_queue_close(struct device_queue *q)
 	if (cfd >= 0)
 		close(cfd);
 	free(q->crc_tab);
+	free(q->pins);
 	free(q);
 }
 
@@ -275,7 +283,7 @@ static struct sim_pin *sim_pin_find(struct device_queue *q, uint64_t handle,
 {
 	uint64_t idx = (handle & 0xffffffffu) - 1;
 
-	if (idx >= SIM_MAX_PINS || !q->pins[idx].used ||
+	if (idx >= q->n_pins || !q->pins[idx].used ||
 	    q->pins[idx].gen != (uint32_t)(handle >> 32))
 		return NULL;
 	*ret_idx = (uint32_t)idx;
@@ -309,10 +317,10 @@ static int sim_pin(struct device_queue *q, const struct dev_region *r,
 		return -EINVAL;
 	}
 
-	for (i = 0; i < SIM_MAX_PINS; i++)
+	for (i = 0; i < q->n_pins; i++)
 		if (!q->pins[i].used)
 			break;
-	if (i == SIM_MAX_PINS)
+	if (i == q->n_pins)
 		return -ENOSPC;
 	p = &q->pins[i];
 	p->used = true;

@@ -77,6 +77,7 @@
 #define SIM_ENGINES 16u			/* per direction */
 #define SIM_MAX_INFLIGHT 16u		/* ring size: a power of two */
 #define SIM_MAX_PINS 64u
+#define SIM_XFER_MAX_PINS 4096u	/* memory queues: every client's buffers */
 #define SIM_ALIGN 4096u
 #define SIM_PAGE 4096u
 #define SIM_DEFAULT_CARD_MEMORY (2ull << 30)
@@ -209,7 +210,8 @@ struct device_queue {
 	uint64_t crc_len;		/* ... of payloads this long */
 
 	/* The user thread's. */
-	struct sim_pin pins[SIM_MAX_PINS];
+	struct sim_pin *pins;
+	unsigned n_pins;
 	uint64_t submitted;
 	uint64_t reaped;
 	bool registered;		/* private memory registered with CUDA */

@@ -502,6 +502,29 @@ static void test_limits(void **state)
 	stop(&f);
 }
 
+/* Many buffers on several connections: the card pins them all. */
+static void test_many_buffers(void **state)
+{
+	struct fpgad_status *s;
+	struct fixture f;
+	fpgad_client *other;
+	fpgad_buffer *b = NULL;
+
+	(void)state;
+	start(&f, NULL);
+	assert_int_equal(fpgad_connect(f.p.url, &other), 0);
+	for (unsigned i = 0; i < 64; i++) {
+		host_buffer(f.c, 4096);
+		b = host_buffer(other, 4096);
+	}
+	s = status(f.c);
+	assert_int_equal(s->transfer_buffers, 128);
+	fpgad_status_free(s);
+	assert_int_equal(fpgad_write(b, 0, 0, 4096, WAIT), 0);
+	fpgad_disconnect(other);
+	stop(&f);
+}
+
 /* Modes: what host memory can have, and what cannot be registered. */
 static void test_modes(void **state)
 {
@@ -920,6 +943,7 @@ int main(void)
 		cmocka_unit_test(test_6_stress_offsets),
 		cmocka_unit_test(test_6_boundaries),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_many_buffers),
 		cmocka_unit_test(test_modes),
 		cmocka_unit_test(test_split_failure),
 		cmocka_unit_test(test_hung_engine),
