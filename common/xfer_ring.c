@@ -107,6 +107,7 @@ const char *xfer_rule_name(uint32_t rule)
 		[FPGAD_XFER_RULE_BUF_RANGE] = "buffer range",
 		[FPGAD_XFER_RULE_TIMEOUT] = "timeout",
 		[FPGAD_XFER_RULE_MODE] = "transfer mode",
+		[FPGAD_XFER_RULE_ENGINE] = "engine",
 	};
 
 	return rule < FPGAD_XFER_RULE_COUNT ? names[rule] : "?";
@@ -179,6 +180,12 @@ char *xfer_describe(const struct fpgad_xfer_sqe *s,
 		snprintf(buf, len, "%s: buffer %" PRIu64 " cannot be served in "
 			 "its mode now (%s)", name, s->buffer_id,
 			 strerror(c->status < 0 ? -c->status : c->status));
+		break;
+	case FPGAD_XFER_RULE_ENGINE:
+		snprintf(buf, len, "%s: no engine of the card serves %s (every "
+			 "one drives a channel)", name,
+			 s->opcode == FPGAD_XFER_OP_READ ? "reads (c2h)" :
+			 "writes (h2c)");
 		break;
 	default:
 		snprintf(buf, len, "rule %u broken (limit %llu)", c->rule, lim);

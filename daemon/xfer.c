@@ -298,6 +298,10 @@ static uint32_t xfer_check(const struct xfer *x, struct xfer_client *c,
 		return FPGAD_XFER_RULE_OPCODE;
 	if ((s->flags & ~FPGAD_XFER_F_ALL) || s->reserved0 || s->reserved1)
 		return FPGAD_XFER_RULE_RESERVED;
+	if (!x->n_eng[s->opcode == FPGAD_XFER_OP_READ ? DIR_C2H : DIR_H2C]) {
+		*ret_status = -EOPNOTSUPP;
+		return FPGAD_XFER_RULE_ENGINE;
+	}
 	b = xfer_buffer_find(c, s->buffer_id);
 	if (!b) {
 		*ret_status = -ENOENT;

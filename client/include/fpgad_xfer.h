@@ -41,8 +41,9 @@
  * come in the order transfers finish, not in submission order.
  *
  * Checks.  Each entry is checked in full before anything moves: a bad one
- * completes at once with status -EINVAL (or -ENOENT for an unknown
- * buffer) and rule naming what it broke, and limit the value of that rule
+ * completes at once with status -EINVAL (-ENOENT for an unknown buffer,
+ * -EOPNOTSUPP for a direction no engine serves) and rule naming what it
+ * broke, and limit the value of that rule
  * (the alignment, the card memory size, the buffer length, the largest
  * transfer).  Alignment: card_addr, buf_offset and length are multiples
  * of host_align (the card's engines' granule) in host memory, of gpu_align
@@ -117,7 +118,8 @@ extern "C" {
 
 /*
  * Rules an entry can break (fpgad_xfer_cqe.rule); each completion that
- * names one has status -EINVAL, except FPGAD_XFER_RULE_BUFFER (-ENOENT).
+ * names one has status -EINVAL, except FPGAD_XFER_RULE_BUFFER (-ENOENT)
+ * and FPGAD_XFER_RULE_ENGINE (-EOPNOTSUPP).
  */
 #define FPGAD_XFER_RULE_NONE 0u
 #define FPGAD_XFER_RULE_OPCODE 1u	/* opcode is not READ or WRITE */
@@ -137,7 +139,10 @@ extern "C" {
 #define FPGAD_XFER_RULE_TIMEOUT 11u	/* timeout_ms > limit */
 #define FPGAD_XFER_RULE_MODE 12u	/* the buffer's transfer mode cannot run
 					   (e.g. bounce with no staging) */
-#define FPGAD_XFER_RULE_COUNT 13u
+#define FPGAD_XFER_RULE_ENGINE 13u	/* no engine of the card serves this
+					   direction (every one drives a channel);
+					   status -EOPNOTSUPP */
+#define FPGAD_XFER_RULE_COUNT 14u
 
 /* Transfer modes (fpgad_xfer_cqe.mode). */
 #define FPGAD_XFER_MODE_HOST 1u		/* card DMA into host shared memory */

@@ -817,6 +817,32 @@ static void test_fpgad_restarts(void **state)
 	stop(&f);
 }
 
+/* Every c2h engine drives a channel: reads are refused by name, writes run. */
+static void test_no_free_engine(void **state)
+{
+	char conf[4096] = "";
+	struct fpgad_status *s;
+	struct fixture f;
+	fpgad_buffer *b;
+
+	(void)state;
+	for (unsigned i = 0; i < 16; i++)
+		snprintf(conf + strlen(conf), sizeof(conf) - strlen(conf),
+			 "[channel c%u]\nengine = %u\nslots = 2\nslot_size = 4K\n"
+			 "frame_size = 4K\nmemory = host\n", i, i);
+	start(&f, conf);
+	s = status(f.c);
+	assert_string_equal(s->transfer_engines, "c2h 0, h2c 1");
+	fpgad_status_free(s);
+	assert_true(harness_log_contains(&f.p, "only 0 c2h engines are free"));
+	b = host_buffer(f.c, 4096);
+	assert_int_equal(fpgad_write(b, 0, 0, 4096, WAIT), 0);
+	assert_int_equal(fpgad_read(b, 0, 0, 4096, WAIT), -EOPNOTSUPP);
+	assert_non_null(strstr(fpgad_errmsg(f.c), "no engine of the card serves "
+			       "reads (c2h)"));
+	stop(&f);
+}
+
 /* Transfers off: every request says why. */
 static void test_transfers_off(void **state)
 {
@@ -952,6 +978,7 @@ int main(void)
 		cmocka_unit_test(test_async),
 		cmocka_unit_test(test_fpgad_restarts),
 		cmocka_unit_test(test_transfers_off),
+		cmocka_unit_test(test_no_free_engine),
 		cmocka_unit_test(test_fpgactl),
 	};
 

@@ -373,6 +373,7 @@ static void test_describe(void **state)
 		{ FPGAD_XFER_RULE_BUF_RANGE, 65536, "buffer range: buffer offset 61440 + 8192 bytes ends past the buffer (65536 bytes)" },
 		{ FPGAD_XFER_RULE_TIMEOUT, 600000, "timeout: 700000 ms is more than 600000 ms" },
 		{ FPGAD_XFER_RULE_MODE, 0, "transfer mode" },
+		{ FPGAD_XFER_RULE_ENGINE, 0, "engine: no engine of the card serves writes (h2c)" },
 	};
 
 	(void)state;
