@@ -21,7 +21,7 @@
 #include "fpgactl.h"
 #include "size.h"
 
-#define XFER_CHUNK (64ull << 20)
+#define XFER_CHUNK (16ull << 20)
 #define XFER_BAR_MIN (64ull << 20)
 
 struct progress {

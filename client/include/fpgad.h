@@ -359,8 +359,9 @@ FPGAD_EXPORT int fpgad_buffer_alloc_host(fpgad_client *c, uint64_t length,
 					 fpgad_buffer **ret_buf);
 /*
  * Register @length bytes of CUDA device memory at @ptr (@flags: 0) for
- * transfers, in auto mode.  -EINVAL for host memory (see above) or
- * misaligned memory, -ENODEV without CUDA here or in fpgad.
+ * transfers, in auto mode.  -EINVAL for host memory (see above; a libfpgad
+ * built without CUDA sees no GPU memory) or misaligned memory, -ENODEV
+ * when fpgad has no CUDA.
  */
 FPGAD_EXPORT int fpgad_buffer_register(fpgad_client *c, void *ptr,
 				       uint64_t length, unsigned flags,
@@ -368,7 +369,8 @@ FPGAD_EXPORT int fpgad_buffer_register(fpgad_client *c, void *ptr,
 /*
  * End a registration (fpgad lets go of the memory once no transfer uses
  * it) and free the handle; memory from fpgad_buffer_alloc_host() is
- * unmapped.  Accepts NULL.
+ * unmapped.  -EBUSY, and nothing ends, while transfers of the buffer are
+ * submitted and not reaped.  Accepts NULL.
  */
 FPGAD_EXPORT int fpgad_buffer_unregister(fpgad_buffer *buf);
 /* Where the buffer is: a host pointer, or the CUDA device pointer. */
@@ -429,8 +431,10 @@ FPGAD_EXPORT int fpgad_xfer_rules(fpgad_client *c, struct fpgad_xfer_rules *ret_
  * (card to buffer), or write them from @buf to the card, and wait up to
  * @timeout_ms (-1 = no limit) for the result: 0, or a negative errno with
  * fpgad_errmsg() naming the rule broken or where the card failed:
- * -EINVAL (a rule), -ENOENT (not a buffer of this connection), -EIO or
- * -ETIMEDOUT (the card), -ETIMEDOUT (no result in time: the transfer
+ * -EINVAL (a rule), -ENOENT (not a buffer of this connection),
+ * -EOPNOTSUPP (no engine of the card serves that direction), -EIO,
+ * -ETIMEDOUT or -ECANCELED (the card, or an engine reset after it hung),
+ * -ETIMEDOUT (no result in time: the transfer
  * may still run, and may still write the buffer), -EPIPE (fpgad went away;
  * with fpgad_set_reconnect() the buffers are registered again and -ESTALE
  * says so once).

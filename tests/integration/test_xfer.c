@@ -950,6 +950,21 @@ static void test_fpgactl(void **state)
 	assert_int_equal(fpgactl(&f, "write 0 /nonexistent/x 2>&1", out,
 				 sizeof(out)), 1);
 	assert_non_null(strstr(out, "/nonexistent/x: No such file"));
+
+	/* On a terminal, above 64 MiB: a progress bar (script(1) makes one). */
+	if (system("command -v script >/dev/null 2>&1") == 0) {
+		snprintf(args, sizeof(args), "script -qfec '%s --url %s read 0 65M "
+			 "/dev/null' /dev/null", harness_bin("fpgactl"), f.p.url);
+		assert_int_equal(harness_run(args, out, sizeof(out)), 0);
+		assert_non_null(strstr(out, "[########################################] 100%"));
+		assert_non_null(strstr(out, "65.0 MiB"));
+		/* Not on a pipe. */
+		assert_int_equal(fpgactl(&f, "read 0 65M /dev/null 2>&1", out,
+					 sizeof(out)), 0);
+		assert_null(strstr(out, "100%"));
+	} else {
+		print_message("progress bar not checked: no script(1)\n");
+	}
 	stop(&f);
 	snprintf(args, sizeof(args), "rm -rf %s", dir);
 	assert_int_equal(system(args), 0);
