@@ -324,7 +324,9 @@ FPGAD_EXPORT int fpgad_channel_reset(fpgad_client *c, const char *name);
  * split; a part that fails fails the whole transfer, and fail_addr names
  * its card address.  Transfers of one batch, or submitted without waiting,
  * run at the same time and finish in any order (FPGAD_XFER_BARRIER orders
- * one after everything before it).
+ * one after everything before it).  Card memory is one address space for
+ * every client, as on the card itself: fpgad keeps clients' buffers apart,
+ * not their card addresses.
  */
 typedef struct fpgad_buffer fpgad_buffer;
 
