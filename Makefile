@@ -237,6 +237,7 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 -include tests/bench/bench.mk
 -include tests/hostile/hostile.mk
 -include python/python.mk
+-include tests/xfer.mk
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory all unit

@@ -13,9 +13,6 @@
 #include <poll.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "client_internal.h"
@@ -72,105 +69,6 @@ static int fail(fpgad_channel *ch, int r, const char *fmt, const char *what)
 	return r;
 }
 
-/*
- * Present the token of @o on fpgad's handoff socket and receive the
- * rings' descriptors (proto/fpgad.proto, HandoffRequest): @want of them.
- * The connection stays open as the lease's link.
- */
-static int handoff_fetch(fpgad_channel *ch, const Fpgad__OpenChannelReply *o,
-			 int *fds, unsigned want)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * ATTACH_MAX_FDS)];
-		struct cmsghdr align;
-	} ctl;
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	Fpgad__HandoffRequest req = FPGAD__HANDOFF_REQUEST__INIT;
-	Fpgad__HandoffReply *rep;
-	uint8_t out[128], in[512];
-	struct iovec iov = { .iov_base = in, .iov_len = sizeof(in) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = ctl.buf,
-			     .msg_controllen = sizeof(ctl.buf) };
-	unsigned got = 0;
-	size_t len;
-	ssize_t n;
-	int r;
-
-	if (o->handoff_token.len == 0 || !o->handoff_path[0] ||
-	    strlen(o->handoff_path) >= sizeof(sa.sun_path))
-		return fail(ch, -EBADMSG, "fpgad named no handoff socket%s: %s", "");
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", o->handoff_path);
-	ch->link = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (ch->link < 0 ||
-	    connect(ch->link, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return fail(ch, -errno, "cannot reach fpgad's handoff socket %s: %s",
-			    o->handoff_path);
-	req.token = o->handoff_token;
-	len = fpgad__handoff_request__get_packed_size(&req);
-	if (len > sizeof(out))
-		return fail(ch, -EBADMSG, "fpgad sent an oversize token%s: %s", "");
-	fpgad__handoff_request__pack(&req, out);
-	if (send(ch->link, out, len, MSG_NOSIGNAL) != (ssize_t)len)
-		return fail(ch, -errno, "handoff %s: %s", o->handoff_path);
-	do {
-		n = recvmsg(ch->link, &mh, MSG_CMSG_CLOEXEC);
-	} while (n < 0 && errno == EINTR);
-	if (n <= 0)
-		return fail(ch, n < 0 ? -errno : -ECONNRESET, "handoff %s: %s",
-			    o->handoff_path);
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm;
-	     cm = CMSG_NXTHDR(&mh, cm)) {
-		size_t k;
-
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (k = 0; k < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(cm) + k * sizeof(int), sizeof(fd));
-			if (got < want)
-				fds[got++] = fd;
-			else
-				close(fd);
-		}
-	}
-	rep = fpgad__handoff_reply__unpack(NULL, (size_t)n, in);
-	if (!rep) {
-		r = fail(ch, -EBADMSG, "fpgad's handoff reply is malformed%s: %s", "");
-	} else if (rep->code != FPGAD__STATUS_CODE__STATUS_OK) {
-		snprintf(ch->c->errmsg, sizeof(ch->c->errmsg), "%s", rep->message);
-		r = conn_status_errno(rep->code);
-	} else if (rep->n_fds != want || got != want) {
-		r = fail(ch, -EBADMSG, "fpgad handed over the wrong descriptors%s: %s", "");
-	} else {
-		r = 0;
-	}
-	if (rep)
-		fpgad__handoff_reply__free_unpacked(rep, NULL);
-	if (r < 0)
-		while (got)
-			close(fds[--got]);
-	return r;
-}
-
-/* Map @len bytes of @fd, which must be at least that long. */
-static int map_fd(int fd, uint64_t len, int prot, void **ret_map)
-{
-	struct stat st;
-	void *map;
-
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!len || (uint64_t)st.st_size < len)
-		return -EBADMSG;
-	map = mmap(NULL, len, prot, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED)
-		return -errno;
-	*ret_map = map;
-	return 0;
-}
-
 /* Fetch and map what the reply names, checking it against itself first. */
 static int map_reply(fpgad_channel *ch, const Fpgad__OpenChannelReply *o)
 {
@@ -207,16 +105,17 @@ static int map_reply(fpgad_channel *ch, const Fpgad__OpenChannelReply *o)
 	ch->info.memory = strcmp(o->memory, "cuda") == 0 ? FPGAD_MEMORY_CUDA :
 							   FPGAD_MEMORY_HOST;
 	want = ch->info.memory == FPGAD_MEMORY_HOST ? 2 : 1;
-	r = handoff_fetch(ch, o, fds, want);
+	r = handoff_exchange(ch->c, o->handoff_path, &o->handoff_token, NULL, 0,
+			     fds, want, &ch->link);
 	if (r < 0)
 		return r;
-	r = map_fd(fds[0], o->desc_size, PROT_READ | PROT_WRITE, &ch->desc);
+	r = handoff_map(fds[0], o->desc_size, PROT_READ | PROT_WRITE, &ch->desc);
 	if (r == 0) {
 		ch->desc_len = o->desc_size;
 		if (want == 2)
-			r = map_fd(fds[1], o->ring_size,
-				   h2c ? PROT_READ | PROT_WRITE : PROT_READ,
-				   (void **)&ch->base);
+			r = handoff_map(fds[1], o->ring_size,
+					h2c ? PROT_READ | PROT_WRITE : PROT_READ,
+					(void **)&ch->base);
 	}
 	/* The mappings keep the memory; the descriptors are not needed. */
 	for (unsigned i = 0; i < want; i++)

@@ -148,6 +148,7 @@ void fpgad_disconnect(fpgad_client *c)
 	if (!c)
 		return;
 	attach_close_all(c);
+	xfer_close(c);
 	client_free(c);
 }
 
@@ -211,6 +212,15 @@ int fpgad_status_get(fpgad_client *c, struct fpgad_status **ret_status)
 	s->pid = sr->pid;
 	COPY(s->gpu_sharing, sr->gpu_sharing);
 	COPY(s->gpu_sharing_note, sr->gpu_sharing_note);
+	s->card_memory = sr->card_memory;
+	COPY(s->transfer_engines, sr->transfer_engines);
+	s->transfer_queues = sr->transfer_queues;
+	s->transfer_buffers = sr->transfer_buffers;
+	s->transfer_registered = sr->transfer_registered;
+	s->transfers = sr->transfers;
+	s->transfer_bytes = sr->transfer_bytes;
+	s->transfer_errors = sr->transfer_errors;
+	s->transfer_refused = sr->transfer_refused;
 	s->n_channels = (uint32_t)sr->n_channels;
 	for (size_t i = 0; i < sr->n_channels; i++) {
 		const Fpgad__ChannelSummary *in = sr->channels[i];
@@ -275,6 +285,8 @@ int fpgad_clients_get(fpgad_client *c, struct fpgad_client_list **ret_list)
 		o->gid = in->gid;
 		o->connected_ms = in->connected_ms;
 		o->remote = in->remote;
+		o->buffers = in->buffers;
+		o->registered = in->registered;
 		for (size_t k = 0; k < in->n_leases && k < 16; k++)
 			COPY(o->leases[o->n_leases++], in->leases[k]);
 	}

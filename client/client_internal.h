@@ -6,6 +6,11 @@
  *   client.c    connect, disconnect, Status, ListClients
  *   attach.c    lease a channel and map its ring and descriptor ring
  *   frames.c    take, release and submit frames on a leased channel
+ *   handoff.c   fpgad's handoff socket: tokens and descriptors
+ *   xfer_queue.c  the client's end of the transfer queue (fpgad_xfer.h)
+ *   xfer.c      card transfers: the queue, read, write, batch, async
+ *   buffer.c    buffers registered for transfers
+ *   owner.c     who wrote a buffer last, and which copy a view needs
  *   gpu_cuda.c  GPU memory through the CUDA runtime (gpu_nocuda.c without)
  */
 #ifndef FPGAD_CLIENT_INTERNAL_H
@@ -20,6 +25,7 @@
 #include "fpgad.pb-c.h"
 
 struct frame_consumer;
+struct xfer_ctx;
 
 struct fpgad_client {
 	nng_socket sock;
@@ -50,6 +56,45 @@ struct fpgad_client {
 	pthread_mutex_t lock;
 	bool connecting;
 	bool refused;
+	struct xfer_ctx *xf;		/* card transfers, once used */
+	unsigned xfer_poll_us;		/* fpgad_xfer_set_poll() */
+};
+
+/* owner.c: where a buffer's current bytes are (fpgad_buffer_wrote). */
+#define OWNER_DEVICE 0x1u
+#define OWNER_HOST 0x2u
+
+enum owner_copy { OWNER_NO_COPY, OWNER_TO_HOST, OWNER_TO_DEVICE };
+
+struct owner {
+	bool one_place;			/* host memory: its own view */
+	uint8_t valid;			/* OWNER_* holding the current bytes */
+	uint8_t writer;			/* enum fpgad_writer, 0 = nobody */
+};
+
+void owner_init(struct owner *o, bool one_place);
+void owner_wrote(struct owner *o, enum fpgad_writer who);
+/* The copy that makes the bytes at @where (OWNER_*) current, if any. */
+enum owner_copy owner_need(const struct owner *o, unsigned where);
+void owner_copied(struct owner *o, enum owner_copy copy);
+
+struct fpgad_buffer {
+	struct fpgad_buffer *next;
+	fpgad_client *c;
+	uint64_t id;			/* fpgad's, on the current connection */
+	enum fpgad_memory memory;
+	void *data;			/* host mapping, or device pointer */
+	uint64_t length;
+	int memfd;			/* host: kept to register it again */
+	enum fpgad_mode mode;		/* asked for (AUTO) or set */
+	struct fpgad_buffer_info info;	/* as fpgad answered */
+	uint8_t ipc_handle[64];		/* cuda */
+	uint64_t ipc_offset;
+	char gpu_bus_id[32];
+	struct owner owner;
+	void *host;			/* cuda: the host view, once asked for */
+	uint64_t copies;
+	unsigned pending;		/* transfers of it not reaped */
 };
 
 /* held_pos value of a slot this process does not hold. */
@@ -107,6 +152,18 @@ int conn_expect(fpgad_client *c, Fpgad__Response *resp,
 int conn_raw_request(fpgad_client *c, const void *buf, size_t len,
 		     int *ret_code, char *msg, size_t msglen);
 
+/*
+ * handoff.c: present @token on fpgad's handoff socket @path, sending
+ * @send_fds with it, and receive @want descriptors into @fds.  With
+ * @ret_link, the connection is kept there (a lease's or a queue's link);
+ * otherwise it is closed.
+ */
+int handoff_exchange(fpgad_client *c, const char *path,
+		     const ProtobufCBinaryData *token, const int *send_fds,
+		     unsigned n_send, int *fds, unsigned want, int *ret_link);
+/* Map @len bytes of @fd, which must be at least that long. */
+int handoff_map(int fd, uint64_t len, int prot, void **ret_map);
+
 /* attach.c: close every channel still open on @c. */
 void attach_close_all(fpgad_client *c);
 /*
@@ -121,6 +178,21 @@ bool attach_lease_gone(fpgad_channel *ch);
  * rings are unmapped first.  0, or the error of the last attempt.
  */
 int attach_reopen(fpgad_channel *ch, int timeout_ms);
+
+/* xfer.c */
+/* End the transfer queue and every buffer of @c (disconnect). */
+void xfer_close(fpgad_client *c);
+/* The transfer state of @c, its queue open and alive: 0, or -errno. */
+int xfer_ready(fpgad_client *c, struct xfer_ctx **ret_xf);
+/* Buffers of @c (the list lives in the transfer state). */
+struct fpgad_buffer **xfer_buffers(struct xfer_ctx *xf);
+
+/* buffer.c: register @b (again, after a reconnect) on @c's connection. */
+int buffer_register(fpgad_client *c, fpgad_buffer *b);
+/* A transfer of @b completed: the card wrote it (@card_wrote). */
+void buffer_transfer_done(fpgad_buffer *b, bool card_wrote);
+/* Before a write to the card: GPU memory made current. */
+int buffer_sync_device(fpgad_buffer *b);
 
 /*
  * GPU memory of another process (gpu_cuda.c; without CUDA, gpu_nocuda.c
@@ -144,5 +216,18 @@ int gpu_stream_write32(void *stream, void *dev_addr, uint32_t value);
 /* A string of a reply into a fixed array, "" for NULL, cut to fit. */
 void conn_copy_str(char *dst, size_t len, const char *src);
 #define COPY(dst, src) conn_copy_str(dst, sizeof(dst), src)
+/*
+ * Is @ptr CUDA device memory of this process?  1 and its device ordinal,
+ * 0 for anything else (host memory, or no CUDA), -EINVAL for managed
+ * memory, with @why.
+ */
+int gpu_pointer(const void *ptr, int *ret_gpu, char *why, size_t whylen);
+/*
+ * Export the allocation holding @ptr: its cudaIpcMemHandle_t, where @ptr
+ * is in it, and its GPU's PCI bus id.
+ */
+int gpu_export(const void *ptr, int gpu, uint8_t *ret_handle,
+	       uint64_t *ret_offset, char *bus_id, size_t idlen, char *why,
+	       size_t whylen);
 
 #endif

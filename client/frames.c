@@ -36,17 +36,6 @@ uint32_t fpgad_channel_events(fpgad_channel *ch)
 	return e;
 }
 
-/* Milliseconds left until @deadline (0 = none: -1), at least 0. */
-static int ms_left(uint64_t deadline)
-{
-	uint64_t now = clock_now_ns();
-
-	if (!deadline)
-		return -1;
-	return now >= deadline ? 0 :
-	       (int)((deadline - now + CLOCK_NS_PER_MS - 1) / CLOCK_NS_PER_MS);
-}
-
 /*
  * The lease ended behind the library's back: fpgad stopped or died (or
  * the connection it was made on broke).  With reconnect on, lease the
@@ -58,7 +47,7 @@ static int lease_lost(fpgad_channel *ch, uint64_t deadline)
 
 	if (!ch->c->reconnect)
 		return -EPIPE;
-	r = attach_reopen(ch, ms_left(deadline));
+	r = attach_reopen(ch, clock_ms_left(deadline));
 	return r == 0 ? -ESTALE : r;
 }
 
@@ -88,7 +77,7 @@ int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_frame,
 		/* Busy-poll first, if asked to (and the timeout allows it). */
 		if (ch->poll_us && timeout_ms != 0 && clock_now_ns() < spin_end)
 			continue;
-		left = ms_left(deadline);
+		left = clock_ms_left(deadline);
 		if (timeout_ms == 0 || left == 0)
 			return -ETIMEDOUT;
 		/* Wake up now and then to see whether fpgad is still there. */

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* gpu_cuda.c - GPU memory of fpgad's rings, through the CUDA runtime. */
+/*
+ * gpu_cuda.c - GPU memory through the CUDA runtime: fpgad's rings mapped
+ * here, and this process's buffers exported for fpgad.
+ */
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
@@ -9,6 +12,7 @@
 #include <string.h>
 
 #include "client_internal.h"
+#include "cudriver.h"
 #include "errmap.h"
 
 int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
@@ -114,4 +118,61 @@ int gpu_stream_write32(void *stream, void *dev_addr, uint32_t value)
 	r = write32((CUstream)stream, (CUdeviceptr)(uintptr_t)dev_addr, value,
 		    CU_STREAM_WRITE_VALUE_DEFAULT);
 	return errmap_cu(r);
+}
+
+int gpu_pointer(const void *ptr, int *ret_gpu, char *why, size_t whylen)
+{
+	struct cudaPointerAttributes a;
+	cudaError_t e = cudaPointerGetAttributes(&a, ptr);
+
+	if (e != cudaSuccess) {
+		/* No driver, no device: nothing here is GPU memory. */
+		cudaGetLastError();
+		return 0;
+	}
+	switch (a.type) {
+	case cudaMemoryTypeDevice:
+		*ret_gpu = a.device;
+		return 1;
+	case cudaMemoryTypeManaged:
+		snprintf(why, whylen, "managed memory cannot be exported with "
+			 "CUDA IPC: use cudaMalloc");
+		return -EINVAL;
+	default:
+		return 0;
+	}
+}
+
+int gpu_export(const void *ptr, int gpu, uint8_t *ret_handle,
+	       uint64_t *ret_offset, char *bus_id, size_t idlen, char *why,
+	       size_t whylen)
+{
+	PFN_cuMemGetAddressRange_v3020 range;
+	CUdeviceptr base = 0;
+	cudaIpcMemHandle_t h;
+	size_t size = 0;
+	cudaError_t e;
+
+	range = (PFN_cuMemGetAddressRange_v3020)
+		cudriver_entry("cuMemGetAddressRange", 3020, why, whylen);
+	if (!range)
+		return -EOPNOTSUPP;
+	e = cudaSetDevice(gpu);
+	if (e == cudaSuccess &&
+	    range(&base, &size, (CUdeviceptr)(uintptr_t)ptr) != CUDA_SUCCESS) {
+		snprintf(why, whylen, "cannot find the allocation of %p", ptr);
+		return -EINVAL;
+	}
+	if (e == cudaSuccess)
+		e = cudaIpcGetMemHandle(&h, (void *)(uintptr_t)base);
+	if (e == cudaSuccess)
+		e = cudaDeviceGetPCIBusId(bus_id, (int)idlen, gpu);
+	if (e != cudaSuccess) {
+		snprintf(why, whylen, "cannot export it: %s",
+			 cudaGetErrorString(e));
+		return errmap_cuda(e);
+	}
+	memcpy(ret_handle, &h, sizeof(h));
+	*ret_offset = (uint64_t)((uintptr_t)ptr - (uintptr_t)base);
+	return 0;
 }

@@ -69,3 +69,26 @@ int gpu_stream_write32(void *stream, void *dev_addr, uint32_t value)
 	(void)value;
 	return -ENODEV;
 }
+
+int gpu_pointer(const void *ptr, int *ret_gpu, char *why, size_t whylen)
+{
+	(void)ptr;
+	(void)ret_gpu;
+	(void)why;
+	(void)whylen;
+	return 0;
+}
+
+int gpu_export(const void *ptr, int gpu, uint8_t *ret_handle,
+	       uint64_t *ret_offset, char *bus_id, size_t idlen, char *why,
+	       size_t whylen)
+{
+	(void)ptr;
+	(void)gpu;
+	(void)ret_handle;
+	(void)ret_offset;
+	(void)bus_id;
+	(void)idlen;
+	snprintf(why, whylen, "this libfpgad was built without CUDA");
+	return -ENODEV;
+}

@@ -25,6 +25,16 @@ uint64_t clock_deadline_ns(int timeout_ms)
 	return clock_now_ns() + (uint64_t)timeout_ms * CLOCK_NS_PER_MS;
 }
 
+int clock_ms_left(uint64_t deadline)
+{
+	uint64_t now = clock_now_ns();
+
+	if (!deadline)
+		return -1;
+	return now >= deadline ? 0 :
+	       (int)((deadline - now + CLOCK_NS_PER_MS - 1) / CLOCK_NS_PER_MS);
+}
+
 struct timespec clock_timespec(uint64_t ns)
 {
 	struct timespec ts = {

@@ -22,6 +22,8 @@ uint64_t clock_realtime_ms(void);
  * negative @timeout_ms.
  */
 uint64_t clock_deadline_ns(int timeout_ms);
+/* Milliseconds left until @deadline (0, none: -1), at least 0. */
+int clock_ms_left(uint64_t deadline);
 /* @ns as a struct timespec. */
 struct timespec clock_timespec(uint64_t ns);
 

@@ -2,7 +2,8 @@
 /*
  * futex.h - the futex system call, in the two forms fpgad uses: shared
  * (words in memory mapped by two processes, the frame plane) and private
- * (words inside one process, the sim's engines).
+ * (words inside one process, the sim's engines); and the step of a
+ * busy-wait that comes before sleeping.
  */
 #ifndef FPGAD_COMMON_FUTEX_H
 #define FPGAD_COMMON_FUTEX_H
@@ -19,5 +20,13 @@ int futex_wait(uint32_t *word, uint32_t val, uint64_t deadline_ns,
 	       bool shared);
 /* Wake every sleeper on @word. */
 void futex_wake(uint32_t *word, bool shared);
+
+/* One step of a busy-wait that spins before (or instead of) sleeping. */
+static inline void futex_spin(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
 
 #endif

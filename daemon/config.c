@@ -24,6 +24,7 @@
 #include "config.h"
 #include "memory.h"
 #include "names.h"
+#include "size.h"
 
 #define MAX_SLOTS 4096u
 #define MAX_SLOT_SIZE (1ull << 31)
@@ -73,6 +74,12 @@ void config_defaults(struct config *cfg)
 	cfg->device.probe_ms = 200;
 	cfg->sim.card_memory = 2ull << 30;
 	cfg->sim.seed = 1;
+	cfg->transfer.engines = 1;
+	cfg->transfer.queue_entries = 256;
+	cfg->transfer.max_length = 1ull << 30;
+	cfg->transfer.max_buffers = 64;
+	cfg->transfer.max_registered = 4ull << 30;
+	cfg->transfer.bounce_slots = 8;
 	cfg->n_channels = 1;
 	cfg->channels[0] = default_channel;
 }
@@ -90,35 +97,6 @@ static int fail(struct parse_state *ps, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(ps->err, sizeof(ps->err), fmt, ap);
 	va_end(ap);
-	return 0;
-}
-
-/* "64K", "1M", "2G", "4096": binary multiples. */
-static int parse_size(const char *s, uint64_t *ret)
-{
-	unsigned long long v;
-	char *end;
-	unsigned shift = 0;
-
-	errno = 0;
-	if (*s == '-')
-		return -EINVAL;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	default: break;
-	}
-	if (*end == 'i' || *end == 'B' || *end == 'b')
-		end += (end[0] == 'i' && (end[1] == 'B' || end[1] == 'b')) ? 2 : 1;
-	if (*end != '\0')
-		return -EINVAL;
-	if (shift && v > (UINT64_MAX >> shift))
-		return -ERANGE;
-	*ret = (uint64_t)v << shift;
 	return 0;
 }
 
@@ -203,7 +181,8 @@ static int copy_string(char *dst, size_t len, const char *s)
 }
 
 /* Key tables: one entry per key, with the parser to apply. */
-enum key_type { K_UINT, K_SIZE, K_STRING, K_ENUM, K_MODE, K_LINK, K_LEVEL };
+enum key_type { K_UINT, K_SIZE, K_STRING, K_ENUM, K_MODE, K_LINK, K_LEVEL,
+	K_POW2 };
 
 struct key {
 	const char *name;
@@ -257,6 +236,16 @@ static const struct key sim_keys[] = {
 	KU(struct config_sim, fault_hang, 0, ~0u),
 };
 
+static const struct key transfer_keys[] = {
+	KU(struct config_transfer, engines, 0, 8),
+	{ "queue_entries", K_POW2, offsetof(struct config_transfer, queue_entries), 0, 8, 2048, NULL, 0 },
+	{ "max_length", K_SIZE, offsetof(struct config_transfer, max_length), 0, 1, 0, NULL, 0 },
+	KU(struct config_transfer, max_buffers, 1, 65536),
+	KZ(struct config_transfer, max_registered),
+	KU(struct config_transfer, bounce_slots, 1, 64),
+	KU(struct config_transfer, poll_us, 0, 1000000),
+};
+
 static const struct key channel_keys[] = {
 	KE(struct config_channel, direction, direction_names),
 	KU(struct config_channel, engine, 0, 63),
@@ -302,7 +291,7 @@ static int apply_key(struct parse_state *ps, const char *section,
 				    name, value, k->min, k->max);
 		return 1;
 	case K_SIZE:
-		r = parse_size(value, &size);
+		r = size_parse(value, &size);
 		if (r < 0 || size < k->min)
 			return fail(ps, "%s: '%s' is not a size (a number with optional K, M or G)%s",
 				    name, value, r < 0 ? "" : ", or too small");
@@ -324,6 +313,12 @@ static int apply_key(struct parse_state *ps, const char *section,
 			return fail(ps, "%s: '%s' is not one of %s", name, value, list);
 		}
 		*(int *)field = e;
+		return 1;
+	case K_POW2:
+		r = parse_uint(value, k->min, k->max, (unsigned *)field);
+		if (r < 0 || (*(unsigned *)field & (*(unsigned *)field - 1)))
+			return fail(ps, "%s: '%s' is not a power of two from %u to %u",
+				    name, value, k->min, k->max);
 		return 1;
 	case K_MODE:
 		r = parse_uint(value, 0, 0777, (unsigned *)field);
@@ -404,6 +399,8 @@ static const struct {
 	[CONFIG_CONTROL] = { "control", control_keys, N(control_keys), offsetof(struct config, control) },
 	[CONFIG_DEVICE] = { "device", device_keys, N(device_keys), offsetof(struct config, device) },
 	[CONFIG_SIM] = { "sim", sim_keys, N(sim_keys), offsetof(struct config, sim) },
+	[CONFIG_TRANSFER] = { "transfer", transfer_keys, N(transfer_keys),
+			      offsetof(struct config, transfer) },
 };
 
 static int handler(void *user, const char *section, const char *name,
@@ -430,7 +427,7 @@ static int handler(void *user, const char *section, const char *name,
 				 &cfg->channels[i], cfg->lines.channel_key[i],
 				 name, value);
 	}
-	return fail(ps, "unknown section [%s] (expected daemon, control, device, sim or 'channel NAME')",
+	return fail(ps, "unknown section [%s] (expected daemon, control, device, sim, transfer or 'channel NAME')",
 		    section);
 }
 

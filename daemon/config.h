@@ -67,6 +67,18 @@ struct config_sim {
 	unsigned fault_hang;
 };
 
+/* Card memory transfers for clients (fpgad_xfer.h). */
+struct config_transfer {
+	unsigned engines;		/* memory engines per direction, 0 = off */
+	unsigned queue_entries;		/* submission entries per connection */
+	uint64_t max_length;		/* longest transfer */
+	unsigned max_buffers;		/* buffers per connection */
+	uint64_t max_registered;	/* bytes registered per connection */
+	unsigned bounce_slots;		/* pinned staging parts for bounce mode */
+	unsigned poll_us;		/* the transfer thread spins this long
+					   for work before it sleeps */
+};
+
 struct config_device {
 	enum backend_kind backend;
 	char path[PATH_MAX];		/* xdma: /dev/fpgadN */
@@ -97,7 +109,8 @@ struct config_channel {
 };
 
 enum config_section {
-	CONFIG_DAEMON, CONFIG_CONTROL, CONFIG_DEVICE, CONFIG_SIM, CONFIG_CHANNEL,
+	CONFIG_DAEMON, CONFIG_CONTROL, CONFIG_DEVICE, CONFIG_SIM, CONFIG_TRANSFER,
+	CONFIG_CHANNEL,
 };
 #define CONFIG_SECTIONS CONFIG_CHANNEL	/* the ones that are not a channel */
 #define CONFIG_MAX_KEYS 16		/* per section */
@@ -117,6 +130,7 @@ struct config {
 	struct config_control control;
 	struct config_device device;
 	struct config_sim sim;
+	struct config_transfer transfer;
 	unsigned n_channels;
 	struct config_channel channels[CONFIG_MAX_CHANNELS];
 };

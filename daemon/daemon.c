@@ -24,6 +24,7 @@
 #include "p2p.h"
 #include "requests.h"
 #include "runtime.h"
+#include "xfer.h"
 
 static void on_connected(void *user, const struct peer *p)
 {
@@ -45,6 +46,7 @@ static void on_disconnected(void *user, uint32_t pipe_id)
 
 		log_debug("control: connection %u from %s closed", pipe_id,
 			  peer_name(&s->peer, who, sizeof(who)));
+		xfer_session_end(d->xfer, s);
 		for (unsigned i = 0; i < d->n_channels; i++)
 			lease_close(d->channels[i], s, 0);
 	}
@@ -59,14 +61,15 @@ static int on_claim(void *user, const uint8_t *token, size_t len,
 {
 	struct daemon *d = user;
 	struct lease *l;
+	int r;
 
 	if (len != HANDOFF_TOKEN_SIZE) {
 		snprintf(err, errlen, "a token is %d bytes", HANDOFF_TOKEN_SIZE);
 		return -EINVAL;
 	}
 	for (unsigned i = 0; i < d->n_channels; i++) {
-		int r = lease_claim(d->channels[i], token, peer, ret_fds,
-				    ret_n_fds, &l, err, errlen);
+		r = lease_claim(d->channels[i], token, peer, ret_fds,
+				ret_n_fds, &l, err, errlen);
 
 		if (r == -ENOENT)
 			continue;
@@ -74,6 +77,10 @@ static int on_claim(void *user, const uint8_t *token, size_t len,
 			*ret_lease = l;
 		return r;
 	}
+	r = xfer_claim(d->xfer, token, peer, ret_fds, ret_n_fds, ret_lease,
+		       err, errlen);
+	if (r != -ENOENT)
+		return r;
 	snprintf(err, errlen, "pid %d (uid %u): no lease holds that token (wrong, or already used)",
 		 (int)peer->pid, (unsigned)peer->uid);
 	return -ENOENT;
@@ -81,8 +88,10 @@ static int on_claim(void *user, const uint8_t *token, size_t len,
 
 static void on_link(void *user, void *lease, int fd)
 {
-	(void)user;
-	lease_link(lease, fd);
+	struct daemon *d = user;
+
+	if (!xfer_link(d->xfer, lease, fd))
+		lease_link(lease, fd);
 }
 
 static void on_request(void *user, struct control_ctx *ctx,
@@ -333,6 +342,9 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 	if (r < 0)
 		goto fail;
 	survey_gpu_sharing(d);
+	r = xfer_start(&d->cfg, d->dev_ops, d->dev, &d->xfer);
+	if (r < 0)
+		goto fail;
 
 	snprintf(d->socket_url, sizeof(d->socket_url), "ipc://%s/fpgad.sock",
 		 cfg->daemon.runtime_dir);
@@ -400,14 +412,21 @@ static void apply_reload(struct daemon *d, const struct config *n)
 	    o->control.max_message != n->control.max_message ||
 	    memcmp(&o->device, &n->device, sizeof(o->device)) ||
 	    memcmp(&o->sim, &n->sim, sizeof(o->sim)) ||
+	    o->transfer.engines != n->transfer.engines ||
+	    o->transfer.queue_entries != n->transfer.queue_entries ||
+	    o->transfer.max_length != n->transfer.max_length ||
+	    o->transfer.bounce_slots != n->transfer.bounce_slots ||
+	    o->transfer.poll_us != n->transfer.poll_us ||
 	    o->n_channels != n->n_channels ||
 	    memcmp(o->channels, n->channels, sizeof(o->channels)))
-		log_notice("reload: socket, device, sim and channel settings take effect at the next start");
+		log_notice("reload: socket, device, sim, transfer engine and channel settings take effect at the next start");
 	o->daemon.log_level = n->daemon.log_level;
 	o->control.max_clients = n->control.max_clients;
 	o->control.max_remote_clients = n->control.max_remote_clients;
 	o->control.max_leases = n->control.max_leases;
 	o->control.max_pinned = n->control.max_pinned;
+	o->transfer.max_buffers = n->transfer.max_buffers;
+	o->transfer.max_registered = n->transfer.max_registered;
 	log_level = n->daemon.log_level;
 	plan_descriptors(d, o);
 	control_set_limits(d->ctl, o->control.max_clients, d->fds.remote_clients);
@@ -443,6 +462,8 @@ void daemon_stop(struct daemon *d)
 	d->ctl = NULL;
 	handoff_stop(d->handoff);
 	d->handoff = NULL;
+	xfer_stop(d->xfer);
+	d->xfer = NULL;
 	for (unsigned i = 0; i < d->n_channels; i++)
 		channel_destroy(d->channels[i]);
 	d->n_channels = 0;

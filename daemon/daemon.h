@@ -21,6 +21,7 @@ struct channel;
 struct device;
 struct p2p;
 struct runtime;
+struct xfer;
 
 struct daemon {
 	struct config cfg;
@@ -41,6 +42,7 @@ struct daemon {
 	struct p2p *p2p;		/* topology, probes, auto's choices */
 	unsigned n_channels;
 	struct channel *channels[CONFIG_MAX_CHANNELS];
+	struct xfer *xfer;		/* card memory transfers */
 
 	/* How fpgad's CUDA work shares the GPU with its consumers'. */
 	const char *gpu_sharing;	/* "mps", "time-slicing", "unknown", "" */

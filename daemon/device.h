@@ -14,6 +14,13 @@
  *   the card finishes them; each carries the submitter's cookie) ->
  *   queue_reset after a timeout or error -> queue_close -> device_close.
  *
+ * A stream queue (queue_open) serves a channel: its engine is the card's
+ * source or sink of frames.  A memory queue (mem_queue_open) serves card
+ * memory transfers: each transfer moves dev_xfer.length bytes between the
+ * pin and card memory at dev_xfer.card_addr (card_addr, offset and length
+ * multiples of info.xfer_align, length at most info.max_transfer).  An
+ * engine is one or the other.
+ *
  * All functions return 0 (or a count) or a negative errno.  A queue is used
  * by one thread at a time, except queue_kick, which any thread may call to
  * make a blocked queue_wait return early.
@@ -40,6 +47,9 @@ struct device_info {
 	uint32_t max_inflight;		/* transfers a queue may have queued */
 	char pci_addr[16];		/* "0000:01:00.0"; "" without a PCI
 					   path (sim) */
+	uint64_t max_transfer;		/* memory queues: longest transfer */
+	uint32_t xfer_align;		/* memory queues: card_addr, offset and
+					   length are multiples of this */
 };
 
 /* What a pin refers to. */
@@ -115,6 +125,23 @@ struct device_ops {
 	 * answer to FPGAD_DMA_IOC_P2P_PATH for the peer set in @path.
 	 */
 	int (*p2p_path)(struct device *dev, struct fpgad_dma_p2p_path *path);
+	/*
+	 * Optional, NULL where the card has no memory-mapped engines: a
+	 * memory queue on engine @engine of @dir.  @poll_us: the engine may
+	 * spin this long for work before it sleeps (0 = not at all).
+	 */
+	int (*mem_queue_open)(struct device *dev, enum direction dir,
+			      unsigned engine, unsigned poll_us,
+			      struct device_queue **ret_q);
+	/*
+	 * Optional: a descriptor that polls readable while a completion of
+	 * @q may be waiting, for a thread that waits on several queues (and
+	 * other descriptors) at once.  Poll it, never read it: wait() takes
+	 * the completions, and a wait() that returns 0 leaves it set to wake
+	 * the poller at the next completion (a wake-up may come with nothing
+	 * to take; the next wait() clears it).  Owned by the queue.
+	 */
+	int (*completion_fd)(struct device_queue *q);
 };
 
 extern const struct device_ops device_sim_ops;

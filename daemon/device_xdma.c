@@ -23,6 +23,11 @@
  *   p2p     P2P_PATH: the PCI path to a GPU and the kernel's verdict on
  *           peer-to-peer, for topology.c
  *
+ * A memory queue (mem_queue_open) is the same open file on an engine no
+ * channel drives: SUBMIT carries the card address, which the module checks
+ * against the card memory it reports.  Its completion descriptor is the
+ * file itself, readable while a record waits.
+ *
  * Only this file talks to the kernel driver.
  */
 #include <errno.h>
@@ -186,8 +191,33 @@ static int xdma_info(struct device *d, struct device_info *ret_info)
 	snprintf(info.pci_addr, sizeof(info.pci_addr), "%04x:%02x:%02x.%u",
 		 d->info.pci_domain, d->info.pci_bus, d->info.pci_devfn >> 3,
 		 d->info.pci_devfn & 7u);
+	info.max_transfer = d->info.max_transfer;
+	info.xfer_align = d->info.align ? d->info.align : 1;
 	*ret_info = info;
 	return 0;
+}
+
+static int xdma_queue_open(struct device *d, const struct config_channel *ch,
+			   struct device_queue **ret_q);
+
+static int xdma_mem_queue_open(struct device *d, enum direction dir,
+			       unsigned engine, unsigned poll_us,
+			       struct device_queue **ret_q)
+{
+	struct config_channel ch;
+
+	(void)poll_us;
+	memset(&ch, 0, sizeof(ch));
+	snprintf(ch.name, sizeof(ch.name), "mem-%s%u",
+		 dir == DIR_C2H ? "c2h" : "h2c", engine);
+	ch.direction = dir;
+	ch.engine = engine;
+	return xdma_queue_open(d, &ch, ret_q);
+}
+
+static int xdma_completion_fd(struct device_queue *q)
+{
+	return q->fd;
 }
 
 static int xdma_queue_open(struct device *d, const struct config_channel *ch,
@@ -481,4 +511,6 @@ const struct device_ops device_xdma_ops = {
 	.kick = xdma_kick,
 	.reset = xdma_reset,
 	.p2p_path = xdma_p2p_path,
+	.mem_queue_open = xdma_mem_queue_open,
+	.completion_fd = xdma_completion_fd,
 };

@@ -113,26 +113,72 @@ static void reply(int fd, int code, const char *msg, const int *fds,
 		    (ssize_t)len;
 }
 
+/*
+ * Receive one request and the descriptors that came with it (at most
+ * HANDOFF_MAX_IN_FDS; any more are closed at once): its length, as recv().
+ */
+static ssize_t conn_recv(int fd, uint8_t *buf, size_t len, int *in_fds,
+			 unsigned *ret_n_in)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 8)];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf) };
+	unsigned n_in = 0;
+	ssize_t n;
+
+	n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_TRUNC | MSG_CMSG_CLOEXEC);
+	for (struct cmsghdr *cm = n >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm;
+	     cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t k = 0; k < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		     k++) {
+			int in;
+
+			memcpy(&in, CMSG_DATA(cm) + k * sizeof(int), sizeof(in));
+			if (n_in < HANDOFF_MAX_IN_FDS)
+				in_fds[n_in++] = in;
+			else
+				close(in);
+		}
+	}
+	*ret_n_in = n_in;
+	return n;
+}
+
+static void close_fds(const int *fds, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
 /* One request on @c: answer it, and hand the connection on or close it. */
 static void conn_serve(struct hconn *c)
 {
 	struct handoff *h = c->h;
 	uint8_t buf[HANDOFF_MAX_REQUEST], token[HANDOFF_TOKEN_SIZE];
-	int fds[HANDOFF_MAX_FDS], code;
+	int fds[HANDOFF_MAX_FDS], in_fds[HANDOFF_MAX_IN_FDS], code;
 	struct handoff_peer peer;
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
-	unsigned n_fds = 0;
+	unsigned n_fds = 0, n_in = 0;
 	char err[160] = "";
 	size_t token_len;
 	void *lease = NULL;
 	bool sent;
 	ssize_t n;
 
-	n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+	n = conn_recv(c->fd, buf, sizeof(buf), in_fds, &n_in);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
+		close_fds(in_fds, n_in);
 		conn_end(c, true);
 		return;
 	}
@@ -147,18 +193,22 @@ static void conn_serve(struct hconn *c)
 	}
 	if (code == 0) {
 		peer = (struct handoff_peer){ .pid = cred.pid, .uid = cred.uid,
-					      .gid = cred.gid };
+					      .gid = cred.gid, .fds = in_fds,
+					      .n_fds = n_in };
 		code = h->hh.claim(h->hh.user, token, token_len, &peer, fds,
 				   &n_fds, &lease, err, sizeof(err));
 		code = protocol_status_code(code);
 	}
+	/* What the claim did not keep. */
+	close_fds(in_fds, n_in);
 	if (code != 0) {
 		reply(c->fd, code, err, NULL, 0, &sent);
 		log_notice("handoff: refused: %s", err);
 		conn_end(c, true);
 		return;
 	}
-	reply(c->fd, 0, "", fds, n_fds, &sent);
+	/* A claim may say something on success (a reply is never empty). */
+	reply(c->fd, 0, err, fds, n_fds, &sent);
 	if (!sent) {
 		conn_end(c, true);
 		return;

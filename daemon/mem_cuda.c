@@ -24,6 +24,7 @@
 #include <cuda_runtime_api.h>
 
 #include "copy.h"
+#include "cudriver.h"
 #include "errmap.h"
 #include "log.h"
 #include "memory.h"
@@ -87,19 +88,11 @@ int memory_cuda_probe(const char *gpu, int *ret_ordinal, char *why,
 /* A driver API function by name, or NULL (logged) when the driver lacks it. */
 static void *memory_cuda_entry(const char *symbol, unsigned version)
 {
-	enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSuccess;
-	void *fn = NULL;
-	cudaError_t e;
+	char why[160];
+	void *fn = cudriver_entry(symbol, version, why, sizeof(why));
 
-	e = cudaGetDriverEntryPointByVersion(symbol, &fn, version,
-					     cudaEnableDefault, &q);
-	if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || !fn) {
-		log_warn("memory: the CUDA driver has no %s (%s)", symbol,
-			 e != cudaSuccess ? cudaGetErrorString(e) :
-			 q == cudaDriverEntryPointVersionNotSufficent ?
-			 "driver too old" : "symbol not found");
-		return NULL;
-	}
+	if (!fn)
+		log_warn("memory: %s", why);
 	return fn;
 }
 
@@ -124,7 +117,10 @@ static void memory_cuda_free(struct mem_region *r)
 		return;
 	if (r->dev) {
 		cudaSetDevice(r->gpu);
-		cudaFree(r->dev);
+		if (r->imported)
+			cudaIpcCloseMemHandle(r->dev);
+		else
+			cudaFree(r->dev);
 	}
 	free(r);
 }
@@ -239,9 +235,71 @@ static int memory_cuda_export_dmabuf(struct mem_region *r, uint64_t offset,
 	return 0;
 }
 
+/*
+ * A client's GPU allocation, for card transfers: opened once here (the
+ * caller keeps one region per allocation, however many buffers it holds),
+ * its size from the driver so that no buffer reaches past it.
+ */
+static int memory_cuda_import(const struct mem_import *imp,
+			      struct mem_region **ret_region, char *why,
+			      size_t whylen)
+{
+	PFN_cuMemGetAddressRange_v3020 range;
+	CUdeviceptr base = 0;
+	cudaIpcMemHandle_t h;
+	struct mem_region *r;
+	size_t size = 0;
+	cudaError_t e;
+	int ordinal;
+
+	e = cudaDeviceGetByPCIBusId(&ordinal, imp->gpu_bus_id);
+	if (e != cudaSuccess) {
+		snprintf(why, whylen, "GPU %s is not visible to fpgad: %s",
+			 imp->gpu_bus_id, cudaGetErrorString(e));
+		return errmap_cuda(e);
+	}
+	range = (PFN_cuMemGetAddressRange_v3020)
+		memory_cuda_entry("cuMemGetAddressRange", 3020);
+	if (!range) {
+		snprintf(why, whylen, "the CUDA driver has no cuMemGetAddressRange");
+		return -EOPNOTSUPP;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->kind = MEMORY_CUDA;
+	r->gpu = ordinal;
+	r->fd = -1;
+	r->imported = true;
+	memcpy(&h, imp->ipc_handle, sizeof(h));
+	memcpy(r->ipc_handle, imp->ipc_handle, sizeof(r->ipc_handle));
+	snprintf(r->gpu_bus_id, sizeof(r->gpu_bus_id), "%s", imp->gpu_bus_id);
+	e = cudaSetDevice(ordinal);
+	if (e == cudaSuccess)
+		e = cudaIpcOpenMemHandle(&r->dev, h,
+					 cudaIpcMemLazyEnablePeerAccess);
+	if (e != cudaSuccess) {
+		r->dev = NULL;
+		snprintf(why, whylen, "cannot open the IPC handle on GPU %s: %s",
+			 imp->gpu_bus_id, cudaGetErrorString(e));
+		memory_cuda_free(r);
+		return errmap_cuda(e);
+	}
+	if (range(&base, &size, (CUdeviceptr)(uintptr_t)r->dev) !=
+	    CUDA_SUCCESS || base != (CUdeviceptr)(uintptr_t)r->dev || !size) {
+		snprintf(why, whylen, "cannot tell the size of the allocation");
+		memory_cuda_free(r);
+		return -EINVAL;
+	}
+	r->size = size;
+	*ret_region = r;
+	return 0;
+}
+
 const struct memory_ops memory_cuda_ops = {
 	.name = "cuda",
 	.alloc = memory_cuda_alloc,
 	.free = memory_cuda_free,
 	.export_dmabuf = memory_cuda_export_dmabuf,
+	.import = memory_cuda_import,
 };

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -139,9 +140,68 @@ static int memory_host_export_dmabuf(struct mem_region *r, uint64_t offset,
 	return -EOPNOTSUPP;
 }
 
+/*
+ * A client's memfd, for card transfers.  Sealed against shrinking, it
+ * cannot lose pages under fpgad's mapping, so no access here can fault,
+ * whatever the client does with its own descriptor later.
+ */
+static int memory_host_import(const struct mem_import *imp,
+			      struct mem_region **ret_region, char *why,
+			      size_t whylen)
+{
+	struct mem_region *r;
+	struct stat st;
+	void *map;
+	int seals;
+
+	seals = fcntl(imp->fd, F_GET_SEALS);
+	if (seals < 0) {
+		snprintf(why, whylen, "not a memfd (F_GET_SEALS: %s)",
+			 strerror(errno));
+		return -EINVAL;
+	}
+	if (!(seals & F_SEAL_SHRINK)) {
+		snprintf(why, whylen, "the memfd is not sealed against "
+			 "shrinking (F_SEAL_SHRINK)");
+		return -EINVAL;
+	}
+	if (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)) {
+		snprintf(why, whylen, "the memfd is sealed against writing");
+		return -EINVAL;
+	}
+	if (fstat(imp->fd, &st) < 0 || !imp->length ||
+	    (uint64_t)st.st_size < imp->length || imp->length > SIZE_MAX) {
+		snprintf(why, whylen, "the memfd holds %lld bytes, %llu asked for",
+			 (long long)st.st_size, (unsigned long long)imp->length);
+		return -EINVAL;
+	}
+	map = mmap(NULL, imp->length, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   imp->fd, 0);
+	if (map == MAP_FAILED) {
+		snprintf(why, whylen, "cannot map the memfd: %s",
+			 strerror(errno));
+		return -errno;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		munmap(map, imp->length);
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	r->kind = MEMORY_HOST;
+	r->size = imp->length;
+	r->host = map;
+	r->gpu = -1;
+	r->fd = imp->fd;
+	r->imported = true;
+	*ret_region = r;
+	return 0;
+}
+
 const struct memory_ops memory_host_ops = {
 	.name = "host",
 	.alloc = memory_host_alloc,
 	.free = memory_host_free,
 	.export_dmabuf = memory_host_export_dmabuf,
+	.import = memory_host_import,
 };

@@ -38,7 +38,18 @@ static int memory_nocuda_alloc(size_t size, const char *gpu,
 	return -ENODEV;
 }
 
+static int memory_nocuda_import(const struct mem_import *imp,
+				struct mem_region **ret_region, char *why,
+				size_t whylen)
+{
+	(void)imp;
+	(void)ret_region;
+	snprintf(why, whylen, "this fpgad was built without CUDA");
+	return -ENODEV;
+}
+
 const struct memory_ops memory_cuda_ops = {
 	.name = "cuda",
 	.alloc = memory_nocuda_alloc,
+	.import = memory_nocuda_import,
 };

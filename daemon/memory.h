@@ -9,6 +9,10 @@
  *         cudaIpcOpenMemHandle.  Available only in builds with CUDA and on
  *         hosts where a GPU answers.
  *
+ * Both also import memory a client registered for card transfers: a memfd
+ * it made (host), an allocation it exported with cudaIpcGetMemHandle
+ * (cuda).
+ *
  * All functions return 0 or a negative errno; ret_* are written on success.
  */
 #ifndef FPGAD_MEMORY_H
@@ -38,6 +42,15 @@ struct mem_region {
 					   processes, bus ids do not */
 	int fd;				/* host kind: the sealed memfd, else -1 */
 	uint8_t ipc_handle[MEMORY_IPC_HANDLE_SIZE]; /* cuda kind */
+	bool imported;			/* import(): another process's memory */
+};
+
+/* What import() reaches: memory of another process. */
+struct mem_import {
+	uint64_t length;		/* host: bytes wanted */
+	int fd;				/* host: a memfd; the region's on success */
+	const uint8_t *ipc_handle;	/* cuda: cudaIpcMemHandle_t */
+	const char *gpu_bus_id;		/* cuda: the GPU's PCI bus id */
 };
 
 struct memory_ops {
@@ -53,6 +66,17 @@ struct memory_ops {
 	/* A dma-buf fd for [offset, offset+len), for PIN_DMABUF. */
 	int (*export_dmabuf)(struct mem_region *r, uint64_t offset,
 			     uint64_t len, int *ret_fd);
+	/*
+	 * Reach memory of another process.  host: map @imp->fd, which must
+	 * be a writable memfd sealed against shrinking and at least
+	 * @imp->length bytes long (the region takes the descriptor); cuda:
+	 * open the allocation @imp->ipc_handle names, all of it, on the GPU
+	 * with @imp->gpu_bus_id.  free() lets go of it.  @why says what was
+	 * wrong.
+	 */
+	int (*import)(const struct mem_import *imp,
+		      struct mem_region **ret_region, char *why,
+		      size_t whylen);
 };
 
 extern const struct memory_ops memory_host_ops;

@@ -28,6 +28,10 @@ const char *protocol_request_name(Fpgad__Request__BodyCase body)
 	case FPGAD__REQUEST__BODY_CHANNEL_STATS: return "ChannelStats";
 	case FPGAD__REQUEST__BODY_RESET_CHANNEL: return "ResetChannel";
 	case FPGAD__REQUEST__BODY_TOPOLOGY: return "Topology";
+	case FPGAD__REQUEST__BODY_OPEN_XFER_QUEUE: return "OpenXferQueue";
+	case FPGAD__REQUEST__BODY_REGISTER_BUFFER: return "RegisterBuffer";
+	case FPGAD__REQUEST__BODY_UNREGISTER_BUFFER: return "UnregisterBuffer";
+	case FPGAD__REQUEST__BODY_SET_BUFFER_MODE: return "SetBufferMode";
 	default: return "unknown";
 	}
 }

@@ -24,6 +24,7 @@
 #include "p2p.h"
 #include "protocol.h"
 #include "requests.h"
+#include "xfer_requests.h"
 
 #define MSG_LEN 256
 
@@ -41,6 +42,7 @@ struct reply {
 	} body;
 	struct lease_grant grant;
 	struct p2p_answer *topology;
+	struct xfer_reply xfer;
 	char mode[32];
 	/* Arrays the body points into, freed after packing. */
 	void *arrays[4];
@@ -66,7 +68,11 @@ static bool is_mutating(Fpgad__Request__BodyCase b)
 {
 	return b == FPGAD__REQUEST__BODY_OPEN_CHANNEL ||
 	       b == FPGAD__REQUEST__BODY_CLOSE_CHANNEL ||
-	       b == FPGAD__REQUEST__BODY_RESET_CHANNEL;
+	       b == FPGAD__REQUEST__BODY_RESET_CHANNEL ||
+	       b == FPGAD__REQUEST__BODY_OPEN_XFER_QUEUE ||
+	       b == FPGAD__REQUEST__BODY_REGISTER_BUFFER ||
+	       b == FPGAD__REQUEST__BODY_UNREGISTER_BUFFER ||
+	       b == FPGAD__REQUEST__BODY_SET_BUFFER_MODE;
 }
 
 /* Which requests each listener serves: the remote one is read-only. */
@@ -82,6 +88,10 @@ static bool allowed(enum listener_kind l, Fpgad__Request__BodyCase b)
 	case FPGAD__REQUEST__BODY_OPEN_CHANNEL:
 	case FPGAD__REQUEST__BODY_CLOSE_CHANNEL:
 	case FPGAD__REQUEST__BODY_RESET_CHANNEL:
+	case FPGAD__REQUEST__BODY_OPEN_XFER_QUEUE:
+	case FPGAD__REQUEST__BODY_REGISTER_BUFFER:
+	case FPGAD__REQUEST__BODY_UNREGISTER_BUFFER:
+	case FPGAD__REQUEST__BODY_SET_BUFFER_MODE:
 		return l == LISTENER_LOCAL;
 	default:
 		return false;
@@ -164,6 +174,7 @@ static void do_status(struct daemon *d, struct reply *r)
 	s->pid = (uint32_t)getpid();
 	s->gpu_sharing = (char *)d->gpu_sharing;
 	s->gpu_sharing_note = (char *)d->gpu_sharing_note;
+	xfer_requests_status(d, s, &r->xfer);
 	r->resp.body_case = FPGAD__RESPONSE__BODY_STATUS;
 	r->resp.status = s;
 }
@@ -198,6 +209,7 @@ static void do_list_clients(struct daemon *d, struct reply *r)
 		ci->gid = (uint32_t)s->peer.gid;
 		ci->connected_ms = s->connected_ms;
 		ci->remote = s->peer.listener == LISTENER_REMOTE;
+		xfer_requests_client(d, s, ci);
 		ci->leases = names;
 		for (unsigned c = 0; c < d->n_channels; c++)
 			if (lease_find(d->channels[c], s) != NULL)
@@ -431,6 +443,18 @@ static void dispatch(struct daemon *d, struct session *s,
 		break;
 	case FPGAD__REQUEST__BODY_TOPOLOGY:
 		do_topology(d, r);
+		break;
+	case FPGAD__REQUEST__BODY_OPEN_XFER_QUEUE:
+		xfer_requests_open_queue(d, s, req->open_xfer_queue, &r->resp, &r->xfer);
+		break;
+	case FPGAD__REQUEST__BODY_REGISTER_BUFFER:
+		xfer_requests_register(d, s, req->register_buffer, &r->resp, &r->xfer);
+		break;
+	case FPGAD__REQUEST__BODY_UNREGISTER_BUFFER:
+		xfer_requests_unregister(d, s, req->unregister_buffer, &r->resp, &r->xfer);
+		break;
+	case FPGAD__REQUEST__BODY_SET_BUFFER_MODE:
+		xfer_requests_set_mode(d, s, req->set_buffer_mode, &r->resp, &r->xfer);
 		break;
 	default:
 		reply_error(r, FPGAD__STATUS_CODE__STATUS_UNKNOWN_REQUEST,

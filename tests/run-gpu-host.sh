@@ -3,10 +3,10 @@
 #
 # tests/run-gpu-host.sh BUILD OUT [suite|bench] - on a GPU host, from
 # binaries built elsewhere (make STATIC=1 BUILD=BUILD all gpu bench-bin python):
-# the demo in GPU memory, fpgactl topo, the GPU suite and MPS with two
-# uids (suite), and the benchmarks (bench); both without the third
-# argument.  OUT receives summary.txt, BENCHMARKS.md and logs.tgz (every
-# log).  Builds nothing.
+# the demo in GPU memory, fpgactl topo, the GPU suite (streaming, card
+# memory transfers) and MPS with two uids (suite), and the benchmarks
+# (bench); both without the third argument.  OUT receives summary.txt,
+# BENCHMARKS.md and logs.tgz (every log).  Builds nothing.
 set -u
 BUILD=${1:?usage: tests/run-gpu-host.sh BUILD OUT}
 OUT=${2:?usage: tests/run-gpu-host.sh BUILD OUT}
@@ -51,6 +51,11 @@ echo "== GPU suite" >> "$S"
 tests/gpu/run.sh "$BUILD" "$OUT/logs/gpu" > "$OUT/logs/gpu.log" 2>&1
 echo "gpu suite: exit $?" >> "$S"
 tail -n 30 "$OUT/logs/gpu.log" >> "$S"
+
+echo "== GPU suite: card memory transfers" >> "$S"
+tests/gpu/xfer.sh "$BUILD" "$OUT/logs/gpu-xfer" > "$OUT/logs/gpu-xfer.log" 2>&1
+echo "gpu xfer: exit $?" >> "$S"
+tail -n 30 "$OUT/logs/gpu-xfer.log" >> "$S"
 
 echo "== MPS and a consumer of another uid" >> "$S"
 tests/gpu/mps_users.sh "$BUILD" "$OUT/logs/mps-users" >> "$S" 2>&1

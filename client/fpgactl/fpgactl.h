@@ -19,6 +19,8 @@ struct fpgactl_opts {
 	uint64_t count;
 	int timeout_ms;
 	const char *channel;	/* first positional argument, if any */
+	const char *const *args; /* the positional arguments after the command */
+	unsigned n_args;
 };
 
 struct fpgactl_cmd {
@@ -41,5 +43,8 @@ int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o);
 int fpgactl_send(fpgad_client *c, const struct fpgactl_opts *o);
 /* topo.c */
 int fpgactl_topo(fpgad_client *c, const struct fpgactl_opts *o);
+/* xfer.c: card memory to a file and back. */
+int fpgactl_read(fpgad_client *c, const struct fpgactl_opts *o);
+int fpgactl_write(fpgad_client *c, const struct fpgactl_opts *o);
 
 #endif

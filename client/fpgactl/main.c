@@ -71,7 +71,7 @@ static int cmd_status(fpgad_client *c, const struct fpgactl_opts *o)
 				"drops", (json_int_t)ch->drops,
 				"lessees", (json_int_t)ch->lessees));
 		}
-		fpgactl_print_json(json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:I, s:o}",
+		fpgactl_print_json(json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:I, s:o, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 				     "version", s->version,
 				     "pid", (json_int_t)s->pid,
 				     "uptime_ms", (json_int_t)s->uptime_ms,
@@ -80,7 +80,16 @@ static int cmd_status(fpgad_client *c, const struct fpgactl_opts *o)
 				     "gpu_sharing", s->gpu_sharing,
 				     "gpu_sharing_note", s->gpu_sharing_note,
 				     "clients", (json_int_t)s->clients,
-				     "channels", chans));
+				     "channels", chans,
+				     "card_memory", (json_int_t)s->card_memory,
+				     "transfer_engines", s->transfer_engines,
+				     "transfer_queues", (json_int_t)s->transfer_queues,
+				     "transfer_buffers", (json_int_t)s->transfer_buffers,
+				     "transfer_registered", (json_int_t)s->transfer_registered,
+				     "transfers", (json_int_t)s->transfers,
+				     "transfer_bytes", (json_int_t)s->transfer_bytes,
+				     "transfer_errors", (json_int_t)s->transfer_errors,
+				     "transfer_refused", (json_int_t)s->transfer_refused));
 		fpgad_status_free(s);
 		return 0;
 	}
@@ -93,7 +102,16 @@ static int cmd_status(fpgad_client *c, const struct fpgactl_opts *o)
 		printf("gpu:      %s%s%s%s\n", s->gpu_sharing,
 		       s->gpu_sharing_note[0] ? " (" : "", s->gpu_sharing_note,
 		       s->gpu_sharing_note[0] ? ")" : "");
-	printf("clients:  %u\n\n", s->clients);
+	printf("clients:  %u\n", s->clients);
+	printf("card memory: %llu MiB; transfer engines: %s\n",
+	       (unsigned long long)(s->card_memory >> 20), s->transfer_engines);
+	printf("transfers: %llu (%llu bytes, %llu failed, %llu refused); "
+	       "%u buffers registered (%llu bytes) on %u connections\n\n",
+	       (unsigned long long)s->transfers,
+	       (unsigned long long)s->transfer_bytes,
+	       (unsigned long long)s->transfer_errors,
+	       (unsigned long long)s->transfer_refused, s->transfer_buffers,
+	       (unsigned long long)s->transfer_registered, s->transfer_queues);
 	printf("%-12s %-4s %-10s %-6s %-9s %5s %10s %12s %8s %7s\n", "CHANNEL",
 	       "DIR", "STATE", "MEMORY", "MODE", "SLOTS", "FRAME", "FRAMES",
 	       "DROPS", "LEASES");
@@ -127,22 +145,24 @@ static int cmd_clients(fpgad_client *c, const struct fpgactl_opts *o)
 			for (uint32_t k = 0; k < ci->n_leases; k++)
 				json_array_append_new(leases, json_string(ci->leases[k]));
 			json_array_append_new(arr, json_pack(
-				"{s:I, s:I, s:I, s:I, s:b, s:o}",
+				"{s:I, s:I, s:I, s:I, s:b, s:o, s:I, s:I}",
 				"pid", (json_int_t)ci->pid, "uid", (json_int_t)ci->uid,
 				"gid", (json_int_t)ci->gid,
 				"connected_ms", (json_int_t)ci->connected_ms,
-				"remote", ci->remote, "leases", leases));
+				"remote", ci->remote, "leases", leases,
+				"buffers", (json_int_t)ci->buffers,
+				"registered", (json_int_t)ci->registered));
 		}
 		fpgactl_print_json(json_pack("{s:o}", "clients", arr));
 		fpgad_clients_free(l);
 		return 0;
 	}
-	printf("%-8s %-6s %-6s %-20s %s\n", "PID", "UID", "GID", "CONNECTED",
-	       "LEASES");
+	printf("%-8s %-6s %-6s %-20s %-16s %s\n", "PID", "UID", "GID",
+	       "CONNECTED", "BUFFERS", "LEASES");
 	for (uint32_t i = 0; i < l->n_clients; i++) {
 		const struct fpgad_client_info *ci = &l->clients[i];
 		time_t t = (time_t)(ci->connected_ms / 1000);
-		char when[32], leases[256] = "-";
+		char when[32], leases[256] = "-", bufs[32];
 		struct tm tm;
 
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S",
@@ -151,8 +171,11 @@ static int cmd_clients(fpgad_client *c, const struct fpgactl_opts *o)
 			snprintf(leases + (k ? strlen(leases) : 0),
 				 sizeof(leases) - (k ? strlen(leases) : 0),
 				 "%s%s", k ? "," : "", ci->leases[k]);
-		printf("%-8u %-6u %-6u %-20s %s%s\n", ci->pid, ci->uid, ci->gid,
-		       when, leases, ci->remote ? " (remote)" : "");
+		snprintf(bufs, sizeof(bufs), "%u (%llu MiB)", ci->buffers,
+			 (unsigned long long)(ci->registered >> 20));
+		printf("%-8u %-6u %-6u %-20s %-16s %s%s\n", ci->pid, ci->uid,
+		       ci->gid, when, bufs, leases,
+		       ci->remote ? " (remote)" : "");
 	}
 	fpgad_clients_free(l);
 	return 0;
@@ -228,7 +251,21 @@ static const struct fpgactl_cmd cmds[] = {
 	{ "send", "CHANNEL", "hand -n frames to the card (h2c)", fpgactl_send },
 	{ "topo", "", "card x GPU topology, peer-to-peer verdict, auto's choice",
 	  fpgactl_topo },
+	{ "read", "ADDR LEN FILE", "card memory to FILE ('-': stdout)",
+	  fpgactl_read },
+	{ "write", "ADDR FILE", "FILE ('-': stdin) to card memory",
+	  fpgactl_write },
 };
+
+/* How many positional arguments @cmd takes: the words of its args. */
+static unsigned cmd_nargs(const struct fpgactl_cmd *cmd)
+{
+	unsigned n = 0;
+
+	for (const char *p = cmd->args; *p; p++)
+		n += (p == cmd->args || p[-1] == ' ') && *p != ' ';
+	return n;
+}
 
 static void usage(FILE *f)
 {
@@ -242,13 +279,15 @@ static void usage(FILE *f)
 		   "  --poll-us US   busy-poll US microseconds before sleeping (capture)\n"
 		   "  --shared       a shared-read lease (capture)\n"
 		   "  --reconnect    ride through a restart of fpgad (capture)\n"
-		   "  --timeout MS   give up waiting for a frame after MS (capture, send)\n"
+		   "  --timeout MS   give up waiting for a frame after MS (capture,\n"
+		   "                 send), or for a transfer (read, write)\n"
+		   "\nADDR and LEN take K, M and G suffixes (binary) and 0x hexadecimal.\n"
 		   "\nCommands:\n", FPGAD_DEFAULT_URL);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		char head[40];
 
 		snprintf(head, sizeof(head), "%s %s", cmds[i].name, cmds[i].args);
-		fprintf(f, "  %-22s %s\n", head, cmds[i].help);
+		fprintf(f, "  %-24s %s\n", head, cmds[i].help);
 	}
 }
 
@@ -282,7 +321,7 @@ int main(int argc, char **argv)
 	};
 	struct fpgactl_opts o = { .count = 1000, .timeout_ms = 5000 };
 	const struct fpgactl_cmd *cmd = NULL;
-	const char *pos[2] = { NULL, NULL };
+	const char *pos[4] = { NULL, NULL, NULL, NULL };
 	unsigned n_pos = 0;
 	fpgad_client *c = NULL;
 	uint64_t v;
@@ -292,7 +331,7 @@ int main(int argc, char **argv)
 	while (optind < argc) {
 		ch = getopt_long(argc, argv, "+n:h", opts, NULL);
 		if (ch == -1) {
-			if (n_pos == 2) {
+			if (n_pos == sizeof(pos) / sizeof(pos[0])) {
 				fprintf(stderr, "fpgactl: unexpected argument '%s'\n",
 					argv[optind]);
 				return 2;
@@ -346,11 +385,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fpgactl: %s takes no argument ('%s')\n", cmd->name, pos[1]);
 		return 2;
 	}
-	if (cmd->args[0] && !pos[1]) {
+	if (n_pos - 1 != cmd_nargs(cmd)) {
 		fprintf(stderr, "fpgactl: %s needs %s\n", cmd->name, cmd->args);
 		return 2;
 	}
 	o.channel = pos[1];
+	o.args = pos + 1;
+	o.n_args = n_pos - 1;
 	r = fpgad_connect(o.url, &c);
 	if (r == -EINVAL && !strncmp(o.url ? o.url : fpgad_default_url(), "tls+", 4) &&
 	    !getenv("FPGAD_TLS_CA")) {

@@ -4,7 +4,8 @@
  *
  * fpgad owns an FPGA DMA card and streams frames into a ring of GPU (or
  * host) buffers; this library lets an unprivileged process talk to it:
- * query status, lease a channel, and take frames zero-copy.
+ * query status, lease a channel, and take frames zero-copy; and read and
+ * write the card's memory from buffers of its own.
  *
  * Conventions: every function returns 0 (or a count) on success and a
  * negative errno on failure; out parameters are written only on success.
@@ -121,6 +122,16 @@ struct fpgad_status {
 	char gpu_sharing_note[192]; /* why it matters, when it does */
 	uint32_t n_channels;
 	struct fpgad_channel_summary *channels;
+	/* Card memory transfers. */
+	uint64_t card_memory;		/* bytes of card address space */
+	char transfer_engines[112];	/* "c2h 1, h2c 1", or "none (why)" */
+	uint32_t transfer_queues;	/* connections with a transfer queue */
+	uint32_t transfer_buffers;	/* buffers registered, all clients */
+	uint64_t transfer_registered;	/* their bytes */
+	uint64_t transfers;		/* completed, any status */
+	uint64_t transfer_bytes;
+	uint64_t transfer_errors;	/* failed on the card */
+	uint64_t transfer_refused;	/* broke a rule */
 };
 
 FPGAD_EXPORT int fpgad_status_get(fpgad_client *c, struct fpgad_status **ret_status);
@@ -134,6 +145,8 @@ struct fpgad_client_info {
 	bool remote;
 	uint32_t n_leases;
 	char leases[16][32];	/* channel names */
+	uint32_t buffers;	/* registered for transfers */
+	uint64_t registered;	/* their bytes */
 };
 
 struct fpgad_client_list {
@@ -377,6 +390,217 @@ struct fpgad_topology {
  */
 FPGAD_EXPORT int fpgad_topology_get(fpgad_client *c, struct fpgad_topology **ret_topo);
 FPGAD_EXPORT void fpgad_topology_free(struct fpgad_topology *t);
+/* --- card memory transfers ------------------------------------------------ */
+
+/*
+ * Move bytes between a buffer of this process and an address in the card's
+ * memory (fpgad_status.card_memory bytes of it): load coefficients or
+ * tables into card DDR, read results back, send GPU output to a card
+ * address.  A buffer is registered once and named by its handle after
+ * that; transfers go through a shared-memory queue (fpgad_xfer.h), with no
+ * control round trip per transfer.  Everything registered on a
+ * connection ends with it, or when the process goes away.
+ *
+ * Buffers are
+ *   - host memory from fpgad_buffer_alloc_host(): a memfd the library maps
+ *     here and hands to fpgad, so the card's DMA reaches the very pages
+ *     this process reads.  No other host memory qualifies (malloc'ed,
+ *     stack, cudaHostAlloc'ed or mapped memory cannot be reached by fpgad,
+ *     an unprivileged other process): fpgad_buffer_register() refuses it;
+ *   - CUDA device memory (cudaMalloc) through fpgad_buffer_register(): the
+ *     library exports its allocation with cudaIpcGetMemHandle and fpgad
+ *     opens it once.  It must start and end on 4 KiB boundaries.
+ *
+ * Rules, each refused by name (fpgad_errmsg(), fpgad_xfer_strerror()):
+ * card_addr, the buffer offset and the length are multiples of the
+ * alignment (fpgad_xfer_rules: the card's engines' granule, 64 bytes on
+ * the simulated card; 4 KiB in GPU memory, as GPUDirect pins pages); the
+ * transfer lies within card memory and within the buffer; its length is
+ * 1 byte to max_length.  Longer transfers than an engine moves at once are
+ * split; a part that fails fails the whole transfer, and fail_addr names
+ * its card address.  Transfers of one batch, or submitted without waiting,
+ * run at the same time and finish in any order (FPGAD_XFER_BARRIER orders
+ * one after everything before it).  Card memory is one address space for
+ * every client, as on the card itself: fpgad keeps clients' buffers apart,
+ * not their card addresses.
+ */
+typedef struct fpgad_buffer fpgad_buffer;
+
+/*
+ * How the card reaches a buffer.  GPU memory: gpudirect (card DMA
+ * straight into GPU memory) or bounce (card DMA into pinned host staging,
+ * then a GPU copy: the vendor's traditional path); host memory: host.
+ * auto picks the first that works and says why.
+ */
+enum fpgad_mode {
+	FPGAD_MODE_AUTO = 0,
+	FPGAD_MODE_GPUDIRECT = 1,
+	FPGAD_MODE_BOUNCE = 2,
+	FPGAD_MODE_HOST = 3,
+};
+
+struct fpgad_buffer_info {
+	uint64_t id;		/* fpgad's name for it on this connection */
+	enum fpgad_memory memory;
+	uint64_t length;
+	enum fpgad_mode mode;	/* the mode in use, never AUTO */
+	char mode_reason[128];	/* why that mode */
+	int gpu;		/* GPU memory: this process's device ordinal */
+};
+
+/*
+ * @length bytes (rounded up to the page size) of host memory that fpgad can
+ * reach, zeroed, registered; fpgad_buffer_data() says where.  -ENOSPC
+ * names the limit reached (max_buffers, max_registered).
+ */
+FPGAD_EXPORT int fpgad_buffer_alloc_host(fpgad_client *c, uint64_t length,
+					 fpgad_buffer **ret_buf);
+/*
+ * Register @length bytes of CUDA device memory at @ptr (@flags: 0) for
+ * transfers, in auto mode.  -EINVAL for host memory (see above; a libfpgad
+ * built without CUDA sees no GPU memory) or misaligned memory, -ENODEV
+ * when fpgad has no CUDA.
+ */
+FPGAD_EXPORT int fpgad_buffer_register(fpgad_client *c, void *ptr,
+				       uint64_t length, unsigned flags,
+				       fpgad_buffer **ret_buf);
+/*
+ * End a registration (fpgad lets go of the memory once no transfer uses
+ * it) and free the handle; memory from fpgad_buffer_alloc_host() is
+ * unmapped.  -EBUSY, and nothing ends, while transfers of the buffer are
+ * submitted and not reaped.  Accepts NULL.
+ */
+FPGAD_EXPORT int fpgad_buffer_unregister(fpgad_buffer *buf);
+/* Where the buffer is: a host pointer, or the CUDA device pointer. */
+FPGAD_EXPORT void *fpgad_buffer_data(const fpgad_buffer *buf);
+FPGAD_EXPORT void fpgad_buffer_get_info(const fpgad_buffer *buf,
+					struct fpgad_buffer_info *ret_info);
+/*
+ * Switch the transfer mode of a registered buffer; transfers submitted
+ * afterwards use it.  Code written for the CPU path gains GPUDirect with
+ * this one call:
+ *
+ *	fpgad_buffer_register(c, gpu_ptr, len, 0, &buf);
+ *	fpgad_buffer_set_mode(buf, FPGAD_MODE_GPUDIRECT);   (or BOUNCE)
+ *
+ * -EINVAL for a mode the memory cannot have (host for GPU memory),
+ * -EOPNOTSUPP when the card cannot pin it for gpudirect.
+ */
+FPGAD_EXPORT int fpgad_buffer_set_mode(fpgad_buffer *buf, enum fpgad_mode mode);
+
+/*
+ * Last-owner tracking.  A GPU buffer may have a host view (pinned, the
+ * library's); the library records who wrote the buffer last and where
+ * the current bytes are, and copies only when a view is stale: after a
+ * read from the card, or when the application says a GPU kernel wrote the
+ * buffer, the host view is refreshed at the next fpgad_buffer_host(); when
+ * the application says it wrote the host view, the GPU memory is updated
+ * before the next write to the card.  Host buffers are their own view.
+ */
+enum fpgad_writer {
+	FPGAD_WRITER_CARD = 1,	/* a read from the card (set by the library) */
+	FPGAD_WRITER_GPU = 2,	/* a kernel or a CUDA copy of the application */
+	FPGAD_WRITER_HOST = 3,	/* the application, through the host view */
+};
+
+/* The host view of @buf, copied from GPU memory only when it is stale. */
+FPGAD_EXPORT int fpgad_buffer_host(fpgad_buffer *buf, void **ret_ptr);
+/* Record that @who wrote @buf (the whole of it) last. */
+FPGAD_EXPORT void fpgad_buffer_wrote(fpgad_buffer *buf, enum fpgad_writer who);
+/* Who wrote @buf last; 0 when nobody has yet. */
+FPGAD_EXPORT enum fpgad_writer fpgad_buffer_last_writer(const fpgad_buffer *buf);
+/* Copies between GPU memory and the host view made so far. */
+FPGAD_EXPORT uint64_t fpgad_buffer_copies(const fpgad_buffer *buf);
+
+/* Card memory, engines and the transfer rules fpgad enforces. */
+struct fpgad_xfer_rules {
+	uint64_t card_memory;	/* bytes of card address space */
+	uint64_t max_length;	/* longest transfer */
+	uint64_t part_size;	/* longest piece an engine moves at once */
+	uint32_t host_align;	/* alignment in host memory */
+	uint32_t gpu_align;	/* alignment in GPU memory */
+};
+
+/* The rules of @c's transfer queue (opened now if it is not yet). */
+FPGAD_EXPORT int fpgad_xfer_rules(fpgad_client *c, struct fpgad_xfer_rules *ret_rules);
+
+/*
+ * Read @length bytes at card address @card_addr into @buf at @buf_offset
+ * (card to buffer), or write them from @buf to the card, and wait up to
+ * @timeout_ms (-1 = no limit) for the result: 0, or a negative errno with
+ * fpgad_errmsg() naming the rule broken or where the card failed:
+ * -EINVAL (a rule), -ENOENT (not a buffer of this connection),
+ * -EOPNOTSUPP (no engine of the card serves that direction), -EIO,
+ * -ETIMEDOUT or -ECANCELED (the card, or an engine reset after it hung),
+ * -ETIMEDOUT (no result in time: the transfer
+ * may still run, and may still write the buffer), -EPIPE (fpgad went away;
+ * with fpgad_set_reconnect() the buffers are registered again and -ESTALE
+ * says so once).
+ */
+FPGAD_EXPORT int fpgad_read(fpgad_buffer *buf, uint64_t buf_offset,
+			    uint64_t card_addr, uint64_t length, int timeout_ms);
+FPGAD_EXPORT int fpgad_write(fpgad_buffer *buf, uint64_t buf_offset,
+			     uint64_t card_addr, uint64_t length, int timeout_ms);
+
+#define FPGAD_XFER_READ 1	/* card -> buffer */
+#define FPGAD_XFER_WRITE 2	/* buffer -> card */
+#define FPGAD_XFER_BARRIER 0x1u	/* after every earlier transfer of @c */
+
+/* One transfer of a batch, or of the asynchronous form. */
+struct fpgad_xfer {
+	/* Filled by the caller. */
+	unsigned op;		/* FPGAD_XFER_READ or FPGAD_XFER_WRITE */
+	unsigned flags;		/* FPGAD_XFER_BARRIER, or 0 */
+	fpgad_buffer *buf;
+	uint64_t buf_offset;
+	uint64_t card_addr;
+	uint64_t length;
+	void *user;		/* the caller's, untouched */
+	/* Filled when it completes. */
+	int status;		/* 0 or a negative errno, as fpgad_read() */
+	uint32_t rule;		/* the rule broken (fpgad_xfer.h), 0 = none */
+	uint64_t done;		/* bytes moved (before fail_addr, on failure) */
+	uint64_t fail_addr;	/* card address where it failed */
+	uint64_t limit;		/* the value of the rule broken */
+	uint64_t t_start_ns;	/* CLOCK_MONOTONIC: fpgad took it */
+	uint64_t t_end_ns;	/* and completed it */
+	enum fpgad_mode mode;	/* the mode it ran in */
+};
+
+/*
+ * Run @n transfers at once and wait for all (@timeout_ms for the whole
+ * batch): 0 when every one succeeded, else the status of the first that
+ * failed, in array order, with fpgad_errmsg() saying why; every element's
+ * status is set.  One wake-up of fpgad for the batch.
+ */
+FPGAD_EXPORT int fpgad_xfer_batch(fpgad_client *c, struct fpgad_xfer *x,
+				  unsigned n, int timeout_ms);
+/*
+ * Asynchronous form: queue @n transfers and return at once: how many were
+ * queued (fewer than @n when the queue is full; -EAGAIN when none fit).
+ * The elements must stay where they are until fpgad_xfer_reap() hands
+ * them back.
+ */
+FPGAD_EXPORT int fpgad_xfer_submit(fpgad_client *c, struct fpgad_xfer *x,
+				   unsigned n);
+/*
+ * Take completed transfers: up to @max of them into @ret (pointers to the
+ * submitted elements, results filled in), waiting up to @timeout_ms for
+ * the first (0 = do not wait): how many, -ETIMEDOUT, or -EPIPE (fpgad
+ * went away: transfers outstanding then complete with -EPIPE).
+ */
+FPGAD_EXPORT int fpgad_xfer_reap(fpgad_client *c, struct fpgad_xfer **ret,
+				 unsigned max, int timeout_ms);
+/* Transfers submitted and not reaped yet. */
+FPGAD_EXPORT unsigned fpgad_xfer_pending(const fpgad_client *c);
+/* Why @x failed, in one line ("card range: ..."); returns @buf. */
+FPGAD_EXPORT const char *fpgad_xfer_strerror(const struct fpgad_xfer *x,
+					     char *buf, size_t len);
+/*
+ * Busy-poll: waits for transfers check for a completion for up to @us
+ * microseconds before they sleep (0, the default: sleep at once).
+ */
+FPGAD_EXPORT void fpgad_xfer_set_poll(fpgad_client *c, unsigned us);
 
 #ifdef __cplusplus
 }

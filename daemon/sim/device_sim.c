@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "fpgad_simframe.h"
@@ -19,6 +21,7 @@
 
 static void sim_close(struct device *d);
 static void sim_queue_close(struct device_queue *q);
+static int sim_cq_arm(struct device_queue *q);
 
 static int sim_open(const struct config *cfg, struct device **ret_dev)
 {
@@ -42,7 +45,9 @@ static int sim_open(const struct config *cfg, struct device **ret_dev)
 		d->timeout_ms = SIM_DEFAULT_TIMEOUT_MS;
 	d->card_size = sim_round_up(s->card_memory ? s->card_memory :
 				    SIM_DEFAULT_CARD_MEMORY, SIM_PAGE);
-	if (d->card_size < s->card_memory) {
+	if (d->card_size < s->card_memory || d->card_size > SIM_CARD_MAX) {
+		log_err("sim: card memory of %" PRIu64 " bytes: the sim models "
+			"up to %llu", s->card_memory, SIM_CARD_MAX);
 		r = -EINVAL;
 		goto fail;
 	}
@@ -108,7 +113,68 @@ static int sim_info(struct device *d, struct device_info *ret_info)
 	info.card_memory = d->card_size;
 	info.align = SIM_ALIGN;
 	info.max_inflight = SIM_MAX_INFLIGHT;
+	info.max_transfer = SIM_XFER_MAX_LEN;
+	info.xfer_align = SIM_XFER_ALIGN;
 	*ret_info = info;
+	return 0;
+}
+
+/* Take engine @q->engine of its direction, lay out memory, start the engine. */
+static int sim_queue_start(struct device *d, struct device_queue *q)
+{
+	char name[16];
+	int r;
+
+	pthread_mutex_lock(&d->lock);
+	if (d->queues[q->dir][q->engine]) {
+		pthread_mutex_unlock(&d->lock);
+		log_err("sim: %s: %s engine %u is already open", q->ch.name,
+			q->dir == DIR_C2H ? "c2h" : "h2c", q->engine);
+		return -EBUSY;
+	}
+	d->queues[q->dir][q->engine] = q;
+	pthread_mutex_unlock(&d->lock);
+
+	r = sim_frames_memory(q);
+	if (!r)
+		r = sim_crc_prepare(q);
+	if (r)
+		return r;
+
+	r = -pthread_create(&q->thread, NULL, sim_engine_main, q);
+	if (r) {
+		log_err("sim: %s: cannot start the engine thread: %s",
+			q->ch.name, strerror(-r));
+		return r;
+	}
+	q->thread_started = true;
+	snprintf(name, sizeof(name), "sim-%s%s%u", q->mem ? "m" : "",
+		 q->dir == DIR_C2H ? "c2h" : "h2c", q->engine);
+	pthread_setname_np(q->thread, name);
+	return 0;
+}
+
+static int sim_queue_alloc(struct device *d, enum direction dir,
+			   unsigned engine, unsigned n_pins,
+			   struct device_queue **ret_q)
+{
+	struct device_queue *q;
+
+	q = aligned_alloc(64, sim_round_up(sizeof(*q), 64));
+	if (!q)
+		return -ENOMEM;
+	memset(q, 0, sizeof(*q));
+	q->pins = calloc(n_pins, sizeof(*q->pins));
+	if (!q->pins) {
+		free(q);
+		return -ENOMEM;
+	}
+	q->n_pins = n_pins;
+	q->dev = d;
+	q->dir = dir;
+	q->engine = engine;
+	atomic_init(&q->cfd, -1);
+	*ret_q = q;
 	return 0;
 }
 
@@ -116,7 +182,6 @@ static int sim_queue_open(struct device *d, const struct config_channel *ch,
 			  struct device_queue **ret_q)
 {
 	struct device_queue *q;
-	char name[16];
 	int r;
 
 	if (ch->direction != DIR_C2H && ch->direction != DIR_H2C)
@@ -134,14 +199,10 @@ static int sim_queue_open(struct device *d, const struct config_channel *ch,
 		return -EINVAL;
 	}
 
-	q = aligned_alloc(64, sim_round_up(sizeof(*q), 64));
-	if (!q)
-		return -ENOMEM;
-	memset(q, 0, sizeof(*q));
-	q->dev = d;
+	r = sim_queue_alloc(d, ch->direction, ch->engine, SIM_MAX_PINS, &q);
+	if (r)
+		return r;
 	q->ch = *ch;
-	q->dir = ch->direction;
-	q->engine = ch->engine;
 	q->depth = ch->queue_depth ? ch->queue_depth : SIM_DEFAULT_DEPTH;
 	if (q->depth > SIM_MAX_INFLIGHT)
 		q->depth = SIM_MAX_INFLIGHT;
@@ -151,45 +212,49 @@ static int sim_queue_open(struct device *d, const struct config_channel *ch,
 	if (!q->max_len)
 		q->max_len = SIM_DEFAULT_MAX_LEN;
 
-	pthread_mutex_lock(&d->lock);
-	if (d->queues[q->dir][q->engine]) {
-		pthread_mutex_unlock(&d->lock);
-		log_err("sim: %s: %s engine %u is already open", ch->name,
-			q->dir == DIR_C2H ? "c2h" : "h2c", q->engine);
-		free(q);
-		return -EBUSY;
-	}
-	d->queues[q->dir][q->engine] = q;
-	pthread_mutex_unlock(&d->lock);
-
-	r = sim_card_window(q);
-	if (!r)
-		r = sim_crc_prepare(q);
-	if (r)
-		goto fail;
-
-	r = -pthread_create(&q->thread, NULL, sim_engine_main, q);
+	r = sim_queue_start(d, q);
 	if (r) {
-		log_err("sim: %s: cannot start the engine thread: %s",
-			ch->name, strerror(-r));
-		goto fail;
+		sim_queue_close(q);
+		return r;
 	}
-	q->thread_started = true;
-	snprintf(name, sizeof(name), "sim-%s%u", q->dir == DIR_C2H ? "c2h" :
-		 "h2c", q->engine);
-	pthread_setname_np(q->thread, name);
-
 	*ret_q = q;
 	return 0;
+}
 
-fail:
-	sim_queue_close(q);
-	return r;
+static int sim_mem_queue_open(struct device *d, enum direction dir,
+			      unsigned engine, unsigned poll_us,
+			      struct device_queue **ret_q)
+{
+	struct device_queue *q;
+	int r;
+
+	if ((dir != DIR_C2H && dir != DIR_H2C) || engine >= SIM_ENGINES)
+		return -EINVAL;
+	r = sim_queue_alloc(d, dir, engine, SIM_XFER_MAX_PINS, &q);
+	if (r)
+		return r;
+	q->mem = true;
+	snprintf(q->ch.name, sizeof(q->ch.name), "mem-%s%u",
+		 dir == DIR_C2H ? "c2h" : "h2c", engine);
+	q->ch.direction = dir;
+	q->ch.engine = engine;
+	q->depth = SIM_XFER_DEPTH;
+	q->max_len = SIM_XFER_MAX_LEN;
+	q->poll_ns = (uint64_t)poll_us * 1000u;
+
+	r = sim_queue_start(d, q);
+	if (r) {
+		sim_queue_close(q);
+		return r;
+	}
+	*ret_q = q;
+	return 0;
 }
 
 static void sim_queue_close(struct device_queue *q)
 {
 	struct device *d;
+	int cfd;
 
 	if (!q)
 		return;
@@ -200,13 +265,16 @@ static void sim_queue_close(struct device_queue *q)
 		pthread_join(q->thread, NULL);
 	}
 	sim_gpu_detach(q);
+	sim_frames_memory_free(q);
 	pthread_mutex_lock(&d->lock);
-	if (q->win)
-		sim_card_free(d, q->win_start);
 	if (d->queues[q->dir][q->engine] == q)
 		d->queues[q->dir][q->engine] = NULL;
 	pthread_mutex_unlock(&d->lock);
+	cfd = atomic_load(&q->cfd);
+	if (cfd >= 0)
+		close(cfd);
 	free(q->crc_tab);
+	free(q->pins);
 	free(q);
 }
 
@@ -215,7 +283,7 @@ static struct sim_pin *sim_pin_find(struct device_queue *q, uint64_t handle,
 {
 	uint64_t idx = (handle & 0xffffffffu) - 1;
 
-	if (idx >= SIM_MAX_PINS || !q->pins[idx].used ||
+	if (idx >= q->n_pins || !q->pins[idx].used ||
 	    q->pins[idx].gen != (uint32_t)(handle >> 32))
 		return NULL;
 	*ret_idx = (uint32_t)idx;
@@ -249,10 +317,10 @@ static int sim_pin(struct device_queue *q, const struct dev_region *r,
 		return -EINVAL;
 	}
 
-	for (i = 0; i < SIM_MAX_PINS; i++)
+	for (i = 0; i < q->n_pins; i++)
 		if (!q->pins[i].used)
 			break;
-	if (i == SIM_MAX_PINS)
+	if (i == q->n_pins)
 		return -ENOSPC;
 	p = &q->pins[i];
 	p->used = true;
@@ -285,14 +353,21 @@ static int sim_submit(struct device_queue *q, const struct dev_xfer *x)
 
 	p = sim_pin_find(q, x->handle, &idx);
 	if (!p || !x->length || x->offset > p->r.length ||
-	    x->length > p->r.length - x->offset || x->offset % SIM_ALIGN)
+	    x->length > p->r.length - x->offset)
 		return -EINVAL;
-	if (x->length > q->max_len &&
-	    (q->dir == DIR_H2C || !q->frame_size))
+	if (q->mem) {
+		if (x->length > q->max_len || x->offset % SIM_XFER_ALIGN ||
+		    x->length % SIM_XFER_ALIGN ||
+		    x->card_addr % SIM_XFER_ALIGN ||
+		    !sim_card_contains(q->dev, x->card_addr, x->length))
+			return -EINVAL;
+	} else if (x->offset % SIM_ALIGN ||
+		   (x->length > q->max_len &&
+		    (q->dir == DIR_H2C || !q->frame_size)) ||
+		   (q->dir == DIR_C2H && !q->frame_size &&
+		    x->length < FPGAD_SIMFRAME_HDR_SIZE)) {
 		return -EINVAL;
-	if (q->dir == DIR_C2H && !q->frame_size &&
-	    x->length < FPGAD_SIMFRAME_HDR_SIZE)
-		return -EINVAL;
+	}
 	if (q->submitted - q->reaped >= SIM_MAX_INFLIGHT)
 		return -EAGAIN;
 
@@ -343,6 +418,16 @@ static int sim_wait(struct device_queue *q, struct dev_completion *out,
 		return 0;
 	if (!out)
 		return -EINVAL;
+	/* The completion descriptor was written: it is read now. */
+	if (atomic_load(&q->cfd_fired)) {
+		uint64_t v;
+
+		atomic_store(&q->cfd_fired, 0);
+		if (read(atomic_load(&q->cfd), &v, sizeof(v)) < 0 &&
+		    errno != EAGAIN)
+			log_warn("sim: %s: completion descriptor: %s",
+				 q->ch.name, strerror(errno));
+	}
 	for (;;) {
 		uint32_t v;
 		int r;
@@ -350,6 +435,8 @@ static int sim_wait(struct device_queue *q, struct dev_completion *out,
 		n = sim_cq_pop(q, out, max);
 		if (n)
 			return (int)n;
+		if (!timeout_ms && sim_cq_arm(q))
+			continue;
 		if (atomic_exchange(&q->kicked, 0) || !timeout_ms)
 			return 0;
 
@@ -365,6 +452,35 @@ static int sim_wait(struct device_queue *q, struct dev_completion *out,
 		if (r == -ETIMEDOUT)
 			return (int)sim_cq_pop(q, out, max);
 	}
+}
+
+/*
+ * A wait that found nothing arms the completion descriptor, when someone
+ * polls it, so the engine writes it at the next completion.  Returns
+ * true when a completion came in meanwhile: look again.
+ */
+static int sim_cq_arm(struct device_queue *q)
+{
+	if (atomic_load(&q->cfd) < 0)
+		return 0;
+	atomic_store(&q->cfd_armed, 1);
+	if (atomic_load(&q->cq_head) == atomic_load(&q->cq_tail))
+		return 0;
+	atomic_store(&q->cfd_armed, 0);
+	return 1;
+}
+
+static int sim_completion_fd(struct device_queue *q)
+{
+	int fd = atomic_load(&q->cfd);
+
+	if (fd >= 0)
+		return fd;
+	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	atomic_store(&q->cfd, fd);
+	return fd;
 }
 
 static void sim_kick(struct device_queue *q)
@@ -435,4 +551,6 @@ const struct device_ops device_sim_ops = {
 	.kick = sim_kick,
 	.reset = sim_reset,
 	.sink_counts = sim_sink_counts,
+	.mem_queue_open = sim_mem_queue_open,
+	.completion_fd = sim_completion_fd,
 };

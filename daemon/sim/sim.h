@@ -5,23 +5,32 @@
  * daemon/sim/, except sim_queue_stats() for tests.
  *
  *   device_sim.c  the backend's ops: open, queues, pins, submit, wait
- *   sim_card.c    card memory: the address space and each queue's window
+ *   sim_card.c    card memory: the address space memory queues address
  *   sim_link.c    the PCIe link model
- *   sim_frames.c  C2H frame sources, the H2C sink and fault injection
+ *   sim_frames.c  C2H frame sources, the H2C sink and fault injection,
+ *                 and the private memory they work in
  *   sim_engine.c  the engine thread that executes transfers
  *   sim_gpu.c     transfers into and out of GPU memory (CUDA copies)
  *
  * The model, per device:
- *   card memory  cfg->sim.card_memory bytes of address space, reserved with
- *                MAP_NORESERVE; each queue takes a window of it (first fit)
- *                for its pattern, frame headers and receive buffers, and
- *                only those pages are ever touched.
+ *   card memory  cfg->sim.card_memory bytes of address space, user data
+ *                only: reserved with MAP_NORESERVE, backed page by page as
+ *                it is written (a page never written reads as zeros), so a
+ *                write at an address is what a later read there returns.
+ *                For copies into and out of GPU memory it is page-locked
+ *                in SIM_CARD_CHUNK pieces, each the first time a transfer
+ *                touches it.
  *   link         one PCIe link, full duplex: C2H transfers of all queues
  *                share one direction's bandwidth, H2C the other's.  With
  *                gen 0 it is unlimited; otherwise a transfer of L bytes
  *                occupies it for L / (lane rate * width) and completes no
  *                earlier than that.
- * and per queue (one card DMA engine, one direction):
+ * and per queue (one card DMA engine, one direction), either a stream queue
+ * (queue_open: a channel's source or sink, working in memory of its own
+ * that no card address reaches: pattern, frame headers, receive buffers)
+ * or a memory queue (mem_queue_open: transfers between a pin and card
+ * memory at dev_xfer.card_addr, SIM_XFER_ALIGN aligned, at most
+ * SIM_XFER_MAX_LEN each):
  *   C2H source   produces frame N (fpgad_simframe.h) at t0 + N / frame_rate,
  *                t0 being the first transfer's start, or on demand with
  *                frame_rate 0.  It buffers SIM_SOURCE_FIFO frames; older
@@ -41,9 +50,10 @@
  *                corrupt (completes, one payload byte flipped).  A C2H
  *                frame a failed transfer took is lost.
  *
- * A C2H transfer that gets no frame within its timeout completes with
- * -ETIMEDOUT and takes no frame.  card_addr is ignored: the sim's engines
- * are streams.
+ * A C2H transfer of a stream queue that gets no frame within its timeout
+ * completes with -ETIMEDOUT and takes no frame; stream queues ignore
+ * card_addr.  Faults hit memory queues the same way (corrupt flips one
+ * byte of what arrives).
  *
  * Threads: the queue's user (pin, submit, wait, reset, close), the engine,
  * and anyone calling kick or sim_queue_stats.  Submissions and completions
@@ -67,6 +77,7 @@
 #define SIM_ENGINES 16u			/* per direction */
 #define SIM_MAX_INFLIGHT 16u		/* ring size: a power of two */
 #define SIM_MAX_PINS 64u
+#define SIM_XFER_MAX_PINS 4096u	/* memory queues: every client's buffers */
 #define SIM_ALIGN 4096u
 #define SIM_PAGE 4096u
 #define SIM_DEFAULT_CARD_MEMORY (2ull << 30)
@@ -76,7 +87,11 @@
 #define SIM_SOURCE_FIFO 4u
 #define SIM_HDR_STRIDE 128u		/* header + flipped byte, per copy */
 #define SIM_SPIN_NS 20000u		/* shorter waits spin */
-#define SIM_MAX_EXTENTS (2u * SIM_ENGINES)
+#define SIM_XFER_ALIGN 64u		/* memory queues: a 512-bit data path */
+#define SIM_XFER_MAX_LEN (4ull << 20)	/* memory queues: one transfer */
+#define SIM_XFER_DEPTH 8u		/* memory queues: GPU copies in flight */
+#define SIM_CARD_CHUNK (64ull << 20)	/* page-locked for CUDA at a time */
+#define SIM_CARD_MAX (1ull << 40)
 
 enum sim_fault {
 	SIM_FAULT_NONE,
@@ -93,11 +108,6 @@ enum sim_sleep {
 	SIM_SLEEP_TIME,		/* pacing: reset and close wake it */
 };
 
-struct sim_extent {
-	uint64_t start;
-	uint64_t len;
-};
-
 struct device {
 	struct config_sim sim;
 	unsigned timeout_ms;
@@ -106,10 +116,9 @@ struct device {
 	/* Per direction: when the link is free again, CLOCK_MONOTONIC ns. */
 	_Atomic uint64_t link_free[2];
 
-	pthread_mutex_t lock;		/* extents and queues */
+	pthread_mutex_t lock;		/* queues, card_locked */
 	bool lock_init;
-	struct sim_extent ext[SIM_MAX_EXTENTS];
-	unsigned n_ext;
+	uint8_t *card_locked;		/* per SIM_CARD_CHUNK: page-locked */
 	struct device_queue *queues[2][SIM_ENGINES];
 };
 
@@ -138,6 +147,7 @@ struct sim_copy {
 	uint64_t deadline;		/* link model: not done before */
 	uint64_t len;
 	uint64_t flip;			/* H2C: byte to corrupt or none */
+	uint64_t card_addr;		/* memory queue */
 	unsigned slot;
 };
 
@@ -168,31 +178,43 @@ struct device_queue {
 	alignas(64) struct sim_sqe sq[SIM_MAX_INFLIGHT];
 	struct sim_cqe cq[SIM_MAX_INFLIGHT];
 
+	/* Completion descriptor (completion_fd), for a waiter on many queues. */
+	_Atomic int cfd;		/* eventfd, -1 until asked for */
+	_Atomic uint32_t cfd_armed;	/* the user polls it: write on completion */
+	_Atomic uint32_t cfd_fired;	/* written since the user last looked */
+
 	struct device *dev;
 	struct config_channel ch;
 	enum direction dir;
 	unsigned engine;
+	bool mem;			/* a memory queue (mem_queue_open) */
+	uint64_t poll_ns;		/* memory queue: spin for work first */
 	unsigned depth;			/* copies in flight on a GPU */
-	uint64_t max_len;		/* longest H2C or unframed transfer */
+	uint64_t max_len;		/* longest H2C, unframed or memory transfer */
 	uint64_t frame_size;		/* C2H: 0 = the transfer's length */
 
-	/* The queue's window of card memory. */
-	uint64_t win_start;
+	/*
+	 * The queue's private memory (no card address reaches it): a stream
+	 * queue's pattern, frame headers and receive buffers; a memory
+	 * queue's bytes flipped by corrupt faults.
+	 */
 	uint64_t win_len;
 	unsigned char *win;
 	const unsigned char *pattern;
 	uint64_t pattern_size;
-	unsigned char *hdrs;		/* C2H: depth * SIM_HDR_STRIDE */
+	unsigned char *hdrs;		/* C2H: depth * SIM_HDR_STRIDE; memory:
+					   depth scratch bytes */
 	unsigned char *rx;		/* H2C: depth * rx_stride */
 	uint64_t rx_stride;
 	uint32_t *crc_tab;		/* C2H: CRC per payload start offset */
 	uint64_t crc_len;		/* ... of payloads this long */
 
 	/* The user thread's. */
-	struct sim_pin pins[SIM_MAX_PINS];
+	struct sim_pin *pins;
+	unsigned n_pins;
 	uint64_t submitted;
 	uint64_t reaped;
-	bool registered;		/* window registered with CUDA */
+	bool registered;		/* private memory registered with CUDA */
 	struct copy_engine *ce;
 
 	/* The engine's. */
@@ -246,13 +268,15 @@ static inline void sim_count(_Atomic uint64_t *c, uint64_t n)
 	atomic_fetch_add_explicit(c, n, memory_order_relaxed);
 }
 
-/* sim_card.c: card memory (the caller of alloc and free holds d->lock). */
+/* sim_card.c: card memory. */
 int sim_card_reserve(struct device *d);
 void sim_card_release(struct device *d);
-int sim_card_alloc(struct device *d, uint64_t len, uint64_t *ret_start);
-void sim_card_free(struct device *d, uint64_t start);
-/* Lay out the queue's window of card memory and take it. */
-int sim_card_window(struct device_queue *q);
+/* Is [addr, addr + len) card memory? */
+bool sim_card_contains(const struct device *d, uint64_t addr, uint64_t len);
+/* Page-lock the chunks [addr, addr + len) touches for CUDA copies. */
+int sim_card_lock(struct device *d, uint64_t addr, uint64_t len);
+/* Bytes from @addr to the end of its chunk. */
+uint64_t sim_card_chunk_left(uint64_t addr);
 
 /* sim_link.c */
 /* Whether the sim models a link of @l (gen 0 = unlimited). */
@@ -267,6 +291,9 @@ uint64_t sim_link_reserve(struct device *d, enum direction dir, uint64_t now,
 			  uint64_t bytes, uint64_t *ret_start);
 
 /* sim_frames.c */
+/* Lay out and allocate the queue's private memory. */
+int sim_frames_memory(struct device_queue *q);
+void sim_frames_memory_free(struct device_queue *q);
 enum sim_fault sim_fault_next(struct device_queue *q);
 uint64_t sim_flip_offset(struct device_queue *q, uint64_t n);
 void sim_source_peek(struct device_queue *q, uint64_t now, uint64_t *ret_seq,
@@ -293,6 +320,9 @@ void sim_gpu_drain(struct device_queue *q);
 void sim_gpu_launch(struct device_queue *q, const struct sim_sqe *e,
 		    struct sim_cqe *cqe, uint64_t deadline, uint64_t n,
 		    uint64_t frame_len, bool corrupt);
+/* A memory queue's transfer between card memory and GPU memory. */
+void sim_gpu_launch_mem(struct device_queue *q, const struct sim_sqe *e,
+			struct sim_cqe *cqe, uint64_t deadline, bool corrupt);
 /* Finish what the copy engine has, each reported -ECANCELED (reset). */
 void sim_gpu_cancel(struct device_queue *q);
 

@@ -1,25 +1,33 @@
 // SPDX-License-Identifier: MIT
 /*
- * sim_card.c - the sim card's memory: an address space reserved without
- * backing (MAP_NORESERVE), windows of it handed to queues first fit, and
- * the layout of a queue's window (pattern, frame headers, receive
- * buffers).  Only the pages a window uses are ever touched (sim.h).
+ * sim_card.c - the sim card's memory: the address space memory queues
+ * read and write (sim.h).  It holds user data only; the frame sources and
+ * sinks work in memory of their own (sim_frames.c).  Reserved without
+ * backing (MAP_NORESERVE): a page is backed when it is first written, and
+ * a page never written reads as zeros.  CUDA copies need page-locked host
+ * memory to run at full speed, so the chunks of it that GPU transfers
+ * touch are page-locked, each once, the first time.
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "fpgad_simframe.h"
+#include "copy.h"
 #include "log.h"
 #include "sim.h"
 
 int sim_card_reserve(struct device *d)
 {
-	void *card = mmap(NULL, d->card_size, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uint64_t chunks = (d->card_size + SIM_CARD_CHUNK - 1) / SIM_CARD_CHUNK;
+	void *card;
 
+	d->card_locked = calloc(chunks, 1);
+	if (!d->card_locked)
+		return -ENOMEM;
+	card = mmap(NULL, d->card_size, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (card == MAP_FAILED)
 		return -errno;
 	d->card = card;
@@ -28,88 +36,52 @@ int sim_card_reserve(struct device *d)
 
 void sim_card_release(struct device *d)
 {
+	uint64_t chunks = (d->card_size + SIM_CARD_CHUNK - 1) / SIM_CARD_CHUNK;
+
+	if (d->card && d->card_locked)
+		for (uint64_t i = 0; i < chunks; i++)
+			if (d->card_locked[i])
+				copy_host_unregister(d->card + i * SIM_CARD_CHUNK);
 	if (d->card)
 		munmap(d->card, d->card_size);
+	free(d->card_locked);
 	d->card = NULL;
+	d->card_locked = NULL;
 }
 
-/* First fit; the caller holds d->lock. */
-int sim_card_alloc(struct device *d, uint64_t len, uint64_t *ret_start)
+bool sim_card_contains(const struct device *d, uint64_t addr, uint64_t len)
 {
-	uint64_t at = 0;
-	unsigned i;
-
-	if (d->n_ext == SIM_MAX_EXTENTS)
-		return -ENOMEM;
-	for (i = 0; i <= d->n_ext; i++) {
-		uint64_t end = i < d->n_ext ? d->ext[i].start : d->card_size;
-
-		if (end - at >= len)
-			break;
-		at = d->ext[i].start + d->ext[i].len;
-	}
-	if (i > d->n_ext)
-		return -ENOMEM;
-	memmove(&d->ext[i + 1], &d->ext[i], (d->n_ext - i) * sizeof(d->ext[0]));
-	d->ext[i].start = at;
-	d->ext[i].len = len;
-	d->n_ext++;
-	*ret_start = at;
-	return 0;
+	return addr <= d->card_size && len <= d->card_size - addr;
 }
 
-/* Give a window back and drop its pages; the caller holds d->lock. */
-void sim_card_free(struct device *d, uint64_t start)
+uint64_t sim_card_chunk_left(uint64_t addr)
 {
-	unsigned i;
-
-	for (i = 0; i < d->n_ext; i++) {
-		if (d->ext[i].start != start)
-			continue;
-		madvise(d->card + start, d->ext[i].len, MADV_DONTNEED);
-		memmove(&d->ext[i], &d->ext[i + 1],
-			(d->n_ext - i - 1) * sizeof(d->ext[0]));
-		d->n_ext--;
-		return;
-	}
+	return SIM_CARD_CHUNK - addr % SIM_CARD_CHUNK;
 }
 
-int sim_card_window(struct device_queue *q)
+int sim_card_lock(struct device *d, uint64_t addr, uint64_t len)
 {
-	struct device *d = q->dev;
-	uint64_t max_frame, psize, extra, len;
-	int r;
+	uint64_t first = addr / SIM_CARD_CHUNK;
+	uint64_t last = (addr + len - 1) / SIM_CARD_CHUNK;
+	int r = 0;
 
-	max_frame = q->dir == DIR_C2H && q->frame_size ? q->frame_size :
-		    q->max_len;
-	psize = fpgad_simframe_pattern_size(max_frame);
-	if (q->dir == DIR_C2H) {
-		extra = sim_round_up((uint64_t)q->depth * SIM_HDR_STRIDE,
-				     SIM_PAGE);
-	} else {
-		q->rx_stride = sim_round_up(q->max_len, SIM_PAGE);
-		extra = q->rx_stride * q->depth;
-	}
-	len = sim_round_up(psize, SIM_PAGE) + extra;
-
+	if (!len || !sim_card_contains(d, addr, len))
+		return -EINVAL;
 	pthread_mutex_lock(&d->lock);
-	r = sim_card_alloc(d, len, &q->win_start);
+	for (uint64_t i = first; i <= last && !r; i++) {
+		uint64_t at = i * SIM_CARD_CHUNK;
+		uint64_t n = d->card_size - at < SIM_CARD_CHUNK ?
+			     d->card_size - at : SIM_CARD_CHUNK;
+
+		if (d->card_locked[i])
+			continue;
+		r = copy_host_register(d->card + at, n);
+		if (r)
+			log_err("sim: cannot page-lock card memory at 0x%" PRIx64
+				" for GPU copies: %s", at, strerror(-r));
+		else
+			d->card_locked[i] = 1;
+	}
 	pthread_mutex_unlock(&d->lock);
-	if (r) {
-		log_err("sim: %s: card memory full: %" PRIu64 " bytes wanted, "
-			"%" PRIu64 " in all", q->ch.name, len, d->card_size);
-		return r;
-	}
-	q->win_len = len;
-	q->win = d->card + q->win_start;
-	q->pattern_size = psize;
-	if (q->dir == DIR_C2H) {
-		q->hdrs = q->win;
-		q->pattern = q->win + extra;
-	} else {
-		q->pattern = q->win;
-		q->rx = q->win + sim_round_up(psize, SIM_PAGE);
-	}
-	fpgad_simframe_pattern_fill((unsigned char *)q->pattern, psize);
-	return 0;
+	return r;
 }

@@ -2,13 +2,15 @@
 /*
  * sim_engine.c - a sim queue's engine thread: take transfers from the
  * submission ring in order, inject the faults that are due, move the bytes
- * (memcpy for host memory; sim_gpu.c for GPU memory), hold each transfer
- * until the link model says it is done, post completions, and cancel
- * everything on a reset (sim.h).
+ * (frames from the source or into the sink, or between card memory and the
+ * pin for a memory queue; memcpy for host memory, sim_gpu.c for GPU
+ * memory), hold each transfer until the link model says it is done, post
+ * completions, and cancel everything on a reset (sim.h).
  */
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 
 #include "clock.h"
@@ -17,15 +19,6 @@
 #include "futex.h"
 #include "log.h"
 #include "sim.h"
-
-#define SIM_SPIN_NS 20000u		/* shorter waits spin */
-
-static void sim_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
-}
 
 bool sim_sq_empty(struct device_queue *q)
 {
@@ -61,7 +54,7 @@ int sim_engine_sleep_until(struct device_queue *q, uint64_t t)
 		if (now >= t)
 			return 0;
 		if (t - now <= SIM_SPIN_NS) {
-			sim_cpu_relax();
+			futex_spin();
 			continue;
 		}
 		wake = t == UINT64_MAX ? t : t - SIM_SPIN_NS / 2;
@@ -74,10 +67,24 @@ int sim_engine_sleep_until(struct device_queue *q, uint64_t t)
 	}
 }
 
-/* Idle: sleep until there is work, a reset or a close. */
+/*
+ * Idle: sleep until there is work, a reset or a close; a memory queue
+ * asked to poll spins for poll_ns first.
+ */
 static void sim_engine_idle(struct device_queue *q)
 {
-	uint32_t v = atomic_load(&q->eng_word);
+	uint32_t v;
+
+	if (q->poll_ns) {
+		uint64_t until = clock_now_ns() + q->poll_ns;
+
+		while (sim_sq_empty(q) && !sim_engine_interrupted(q) &&
+		       clock_now_ns() < until)
+			futex_spin();
+		if (!sim_sq_empty(q))
+			return;
+	}
+	v = atomic_load(&q->eng_word);
 
 	atomic_store(&q->eng_sleep, SIM_SLEEP_WORK);
 	if (sim_sq_empty(q) && !sim_engine_interrupted(q))
@@ -111,6 +118,30 @@ void sim_complete(struct device_queue *q, const struct sim_cqe *c)
 		atomic_fetch_add(&q->cq_word, 1);
 		futex_wake((uint32_t *)&q->cq_word, false);
 	}
+	/* Written before fired is set: the reader then finds it readable. */
+	if (atomic_load(&q->cfd_armed) && atomic_exchange(&q->cfd_armed, 0)) {
+		if (eventfd_write(atomic_load(&q->cfd), 1) < 0)
+			log_warn("sim: %s: completion descriptor: %s",
+				 q->ch.name, strerror(errno));
+		atomic_store(&q->cfd_fired, 1);
+	}
+}
+
+/* A memory queue's transfer in host memory; @flip: byte to corrupt. */
+static void sim_move_mem(struct device_queue *q, const struct sim_sqe *e,
+			 uint64_t flip)
+{
+	unsigned char *card = q->dev->card + e->x.card_addr;
+
+	if (q->dir == DIR_C2H) {
+		memcpy(e->addr, card, e->x.length);
+		if (flip != UINT64_MAX)
+			e->addr[flip] ^= 0xff;
+	} else {
+		memcpy(card, e->addr, e->x.length);
+		if (flip != UINT64_MAX)
+			card[flip] ^= 0xff;
+	}
 }
 
 /* Execute one transfer from the submission ring. */
@@ -133,7 +164,7 @@ static void sim_execute(struct device_queue *q, const struct sim_sqe *e)
 
 	now = clock_now_ns();
 	n = e->x.length;
-	if (q->dir == DIR_C2H) {
+	if (q->dir == DIR_C2H && !q->mem) {
 		uint64_t seq, avail;
 
 		sim_source_peek(q, now, &seq, &avail);
@@ -192,12 +223,18 @@ static void sim_execute(struct device_queue *q, const struct sim_sqe *e)
 	end = sim_link_reserve(q->dev, q->dir, now, n, &c.c.t_start_ns);
 	if (e->kind == DEV_REGION_CUDA) {
 		q->cuda_active = true;
-		sim_gpu_launch(q, e, &c, end, n, frame_len,
-				fault == SIM_FAULT_CORRUPT);
+		if (q->mem)
+			sim_gpu_launch_mem(q, e, &c, end,
+					   fault == SIM_FAULT_CORRUPT);
+		else
+			sim_gpu_launch(q, e, &c, end, n, frame_len,
+				       fault == SIM_FAULT_CORRUPT);
 		return;
 	}
 	flip = fault == SIM_FAULT_CORRUPT ? sim_flip_offset(q, n) : UINT64_MAX;
-	if (q->dir == DIR_C2H) {
+	if (q->mem) {
+		sim_move_mem(q, e, flip);
+	} else if (q->dir == DIR_C2H) {
 		fpgad_simframe_fill_part(e->addr, n, frame_len, c.c.seq,
 					 q->engine, q->pattern,
 					 q->pattern_size);
@@ -221,7 +258,7 @@ static void sim_execute(struct device_queue *q, const struct sim_sqe *e)
 	}
 	c.c.length = n;
 	sim_count(&q->st.bytes, n);
-	if (q->dir == DIR_C2H)
+	if (q->dir == DIR_C2H && !q->mem)
 		sim_count(&q->st.frames, 1);
 done:
 	now = clock_now_ns();

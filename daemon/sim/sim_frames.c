@@ -2,20 +2,74 @@
 /*
  * sim_frames.c - what the sim card sends and receives: the C2H frame
  * source (frame N at t0 + N / frame_rate, a FIFO that overruns), the H2C
- * sink that checks every frame it gets, and which transfer a fault hits
- * (sim.h).
+ * sink that checks every frame it gets, the private memory they work in,
+ * and which transfer a fault hits (sim.h).
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <string.h>
-
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 
 #include "clock.h"
 #include "crc32c.h"
 #include "fpgad_simframe.h"
 #include "log.h"
 #include "sim.h"
+
+/*
+ * A queue's private memory, touched only where used: a stream queue's
+ * pattern and frame headers (C2H) or receive buffers (H2C), a memory
+ * queue's scratch bytes for corrupt faults.  No card address reaches it.
+ */
+int sim_frames_memory(struct device_queue *q)
+{
+	uint64_t max_frame, psize = 0, extra, len;
+	void *mem;
+
+	if (q->mem) {
+		extra = SIM_PAGE;
+	} else {
+		max_frame = q->dir == DIR_C2H && q->frame_size ?
+			    q->frame_size : q->max_len;
+		psize = fpgad_simframe_pattern_size(max_frame);
+		if (q->dir == DIR_C2H) {
+			extra = sim_round_up((uint64_t)q->depth *
+					     SIM_HDR_STRIDE, SIM_PAGE);
+		} else {
+			q->rx_stride = sim_round_up(q->max_len, SIM_PAGE);
+			extra = q->rx_stride * q->depth;
+		}
+	}
+	len = sim_round_up(psize, SIM_PAGE) + extra;
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (mem == MAP_FAILED) {
+		log_err("sim: %s: no memory for the engine (%" PRIu64
+			" bytes): %s", q->ch.name, len, strerror(errno));
+		return -ENOMEM;
+	}
+	q->win = mem;
+	q->win_len = len;
+	q->pattern_size = psize;
+	if (q->mem || q->dir == DIR_C2H) {
+		q->hdrs = q->win;
+		q->pattern = q->win + extra;
+	} else {
+		q->pattern = q->win;
+		q->rx = q->win + sim_round_up(psize, SIM_PAGE);
+	}
+	if (psize)
+		fpgad_simframe_pattern_fill((unsigned char *)q->pattern, psize);
+	return 0;
+}
+
+void sim_frames_memory_free(struct device_queue *q)
+{
+	if (q->win)
+		munmap(q->win, q->win_len);
+	q->win = NULL;
+}
 
 enum sim_fault sim_fault_next(struct device_queue *q)
 {

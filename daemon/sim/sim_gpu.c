@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * sim_gpu.c - the sim's "DMA" into and out of GPU memory: real PCIe copies
- * (copy.h) between page-locked card memory and the GPU buffer, several in
- * flight, completed in order and held to the link model (sim.h).  In a
+ * (copy.h) between page-locked host memory (a stream queue's pattern and
+ * buffers, or card memory for a memory queue) and the GPU buffer, several
+ * in flight, completed in order and held to the link model (sim.h).  In a
  * build without CUDA, copy.h opens no engine and sim_gpu_attach refuses.
  */
 #include <errno.h>
@@ -31,6 +32,9 @@ int sim_gpu_reap(struct device_queue *q, bool block)
 		log_err("sim: %s: GPU copy failed: %s", q->ch.name,
 			strerror(-done.status));
 		c->cqe.c.status = -EIO;
+	} else if (q->mem) {
+		if (c->flip != UINT64_MAX)
+			q->dev->card[c->card_addr + c->flip] ^= 0xff;
 	} else if (q->dir == DIR_H2C) {
 		unsigned char *rx = q->rx + c->slot * q->rx_stride;
 
@@ -45,7 +49,7 @@ int sim_gpu_reap(struct device_queue *q, bool block)
 	if (!c->cqe.c.status) {
 		c->cqe.c.length = c->len;
 		sim_count(&q->st.bytes, c->len);
-		if (q->dir == DIR_C2H)
+		if (q->dir == DIR_C2H && !q->mem)
 			sim_count(&q->st.frames, 1);
 	}
 	sim_complete(q, &c->cqe);
@@ -57,6 +61,23 @@ void sim_gpu_drain(struct device_queue *q)
 {
 	while (sim_gpu_reap(q, true) > 0)
 		;
+}
+
+/* A transfer went to the copy engine (@r 0), or could not (-errno). */
+static void sim_gpu_launched(struct device_queue *q, struct sim_cqe *cqe,
+			     int r)
+{
+	if (r) {
+		log_err("sim: %s: cannot queue a GPU copy: %s", q->ch.name,
+			strerror(-r));
+		/* Whatever was chained completes with the next submission. */
+		cqe->c.status = -EIO;
+		cqe->c.t_end_ns = clock_now_ns();
+		sim_gpu_drain(q);
+		sim_complete(q, cqe);
+		return;
+	}
+	q->copy_head++;
 }
 
 /*
@@ -108,17 +129,56 @@ void sim_gpu_launch(struct device_queue *q, const struct sim_sqe *e,
 		r = copy_submit(q->ce, q->rx + slot * q->rx_stride, e->addr, n,
 				COPY_D2H, cookie);
 	}
-	if (r) {
-		log_err("sim: %s: cannot queue a GPU copy: %s", q->ch.name,
-			strerror(-r));
-		/* Whatever was chained completes with the next submission. */
-		cqe->c.status = -EIO;
-		cqe->c.t_end_ns = clock_now_ns();
-		sim_gpu_drain(q);
-		sim_complete(q, cqe);
-		return;
+	sim_gpu_launched(q, cqe, r);
+}
+
+/*
+ * A memory queue's transfer: one copy per page-locked chunk of card memory
+ * it touches, the last one completing it; a corrupt fault flips one byte
+ * of what arrives (C2H: a one-byte copy from scratch; H2C: in card memory
+ * once the copy is done).
+ */
+void sim_gpu_launch_mem(struct device_queue *q, const struct sim_sqe *e,
+			struct sim_cqe *cqe, uint64_t deadline, bool corrupt)
+{
+	uint64_t idx = q->copy_head, n = e->x.length, a = e->x.card_addr;
+	struct sim_copy *c = &q->copies[idx % SIM_MAX_INFLIGHT];
+	unsigned slot = (unsigned)(idx % q->depth);
+	bool c2h = q->dir == DIR_C2H, flip_after = corrupt && c2h;
+	uint64_t done = 0, flip = corrupt ? sim_flip_offset(q, n) : UINT64_MAX;
+	int r;
+
+	c->cqe = *cqe;
+	c->deadline = deadline;
+	c->len = n;
+	c->flip = c2h ? UINT64_MAX : flip;
+	c->card_addr = a;
+	c->slot = slot;
+
+	r = sim_card_lock(q->dev, a, n);
+	while (!r && done < n) {
+		uint64_t piece = sim_card_chunk_left(a + done);
+		unsigned char *card = q->dev->card + a + done;
+		unsigned char *buf = e->addr + done;
+
+		if (piece > n - done)
+			piece = n - done;
+		if (done + piece < n || flip_after)
+			r = c2h ? copy_chain(q->ce, buf, card, piece, COPY_H2D) :
+				  copy_chain(q->ce, card, buf, piece, COPY_D2H);
+		else
+			r = c2h ? copy_submit(q->ce, buf, card, piece, COPY_H2D,
+					      idx) :
+				  copy_submit(q->ce, card, buf, piece, COPY_D2H,
+					      idx);
+		done += piece;
 	}
-	q->copy_head++;
+	if (!r && flip_after) {
+		q->hdrs[slot] = q->dev->card[a + flip] ^ 0xff;
+		r = copy_submit(q->ce, e->addr + flip, q->hdrs + slot, 1,
+				COPY_H2D, idx);
+	}
+	sim_gpu_launched(q, cqe, r);
 }
 
 int sim_gpu_attach(struct device_queue *q, int gpu)

@@ -20,6 +20,7 @@
 #   e. scaling: 1-64 control clients, 1-16 streaming channels
 #   f. a Python consumer (the package in BUILD/python, make python) vs the
 #      C consumer on the same channel: frames/s and CPU per frame
+#   g. card memory transfers vs the raw copy (tests/bench/xfer.sh)
 #
 # Environment (defaults in brackets): BENCH_SECONDS [1.5] per throughput
 # run, BENCH_SIZES [4K 64K 1M 4M 8M], BENCH_SLOTS [16], BENCH_QDEPTH [8],
@@ -712,6 +713,10 @@ if [ -n "$GPU" ]; then
 else
 	cpu_run cpu_hostpoll host "$POLL_US"
 fi
+
+# --- g. card memory transfers ------------------------------------------------------------------
+
+"$TOP/tests/bench/xfer.sh" "$BUILD" "$OUTD" "$MD" || die "card memory transfers (see $OUTD)"
 echo >> "$MD"
 echo "Total time: $(($(date +%s) - T0)) s." >> "$MD"
 

@@ -44,6 +44,7 @@
 
 #include "device.h"
 #include "fpgad_dma.h"
+#include "kmod_xfer.h"
 
 #define DEV		"/dev/fpgad0"
 #define SYSFS		"/sys/class/fpgad/fpgad0/"
@@ -1155,6 +1156,7 @@ int main(int argc, char **argv)
 	test_close_outstanding();
 	test_backend();
 	test_p2p_local();
+	kmod_xfer_tests(check, vgem_dmabuf);
 	printf("counters: transfers %lld h2c %lld c2h %lld timeouts %lld cancels %lld resets %lld errors %lld\n",
 	       counter("transfers"), counter("bytes_h2c"), counter("bytes_c2h"),
 	       counter("timeouts"), counter("cancels"), counter("resets"),

@@ -112,6 +112,9 @@ static void test_every_key(void **state)
 		"[sim]\ncard_memory = 4G\nlink = gen4x16\nseed = 7\n"
 		"fault_timeout = 100\nfault_error = 200\nfault_corrupt = 300\n"
 		"fault_hang = 400\n"
+		"[transfer]\nengines = 2\nqueue_entries = 64\nmax_length = 64M\n"
+		"max_buffers = 9\nmax_registered = 2G\nbounce_slots = 4\n"
+		"poll_us = 30\n"
 		"[channel cam0]\ndirection = c2h\nengine = 1\nslots = 16\n"
 		"slot_size = 2M\nframe_size = 1048576\nframe_rate = 120\n"
 		"queue_depth = 8\npoll_us = 250\nmemory = cuda\nmode = bounce\npolicy = block\n"
@@ -143,6 +146,13 @@ static void test_every_key(void **state)
 	assert_int_equal(cfg.sim.fault_error, 200);
 	assert_int_equal(cfg.sim.fault_corrupt, 300);
 	assert_int_equal(cfg.sim.fault_hang, 400);
+	assert_int_equal(cfg.transfer.engines, 2);
+	assert_int_equal(cfg.transfer.queue_entries, 64);
+	assert_int_equal(cfg.transfer.max_length, 64ull << 20);
+	assert_int_equal(cfg.transfer.max_buffers, 9);
+	assert_int_equal(cfg.transfer.max_registered, 2ull << 30);
+	assert_int_equal(cfg.transfer.bounce_slots, 4);
+	assert_int_equal(cfg.transfer.poll_us, 30);
 	assert_int_equal(cfg.n_channels, 2);
 	assert_string_equal(cfg.channels[0].name, "cam0");
 	assert_int_equal(cfg.channels[0].engine, 1);
@@ -193,6 +203,12 @@ static void test_errors(void **state)
 	expect_error("[device]\nprobe_ms = 20000\n", 2,
 		     "probe_ms: '20000' is not a whole number from 0 to 10000");
 	expect_error("[device]\nprobe_bytes = 1K\n", 2, "probe_bytes: '1K' is not a size");
+	expect_error("[transfer]\n\nqueue_entries = 100\n", 3,
+		     "queue_entries: '100' is not a power of two from 8 to 2048");
+	expect_error("[transfer]\nqueue_entries = 4096\n", 2, "power of two");
+	expect_error("[transfer]\nengines = 9\n", 2,
+		     "engines: '9' is not a whole number from 0 to 8");
+	expect_error("[transfer]\nmax_length = 0\n", 2, "max_length");
 	expect_error("[channel a b]\nslots = 4\n", 1, "a channel name is");
 	expect_error("this is not ini\n", 1, "syntax error");
 	/* Cross-key checks name the line of the key they are about... */

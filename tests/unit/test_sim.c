@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <time.h>
 #include <unistd.h>
@@ -887,25 +888,196 @@ static void test_close_busy(void **state)
 	ops->queue_close(NULL);
 }
 
-static void test_card_memory_full(void **state)
+/* A memory queue of @dir on @engine with f->buf pinned in it. */
+static struct device_queue *mem_queue(struct fixture *f, enum direction dir,
+				      unsigned engine, uint64_t *ret_h)
+{
+	struct dev_region r = {
+		.kind = DEV_REGION_HOST,
+		.addr = f->buf,
+		.fd = -1,
+		.length = NSLOTS * SLOT,
+	};
+	struct device_queue *q;
+
+	assert_int_equal(ops->mem_queue_open(f->dev, dir, engine, 0, &q), 0);
+	assert_int_equal(ops->pin(q, &r, ret_h), 0);
+	return q;
+}
+
+/* One memory transfer, waited for: its completion status. */
+static int mem_xfer(struct device_queue *q, uint64_t h, uint64_t off,
+		    uint64_t card, uint64_t len)
+{
+	struct dev_xfer x = { .handle = h, .offset = off, .card_addr = card,
+			      .length = len, .cookie = card };
+	struct dev_completion c;
+	int r = ops->submit(q, &x);
+
+	if (r)
+		return r;
+	collect(q, &c, 1);
+	assert_true(c.cookie == card);
+	if (!c.status)
+		assert_true(c.length == len);
+	return c.status;
+}
+
+static void fill_bytes(unsigned char *p, uint64_t n, unsigned seed)
+{
+	for (uint64_t i = 0; i < n; i++)
+		p[i] = (unsigned char)(i * 131 + seed * 7 + (i >> 12));
+}
+
+/*
+ * Card memory holds user data: what is written at an address is what a
+ * later read there returns, across engines and while streams run (their
+ * frames live elsewhere); a page never written reads as zeros.
+ */
+static void test_card_memory(void **state)
 {
 	struct fixture *f = *state;
-	struct device_queue *q2 = NULL;
-	struct config_channel ch;
+	const uint64_t top = f->cfg.sim.card_memory;
+	struct device_queue *wq, *rq;
+	struct dev_completion c[4];
+	uint64_t wh, rh;
+	unsigned i;
 
-	/* 1 MiB of card memory holds one 512 KiB source, not two. */
-	f->cfg.sim.card_memory = 1u << 20;
-	f->cfg.channels[0].frame_size = 512u << 10;
-	f->cfg.channels[0].slot_size = 512u << 10;
 	start(f);
-	ch = f->cfg.channels[0];
-	ch.engine = 1;
-	assert_int_equal(ops->queue_open(f->dev, &ch, &q2), -ENOMEM);
-	/* Freed memory is reused. */
-	ops->queue_close(f->q);
-	f->q = NULL;
-	assert_int_equal(ops->queue_open(f->dev, &ch, &q2), 0);
-	ops->queue_close(q2);
+	wq = mem_queue(f, DIR_H2C, 3, &wh);
+	rq = mem_queue(f, DIR_C2H, 3, &rh);
+	fill_bytes(f->buf, 2 * SLOT, 1);
+	assert_int_equal(mem_xfer(wq, wh, 0, 0, SLOT), 0);
+	assert_int_equal(mem_xfer(wq, wh, SLOT, top - SLOT, SLOT), 0);
+	assert_int_equal(mem_xfer(wq, wh, 4096, 12345 * 64, 8192), 0);
+
+	/* The stream queue runs frames meanwhile: card memory is untouched. */
+	for (i = 0; i < 4; i++)
+		assert_int_equal(submit(f, 4 + i, SLOT, i), 0);
+	collect(f->q, c, 4);
+	for (i = 0; i < 4; i++)
+		verify(f, 4 + i, FRAME, c[i].seq);
+
+	memset(f->buf + 8 * SLOT, 0xee, 4 * SLOT);
+	assert_int_equal(mem_xfer(rq, rh, 8 * SLOT, 0, SLOT), 0);
+	assert_memory_equal(f->buf + 8 * SLOT, f->buf, SLOT);
+	assert_int_equal(mem_xfer(rq, rh, 9 * SLOT, top - SLOT, SLOT), 0);
+	assert_memory_equal(f->buf + 9 * SLOT, f->buf + SLOT, SLOT);
+	assert_int_equal(mem_xfer(rq, rh, 10 * SLOT, 12345 * 64, 8192), 0);
+	assert_memory_equal(f->buf + 10 * SLOT, f->buf + 4096, 8192);
+	/* Never written: zeros. */
+	assert_int_equal(mem_xfer(rq, rh, 11 * SLOT, 64 << 20, SLOT), 0);
+	for (i = 0; i < SLOT; i++)
+		assert_int_equal(f->buf[11 * SLOT + i], 0);
+	assert_true(stats(wq).bytes == 2 * SLOT + 8192);
+	assert_true(stats(rq).frames == 0);
+	ops->queue_close(wq);
+	ops->queue_close(rq);
+}
+
+/* A memory queue refuses what is out of card memory, unaligned or long. */
+static void test_mem_bad_arguments(void **state)
+{
+	struct fixture *f = *state;
+	const uint64_t top = f->cfg.sim.card_memory;
+	struct device_queue *q, *q2 = (void *)0x1;
+	struct device_info info;
+	uint64_t h;
+
+	start(f);
+	assert_int_equal(ops->info(f->dev, &info), 0);
+	assert_true(info.max_transfer == SIM_XFER_MAX_LEN);
+	assert_int_equal(info.xfer_align, SIM_XFER_ALIGN);
+	/* An engine is a stream or a memory queue, not both. */
+	assert_int_equal(ops->mem_queue_open(f->dev, DIR_C2H, 0, 0, &q2),
+			 -EBUSY);
+	assert_int_equal(ops->mem_queue_open(f->dev, DIR_C2H, SIM_ENGINES, 0,
+					     &q2), -EINVAL);
+	assert_ptr_equal(q2, (void *)0x1);
+	q = mem_queue(f, DIR_C2H, 1, &h);
+	assert_int_equal(mem_xfer(q, h, 0, top - 4096, 4096), 0);
+	assert_int_equal(mem_xfer(q, h, 0, top - 4096, 8192), -EINVAL);
+	assert_int_equal(mem_xfer(q, h, 0, top, 64), -EINVAL);
+	assert_int_equal(mem_xfer(q, h, 0, UINT64_MAX - 63, 128), -EINVAL);
+	assert_int_equal(mem_xfer(q, h, 0, 32, 64), -EINVAL);
+	assert_int_equal(mem_xfer(q, h, 32, 0, 64), -EINVAL);
+	assert_int_equal(mem_xfer(q, h, 0, 0, 100), -EINVAL);
+	assert_int_equal(mem_xfer(q, h, 0, 0, 0), -EINVAL);
+	assert_int_equal(mem_xfer(q, h, 0, 0, SIM_XFER_MAX_LEN + 64),
+			 -EINVAL);
+	assert_int_equal(mem_xfer(q, h, NSLOTS * SLOT - 64, 0, 128), -EINVAL);
+	assert_int_equal(mem_xfer(q, h, 64, 64, 64), 0);
+	ops->queue_close(q);
+}
+
+/* Faults hit memory transfers: an error fails one, corrupt flips a byte. */
+static void test_mem_faults(void **state)
+{
+	struct fixture *f = *state;
+	struct device_queue *wq, *rq;
+	uint64_t wh, rh, diff = 0;
+
+	f->cfg.sim.fault_error = 2;
+	f->cfg.sim.fault_corrupt = 3;
+	start(f);
+	wq = mem_queue(f, DIR_H2C, 1, &wh);
+	rq = mem_queue(f, DIR_C2H, 1, &rh);
+	fill_bytes(f->buf, SLOT, 9);
+	assert_int_equal(mem_xfer(wq, wh, 0, 0, SLOT), 0);	/* 1 */
+	assert_int_equal(mem_xfer(wq, wh, 0, 0, SLOT), -EIO);	/* 2 */
+	assert_int_equal(mem_xfer(rq, rh, SLOT, 0, SLOT), 0);	/* 1 */
+	assert_memory_equal(f->buf + SLOT, f->buf, SLOT);
+	assert_int_equal(mem_xfer(rq, rh, SLOT, 0, SLOT), -EIO);	/* 2 */
+	assert_int_equal(mem_xfer(rq, rh, SLOT, 0, SLOT), 0);	/* 3 */
+	for (uint64_t i = 0; i < SLOT; i++)
+		diff += f->buf[SLOT + i] != f->buf[i];
+	assert_true(diff == 1);
+	assert_true(stats(rq).fault_corrupt == 1);
+	assert_true(stats(wq).fault_error == 1);
+	ops->queue_close(wq);
+	ops->queue_close(rq);
+}
+
+/* The completion descriptor wakes a poller only when a completion waits. */
+static void test_completion_fd(void **state)
+{
+	struct fixture *f = *state;
+	struct dev_xfer x = { .length = 4096, .cookie = 5 };
+	struct dev_completion c;
+	struct device_queue *q;
+	struct pollfd p = { .events = POLLIN };
+	int fd;
+
+	start(f);
+	q = mem_queue(f, DIR_C2H, 2, &x.handle);
+	fd = ops->completion_fd(q);
+	assert_true(fd >= 0);
+	assert_int_equal(ops->completion_fd(q), fd);
+	p.fd = fd;
+	assert_int_equal(ops->wait(q, &c, 1, 0), 0);
+	assert_int_equal(poll(&p, 1, 0), 0);
+	assert_int_equal(ops->submit(q, &x), 0);
+	assert_int_equal(poll(&p, 1, WAIT_MS), 1);
+	assert_int_equal(ops->wait(q, &c, 1, 0), 1);
+	assert_true(c.cookie == 5 && c.status == 0);
+	/*
+	 * Taken: quiet again until the next one.  The engine writes the
+	 * descriptor and then says so: a wait between the two leaves one
+	 * late wake-up, which the next wait takes.
+	 */
+	for (unsigned i = 0; i < 1000; i++) {
+		assert_int_equal(ops->wait(q, &c, 1, 0), 0);
+		if (poll(&p, 1, 0) == 0)
+			break;
+		usleep(1000);
+	}
+	assert_int_equal(poll(&p, 1, 0), 0);
+	x.cookie = 6;
+	assert_int_equal(ops->submit(q, &x), 0);
+	assert_int_equal(poll(&p, 1, WAIT_MS), 1);
+	assert_int_equal(ops->wait(q, &c, 1, WAIT_MS), 1);
+	assert_true(c.cookie == 6);
+	ops->queue_close(q);
 }
 
 static void test_cuda(void **state)
@@ -1035,6 +1207,76 @@ static void test_cuda(void **state)
 #endif
 }
 
+/*
+ * Memory queues and GPU memory: card memory -> GPU and GPU -> card are
+ * real copies, across a page-locked chunk boundary, byte-exact.
+ */
+static void test_cuda_mem(void **state)
+{
+	struct fixture *f = *state;
+	char why[256];
+	int gpu, r;
+
+	r = memory_cuda_probe(f->cfg.device.gpu, &gpu, why, sizeof(why));
+	if (r) {
+		print_message("skipped: the GPU path needs a GPU: %s\n", why);
+		skip();
+	}
+#ifdef FPGAD_CUDA
+	{
+		const uint64_t at = SIM_CARD_CHUNK - 8192;	/* crosses a chunk */
+		struct device_queue *hq, *gq, *gw;
+		struct dev_region reg = { .kind = DEV_REGION_CUDA, .fd = -1,
+					  .gpu = gpu };
+		struct copy_engine *ce;
+		struct copy_done done;
+		struct mem_region *m;
+		uint64_t hh, gh, gwh;
+
+		start(f);
+		hq = mem_queue(f, DIR_H2C, 1, &hh);
+		assert_int_equal(memory_cuda_ops.alloc(NSLOTS * SLOT, "",
+						       "simtest", 0, &m), 0);
+		reg.addr = m->dev;
+		reg.length = NSLOTS * SLOT;
+		assert_int_equal(ops->mem_queue_open(f->dev, DIR_C2H, 1, 0,
+						     &gq), 0);
+		assert_int_equal(ops->mem_queue_open(f->dev, DIR_H2C, 2, 0,
+						     &gw), 0);
+		assert_int_equal(ops->pin(gq, &reg, &gh), 0);
+		assert_int_equal(ops->pin(gw, &reg, &gwh), 0);
+		assert_int_equal(copy_open(gpu, 1, &ce), 0);
+
+		fill_bytes(f->buf, 2 * SLOT, 3);
+		assert_int_equal(mem_xfer(hq, hh, 0, at, 2 * SLOT), 0);
+		assert_int_equal(mem_xfer(gq, gh, 4 * SLOT, at, 2 * SLOT), 0);
+		assert_int_equal(copy_submit(ce, f->buf + 8 * SLOT,
+					     (char *)m->dev + 4 * SLOT,
+					     2 * SLOT, COPY_D2H, 1), 0);
+		assert_int_equal(copy_reap(ce, 1, &done), 1);
+		assert_int_equal(done.status, 0);
+		assert_memory_equal(f->buf + 8 * SLOT, f->buf, 2 * SLOT);
+
+		/* GPU -> card at another address, read back to the host. */
+		assert_int_equal(mem_xfer(gw, gwh, 4 * SLOT, 3 * SIM_CARD_CHUNK -
+					  SLOT, 2 * SLOT), 0);
+		assert_int_equal(ops->unpin(hq, hh), 0);
+		ops->queue_close(hq);
+		hq = mem_queue(f, DIR_C2H, 3, &hh);
+		memset(f->buf + 12 * SLOT, 0, 2 * SLOT);
+		assert_int_equal(mem_xfer(hq, hh, 12 * SLOT, 3 * SIM_CARD_CHUNK -
+					  SLOT, 2 * SLOT), 0);
+		assert_memory_equal(f->buf + 12 * SLOT, f->buf, 2 * SLOT);
+
+		ops->queue_close(hq);
+		ops->queue_close(gq);
+		ops->queue_close(gw);
+		copy_close(ce);
+		memory_cuda_ops.free(m);
+	}
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1059,8 +1301,12 @@ int main(void)
 		T(test_kick),
 		T(test_wait_timeout),
 		T(test_close_busy),
-		T(test_card_memory_full),
+		T(test_card_memory),
+		T(test_mem_bad_arguments),
+		T(test_mem_faults),
+		T(test_completion_fd),
 		T(test_cuda),
+		T(test_cuda_mem),
 #undef T
 	};
 
