@@ -206,6 +206,7 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 -include tests/fuzz/fuzz.mk
 -include tests/gpu/gpu.mk
 -include tests/bench/bench.mk
+-include systemd/service.mk
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory all unit
