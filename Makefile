@@ -13,6 +13,7 @@
 
 BUILD   ?= build
 PREFIX  ?= /usr/local
+LIBDIR  ?= $(PREFIX)/lib
 DESTDIR ?=
 V       ?= 0
 STATIC  ?= 0
@@ -153,7 +154,7 @@ $(BUILD)/fpgactl: $(call obj,$(FPGACTL_SRC)) $(BUILD)/libfpgad.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
 
-PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
+PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))|g' -e 's|@VERSION@|$(VERSION)|g' \
 	-e 's|@CUDA_LIBS@|$(CUDA_LIBS)|g'
 
 $(BUILD)/fpgad.pc: client/fpgad.pc.in Makefile
@@ -207,6 +208,8 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 -include tests/gpu/gpu.mk
 -include tests/bench/bench.mk
 -include systemd/service.mk
+-include client/pkgconfig.mk
+-include man/man.mk
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory all unit
@@ -224,16 +227,16 @@ demo: deps
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin \
-		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
+		$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include \
 		$(DESTDIR)/etc/fpgad $(DESTDIR)$(PREFIX)/lib/systemd/system \
 		$(DESTDIR)$(PREFIX)/lib/sysusers.d $(DESTDIR)$(PREFIX)/lib/tmpfiles.d \
 		$(DESTDIR)$(PREFIX)/lib/udev/rules.d
 	install -m 0755 $(BUILD)/fpgad $(DESTDIR)$(PREFIX)/sbin/fpgad
 	install -m 0755 $(BUILD)/fpgactl $(DESTDIR)$(PREFIX)/bin/fpgactl
-	install -m 0644 $(BUILD)/libfpgad.a $(DESTDIR)$(PREFIX)/lib/libfpgad.a
-	install -m 0755 $(BUILD)/libfpgad.so $(DESTDIR)$(PREFIX)/lib/libfpgad.so.0
-	ln -sf libfpgad.so.0 $(DESTDIR)$(PREFIX)/lib/libfpgad.so
-	$(PC_SED) client/fpgad.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fpgad.pc
+	install -m 0644 $(BUILD)/libfpgad.a $(DESTDIR)$(LIBDIR)/libfpgad.a
+	install -m 0755 $(BUILD)/libfpgad.so $(DESTDIR)$(LIBDIR)/libfpgad.so.0
+	ln -sf libfpgad.so.0 $(DESTDIR)$(LIBDIR)/libfpgad.so
+	$(PC_SED) client/fpgad.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/fpgad.pc
 	install -m 0644 client/include/fpgad*.h $(DESTDIR)$(PREFIX)/include/
 	install -m 0644 systemd/fpgad.conf $(DESTDIR)/etc/fpgad/fpgad.conf.example
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' systemd/fpgad.service.in > \
