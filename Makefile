@@ -210,6 +210,7 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 -include systemd/service.mk
 -include client/pkgconfig.mk
 -include man/man.mk
+-include debian/deb.mk
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory all unit
