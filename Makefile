@@ -211,6 +211,7 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 -include client/pkgconfig.mk
 -include man/man.mk
 -include debian/deb.mk
+-include tests/system/system.mk
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory all unit
