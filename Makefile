@@ -59,9 +59,10 @@ ifeq ($(STATIC),1)
 DEP_LIBS := -Wl,-Bstatic -lnng -lmbedtls -lmbedx509 -lmbedcrypto -luv_a \
 	-lprotobuf-c -linih -ljansson -Wl,-Bdynamic -lsystemd -lpthread -ldl -lrt -lm
 else
-DEP_LIBS := -lnng -luv -lprotobuf-c -linih -ljansson -lsystemd -lpthread -lrt -lm
+DEP_LIBS := -lnng -lmbedtls -lmbedx509 -lmbedcrypto -luv -lprotobuf-c -linih \
+	-ljansson -lsystemd -lpthread -lrt -lm
 endif
-CLIENT_LIBS := -lnng -lprotobuf-c -lpthread -lrt
+CLIENT_LIBS := -lnng -lmbedtls -lmbedx509 -lmbedcrypto -lprotobuf-c -lpthread -lrt
 
 # --- sources ---------------------------------------------------------------
 

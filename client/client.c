@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "client_internal.h"
+#include "dial.h"
 
 const char *fpgad_version(void)
 {
@@ -212,31 +213,29 @@ static int hello(fpgad_client *c)
 	return 0;
 }
 
-/* tls+tcp:// verifies fpgad's certificate against $FPGAD_TLS_CA. */
+/*
+ * tls+tcp:// verifies fpgad's certificate against $FPGAD_TLS_CA, under
+ * $FPGAD_TLS_SERVER_NAME when set; a failure is explained (dial.c).
+ */
 static int dial(fpgad_client *c)
 {
-	const char *ca = getenv("FPGAD_TLS_CA");
 	nng_dialer d;
-	int rv;
+	int rv, r;
 
+	client_dial_begin();
 	if (strncmp(c->url, "tls+", 4) != 0) {
 		rv = nng_dial(c->sock, c->url, NULL, 0);
 		goto out;
 	}
-	if (!ca || !ca[0]) {
-		set_errmsg(c, "%s: set FPGAD_TLS_CA to the CA file that signed fpgad's certificate",
-			   c->url);
-		return -EINVAL;
-	}
 	rv = nng_dialer_create(&d, c->sock, c->url);
-	if (rv == 0)
-		rv = nng_dialer_set_string(d, NNG_OPT_TLS_CA_FILE, ca);
-	if (rv == 0)
+	if (rv == 0) {
+		r = client_dial_tls_setup(c, d, getenv("FPGAD_TLS_CA"));
+		if (r < 0)
+			return r;
 		rv = nng_dialer_start(d, 0);
+	}
 out:
-	if (rv)
-		set_errmsg(c, "%s: %s", c->url, nng_strerror(rv));
-	return client_nng_errno(rv);
+	return rv ? client_dial_failed(c, rv) : 0;
 }
 
 int fpgad_connect(const char *url, fpgad_client **ret_client)
@@ -294,7 +293,7 @@ void fpgad_set_log(fpgad_client *c, fpgad_log_fn fn, void *user)
 
 const char *fpgad_errmsg(const fpgad_client *c)
 {
-	return c->errmsg;
+	return c ? c->errmsg : client_dial_errmsg();
 }
 
 const char *fpgad_server_software(const fpgad_client *c)
