@@ -3,12 +3,22 @@
 # service.mk - what operators install beside the binaries (included by the
 # root Makefile; `make install` runs install-service).
 #
-#   make install-service   the remote-listener drop-in, under PREFIX/DESTDIR
+#   make install-service    the remote-listener drop-in and fpgactl's bash
+#                           completion, under PREFIX and DESTDIR
+#   make completion-check   the completion, as bash calls it, against a
+#                           real fpgad
 
-.PHONY: install-service
+.PHONY: install-service completion-check
 
 install: install-service
 
 install-service:
 	install -D -m 0644 systemd/fpgad-remote.conf \
 		$(DESTDIR)$(PREFIX)/share/fpgad/fpgad-remote.conf
+	install -D -m 0644 client/fpgactl/fpgactl.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/fpgactl
+
+completion-check: all
+	$(Q)BUILD=$(BUILD) tests/system/completion-check.sh
+
+CHECK_EXTRA += completion-check

@@ -13,7 +13,8 @@ for f in usr/sbin/fpgad usr/bin/fpgactl usr/lib/libfpgad.so.0 usr/lib/libfpgad.a
 	 usr/lib/sysusers.d/fpgad.conf usr/lib/tmpfiles.d/fpgad.conf \
 	 usr/lib/udev/rules.d/60-fpgad.rules usr/share/fpgad/fpgad-remote.conf \
 	 usr/share/man/man8/fpgad.8 usr/share/man/man1/fpgactl.1 \
-	 usr/share/man/man5/fpgad.conf.5 usr/share/man/man3/libfpgad.3; do
+	 usr/share/man/man5/fpgad.conf.5 usr/share/man/man3/libfpgad.3 \
+	 usr/share/bash-completion/completions/fpgactl; do
 	[ -e "$root/$f" ] || { echo "install: $f missing"; exit 1; }
 done
 grep -q '^ExecStart=/usr/sbin/fpgad ' "$root/usr/lib/systemd/system/fpgad.service"

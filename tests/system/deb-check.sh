@@ -65,7 +65,8 @@ for p in /lib/systemd/system/fpgad.service /usr/lib/systemd/system/fpgad.service
 	echo "$fpgad_list" | grep -q "\.$p\$" && unit=$p
 done
 [ -n "${unit:-}" ] && ok "fpgad: unit at $unit" || bad "fpgad: no fpgad.service"
-has fpgactl /usr/bin/fpgactl /usr/share/man/man1/fpgactl.1.gz
+has fpgactl /usr/bin/fpgactl /usr/share/man/man1/fpgactl.1.gz \
+	/usr/share/bash-completion/completions/fpgactl
 has libfpgad0 "/usr/lib/$ma/libfpgad.so.0"
 has libfpgad-dev /usr/include/fpgad.h /usr/include/fpgad_frames.h "/usr/lib/$ma/libfpgad.a" \
 	"/usr/lib/$ma/libfpgad.so" "/usr/lib/$ma/pkgconfig/fpgad.pc" /usr/share/man/man3/libfpgad.3.gz

@@ -116,6 +116,9 @@ else
 	notok "bob is refused, but not for the socket's permissions"
 	show /tmp/check.out
 fi
+check "bash completion offers alice fpgad's c2h channels for capture" \
+	runuser -u alice -- bash -c '. /usr/share/bash-completion/completions/fpgactl &&
+		COMP_LINE="fpgactl capture " COMP_POINT=16 _fpgactl && [ "${COMPREPLY[*]}" = c2h0 ]'
 if runuser -u alice -- fpgactl capture c2h0 -n 200 --verify >/tmp/check.out 2>&1; then
 	ok "alice captures 200 verified frames"
 elif grep -q "cannot map the ring .*Permission denied" /tmp/check.out; then
