@@ -3,7 +3,7 @@
 #
 # tests/run-gpu-host.sh BUILD OUT - on a GPU host, from binaries built
 # elsewhere (make STATIC=1 BUILD=BUILD all gpu bench-bin): the demo in GPU
-# memory, the GPU suite and the benchmarks.  OUT receives summary.txt,
+# memory, the GPU suite, CUDA under the unit's sandbox and the benchmarks.  OUT receives summary.txt,
 # BENCHMARKS.md and logs.tgz (every log).  Builds nothing.
 set -u
 BUILD=${1:?usage: tests/run-gpu-host.sh BUILD OUT}
@@ -31,6 +31,11 @@ echo "== GPU suite" >> "$S"
 tests/gpu/run.sh "$BUILD" "$OUT/logs/gpu" > "$OUT/logs/gpu.log" 2>&1
 echo "gpu suite: exit $?" >> "$S"
 tail -n 30 "$OUT/logs/gpu.log" >> "$S"
+
+echo "== CUDA under fpgad.service's sandbox (needs systemd as PID 1)" >> "$S"
+tests/system/gpu-sandbox.sh "$BUILD" > "$OUT/logs/gpu-sandbox.log" 2>&1
+echo "gpu sandbox: exit $?" >> "$S"
+grep '^gpu-sandbox:' "$OUT/logs/gpu-sandbox.log" >> "$S"
 
 echo "== benchmarks" >> "$S"
 BENCH_MD="$OUT/BENCHMARKS.md" tests/bench/run.sh "$BUILD" "$OUT/logs/bench" \

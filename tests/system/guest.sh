@@ -201,7 +201,25 @@ if [ "$card" = yes ]; then
 	check "fpgad opens /dev/fpgad0 (xdma backend) under DevicePolicy=closed" \
 		sh -c 'systemctl restart fpgad && fpgactl status | grep -q "^backend:  .*1234:11e8"'
 	journalctl -u fpgad -o cat --no-pager | grep "device:" | tail -n 1 | sed 's/^/SYSTEM: # /'
+	# The unit names the NVIDIA nodes by a glob of their /proc/devices
+	# names (char-nvidia*): the same rule for the card's "fpgad".
+	check "DeviceAllow=char-fpga* (a glob) lets a service open /dev/fpgad0" \
+		systemd-run --wait --quiet -p DevicePolicy=closed -p "DeviceAllow=char-fpga* rw" \
+		sh -c 'exec 3<>/dev/fpgad0'
+	if systemd-run --wait --quiet -p DevicePolicy=closed -p "DeviceAllow=char-nomatch* rw" \
+		sh -c 'exec 3<>/dev/fpgad0' >/tmp/check.out 2>&1; then
+		notok "DeviceAllow=char-nomatch* keeps /dev/fpgad0 closed"
+	else
+		ok "DeviceAllow=char-nomatch* keeps /dev/fpgad0 closed"
+	fi
 fi
+
+# --- the sandbox check of the GPU batch, on host memory -------------------------
+mkdir -p /usr/local/lib/fpgad-check
+ln -sf /usr/sbin/fpgad /usr/bin/fpgactl /usr/local/lib/fpgad-check/
+check "tests/system/gpu-sandbox.sh (GPU_SANDBOX_HOST=1) runs fpgad under the unit's sandbox" \
+	env GPU_SANDBOX_HOST=1 sh "$dir/tree/tests/system/gpu-sandbox.sh" /usr/local/lib/fpgad-check
+grep '^gpu-sandbox:' /tmp/check.out | sed 's/^/SYSTEM: # /'
 
 # --- stop ---------------------------------------------------------------------
 check "systemctl stop fpgad" systemctl stop fpgad

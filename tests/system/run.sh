@@ -123,8 +123,12 @@ over=$work/overlay
 rm -rf "$over"
 mkdir -p "$over/root/system" "$over/etc/systemd/system/multi-user.target.wants" ||
 	fail "cannot populate $over"
+mkdir -p "$over/root/system/tree/tests/system" "$over/root/system/tree/systemd" &&
 cp "$(deb fpgad)" "$(deb fpgactl)" "$(deb libfpgad0)" "$over/root/system/" &&
-cp "$here/guest.sh" "$over/root/system/guest.sh" || fail "cannot copy into $over"
+cp "$here/guest.sh" "$over/root/system/guest.sh" &&
+cp "$here/gpu-sandbox.sh" "$over/root/system/tree/tests/system/" &&
+cp "$here/../../systemd/fpgad.service.in" "$over/root/system/tree/systemd/" ||
+	fail "cannot copy into $over"
 ko=$debdir/dkms/fpgad_dma.ko
 if [ -f "$ko" ] && [ "$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1)" = "$KVER" ]; then
 	cp "$ko" "$over/root/system/" || fail "cannot copy $ko"
