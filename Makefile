@@ -96,7 +96,7 @@ all: $(PROGRAMS) $(LIBS)
 
 DEBS := build-essential pkg-config libsystemd-dev libprotobuf-c-dev \
 	protobuf-c-compiler libuv1-dev libnng-dev libcmocka-dev libinih-dev \
-	libjansson-dev valgrind clang libclang-rt-14-dev jq psmisc openssl \
+	libjansson-dev libmbedtls-dev valgrind clang libclang-rt-14-dev jq psmisc openssl \
 	linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static \
 	libdrm-dev kmod cpio
 

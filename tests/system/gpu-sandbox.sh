@@ -6,9 +6,9 @@
 # transient service with every sandboxing option of
 # systemd/fpgad.service.in (not its user: root, so that no system user is
 # needed), a channel in GPU memory, and check that it chose cuda memory
-# and streams verified frames.  When it does not, run it again without
-# MemoryDenyWriteExecute=, then without the system call filter, and say
-# which option CUDA needs lifted.
+# and streams verified frames.  When it does not, run it again with one
+# option lifted at a time (the system call filter as one, the device rules
+# as one), and say which one CUDA needs lifted.
 #
 #   gpu-sandbox.sh BUILD_DIR
 #
@@ -92,9 +92,15 @@ if run "the unit's sandbox" ""; then
 	echo "gpu-sandbox: PASS: $memory memory works under every option of fpgad.service"
 	exit 0
 fi
-run "without MemoryDenyWriteExecute" "MemoryDenyWriteExecute" &&
-	echo "gpu-sandbox: FAIL: CUDA needs MemoryDenyWriteExecute=no" && exit 1
-run "without the system call filter" "SystemCallFilter|SystemCallErrorNumber" &&
-	echo "gpu-sandbox: FAIL: CUDA needs a system call outside the unit's filter (see the journal above)" && exit 1
-echo "gpu-sandbox: FAIL: CUDA does not work under the sandbox, even without MemoryDenyWriteExecute and the filter"
+# Lift one option at a time (the system call filter as one, the device
+# rules as one) until it works.
+for key in $(props '^$' | cut -d= -f1 | grep -v -E '^(SystemCall|Device)' | sort -u) \
+	   'SystemCallFilter|SystemCallErrorNumber|SystemCallArchitectures' \
+	   'DevicePolicy|DeviceAllow'; do
+	if run "without $key" "$key"; then
+		echo "gpu-sandbox: FAIL: $memory memory needs $key lifted from fpgad.service"
+		exit 1
+	fi
+done
+echo "gpu-sandbox: FAIL: $memory memory does not work under the sandbox, whichever single option is lifted"
 exit 1
