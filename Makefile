@@ -38,9 +38,13 @@ endif
 CC ?= cc
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+# Every object sees the public headers and the shared helpers; each part
+# sees its own headers only (tests see everything they test).
 CPPFLAGS_ALL := -D_GNU_SOURCE -DFPGAD_VERSION='"$(VERSION)"' \
-	-Iclient/include -Iclient -Idaemon -Ikmod/uapi -I$(BUILD)/gen
-CFLAGS_ALL := -std=c11 $(WARN) -fPIC -MMD -MP $(CFLAGS)
+	-Icommon -Iclient/include -Ikmod/uapi -I$(BUILD)/gen
+INC_DAEMON := -Idaemon -Idaemon/sim
+INC_CLIENT := -Iclient -DFPGAD_BUILDING_LIBRARY
+CFLAGS_ALL := -std=c11 $(WARN) -fPIC -fvisibility=hidden -MMD -MP $(CFLAGS)
 
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 ifeq ($(SANITIZE),1)
@@ -48,7 +52,7 @@ CFLAGS_ALL += $(SAN_FLAGS)
 LDFLAGS += $(SAN_FLAGS)
 endif
 # Generated code is not held to the project's warnings.
-CFLAGS_GEN := -std=c11 -fPIC -MMD -MP $(CFLAGS) $(if $(filter 1,$(SANITIZE)),$(SAN_FLAGS))
+CFLAGS_GEN := -std=c11 -fPIC -fvisibility=hidden -MMD -MP $(CFLAGS) $(if $(filter 1,$(SANITIZE)),$(SAN_FLAGS))
 
 ifeq ($(CUDA),1)
 CPPFLAGS_ALL += -DFPGAD_CUDA=1 -I$(CUDA_HOME)/include
@@ -69,15 +73,20 @@ CLIENT_LIBS := -lnng -lmbedtls -lmbedx509 -lmbedcrypto -lprotobuf-c -lpthread -l
 PROTO_C := $(BUILD)/gen/fpgad.pb-c.c
 PROTO_H := $(BUILD)/gen/fpgad.pb-c.h
 
-cuda_filter = $(if $(filter 1,$(CUDA)),$(1),$(filter-out %_cuda.c,$(1)))
+# CUDA builds compile *_cuda.c, the others *_nocuda.c.
+cuda_filter = $(filter-out $(if $(filter 1,$(CUDA)),%_nocuda.c,%_cuda.c),$(1))
 
-DAEMON_SRC := $(call cuda_filter,$(filter-out daemon/main.c,$(wildcard daemon/*.c)))
+COMMON_SRC := $(call cuda_filter,$(wildcard common/*.c))
+DAEMON_SRC := $(call cuda_filter,$(filter-out daemon/main.c,\
+	$(wildcard daemon/*.c daemon/sim/*.c)))
 CLIENT_SRC := $(call cuda_filter,$(wildcard client/*.c))
 FPGACTL_SRC := $(wildcard client/fpgactl/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+PROTO_OBJ := $(BUILD)/obj/gen/fpgad.pb-c.o
+COMMON_OBJ := $(call obj,$(COMMON_SRC)) $(PROTO_OBJ)
 DAEMON_OBJ := $(call obj,$(DAEMON_SRC))
-CLIENT_OBJ := $(call obj,$(CLIENT_SRC)) $(BUILD)/obj/gen/fpgad.pb-c.o
+CLIENT_OBJ := $(call obj,$(CLIENT_SRC))
 
 UNIT_SRC := $(call cuda_filter,$(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
@@ -98,7 +107,7 @@ DEBS := build-essential pkg-config libsystemd-dev libprotobuf-c-dev \
 	protobuf-c-compiler libuv1-dev libnng-dev libcmocka-dev libinih-dev \
 	libjansson-dev libmbedtls-dev valgrind clang libclang-rt-14-dev jq psmisc openssl \
 	linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static \
-	libdrm-dev kmod cpio
+	libdrm-dev kmod cpio passwd
 
 deps:
 	@missing=$$(for p in $(DEBS); do \
@@ -128,32 +137,51 @@ $(BUILD)/obj/gen/fpgad.pb-c.o: $(PROTO_C)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS_ALL) $(CPPFLAGS) $(CFLAGS_GEN) -c -o $@ $<
 
+$(BUILD)/obj/daemon/%.o: INC_DIR := $(INC_DAEMON)
+$(BUILD)/obj/client/%.o: INC_DIR := $(INC_CLIENT)
+$(BUILD)/obj/tests/%.o: INC_DIR := $(INC_DAEMON) -Iclient
+
 $(BUILD)/obj/%.o: %.c | $(PROTO_H)
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CPPFLAGS_ALL) $(CPPFLAGS) $(CFLAGS_ALL) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS_ALL) $(INC_DIR) $(CPPFLAGS) $(CFLAGS_ALL) -c -o $@ $<
 
-# Everything of the daemon but main(): what the unit tests link against.
+# Internal archives: the daemon but main(), the library's own objects, and
+# what both compile (common/ and the generated protocol code).
 $(BUILD)/libfpgad-core.a: $(DAEMON_OBJ)
+$(BUILD)/libfpgad-client.a: $(CLIENT_OBJ)
+$(BUILD)/libfpgad-common.a: $(COMMON_OBJ)
+# The installed static library stands alone.
+$(BUILD)/libfpgad.a: $(CLIENT_OBJ) $(COMMON_OBJ)
+
+$(BUILD)/libfpgad-core.a $(BUILD)/libfpgad-client.a $(BUILD)/libfpgad-common.a \
+		$(BUILD)/libfpgad.a:
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/libfpgad.a: $(CLIENT_OBJ)
-	$(call msg,AR,$@)
-	$(Q)rm -f $@ && ar rcs $@ $^
-
-$(BUILD)/libfpgad.so: $(CLIENT_OBJ)
+# The shared library exports the functions of fpgad.h and nothing else:
+# hidden visibility, FPGAD_EXPORT, and a version script.
+$(BUILD)/libfpgad.so: $(CLIENT_OBJ) $(COMMON_OBJ) client/libfpgad.map
 	$(call msg,LD,$@)
-	$(Q)$(CC) -shared -Wl,-soname,libfpgad.so.0 -Wl,--no-undefined $(LDFLAGS) \
-		-o $@ $^ $(CUDA_LIBS) $(CLIENT_LIBS)
+	$(Q)$(CC) -shared -Wl,-soname,libfpgad.so.0 -Wl,--no-undefined \
+		-Wl,--version-script=client/libfpgad.map $(LDFLAGS) \
+		-o $@ $(filter %.o,$^) $(CUDA_LIBS) $(CLIENT_LIBS)
 
-$(BUILD)/fpgad: $(BUILD)/obj/daemon/main.o $(BUILD)/libfpgad-core.a $(BUILD)/libfpgad.a
+# fpgad's accept() guard (daemon/fdlimit.c) must be what libnng calls.
+FPGAD_EXPORTS := -Wl,--export-dynamic-symbol=accept \
+	-Wl,--export-dynamic-symbol=accept4
+
+$(BUILD)/fpgad: $(BUILD)/obj/daemon/main.o $(BUILD)/libfpgad-core.a \
+		$(BUILD)/libfpgad-common.a
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
+	$(Q)$(CC) $(LDFLAGS) $(FPGAD_EXPORTS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
 
 $(BUILD)/fpgactl: $(call obj,$(FPGACTL_SRC)) $(BUILD)/libfpgad.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
+
+INTERNAL_LIBS := $(BUILD)/libfpgad-core.a $(BUILD)/libfpgad-client.a \
+	$(BUILD)/libfpgad-common.a
 
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))|g' -e 's|@VERSION@|$(VERSION)|g' \
 	-e 's|@CUDA_LIBS@|$(CUDA_LIBS)|g'
@@ -164,7 +192,7 @@ $(BUILD)/fpgad.pc: client/fpgad.pc.in Makefile
 
 # --- unit tests (CMocka, one table per module) -----------------------------------
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/libfpgad-core.a $(BUILD)/libfpgad.a
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(INTERNAL_LIBS)
 	$(call msg,LD,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS) -lcmocka
@@ -191,7 +219,7 @@ ITEST_SRC := $(wildcard tests/integration/test_*.c)
 ITEST_BIN := $(patsubst tests/integration/%.c,$(BUILD)/itests/%,$(ITEST_SRC))
 
 $(BUILD)/itests/%: $(BUILD)/obj/tests/integration/%.o \
-		$(BUILD)/obj/tests/integration/harness.o $(BUILD)/libfpgad.a
+		$(BUILD)/obj/tests/integration/harness.o $(INTERNAL_LIBS)
 	$(call msg,LD,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS) -lcmocka
@@ -202,12 +230,14 @@ $(BUILD)/itests/hold_frame: $(BUILD)/obj/tests/integration/hold_frame.o $(BUILD)
 
 integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 	@set -e; for t in $(ITEST_BIN); do echo "== $$t"; BUILD=$(BUILD) $$t; done
+	@echo "== tests/integration/symbols.sh"; BUILD=$(BUILD) tests/integration/symbols.sh
 	@echo "== tests/integration/install.sh"; BUILD=$(BUILD) tests/integration/install.sh
 
 -include kmod/kmod.mk
 -include tests/fuzz/fuzz.mk
 -include tests/gpu/gpu.mk
 -include tests/bench/bench.mk
+-include tests/hostile/hostile.mk
 -include systemd/service.mk
 -include client/pkgconfig.mk
 -include man/man.mk

@@ -1,14 +1,25 @@
 /* SPDX-License-Identifier: MIT */
-/* client_internal.h - what libfpgad's files share; not installed. */
+/*
+ * client_internal.h - what libfpgad's files share; not installed.
+ *
+ *   conn.c      the control connection: round trips, status codes, errors
+ *   client.c    connect, disconnect, Status, ListClients
+ *   attach.c    lease a channel and map its ring and descriptor ring
+ *   frames.c    take, release and submit frames on a leased channel
+ *   gpu_cuda.c  GPU memory through the CUDA runtime (gpu_nocuda.c without)
+ */
 #ifndef FPGAD_CLIENT_INTERNAL_H
 #define FPGAD_CLIENT_INTERNAL_H
 
 #include <nng/nng.h>
+#include <stdatomic.h>
+#include <pthread.h>
+#include <stdbool.h>
 
 #include "fpgad.h"
 #include "fpgad.pb-c.h"
 
-struct fpgad_channel;
+struct frame_consumer;
 
 struct fpgad_client {
 	nng_socket sock;
@@ -20,22 +31,94 @@ struct fpgad_client {
 	fpgad_log_fn log;
 	void *log_user;
 	struct fpgad_channel *channels;	/* open channels, for disconnect */
+	bool reconnect;			/* fpgad_set_reconnect() */
+	_Atomic unsigned conn_gen;	/* connections to fpgad lost so far */
+	nng_aio *aio;			/* a round trip's reply */
+	int rt_timeout_ms;		/* this round trip's (conn_set_timeouts) */
+	/*
+	 * Until Hello is answered: a connection fpgad closes is one it
+	 * refused (over its listener's limit), and the wait ends at once.
+	 */
+	pthread_mutex_t lock;
+	bool connecting;
+	bool refused;
 };
 
-void client_log(const fpgad_client *c, int level, const char *fmt, ...)
+/* held_pos value of a slot this process does not hold. */
+#define FRAMES_NOT_HELD UINT64_MAX
+
+struct fpgad_channel {
+	struct fpgad_channel *next;
+	fpgad_client *c;
+	unsigned flags;			/* FPGAD_OPEN_* */
+	uint64_t lease_id;		/* 0 while it has none */
+	unsigned conn_gen;		/* c->conn_gen when leased */
+	int link;			/* the handoff connection, kept */
+	struct fpgad_channel_info info;
+	uint8_t *base;			/* host mapping or device pointer */
+	size_t ring_size;
+	void *desc;
+	size_t desc_len;
+	struct frame_consumer *cons;
+	bool newest;
+	unsigned poll_us;
+	uint32_t events;
+	bool h2c;			/* the lessee fills buffers for the card */
+	bool seen_seq;			/* c2h: last_seq holds a frame's seq */
+	uint64_t last_seq;
+	uint64_t *held_pos;		/* per slot: descriptor position held */
+	void *desc_dev;			/* the descriptor ring as the GPU sees it
+					   (stream-ordered release), or NULL */
+	uint32_t async_issued;		/* stream-ordered releases queued */
+	void **host;			/* cuda: per-slot pinned copies */
+	uint64_t *host_pos;		/* cuda: which frame each copy holds */
+	uint64_t host_copies;
+};
+
+/* conn.c */
+/* Hello: check that fpgad speaks our protocol, learn its software string. */
+int conn_hello(fpgad_client *c);
+/* Request timeouts of the socket, for now (fpgad_set_timeout: for good). */
+void conn_set_timeouts(fpgad_client *c, int timeout_ms);
+/* The errno for a fpgad status code. */
+int conn_status_errno(int code);
+void conn_log(const fpgad_client *c, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-int client_nng_errno(int e);
+void conn_set_errmsg(fpgad_client *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* Send @req (its id is set here) and take a STATUS_OK reply. */
-int client_transact(fpgad_client *c, Fpgad__Request *req,
-		    Fpgad__Response **ret_resp);
+int conn_transact(fpgad_client *c, Fpgad__Request *req,
+		  Fpgad__Response **ret_resp);
 /* Frees @resp and fails unless it carries @body. */
-int client_expect(fpgad_client *c, Fpgad__Response *resp,
-		  Fpgad__Response__BodyCase body);
+int conn_expect(fpgad_client *c, Fpgad__Response *resp,
+		Fpgad__Response__BodyCase body);
 /*
- * GPU memory of another process (gpu_cuda.c; without CUDA, gpu.c says
- * "built without CUDA").  gpu_map opens a cudaIpcMemHandle_t once, on the
- * GPU with PCI bus id @bus_id (this process's ordinal for it may differ
- * from fpgad's), else on ordinal @gpu.
+ * Send @len raw bytes as one request and return the reply's status code
+ * and message: for tests that probe fpgad with hand-made bytes.
+ */
+int conn_raw_request(fpgad_client *c, const void *buf, size_t len,
+		     int *ret_code, char *msg, size_t msglen);
+
+/* attach.c: close every channel still open on @c. */
+void attach_close_all(fpgad_client *c);
+/*
+ * Is @ch's lease over without the library ending it: fpgad closed its end
+ * of the link (lease ended, fpgad stopped or died) or the connection it
+ * was made on is gone?
+ */
+bool attach_lease_gone(fpgad_channel *ch);
+/*
+ * fpgad went away: lease the same channel again (reconnecting as nng
+ * redials), trying until @timeout_ms (-1 = no limit) runs out; the old
+ * rings are unmapped first.  0, or the error of the last attempt.
+ */
+int attach_reopen(fpgad_channel *ch, int timeout_ms);
+
+/*
+ * GPU memory of another process (gpu_cuda.c; without CUDA, gpu_nocuda.c
+ * says "built without CUDA").  gpu_map opens a cudaIpcMemHandle_t once, on
+ * the GPU with PCI bus id @bus_id (this process's ordinal for it may
+ * differ from fpgad's), else on ordinal @gpu.
  */
 int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 	    void **ret_ptr, char *why, size_t whylen);
@@ -44,8 +127,14 @@ int gpu_host_alloc(size_t len, void **ret_ptr);
 void gpu_host_free(void *ptr);
 int gpu_to_host(void *dst, const void *src_dev, size_t len);
 int gpu_from_host(void *dst_dev, const void *src, size_t len);
+/* Map host memory for the GPU (@ret_dev: its address there). */
+int gpu_register_host(void *ptr, size_t len, void **ret_dev);
+void gpu_unregister_host(void *ptr);
+/* Queue, on CUDA stream @stream, a store of @value at @dev_addr. */
+int gpu_stream_write32(void *stream, void *dev_addr, uint32_t value);
 
-/* Close every channel still open on @c (channel.c). */
-void client_channels_close_all(fpgad_client *c);
+/* A string of a reply into a fixed array, "" for NULL, cut to fit. */
+void conn_copy_str(char *dst, size_t len, const char *src);
+#define COPY(dst, src) conn_copy_str(dst, sizeof(dst), src)
 
 #endif

@@ -44,6 +44,7 @@
 
 #include "client_internal.h"
 #include "dial.h"
+#include "errmap.h"
 
 /* subjectAltName GeneralName tags (RFC 5280): dNSName, iPAddress. */
 #define SAN_DNS 2
@@ -118,7 +119,7 @@ int client_dial_tls_setup(fpgad_client *c, nng_dialer d, const char *ca)
 		if (rv) {
 			dial_fail_msg(c, "FPGAD_TLS_SERVER_NAME=%s: %s", name,
 				      nng_strerror(rv));
-			return client_nng_errno(rv);
+			return errmap_nng(rv);
 		}
 	}
 	return 0;
@@ -460,5 +461,6 @@ int client_dial_failed(fpgad_client *c, int nng_err)
 	if (r < 0)
 		return r;
 	dial_fail_msg(c, "%s: %s", c->url, nng_strerror(nng_err));
-	return client_nng_errno(nng_err);
+	/* ipc: no socket file means nothing listens there. */
+	return nng_err == NNG_ENOENT ? -ECONNREFUSED : errmap_nng(nng_err);
 }

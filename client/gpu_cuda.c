@@ -1,27 +1,15 @@
 // SPDX-License-Identifier: MIT
 /* gpu_cuda.c - GPU memory of fpgad's rings, through the CUDA runtime. */
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
+#include <stdint.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "client_internal.h"
-
-/* The one place CUDA errors become errno values in the library. */
-static int cuda_errno(cudaError_t e)
-{
-	switch (e) {
-	case cudaSuccess: return 0;
-	case cudaErrorMemoryAllocation: return -ENOMEM;
-	case cudaErrorInvalidValue: return -EINVAL;
-	case cudaErrorNoDevice:
-	case cudaErrorInsufficientDriver:
-	case cudaErrorInvalidDevice: return -ENODEV;
-	case cudaErrorMapBufferObjectFailed:
-	case cudaErrorInvalidResourceHandle: return -EBADF;
-	default: return -EIO;
-	}
-}
+#include "errmap.h"
 
 int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 	    void **ret_ptr, char *why, size_t whylen)
@@ -35,7 +23,7 @@ int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 	if (e != cudaSuccess) {
 		snprintf(why, whylen, "GPU %s is not visible here: %s", bus_id,
 			 cudaGetErrorString(e));
-		return cuda_errno(e);
+		return errmap_cuda(e);
 	}
 	e = cudaSetDevice(gpu);
 	if (e == cudaSuccess) {
@@ -44,7 +32,7 @@ int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 	}
 	if (e != cudaSuccess) {
 		snprintf(why, whylen, "cannot map it: %s", cudaGetErrorString(e));
-		return cuda_errno(e);
+		return errmap_cuda(e);
 	}
 	*ret_ptr = ptr;
 	return 0;
@@ -57,7 +45,7 @@ void gpu_unmap(void *ptr)
 
 int gpu_host_alloc(size_t len, void **ret_ptr)
 {
-	return cuda_errno(cudaMallocHost(ret_ptr, len));
+	return errmap_cuda(cudaMallocHost(ret_ptr, len));
 }
 
 void gpu_host_free(void *ptr)
@@ -68,10 +56,62 @@ void gpu_host_free(void *ptr)
 
 int gpu_to_host(void *dst, const void *src_dev, size_t len)
 {
-	return cuda_errno(cudaMemcpy(dst, src_dev, len, cudaMemcpyDeviceToHost));
+	return errmap_cuda(cudaMemcpy(dst, src_dev, len, cudaMemcpyDeviceToHost));
 }
 
+/*
+ * cudaMemcpy from pageable memory may return once the bytes are staged,
+ * before they land; a card reading the slot next must see them, so wait
+ * for the copy itself on a stream of the library's.
+ */
 int gpu_from_host(void *dst_dev, const void *src, size_t len)
 {
-	return cuda_errno(cudaMemcpy(dst_dev, src, len, cudaMemcpyHostToDevice));
+	cudaStream_t s;
+	cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+
+	if (e != cudaSuccess)
+		return errmap_cuda(e);
+	e = cudaMemcpyAsync(dst_dev, src, len, cudaMemcpyHostToDevice, s);
+	if (e == cudaSuccess)
+		e = cudaStreamSynchronize(s);
+	cudaStreamDestroy(s);
+	return errmap_cuda(e);
+}
+
+int gpu_register_host(void *ptr, size_t len, void **ret_dev)
+{
+	cudaError_t e = cudaHostRegister(ptr, len, cudaHostRegisterMapped |
+					 cudaHostRegisterPortable);
+
+	if (e == cudaSuccess) {
+		e = cudaHostGetDevicePointer(ret_dev, ptr, 0);
+		if (e != cudaSuccess)
+			cudaHostUnregister(ptr);
+	}
+	return errmap_cuda(e);
+}
+
+void gpu_unregister_host(void *ptr)
+{
+	cudaHostUnregister(ptr);
+}
+
+int gpu_stream_write32(void *stream, void *dev_addr, uint32_t value)
+{
+	static PFN_cuStreamWriteValue32_v11070 write32;
+	enum cudaDriverEntryPointQueryResult q;
+	CUresult r;
+
+	if (!write32 &&
+	    (cudaGetDriverEntryPointByVersion("cuStreamWriteValue32",
+					      (void **)&write32, 11070,
+					      cudaEnableDefault, &q) !=
+	     cudaSuccess || q != cudaDriverEntryPointSuccess || !write32)) {
+		write32 = NULL;
+		return -EOPNOTSUPP;
+	}
+	/* The default flags fence the write after the stream's earlier work. */
+	r = write32((CUstream)stream, (CUdeviceptr)(uintptr_t)dev_addr, value,
+		    CU_STREAM_WRITE_VALUE_DEFAULT);
+	return errmap_cu(r);
 }

@@ -61,65 +61,51 @@ static int pin_host(struct channel *ch, void *addr)
 	return ch->ops->pin(ch->q, &reg, &ch->pin);
 }
 
+/* What lessees may do with the ring: read it (c2h) or fill it (h2c). */
+static unsigned ring_flags(const struct channel *ch)
+{
+	return ch->cfg.direction == DIR_C2H ? MEMORY_LESSEE_READS : 0;
+}
+
+/* The card's pin on the ring (not in bounce mode: that pins staging). */
+static int pin_ring(struct channel *ch)
+{
+	return device_pin_region(ch->ops, ch->q, ch->mops, ch->mem, &ch->pin);
+}
+
 /*
- * A host-memory ring of its own for each new lessee: a process that leased
- * the channel before keeps whatever it mapped, so it must not be where the
- * card writes next.  The card is idle (no lease, no stream) when this runs.
+ * A ring of its own for each new lessee: a process that leased the channel
+ * before keeps whatever it mapped (a host mapping, a CUDA IPC mapping), so
+ * it must not be where the card writes next.  The card is idle (no lease,
+ * no stream) when this runs.
  */
-static int renew_host_ring(struct channel *ch)
+int channel_renew_ring(struct channel *ch)
 {
 	struct mem_region *old = ch->mem, *fresh;
 	uint64_t old_pin = ch->pin;
+	bool repin = ch->mode != MODE_BOUNCE;
 	int r;
 
-	r = ch->mops->alloc(old->size, ch->cfg.gpu, ch->cfg.name, &fresh);
+	r = ch->mops->alloc(old->size, ch->cfg.gpu, ch->cfg.name,
+			    ring_flags(ch), &fresh);
 	if (r < 0)
 		return r;
 	ch->mem = fresh;
-	r = pin_host(ch, fresh->host);
+	r = repin ? pin_ring(ch) : 0;
 	if (r < 0) {
 		ch->mem = old;
 		ch->pin = old_pin;
 		ch->mops->free(fresh);
 		return r;
 	}
-	ch->ops->unpin(ch->q, old_pin);
+	if (repin)
+		ch->ops->unpin(ch->q, old_pin);
 	ch->mops->free(old);
 	return 0;
 }
 
-/*
- * gpudirect: the card writes the GPU slots.  A dma-buf of the ring is what
- * a real card imports; the sim takes the device pointer.
- */
-static int pin_gpu(struct channel *ch)
-{
-	struct dev_region reg = {
-		.kind = DEV_REGION_CUDA,
-		.addr = ch->mem->dev,
-		.fd = -1,
-		.length = ch->mem->size,
-		.gpu = ch->mem->gpu,
-	};
-	int fd, r;
-
-	r = ch->mops->export_dmabuf(ch->mem, 0, ch->mem->size, &fd);
-	if (r == 0) {
-		struct dev_region buf = reg;
-
-		buf.kind = DEV_REGION_DMABUF;
-		buf.fd = fd;
-		r = ch->ops->pin(ch->q, &buf, &ch->pin);
-		close(fd);
-		if (r == 0)
-			return 0;
-	}
-	return ch->ops->pin(ch->q, &reg, &ch->pin);
-}
-
 static int setup_bounce(struct channel *ch)
 {
-#ifdef FPGAD_CUDA
 	int r;
 
 	r = copy_host_alloc(ch->mem->size, &ch->staging);
@@ -132,10 +118,6 @@ static int setup_bounce(struct channel *ch)
 	if (r < 0)
 		return r;
 	return pin_host(ch, ch->staging);
-#else
-	(void)ch;
-	return -EOPNOTSUPP;
-#endif
 }
 
 static int choose_mode(struct channel *ch)
@@ -147,7 +129,7 @@ static int choose_mode(struct channel *ch)
 		return pin_host(ch, ch->mem->host);
 	}
 	if (ch->cfg.mode != MODE_BOUNCE) {
-		r = pin_gpu(ch);
+		r = pin_ring(ch);
 		if (r == 0) {
 			ch->mode = MODE_GPUDIRECT;
 			snprintf(ch->reason, sizeof(ch->reason),
@@ -212,7 +194,7 @@ int channel_create(const struct config *cfg, const struct config_channel *cc,
 		goto fail;
 	ch->mops = memory_ops_for(ch->memory);
 	r = ch->mops->alloc((size_t)cc->slots * cc->slot_size, ch->cfg.gpu,
-			    cc->name, &ch->mem);
+			    cc->name, ring_flags(ch), &ch->mem);
 	if (r < 0) {
 		log_err("channel %s: cannot allocate %u x %llu bytes of %s memory: %s",
 			cc->name, cc->slots, (unsigned long long)cc->slot_size,
@@ -228,9 +210,11 @@ int channel_create(const struct config *cfg, const struct config_channel *cc,
 	r = choose_mode(ch);
 	if (r < 0)
 		goto fail;
-	r = stream_ring_renew(ch);
-	if (r < 0)
+	r = stream_slots_renew(ch);
+	if (r < 0) {
+		log_err("channel %s: %s", cc->name, strerror(-r));
 		goto fail;
+	}
 	log_info("channel %s: %u slots of %llu bytes in %s memory, %s (%s)",
 		 cc->name, cc->slots, (unsigned long long)cc->slot_size,
 		 memory_kind_name(ch->memory), transfer_mode_name(ch->mode),
@@ -244,28 +228,20 @@ fail:
 
 void channel_destroy(struct channel *ch)
 {
-	struct lease *l;
-
 	if (!ch)
 		return;
-	stream_stop(ch);
-	while ((l = ch->leases)) {
-		ch->leases = l->next;
-		lease_destroy(l, FPGAD_EVENT_DAEMON_GONE | FPGAD_EVENT_CLOSED);
-	}
+	lease_end_all(ch);
 	if (ch->q) {
 		if (ch->pin)
 			ch->ops->unpin(ch->q, ch->pin);
 		ch->ops->queue_close(ch->q);
 	}
-#ifdef FPGAD_CUDA
 	copy_close(ch->ce);
 	copy_host_free(ch->staging);
 	free(ch->pending);
-#endif
 	if (ch->mem)
 		ch->mops->free(ch->mem);
-	ring_destroy(ch->ring);
+	slots_destroy(ch->slots);
 	free(ch->h2c);
 	free(ch->h2c_fill);
 	pthread_cond_destroy(&ch->cond);
@@ -273,173 +249,9 @@ void channel_destroy(struct channel *ch)
 	free(ch);
 }
 
-/* --- leases (control path) ------------------------------------------------ */
-
-static struct lease *lease_of(const struct channel *ch, const struct session *s)
-{
-	for (struct lease *l = ch->leases; l; l = l->next)
-		if (l->session == s)
-			return l;
-	return NULL;
-}
-
-bool channel_leased_by(const struct channel *ch, const struct session *s)
-{
-	return lease_of(ch, s) != NULL;
-}
-
-static uint64_t ring_bytes(const struct channel *ch)
+uint64_t channel_ring_bytes(const struct channel *ch)
 {
 	return (uint64_t)ch->cfg.slots * ch->cfg.slot_size;
-}
-
-int channel_open(struct channel *ch, struct session *s, bool shared,
-		 const struct config_control *limits,
-		 struct channel_grant *ret_grant, char *err, size_t errlen)
-{
-	struct frame_ring_geometry geo = {
-		.slots = ch->cfg.slots,
-		.slot_size = ch->cfg.slot_size,
-		.frame_size = ch->cfg.frame_size,
-		.direction = ch->cfg.direction == DIR_H2C ? FPGAD_FRAMES_H2C :
-							      FPGAD_FRAMES_C2H,
-	};
-	struct lease *l;
-	int r;
-
-	if (lease_of(ch, s)) {
-		snprintf(err, errlen, "channel %s is already open on this connection",
-			 ch->cfg.name);
-		return -EALREADY;
-	}
-	if (shared && ch->cfg.direction == DIR_H2C) {
-		snprintf(err, errlen, "channel %s is h2c: one writer, no shared lease",
-			 ch->cfg.name);
-		return -EINVAL;
-	}
-	if (ch->state == CHANNEL_FAILED) {
-		snprintf(err, errlen, "channel %s has FAILED after repeated DMA errors",
-			 ch->cfg.name);
-		return -EIO;
-	}
-	if (ch->leases && (!shared || !ch->leases->shared)) {
-		snprintf(err, errlen, "channel %s is busy: leased %s by pid %d (uid %u)",
-			 ch->cfg.name, ch->leases->shared ? "shared" : "exclusively",
-			 (int)ch->leases->pid, (unsigned)ch->leases->uid);
-		return -EBUSY;
-	}
-	if (ch->leases && ch->leases->uid != s->peer.uid) {
-		snprintf(err, errlen, "channel %s is busy: shared readers must share a uid (%u)",
-			 ch->cfg.name, (unsigned)ch->leases->uid);
-		return -EBUSY;
-	}
-	if (s->n_leases >= limits->max_leases) {
-		snprintf(err, errlen, "lease limit reached (max_leases %u)",
-			 limits->max_leases);
-		return -ENOSPC;
-	}
-	if (s->pinned + ring_bytes(ch) > limits->max_pinned) {
-		snprintf(err, errlen, "pinned-memory limit reached: %llu + %llu bytes > max_pinned %llu",
-			 (unsigned long long)s->pinned,
-			 (unsigned long long)ring_bytes(ch),
-			 (unsigned long long)limits->max_pinned);
-		return -ENOSPC;
-	}
-	r = lease_create(ch->cfg.name, &geo, s, shared, &l);
-	if (r < 0) {
-		snprintf(err, errlen, "cannot create the descriptor ring: %s", strerror(-r));
-		return r;
-	}
-	if (!ch->leases && ch->memory == MEMORY_HOST) {
-		r = renew_host_ring(ch);
-		if (r < 0) {
-			snprintf(err, errlen, "cannot make a fresh ring: %s", strerror(-r));
-			lease_destroy(l, 0);
-			return r;
-		}
-	}
-	if (!ch->leases && s->peer.creds) {
-		r = ch->mops->grant(ch->mem, s->peer.uid);
-		if (r < 0) {
-			snprintf(err, errlen, "cannot give the ring to uid %u: %s",
-				 (unsigned)s->peer.uid, strerror(-r));
-			lease_destroy(l, 0);
-			return r;
-		}
-	}
-
-	pthread_mutex_lock(&ch->lock);
-	l->next = ch->leases;
-	ch->leases = l;
-	ch->n_leases++;
-	pthread_mutex_unlock(&ch->lock);
-	s->n_leases++;
-	s->pinned += ring_bytes(ch);
-
-	if (!ch->running) {
-		r = stream_start(ch);
-		if (r < 0) {
-			channel_close(ch, s);
-			snprintf(err, errlen, "cannot start streaming: %s", strerror(-r));
-			return r;
-		}
-	}
-
-	memset(ret_grant, 0, sizeof(*ret_grant));
-	ret_grant->memory = ch->memory;
-	ret_grant->mode = ch->mode;
-	ret_grant->ring_size = ch->mem->size;
-	ret_grant->gpu = ch->memory == MEMORY_CUDA ? ch->mem->gpu : -1;
-	snprintf(ret_grant->gpu_bus_id, sizeof(ret_grant->gpu_bus_id), "%s",
-		 ch->memory == MEMORY_CUDA ? ch->mem->gpu_bus_id : "");
-	snprintf(ret_grant->shm_name, sizeof(ret_grant->shm_name), "%s",
-		 ch->memory == MEMORY_HOST ? ch->mem->shm_name : "");
-	memcpy(ret_grant->ipc_handle, ch->mem->ipc_handle,
-	       sizeof(ret_grant->ipc_handle));
-	snprintf(ret_grant->desc_name, sizeof(ret_grant->desc_name), "%s",
-		 l->desc->shm_name);
-	ret_grant->generation = l->generation;
-	log_info("channel %s: leased %s by pid %d (uid %u)", ch->cfg.name,
-		 shared ? "shared" : "exclusively", (int)s->peer.pid,
-		 (unsigned)s->peer.uid);
-	return 0;
-}
-
-int channel_close(struct channel *ch, struct session *s)
-{
-	struct frame_ring_returned out[CHANNEL_BATCH];
-	struct lease *l, **pp;
-	int n;
-
-	pthread_mutex_lock(&ch->lock);
-	for (pp = &ch->leases; (l = *pp) && l->session != s; pp = &l->next)
-		;
-	if (!l) {
-		pthread_mutex_unlock(&ch->lock);
-		return -ENOENT;
-	}
-	/* The stream may be asleep on this lease's releases. */
-	l->closing = true;
-	while (ch->waiting_on == l)
-		pthread_cond_wait(&ch->cond, &ch->lock);
-	*pp = l->next;
-	ch->n_leases--;
-	/* Whatever the client had is the ring's again. */
-	while ((n = frame_ring_reclaim_all(l->prod, out, CHANNEL_BATCH)) > 0)
-		for (int i = 0; i < n; i++) {
-			/* Unfinished h2c buffers of a departed writer are dropped. */
-			out[i].fill = 0;
-			stream_returned(ch, l, &out[i]);
-		}
-	pthread_mutex_unlock(&ch->lock);
-
-	s->n_leases--;
-	s->pinned -= ring_bytes(ch);
-	log_info("channel %s: lease of pid %d ended", ch->cfg.name, (int)l->pid);
-	lease_destroy(l, FPGAD_EVENT_CLOSED);
-	if (!ch->leases)
-		stream_stop(ch);
-	return 0;
 }
 
 int channel_reset(struct channel *ch, char *err, size_t errlen)
@@ -472,11 +284,6 @@ enum channel_state channel_state(struct channel *ch)
 	return st;
 }
 
-void channel_release_session(struct channel *ch, struct session *s)
-{
-	channel_close(ch, s);
-}
-
 const struct config_channel *channel_config(const struct channel *ch)
 {
 	return &ch->cfg;
@@ -484,11 +291,11 @@ const struct config_channel *channel_config(const struct channel *ch)
 
 void channel_get_stats(struct channel *ch, struct channel_stats *ret_stats)
 {
-	struct ring_stats rs;
+	struct slots_stats rs;
 
 	pthread_mutex_lock(&ch->lock);
 	*ret_stats = ch->stats;
-	ring_get_stats(ch->ring, &rs);
+	slots_get_stats(ch->slots, &rs);
 	ret_stats->drops = ch->acc.drops + rs.drops;
 	ret_stats->stalls = ch->acc.stalls + rs.stalls;
 	ret_stats->state = ch->state;
@@ -509,4 +316,22 @@ bool channel_is_streaming(struct channel *ch)
 const char *channel_mode_reason(const struct channel *ch)
 {
 	return ch->reason;
+}
+
+void channel_explain_mode(struct channel *ch, enum transfer_mode mode,
+			  const char *reason)
+{
+	if (ch->mode != mode)
+		return;
+	snprintf(ch->reason, sizeof(ch->reason), "%s", reason);
+}
+
+int channel_gpu(const struct channel *ch)
+{
+	return ch->memory == MEMORY_CUDA ? ch->mem->gpu : -1;
+}
+
+const char *channel_gpu_bus_id(const struct channel *ch)
+{
+	return ch->memory == MEMORY_CUDA ? ch->mem->gpu_bus_id : "";
 }

@@ -39,6 +39,7 @@ struct channel_stats {
 	uint64_t queued_total;	/* sum of the transfers queued at each one */
 	uint64_t card_good;	/* h2c on sim: frames the card's sink verified */
 	uint64_t card_bad;	/* h2c on sim: frames it rejected */
+	uint64_t integrity_errors; /* c2h frames whose CRC did not match */
 };
 
 int channel_create(const struct config *cfg, const struct config_channel *cc,
@@ -52,33 +53,13 @@ void channel_get_stats(struct channel *ch, struct channel_stats *ret_stats);
 bool channel_is_streaming(struct channel *ch);
 /* Why the channel uses the mode it uses ("no GPU: ..."), for Status. */
 const char *channel_mode_reason(const struct channel *ch);
-bool channel_leased_by(const struct channel *ch, const struct session *s);
-
-/* What a lessee needs to map the ring and its descriptor ring. */
-struct channel_grant {
-	enum memory_kind memory;
-	enum transfer_mode mode;
-	uint64_t ring_size;
-	int gpu;			/* cuda memory: device ordinal */
-	char gpu_bus_id[32];		/* cuda memory: its PCI bus id */
-	char shm_name[64];		/* host memory: the ring's shm name */
-	uint8_t ipc_handle[64];		/* cuda memory: cudaIpcMemHandle_t */
-	char desc_name[64];		/* the descriptor ring's shm name */
-	uint64_t generation;
-};
-
-/*
- * Lease @ch to @s: exclusive, or shared-read when @shared and every other
- * lease is shared too.  Starts streaming with the first lease.  Errors:
- * -EBUSY (leased by another), -ENOSPC (a per-client limit), -EIO (FAILED),
- * -EALREADY (already leased by @s), -EINVAL (shared on h2c); @err says it
- * in words.
- */
-int channel_open(struct channel *ch, struct session *s, bool shared,
-		 const struct config_control *limits,
-		 struct channel_grant *ret_grant, char *err, size_t errlen);
-/* End @s's lease; -ENOENT when it has none.  The last lease stops streaming. */
-int channel_close(struct channel *ch, struct session *s);
+/* auto's measured choice explains the mode, when the channel runs in it. */
+void channel_explain_mode(struct channel *ch, enum transfer_mode mode,
+			  const char *reason);
+/* CUDA ordinal of the GPU its ring is on, -1 in host memory. */
+int channel_gpu(const struct channel *ch);
+/* PCI bus id of the GPU its ring is on, "" in host memory. */
+const char *channel_gpu_bus_id(const struct channel *ch);
 
 /*
  * Clear a FAILED channel: it streams again if leased, else it is idle.
@@ -86,9 +67,6 @@ int channel_close(struct channel *ch, struct session *s);
  */
 int channel_reset(struct channel *ch, char *err, size_t errlen);
 enum channel_state channel_state(struct channel *ch);
-
-/* End @s's lease on @ch, if any (connection closed or process died). */
-void channel_release_session(struct channel *ch, struct session *s);
 
 const char *channel_state_name(enum channel_state st);
 

@@ -5,19 +5,25 @@
  * The file is read through ini_parse_stream() with a reader that counts
  * lines, so every error names file:line.  Values are checked where they are
  * parsed; cross-key rules (slot_size >= frame_size, ...) are checked per
- * channel at the end and reported at the line of the channel's section.
+ * channel at the end and reported at the line of the key they are about
+ * (the channel's section line when the key is not in the file).  The line
+ * of every key read is kept in cfg->lines for checks made after loading.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <ini.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "memory.h"
+#include "names.h"
 
 #define MAX_SLOTS 4096u
 #define MAX_SLOT_SIZE (1ull << 31)
@@ -26,10 +32,8 @@ struct parse_state {
 	struct config *cfg;
 	FILE *file;
 	unsigned line;
-	unsigned section_line;		/* line of the last [section] header */
 	bool file_channels;		/* a [channel] section was seen */
 	unsigned err_line;
-	unsigned channel_line[CONFIG_MAX_CHANNELS];
 	char err[256];
 };
 
@@ -57,12 +61,16 @@ void config_defaults(struct config *cfg)
 	cfg->control.socket_mode = 0660;
 	cfg->control.max_message = 64 * 1024;
 	cfg->control.max_clients = 64;
+	cfg->control.max_remote_clients = 16;
 	cfg->control.max_leases = 16;
 	cfg->control.max_pinned = 4ull << 30;
 	cfg->device.backend = BACKEND_SIM;
 	snprintf(cfg->device.path, sizeof(cfg->device.path), "/dev/fpgad0");
 	snprintf(cfg->device.gpu, sizeof(cfg->device.gpu), "0");
 	cfg->device.dma_timeout_ms = 1000;
+	cfg->device.auto_choice = AUTO_MEASURE;
+	cfg->device.probe_bytes = 256ull << 20;
+	cfg->device.probe_ms = 200;
 	cfg->sim.card_memory = 2ull << 30;
 	cfg->sim.seed = 1;
 	cfg->n_channels = 1;
@@ -148,6 +156,9 @@ static const char *const direction_names[] = { "c2h", "h2c" };
 static const char *const memory_names[] = { "auto", "cuda", "host" };
 static const char *const mode_names[] = { "auto", "gpudirect", "bounce", "host" };
 static const char *const policy_names[] = { "block", "drop-oldest" };
+static const char *const integrity_names[] = { "none", "crc32c" };
+static const char *const pacing_names[] = { "hybrid", "wait" };
+static const char *const auto_choice_names[] = { "measure", "first" };
 static const char *const level_names[] = {
 	[LOG_ERR] = "err", [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
 	[LOG_INFO] = "info", [LOG_DEBUG] = "debug",
@@ -160,6 +171,8 @@ const char *direction_name(enum direction d) { return direction_names[d]; }
 const char *memory_kind_name(enum memory_kind k) { return memory_names[k]; }
 const char *transfer_mode_name(enum transfer_mode m) { return mode_names[m]; }
 const char *ring_policy_name(enum ring_policy p) { return policy_names[p]; }
+const char *integrity_name(enum integrity i) { return integrity_names[i]; }
+const char *auto_choice_name(enum auto_choice c) { return auto_choice_names[c]; }
 
 static int parse_link(const char *s, struct link_model *ret)
 {
@@ -219,6 +232,7 @@ static const struct key control_keys[] = {
 	KS(struct config_control, tls_cert_key),
 	{ "max_message", K_SIZE, offsetof(struct config_control, max_message), 0, 1024, 0, NULL, 0 },
 	KU(struct config_control, max_clients, 1, 4096),
+	KU(struct config_control, max_remote_clients, 1, 4096),
 	KU(struct config_control, max_leases, 1, 1024),
 	KZ(struct config_control, max_pinned),
 };
@@ -228,6 +242,9 @@ static const struct key device_keys[] = {
 	KS(struct config_device, path),
 	KS(struct config_device, gpu),
 	KU(struct config_device, dma_timeout_ms, 1, 600000),
+	KE(struct config_device, auto_choice, auto_choice_names),
+	{ "probe_bytes", K_SIZE, offsetof(struct config_device, probe_bytes), 0, 4096, 0, NULL, 0 },
+	KU(struct config_device, probe_ms, 0, 10000),
 };
 
 static const struct key sim_keys[] = {
@@ -252,12 +269,14 @@ static const struct key channel_keys[] = {
 	KE(struct config_channel, memory, memory_names),
 	KE(struct config_channel, mode, mode_names),
 	KE(struct config_channel, policy, policy_names),
+	KE(struct config_channel, integrity, integrity_names),
+	KE(struct config_channel, pacing, pacing_names),
 	KS(struct config_channel, gpu),
 };
 
 static int apply_key(struct parse_state *ps, const char *section,
 		     const struct key *keys, size_t n_keys, void *base,
-		     const char *name, const char *value)
+		     unsigned *lines, const char *name, const char *value)
 {
 	const struct key *k = NULL;
 	char *field;
@@ -269,6 +288,10 @@ static int apply_key(struct parse_state *ps, const char *section,
 			k = &keys[i];
 	if (!k)
 		return fail(ps, "unknown key '%s' in [%s]", name, section);
+	if (lines[k - keys])
+		return fail(ps, "[%s] %s is set twice: first at line %u, again here",
+			    section, name, lines[k - keys]);
+	lines[k - keys] = ps->line;
 	field = (char *)base + k->offset;
 
 	switch (k->type) {
@@ -324,45 +347,64 @@ static int apply_key(struct parse_state *ps, const char *section,
 	return fail(ps, "internal: key type");
 }
 
-static bool valid_channel_name(const char *s)
+/* The channel named @name that the file declared, or NULL. */
+static int channel_index(const struct config *cfg, const char *name)
 {
-	if (!*s || strlen(s) >= CONFIG_NAME_MAX)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
-			return false;
-	return true;
+	for (unsigned i = 0; i < cfg->n_channels; i++)
+		if (strcmp(cfg->channels[i].name, name) == 0)
+			return (int)i;
+	return -1;
 }
 
-static struct config_channel *channel_section(struct parse_state *ps,
-					      const char *name)
+/* A [channel NAME] header: a new channel, declared once. */
+static void channel_declare(struct parse_state *ps, const char *name)
 {
 	struct config *cfg = ps->cfg;
+	int i;
 
 	if (!ps->file_channels) {
 		/* The file describes its channels: drop the built-in one. */
 		ps->file_channels = true;
 		cfg->n_channels = 0;
 	}
-	for (unsigned i = 0; i < cfg->n_channels; i++)
-		if (strcmp(cfg->channels[i].name, name) == 0)
-			return &cfg->channels[i];
-	if (!valid_channel_name(name)) {
+	i = channel_index(cfg, name);
+	if (i >= 0) {
+		fail(ps, "[channel %s] is declared twice: first at line %u, again here",
+		     name, cfg->lines.channel[i]);
+		return;
+	}
+	if (!name_valid(name)) {
 		fail(ps, "[channel %s]: a channel name is 1-%d letters, digits, '_' or '-'",
 		     name, CONFIG_NAME_MAX - 1);
-		return NULL;
+		return;
 	}
 	if (cfg->n_channels == CONFIG_MAX_CHANNELS) {
 		fail(ps, "[channel %s]: more than %d channels", name,
 		     CONFIG_MAX_CHANNELS);
-		return NULL;
+		return;
 	}
-	ps->channel_line[cfg->n_channels] = ps->section_line;
+	cfg->lines.channel[cfg->n_channels] = ps->line;
 	cfg->channels[cfg->n_channels] = default_channel;
-	snprintf(cfg->channels[cfg->n_channels].name, CONFIG_NAME_MAX, "%s", name);
-	return &cfg->channels[cfg->n_channels++];
+	snprintf(cfg->channels[cfg->n_channels].name, CONFIG_NAME_MAX, "%.*s",
+		 CONFIG_NAME_MAX - 1, name);
+	cfg->n_channels++;
 }
+
+_Static_assert(N(daemon_keys) <= CONFIG_MAX_KEYS && N(control_keys) <= CONFIG_MAX_KEYS &&
+	       N(device_keys) <= CONFIG_MAX_KEYS && N(sim_keys) <= CONFIG_MAX_KEYS &&
+	       N(channel_keys) <= CONFIG_MAX_KEYS, "cfg->lines has room for every key");
+
+static const struct {
+	const char *name;
+	const struct key *keys;
+	size_t n_keys;
+	size_t offset;			/* of the section's struct in struct config */
+} sections[CONFIG_SECTIONS] = {
+	[CONFIG_DAEMON] = { "daemon", daemon_keys, N(daemon_keys), offsetof(struct config, daemon) },
+	[CONFIG_CONTROL] = { "control", control_keys, N(control_keys), offsetof(struct config, control) },
+	[CONFIG_DEVICE] = { "device", device_keys, N(device_keys), offsetof(struct config, device) },
+	[CONFIG_SIM] = { "sim", sim_keys, N(sim_keys), offsetof(struct config, sim) },
+};
 
 static int handler(void *user, const char *section, const char *name,
 		   const char *value)
@@ -372,24 +414,20 @@ static int handler(void *user, const char *section, const char *name,
 
 	if (ps->err[0])
 		return 0;
-	if (strcmp(section, "daemon") == 0)
-		return apply_key(ps, section, daemon_keys, N(daemon_keys),
-				 &cfg->daemon, name, value);
-	if (strcmp(section, "control") == 0)
-		return apply_key(ps, section, control_keys, N(control_keys),
-				 &cfg->control, name, value);
-	if (strcmp(section, "device") == 0)
-		return apply_key(ps, section, device_keys, N(device_keys),
-				 &cfg->device, name, value);
-	if (strcmp(section, "sim") == 0)
-		return apply_key(ps, section, sim_keys, N(sim_keys), &cfg->sim,
-				 name, value);
+	for (unsigned i = 0; i < CONFIG_SECTIONS; i++)
+		if (strcmp(section, sections[i].name) == 0)
+			return apply_key(ps, section, sections[i].keys,
+					 sections[i].n_keys,
+					 (char *)cfg + sections[i].offset,
+					 cfg->lines.key[i], name, value);
 	if (strncmp(section, "channel ", 8) == 0) {
-		struct config_channel *ch = channel_section(ps, section + 8);
+		int i = channel_index(cfg, section + 8);
 
-		if (!ch)
+		/* The header was refused; that error is the one to report. */
+		if (i < 0)
 			return 0;
-		return apply_key(ps, section, channel_keys, N(channel_keys), ch,
+		return apply_key(ps, section, channel_keys, N(channel_keys),
+				 &cfg->channels[i], cfg->lines.channel_key[i],
 				 name, value);
 	}
 	return fail(ps, "unknown section [%s] (expected daemon, control, device, sim or 'channel NAME')",
@@ -406,36 +444,161 @@ static char *reader(char *buf, int size, void *stream)
 		char name[64];
 
 		ps->line++;
-		if (*p == '[')
-			ps->section_line = ps->line;
 		/* A channel section with no keys still declares a channel. */
-		if (sscanf(p, "[channel %63[^]]]", name) == 1)
-			channel_section(ps, name);
+		if (sscanf(p, "[channel %63[^]]]", name) == 1 && !ps->err[0])
+			channel_declare(ps, name);
+		for (unsigned i = 0; i < CONFIG_SECTIONS; i++)
+			if (sscanf(p, "[%63[^]]]", name) == 1 &&
+			    strcmp(name, sections[i].name) == 0)
+				ps->cfg->lines.section[i] = ps->line;
 	}
 	return r;
 }
 
-static int check_channel(const struct config_channel *ch, char *err, size_t len)
+static const struct key *find_key(const struct key *keys, size_t n,
+				  const char *name)
 {
-	if (ch->slot_size == 0 || ch->slot_size % MEMORY_SLOT_ALIGN)
+	for (size_t i = 0; name && i < n; i++)
+		if (strcmp(keys[i].name, name) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+/* The line of @key in channel @i, 0 when the file does not set it. */
+static unsigned channel_key_line(const struct config *cfg, unsigned i,
+				 const char *key)
+{
+	const struct key *k = find_key(channel_keys, N(channel_keys), key);
+
+	return k ? cfg->lines.channel_key[i][k - channel_keys] : 0;
+}
+
+/* The line of @key in channel @i, else of the channel's section. */
+static unsigned channel_line(const struct config *cfg, unsigned i,
+			     const char *key)
+{
+	unsigned line = channel_key_line(cfg, i, key);
+
+	return line ? line : cfg->lines.channel[i];
+}
+
+/* The cross-key rules of channel @i; *ret_line: the key they are about. */
+static int check_channel(const struct config *cfg, unsigned i, char *err,
+			 size_t len, unsigned *ret_line)
+{
+	const struct config_channel *ch = &cfg->channels[i];
+
+	if (ch->slot_size == 0 || ch->slot_size % MEMORY_SLOT_ALIGN) {
+		*ret_line = channel_line(cfg, i, "slot_size");
 		return snprintf(err, len, "[channel %s] slot_size %llu is not a positive multiple of %u",
 				ch->name, (unsigned long long)ch->slot_size,
 				MEMORY_SLOT_ALIGN), -EINVAL;
-	if (ch->slot_size > MAX_SLOT_SIZE)
+	}
+	if (ch->slot_size > MAX_SLOT_SIZE) {
+		*ret_line = channel_line(cfg, i, "slot_size");
 		return snprintf(err, len, "[channel %s] slot_size above %llu",
 				ch->name, MAX_SLOT_SIZE), -EINVAL;
-	if (ch->frame_size < 64 || ch->frame_size > ch->slot_size)
+	}
+	if (ch->frame_size < 64 || ch->frame_size > ch->slot_size) {
+		*ret_line = channel_key_line(cfg, i, "frame_size");
+		if (!*ret_line)
+			*ret_line = channel_line(cfg, i, "slot_size");
 		return snprintf(err, len, "[channel %s] frame_size %llu must be from 64 bytes to slot_size (%llu)",
 				ch->name, (unsigned long long)ch->frame_size,
 				(unsigned long long)ch->slot_size), -EINVAL;
+	}
 	if (ch->memory == MEMORY_HOST && (ch->mode == MODE_GPUDIRECT ||
-					  ch->mode == MODE_BOUNCE))
+					  ch->mode == MODE_BOUNCE)) {
+		*ret_line = channel_line(cfg, i, "mode");
 		return snprintf(err, len, "[channel %s] mode %s needs GPU memory, but memory = host",
 				ch->name, mode_names[ch->mode]), -EINVAL;
-	if (ch->memory == MEMORY_CUDA && ch->mode == MODE_HOST)
+	}
+	if (ch->memory == MEMORY_CUDA && ch->mode == MODE_HOST) {
+		*ret_line = channel_line(cfg, i, "mode");
 		return snprintf(err, len, "[channel %s] mode host needs host memory, but memory = cuda",
 				ch->name), -EINVAL;
+	}
+	for (unsigned j = 0; j < i; j++) {
+		if (cfg->channels[j].direction == ch->direction &&
+		    cfg->channels[j].engine == ch->engine) {
+			*ret_line = channel_line(cfg, i, "engine");
+			return snprintf(err, len, "[channel %s] engine %u already used by channel %s",
+					ch->name, ch->engine, cfg->channels[j].name), -EINVAL;
+		}
+	}
 	return 0;
+}
+
+/* The line of @key in fixed section @sec, 0 when not in the file. */
+static unsigned key_line(const struct config *cfg, enum config_section sec,
+			 const char *key)
+{
+	const struct key *k = find_key(sections[sec].keys, sections[sec].n_keys, key);
+
+	return k ? cfg->lines.key[sec][k - sections[sec].keys] : 0;
+}
+
+/* The rules across sections; *ret_line: the key they are about. */
+static int check_config(const struct config *cfg, char *err, size_t len,
+			unsigned *ret_line)
+{
+	char msg[320];
+	int r;
+
+	for (unsigned i = 0; i < cfg->n_channels; i++) {
+		r = check_channel(cfg, i, msg, sizeof(msg), ret_line);
+		if (r < 0)
+			return snprintf(err, len, "%s", msg), r;
+	}
+	if (strncmp(cfg->control.remote, "tls+tcp://", 10) == 0 &&
+	    !cfg->control.tls_cert_key[0]) {
+		*ret_line = key_line(cfg, CONFIG_CONTROL, "remote");
+		return snprintf(err, len, "remote = %s needs tls_cert_key (a PEM file with the certificate and its key)",
+				cfg->control.remote), -EINVAL;
+	}
+	if (cfg->daemon.runtime_dir[0] != '/') {
+		*ret_line = key_line(cfg, CONFIG_DAEMON, "runtime_dir");
+		return snprintf(err, len, "runtime_dir must be an absolute path"), -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Open @path for reading if it is a regular file: never a directory, a
+ * FIFO (which would block the start) or a device.
+ */
+static FILE *open_regular(const char *path, char *err, size_t errlen, int *ret_err)
+{
+	struct stat st;
+	FILE *f;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		*ret_err = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0) {
+		*ret_err = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*ret_err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		snprintf(err, errlen, "%s: is %s, not a configuration file",
+			 path, S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+		close(fd);
+		return NULL;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		*ret_err = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return f;
 }
 
 int config_load(const char *path, struct config *ret_cfg, char *err,
@@ -443,7 +606,8 @@ int config_load(const char *path, struct config *ret_cfg, char *err,
 {
 	struct parse_state ps = { 0 };
 	struct config *cfg;
-	char msg[320];
+	char msg[512];
+	unsigned line = 0;
 	int r;
 
 	cfg = malloc(sizeof(*cfg));
@@ -451,12 +615,9 @@ int config_load(const char *path, struct config *ret_cfg, char *err,
 		return -ENOMEM;
 	config_defaults(cfg);
 	ps.cfg = cfg;
-	ps.file = fopen(path, "re");
-	if (!ps.file) {
-		r = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	ps.file = open_regular(path, err, errlen, &r);
+	if (!ps.file)
 		goto out;
-	}
 	r = ini_parse_stream(reader, &ps, handler, &ps);
 	fclose(ps.file);
 	if (r != 0 || ps.err[0]) {
@@ -469,34 +630,12 @@ int config_load(const char *path, struct config *ret_cfg, char *err,
 		r = -EINVAL;
 		goto out;
 	}
-	for (unsigned i = 0; i < cfg->n_channels; i++) {
-		r = check_channel(&cfg->channels[i], msg, sizeof(msg));
-		if (r < 0) {
-			snprintf(err, errlen, "%s:%u: %s", path,
-				 ps.file_channels ? ps.channel_line[i] : 0, msg);
-			goto out;
-		}
-		for (unsigned j = 0; j < i; j++) {
-			if (cfg->channels[j].direction == cfg->channels[i].direction &&
-			    cfg->channels[j].engine == cfg->channels[i].engine) {
-				snprintf(err, errlen, "%s:%u: [channel %s] engine %u already used by channel %s",
-					 path, ps.channel_line[i], cfg->channels[i].name,
-					 cfg->channels[i].engine, cfg->channels[j].name);
-				r = -EINVAL;
-				goto out;
-			}
-		}
-	}
-	if (strncmp(cfg->control.remote, "tls+tcp://", 10) == 0 &&
-	    !cfg->control.tls_cert_key[0]) {
-		snprintf(err, errlen, "%s: remote = %s needs tls_cert_key (a PEM file with the certificate and its key)",
-			 path, cfg->control.remote);
-		r = -EINVAL;
-		goto out;
-	}
-	if (cfg->daemon.runtime_dir[0] != '/') {
-		snprintf(err, errlen, "%s: runtime_dir must be an absolute path", path);
-		r = -EINVAL;
+	r = check_config(cfg, msg, sizeof(msg), &line);
+	if (r < 0) {
+		if (line)
+			snprintf(err, errlen, "%s:%u: %s", path, line, msg);
+		else
+			snprintf(err, errlen, "%s: %s", path, msg);
 		goto out;
 	}
 	snprintf(cfg->path, sizeof(cfg->path), "%s", path);
@@ -514,4 +653,27 @@ const struct config_channel *config_channel_find(const struct config *cfg,
 		if (strcmp(cfg->channels[i].name, name) == 0)
 			return &cfg->channels[i];
 	return NULL;
+}
+
+const char *config_where(const struct config *cfg, enum config_section section,
+			 unsigned channel, const char *key, char *buf, size_t len)
+{
+	unsigned line;
+
+	if (!cfg->path[0]) {
+		snprintf(buf, len, "built-in defaults");
+		return buf;
+	}
+	if (section == CONFIG_CHANNEL)
+		line = channel < cfg->n_channels ? channel_line(cfg, channel, key) : 0;
+	else if (section < CONFIG_SECTIONS)
+		line = key_line(cfg, section, key) ? key_line(cfg, section, key) :
+						     cfg->lines.section[section];
+	else
+		line = 0;
+	if (line)
+		snprintf(buf, len, "%s:%u", cfg->path, line);
+	else
+		snprintf(buf, len, "%s", cfg->path);
+	return buf;
 }

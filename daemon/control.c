@@ -7,9 +7,17 @@
  * CONTROL_CTXS contexts: a context receives on an nng thread, the request
  * is queued for the loop, the loop answers with control_reply(), and the
  * send completion starts the next receive.
+ *
+ * Connection limits: each listener keeps the ids of the connections it
+ * accepted.  NNG_PIPE_EV_ADD_PRE admits a connection while there is room
+ * and closes it otherwise; nng reports NNG_PIPE_EV_REM_POST for every pipe
+ * that saw ADD_PRE, closed there or not, so only an admitted id frees a
+ * place and only admitted connections reach the loop.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <grp.h>
+#include <netinet/in.h>
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
 #include <nng/supplemental/tls/tls.h>
@@ -22,9 +30,12 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "errmap.h"
 #include "log.h"
 
 #define CONTROL_CTXS 16
+/* The most connections a listener admits, whatever its limit says. */
+#define CONTROL_MAX_PIPES 4096
 
 enum item_kind { ITEM_REQUEST, ITEM_PIPE_ADD, ITEM_PIPE_REM };
 
@@ -49,10 +60,19 @@ struct control_ctx {
 struct listener {
 	struct control *ctl;
 	enum listener_kind kind;
+	const char *scheme;		/* remote: "tcp" or "tls+tcp" */
+	const char *limit_key;		/* the config key of its limit */
 	nng_socket sock;
 	bool open;
 	nng_listener l;
 	struct control_ctx ctxs[CONTROL_CTXS];
+
+	/* Admitted connections; nng threads, under pipes_lock. */
+	pthread_mutex_t pipes_lock;
+	uint32_t *pipes;
+	unsigned n_pipes;
+	unsigned limit;
+	struct log_limit refused;
 };
 
 struct control {
@@ -65,43 +85,6 @@ struct control {
 	struct listener local, remote;
 };
 
-const char *control_strerror(int nng_err)
-{
-	return nng_strerror(nng_err);
-}
-
-/* The one place nng error codes become errno values. */
-int control_errno(int e)
-{
-	switch (e) {
-	case 0: return 0;
-	case NNG_ENOMEM: return -ENOMEM;
-	case NNG_EINVAL: return -EINVAL;
-	case NNG_EBUSY: return -EBUSY;
-	case NNG_ETIMEDOUT: return -ETIMEDOUT;
-	case NNG_ECONNREFUSED: return -ECONNREFUSED;
-	case NNG_ECLOSED: return -EPIPE;
-	case NNG_EAGAIN: return -EAGAIN;
-	case NNG_ENOTSUP: return -EOPNOTSUPP;
-	case NNG_EADDRINUSE: return -EADDRINUSE;
-	case NNG_ESTATE: return -EPROTO;
-	case NNG_ENOENT: return -ENOENT;
-	case NNG_EPROTO: return -EPROTO;
-	case NNG_EUNREACHABLE: return -EHOSTUNREACH;
-	case NNG_EADDRINVAL: return -EADDRNOTAVAIL;
-	case NNG_EPERM: return -EPERM;
-	case NNG_EMSGSIZE: return -EMSGSIZE;
-	case NNG_ECONNABORTED: return -ECONNABORTED;
-	case NNG_ECONNRESET: return -ECONNRESET;
-	case NNG_ECANCELED: return -ECANCELED;
-	case NNG_ENOFILES: return -EMFILE;
-	case NNG_ENOSPC: return -ENOSPC;
-	case NNG_EEXIST: return -EEXIST;
-	case NNG_ECRYPTO: case NNG_EPEERAUTH: return -EACCES;
-	default: return -EIO;
-	}
-}
-
 static void enqueue(struct control *ctl, struct item *it)
 {
 	pthread_mutex_lock(&ctl->lock);
@@ -112,6 +95,33 @@ static void enqueue(struct control *ctl, struct item *it)
 	uv_async_send(&ctl->async);
 }
 
+/* NNG_OPT_REMADDR as "tcp 192.0.2.7:40512". */
+static void remote_addr(const struct listener *lst, nng_pipe p, char *buf,
+			size_t len)
+{
+	struct sockaddr_storage ss = { 0 };
+	nng_sockaddr na;
+
+	if (nng_pipe_get_addr(p, NNG_OPT_REMADDR, &na) != 0)
+		return;
+	if (na.s_family == NNG_AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+
+		in->sin_family = AF_INET;
+		in->sin_port = na.s_in.sa_port;
+		in->sin_addr.s_addr = na.s_in.sa_addr;
+	} else if (na.s_family == NNG_AF_INET6) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = na.s_in6.sa_port;
+		memcpy(&in6->sin6_addr, na.s_in6.sa_addr, sizeof(in6->sin6_addr));
+	} else {
+		return;
+	}
+	peer_format_addr((struct sockaddr *)&ss, lst->scheme, buf, len);
+}
+
 static void peer_of(struct listener *lst, nng_pipe p, struct peer *ret)
 {
 	uint64_t v;
@@ -119,8 +129,10 @@ static void peer_of(struct listener *lst, nng_pipe p, struct peer *ret)
 	memset(ret, 0, sizeof(*ret));
 	ret->pipe_id = (uint32_t)nng_pipe_id(p);
 	ret->listener = lst->kind;
-	if (lst->kind != LISTENER_LOCAL)
+	if (lst->kind != LISTENER_LOCAL) {
+		remote_addr(lst, p, ret->addr, sizeof(ret->addr));
 		return;
+	}
 	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &v) != 0)
 		return;
 	ret->uid = (uid_t)v;
@@ -133,11 +145,64 @@ static void peer_of(struct listener *lst, nng_pipe p, struct peer *ret)
 	ret->creds = true;
 }
 
+/* ADD_PRE: admit @p while there is room, else close it at once. */
+static void pipe_admit(struct listener *lst, nng_pipe p)
+{
+	uint32_t id = (uint32_t)nng_pipe_id(p);
+	unsigned n, limit;
+	char name[PEER_NAME_MAX];
+	struct peer peer;
+	bool admit;
+
+	pthread_mutex_lock(&lst->pipes_lock);
+	n = lst->n_pipes;
+	limit = lst->limit;
+	admit = n < limit && n < CONTROL_MAX_PIPES;
+	if (admit)
+		lst->pipes[lst->n_pipes++] = id;
+	pthread_mutex_unlock(&lst->pipes_lock);
+	if (admit)
+		return;
+	peer_of(lst, p, &peer);
+	log_limited(&lst->refused, LOG_WARNING,
+		    "control: refusing %s: %u connections on the %s listener already (%s %u)",
+		    peer_name(&peer, name, sizeof(name)), n,
+		    lst->kind == LISTENER_LOCAL ? "local" : "remote",
+		    lst->limit_key, limit);
+	nng_pipe_close(p);
+}
+
+/* REM_POST: true when @p had been admitted (its place is free again). */
+static bool pipe_release(struct listener *lst, nng_pipe p)
+{
+	uint32_t id = (uint32_t)nng_pipe_id(p);
+	bool found = false;
+
+	pthread_mutex_lock(&lst->pipes_lock);
+	for (unsigned i = 0; i < lst->n_pipes; i++) {
+		if (lst->pipes[i] == id) {
+			lst->pipes[i] = lst->pipes[--lst->n_pipes];
+			found = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lst->pipes_lock);
+	return found;
+}
+
 static void pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
 	struct listener *lst = arg;
-	struct item *it = calloc(1, sizeof(*it));
+	struct item *it;
 
+	if (ev == NNG_PIPE_EV_ADD_PRE) {
+		pipe_admit(lst, p);
+		return;
+	}
+	/* A refused connection never reached the loop: nothing to tell. */
+	if (ev == NNG_PIPE_EV_REM_POST && !pipe_release(lst, p))
+		return;
+	it = calloc(1, sizeof(*it));
 	if (!it) {
 		/* Without a record the connection cannot be served. */
 		nng_pipe_close(p);
@@ -214,6 +279,22 @@ void control_reply(struct control_ctx *c, const void *buf, size_t len)
 	nng_ctx_send(c->ctx, c->aio);
 }
 
+static void listener_set_limit(struct listener *lst, unsigned limit)
+{
+	if (!lst->pipes)
+		return;
+	pthread_mutex_lock(&lst->pipes_lock);
+	lst->limit = limit;
+	pthread_mutex_unlock(&lst->pipes_lock);
+}
+
+void control_set_limits(struct control *ctl, unsigned max_clients,
+			unsigned max_remote_clients)
+{
+	listener_set_limit(&ctl->local, max_clients);
+	listener_set_limit(&ctl->remote, max_remote_clients);
+}
+
 void control_close_pipe(struct control *ctl, uint32_t pipe_id)
 {
 	nng_pipe p = NNG_PIPE_INITIALIZER;
@@ -253,19 +334,54 @@ static void drain(uv_async_t *async)
 	}
 }
 
+/* The part of a listener nng never sees: its admitted connections. */
+static int listener_init(struct listener *lst, struct control *ctl,
+			 enum listener_kind kind, const char *url,
+			 const struct control_options *opt)
+{
+	lst->ctl = ctl;
+	lst->kind = kind;
+	lst->scheme = strncmp(url, "tls+", 4) == 0 ? "tls+tcp" : "tcp";
+	lst->limit_key = kind == LISTENER_LOCAL ? "max_clients" : "max_remote_clients";
+	lst->limit = kind == LISTENER_LOCAL ? opt->max_clients : opt->max_remote_clients;
+	lst->pipes = calloc(CONTROL_MAX_PIPES, sizeof(*lst->pipes));
+	if (!lst->pipes)
+		return -ENOMEM;
+	pthread_mutex_init(&lst->pipes_lock, NULL);
+	log_limit_init(&lst->refused, kind == LISTENER_LOCAL ?
+		       "control: local refusals" : "control: remote refusals");
+	return 0;
+}
+
+static void listener_fini(struct listener *lst)
+{
+	if (!lst->pipes)
+		return;
+	pthread_mutex_destroy(&lst->pipes_lock);
+	log_limit_destroy(&lst->refused);
+	free(lst->pipes);
+	lst->pipes = NULL;
+}
+
 static int listener_start(struct control *ctl, struct listener *lst,
 			  enum listener_kind kind, const char *url,
 			  const struct control_options *opt)
 {
 	int rv;
 
-	lst->ctl = ctl;
-	lst->kind = kind;
+	if (listener_init(lst, ctl, kind, url, opt) < 0) {
+		log_err("control: out of memory for the listener on %s", url);
+		return -ENOMEM;
+	}
 	rv = nng_rep0_open(&lst->sock);
 	if (rv)
 		goto fail;
 	lst->open = true;
-	rv = nng_socket_set_size(lst->sock, NNG_OPT_RECVMAXSZ, opt->max_message);
+	rv = nng_socket_set_size(lst->sock, NNG_OPT_RECVMAXSZ,
+				 opt->max_message + CONTROL_HEADER_MAX);
+	if (rv)
+		goto fail;
+	rv = nng_pipe_notify(lst->sock, NNG_PIPE_EV_ADD_PRE, pipe_event, lst);
 	if (rv)
 		goto fail;
 	rv = nng_pipe_notify(lst->sock, NNG_PIPE_EV_ADD_POST, pipe_event, lst);
@@ -289,7 +405,7 @@ static int listener_start(struct control *ctl, struct listener *lst,
 		if (rv) {
 			log_err("control: %s: cannot use %s as certificate and key: %s",
 				url, opt->tls_cert_key, nng_strerror(rv));
-			return control_errno(rv);
+			return errmap_nng(rv);
 		}
 	}
 	rv = nng_listener_start(lst->l, 0);
@@ -311,7 +427,7 @@ static int listener_start(struct control *ctl, struct listener *lst,
 	return 0;
 fail:
 	log_err("control: cannot listen on %s: %s", url, nng_strerror(rv));
-	return control_errno(rv);
+	return errmap_nng(rv);
 }
 
 static void listener_stop(struct listener *lst)
@@ -353,7 +469,10 @@ int control_start(uv_loop_t *loop, const struct control_options *opt,
 	ctl->async.data = ctl;
 	ctl->async_init = true;
 
-	/* A socket file left by a killed fpgad would make the bind fail. */
+	/*
+	 * A socket file left by a killed fpgad would make the bind fail; the
+	 * runtime directory's lock (runtime.c) says no live fpgad owns it.
+	 */
 	path = strncmp(opt->local_url, "ipc://", 6) == 0 ? opt->local_url + 6 : NULL;
 	if (path)
 		unlink(path);
@@ -377,12 +496,17 @@ fail:
 	return r;
 }
 
-static void async_closed(uv_handle_t *handle)
+static void control_free(struct control *ctl)
 {
-	struct control *ctl = handle->data;
-
+	listener_fini(&ctl->local);
+	listener_fini(&ctl->remote);
 	pthread_mutex_destroy(&ctl->lock);
 	free(ctl);
+}
+
+static void async_closed(uv_handle_t *handle)
+{
+	control_free(handle->data);
 }
 
 void control_stop(struct control *ctl)
@@ -405,6 +529,5 @@ void control_stop(struct control *ctl)
 		uv_close((uv_handle_t *)&ctl->async, async_closed);
 		return;
 	}
-	pthread_mutex_destroy(&ctl->lock);
-	free(ctl);
+	control_free(ctl);
 }

@@ -14,10 +14,10 @@
  * copy_host_alloc() -> GPU slot) and the sim backend's GPU "DMA" (card
  * memory registered with copy_host_register() -> GPU slot, and back).
  *
- * Implemented in copy_cuda.c, which only CUDA builds compile: code outside
- * *_cuda.c files references these functions under #ifdef FPGAD_CUDA.
- * Functions return 0 or a negative errno; CUDA runtime and driver error
- * codes become errno values in copy_errno() and copy_cu_errno() only.
+ * Implemented in copy_cuda.c in CUDA builds; without CUDA, copy_nocuda.c
+ * refuses every copy with -EOPNOTSUPP (and opens no engine), so callers
+ * need no #ifdef.  Functions return 0 or a negative errno (common/errmap.h
+ * converts CUDA's codes).
  */
 #ifndef FPGAD_COPY_H
 #define FPGAD_COPY_H
@@ -71,7 +71,7 @@ int copy_chain(struct copy_engine *ce, void *dst, const void *src, size_t len,
  */
 int copy_reap(struct copy_engine *ce, int block, struct copy_done *ret_done);
 
-/* Completions submitted and not yet reaped. */
+/* Completions submitted and not yet reaped; 0 for a NULL engine. */
 unsigned copy_pending(const struct copy_engine *ce);
 
 /* Page-locked host memory for staging (cudaHostAlloc, portable). */
@@ -81,12 +81,5 @@ void copy_host_free(void *ptr);
 /* Page-lock existing host memory (cudaHostRegister, portable). */
 int copy_host_register(void *ptr, size_t len);
 void copy_host_unregister(void *ptr);
-
-/* errno for a cudaError_t (runtime API) or a CUresult (driver API). */
-int copy_errno(int cuda_error);
-int copy_cu_errno(int cu_result);
-
-/* A CUDA runtime error's text ("no CUDA-capable device is detected"). */
-const char *copy_strerror(int cuda_error);
 
 #endif

@@ -4,8 +4,7 @@
  * used in turn, one submission (with its chained pieces) per stream, a ring
  * of events, cookies handed back in submission order.  Several streams let
  * one copy start while the previous one drains, which a single stream
- * serializes with a gap between copies.  Also the one place CUDA error
- * codes become errno values.
+ * serializes with a gap between copies. 
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,7 +13,9 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include "clock.h"
 #include "copy.h"
+#include "errmap.h"
 #include "log.h"
 
 #define COPY_MAX_DEPTH 256u
@@ -33,75 +34,6 @@ struct copy_engine {
 	uint64_t head;			/* completions submitted */
 	uint64_t tail;			/* completions reaped */
 };
-
-int copy_errno(int cuda_error)
-{
-	switch ((enum cudaError)cuda_error) {
-	case cudaSuccess:
-		return 0;
-	case cudaErrorMemoryAllocation:
-		return -ENOMEM;
-	case cudaErrorInvalidValue:
-	case cudaErrorInvalidDevice:
-	case cudaErrorInvalidDevicePointer:
-	case cudaErrorInvalidResourceHandle:
-		return -EINVAL;
-	case cudaErrorInitializationError:
-	case cudaErrorInsufficientDriver:
-	case cudaErrorNoDevice:
-	case cudaErrorStubLibrary:
-	case cudaErrorDevicesUnavailable:
-	case cudaErrorSystemDriverMismatch:
-	case cudaErrorCompatNotSupportedOnDevice:
-	case cudaErrorCudartUnloading:
-		return -ENODEV;
-	case cudaErrorNotSupported:
-		return -EOPNOTSUPP;
-	case cudaErrorNotPermitted:
-		return -EPERM;
-	case cudaErrorHostMemoryAlreadyRegistered:
-		return -EEXIST;
-	case cudaErrorHostMemoryNotRegistered:
-		return -ENOENT;
-	case cudaErrorNotReady:
-		return -EAGAIN;
-	case cudaErrorLaunchTimeout:
-		return -ETIMEDOUT;
-	default:
-		return -EIO;
-	}
-}
-
-int copy_cu_errno(int cu_result)
-{
-	switch ((CUresult)cu_result) {
-	case CUDA_SUCCESS:
-		return 0;
-	case CUDA_ERROR_OUT_OF_MEMORY:
-		return -ENOMEM;
-	case CUDA_ERROR_INVALID_VALUE:
-	case CUDA_ERROR_INVALID_DEVICE:
-	case CUDA_ERROR_INVALID_CONTEXT:
-	case CUDA_ERROR_INVALID_HANDLE:
-		return -EINVAL;
-	case CUDA_ERROR_NOT_INITIALIZED:
-	case CUDA_ERROR_DEINITIALIZED:
-	case CUDA_ERROR_NO_DEVICE:
-	case CUDA_ERROR_STUB_LIBRARY:
-		return -ENODEV;
-	case CUDA_ERROR_NOT_SUPPORTED:
-		return -EOPNOTSUPP;
-	case CUDA_ERROR_NOT_PERMITTED:
-		return -EPERM;
-	default:
-		return -EIO;
-	}
-}
-
-const char *copy_strerror(int cuda_error)
-{
-	return cudaGetErrorString((cudaError_t)cuda_error);
-}
 
 void copy_close(struct copy_engine *ce)
 {
@@ -151,7 +83,7 @@ int copy_open(int gpu, unsigned depth, struct copy_engine **ret_ce)
 	if (e != cudaSuccess) {
 		log_err("copy: GPU %d: no stream: %s", gpu,
 			cudaGetErrorString(e));
-		r = copy_errno(e);
+		r = errmap_cuda(e);
 		goto fail;
 	}
 	/* Blocking-sync events: a reaper waiting on one sleeps, not spins. */
@@ -162,7 +94,7 @@ int copy_open(int gpu, unsigned depth, struct copy_engine **ret_ce)
 		if (e != cudaSuccess) {
 			log_err("copy: GPU %d: no event: %s", gpu,
 				cudaGetErrorString(e));
-			r = copy_errno(e);
+			r = errmap_cuda(e);
 			goto fail;
 		}
 	}
@@ -181,7 +113,7 @@ int copy_gpu(const struct copy_engine *ce)
 
 unsigned copy_pending(const struct copy_engine *ce)
 {
-	return (unsigned)(ce->head - ce->tail);
+	return ce ? (unsigned)(ce->head - ce->tail) : 0;
 }
 
 static enum cudaMemcpyKind copy_cuda_kind(enum copy_kind kind)
@@ -216,7 +148,7 @@ int copy_chain(struct copy_engine *ce, void *dst, const void *src, size_t len,
 	if (e == cudaSuccess)
 		e = cudaMemcpyAsync(dst, src, len, copy_cuda_kind(kind),
 				    copy_stream(ce));
-	return copy_errno(e);
+	return errmap_cuda(e);
 }
 
 int copy_submit(struct copy_engine *ce, void *dst, const void *src,
@@ -234,18 +166,10 @@ int copy_submit(struct copy_engine *ce, void *dst, const void *src,
 	slot = (unsigned)(ce->head % ce->depth);
 	e = cudaEventRecord(ce->events[slot], copy_stream(ce));
 	if (e != cudaSuccess)
-		return copy_errno(e);
+		return errmap_cuda(e);
 	ce->cookies[slot] = cookie;
 	ce->head++;
 	return 0;
-}
-
-static uint64_t copy_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 int copy_reap(struct copy_engine *ce, int block, struct copy_done *ret_done)
@@ -253,17 +177,17 @@ int copy_reap(struct copy_engine *ce, int block, struct copy_done *ret_done)
 	unsigned slot;
 	cudaError_t e;
 
-	if (ce->head == ce->tail)
+	if (!copy_pending(ce))
 		return 0;
 	slot = (unsigned)(ce->tail % ce->depth);
 	e = cudaSetDevice(ce->gpu);
 	if (e == cudaSuccess)
 		e = cudaEventQuery(ce->events[slot]);
 	if (e == cudaErrorNotReady && block) {
-		uint64_t until = copy_now() + COPY_SPIN_NS;
+		uint64_t until = clock_now_ns() + COPY_SPIN_NS;
 
 		while ((e = cudaEventQuery(ce->events[slot])) ==
-		       cudaErrorNotReady && copy_now() < until)
+		       cudaErrorNotReady && clock_now_ns() < until)
 			;
 		if (e == cudaErrorNotReady)
 			e = cudaEventSynchronize(ce->events[slot]);
@@ -271,7 +195,7 @@ int copy_reap(struct copy_engine *ce, int block, struct copy_done *ret_done)
 	if (e == cudaErrorNotReady)
 		return 0;
 	ret_done->cookie = ce->cookies[slot];
-	ret_done->status = copy_errno(e);
+	ret_done->status = errmap_cuda(e);
 	ce->tail++;
 	return 1;
 }
@@ -287,7 +211,7 @@ int copy_host_alloc(size_t len, void **ret_ptr)
 	if (e != cudaSuccess) {
 		log_err("copy: cannot allocate %zu bytes of pinned memory: %s",
 			len, cudaGetErrorString(e));
-		return copy_errno(e);
+		return errmap_cuda(e);
 	}
 	*ret_ptr = p;
 	return 0;
@@ -309,7 +233,7 @@ int copy_host_register(void *ptr, size_t len)
 	if (e != cudaSuccess) {
 		log_err("copy: cannot page-lock %zu bytes: %s", len,
 			cudaGetErrorString(e));
-		return copy_errno(e);
+		return errmap_cuda(e);
 	}
 	return 0;
 }

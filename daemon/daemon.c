@@ -14,59 +14,24 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "clock.h"
 #include "daemon.h"
 #include "device.h"
+#include "lease.h"
 #include "log.h"
+#include "memory.h"
 #include "notify.h"
-
-uint64_t daemon_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static bool recently_removed(const struct daemon *d, uint32_t pipe_id)
-{
-	for (unsigned i = 0; i < DAEMON_REMOVED_PIPES; i++)
-		if (d->removed_pipes[i] == pipe_id)
-			return true;
-	return false;
-}
-
-int daemon_session(struct daemon *d, const struct peer *p,
-		   struct session **ret_s)
-{
-	struct session *s = session_find(&d->sessions, p->pipe_id);
-	int r;
-
-	if (s || recently_removed(d, p->pipe_id)) {
-		*ret_s = s;
-		return 0;
-	}
-	if (d->sessions.count >= d->cfg.control.max_clients)
-		return -ENOSPC;
-	r = session_add(&d->sessions, p, &s);
-	if (r < 0)
-		return r;
-	log_debug("control: connection %u from pid %d uid %u",
-		  p->pipe_id, (int)p->pid, (unsigned)p->uid);
-	*ret_s = s;
-	return 0;
-}
+#include "p2p.h"
+#include "requests.h"
+#include "runtime.h"
 
 static void on_connected(void *user, const struct peer *p)
 {
 	struct daemon *d = user;
 	struct session *s;
-	int r = daemon_session(d, p, &s);
 
-	/* Over the limit: no session, so its requests are refused by name. */
-	if (r == -ENOSPC)
-		log_warn("control: refusing pid %d: %u clients already (max_clients)",
-			 (int)p->pid, d->sessions.count);
-	else if (r < 0)
+	/* The listener admitted it; without a record it cannot be served. */
+	if (session_get(&d->sessions, p, &s) < 0)
 		control_close_pipe(d->ctl, p->pipe_id);
 }
 
@@ -75,15 +40,49 @@ static void on_disconnected(void *user, uint32_t pipe_id)
 	struct daemon *d = user;
 	struct session *s = session_find(&d->sessions, pipe_id);
 
-	d->removed_pipes[d->removed_next] = pipe_id;
-	d->removed_next = (d->removed_next + 1) % DAEMON_REMOVED_PIPES;
-	if (!s)
-		return;
-	log_debug("control: connection %u from pid %d closed",
-		  pipe_id, (int)s->peer.pid);
-	for (unsigned i = 0; i < d->n_channels; i++)
-		channel_release_session(d->channels[i], s);
-	session_remove(&d->sessions, s);
+	if (s) {
+		char who[PEER_NAME_MAX];
+
+		log_debug("control: connection %u from %s closed", pipe_id,
+			  peer_name(&s->peer, who, sizeof(who)));
+		for (unsigned i = 0; i < d->n_channels; i++)
+			lease_close(d->channels[i], s, 0);
+	}
+	session_gone(&d->sessions, pipe_id);
+}
+
+/* The handoff socket asks which lease holds a token. */
+static int on_claim(void *user, const uint8_t *token, size_t len,
+		    const struct handoff_peer *peer, int *ret_fds,
+		    unsigned *ret_n_fds, void **ret_lease, char *err,
+		    size_t errlen)
+{
+	struct daemon *d = user;
+	struct lease *l;
+
+	if (len != HANDOFF_TOKEN_SIZE) {
+		snprintf(err, errlen, "a token is %d bytes", HANDOFF_TOKEN_SIZE);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < d->n_channels; i++) {
+		int r = lease_claim(d->channels[i], token, peer, ret_fds,
+				    ret_n_fds, &l, err, errlen);
+
+		if (r == -ENOENT)
+			continue;
+		if (r == 0)
+			*ret_lease = l;
+		return r;
+	}
+	snprintf(err, errlen, "pid %d (uid %u): no lease holds that token (wrong, or already used)",
+		 (int)peer->pid, (unsigned)peer->uid);
+	return -ENOENT;
+}
+
+static void on_link(void *user, void *lease, int fd)
+{
+	(void)user;
+	lease_link(lease, fd);
 }
 
 static void on_request(void *user, struct control_ctx *ctx,
@@ -142,18 +141,25 @@ static gid_t lookup_group(const char *name)
 
 static int open_device(struct daemon *d)
 {
+	char where[PATH_MAX + 16];
 	struct device_info info;
 	int r;
 
 	d->dev_ops = device_ops_for(d->cfg.device.backend);
 	if (!d->dev_ops) {
-		log_err("device: backend %s is not built in",
+		log_err("%s: device: backend %s is not built in",
+			config_where(&d->cfg, CONFIG_DEVICE, 0, "backend", where,
+				     sizeof(where)),
 			backend_kind_name(d->cfg.device.backend));
 		return -ENODEV;
 	}
 	r = d->dev_ops->open(&d->cfg, &d->dev);
 	if (r < 0) {
-		log_err("device: cannot open %s backend: %s",
+		/* The xdma backend's own words are about its path. */
+		log_err("%s: device: cannot open %s backend: %s",
+			config_where(&d->cfg, CONFIG_DEVICE, 0,
+				     d->cfg.device.backend == BACKEND_XDMA ? "path" : "backend",
+				     where, sizeof(where)),
 			d->dev_ops->name, strerror(-r));
 		return r;
 	}
@@ -169,18 +175,111 @@ static int open_device(struct daemon *d)
 	return 0;
 }
 
+/* Each channel's engine exists on the card: else name the config line. */
+static int check_engines(struct daemon *d)
+{
+	struct device_info info;
+	char where[PATH_MAX + 16];
+	int r = d->dev_ops->info(d->dev, &info);
+
+	if (r < 0)
+		return 0;	/* open_device() said it */
+	for (unsigned i = 0; i < d->cfg.n_channels; i++) {
+		const struct config_channel *cc = &d->cfg.channels[i];
+		unsigned n = cc->direction == DIR_C2H ? info.c2h_channels :
+							info.h2c_channels;
+
+		if (cc->engine < n)
+			continue;
+		log_err("%s: [channel %s] engine %u: the card (%s) has %u %s engine%s (0-%u)",
+			config_where(&d->cfg, CONFIG_CHANNEL, i, "engine", where,
+				     sizeof(where)),
+			cc->name, cc->engine, info.name, n,
+			direction_name(cc->direction), n == 1 ? "" : "s",
+			n ? n - 1 : 0);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int create_channels(struct daemon *d)
 {
+	char where[PATH_MAX + 16];
 	int r;
 
 	for (unsigned i = 0; i < d->cfg.n_channels; i++) {
-		r = channel_create(&d->cfg, &d->cfg.channels[i], d->dev_ops,
-				   d->dev, &d->channels[i]);
-		if (r < 0)
+		struct config_channel cc = d->cfg.channels[i];
+		const struct probe_choice *pc = p2p_choice(d->p2p, cc.name);
+
+		/* auto measured bounce as the better mode: ask for it. */
+		if (pc && pc->mode == MODE_BOUNCE)
+			cc.mode = MODE_BOUNCE;
+		r = channel_create(&d->cfg, &cc, d->dev_ops, d->dev,
+				   &d->channels[i]);
+		if (r < 0) {
+			/* channel_create() said why; say where it is set up. */
+			log_err("%s: [channel %s] not created",
+				config_where(&d->cfg, CONFIG_CHANNEL, i, NULL, where,
+					     sizeof(where)),
+				d->cfg.channels[i].name);
 			return r;
+		}
 		d->n_channels++;
+		if (pc)
+			channel_explain_mode(d->channels[i], pc->mode, pc->reason);
 	}
 	return 0;
+}
+
+/*
+ * Under MPS, fpgad's copies and its consumers' kernels run side by side on
+ * a GPU; without it the GPU time-slices the processes' contexts, which
+ * cuts what a consumer doing GPU work gets to a fraction (README: MPS).
+ */
+static void survey_gpu_sharing(struct daemon *d)
+{
+	d->gpu_sharing = "";
+	d->gpu_sharing_note = "";
+	for (unsigned i = 0; i < d->n_channels; i++) {
+		int gpu = channel_gpu(d->channels[i]);
+		bool mps;
+
+		if (gpu < 0)
+			continue;
+		if (memory_cuda_mps(gpu, &mps) < 0) {
+			d->gpu_sharing = "unknown";
+			d->gpu_sharing_note = "the CUDA driver does not say whether MPS serves fpgad";
+		} else if (mps) {
+			d->gpu_sharing = "mps";
+			return;
+		} else {
+			d->gpu_sharing = "time-slicing";
+			d->gpu_sharing_note = "no MPS: consumers' GPU work and fpgad's copies take turns on the GPU; start the MPS control daemon before fpgad (README: MPS)";
+		}
+	}
+	if (d->gpu_sharing_note[0])
+		log_notice("device: %s", d->gpu_sharing_note);
+}
+
+/*
+ * The descriptor budget for the configuration: the remote limit that
+ * leaves the reserve alone, and the accept guard's ceiling.
+ */
+static void plan_descriptors(struct daemon *d, const struct config *cfg)
+{
+	fdlimit_plan(cfg, d->fds.nofile, &d->fds);
+	fdlimit_guard(d->fds.ceiling);
+	if (!cfg->control.remote[0])
+		return;
+	if (!fdlimit_guard_in_effect())
+		log_warn("descriptors: the listeners do not call fpgad's accept guard (accept is not exported): remote connections can take the descriptors kept for local clients");
+	if (d->fds.remote_clients == 0)
+		log_warn("descriptors: RLIMIT_NOFILE %lu leaves none for remote connections beyond the %lu kept for local clients, the rings and the device: every remote connection is refused",
+			 d->fds.nofile, d->fds.reserve);
+	else if (d->fds.remote_clients < cfg->control.max_remote_clients)
+		log_notice("descriptors: max_remote_clients %u lowered to %u: RLIMIT_NOFILE %lu keeps %lu for local clients, the rings and the device",
+			   cfg->control.max_remote_clients, d->fds.remote_clients,
+			   d->fds.nofile, d->fds.reserve);
 }
 
 int daemon_start(struct daemon *d, const struct config *cfg)
@@ -192,32 +291,48 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 		.disconnected = on_disconnected,
 		.request = on_request,
 	};
+	struct handoff_handlers hh = {
+		.user = d,
+		.claim = on_claim,
+		.link = on_link,
+	};
 	int r;
 
 	d->cfg = *cfg;
-	d->start_ns = daemon_now_ns();
+	d->start_ns = clock_now_ns();
 	log_level = cfg->daemon.log_level;
+	log_limit_init(&d->log_bad_request, "control: bad requests");
+	log_limit_init(&d->log_denied, "control: denied requests");
+	log_limit_init(&d->log_refused, "control: refused requests");
+	d->log_limits_init = true;
+
+	/* Before anything in the runtime directory is bound or unlinked. */
+	r = runtime_open(cfg->daemon.runtime_dir, &d->rt);
+	if (r < 0)
+		goto fail;
+	d->fds.nofile = fdlimit_raise();
+	plan_descriptors(d, cfg);
 
 	r = uv_loop_init(&d->loop);
 	if (r < 0) {
 		log_err("libuv: %s", uv_strerror(r));
-		return r;
+		goto fail;
 	}
 	d->loop_init = true;
 
-	if (mkdir(cfg->daemon.runtime_dir, 0755) < 0 && errno != EEXIST) {
-		r = -errno;
-		log_err("runtime directory %s: %s", cfg->daemon.runtime_dir,
-			strerror(errno));
-		goto fail;
-	}
-
 	r = open_device(d);
+	if (r < 0)
+		goto fail;
+	r = check_engines(d);
+	if (r < 0)
+		goto fail;
+	r = p2p_survey(&d->cfg, d->dev_ops, d->dev, &d->p2p);
 	if (r < 0)
 		goto fail;
 	r = create_channels(d);
 	if (r < 0)
 		goto fail;
+	survey_gpu_sharing(d);
 
 	snprintf(d->socket_url, sizeof(d->socket_url), "ipc://%s/fpgad.sock",
 		 cfg->daemon.runtime_dir);
@@ -228,7 +343,14 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 	opt.socket_gid = lookup_group(cfg->control.group);
 	opt.max_message = cfg->control.max_message;
 	opt.max_clients = cfg->control.max_clients;
+	opt.max_remote_clients = d->fds.remote_clients;
 	r = control_start(&d->loop, &opt, &h, &d->ctl);
+	if (r < 0)
+		goto fail;
+	snprintf(d->handoff_path, sizeof(d->handoff_path), "%s/fpgad.handoff",
+		 cfg->daemon.runtime_dir);
+	r = handoff_start(&d->loop, d->handoff_path, opt.socket_mode,
+			  opt.socket_gid, &hh, &d->handoff);
 	if (r < 0)
 		goto fail;
 
@@ -283,9 +405,12 @@ static void apply_reload(struct daemon *d, const struct config *n)
 		log_notice("reload: socket, device, sim and channel settings take effect at the next start");
 	o->daemon.log_level = n->daemon.log_level;
 	o->control.max_clients = n->control.max_clients;
+	o->control.max_remote_clients = n->control.max_remote_clients;
 	o->control.max_leases = n->control.max_leases;
 	o->control.max_pinned = n->control.max_pinned;
 	log_level = n->daemon.log_level;
+	plan_descriptors(d, o);
+	control_set_limits(d->ctl, o->control.max_clients, d->fds.remote_clients);
 }
 
 void daemon_reload(struct daemon *d)
@@ -316,9 +441,13 @@ void daemon_stop(struct daemon *d)
 {
 	control_stop(d->ctl);
 	d->ctl = NULL;
+	handoff_stop(d->handoff);
+	d->handoff = NULL;
 	for (unsigned i = 0; i < d->n_channels; i++)
 		channel_destroy(d->channels[i]);
 	d->n_channels = 0;
+	p2p_free(d->p2p);
+	d->p2p = NULL;
 	if (d->dev)
 		d->dev_ops->close(d->dev);
 	d->dev = NULL;
@@ -334,5 +463,14 @@ void daemon_stop(struct daemon *d)
 		uv_run(&d->loop, UV_RUN_DEFAULT);
 		uv_loop_close(&d->loop);
 		d->loop_init = false;
+	}
+	/* Last: the socket is gone, so the directory can be let go. */
+	runtime_close(d->rt);
+	d->rt = NULL;
+	if (d->log_limits_init) {
+		log_limit_destroy(&d->log_bad_request);
+		log_limit_destroy(&d->log_denied);
+		log_limit_destroy(&d->log_refused);
+		d->log_limits_init = false;
 	}
 }

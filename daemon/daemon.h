@@ -12,35 +12,51 @@
 
 #include "config.h"
 #include "control.h"
+#include "handoff.h"
+#include "fdlimit.h"
+#include "log.h"
 #include "session.h"
-
-#define DAEMON_REMOVED_PIPES 64
 
 struct channel;
 struct device;
+struct p2p;
+struct runtime;
 
 struct daemon {
 	struct config cfg;
+	struct runtime *rt;		/* the runtime directory, locked */
+	struct fd_budget fds;
 	uv_loop_t loop;
 	bool loop_init;
 	struct control *ctl;
 	struct session_table sessions;
-	uint32_t removed_pipes[DAEMON_REMOVED_PIPES];
-	unsigned removed_next;
 	uint64_t start_ns;
 	char socket_url[PATH_MAX + 32];
+	struct handoff *handoff;
+	char handoff_path[PATH_MAX + 32];
 
 	const struct device_ops *dev_ops;
 	struct device *dev;
 	char dev_name[64];
+	struct p2p *p2p;		/* topology, probes, auto's choices */
 	unsigned n_channels;
 	struct channel *channels[CONFIG_MAX_CHANNELS];
+
+	/* How fpgad's CUDA work shares the GPU with its consumers'. */
+	const char *gpu_sharing;	/* "mps", "time-slicing", "unknown", "" */
+	const char *gpu_sharing_note;
 
 	uv_signal_t sig_term, sig_int, sig_hup;
 	uv_timer_t watchdog;
 	bool handles_init;
 	uint64_t watchdog_usec;
 	int exit_code;
+
+	/* What peers can make fpgad log at will (requests.c). */
+	bool log_limits_init;
+	struct log_limit log_bad_request;
+	struct log_limit log_denied;
+	struct log_limit log_refused;
 };
 
 /* Set up everything up to READY=1; on failure tear down what was built. */
@@ -52,19 +68,5 @@ void daemon_stop(struct daemon *d);
 
 /* Re-read the config file; keeps the running one when the new one is bad. */
 void daemon_reload(struct daemon *d);
-
-uint64_t daemon_now_ns(void);
-
-/*
- * The session of @p's connection, created here if the connection event has
- * not come yet (a request may come first): 0 and the session (NULL for a
- * connection already gone), -ENOSPC at max_clients, -ENOMEM.
- */
-int daemon_session(struct daemon *d, const struct peer *p,
-		   struct session **ret_s);
-
-/* requests.c: the control request path (authorize, dispatch, reply). */
-void requests_handle(struct daemon *d, struct control_ctx *ctx,
-		     const struct peer *p, const void *buf, size_t len);
 
 #endif

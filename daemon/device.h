@@ -27,6 +27,7 @@
 
 struct device;
 struct device_queue;
+struct fpgad_dma_p2p_path;
 
 struct device_info {
 	char name[64];			/* "sim", "xdma 10ee:9038 0000:01:00.0" */
@@ -37,6 +38,8 @@ struct device_info {
 	uint64_t card_memory;		/* bytes of card address space */
 	uint32_t align;			/* required alignment of buffers */
 	uint32_t max_inflight;		/* transfers a queue may have queued */
+	char pci_addr[16];		/* "0000:01:00.0"; "" without a PCI
+					   path (sim) */
 };
 
 /* What a pin refers to. */
@@ -76,6 +79,8 @@ struct dev_completion {
 };
 
 #define DEV_COMPLETION_TRUNCATED 0x1u
+/* Set by fpgad, not the card: the frame failed its integrity check. */
+#define DEV_COMPLETION_CORRUPT 0x2u
 
 struct device_ops {
 	const char *name;
@@ -105,35 +110,26 @@ struct device_ops {
 	 */
 	int (*sink_counts)(struct device_queue *q, uint64_t *ret_good,
 			   uint64_t *ret_bad);
+	/*
+	 * Optional, NULL where the card has no PCI path (sim): the kernel's
+	 * answer to FPGAD_DMA_IOC_P2P_PATH for the peer set in @path.
+	 */
+	int (*p2p_path)(struct device *dev, struct fpgad_dma_p2p_path *path);
 };
 
 extern const struct device_ops device_sim_ops;
 extern const struct device_ops device_xdma_ops;
 
-/*
- * sim backend only: what the card model did on one queue, for tests and
- * status.  @q must come from device_sim_ops; any thread may call it.
- */
-struct sim_queue_stats {
-	uint64_t submitted;	/* transfers accepted by submit */
-	uint64_t completed;	/* completions posted, any status */
-	uint64_t bytes;		/* moved by transfers that succeeded */
-	uint64_t frames;	/* C2H: frames sent; H2C: frames checked */
-	uint64_t overruns;	/* C2H: frames the source lost, no transfer */
-	uint64_t sink_good;	/* H2C: frames that verified */
-	uint64_t sink_bad;	/* H2C: frames that did not */
-	int32_t sink_last_error; /* H2C: last fpgad_simframe_check() failure */
-	uint32_t reserved;
-	uint64_t sink_last_offset; /* H2C: its first bad byte */
-	uint64_t fault_timeout;	/* injected faults, per kind */
-	uint64_t fault_error;
-	uint64_t fault_corrupt;
-	uint64_t fault_hang;
-	uint64_t timeouts;	/* -ETIMEDOUT completions (faults included) */
-	uint64_t canceled;	/* -ECANCELED completions (reset) */
-};
+struct mem_region;
+struct memory_ops;
 
-int sim_queue_stats(struct device_queue *q, struct sim_queue_stats *ret_stats);
+/*
+ * Pin @mem (a ring from @mops) on @q: GPU memory as a dma-buf where the
+ * memory backend exports one and the card imports it, else by address.
+ */
+int device_pin_region(const struct device_ops *ops, struct device_queue *q,
+		      const struct memory_ops *mops, struct mem_region *mem,
+		      uint64_t *ret_handle);
 
 /* The ops for cfg->device.backend. */
 const struct device_ops *device_ops_for(enum backend_kind kind);

@@ -18,7 +18,10 @@
  *   wait    read() what is there; otherwise poll() the file and the
  *           queue's eventfd, which kick() writes
  *   reset   RESET: the engine stops, what this queue had queued completes
- *           with -ECANCELED
+ *           with -ECANCELED; on a wedged channel (an engine that did not
+ *           stop) the kernel resets the card's PCI function
+ *   p2p     P2P_PATH: the PCI path to a GPU and the kernel's verdict on
+ *           peer-to-peer, for topology.c
  *
  * Only this file talks to the kernel driver.
  */
@@ -37,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "device.h"
 #include "fpgad_dma.h"
 #include "log.h"
@@ -63,14 +67,6 @@ struct device_queue {
 	int fd;				/* this queue's own open file */
 	int kick_fd;			/* eventfd */
 };
-
-static uint64_t xdma_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 /* Open @path and state our ABI version; returns the fd or -errno. */
 static int xdma_open_file(const char *path, uint32_t *ret_features)
@@ -187,6 +183,9 @@ static int xdma_info(struct device *d, struct device_info *ret_info)
 	info.card_memory = d->info.card_memory;
 	info.align = d->info.align;
 	info.max_inflight = d->info.max_inflight;
+	snprintf(info.pci_addr, sizeof(info.pci_addr), "%04x:%02x:%02x.%u",
+		 d->info.pci_domain, d->info.pci_bus, d->info.pci_devfn >> 3,
+		 d->info.pci_devfn & 7u);
 	*ret_info = info;
 	return 0;
 }
@@ -372,6 +371,10 @@ static int xdma_reap(struct device_queue *q, struct dev_completion *out,
 		return errno == EAGAIN ? 0 : -errno;
 	n = (unsigned)((size_t)got / sizeof(c[0]));
 	for (i = 0; i < n; i++) {
+		if (c[i].flags & FPGAD_DMA_COMPLETION_WEDGED)
+			log_err("xdma: %s: the engine did not stop (%s): the "
+				"channel is wedged until reset", q->ch.name,
+				strerror(-c[i].status));
 		memset(&out[i], 0, sizeof(out[i]));
 		out[i].cookie = c[i].cookie;
 		out[i].status = c[i].status;
@@ -401,7 +404,7 @@ static int xdma_wait(struct device_queue *q, struct dev_completion *out,
 	if (!out)
 		return -EINVAL;
 	if (timeout_ms > 0)
-		deadline = xdma_now_ms() + (uint64_t)timeout_ms;
+		deadline = (clock_now_ns() / CLOCK_NS_PER_MS) + (uint64_t)timeout_ms;
 	for (;;) {
 		r = xdma_reap(q, out, max);
 		if (r)
@@ -411,7 +414,7 @@ static int xdma_wait(struct device_queue *q, struct dev_completion *out,
 
 		left = -1;
 		if (timeout_ms > 0) {
-			uint64_t now = xdma_now_ms();
+			uint64_t now = (clock_now_ns() / CLOCK_NS_PER_MS);
 
 			if (now >= deadline)
 				return 0;
@@ -458,6 +461,12 @@ static int xdma_reset(struct device_queue *q)
 	return 0;
 }
 
+/* The kernel walks the path and reads ACS, which needs privileges we lack. */
+static int xdma_p2p_path(struct device *d, struct fpgad_dma_p2p_path *path)
+{
+	return ioctl(d->fd, FPGAD_DMA_IOC_P2P_PATH, path) ? -errno : 0;
+}
+
 const struct device_ops device_xdma_ops = {
 	.name = "xdma",
 	.open = xdma_open,
@@ -471,4 +480,5 @@ const struct device_ops device_xdma_ops = {
 	.wait = xdma_wait,
 	.kick = xdma_kick,
 	.reset = xdma_reset,
+	.p2p_path = xdma_p2p_path,
 };

@@ -1,24 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lease.h - one client's hold on one channel: its descriptor ring in
- * shared memory (the frame plane), the producer side of that ring, and
- * which ring slots the daemon knows the client holds.
+ * lease.h - one client's hold on one channel, from the moment it is
+ * granted to the moment it ends: its descriptor ring in shared memory
+ * (the frame plane), the producer side of that ring, and which ring slots
+ * the daemon knows the client holds.
  *
  * A lease is exclusive (the only reader of the channel) or shared-read
  * (fan-out: every shared reader sees every frame; a slot is recycled when
- * all of them let it go).  It is bound to a control connection: when the
- * connection closes, the process exited or died, and the lease ends.
+ * all of them let it go).  It is bound to a control connection.  It ends
+ * in exactly three ways, all here: the client closes it (CloseChannel),
+ * its connection goes away (the process exited or died: lease_close from
+ * the disconnect handler), or the channel goes away (lease_end_all, when
+ * fpgad stops).  Whatever the client held goes back to the ring.
  */
 #ifndef FPGAD_LEASE_H
 #define FPGAD_LEASE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "frame_ring.h"
+#include "config.h"
+#include "frame_producer.h"
+#include "handoff.h"
 #include "memory.h"
 #include "session.h"
+
+struct channel;
+struct slots;
 
 struct lease {
 	struct lease *next;
@@ -27,19 +37,66 @@ struct lease {
 	bool closing;			/* being removed: do not wait on it */
 	uid_t uid;
 	pid_t pid;
-	struct mem_region *desc;	/* the descriptor ring's shm */
-	struct frame_ring_producer *prod;
-	uint64_t generation;
+	uint64_t id;			/* random, odd; the ring's generation too */
+	uint8_t token[HANDOFF_TOKEN_SIZE]; /* for the handoff, once */
+	bool token_valid;
+	int link_fd;			/* handoff connection, kept; -1 before */
+	struct mem_region *desc;	/* the descriptor ring (a memfd) */
+	struct frame_producer *prod;
 	uint8_t *held;			/* per slot: the client claimed it */
 };
 
+/* What a lessee needs to map the ring and its descriptor ring. */
+struct lease_grant {
+	enum memory_kind memory;
+	enum transfer_mode mode;
+	uint64_t ring_size;
+	int gpu;			/* cuda memory: device ordinal */
+	char gpu_bus_id[32];		/* cuda memory: its PCI bus id */
+	uint8_t ipc_handle[64];		/* cuda memory: cudaIpcMemHandle_t */
+	uint8_t token[HANDOFF_TOKEN_SIZE]; /* presented on the handoff socket */
+	uint64_t lease_id;
+	uint64_t desc_size;		/* bytes of the descriptor ring */
+};
+
 /*
- * Create the descriptor ring for @slots slots, name it after @channel and
- * let @s's peer map it.
+ * Lease @ch to @s: exclusive, or shared-read when @shared and every other
+ * lease is shared too.  Starts streaming with the first lease.  Errors:
+ * -EBUSY (leased by another), -ENOSPC (a per-client limit), -EIO (FAILED),
+ * -EALREADY (already leased by @s), -EINVAL (shared on h2c); @err says it
+ * in words.
  */
-int lease_create(const char *channel, const struct frame_ring_geometry *geo,
-		 struct session *s, bool shared, struct lease **ret_lease);
-/* Raise @events for the client, unlink and unmap the ring; accepts NULL. */
-void lease_destroy(struct lease *l, uint32_t events);
+int lease_open(struct channel *ch, struct session *s, bool shared,
+	       const struct config_control *limits,
+	       struct lease_grant *ret_grant, char *err, size_t errlen);
+/*
+ * End @s's lease on @ch: the client closed it or its connection went
+ * away.  @id, when not 0, must name the lease (a handle of the client that
+ * outlived its lease must not end a newer one).  -ENOENT when @s has no
+ * such lease.  The last lease stops streaming.
+ */
+int lease_close(struct channel *ch, struct session *s, uint64_t id);
+/* The channel is going away: end every lease, telling each client. */
+void lease_end_all(struct channel *ch);
+/* @s's lease on @ch, or NULL. */
+struct lease *lease_find(const struct channel *ch, const struct session *s);
+
+/*
+ * The handoff: which lease of @ch holds @token?  It must be presented by
+ * the lease's own process (@peer), and only once.  0 with the descriptors
+ * to send (the descriptor ring, then a host-memory data ring), -ENOENT
+ * when no lease of @ch holds @token, -EACCES (@err says why).
+ */
+int lease_claim(struct channel *ch, const uint8_t *token,
+		const struct handoff_peer *peer, int *ret_fds,
+		unsigned *ret_n_fds, struct lease **ret_lease, char *err,
+		size_t errlen);
+/* The descriptors were delivered over @fd: keep it as the lease's link. */
+void lease_link(struct lease *l, int fd);
+
+/* Slot bookkeeping (ch->lock held): the lessee let go of @slot. */
+void lease_let_go(struct lease *l, struct slots *sl, unsigned slot);
+/* The lessee was found holding @slot. */
+void lease_holds(struct lease *l, struct slots *sl, unsigned slot);
 
 #endif

@@ -91,9 +91,9 @@ int main(int argc, char **argv)
 	if (verbose)
 		cfg->daemon.log_level = LOG_DEBUG;
 
+	/* Whatever stopped the start was logged where it was found. */
 	r = daemon_start(d, cfg);
 	if (r < 0) {
-		log_err("fpgad: start failed: %s", strerror(-r));
 		code = 1;
 		goto out;
 	}

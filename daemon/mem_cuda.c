@@ -24,6 +24,7 @@
 #include <cuda_runtime_api.h>
 
 #include "copy.h"
+#include "errmap.h"
 #include "log.h"
 #include "memory.h"
 
@@ -102,6 +103,21 @@ static void *memory_cuda_entry(const char *symbol, unsigned version)
 	return fn;
 }
 
+int memory_cuda_mps(int ordinal, bool *ret_mps)
+{
+	PFN_cuDeviceGetAttribute_v2000 get;
+	int on = 0;
+
+	get = (PFN_cuDeviceGetAttribute_v2000)
+		memory_cuda_entry("cuDeviceGetAttribute", 2000);
+	if (!get)
+		return -EOPNOTSUPP;
+	if (get(&on, CU_DEVICE_ATTRIBUTE_MPS_ENABLED, ordinal) != CUDA_SUCCESS)
+		return -EOPNOTSUPP;
+	*ret_mps = on != 0;
+	return 0;
+}
+
 static void memory_cuda_free(struct mem_region *r)
 {
 	if (!r)
@@ -132,7 +148,7 @@ static void memory_cuda_sync_memops(struct mem_region *r)
 }
 
 static int memory_cuda_alloc(size_t size, const char *gpu,
-			     const char *name_hint,
+			     const char *name_hint, unsigned flags,
 			     struct mem_region **ret_region)
 {
 	cudaIpcMemHandle_t h;
@@ -141,6 +157,7 @@ static int memory_cuda_alloc(size_t size, const char *gpu,
 	cudaError_t e;
 	int ordinal, ret;
 
+	(void)flags;
 	if (!size || size > SIZE_MAX - MEMORY_CUDA_GRANULE)
 		return -EINVAL;
 	ret = memory_cuda_probe(gpu, &ordinal, why, sizeof(why));
@@ -156,7 +173,7 @@ static int memory_cuda_alloc(size_t size, const char *gpu,
 	r->size = (size + MEMORY_CUDA_GRANULE - 1) / MEMORY_CUDA_GRANULE *
 		  MEMORY_CUDA_GRANULE;
 	r->gpu = ordinal;
-	r->shm_fd = -1;
+	r->fd = -1;
 
 	e = cudaSetDevice(ordinal);
 	if (e == cudaSuccess)
@@ -166,7 +183,7 @@ static int memory_cuda_alloc(size_t size, const char *gpu,
 		log_err("memory: %s: cannot allocate %zu bytes on GPU %d: %s",
 			name_hint ? name_hint : "ring", r->size, ordinal,
 			cudaGetErrorString(e));
-		ret = copy_errno(e);
+		ret = errmap_cuda(e);
 		goto fail;
 	}
 	memory_cuda_sync_memops(r);
@@ -176,7 +193,7 @@ static int memory_cuda_alloc(size_t size, const char *gpu,
 		log_err("memory: %s: cannot export GPU memory: "
 			"cudaIpcGetMemHandle: %s",
 			name_hint ? name_hint : "ring", cudaGetErrorString(e));
-		ret = copy_errno(e);
+		ret = errmap_cuda(e);
 		goto fail;
 	}
 	memcpy(r->ipc_handle, &h, sizeof(h));
@@ -190,13 +207,6 @@ static int memory_cuda_alloc(size_t size, const char *gpu,
 fail:
 	memory_cuda_free(r);
 	return ret;
-}
-
-/* CUDA IPC handles need no per-user grant: the control socket decides. */
-static int memory_cuda_grant(struct mem_region *r, uid_t uid)
-{
-	(void)uid;
-	return r ? 0 : -EINVAL;
 }
 
 static int memory_cuda_export_dmabuf(struct mem_region *r, uint64_t offset,
@@ -223,7 +233,7 @@ static int memory_cuda_export_dmabuf(struct mem_region *r, uint64_t offset,
 		log_err("memory: GPU %d: no dma-buf for %" PRIu64 " bytes: "
 			"cuMemGetHandleForAddressRange: CUresult %d", r->gpu,
 			len, (int)cr);
-		return copy_cu_errno(cr);
+		return errmap_cu(cr);
 	}
 	*ret_fd = fd;
 	return 0;
@@ -233,6 +243,5 @@ const struct memory_ops memory_cuda_ops = {
 	.name = "cuda",
 	.alloc = memory_cuda_alloc,
 	.free = memory_cuda_free,
-	.grant = memory_cuda_grant,
 	.export_dmabuf = memory_cuda_export_dmabuf,
 };

@@ -2,8 +2,8 @@
 /*
  * memory.h - memory backends: where ring slots live.
  *
- *   host: POSIX shared memory, mapped by the daemon and by the lease holder
- *         (shm_open name handed out in OpenChannel).  Owner-only mode.
+ *   host: a sealed memfd, mapped by the daemon; the lease holder maps the
+ *         descriptor it is handed over the handoff socket (handoff.c).
  *   cuda: one cudaMalloc per ring (size rounded up to 2 MiB), exported once
  *         with cudaIpcGetMemHandle; the client maps it once with
  *         cudaIpcOpenMemHandle.  Available only in builds with CUDA and on
@@ -14,6 +14,7 @@
 #ifndef FPGAD_MEMORY_H
 #define FPGAD_MEMORY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -24,6 +25,9 @@
 #define MEMORY_CUDA_GRANULE (2u << 20)
 #define MEMORY_IPC_HANDLE_SIZE 64
 
+/* alloc() flags. */
+#define MEMORY_LESSEE_READS 0x1u	/* lessees only read it: seal it so */
+
 struct mem_region {
 	enum memory_kind kind;		/* MEMORY_HOST or MEMORY_CUDA */
 	size_t size;			/* bytes usable (rounded) */
@@ -32,19 +36,20 @@ struct mem_region {
 	int gpu;			/* CUDA ordinal (cuda kind) */
 	char gpu_bus_id[32];		/* its PCI bus id: ordinals differ between
 					   processes, bus ids do not */
-	char shm_name[64];		/* host kind: "/fpgad.<...>" */
-	int shm_fd;			/* host kind, else -1 */
+	int fd;				/* host kind: the sealed memfd, else -1 */
 	uint8_t ipc_handle[MEMORY_IPC_HANDLE_SIZE]; /* cuda kind */
 };
 
 struct memory_ops {
 	const char *name;
-	/* @name_hint makes the shm name unique and readable. */
+	/*
+	 * @size bytes (rounded up to MEMORY_SLOT_ALIGN, or to
+	 * MEMORY_CUDA_GRANULE in GPU memory), all of it allocated now;
+	 * @name_hint names the memfd in /proc/<pid>/fd (host kind).
+	 */
 	int (*alloc)(size_t size, const char *gpu, const char *name_hint,
-		     struct mem_region **ret_region);
+		     unsigned flags, struct mem_region **ret_region);
 	void (*free)(struct mem_region *r);
-	/* Let @uid (the lease holder) map it; host kind only. */
-	int (*grant)(struct mem_region *r, uid_t uid);
 	/* A dma-buf fd for [offset, offset+len), for PIN_DMABUF. */
 	int (*export_dmabuf)(struct mem_region *r, uint64_t offset,
 			     uint64_t len, int *ret_fd);
@@ -62,8 +67,16 @@ int memory_cuda_probe(const char *gpu, int *ret_ordinal, char *why,
 		      size_t whylen);
 
 /*
- * The ops for MEMORY_HOST or MEMORY_CUDA; NULL for MEMORY_AUTO (probe and
- * choose first) and for MEMORY_CUDA in a build without CUDA.
+ * Whether this process's CUDA contexts on GPU @ordinal are shared through
+ * the Multi-Process Service (an MPS control daemon answered when CUDA
+ * started): -EOPNOTSUPP when the driver cannot tell.
+ */
+int memory_cuda_mps(int ordinal, bool *ret_mps);
+
+/*
+ * The ops for MEMORY_HOST or MEMORY_CUDA (in a build without CUDA, a table
+ * whose alloc fails: mem_nocuda.c); NULL for MEMORY_AUTO (probe and
+ * choose first).
  */
 const struct memory_ops *memory_ops_for(enum memory_kind kind);
 

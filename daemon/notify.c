@@ -5,6 +5,7 @@
 #include <systemd/sd-daemon.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "notify.h"
 
@@ -15,12 +16,8 @@ void notify_ready(void)
 
 void notify_reloading(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu",
-		   (unsigned long long)ts.tv_sec * 1000000ull +
-		   (unsigned long long)ts.tv_nsec / 1000);
+		   (unsigned long long)(clock_now_ns() / 1000u));
 }
 
 void notify_stopping(void)

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * requests.c - the control request path, in order: find the session,
- * decode (protocol.c), authorize against the listener's allowlist, answer a
- * resent mutating request from the reply cache, dispatch, reply.
+ * requests.c - the control request path (requests.h), in order: find the
+ * session, check the size, decode (protocol.c), authorize against the
+ * listener's allowlist, answer a resent mutating request from the reply
+ * cache, dispatch to the handler of each request type, reply.
+ *
+ * What a peer can send at will is logged through the daemon's token
+ * buckets (log_limited), naming the peer by pid and uid or by address.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -12,10 +16,14 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "clock.h"
 #include "daemon.h"
 #include "fpgad.h"
+#include "lease.h"
 #include "log.h"
+#include "p2p.h"
 #include "protocol.h"
+#include "requests.h"
 
 #define MSG_LEN 256
 
@@ -31,7 +39,8 @@ struct reply {
 		Fpgad__ChannelStatsReply channel_stats;
 		Fpgad__ResetChannelReply reset_channel;
 	} body;
-	struct channel_grant grant;
+	struct lease_grant grant;
+	struct p2p_answer *topology;
 	char mode[32];
 	/* Arrays the body points into, freed after packing. */
 	void *arrays[4];
@@ -67,6 +76,7 @@ static bool allowed(enum listener_kind l, Fpgad__Request__BodyCase b)
 	case FPGAD__REQUEST__BODY_HELLO:
 	case FPGAD__REQUEST__BODY_STATUS:
 	case FPGAD__REQUEST__BODY_CHANNEL_STATS:
+	case FPGAD__REQUEST__BODY_TOPOLOGY:
 		return true;
 	case FPGAD__REQUEST__BODY_LIST_CLIENTS:
 	case FPGAD__REQUEST__BODY_OPEN_CHANNEL:
@@ -139,7 +149,7 @@ static void do_status(struct daemon *d, struct reply *r)
 		ptrs[i] = &sums[i];
 	}
 	s->version = FPGAD_VERSION;
-	s->uptime_ms = (daemon_now_ns() - d->start_ns) / 1000000;
+	s->uptime_ms = (clock_now_ns() - d->start_ns) / 1000000;
 	s->backend = d->dev_name;
 	/* One channel's mode stands for all when they agree. */
 	snprintf(r->mode, sizeof(r->mode), "%s", n ? sums[0].mode : "none");
@@ -152,6 +162,8 @@ static void do_status(struct daemon *d, struct reply *r)
 	s->n_channels = n;
 	s->channels = ptrs;
 	s->pid = (uint32_t)getpid();
+	s->gpu_sharing = (char *)d->gpu_sharing;
+	s->gpu_sharing_note = (char *)d->gpu_sharing_note;
 	r->resp.body_case = FPGAD__RESPONSE__BODY_STATUS;
 	r->resp.status = s;
 }
@@ -165,7 +177,7 @@ static void do_list_clients(struct daemon *d, struct reply *r)
 
 	for (struct session *s = d->sessions.head; s; s = s->next)
 		for (unsigned c = 0; c < d->n_channels; c++)
-			n_leases += channel_leased_by(d->channels[c], s);
+			n_leases += lease_find(d->channels[c], s) != NULL;
 	infos = calloc(n ? n : 1, sizeof(*infos));
 	ptrs = calloc(n ? n : 1, sizeof(*ptrs));
 	names = calloc(n_leases ? n_leases : 1, sizeof(*names));
@@ -188,7 +200,7 @@ static void do_list_clients(struct daemon *d, struct reply *r)
 		ci->remote = s->peer.listener == LISTENER_REMOTE;
 		ci->leases = names;
 		for (unsigned c = 0; c < d->n_channels; c++)
-			if (channel_leased_by(d->channels[c], s))
+			if (lease_find(d->channels[c], s) != NULL)
 				names[ci->n_leases++] =
 					(char *)channel_config(d->channels[c])->name;
 		names += ci->n_leases;
@@ -211,38 +223,25 @@ static struct channel *find_channel(struct daemon *d, const char *name,
 	return NULL;
 }
 
-/* The one place a channel errno becomes a status code. */
-static Fpgad__StatusCode channel_code(int r)
-{
-	switch (r) {
-	case -EBUSY: return FPGAD__STATUS_CODE__STATUS_BUSY;
-	case -ENOSPC: return FPGAD__STATUS_CODE__STATUS_LIMIT;
-	case -EIO: return FPGAD__STATUS_CODE__STATUS_FAILED;
-	case -ENOENT: return FPGAD__STATUS_CODE__STATUS_NOT_FOUND;
-	case -EALREADY:
-	case -EINVAL: return FPGAD__STATUS_CODE__STATUS_BAD_REQUEST;
-	case -ENODEV: return FPGAD__STATUS_CODE__STATUS_NO_DEVICE;
-	default: return FPGAD__STATUS_CODE__STATUS_INTERNAL;
-	}
-}
-
 static void do_open_channel(struct daemon *d, struct session *s,
 			    const Fpgad__OpenChannelRequest *in, struct reply *r)
 {
 	Fpgad__OpenChannelReply *o = &r->body.open_channel;
 	struct channel *ch = find_channel(d, in->name, r);
 	const struct config_channel *cc;
-	struct channel_grant *g = &r->grant;
+	struct lease_grant *g = &r->grant;
 	char err[MSG_LEN];
 	int e;
 
 	if (!ch)
 		return;
-	e = channel_open(ch, s, in->shared, &d->cfg.control, g, err, sizeof(err));
+	e = lease_open(ch, s, in->shared, &d->cfg.control, g, err, sizeof(err));
 	if (e < 0) {
-		reply_error(r, channel_code(e), "%s", err);
-		log_notice("control: OpenChannel %s for pid %d: %s", in->name,
-			   (int)s->peer.pid, r->message);
+		char who[PEER_NAME_MAX];
+
+		reply_error(r, protocol_status_code(e), "%s", err);
+		log_limited(&d->log_refused, LOG_NOTICE, "control: OpenChannel %s for %s: %s",
+			    in->name, peer_name(&s->peer, who, sizeof(who)), r->message);
 		return;
 	}
 	cc = channel_config(ch);
@@ -255,15 +254,18 @@ static void do_open_channel(struct daemon *d, struct session *s,
 	o->slot_size = cc->slot_size;
 	o->frame_size = cc->frame_size;
 	o->ring_size = g->ring_size;
-	o->shm_name = g->shm_name;
 	if (g->memory == MEMORY_CUDA) {
 		o->ipc_handle.data = g->ipc_handle;
 		o->ipc_handle.len = sizeof(g->ipc_handle);
 	}
 	o->gpu = g->gpu;
 	o->gpu_bus_id = g->gpu_bus_id;
-	o->desc_name = g->desc_name;
-	o->generation = (uint32_t)g->generation;
+	o->generation = (uint32_t)g->lease_id;
+	o->handoff_token.data = g->token;
+	o->handoff_token.len = sizeof(g->token);
+	o->handoff_path = d->handoff_path;
+	o->lease_id = g->lease_id;
+	o->desc_size = g->desc_size;
 	r->resp.body_case = FPGAD__RESPONSE__BODY_OPEN_CHANNEL;
 	r->resp.open_channel = o;
 }
@@ -276,9 +278,15 @@ static void do_close_channel(struct daemon *d, struct session *s,
 
 	if (!ch)
 		return;
-	if (channel_close(ch, s) < 0) {
-		reply_error(r, FPGAD__STATUS_CODE__STATUS_NOT_FOUND,
-			    "channel %s is not open on this connection", in->name);
+	if (lease_close(ch, s, in->lease_id) < 0) {
+		if (in->lease_id)
+			reply_error(r, FPGAD__STATUS_CODE__STATUS_NOT_FOUND,
+				    "lease %016llx of channel %s is not open on this connection",
+				    (unsigned long long)in->lease_id, in->name);
+		else
+			reply_error(r, FPGAD__STATUS_CODE__STATUS_NOT_FOUND,
+				    "channel %s is not open on this connection",
+				    in->name);
 		return;
 	}
 	fpgad__close_channel_reply__init(&r->body.close_channel);
@@ -308,14 +316,37 @@ static void do_channel_stats(struct daemon *d,
 	o->recoveries = st.recoveries;
 	o->copies = st.copies;
 	o->dma_ns_total = st.dma_ns_total;
-	o->uptime_ms = (daemon_now_ns() - d->start_ns) / 1000000;
+	o->uptime_ms = (clock_now_ns() - d->start_ns) / 1000000;
 	o->mode = (char *)transfer_mode_name(st.mode);
 	o->card_good = st.card_good;
 	o->queued_avg = st.completions ?
 		(double)st.queued_total / (double)st.completions : 0;
 	o->card_bad = st.card_bad;
+	o->integrity_errors = st.integrity_errors;
 	r->resp.body_case = FPGAD__RESPONSE__BODY_CHANNEL_STATS;
 	r->resp.channel_stats = o;
+}
+
+/*
+ * Who may reset @ch: root, anyone while nobody leases it, and else only a
+ * uid that leases it.  NULL when @s may, else a lessee to name.
+ */
+static const struct session *reset_denied_by(struct daemon *d,
+					     const struct session *s,
+					     struct channel *ch)
+{
+	const struct session *other = NULL;
+
+	if (s->peer.creds && s->peer.uid == 0)
+		return NULL;
+	for (const struct session *o = d->sessions.head; o; o = o->next) {
+		if (!lease_find(ch, o))
+			continue;
+		if (s->peer.creds && o->peer.uid == s->peer.uid)
+			return NULL;
+		other = o;
+	}
+	return other;
 }
 
 static void do_reset_channel(struct daemon *d, struct session *s,
@@ -323,22 +354,54 @@ static void do_reset_channel(struct daemon *d, struct session *s,
 			     struct reply *r)
 {
 	struct channel *ch = find_channel(d, in->name, r);
+	const struct session *owner;
 	char err[MSG_LEN];
 	int e;
 
 	if (!ch)
 		return;
-	e = channel_reset(ch, err, sizeof(err));
-	if (e < 0) {
-		reply_error(r, channel_code(e), "%s", err);
+	owner = reset_denied_by(d, s, ch);
+	if (owner) {
+		char who[PEER_NAME_MAX];
+
+		reply_error(r, FPGAD__STATUS_CODE__STATUS_DENIED,
+			    "channel %s is leased by uid %u (pid %d): only that uid or root may reset it",
+			    in->name, (unsigned)owner->peer.uid, (int)owner->peer.pid);
+		log_limited(&d->log_denied, LOG_NOTICE, "control: %s: ResetChannel: %s",
+			    peer_name(&s->peer, who, sizeof(who)), r->message);
 		return;
 	}
-	log_notice("channel %s: reset by pid %d (uid %u)", in->name,
+	e = channel_reset(ch, err, sizeof(err));
+	if (e < 0) {
+		reply_error(r, protocol_status_code(e), "%s", err);
+		return;
+	}
+	log_notice("channel %s: reset by pid %d uid %u", in->name,
 		   (int)s->peer.pid, (unsigned)s->peer.uid);
 	fpgad__reset_channel_reply__init(&r->body.reset_channel);
 	r->body.reset_channel.state = (char *)channel_state_name(channel_state(ch));
 	r->resp.body_case = FPGAD__RESPONSE__BODY_RESET_CHANNEL;
 	r->resp.reset_channel = &r->body.reset_channel;
+}
+
+static void do_topology(struct daemon *d, struct reply *r)
+{
+	struct p2p_channel_view views[CONFIG_MAX_CHANNELS];
+	struct channel_stats st;
+
+	for (unsigned i = 0; i < d->n_channels; i++) {
+		channel_get_stats(d->channels[i], &st);
+		views[i].name = channel_config(d->channels[i])->name;
+		views[i].gpu = channel_gpu_bus_id(d->channels[i]);
+		views[i].mode = transfer_mode_name(st.mode);
+		views[i].mode_reason = channel_mode_reason(d->channels[i]);
+	}
+	if (p2p_topology(d->p2p, views, d->n_channels, &r->topology) < 0) {
+		reply_error(r, FPGAD__STATUS_CODE__STATUS_INTERNAL, "out of memory");
+		return;
+	}
+	r->resp.body_case = FPGAD__RESPONSE__BODY_TOPOLOGY;
+	r->resp.topology = p2p_answer_reply(r->topology);
 }
 
 static void dispatch(struct daemon *d, struct session *s,
@@ -366,6 +429,9 @@ static void dispatch(struct daemon *d, struct session *s,
 	case FPGAD__REQUEST__BODY_LIST_CLIENTS:
 		do_list_clients(d, r);
 		break;
+	case FPGAD__REQUEST__BODY_TOPOLOGY:
+		do_topology(d, r);
+		break;
 	default:
 		reply_error(r, FPGAD__STATUS_CODE__STATUS_UNKNOWN_REQUEST,
 			    "%s is not served by this fpgad",
@@ -375,7 +441,8 @@ static void dispatch(struct daemon *d, struct session *s,
 }
 
 static void send_reply(struct control_ctx *ctx, struct session *s,
-		       const Fpgad__Request *req, struct reply *r)
+		       const Fpgad__Request *req, const void *req_buf,
+		       size_t req_len, struct reply *r)
 {
 	void *buf = NULL;
 	size_t len = 0;
@@ -392,12 +459,13 @@ static void send_reply(struct control_ctx *ctx, struct session *s,
 		control_reply(ctx, small, len);
 	} else {
 		if (s && req && is_mutating(req->body_case))
-			session_cache(s, req->id, buf, len);
+			session_cache(s, req->id, req_buf, req_len, buf, len);
 		control_reply(ctx, buf, len);
 	}
 	free(buf);
 	for (unsigned i = 0; i < sizeof(r->arrays) / sizeof(r->arrays[0]); i++)
 		free(r->arrays[i]);
+	p2p_answer_free(r->topology);
 }
 
 void requests_handle(struct daemon *d, struct control_ctx *ctx,
@@ -406,18 +474,33 @@ void requests_handle(struct daemon *d, struct control_ctx *ctx,
 	struct reply r = { .resp = FPGAD__RESPONSE__INIT };
 	Fpgad__Request *req = NULL;
 	const struct cached_reply *cached;
+	char who[PEER_NAME_MAX];
 	Fpgad__StatusCode code;
-	struct session *s;
+	struct session *s = NULL;
 
 	r.resp.message = "";
-	if (daemon_session(d, p, &s) < 0)
-		s = NULL;
+	if (session_get(&d->sessions, p, &s) < 0) {
+		reply_error(&r, FPGAD__STATUS_CODE__STATUS_INTERNAL, "out of memory");
+		send_reply(ctx, NULL, NULL, buf, len, &r);
+		return;
+	}
+	if (len > d->cfg.control.max_message) {
+		r.resp.id = protocol_request_id(buf, len);
+		reply_error(&r, FPGAD__STATUS_CODE__STATUS_LIMIT,
+			    "request of %zu bytes is above max_message (%llu bytes)",
+			    len, (unsigned long long)d->cfg.control.max_message);
+		log_limited(&d->log_bad_request, LOG_NOTICE, "control: %s: %s",
+			    peer_name(p, who, sizeof(who)), r.message);
+		send_reply(ctx, s, NULL, buf, len, &r);
+		return;
+	}
 	if (protocol_decode(buf, len, &req, &r.resp.id, &code, r.message,
 			    sizeof(r.message)) < 0) {
-		log_notice("control: pid %d: %s", (int)p->pid, r.message);
+		log_limited(&d->log_bad_request, LOG_NOTICE, "control: %s: %s",
+			    peer_name(p, who, sizeof(who)), r.message);
 		r.resp.code = code;
 		r.resp.message = r.message;
-		send_reply(ctx, s, NULL, &r);
+		send_reply(ctx, s, NULL, buf, len, &r);
 		return;
 	}
 	r.resp.id = req->id;
@@ -426,13 +509,14 @@ void requests_handle(struct daemon *d, struct control_ctx *ctx,
 			    "%s is not allowed on the %s listener",
 			    protocol_request_name(req->body_case),
 			    p->listener == LISTENER_LOCAL ? "local" : "remote (read-only)");
-		log_notice("control: pid %d: %s", (int)p->pid, r.message);
+		log_limited(&d->log_denied, LOG_NOTICE, "control: %s: %s",
+			    peer_name(p, who, sizeof(who)), r.message);
 	} else if (!s) {
-		reply_error(&r, FPGAD__STATUS_CODE__STATUS_LIMIT,
-			    "too many clients (max_clients %u)",
-			    d->cfg.control.max_clients);
+		/* The connection is gone; nobody will read this. */
+		reply_error(&r, FPGAD__STATUS_CODE__STATUS_INTERNAL,
+			    "connection closed");
 	} else if (is_mutating(req->body_case) &&
-		   (cached = session_cached(s, req->id))) {
+		   (cached = session_cached(s, req->id, buf, len))) {
 		/* A resend: answer as the first time, apply nothing. */
 		control_reply(ctx, cached->buf, cached->len);
 		protocol_free(req);
@@ -440,6 +524,6 @@ void requests_handle(struct daemon *d, struct control_ctx *ctx,
 	} else {
 		dispatch(d, s, req, &r);
 	}
-	send_reply(ctx, s, req, &r);
+	send_reply(ctx, s, req, buf, len, &r);
 	protocol_free(req);
 }

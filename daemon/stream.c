@@ -11,27 +11,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "channel_impl.h"
+#include "clock.h"
+#include "crc32c.h"
 #include "log.h"
+
+/* The longest the thread waits for the card before it looks around. */
+#define STREAM_WAIT_MS 100
+/* How often a starved stream looks for stream-ordered releases. */
+#define STREAM_ASYNC_POLL_NS 20000ull
 
 /* --- slot bookkeeping (ch->lock held) ----------------------------------- */
 
-/* A lessee let go of @slot: released it if it held it, else skipped it. */
-static void settle(struct channel *ch, struct lease *l, unsigned slot)
-{
-	if (l->held[slot]) {
-		l->held[slot] = 0;
-		ring_release(ch->ring, slot);
-	} else {
-		ring_skip(ch->ring, slot);
-	}
-}
-
 /* h2c: a buffer came back, filled for the card or unused. */
-static void h2c_returned(struct channel *ch, const struct frame_ring_returned *r)
+static void h2c_returned(struct channel *ch, const struct frame_returned *r)
 {
 	if (r->slot >= ch->cfg.slots || ch->h2c[r->slot] != H2C_OFFERED)
 		return;
@@ -45,56 +42,27 @@ static void h2c_returned(struct channel *ch, const struct frame_ring_returned *r
 
 /* A lessee handed @r back (released, skipped, revoked or still held). */
 void stream_returned(struct channel *ch, struct lease *l,
-		     const struct frame_ring_returned *r)
+		     const struct frame_returned *r)
 {
 	if (ch->cfg.direction == DIR_H2C)
 		h2c_returned(ch, r);
 	else
-		settle(ch, l, r->slot);
+		lease_let_go(l, ch->slots, r->slot);
 }
 
 static void reclaim(struct channel *ch)
 {
-	struct frame_ring_returned out[CHANNEL_BATCH];
+	struct frame_returned out[CHANNEL_BATCH];
 	int n;
 
 	for (struct lease *l = ch->leases; l; l = l->next) {
-		while ((n = frame_ring_reclaim(l->prod, out, CHANNEL_BATCH)) > 0) {
+		while ((n = frame_producer_reclaim(l->prod, out, CHANNEL_BATCH)) > 0) {
 			for (int i = 0; i < n; i++)
 				stream_returned(ch, l, &out[i]);
 			if (n < CHANNEL_BATCH)
 				break;
 		}
 	}
-}
-
-/*
- * drop-oldest found the oldest READY slot still out with readers: take it
- * back from each reader that has not claimed it.  Afterwards the slot is
- * FREE (nobody had claimed it) or HELD (somebody had).
- */
-static int revoke_oldest(struct channel *ch)
-{
-	int slot = ring_oldest_ready(ch->ring), r;
-
-	if (slot < 0)
-		return slot;
-	for (struct lease *l = ch->leases; l; l = l->next) {
-		if (!frame_ring_slot_out(l->prod, (uint32_t)slot))
-			continue;
-		r = frame_ring_revoke(l->prod, (uint32_t)slot);
-		if (r == 0) {
-			ring_revoke(ch->ring, (unsigned)slot);
-		} else if (r == -EALREADY) {
-			settle(ch, l, (unsigned)slot);
-		} else if (r == -EBUSY) {
-			if (!l->held[slot]) {
-				l->held[slot] = 1;
-				ring_hold(ch->ring, (unsigned)slot);
-			}
-		}
-	}
-	return 0;
 }
 
 static uint64_t slot_offset(const struct channel *ch, unsigned slot)
@@ -114,27 +82,16 @@ static void arm(struct channel *ch)
 
 	while (ch->state == CHANNEL_STREAMING &&
 	       ch->inflight + ch->copying < ch->cfg.queue_depth) {
-		slot = ring_arm(ch->ring);
-		if (slot == -EBUSY) {
-			/*
-			 * Only readers' frames are left.  While the card still
-			 * has work, keep the newest one for them: taking back
-			 * the only ready frame to queue one more transfer would
-			 * hand a slow reader nothing, ever.
-			 */
-			if (ch->inflight && ring_count(ch->ring, RING_SLOT_READY) <= 1)
-				break;
-			if (revoke_oldest(ch) < 0)
-				break;
-			continue;
-		}
+		slot = policy_take_slot(ch);
 		if (slot < 0)
 			break;
 		x.offset = slot_offset(ch, (unsigned)slot);
 		x.cookie = (uint64_t)slot;
 		r = ch->ops->submit(ch->q, &x);
+		if (r == 0 && !ch->inflight)
+			ch->progress_ns = clock_now_ns();
 		if (r < 0) {
-			ring_cancel(ch->ring, (unsigned)slot);
+			slots_cancel(ch->slots, (unsigned)slot);
 			if (r != -EAGAIN)
 				log_err("channel %s: submit: %s", ch->cfg.name,
 					strerror(-r));
@@ -163,6 +120,8 @@ static void h2c_submit(struct channel *ch)
 		x.length = ch->h2c_fill[s];
 		x.cookie = s;
 		r = ch->ops->submit(ch->q, &x);
+		if (r == 0 && !ch->inflight)
+			ch->progress_ns = clock_now_ns();
 		if (r == -EAGAIN)
 			return;
 		if (r < 0) {
@@ -189,11 +148,27 @@ static void h2c_offer(struct channel *ch)
 			continue;
 		f.slot = s;
 		f.seq = ch->offer_seq;
-		if (frame_ring_publish(l->prod, &f, NULL) < 0)
+		if (frame_producer_publish(l->prod, &f, NULL) < 0)
 			return;
 		ch->offer_seq++;
 		ch->h2c[s] = H2C_OFFERED;
 	}
+}
+
+/*
+ * integrity = crc32c: the frame in @slot of the host memory at @base is
+ * checked against the CRC the card gave it; DEV_COMPLETION_CORRUPT if it
+ * does not match.
+ */
+static uint32_t integrity(struct channel *ch, const void *base, unsigned slot,
+			  uint64_t length)
+{
+	if (ch->cfg.integrity != INTEGRITY_CRC32C ||
+	    crc32c_frame_check((const char *)base + slot_offset(ch, slot),
+			       length) >= 0)
+		return 0;
+	ch->stats.integrity_errors++;
+	return DEV_COMPLETION_CORRUPT;
 }
 
 static void publish(struct channel *ch, unsigned slot,
@@ -206,21 +181,23 @@ static void publish(struct channel *ch, unsigned slot,
 		.t_dma_start_ns = c->t_start_ns,
 		.t_dma_end_ns = c->t_end_ns,
 	};
-	struct ring_stats rs;
+	struct slots_stats rs;
 
-	ring_get_stats(ch->ring, &rs);
+	slots_get_stats(ch->slots, &rs);
 	if (c->flags & DEV_COMPLETION_TRUNCATED)
 		f.flags |= FPGAD_FRAME_TRUNCATED;
+	if (c->flags & DEV_COMPLETION_CORRUPT)
+		f.flags |= FPGAD_FRAME_ERROR;
 	if ((ch->stats.frames && c->seq != ch->next_seq) ||
 	    rs.drops != ch->drops_seen)
 		f.flags |= FPGAD_FRAME_DROPPED_BEFORE;
 	ch->next_seq = c->seq + 1;
 	ch->drops_seen = rs.drops;
 	for (struct lease *l = ch->leases; l; l = l->next) {
-		int r = frame_ring_publish(l->prod, &f, NULL);
+		int r = frame_producer_publish(l->prod, &f, NULL);
 
 		if (r == 0)
-			ring_publish(ch->ring, slot);
+			slots_publish(ch->slots, slot);
 		else
 			log_warn("channel %s: cannot publish slot %u to pid %d: %s",
 				 ch->cfg.name, slot, (int)l->pid, strerror(-r));
@@ -231,7 +208,7 @@ static void publish(struct channel *ch, unsigned slot,
 static void raise_all(struct channel *ch, uint32_t events)
 {
 	for (struct lease *l = ch->leases; l; l = l->next)
-		frame_ring_raise(l->prod, events);
+		frame_producer_raise(l->prod, events);
 }
 
 static void completed(struct channel *ch, unsigned slot,
@@ -260,6 +237,7 @@ static void recover(struct channel *ch, int status)
 
 	ch->stats.recoveries++;
 	ch->failures++;
+	pace_forget(ch);
 	ch->state = CHANNEL_RECOVERING;
 	r = ch->ops->reset(ch->q);
 	if (r < 0) {
@@ -278,6 +256,7 @@ static void settle_recovery(struct channel *ch)
 		return;
 	if (ch->failures >= CHANNEL_MAX_FAILURES) {
 		ch->state = CHANNEL_FAILED;
+		raise_all(ch, FPGAD_EVENT_FAILED);
 		log_err("channel %s: %u DMA failures in a row; channel FAILED",
 			ch->cfg.name, ch->failures);
 		return;
@@ -289,10 +268,13 @@ static void settle_recovery(struct channel *ch)
 static void completed(struct channel *ch, unsigned slot,
 		      const struct dev_completion *c)
 {
+	struct dev_completion done;
+
 	if (slot >= ch->cfg.slots) {
 		log_err("channel %s: completion for unknown slot %u", ch->cfg.name, slot);
 		return;
 	}
+	ch->progress_ns = clock_now_ns();
 	/* How deep the card's queue was: a shallow one means a starved card. */
 	ch->stats.completions++;
 	ch->stats.queued_total += ch->inflight;
@@ -303,12 +285,12 @@ static void completed(struct channel *ch, unsigned slot,
 		if (ch->cfg.direction == DIR_H2C)
 			ch->stats.drops++;	/* a writer's frame the card lost */
 		else
-			ring_cancel(ch->ring, slot);
+			slots_cancel(ch->slots, slot);
 		return;
 	}
 	if (c->status < 0) {
 		if (ch->cfg.direction == DIR_C2H)
-			ring_complete(ch->ring, slot, false, 0);
+			slots_complete(ch->slots, slot, false, 0);
 		ch->stats.errors++;
 		if (ch->state == CHANNEL_STREAMING)
 			recover(ch, c->status);
@@ -321,7 +303,6 @@ static void completed(struct channel *ch, unsigned slot,
 		ch->stats.frames++;
 		return;
 	}
-#ifdef FPGAD_CUDA
 	if (ch->mode == MODE_BOUNCE) {
 		int r;
 
@@ -333,20 +314,24 @@ static void completed(struct channel *ch, unsigned slot,
 			ch->copying++;
 			ch->stats.copies++;
 			ch->pending[slot] = *c;
+			/* The copy reads staging; checking it meanwhile is free. */
+			ch->pending[slot].flags |= integrity(ch, ch->staging, slot,
+							     c->length);
 			return;
 		}
 		log_err("channel %s: bounce copy: %s", ch->cfg.name, strerror(-r));
-		ring_complete(ch->ring, slot, false, 0);
+		slots_complete(ch->slots, slot, false, 0);
 		ch->stats.errors++;
 		return;
 	}
-#endif
-	ring_complete(ch->ring, slot, true, c->seq);
+	slots_complete(ch->slots, slot, true, c->seq);
 	ch->stats.frames++;
-	publish(ch, slot, c);
+	done = *c;
+	if (ch->mode == MODE_HOST)
+		done.flags |= integrity(ch, ch->mem->host, slot, c->length);
+	publish(ch, slot, &done);
 }
 
-#ifdef FPGAD_CUDA
 /* A bounce copy finished: its frame is in the GPU slot now. */
 static void copy_finished(struct channel *ch, const struct copy_done *done)
 {
@@ -356,11 +341,11 @@ static void copy_finished(struct channel *ch, const struct copy_done *done)
 	if (done->status < 0) {
 		log_err("channel %s: bounce copy failed: %s", ch->cfg.name,
 			strerror(-done->status));
-		ring_complete(ch->ring, slot, false, 0);
+		slots_complete(ch->slots, slot, false, 0);
 		ch->stats.errors++;
 		return;
 	}
-	ring_complete(ch->ring, slot, true, ch->pending[slot].seq);
+	slots_complete(ch->slots, slot, true, ch->pending[slot].seq);
 	ch->stats.frames++;
 	publish(ch, slot, &ch->pending[slot]);
 }
@@ -375,12 +360,21 @@ static void reap_copies(struct channel *ch, int block)
 		block = 0;
 	}
 }
-#endif
 
 /* Nothing queued and no free slot: sleep until a lessee releases one. */
 static void wait_release(struct channel *ch)
 {
 	struct lease *l = ch->leases;
+
+	/* Stream-ordered releases wake nobody: look again shortly. */
+	for (struct lease *a = ch->leases; a; a = a->next) {
+		if (!a->closing && frame_producer_async_pending(a->prod)) {
+			pthread_mutex_unlock(&ch->lock);
+			pace_nap(ch, clock_now_ns() + STREAM_ASYNC_POLL_NS);
+			pthread_mutex_lock(&ch->lock);
+			return;
+		}
+	}
 
 	while (l && l->closing)
 		l = l->next;
@@ -393,34 +387,46 @@ static void wait_release(struct channel *ch)
 	}
 	ch->waiting_on = l;
 	pthread_mutex_unlock(&ch->lock);
-	frame_ring_producer_wait(l->prod, 10);
+	frame_producer_wait(l->prod, 10);
 	pthread_mutex_lock(&ch->lock);
 	ch->waiting_on = NULL;
 	pthread_cond_broadcast(&ch->cond);
 }
 
-static uint64_t now_us(void)
+/*
+ * The card owes transfers and has given nothing back for 1.5 DMA timeouts:
+ * it would have completed or timed one out by now, so its engine hangs.
+ * Reset it; if a reset does not bring them back either, the channel FAILS.
+ * Returns how long to wait for completions before looking again (ms).
+ */
+static int watchdog(struct channel *ch)
 {
-	struct timespec ts;
+	uint64_t limit = (uint64_t)ch->dma_timeout_ms * 3 / 2 * CLOCK_NS_PER_MS;
+	uint64_t now = clock_now_ns(), idle = now - ch->progress_ns;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
+	if (!ch->inflight || (ch->state != CHANNEL_STREAMING &&
+			      ch->state != CHANNEL_RECOVERING))
+		return STREAM_WAIT_MS;
+	if (idle < limit) {
+		uint64_t left = (limit - idle) / CLOCK_NS_PER_MS + 1;
 
-/* Busy-poll (cfg.poll_us): look for completions without sleeping. */
-static int poll_completions(struct channel *ch, struct dev_completion *comp)
-{
-	uint64_t until;
-	int n = 0;
-
-	if (!ch->cfg.poll_us)
-		return 0;
-	until = now_us() + ch->cfg.poll_us;
-	while (!atomic_load_explicit(&ch->stop, memory_order_relaxed) &&
-	       (n = ch->ops->wait(ch->q, comp, CHANNEL_BATCH, 0)) == 0 &&
-	       now_us() < until)
-		;
-	return n > 0 ? n : 0;
+		return left < STREAM_WAIT_MS ? (int)left : STREAM_WAIT_MS;
+	}
+	ch->progress_ns = now;
+	ch->stats.errors++;
+	if (ch->state == CHANNEL_STREAMING) {
+		log_warn("channel %s: %u transfers queued and none back for %llu ms",
+			 ch->cfg.name, ch->inflight,
+			 (unsigned long long)(idle / CLOCK_NS_PER_MS));
+		recover(ch, -ETIMEDOUT);
+		return STREAM_WAIT_MS;
+	}
+	ch->failures = CHANNEL_MAX_FAILURES;
+	ch->state = CHANNEL_FAILED;
+	raise_all(ch, FPGAD_EVENT_FAILED);
+	log_err("channel %s: %u transfers did not come back after a reset; channel FAILED",
+		ch->cfg.name, ch->inflight);
+	return STREAM_WAIT_MS;
 }
 
 static void *stream_main(void *arg)
@@ -428,8 +434,10 @@ static void *stream_main(void *arg)
 	struct channel *ch = arg;
 	struct dev_completion comp[CHANNEL_BATCH];
 	unsigned inflight;
-	int n;
+	int n, wait_ms;
 
+	/* pace.c's naps are short: wake up when asked, not 50 us later. */
+	prctl(PR_SET_TIMERSLACK, PACE_TIMERSLACK_NS, 0UL, 0UL, 0UL);
 	pthread_mutex_lock(&ch->lock);
 	while (!atomic_load(&ch->stop)) {
 		reclaim(ch);
@@ -440,7 +448,6 @@ static void *stream_main(void *arg)
 		} else {
 			arm(ch);
 		}
-#ifdef FPGAD_CUDA
 		if (ch->copying) {
 			struct copy_done done;
 			int got;
@@ -458,7 +465,6 @@ static void *stream_main(void *arg)
 			reap_copies(ch, 0);
 			continue;
 		}
-#endif
 		if (!ch->inflight && (ch->state == CHANNEL_STREAMING ||
 				      ch->state == CHANNEL_RECOVERING)) {
 			wait_release(ch);
@@ -466,11 +472,12 @@ static void *stream_main(void *arg)
 		}
 		/* The card's completions; FAILED: nothing but a kick to wait for. */
 		inflight = ch->inflight;
+		wait_ms = watchdog(ch);
 		pthread_mutex_unlock(&ch->lock);
-		n = inflight ? poll_completions(ch, comp) : 0;
-		if (n == 0)
-			n = ch->ops->wait(ch->q, comp, CHANNEL_BATCH, 100);
+		n = inflight ? pace_wait(ch, comp, CHANNEL_BATCH, wait_ms) :
+			       ch->ops->wait(ch->q, comp, CHANNEL_BATCH, wait_ms);
 		pthread_mutex_lock(&ch->lock);
+		pace_note(ch, comp, n);
 		for (int i = 0; i < n; i++)
 			completed(ch, (unsigned)comp[i].cookie, &comp[i]);
 	}
@@ -483,6 +490,7 @@ int stream_start(struct channel *ch)
 	int r;
 
 	atomic_store(&ch->stop, false);
+	pace_forget(ch);
 	ch->state = CHANNEL_STREAMING;
 	ch->failures = 0;
 	r = -pthread_create(&ch->thread, NULL, stream_main, ch);
@@ -505,24 +513,22 @@ int stream_start(struct channel *ch)
 	return 0;
 }
 
-int stream_ring_renew(struct channel *ch)
+int stream_slots_renew(struct channel *ch)
 {
-	struct ring_stats rs;
-	struct ring *fresh;
+	struct slots_stats rs;
+	struct slots *fresh;
 	int r;
 
-	r = ring_create(ch->cfg.slots, ch->cfg.policy, &fresh);
+	r = slots_create(ch->cfg.slots, &fresh);
 	if (r < 0)
 		return r;
-	if (ch->ring) {
-		ring_get_stats(ch->ring, &rs);
+	if (ch->slots) {
+		slots_get_stats(ch->slots, &rs);
 		ch->acc.drops += rs.drops;
 		ch->acc.stalls += rs.stalls;
-		ring_destroy(ch->ring);
+		slots_destroy(ch->slots);
 	}
-	ring_set_dma_target(fresh, ch->memory == MEMORY_CUDA ? RING_OWNER_GPU :
-							       RING_OWNER_HOST);
-	ch->ring = fresh;
+	ch->slots = fresh;
 	ch->drops_seen = 0;
 	if (ch->h2c)
 		memset(ch->h2c, H2C_FREE, ch->cfg.slots);
@@ -535,6 +541,7 @@ void stream_stop(struct channel *ch)
 		return;
 	atomic_store(&ch->stop, true);
 	ch->ops->kick(ch->q);
+	pace_poke(ch);
 	pthread_join(ch->thread, NULL);
 	ch->running = false;
 	pthread_mutex_lock(&ch->lock);
@@ -542,15 +549,13 @@ void stream_stop(struct channel *ch)
 		ch->ops->reset(ch->q);
 		drain(ch, (int)ch->dma_timeout_ms);
 	}
-#ifdef FPGAD_CUDA
 	while (ch->copying)
 		reap_copies(ch, 1);
-#endif
 	if (ch->inflight)
 		log_err("channel %s: %u transfers did not come back after a reset",
 			ch->cfg.name, ch->inflight);
-	if (stream_ring_renew(ch) < 0)
-		log_err("channel %s: out of memory renewing the ring", ch->cfg.name);
+	if (stream_slots_renew(ch) < 0)
+		log_err("channel %s: out of memory renewing its slots", ch->cfg.name);
 	if (ch->state != CHANNEL_FAILED)
 		ch->state = CHANNEL_IDLE;
 	pthread_mutex_unlock(&ch->lock);

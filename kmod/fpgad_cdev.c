@@ -8,12 +8,18 @@
  * file's done list, where read() picks it up.  Cancelling (RESET, close,
  * removal) takes queued transfers off the queue and flags a running one,
  * which the engine stops before it returns.
+ *
+ * A channel whose engine could not be stopped is wedged: it holds the pin
+ * of the transfer it was running (the engine may still write it), runs
+ * nothing more, and waits for RESET, which stops the engine or resets the
+ * PCI function (fpgad_dev_reset) before it lets the pin go.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/fs.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
+#include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/poll.h>
 #include <linux/sched/signal.h>
@@ -21,7 +27,7 @@
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 
-#include "fpgad.h"
+#include "fpgad_drv.h"
 
 /* --- channels ------------------------------------------------------------ */
 
@@ -55,6 +61,7 @@ static void fpgad_xfer_complete(struct fpgad_xfer *x, int status)
 	}
 	atomic64_dec(&ctr->inflight);
 	atomic_dec(&x->pin->users);
+	fpgad_pin_put(x->pin);
 
 	/*
 	 * The wake-up happens under cq_lock: teardown frees the file once it
@@ -84,6 +91,10 @@ static void fpgad_chan_work(struct work_struct *work)
 		}
 		list_del_init(&x->node);
 		status = x->cancel;
+		if (!status && ch->wedged) {
+			status = -EIO;
+			x->rec.flags |= FPGAD_DMA_COMPLETION_WEDGED;
+		}
 		ch->cur = status ? NULL : x;
 		ch->abort = false;
 		spin_unlock(&ch->lock);
@@ -104,9 +115,154 @@ static void fpgad_chan_work(struct work_struct *work)
 		mutex_unlock(&ch->hw_lock);
 
 		spin_lock(&ch->lock);
+		if (ch->wedged) {
+			/* The engine may still write this pin: keep it. */
+			x->rec.flags |= FPGAD_DMA_COMPLETION_WEDGED;
+			if (!ch->held) {
+				fpgad_pin_get(x->pin);
+				ch->held = x->pin;
+			}
+		}
 		ch->cur = NULL;
 		spin_unlock(&ch->lock);
+		wake_up_all(&ch->idle_wq);
+		if (status == -ECANCELED && READ_ONCE(x->pin->dead))
+			status = -ENOLINK;
 		fpgad_xfer_complete(x, status);
+	}
+}
+
+/*
+ * The engine of @ch did not stop (the engine says why): nothing more runs
+ * on the channel and the pin it ran on stays held until RESET.
+ */
+void fpgad_chan_wedge(struct fpgad_chan *ch)
+{
+	bool was;
+
+	spin_lock(&ch->lock);
+	was = ch->wedged;
+	ch->wedged = true;
+	spin_unlock(&ch->lock);
+	if (was)
+		return;
+	atomic64_inc(&ch->fdev->ctr.wedged);
+	dev_err(&ch->fdev->pdev->dev,
+		"%s channel %u wedged: its pin stays held until RESET stops the engine or resets the function\n",
+		ch->dir == FPGAD_DMA_C2H ? "C2H" : "H2C", ch->hw_index);
+}
+
+/* The engine of @ch is known to be stopped: let the held pin go.  hw_lock. */
+static void fpgad_chan_unwedge(struct fpgad_chan *ch)
+{
+	struct fpgad_pin *held;
+	bool was;
+
+	spin_lock(&ch->lock);
+	was = ch->wedged;
+	held = ch->held;
+	ch->wedged = false;
+	ch->held = NULL;
+	spin_unlock(&ch->lock);
+	if (was)
+		atomic64_dec(&ch->fdev->ctr.wedged);
+	fpgad_pin_put(held);
+}
+
+/*
+ * The card can no longer write anything (bus mastering off, or removed):
+ * every pin a wedged channel held may go.
+ */
+void fpgad_chans_release_held(struct fpgad_dev *fdev)
+{
+	unsigned int i;
+
+	for (i = 0; i < fdev->nchans; i++)
+		fpgad_chan_unwedge(&fdev->chans[i]);
+}
+
+/*
+ * Reset the PCI function: every engine stops.  Takes every channel's
+ * hw_lock (in index order), so that nothing runs meanwhile.
+ */
+static int fpgad_dev_reset(struct fpgad_dev *fdev)
+{
+	struct pci_dev *pdev = fdev->pdev;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < fdev->nchans; i++)
+		mutex_lock_nested(&fdev->chans[i].hw_lock, i);
+	ret = pci_try_reset_function(pdev);
+	if (ret) {
+		dev_err(&pdev->dev, "function reset failed: %d%s\n", ret,
+			ret == -EAGAIN ? " (busy, try again)" : "");
+		if (ret != -EAGAIN)
+			ret = -EIO;
+		goto out;
+	}
+	/* A revoke may have switched it off; the reset restored that state. */
+	pci_set_master(pdev);
+	WRITE_ONCE(fdev->master_off, false);
+	ret = fdev->engine->reinit(fdev);
+	if (ret) {
+		dev_err(&pdev->dev, "engine set-up after the reset failed: %d\n",
+			ret);
+		ret = -EIO;
+		goto out;
+	}
+	fpgad_chans_release_held(fdev);
+	dev_info(&pdev->dev, "function reset: every engine stopped\n");
+out:
+	for (i = fdev->nchans; i-- > 0;)
+		mutex_unlock(&fdev->chans[i].hw_lock);
+	return ret;
+}
+
+static bool fpgad_chan_runs(struct fpgad_chan *ch, struct fpgad_pin *pin)
+{
+	bool runs;
+
+	spin_lock(&ch->lock);
+	runs = ch->cur && ch->cur->pin == pin;
+	spin_unlock(&ch->lock);
+	return runs;
+}
+
+/*
+ * The exporter takes @pin's memory back: no new transfer may use it, and
+ * when this returns no engine writes it any more.  A running transfer is
+ * cancelled and its engine stopped; an engine that will not stop (or one
+ * that a wedged channel left on this pin) has the card's bus mastering
+ * switched off, the only way left to keep it out of memory that is about
+ * to be reused.  Sleeps.
+ */
+void fpgad_pin_revoke(struct fpgad_pin *pin)
+{
+	struct fpgad_dev *fdev = pin->fdev;
+	unsigned int i;
+	bool stuck = false;
+
+	WRITE_ONCE(pin->dead, true);
+	for (i = 0; i < fdev->nchans; i++) {
+		struct fpgad_chan *ch = &fdev->chans[i];
+
+		spin_lock(&ch->lock);
+		if (ch->cur && ch->cur->pin == pin) {
+			ch->abort = true;
+			wake_up_all(&ch->wq);
+		}
+		spin_unlock(&ch->lock);
+		wait_event(ch->idle_wq, !fpgad_chan_runs(ch, pin));
+		spin_lock(&ch->lock);
+		stuck |= ch->held == pin;
+		spin_unlock(&ch->lock);
+	}
+	if (stuck) {
+		WRITE_ONCE(fdev->master_off, true);
+		pci_clear_master(fdev->pdev);
+		dev_err(&fdev->pdev->dev,
+			"memory revoked under an engine that did not stop: bus mastering is off until RESET resets the function\n");
 	}
 }
 
@@ -148,6 +304,7 @@ int fpgad_chans_alloc(struct fpgad_dev *fdev, unsigned int n)
 		spin_lock_init(&ch->lock);
 		INIT_LIST_HEAD(&ch->queue);
 		INIT_WORK(&ch->work, fpgad_chan_work);
+		init_waitqueue_head(&ch->idle_wq);
 		mutex_init(&ch->hw_lock);
 		init_waitqueue_head(&ch->wq);
 		atomic_set(&ch->irq_done, 0);
@@ -227,7 +384,7 @@ void fpgad_file_teardown(struct fpgad_file *file, int status)
 
 	xa_for_each(&file->pins, idx, pin) {
 		xa_erase(&file->pins, idx);
-		fpgad_pin_release(fdev, pin);
+		fpgad_pin_put(pin);
 	}
 	wake_up_all(&file->wq);
 out:
@@ -313,6 +470,24 @@ static int fpgad_ioc_version(struct fpgad_file *file, void __user *arg)
 	return 0;
 }
 
+/*
+ * The rate a default timeout assumes: a quarter of the link's raw rate,
+ * room for a card that moves data slower than its link.
+ */
+static u64 fpgad_timeout_rate(struct fpgad_dev *fdev)
+{
+	return max_t(u64, 1, fdev->link_bytes_per_ms / 4);
+}
+
+/* The timeout of a SUBMIT that gives none: the base plus its length's. */
+static u32 fpgad_default_timeout_ms(struct fpgad_dev *fdev, u64 length)
+{
+	u64 ms = READ_ONCE(fpgad_timeout_ms) +
+		 div64_u64(length, fpgad_timeout_rate(fdev));
+
+	return (u32)min_t(u64, ms, U32_MAX);
+}
+
 static int fpgad_ioc_info(struct fpgad_file *file, void __user *arg)
 {
 	struct fpgad_dev *fdev = file->fdev;
@@ -341,6 +516,7 @@ static int fpgad_ioc_info(struct fpgad_file *file, void __user *arg)
 	in.pci_bus = pdev->bus->number;
 	in.pci_devfn = pdev->devfn;
 	in.default_timeout_ms = READ_ONCE(fpgad_timeout_ms);
+	in.timeout_bytes_per_ms = fpgad_timeout_rate(fdev);
 	strscpy(in.engine, fdev->engine->name, sizeof(in.engine));
 	return copy_to_user(arg, &in, sizeof(in)) ? -EFAULT : 0;
 }
@@ -421,7 +597,7 @@ static int fpgad_ioc_pin(struct fpgad_file *file, unsigned int cmd,
 	goto out;
 
 err_release:
-	fpgad_pin_release(fdev, pin);
+	fpgad_pin_put(pin);
 out:
 	mutex_unlock(&file->lock);
 	return ret;
@@ -450,7 +626,7 @@ static int fpgad_ioc_unpin(struct fpgad_file *file, void __user *arg)
 	if (atomic_read(&pin->users))
 		goto out;
 	xa_erase(&file->pins, u.handle);
-	fpgad_pin_release(file->fdev, pin);
+	fpgad_pin_put(pin);
 	ret = 0;
 out:
 	mutex_unlock(&file->lock);
@@ -501,6 +677,9 @@ static int fpgad_ioc_submit(struct fpgad_file *file, void __user *arg)
 	ret = -ENOLINK;
 	if (READ_ONCE(pin->dead))
 		goto err;
+	ret = -EIO;
+	if (READ_ONCE(ch->wedged))
+		goto err;
 
 	spin_lock(&file->cq_lock);
 	full = file->outstanding >= fpgad_max_inflight;
@@ -520,11 +699,13 @@ static int fpgad_ioc_submit(struct fpgad_file *file, void __user *arg)
 	x->card_addr = s.card_addr;
 	x->length = s.length;
 	x->dir = s.direction;
-	x->timeout_ms = s.timeout_ms ? s.timeout_ms : READ_ONCE(fpgad_timeout_ms);
+	x->timeout_ms = s.timeout_ms ? s.timeout_ms :
+			fpgad_default_timeout_ms(fdev, s.length);
 	x->rec.cookie = s.cookie;
 	x->rec.channel = s.channel;
 	x->rec.direction = s.direction;
 	atomic_inc(&pin->users);
+	fpgad_pin_get(pin);
 	atomic64_inc(&fdev->ctr.inflight);
 
 	spin_lock(&ch->lock);
@@ -563,7 +744,15 @@ static int fpgad_ioc_reset(struct fpgad_file *file, void __user *arg)
 	/* A running transfer of ours stops and releases hw_lock. */
 	mutex_lock(&ch->hw_lock);
 	ret = fdev->engine->reset(ch);
+	if (!ret)
+		fpgad_chan_unwedge(ch);
 	mutex_unlock(&ch->hw_lock);
+	/*
+	 * The engine did not stop: only resetting the function is left; and
+	 * only that turns bus mastering back on after a revoke.
+	 */
+	if ((ret && READ_ONCE(ch->wedged)) || READ_ONCE(fdev->master_off))
+		ret = fpgad_dev_reset(fdev);
 	atomic64_inc(&fdev->ctr.resets);
 	if (ret)
 		dev_err(&fdev->pdev->dev, "channel %u reset failed: %d\n",
@@ -571,6 +760,31 @@ static int fpgad_ioc_reset(struct fpgad_file *file, void __user *arg)
 out:
 	mutex_unlock(&file->lock);
 	return ret;
+}
+
+static int fpgad_ioc_p2p_path(struct fpgad_file *file, void __user *arg)
+{
+	struct fpgad_dev *fdev = file->fdev;
+	struct fpgad_dma_p2p_path p;
+	int ret;
+
+	if (copy_from_user(&p, arg, sizeof(p)))
+		return -EFAULT;
+	if (p.reserved0 || p.reserved1)
+		return -EINVAL;
+	if (READ_ONCE(fdev->dead))
+		return -ENODEV;
+	ret = fpgad_p2p_path(fdev->pdev, &p);
+	if (ret == -E2BIG) {
+		/* Only the count needed goes back. */
+		if (copy_to_user(arg + offsetof(struct fpgad_dma_p2p_path, n_hops),
+				 &p.n_hops, sizeof(p.n_hops)))
+			return -EFAULT;
+		return ret;
+	}
+	if (ret)
+		return ret;
+	return copy_to_user(arg, &p, sizeof(p)) ? -EFAULT : 0;
 }
 
 static long fpgad_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
@@ -596,6 +810,8 @@ static long fpgad_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return fpgad_ioc_submit(file, argp);
 	case FPGAD_DMA_IOC_RESET:
 		return fpgad_ioc_reset(file, argp);
+	case FPGAD_DMA_IOC_P2P_PATH:
+		return fpgad_ioc_p2p_path(file, argp);
 	default:
 		return -ENOTTY;
 	}

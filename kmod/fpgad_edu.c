@@ -10,7 +10,8 @@
  * H2C channel 0 and C2H channel 0 are the same fpgad channel.
  *
  * edu cannot abort a command.  Stopping after a timeout therefore means
- * waiting until its RUN bit clears, after which no DMA is outstanding.
+ * waiting until its RUN bit clears, after which no DMA is outstanding; a
+ * command that never finishes wedges the channel.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -21,7 +22,7 @@
 #include <linux/pci.h>
 #include <linux/slab.h>
 
-#include "fpgad.h"
+#include "fpgad_drv.h"
 
 #define EDU_REG_ID		0x00
 #define EDU_REG_IRQ_STATUS	0x24
@@ -105,6 +106,8 @@ static int edu_dma_one(struct fpgad_chan *ch, struct edu *edu, u32 dir,
 	}
 
 	drained = edu_drain(ch, edu);
+	if (drained)
+		fpgad_chan_wedge(ch);
 	return drained ? drained : ret;
 }
 
@@ -133,9 +136,23 @@ static int edu_reset(struct fpgad_chan *ch)
 	int ret;
 
 	ret = edu_drain(ch, edu);
+	if (ret) {
+		fpgad_chan_wedge(ch);
+		return ret;
+	}
 	writel(readl(edu->bar + EDU_REG_IRQ_STATUS),
 	       edu->bar + EDU_REG_IRQ_ACK);
-	return ret;
+	return 0;
+}
+
+/* After a function reset: nothing is programmed ahead of a command. */
+static int edu_reinit(struct fpgad_dev *fdev)
+{
+	struct edu *edu = fdev->engine_priv;
+
+	writel(readl(edu->bar + EDU_REG_IRQ_STATUS),
+	       edu->bar + EDU_REG_IRQ_ACK);
+	return 0;
 }
 
 static irqreturn_t edu_irq(int irq, void *data)
@@ -231,4 +248,5 @@ const struct fpgad_engine fpgad_engine_edu = {
 	.remove = edu_remove,
 	.run = edu_run,
 	.reset = edu_reset,
+	.reinit = edu_reinit,
 };

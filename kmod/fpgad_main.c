@@ -17,7 +17,7 @@
 #include <linux/pci.h>
 #include <linux/slab.h>
 
-#include "fpgad.h"
+#include "fpgad_drv.h"
 
 #define FPGAD_MAX_IDS		16
 
@@ -70,6 +70,7 @@ FPGAD_COUNTER_ATTR(timeouts);
 FPGAD_COUNTER_ATTR(errors);
 FPGAD_COUNTER_ATTR(cancels);
 FPGAD_COUNTER_ATTR(resets);
+FPGAD_COUNTER_ATTR(wedged);
 
 static ssize_t engine_show(struct device *dev, struct device_attribute *attr,
 			   char *buf)
@@ -93,11 +94,37 @@ static struct attribute *fpgad_attrs[] = {
 	&dev_attr_errors.attr,
 	&dev_attr_cancels.attr,
 	&dev_attr_resets.attr,
+	&dev_attr_wedged.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(fpgad);
 
 /* --- PCI driver ---------------------------------------------------------- */
+
+/*
+ * Raw bytes per millisecond of the negotiated PCIe link, after line
+ * encoding (8b/10b to Gen2, 128b/130b from Gen3); PCIe Gen1 x1 when the
+ * link is not known (conventional PCI, a generation past this table).
+ */
+u64 fpgad_link_rate(struct pci_dev *pdev)
+{
+	static const u32 lane[] = { 0, 250000, 500000, 984615, 1969231,
+				    3938462, 7876923 };
+	u32 gen = 1, width = 1;
+	u16 lnksta;
+
+	if (pci_is_pcie(pdev) &&
+	    !pcie_capability_read_word(pdev, PCI_EXP_LNKSTA, &lnksta)) {
+		gen = lnksta & PCI_EXP_LNKSTA_CLS;
+		width = (lnksta & PCI_EXP_LNKSTA_NLW) >>
+			PCI_EXP_LNKSTA_NLW_SHIFT;
+	}
+	if (!gen || gen >= ARRAY_SIZE(lane))
+		gen = 1;
+	if (!width)
+		width = 1;
+	return (u64)lane[gen] * width;
+}
 
 static void fpgad_dev_release(struct device *dev)
 {
@@ -159,6 +186,7 @@ static int fpgad_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		goto err_regions;
 	}
 
+	fdev->link_bytes_per_ms = fpgad_link_rate(pdev);
 	fdev->wq = alloc_workqueue("fpgad%d", WQ_UNBOUND | WQ_MEM_RECLAIM, 0,
 				   fdev->minor);
 	if (!fdev->wq) {
@@ -216,13 +244,18 @@ static void fpgad_remove(struct pci_dev *pdev)
 	mutex_unlock(&fdev->lock);
 
 	destroy_workqueue(fdev->wq);
+	/*
+	 * A wedged engine may still be writing: no DMA leaves the card from
+	 * here on, then the rings and the pins it held can go.
+	 */
+	pci_clear_master(pdev);
 	fdev->engine->remove(fdev);
+	fpgad_chans_release_held(fdev);
 	kfree(fdev->chans);
 	fdev->chans = NULL;
 	fdev->nchans = 0;
 	memset(fdev->route, 0, sizeof(fdev->route));
 
-	pci_clear_master(pdev);
 	pci_release_regions(pdev);
 	pci_disable_device(pdev);
 	pci_set_drvdata(pdev, NULL);

@@ -7,8 +7,9 @@
  * mapped for the card with nvidia_p2p_dma_map_pages; the bus addresses go
  * into an sg table without struct pages, which the engines walk like any
  * other pin.  When the GPU memory is freed under the pin, NVIDIA calls
- * fpgad_nvp2p_free(): the pin turns dead (new transfers fail with ENOLINK)
- * and the page table and mapping are freed there, as the API requires.
+ * fpgad_nvp2p_free(): the pin turns dead (new transfers fail with ENOLINK),
+ * the engine writing it is stopped (fpgad_pin_revoke) and only then are
+ * the page table and mapping freed there, as the API requires.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -18,7 +19,7 @@
 
 #include <nv-p2p.h>
 
-#include "fpgad.h"
+#include "fpgad_drv.h"
 
 #define FPGAD_NVP2P_ALIGN	(64ULL << 10)
 
@@ -35,7 +36,8 @@ static void fpgad_nvp2p_free(void *data)
 {
 	struct fpgad_nvp2p *p = data;
 
-	WRITE_ONCE(p->pin->dead, true);
+	pr_warn("GPU memory at %llx freed under a pin\n", p->gpu_addr);
+	fpgad_pin_revoke(p->pin);
 	mutex_lock(&p->lock);
 	if (p->map)
 		nvidia_p2p_free_dma_mapping(p->map);
@@ -44,7 +46,6 @@ static void fpgad_nvp2p_free(void *data)
 		nvidia_p2p_free_page_table(p->pt);
 	p->pt = NULL;
 	mutex_unlock(&p->lock);
-	pr_warn("GPU memory at %llx freed under a pin\n", p->gpu_addr);
 }
 
 static u64 fpgad_nvp2p_page_bytes(const nvidia_p2p_page_table_t *pt)

@@ -9,6 +9,12 @@
  *         dma_buf_map_attachment() under the reservation lock.  Released in
  *         the reverse order: unmap and unpin under the lock, detach, put.
  * nvp2p:  fpgad_nvp2p.c, only in builds with NVIDIA_SRC=.
+ *
+ * A pin starts with one reference, the file's; a wedged channel takes
+ * another for the pin its engine may still write (fpgad_cdev.c).  The last
+ * fpgad_pin_put() unmaps and releases it.  When an exporter takes its
+ * memory back (move_notify, the nv-p2p free callback), fpgad_pin_revoke()
+ * stops the engine that uses it before the exporter goes on.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -19,16 +25,29 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 
-#include "fpgad.h"
+#include "fpgad_drv.h"
 
 /* One pin may cover at most this much (bounds the page array). */
 #define FPGAD_PIN_MAX		(64ULL << 30)
 
-static void fpgad_pin_account(struct fpgad_dev *fdev, struct fpgad_pin *pin,
-			      int sign)
+static void fpgad_pin_account(struct fpgad_pin *pin, int sign)
 {
-	atomic64_add(sign, &fdev->ctr.pins);
-	atomic64_add(sign * (s64)pin->length, &fdev->ctr.pinned_bytes);
+	atomic64_add(sign, &pin->fdev->ctr.pins);
+	atomic64_add(sign * (s64)pin->length, &pin->fdev->ctr.pinned_bytes);
+}
+
+static struct fpgad_pin *fpgad_pin_new(struct fpgad_dev *fdev,
+				       enum fpgad_pin_kind kind, u64 length)
+{
+	struct fpgad_pin *pin = kzalloc(sizeof(*pin), GFP_KERNEL);
+
+	if (!pin)
+		return NULL;
+	pin->fdev = fdev;
+	refcount_set(&pin->ref, 1);
+	pin->kind = kind;
+	pin->length = length;
+	return pin;
 }
 
 /* --- host memory ----------------------------------------------------------- */
@@ -47,11 +66,9 @@ int fpgad_pin_host(struct fpgad_dev *fdev, u64 addr, u64 length,
 	first = addr >> PAGE_SHIFT;
 	npages = ((addr + length - 1) >> PAGE_SHIFT) - first + 1;
 
-	pin = kzalloc(sizeof(*pin), GFP_KERNEL);
+	pin = fpgad_pin_new(fdev, FPGAD_PIN_HOST, length);
 	if (!pin)
 		return -ENOMEM;
-	pin->kind = FPGAD_PIN_HOST;
-	pin->length = length;
 	pin->host.pages = kvmalloc_array(npages, sizeof(struct page *),
 					 GFP_KERNEL);
 	if (!pin->host.pages) {
@@ -83,7 +100,7 @@ int fpgad_pin_host(struct fpgad_dev *fdev, u64 addr, u64 length,
 		goto err_table;
 	pin->sgt = &pin->host.table;
 	pin->base = 0;
-	fpgad_pin_account(fdev, pin, 1);
+	fpgad_pin_account(pin, 1);
 	*ret_pin = pin;
 	return 0;
 
@@ -97,9 +114,9 @@ err_free:
 	return ret;
 }
 
-static void fpgad_unpin_host(struct fpgad_dev *fdev, struct fpgad_pin *pin)
+static void fpgad_unpin_host(struct fpgad_pin *pin)
 {
-	dma_unmap_sgtable(&fdev->pdev->dev, &pin->host.table,
+	dma_unmap_sgtable(&pin->fdev->pdev->dev, &pin->host.table,
 			  DMA_BIDIRECTIONAL, 0);
 	sg_free_table(&pin->host.table);
 	/* The card may have written any of them. */
@@ -112,14 +129,15 @@ static void fpgad_unpin_host(struct fpgad_dev *fdev, struct fpgad_pin *pin)
 /*
  * The exporter wants to move the buffer.  The attachment is pinned, so a
  * well-behaved exporter never asks; if one does (memory revoked), the pin
- * turns dead and new transfers on it fail with -ENOLINK.
+ * turns dead, the engine that writes it is stopped before we return and
+ * new transfers on it fail with -ENOLINK.
  */
 static void fpgad_move_notify(struct dma_buf_attachment *attach)
 {
 	struct fpgad_pin *pin = attach->importer_priv;
 
-	WRITE_ONCE(pin->dead, true);
 	pr_warn("dma-buf %p revoked under a pin\n", attach->dmabuf);
+	fpgad_pin_revoke(pin);
 }
 
 static const struct dma_buf_attach_ops fpgad_importer_ops = {
@@ -152,11 +170,9 @@ int fpgad_pin_dmabuf(struct fpgad_dev *fdev, int fd, u64 offset, u64 length,
 		goto err_put;
 
 	ret = -ENOMEM;
-	pin = kzalloc(sizeof(*pin), GFP_KERNEL);
+	pin = fpgad_pin_new(fdev, FPGAD_PIN_DMABUF, length);
 	if (!pin)
 		goto err_put;
-	pin->kind = FPGAD_PIN_DMABUF;
-	pin->length = length;
 	pin->base = offset;
 
 	attach = dma_buf_dynamic_attach(buf, &fdev->pdev->dev,
@@ -197,7 +213,7 @@ int fpgad_pin_dmabuf(struct fpgad_dev *fdev, int fd, u64 offset, u64 length,
 	pin->sgt = sgt;
 	pin->dmabuf.buf = buf;
 	pin->dmabuf.attach = attach;
-	fpgad_pin_account(fdev, pin, 1);
+	fpgad_pin_account(pin, 1);
 	*ret_pin = pin;
 	return 0;
 
@@ -237,17 +253,15 @@ int fpgad_pin_nvp2p(struct fpgad_dev *fdev, u64 gpu_addr, u64 length,
 	struct fpgad_pin *pin;
 	int ret;
 
-	pin = kzalloc(sizeof(*pin), GFP_KERNEL);
+	pin = fpgad_pin_new(fdev, FPGAD_PIN_NVP2P, length);
 	if (!pin)
 		return -ENOMEM;
-	pin->kind = FPGAD_PIN_NVP2P;
-	pin->length = length;
 	ret = fpgad_nvp2p_pin(fdev, pin, gpu_addr, length);
 	if (ret) {
 		kfree(pin);
 		return ret;
 	}
-	fpgad_pin_account(fdev, pin, 1);
+	fpgad_pin_account(pin, 1);
 	*ret_pin = pin;
 	return 0;
 #else
@@ -257,21 +271,27 @@ int fpgad_pin_nvp2p(struct fpgad_dev *fdev, u64 gpu_addr, u64 length,
 
 /* --- common ------------------------------------------------------------------ */
 
-void fpgad_pin_release(struct fpgad_dev *fdev, struct fpgad_pin *pin)
+void fpgad_pin_get(struct fpgad_pin *pin)
 {
-	if (!pin)
+	refcount_inc(&pin->ref);
+}
+
+/* Drop a reference; the last one unmaps and releases the memory. */
+void fpgad_pin_put(struct fpgad_pin *pin)
+{
+	if (!pin || !refcount_dec_and_test(&pin->ref))
 		return;
-	fpgad_pin_account(fdev, pin, -1);
+	fpgad_pin_account(pin, -1);
 	switch (pin->kind) {
 	case FPGAD_PIN_HOST:
-		fpgad_unpin_host(fdev, pin);
+		fpgad_unpin_host(pin);
 		break;
 	case FPGAD_PIN_DMABUF:
 		fpgad_unpin_dmabuf(pin);
 		break;
 	case FPGAD_PIN_NVP2P:
 #ifdef FPGAD_NVP2P
-		fpgad_nvp2p_release(fdev, pin);
+		fpgad_nvp2p_release(pin->fdev, pin);
 #endif
 		break;
 	}

@@ -5,6 +5,8 @@
 #   make kmod         build kmod/fpgad_dma.ko against Debian's kernel headers,
 #                     warnings are errors
 #   make kmod-check   kmod, the guest test program, tests/kmod/run.sh (QEMU)
+#   make kmod-bringup the bring-up program for a real card
+#                     (tests/kmod/bringup.sh runs it; see README)
 #   make kmod-clean
 #
 # KMOD_KVER picks the kernel (default: the newest installed
@@ -21,7 +23,7 @@ KMOD_GUEST := $(BUILD)/tests/kmod/kmod_test
 KMOD_STRICT ?= 0
 NVIDIA_SRC ?=
 
-.PHONY: kmod kmod-check kmod-clean
+.PHONY: kmod kmod-check kmod-clean kmod-bringup
 
 # Kbuild tracks its own dependencies: always ask it.
 kmod:
@@ -36,14 +38,29 @@ kmod:
 		grep -v -e 'Skipping BTF generation' $(BUILD)/kmod.log; exit $$rc
 
 # The guest program links the daemon's xdma backend to drive it as well.
-KMOD_GUEST_SRC := $(wildcard tests/kmod/*.c) daemon/device_xdma.c daemon/log.c
+KMOD_GUEST_SRC := tests/kmod/kmod_test.c daemon/device_xdma.c daemon/log.c \
+	common/clock.c
 
 $(KMOD_GUEST): $(KMOD_GUEST_SRC) kmod/uapi/fpgad_dma.h daemon/device.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -static -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror \
-		-Ikmod/uapi -Idaemon -I/usr/include/libdrm -o $@ \
+		-Ikmod/uapi -Idaemon -Icommon -I/usr/include/libdrm -o $@ \
 		$(KMOD_GUEST_SRC) -lpthread
+
+# Links the daemon's memory backend: a GPU dma-buf where CUDA is built in.
+KMOD_BRINGUP := $(BUILD)/tests/kmod/bringup
+
+$(KMOD_BRINGUP): $(BUILD)/obj/tests/kmod/bringup.o $(BUILD)/libfpgad-core.a \
+		$(BUILD)/libfpgad-common.a
+	$(call msg,LD,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
+
+# Built and its script parsed in make check; run only on a card's host.
+kmod-bringup: $(KMOD_BRINGUP)
+	$(Q)sh -n tests/kmod/bringup.sh
+	$(Q)$(KMOD_BRINGUP) -h >/dev/null
 
 kmod-check:
 	$(Q)if [ ! -f $(KMOD_KDIR)/Makefile ]; then \
@@ -63,4 +80,6 @@ kmod-clean:
 		$(MAKE) --no-print-directory -C $(KMOD_KDIR) M=$(CURDIR)/kmod -s clean
 	$(Q)rm -rf $(BUILD)/kmod-test $(BUILD)/tests/kmod
 
-CHECK_EXTRA += kmod-check
+CHECK_EXTRA += kmod-bringup kmod-check
+
+-include tests/kmod/model.mk

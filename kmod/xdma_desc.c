@@ -63,13 +63,11 @@ uint64_t xdma_desc_add(struct xdma_desc_list *l, uint64_t host_addr,
 uint32_t xdma_desc_adjacent(const struct xdma_desc_list *l, uint32_t i)
 {
 	uint64_t at = l->bus + (uint64_t)i * XDMA_DESC_SIZE;
-	uint32_t in_block = (uint32_t)((XDMA_DESC_FETCH_BLOCK -
-					at % XDMA_DESC_FETCH_BLOCK) /
-				       XDMA_DESC_SIZE) - 1;
+	uint32_t pos = (uint32_t)(at / XDMA_DESC_SIZE % XDMA_DESC_ADJ_BLOCK);
+	uint32_t in_block = XDMA_DESC_ADJ_BLOCK - 1 - pos;
 	uint32_t in_list = l->count - 1 - i;
-	uint32_t adj = in_block < in_list ? in_block : in_list;
 
-	return adj < XDMA_DESC_MAX_ADJ ? adj : XDMA_DESC_MAX_ADJ;
+	return in_block < in_list ? in_block : in_list;
 }
 
 uint32_t xdma_desc_finish(struct xdma_desc_list *l)

@@ -17,11 +17,19 @@
  * The engine fetches a descriptor together with up to Nxt_adj (at most 63)
  * descriptors that follow it in memory, in one read that must not cross a
  * 4 KiB boundary; the SGDMA "descriptor adjacent" register gives that count
- * for the first descriptor.  The builder fills a contiguous array, links
- * every descriptor to the next one and gives each the largest adjacent
- * count that stays inside the array and inside the 4 KiB block, so that any
- * fetch the engine makes is valid.  The last descriptor has Stop,
- * Completed and EOP set and a next address of 0.
+ * for the first descriptor, each descriptor's Nxt_adj the count for the
+ * one its next address names.  The builder fills a contiguous array and
+ * links every descriptor to the next one.  Adjacent counts follow PG195's
+ * rule as Xilinx's driver applies it: memory is cut into blocks of 64
+ * descriptors (2 KiB, so that no block crosses 4 KiB), and inside a block
+ * the count goes down by one from descriptor to descriptor, to 0 at the
+ * block's last one or the list's.  Any fetch the engine makes is then
+ * valid.  The last descriptor has Stop, Completed and EOP set and a next
+ * address of 0.
+ *
+ * A descriptor moves at most XDMA_DESC_MAX_LEN: an engine told to stop
+ * finishes the descriptor it is on first, and that has to take a bounded
+ * time (1 MiB is 4 ms at PCIe Gen1 x1).
  */
 #ifndef FPGAD_XDMA_DESC_H
 #define FPGAD_XDMA_DESC_H
@@ -40,9 +48,10 @@
 #define XDMA_DESC_ADJ_SHIFT	8
 #define XDMA_DESC_ADJ_MASK	0x3fu
 #define XDMA_DESC_MAX_ADJ	63u
+#define XDMA_DESC_ADJ_BLOCK	64u		/* descriptors per adjacent block */
 #define XDMA_DESC_LEN_MASK	0x0fffffffu	/* the 28-bit length field */
-/* Longest piece put in one descriptor: a 4 KiB multiple below 2^28. */
-#define XDMA_DESC_MAX_LEN	0x0ffff000u
+/* Longest piece put in one descriptor. */
+#define XDMA_DESC_MAX_LEN	0x00100000u
 #define XDMA_DESC_SIZE		32u
 #define XDMA_DESC_FETCH_BLOCK	4096u		/* fetches stay inside one */
 
@@ -86,7 +95,10 @@ uint64_t xdma_desc_add(struct xdma_desc_list *l, uint64_t host_addr,
  */
 uint32_t xdma_desc_finish(struct xdma_desc_list *l);
 
-/* Extra descriptors the engine may fetch together with descriptor @i. */
+/*
+ * Extra descriptors the engine may fetch together with descriptor @i: the
+ * ones after it in its block of XDMA_DESC_ADJ_BLOCK and in the list.
+ */
 uint32_t xdma_desc_adjacent(const struct xdma_desc_list *l, uint32_t i);
 
 #endif /* FPGAD_XDMA_DESC_H */

@@ -1,13 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# tests/run-gpu-host.sh BUILD OUT - on a GPU host, from binaries built
-# elsewhere (make STATIC=1 BUILD=BUILD all gpu bench-bin): the demo in GPU
-# memory, the GPU suite, CUDA under the unit's sandbox and the benchmarks.  OUT receives summary.txt,
-# BENCHMARKS.md and logs.tgz (every log).  Builds nothing.
+# tests/run-gpu-host.sh BUILD OUT [suite|bench] - on a GPU host, from
+# binaries built elsewhere (make STATIC=1 BUILD=BUILD all gpu bench-bin):
+# the demo in GPU memory, fpgactl topo, the GPU suite, MPS with two uids
+# and CUDA under the unit's sandbox (suite), and the benchmarks (bench);
+# both without the third argument.  OUT receives summary.txt, BENCHMARKS.md
+# and logs.tgz (every log).  Builds nothing.
 set -u
 BUILD=${1:?usage: tests/run-gpu-host.sh BUILD OUT}
 OUT=${2:?usage: tests/run-gpu-host.sh BUILD OUT}
+STEPS=${3:-suite bench}
 mkdir -p "$OUT/logs"
 S=$OUT/summary.txt
 : > "$S"
@@ -18,29 +21,53 @@ if ldd "$BUILD/fpgad" | grep -q 'not found' && [ -d "$BUILD/lib" ]; then
 fi
 {
 	echo "host: $(hostname), $(nproc) CPUs, $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+	echo "kernel: $(uname -r)"
 	nvidia-smi -L 2>&1
 	ldd "$BUILD/fpgad" | grep 'not found' || true
 } >> "$S"
 
+case $STEPS in *suite*)
 echo "== demo: capture and verify 10,000 frames (GPU memory)" >> "$S"
 BUILD=$BUILD tests/demo.sh > "$OUT/logs/demo.log" 2>&1
 echo "demo: exit $?" >> "$S"
 grep -E '^(mode|channel|frames|verified|drops|rate|wake-up)' "$OUT/logs/demo.log" >> "$S"
+
+echo "== fpgactl topo: the sim card, the host's GPUs, auto's choice for c2h0" >> "$S"
+T=$(mktemp -d /tmp/fpgad-topo.XXXXXX)
+"$BUILD/fpgad" --runtime-dir "$T" 2> "$OUT/logs/topo-fpgad.log" &
+pid=$!
+i=0
+until "$BUILD/fpgactl" --url "ipc://$T/fpgad.sock" topo > "$OUT/logs/topo.txt" 2>&1 ||
+      [ $i -ge 200 ] || ! kill -0 $pid 2>/dev/null; do
+	sleep 0.05
+	i=$((i + 1))
+done
+sed '/^Legend:/,$d' "$OUT/logs/topo.txt" >> "$S"
+kill $pid 2>/dev/null
+wait $pid 2>/dev/null
+rm -rf "$T"
 
 echo "== GPU suite" >> "$S"
 tests/gpu/run.sh "$BUILD" "$OUT/logs/gpu" > "$OUT/logs/gpu.log" 2>&1
 echo "gpu suite: exit $?" >> "$S"
 tail -n 30 "$OUT/logs/gpu.log" >> "$S"
 
+echo "== MPS and a consumer of another uid" >> "$S"
+tests/gpu/mps_users.sh "$BUILD" "$OUT/logs/mps-users" >> "$S" 2>&1
+
 echo "== CUDA under fpgad.service's sandbox (needs systemd as PID 1)" >> "$S"
 tests/system/gpu-sandbox.sh "$BUILD" > "$OUT/logs/gpu-sandbox.log" 2>&1
 echo "gpu sandbox: exit $?" >> "$S"
 grep '^gpu-sandbox:' "$OUT/logs/gpu-sandbox.log" >> "$S"
 
+;; esac
+
+case $STEPS in *bench*)
 echo "== benchmarks" >> "$S"
 BENCH_MD="$OUT/BENCHMARKS.md" tests/bench/run.sh "$BUILD" "$OUT/logs/bench" \
 	> "$OUT/logs/bench.log" 2>&1
 echo "bench: exit $?" >> "$S"
+;; esac
 
 tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$OUT/logs"
 cat "$S"

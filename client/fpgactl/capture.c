@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "fpgactl.h"
 #include "fpgad_simframe.h"
 
@@ -18,6 +19,9 @@
 
 struct capture {
 	uint64_t frames, verified, errors, drops, bytes;
+	uint64_t flagged;		/* frames fpgad flagged ERROR */
+	uint64_t restarts;		/* fpgad came back (--reconnect) */
+	bool fresh;			/* the next frame starts a new sequence */
 	uint64_t first_seq, last_seq;
 	uint64_t *lat_ns;
 	uint64_t n_lat;
@@ -62,13 +66,15 @@ static void report(const struct fpgactl_opts *o, const struct capture *cap,
 
 	if (o->json) {
 		json_t *j = json_pack(
-			"{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:f, s:{s:f, s:f, s:f}}",
+			"{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:{s:f, s:f, s:f}}",
 			"channel", info->name, "memory",
 			info->memory == FPGAD_MEMORY_CUDA ? "cuda" : "host",
 			"mode", info->mode,
 			"frames", (json_int_t)cap->frames,
 			"verified", (json_int_t)cap->verified,
 			"errors", (json_int_t)cap->errors,
+			"flagged", (json_int_t)cap->flagged,
+			"restarts", (json_int_t)cap->restarts,
 			"drops", (json_int_t)cap->drops, "fps", fps, "gbps", gbps,
 			"latency_us", "p50", percentile_us(cap, 0.50),
 			"p99", percentile_us(cap, 0.99),
@@ -83,8 +89,13 @@ static void report(const struct fpgactl_opts *o, const struct capture *cap,
 	       (unsigned long long)cap->first_seq,
 	       (unsigned long long)cap->last_seq,
 	       (unsigned long long)info->frame_size);
-	printf("verified   %llu, errors %llu\n", (unsigned long long)cap->verified,
-	       (unsigned long long)cap->errors);
+	printf("verified   %llu, errors %llu, flagged by fpgad %llu\n",
+	       (unsigned long long)cap->verified,
+	       (unsigned long long)cap->errors,
+	       (unsigned long long)cap->flagged);
+	if (cap->restarts)
+		printf("restarts   %llu (fpgad came back; rode through)\n",
+		       (unsigned long long)cap->restarts);
 	printf("drops      %llu\n", (unsigned long long)cap->drops);
 	printf("rate       %.0f frames/s, %.3f GB/s\n", fps, gbps);
 	printf("wake-up    p50 %.1f us, p99 %.1f us, max %.1f us (DMA end to fpgactl)\n",
@@ -101,12 +112,22 @@ static int take(fpgad_channel *ch, const struct fpgactl_opts *o,
 
 	while (cap->frames < o->count) {
 		r = fpgad_frame_wait(ch, &f, o->timeout_ms);
-		woke = fpgactl_now_ns();
+		woke = clock_now_ns();
+		if (r == -ESTALE && o->reconnect) {
+			cap->restarts++;
+			cap->fresh = true;
+			fprintf(stderr, "fpgactl: fpgad restarted; reconnected to %s after %llu frames\n",
+				o->channel, (unsigned long long)cap->frames);
+			continue;
+		}
 		if (r < 0)
 			return r;
 		if (!cap->frames) {
 			cap->t0_ns = woke;
 			cap->first_seq = f.seq;
+		} else if (cap->fresh) {
+			/* A new fpgad counts from 0 again. */
+			cap->fresh = false;
 		} else if (f.seq > cap->last_seq + 1) {
 			cap->drops += f.seq - cap->last_seq - 1;
 		} else if (f.seq <= cap->last_seq) {
@@ -120,11 +141,14 @@ static int take(fpgad_channel *ch, const struct fpgactl_opts *o,
 		cap->bytes += f.length;
 		if (cap->n_lat < MAX_SAMPLES && woke > f.t_dma_end_ns)
 			cap->lat_ns[cap->n_lat++] = woke - f.t_dma_end_ns;
+		if (f.flags & FPGAD_FRAME_F_ERROR)
+			cap->flagged++;
 		if (o->verify) {
 			r = verify(ch, &f, pattern, psize, &off);
 			if (r == 0) {
 				cap->verified++;
-			} else {
+			} else if (!(f.flags & FPGAD_FRAME_F_ERROR)) {
+				/* Bad and not flagged: the worst kind. */
 				cap->errors++;
 				if (cap->errors <= 5)
 					fprintf(stderr, "fpgactl: frame %llu: %s at byte %llu\n",
@@ -138,7 +162,7 @@ static int take(fpgad_channel *ch, const struct fpgactl_opts *o,
 		if (r < 0)
 			return r;
 	}
-	cap->t1_ns = fpgactl_now_ns();
+	cap->t1_ns = clock_now_ns();
 	return 0;
 }
 
@@ -151,6 +175,7 @@ int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o)
 	fpgad_channel *ch;
 	int r, code = 1;
 
+	fpgad_set_reconnect(c, o->reconnect);
 	r = fpgad_channel_open(c, o->channel, o->shared ? FPGAD_OPEN_SHARED : 0, &ch);
 	if (r < 0)
 		return fpgactl_fail(c, o->channel, r);

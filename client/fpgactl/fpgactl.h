@@ -14,6 +14,7 @@ struct fpgactl_opts {
 	bool verify;
 	bool newest;
 	bool shared;
+	bool reconnect;		/* ride through fpgad restarts (capture) */
 	unsigned poll_us;
 	uint64_t count;
 	int timeout_ms;
@@ -31,7 +32,6 @@ struct json_t;
 
 /* Print @o indented (stable field order) and free it; NULL prints nothing. */
 void fpgactl_print_json(struct json_t *o);
-uint64_t fpgactl_now_ns(void);	/* CLOCK_MONOTONIC */
 /* One line on stderr naming fpgad's reason; returns the exit code 1. */
 int fpgactl_fail(fpgad_client *c, const char *what, int r);
 
@@ -39,5 +39,7 @@ int fpgactl_fail(fpgad_client *c, const char *what, int r);
 int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o);
 /* send.c */
 int fpgactl_send(fpgad_client *c, const struct fpgactl_opts *o);
+/* topo.c */
+int fpgactl_topo(fpgad_client *c, const struct fpgactl_opts *o);
 
 #endif

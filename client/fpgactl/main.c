@@ -27,14 +27,6 @@ void fpgactl_print_json(json_t *o)
 	json_decref(o);
 }
 
-uint64_t fpgactl_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int fpgactl_fail(fpgad_client *c, const char *what, int r)
 {
 	const char *msg = c ? fpgad_errmsg(c) : "";
@@ -79,12 +71,14 @@ static int cmd_status(fpgad_client *c, const struct fpgactl_opts *o)
 				"drops", (json_int_t)ch->drops,
 				"lessees", (json_int_t)ch->lessees));
 		}
-		fpgactl_print_json(json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:I, s:o}",
+		fpgactl_print_json(json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:I, s:o}",
 				     "version", s->version,
 				     "pid", (json_int_t)s->pid,
 				     "uptime_ms", (json_int_t)s->uptime_ms,
 				     "backend", s->backend, "mode", s->mode,
 				     "mode_reason", s->mode_reason,
+				     "gpu_sharing", s->gpu_sharing,
+				     "gpu_sharing_note", s->gpu_sharing_note,
 				     "clients", (json_int_t)s->clients,
 				     "channels", chans));
 		fpgad_status_free(s);
@@ -95,6 +89,10 @@ static int cmd_status(fpgad_client *c, const struct fpgactl_opts *o)
 	printf("backend:  %s\n", s->backend);
 	printf("mode:     %s%s%s%s\n", s->mode, s->mode_reason[0] ? " (" : "",
 	       s->mode_reason, s->mode_reason[0] ? ")" : "");
+	if (s->gpu_sharing[0])
+		printf("gpu:      %s%s%s%s\n", s->gpu_sharing,
+		       s->gpu_sharing_note[0] ? " (" : "", s->gpu_sharing_note,
+		       s->gpu_sharing_note[0] ? ")" : "");
 	printf("clients:  %u\n\n", s->clients);
 	printf("%-12s %-4s %-10s %-6s %-9s %5s %10s %12s %8s %7s\n", "CHANNEL",
 	       "DIR", "STATE", "MEMORY", "MODE", "SLOTS", "FRAME", "FRAMES",
@@ -168,7 +166,7 @@ static int cmd_stats(fpgad_client *c, const struct fpgactl_opts *o)
 	if (r < 0)
 		return fpgactl_fail(c, o->channel, r);
 	if (o->json) {
-		fpgactl_print_json(json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}",
+		fpgactl_print_json(json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}",
 				     "channel", o->channel, "state", st.state,
 				     "mode", st.mode,
 				     "frames", (json_int_t)st.frames,
@@ -181,6 +179,7 @@ static int cmd_stats(fpgad_client *c, const struct fpgactl_opts *o)
 				     "dma_ns_total", (json_int_t)st.dma_ns_total,
 				     "card_good", (json_int_t)st.card_good,
 				     "card_bad", (json_int_t)st.card_bad,
+				     "integrity_errors", (json_int_t)st.integrity_errors,
 				     "queued_avg", st.queued_avg));
 		return 0;
 	}
@@ -191,6 +190,8 @@ static int cmd_stats(fpgad_client *c, const struct fpgactl_opts *o)
 	       (unsigned long long)st.stalls);
 	printf("errors      %llu, %llu recoveries\n", (unsigned long long)st.errors,
 	       (unsigned long long)st.recoveries);
+	printf("integrity   %llu frames failed their CRC (flagged)\n",
+	       (unsigned long long)st.integrity_errors);
 	printf("copies      %llu (bounce)\n", (unsigned long long)st.copies);
 	printf("dma time    %.3f s in total\n", (double)st.dma_ns_total / 1e9);
 	printf("card queue  %.2f transfers on average at each completion\n",
@@ -225,6 +226,8 @@ static const struct fpgactl_cmd cmds[] = {
 	{ "capture", "CHANNEL", "take -n frames, report rate, drops, latency",
 	  fpgactl_capture },
 	{ "send", "CHANNEL", "hand -n frames to the card (h2c)", fpgactl_send },
+	{ "topo", "", "card x GPU topology, peer-to-peer verdict, auto's choice",
+	  fpgactl_topo },
 };
 
 static void usage(FILE *f)
@@ -238,6 +241,7 @@ static void usage(FILE *f)
 		   "  --newest       skip to the newest ready frame (capture)\n"
 		   "  --poll-us US   busy-poll US microseconds before sleeping (capture)\n"
 		   "  --shared       a shared-read lease (capture)\n"
+		   "  --reconnect    ride through a restart of fpgad (capture)\n"
 		   "  --timeout MS   give up waiting for a frame after MS (capture, send)\n"
 		   "\nCommands:\n", FPGAD_DEFAULT_URL);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
@@ -284,6 +288,7 @@ int main(int argc, char **argv)
 		{ "newest", no_argument, NULL, 'N' },
 		{ "poll-us", required_argument, NULL, 'P' },
 		{ "shared", no_argument, NULL, 'S' },
+		{ "reconnect", no_argument, NULL, 'R' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -321,6 +326,7 @@ int main(int argc, char **argv)
 			o.poll_us = (unsigned)v;
 			break;
 		case 'S': o.shared = true; break;
+		case 'R': o.reconnect = true; break;
 		case 'n':
 			if (parse_number(optarg, UINT64_MAX, &o.count) < 0 || !o.count) {
 				fprintf(stderr, "fpgactl: -n: '%s' is not a positive number\n", optarg);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fpgactl.h"
 #include "fpgad_simframe.h"
 
@@ -111,7 +112,7 @@ int fpgactl_send(fpgad_client *c, const struct fpgactl_opts *o)
 		fpgactl_fail(c, "stats", r);
 		goto out;
 	}
-	t0 = fpgactl_now_ns();
+	t0 = clock_now_ns();
 	for (i = 0; i < o->count; i++) {
 		r = send_one(ch, &info, o, frame, pattern, psize, i);
 		if (r < 0) {
@@ -121,7 +122,7 @@ int fpgactl_send(fpgad_client *c, const struct fpgactl_opts *o)
 		}
 	}
 	r = settle(c, o->channel, &before, o->count, &after);
-	t1 = fpgactl_now_ns();
+	t1 = clock_now_ns();
 	if (r < 0) {
 		fpgactl_fail(c, "the card did not take every frame", r);
 		goto out;

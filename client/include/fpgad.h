@@ -25,6 +25,13 @@
 extern "C" {
 #endif
 
+/* Marks the library's API; everything else in libfpgad.so is hidden. */
+#if defined(FPGAD_BUILDING_LIBRARY) && defined(__GNUC__)
+#define FPGAD_EXPORT __attribute__((visibility("default")))
+#else
+#define FPGAD_EXPORT
+#endif
+
 #define FPGAD_VERSION_MAJOR 0
 #define FPGAD_VERSION_MINOR 1
 #define FPGAD_VERSION_PATCH 0
@@ -33,8 +40,8 @@ extern "C" {
 	((FPGAD_VERSION_MAJOR << 16) | (FPGAD_VERSION_MINOR << 8) | FPGAD_VERSION_PATCH)
 
 /* Control protocol version spoken, and the oldest accepted. */
-#define FPGAD_PROTOCOL_VERSION 1
-#define FPGAD_PROTOCOL_MIN_VERSION 1
+#define FPGAD_PROTOCOL_VERSION 2
+#define FPGAD_PROTOCOL_MIN_VERSION 2
 
 /* Where fpgad listens when neither an URL nor $FPGAD_URL is given. */
 #define FPGAD_DEFAULT_URL "ipc:///run/fpgad/fpgad.sock"
@@ -42,31 +49,45 @@ extern "C" {
 typedef struct fpgad_client fpgad_client;
 
 /* Library version as "0.1.0". */
-const char *fpgad_version(void);
+FPGAD_EXPORT const char *fpgad_version(void);
 
 /* The URL fpgad_connect() uses for NULL: $FPGAD_URL, else the default. */
-const char *fpgad_default_url(void);
+FPGAD_EXPORT const char *fpgad_default_url(void);
 
 /*
  * Connect and exchange Hello.  @url NULL means fpgad_default_url().
- * Fails with -ECONNREFUSED when nothing listens, -EPROTO when the protocol
- * versions do not overlap or TLS is spoken on one side only, -EACCES when
- * the socket may not be opened or fpgad's TLS certificate is refused;
- * fpgad_errmsg(NULL) says why.  tls+tcp:// URLs verify fpgad's certificate
- * against the CA file $FPGAD_TLS_CA, for the URL's host or for the name in
+ * Fails with -ECONNREFUSED when nothing listens, -EUSERS when fpgad closed
+ * the connection without answering (its listener is at its connection
+ * limit), -EPROTO when the protocol versions do not overlap or TLS is
+ * spoken on one side only, -EACCES when the socket may not be opened or
+ * fpgad's TLS certificate is refused; fpgad_errmsg(NULL) says why.
+ * tls+tcp:// URLs verify fpgad's certificate against the CA file
+ * $FPGAD_TLS_CA, for the URL's host or for the name in
  * $FPGAD_TLS_SERVER_NAME.
  */
-int fpgad_connect(const char *url, fpgad_client **ret_client);
+FPGAD_EXPORT int fpgad_connect(const char *url, fpgad_client **ret_client);
 /* Close the connection; every lease it holds ends.  Accepts NULL. */
-void fpgad_disconnect(fpgad_client *c);
+FPGAD_EXPORT void fpgad_disconnect(fpgad_client *c);
 
 /* Reply timeout for each request, default 5000 ms. */
-void fpgad_set_timeout(fpgad_client *c, int timeout_ms);
+FPGAD_EXPORT void fpgad_set_timeout(fpgad_client *c, int timeout_ms);
+
+/*
+ * Ride through a restart of fpgad (off by default).  When fpgad stops or
+ * dies, fpgad_frame_wait() on a channel of @c reconnects and leases the
+ * same channel again (as long as its timeout allows; with -1, until fpgad
+ * is back), then returns -ESTALE once: every frame held until then is
+ * gone, and so is every pointer into the old ring (fpgad_slot_data() of
+ * the new ring may differ).  The next wait takes frames of the new ring.
+ * Without it, fpgad_frame_wait() returns -EPIPE within 100 ms of fpgad's
+ * death and the channel stays dead.
+ */
+FPGAD_EXPORT void fpgad_set_reconnect(fpgad_client *c, bool reconnect);
 
 enum fpgad_log_level { FPGAD_LOG_ERR = 3, FPGAD_LOG_WARN = 4, FPGAD_LOG_INFO = 6,
 		       FPGAD_LOG_DEBUG = 7 };
 typedef void (*fpgad_log_fn)(void *user, int level, const char *msg);
-void fpgad_set_log(fpgad_client *c, fpgad_log_fn fn, void *user);
+FPGAD_EXPORT void fpgad_set_log(fpgad_client *c, fpgad_log_fn fn, void *user);
 
 /*
  * fpgad's message for the last failed call on @c ("" if none).  With NULL:
@@ -74,10 +95,10 @@ void fpgad_set_log(fpgad_client *c, fpgad_log_fn fn, void *user);
  * (refused or unverifiable TLS, a plain listener where TLS was asked for
  * or the reverse), or "".
  */
-const char *fpgad_errmsg(const fpgad_client *c);
+FPGAD_EXPORT const char *fpgad_errmsg(const fpgad_client *c);
 
 /* The software string fpgad gave in Hello, e.g. "fpgad 0.1.0". */
-const char *fpgad_server_software(const fpgad_client *c);
+FPGAD_EXPORT const char *fpgad_server_software(const fpgad_client *c);
 
 struct fpgad_channel_summary {
 	char name[32];
@@ -101,12 +122,14 @@ struct fpgad_status {
 	char mode_reason[128];
 	uint32_t clients;
 	uint32_t pid;
+	char gpu_sharing[16];	/* "mps", "time-slicing", "unknown", "" (no GPU) */
+	char gpu_sharing_note[192]; /* why it matters, when it does */
 	uint32_t n_channels;
 	struct fpgad_channel_summary *channels;
 };
 
-int fpgad_status_get(fpgad_client *c, struct fpgad_status **ret_status);
-void fpgad_status_free(struct fpgad_status *s);
+FPGAD_EXPORT int fpgad_status_get(fpgad_client *c, struct fpgad_status **ret_status);
+FPGAD_EXPORT void fpgad_status_free(struct fpgad_status *s);
 
 struct fpgad_client_info {
 	uint32_t pid;
@@ -123,8 +146,8 @@ struct fpgad_client_list {
 	struct fpgad_client_info *clients;
 };
 
-int fpgad_clients_get(fpgad_client *c, struct fpgad_client_list **ret_list);
-void fpgad_clients_free(struct fpgad_client_list *l);
+FPGAD_EXPORT int fpgad_clients_get(fpgad_client *c, struct fpgad_client_list **ret_list);
+FPGAD_EXPORT void fpgad_clients_free(struct fpgad_client_list *l);
 
 /* --- channels and frames --------------------------------------------------- */
 
@@ -155,20 +178,21 @@ struct fpgad_channel_info {
  * holds it (fpgad_errmsg() says who), -ENOENT for an unknown channel,
  * -ENODEV for GPU memory in a process without CUDA.
  */
-int fpgad_channel_open(fpgad_client *c, const char *name, unsigned flags,
-		       fpgad_channel **ret_ch);
+FPGAD_EXPORT int fpgad_channel_open(fpgad_client *c, const char *name, unsigned flags,
+				    fpgad_channel **ret_ch);
 /* End the lease and unmap; accepts NULL.  Frames still held are released. */
-int fpgad_channel_close(fpgad_channel *ch);
+FPGAD_EXPORT int fpgad_channel_close(fpgad_channel *ch);
 
-void fpgad_channel_get_info(const fpgad_channel *ch,
-			    struct fpgad_channel_info *ret_info);
+FPGAD_EXPORT void fpgad_channel_get_info(const fpgad_channel *ch,
+					 struct fpgad_channel_info *ret_info);
 /* Base address of @slot: a host pointer, or a CUDA device pointer. */
-void *fpgad_slot_data(const fpgad_channel *ch, uint32_t slot);
+FPGAD_EXPORT void *fpgad_slot_data(const fpgad_channel *ch, uint32_t slot);
 
 /* fpgad_frame flags (as in fpgad_frames.h). */
 #define FPGAD_FRAME_F_ERROR 0x1u
 #define FPGAD_FRAME_F_TRUNCATED 0x2u
-#define FPGAD_FRAME_F_DROPPED_BEFORE 0x4u
+#define FPGAD_FRAME_F_DROPPED_BEFORE 0x4u	/* frames were lost just before
+						   this one: see lost */
 
 struct fpgad_frame {
 	uint64_t seq;		/* the card's frame number; gaps = lost frames */
@@ -180,7 +204,10 @@ struct fpgad_frame {
 	uint64_t t_publish_ns;
 	void *data;		/* fpgad_slot_data(slot) */
 	uint64_t skipped;	/* older frames released unread (newest mode) */
-	uint64_t pos_;		/* the library's */
+	uint64_t lost;		/* frames missing just before this one, as this
+				   process saw the sequence (seq - previous
+				   seq - 1, skipped ones included); nonzero
+				   exactly when flags has DROPPED_BEFORE */
 };
 
 /*
@@ -188,7 +215,7 @@ struct fpgad_frame {
  * ones unread (live-vision consumers); off by default (every frame, in
  * order).
  */
-void fpgad_channel_set_newest(fpgad_channel *ch, bool newest);
+FPGAD_EXPORT void fpgad_channel_set_newest(fpgad_channel *ch, bool newest);
 
 /*
  * Busy-poll: fpgad_frame_wait() checks for a frame for up to @us
@@ -196,17 +223,32 @@ void fpgad_channel_set_newest(fpgad_channel *ch, bool newest);
  * the wake-up from the frame's latency when frames come sooner than that,
  * at the price of this thread spinning.
  */
-void fpgad_channel_set_poll(fpgad_channel *ch, unsigned us);
+FPGAD_EXPORT void fpgad_channel_set_poll(fpgad_channel *ch, unsigned us);
 
 /*
  * Take the next frame, waiting up to @timeout_ms (-1 = forever, 0 = do
- * not wait): 0, -ETIMEDOUT, -EPIPE (lease ended or fpgad stopped),
- * -ESTALE (the ring was re-created: fpgad restarted).  The slot stays
- * yours, and is never written, until fpgad_frame_release().
+ * not wait): 0, -ETIMEDOUT, -EPIPE (the lease ended, or fpgad stopped or
+ * died: noticed within 100 ms whatever the timeout), -ESTALE (with
+ * fpgad_set_reconnect(): fpgad came back and the channel was leased
+ * again).  The slot stays yours, and is never written, until
+ * fpgad_frame_release().
  */
-int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_frame,
-		     int timeout_ms);
-int fpgad_frame_release(fpgad_channel *ch, const struct fpgad_frame *f);
+FPGAD_EXPORT int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_frame,
+				  int timeout_ms);
+FPGAD_EXPORT int fpgad_frame_release(fpgad_channel *ch, const struct fpgad_frame *f);
+
+/*
+ * Stream-ordered release: queue the frame's release on CUDA stream
+ * @cuda_stream (a cudaStream_t; NULL is the legacy default stream), behind
+ * the GPU work already queued there that reads the frame.  Returns at once;
+ * the slot goes back to fpgad when the GPU reaches that point, and no CPU
+ * thread waits for it.  The frame is no longer the process's to release.
+ * -ENODEV in a process or build without CUDA, -EOPNOTSUPP when the driver
+ * cannot write memory from a stream.
+ */
+FPGAD_EXPORT int fpgad_frame_release_async(fpgad_channel *ch,
+					   const struct fpgad_frame *f,
+					   void *cuda_stream);
 
 /*
  * h2c channels: fpgad_frame_wait() hands out an empty buffer (length 0,
@@ -214,23 +256,46 @@ int fpgad_frame_release(fpgad_channel *ch, const struct fpgad_frame *f);
  * write into it, then hand it to the card with @length bytes (1 to
  * slot_size).  fpgad_frame_release() gives a buffer back unused.
  */
-int fpgad_frame_submit(fpgad_channel *ch, const struct fpgad_frame *f,
-		       uint64_t length);
-/* Copy @len host bytes into a buffer of @ch (host or GPU memory). */
-int fpgad_frame_write(fpgad_channel *ch, const struct fpgad_frame *f,
-		      const void *src, uint64_t len);
+FPGAD_EXPORT int fpgad_frame_submit(fpgad_channel *ch, const struct fpgad_frame *f,
+				    uint64_t length);
+/*
+ * The same, stream-ordered: the buffer goes to the card when the GPU work
+ * queued on @cuda_stream before it (the kernel that fills it) is done.
+ * A buffer filled by your own GPU work and handed over with
+ * fpgad_frame_submit() must be complete first: synchronize the stream
+ * (cudaStreamSynchronize) before calling it, or use this call.
+ */
+FPGAD_EXPORT int fpgad_frame_submit_async(fpgad_channel *ch,
+					  const struct fpgad_frame *f,
+					  uint64_t length, void *cuda_stream);
+/*
+ * Copy @len host bytes into a buffer of @ch (host or GPU memory); when it
+ * returns they are there, and the card may read them.
+ */
+FPGAD_EXPORT int fpgad_frame_write(fpgad_channel *ch, const struct fpgad_frame *f,
+				   const void *src, uint64_t len);
 
 /*
  * Make a held frame readable on the host and return where: the slot
  * itself in host memory (no copy), else a copy in a pinned buffer of the
  * library's, made only when this frame is not already there.
  */
-int fpgad_frame_host(fpgad_channel *ch, const struct fpgad_frame *f,
-		     const void **ret_ptr);
+FPGAD_EXPORT int fpgad_frame_host(fpgad_channel *ch, const struct fpgad_frame *f,
+				  const void **ret_ptr);
+/*
+ * Check a held frame against the CRC-32C the card put in its header (the
+ * sim card's frame format, fpgad_simframe.h): 0 when the payload matches,
+ * -EBADMSG when it does not (corrupted on the way), -ENODATA when there
+ * is nothing to check (no CRC, or a frame cut short), -EINVAL when @f is
+ * not held.  A frame in GPU memory is read through fpgad_frame_host(), so
+ * it costs a copy; fpgad checks host-memory and bounce frames itself with
+ * integrity = crc32c and flags bad ones FPGAD_FRAME_F_ERROR.
+ */
+FPGAD_EXPORT int fpgad_frame_verify(fpgad_channel *ch, const struct fpgad_frame *f);
 /* Copies fpgad_frame_host() has made on @ch. */
-uint64_t fpgad_channel_host_copies(const fpgad_channel *ch);
+FPGAD_EXPORT uint64_t fpgad_channel_host_copies(const fpgad_channel *ch);
 /* Events fpgad raised (FPGAD_EVENT_* of fpgad_frames.h), marked read. */
-uint32_t fpgad_channel_events(fpgad_channel *ch);
+FPGAD_EXPORT uint32_t fpgad_channel_events(fpgad_channel *ch);
 
 struct fpgad_channel_stats {
 	char state[16];
@@ -245,25 +310,78 @@ struct fpgad_channel_stats {
 	uint64_t dma_ns_total;
 	uint64_t card_good;	/* h2c on the sim backend: frames its sink verified */
 	uint64_t card_bad;	/* ... and rejected */
+	uint64_t integrity_errors; /* frames whose CRC fpgad found wrong
+				      (integrity = crc32c), flagged ERROR */
 	double queued_avg;	/* transfers queued on the card, on average,
 				   when one completed */
 };
 
-int fpgad_channel_stats(fpgad_client *c, const char *name,
-			struct fpgad_channel_stats *ret_stats);
+FPGAD_EXPORT int fpgad_channel_stats(fpgad_client *c, const char *name,
+				     struct fpgad_channel_stats *ret_stats);
 
 /*
  * Clear a channel that FAILED after repeated DMA errors, so that it streams
  * again; -EINVAL when it has not failed (fpgad_errmsg() says its state).
  */
-int fpgad_channel_reset(fpgad_client *c, const char *name);
+FPGAD_EXPORT int fpgad_channel_reset(fpgad_client *c, const char *name);
+
+/* --- peer-to-peer topology ------------------------------------------------- */
+
+/* One end of a card-GPU pair as fpgad reads it from sysfs. */
+struct fpgad_topo_end {
+	char address[16];	/* PCI address, "" for the simulated card */
+	bool found;		/* on the host's PCI bus */
+	int32_t numa_node;	/* -1: none or unknown */
+	char host_bridge[16];	/* "pci0000:00", "" unknown */
+	char root_port[16];	/* the first bridge below it, "" none */
+	int32_t iommu_group;	/* -1: none */
+	char iommu[16];		/* none, passthrough, translated, blocked,
+				   unmanaged, unknown */
+};
+
+/* The card and one GPU: the path classed as nvidia-smi topo -m does. */
+struct fpgad_topo_gpu {
+	struct fpgad_topo_end gpu;
+	char path_class[8];	/* PIX, PXB, PHB, NODE, SYS, SIM, unknown */
+	char verdict[16];	/* direct, host-bridge, iommu, acs-redirect, vm,
+				   unsupported, simulated, no-gpu, unknown */
+	char reason[256];	/* one line: the path and the verdict's cause */
+	char common_bridge[16];	/* the lowest bridge above both, "" none */
+	char acs_bridge[16];	/* the first bridge redirecting, "" none */
+	bool kernel;		/* the kernel module answered */
+	int32_t distance;	/* its pci_p2pdma_distance(), with kernel */
+	char warning[192];	/* the first file that could not be read */
+};
+
+struct fpgad_topo_channel {
+	char name[32];
+	char gpu[16];		/* PCI address of its GPU, "" in host memory */
+	char mode[16];		/* in use */
+	char mode_reason[192];
+	double gpudirect_bps;	/* measured at start; 0 = not measured */
+	double bounce_bps;
+};
+
+struct fpgad_topology {
+	char card[64];		/* the device's name */
+	struct fpgad_topo_end card_end;
+	bool simulated;		/* the simulated card: no PCI path */
+	bool vm;		/* the host is a virtual machine */
+	char vm_reason[96];
+	char sysfs[256];	/* where fpgad read the tree, "" for /sys */
+	char warning[192];	/* a host file that could not be read */
+	uint32_t n_gpus;
+	struct fpgad_topo_gpu *gpus;
+	uint32_t n_channels;
+	struct fpgad_topo_channel *channels;
+};
 
 /*
- * Send @len raw bytes as one request and return the reply's status code
- * and message: for tools and tests that probe fpgad with hand-made bytes.
+ * The card against every GPU of fpgad's host (Topology), with what auto
+ * chose for each channel; served on the remote listener too.
  */
-int fpgad_raw_request(fpgad_client *c, const void *buf, size_t len,
-		      int *ret_code, char *msg, size_t msglen);
+FPGAD_EXPORT int fpgad_topology_get(fpgad_client *c, struct fpgad_topology **ret_topo);
+FPGAD_EXPORT void fpgad_topology_free(struct fpgad_topology *t);
 
 #ifdef __cplusplus
 }

@@ -83,7 +83,7 @@ extern "C" {
  * and give meaning to reserved bits and bytes that were zero before.
  */
 #define FPGAD_FRAMES_VERSION_MAJOR 1
-#define FPGAD_FRAMES_VERSION_MINOR 1
+#define FPGAD_FRAMES_VERSION_MINOR 3
 
 /* Largest descriptor count either side accepts. */
 #define FPGAD_FRAMES_MAX_DESCS (1u << 16)
@@ -110,10 +110,19 @@ extern "C" {
 #define FPGAD_FRAMES_C2H 0u
 #define FPGAD_FRAMES_H2C 1u
 
-/* Event bits: sticky within a generation. */
-#define FPGAD_EVENT_RESET 0x1u		/* the channel was reset */
+/*
+ * Event bits: sticky within a generation.  Each raise also counts in
+ * event_count[] (minor 2), so a consumer can tell an event that comes
+ * again (a second reset) from one it has seen.
+ */
+#define FPGAD_EVENT_RESET 0x1u		/* the channel's engine was reset
+					   after a DMA error or timeout */
 #define FPGAD_EVENT_CLOSED 0x2u		/* lease ended; no more frames */
 #define FPGAD_EVENT_DAEMON_GONE 0x4u	/* fpgad is shutting down */
+#define FPGAD_EVENT_FAILED 0x8u		/* the channel FAILED after repeated
+					   DMA errors; no frames until it is
+					   reset (fpgactl reset) */
+#define FPGAD_EVENT_COUNT 8		/* event bits with a counter */
 
 struct fpgad_frame_desc {
 	/*
@@ -193,7 +202,12 @@ struct fpgad_frames_header {
 	uint32_t cons_futex;
 	/* [P] atomic.  Nonzero while the producer sleeps on prod_futex. */
 	uint32_t prod_waiting;
-	uint8_t reserved1[40];
+	/*
+	 * [P] atomic.  (minor 2) How many times event bit (1 << i) was
+	 * raised; incremented before events and event_seq are stored.
+	 */
+	uint32_t event_count[FPGAD_EVENT_COUNT];
+	uint8_t reserved1[8];
 
 	/* --- line 2: [C] consumer-written --- */
 
@@ -203,7 +217,19 @@ struct fpgad_frames_header {
 	uint32_t cons_waiting;
 	/* [C] atomic.  Futex word the producer sleeps on. */
 	uint32_t prod_futex;
-	uint8_t reserved2[48];
+	/*
+	 * [C] atomic.  (minor 3) Stream-ordered releases.  A consumer may have
+	 * a GPU store a descriptor's RELEASED state (its low 32 bits) once the
+	 * GPU work queued before it is done, with no CPU thread waiting.  It
+	 * counts each such release it queues in async_issued (a CPU store,
+	 * before it queues the GPU's), and has the GPU store that count in
+	 * async_done after the state.  Such a release wakes nobody: while the
+	 * two differ, the producer looks at the state words now and then
+	 * instead of sleeping on prod_futex alone.
+	 */
+	uint32_t async_issued;
+	uint32_t async_done;
+	uint8_t reserved2[40];
 };
 
 #define FPGAD_FRAMES_LINE 64
@@ -251,10 +277,13 @@ FPGAD_FRAMES_AT(fpgad_frames_header, events, 72);
 FPGAD_FRAMES_AT(fpgad_frames_header, event_seq, 76);
 FPGAD_FRAMES_AT(fpgad_frames_header, cons_futex, 80);
 FPGAD_FRAMES_AT(fpgad_frames_header, prod_waiting, 84);
+FPGAD_FRAMES_AT(fpgad_frames_header, event_count, 88);
 /* The consumer's line. */
 FPGAD_FRAMES_AT(fpgad_frames_header, cursor, 128);
 FPGAD_FRAMES_AT(fpgad_frames_header, cons_waiting, 136);
 FPGAD_FRAMES_AT(fpgad_frames_header, prod_futex, 140);
+FPGAD_FRAMES_AT(fpgad_frames_header, async_issued, 144);
+FPGAD_FRAMES_AT(fpgad_frames_header, async_done, 148);
 
 #ifdef __cplusplus
 }

@@ -10,7 +10,8 @@
  * A frame of L bytes (L >= FPGAD_SIMFRAME_HDR_SIZE) is
  *
  *   [0, 64)  struct fpgad_simframe_hdr: magic, header size, sequence number
- *            N, frame length L, source id, a checksum over the header
+ *            N, frame length L, source id, the CRC-32C of the payload (when
+ *            flags has FPGAD_SIMFRAME_F_CRC), a checksum over the header
  *   [64, L)  payload: bytes of the pattern starting at byte offset
  *            fpgad_simframe_payload_offset(N) = (N mod 4093) * 8
  *
@@ -43,6 +44,9 @@
 #define FPGAD_SIMFRAME_HDR_SIZE 64u
 /* Payload start offsets cycle through this many words (a prime). */
 #define FPGAD_SIMFRAME_OFFSET_WORDS 4093u
+/* Header flags. */
+#define FPGAD_SIMFRAME_F_CRC 0x1u	/* payload_crc is the payload's CRC-32C */
+
 /* Pass as @expect_seq to accept any sequence number. */
 #define FPGAD_SIMFRAME_ANY_SEQ UINT64_MAX
 
@@ -65,7 +69,9 @@ struct fpgad_simframe_hdr {
 	uint32_t source;	/* card channel (engine) that produced it */
 	uint64_t seq;		/* frame number N, from 0 per source */
 	uint64_t length;	/* whole frame, header included */
-	uint64_t reserved[3];	/* zero */
+	uint32_t payload_crc;	/* CRC-32C of bytes [64, length) */
+	uint32_t flags;		/* FPGAD_SIMFRAME_F_* */
+	uint64_t reserved[2];	/* zero */
 	uint64_t check;		/* fpgad_simframe_hdr_check() of it */
 };
 
@@ -141,9 +147,10 @@ fpgad_simframe_hdr_check(const struct fpgad_simframe_hdr *h)
 				    (uint64_t)h->source << 32));
 	c = fpgad_simframe_mix(c ^ h->seq);
 	c = fpgad_simframe_mix(c ^ h->length);
+	c = fpgad_simframe_mix(c ^ ((uint64_t)h->payload_crc |
+				    (uint64_t)h->flags << 32));
 	c = fpgad_simframe_mix(c ^ h->reserved[0]);
 	c = fpgad_simframe_mix(c ^ h->reserved[1]);
-	c = fpgad_simframe_mix(c ^ h->reserved[2]);
 	return c;
 }
 
@@ -157,9 +164,19 @@ fpgad_simframe_hdr_init(struct fpgad_simframe_hdr *h, uint64_t seq,
 	h->source = source;
 	h->seq = seq;
 	h->length = length;
+	h->payload_crc = 0;
+	h->flags = 0;
 	h->reserved[0] = 0;
 	h->reserved[1] = 0;
-	h->reserved[2] = 0;
+	h->check = fpgad_simframe_hdr_check(h);
+}
+
+/* Record the payload's CRC-32C (computed by the card) in a header. */
+FPGAD_HD static inline void
+fpgad_simframe_hdr_set_crc(struct fpgad_simframe_hdr *h, uint32_t crc)
+{
+	h->payload_crc = crc;
+	h->flags |= FPGAD_SIMFRAME_F_CRC;
 	h->check = fpgad_simframe_hdr_check(h);
 }
 

@@ -7,7 +7,17 @@
  * field as "in" (written by the caller), "out" (written by the driver) or
  * "in/out".  Fields named reserved must be zero on input and are zero on
  * output.  Every ioctl is _IOWR(FPGAD_DMA_IOC_MAGIC, nr, struct) and
- * returns 0 or -1 with errno set; "out" fields are written only on success.
+ * returns 0 or -1 with errno set; "out" fields are written only on success
+ * (P2P_PATH's E2BIG, which writes n_hops, is the one exception).
+ * Every field's offset is asserted at the end of this header.
+ *
+ * FPGAD_DMA_ABI_VERSION changes whenever anything in this header changes
+ * meaning, layout or is added (a structure, a field taken from reserved, an
+ * ioctl, a flag, an errno); the driver and its users must agree on it
+ * exactly (see FPGAD_DMA_IOC_VERSION).  Version 2 added P2P_PATH, the
+ * wedged channel (COMPLETION_WEDGED, EIO from SUBMIT and RESET, EAGAIN
+ * from RESET) and timeouts that grow with the length
+ * (info.timeout_bytes_per_ms).
  *
  * Model
  * -----
@@ -48,10 +58,32 @@
  *      engine is halted and the driver waits until the card has no DMA
  *      outstanding for it before it completes the record with -ETIMEDOUT,
  *      so the memory may be reused at once and the channel takes the next
- *      transfer without a module reload.
+ *      transfer without a module reload.  The wait is bounded: an engine
+ *      finishes the descriptor it is on (at most 1 MiB) and then stops.
+ *      One that does not (a hung AXI slave on the card, a link that went
+ *      down) leaves its channel "wedged": the record completes with
+ *      FPGAD_DMA_COMPLETION_WEDGED set, the pin the engine may still write
+ *      stays held (closing the file does not release it) until the engine
+ *      is known to have stopped, later SUBMITs to the channel fail with EIO
+ *      and what is queued on it completes with -EIO and the flag.  The
+ *      sysfs attribute "wedged" counts such channels.
  *   7. FPGAD_DMA_IOC_RESET (channel): cancels this file's queued and
  *      running transfers on that channel (status -ECANCELED) and resets the
- *      engine.  Other files' transfers stay queued.
+ *      engine.  Other files' transfers stay queued.  On a wedged channel it
+ *      first tries to stop the engine again; if that fails it resets the
+ *      whole PCI function (transfers of other channels wait meanwhile),
+ *      which stops every engine.  Either way the held pins are released
+ *      and the channel takes transfers again.  EIO: the engine did not stop
+ *      and the function cannot be reset (the channel stays wedged until the
+ *      card is removed or the module unloaded, which disables the card's
+ *      bus mastering first); EAGAIN: the PCI core was busy with the device
+ *      (being removed or reset by someone else), try again.
+ *   8. A pin whose memory its exporter takes back (nv-p2p free callback,
+ *      dma-buf move_notify) turns dead: the transfer running on it is
+ *      stopped before the driver lets the exporter go on, queued ones
+ *      complete with -ENOLINK.  If the engine cannot be stopped, the
+ *      card's bus mastering is switched off (every channel of the card
+ *      then fails until a RESET resets the function).
  *
  * Errors common to all ioctls: EFAULT (bad pointer), EINVAL (bad field or
  * non-zero reserved field), EPROTO (no VERSION yet), ENODEV (the card was
@@ -63,7 +95,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define FPGAD_DMA_ABI_VERSION	1
+#define FPGAD_DMA_ABI_VERSION	2
 
 /* Device nodes are /dev/fpgad0, /dev/fpgad1, ...; the class is "fpgad". */
 #define FPGAD_DMA_CLASS		"fpgad"
@@ -109,9 +141,12 @@ struct fpgad_dma_info {
 	__u8 pci_bus;		/* out */
 	__u8 pci_devfn;		/* out */
 	__u16 reserved0;	/* out: zero */
-	__u32 default_timeout_ms; /* out: timeout of a SUBMIT with 0 */
+	__u32 default_timeout_ms; /* out: timeout of a SUBMIT with 0, plus
+				 * length / timeout_bytes_per_ms */
 	char engine[16];	/* out: "xdma" or "edu", NUL terminated */
-	__u64 reserved[4];	/* out: zero */
+	__u64 timeout_bytes_per_ms; /* out: a quarter of the link's raw rate
+				 * (PCIe Gen1 x1 when not known) */
+	__u64 reserved[3];	/* out: zero */
 };
 
 /*
@@ -169,7 +204,8 @@ struct fpgad_dma_unpin {
  * [offset, offset + length) of the pin @handle and card address @card_addr.
  * Errors: ENOENT (handle), EINVAL (range outside the pin or the card,
  * length 0 or above max_transfer, channel), EAGAIN (max_inflight reached),
- * ENOLINK (pin revoked by its exporter).
+ * ENOLINK (pin revoked by its exporter), EIO (the channel is wedged: RESET
+ * it, see "Model" 6).
  */
 struct fpgad_dma_submit {
 	__u32 channel;		/* in: engine index within @direction */
@@ -187,12 +223,15 @@ struct fpgad_dma_submit {
  * One completion, as read(2) returns it.  @status is 0 or a negative errno:
  * -ETIMEDOUT (stopped after the timeout), -EIO (the engine reported an
  * error), -ECANCELED (RESET or close), -ENODEV (card removed), -ENOLINK
- * (pin revoked before the transfer started).
+ * (pin revoked before or while the transfer ran).
  */
+#define FPGAD_DMA_COMPLETION_WEDGED (1u << 0)	/* the engine did not stop:
+						 * the channel is wedged */
+
 struct fpgad_dma_completion {
 	__u64 cookie;		/* out: from the SUBMIT */
 	__s32 status;		/* out: 0 or -errno */
-	__u32 flags;		/* out: zero */
+	__u32 flags;		/* out: FPGAD_DMA_COMPLETION_* */
 	__u64 length;		/* out: bytes moved (0 unless status is 0) */
 	__u64 t_start_ns;	/* out: CLOCK_MONOTONIC when the engine started */
 	__u64 t_end_ns;		/* out: CLOCK_MONOTONIC when it finished */
@@ -200,10 +239,101 @@ struct fpgad_dma_completion {
 	__u32 direction;	/* out: from the SUBMIT */
 };
 
-/* FPGAD_DMA_IOC_RESET - see "Model" 7.  Errors: EINVAL (channel). */
+/*
+ * FPGAD_DMA_IOC_RESET - see "Model" 7.  Errors: EINVAL (channel), EIO
+ * (wedged and the function cannot be reset), EAGAIN (try again).
+ */
 struct fpgad_dma_reset {
 	__u32 channel;		/* in */
 	__u32 direction;	/* in */
+};
+
+/*
+ * FPGAD_DMA_IOC_P2P_PATH - the PCI path between the card and the PCI
+ * device @peer (a GPU) and the kernel's verdict on peer-to-peer DMA
+ * between them.  fpgad runs without privileges and PCI config space past
+ * the first 64 bytes (where the ACS capability lives) needs CAP_SYS_ADMIN,
+ * so the driver reads it.  It walks the path the way the kernel's
+ * pci_p2pdma_distance() does: up from each device through its upstream
+ * bridges to the lowest bridge above both (the common bridge, flagged
+ * FPGAD_P2P_HOP_COMMON) or, when there is none, to the root complex (a
+ * FPGAD_P2P_HOP_HOST_BRIDGE hop, two when the two sit under different host
+ * bridges).  @hops lists the bridges from the card's parent up, then from
+ * the top down to the peer's parent; the two devices themselves are not
+ * hops.  ACS_REDIRECT is set when a hop, the card or the peer has request
+ * redirect, completion redirect or egress control enabled (what the kernel
+ * checks).
+ *
+ * What the kernel forces: @distance, SUPPORTED and HOST_BRIDGE_OK come from
+ * pci_p2pdma_distance() (peer as provider, card as client).  A kernel built
+ * without CONFIG_PCI_P2PDMA (Debian's, for one) has no such walk: there
+ * @distance is -1, SUPPORTED and HOST_BRIDGE_OK are clear whatever the
+ * path, and FPGAD_P2P_NO_P2PDMA says so; judge by the hops.  (Exporters
+ * such as NVIDIA's map peer memory themselves, without that walk.)
+ *
+ * Errors: ENODEV (no PCI device has the peer address, or the card was
+ * removed), EINVAL (non-zero reserved field, or the peer is the card),
+ * E2BIG (the path has more than FPGAD_P2P_MAX_HOPS hops: @n_hops is set to
+ * the number needed, nothing else is written).
+ */
+#define FPGAD_P2P_MAX_HOPS	16
+
+/* Hop types. */
+#define FPGAD_P2P_HOP_ROOT_PORT		1	/* PCIe root port */
+#define FPGAD_P2P_HOP_UPSTREAM		2	/* switch upstream port */
+#define FPGAD_P2P_HOP_DOWNSTREAM	3	/* switch downstream port */
+#define FPGAD_P2P_HOP_BRIDGE		4	/* any other bridge (PCI,
+						 * PCIe-to-PCI) */
+#define FPGAD_P2P_HOP_HOST_BRIDGE	5	/* the root complex: the path
+						 * crosses it; bus is its root
+						 * bus, devfn 0 */
+
+/* Hop flags. */
+#define FPGAD_P2P_HOP_ACS	0x1	/* has an ACS capability; acs_cap and
+					 * acs_ctrl are valid */
+#define FPGAD_P2P_HOP_REDIRECT	0x2	/* ACS redirects peer TLPs upstream
+					 * here (RR, CR or EC set in ctrl) */
+#define FPGAD_P2P_HOP_COMMON	0x4	/* the lowest bridge above both */
+
+struct fpgad_dma_p2p_hop {
+	__u32 domain;		/* out: PCI address of the bridge */
+	__u8 bus;		/* out */
+	__u8 devfn;		/* out */
+	__u8 type;		/* out: FPGAD_P2P_HOP_* type */
+	__u8 flags;		/* out: FPGAD_P2P_HOP_* flags */
+	__u16 acs_cap;		/* out: PCI_ACS_CAP, 0 without the capability */
+	__u16 acs_ctrl;		/* out: PCI_ACS_CTRL */
+	__u32 reserved;		/* out: zero */
+};				/* 16 bytes */
+
+/* Verdict bits. */
+#define FPGAD_P2P_SUPPORTED		0x1	/* pci_p2pdma_distance() >= 0:
+						 * the kernel would map it */
+#define FPGAD_P2P_VIA_HOST_BRIDGE	0x2	/* no common switch: TLPs
+						 * cross the root complex */
+#define FPGAD_P2P_HOST_BRIDGE_OK	0x4	/* ... and the kernel's host
+						 * bridge whitelist allows it */
+#define FPGAD_P2P_ACS_REDIRECT		0x8	/* a bridge on the path
+						 * redirects peer TLPs upstream */
+#define FPGAD_P2P_OTHER_DOMAIN		0x10	/* under different host
+						 * bridges or PCI domains */
+#define FPGAD_P2P_NO_P2PDMA		0x20	/* the kernel has no
+						 * CONFIG_PCI_P2PDMA: distance,
+						 * SUPPORTED, HOST_BRIDGE_OK
+						 * unknown */
+
+struct fpgad_dma_p2p_path {
+	__u32 peer_domain;	/* in: the peer's PCI address */
+	__u8 peer_bus;		/* in */
+	__u8 peer_devfn;	/* in */
+	__u16 reserved0;	/* in: zero */
+	__s32 distance;		/* out: pci_p2pdma_distance(), -1 when not
+				 * supported */
+	__u32 verdict;		/* out: FPGAD_P2P_* */
+	__u32 n_hops;		/* out: entries used in @hops */
+	__u32 reserved1;	/* in/out: zero */
+	struct fpgad_dma_p2p_hop hops[FPGAD_P2P_MAX_HOPS];
+				/* out: see above */
 };
 
 #define FPGAD_DMA_IOC_VERSION \
@@ -222,5 +352,119 @@ struct fpgad_dma_reset {
 	_IOWR(FPGAD_DMA_IOC_MAGIC, 0x06, struct fpgad_dma_submit)
 #define FPGAD_DMA_IOC_RESET \
 	_IOWR(FPGAD_DMA_IOC_MAGIC, 0x07, struct fpgad_dma_reset)
+#define FPGAD_DMA_IOC_P2P_PATH \
+	_IOWR(FPGAD_DMA_IOC_MAGIC, 0x08, struct fpgad_dma_p2p_path)
+
+/* The layout, field by field: what an ABI version promises. */
+#if !defined(__cplusplus) && (defined(__KERNEL__) || \
+	(defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L))
+#ifdef __KERNEL__
+#include <linux/stddef.h>
+#else
+#include <stddef.h>
+#endif
+#define FPGAD_DMA_AT(s, f, off) \
+	_Static_assert(offsetof(struct s, f) == (off), #s "." #f " at " #off)
+#define FPGAD_DMA_SIZE(s, n) \
+	_Static_assert(sizeof(struct s) == (n), #s " is " #n " bytes")
+
+FPGAD_DMA_AT(fpgad_dma_version, abi_version, 0);
+FPGAD_DMA_AT(fpgad_dma_version, features, 4);
+FPGAD_DMA_AT(fpgad_dma_version, reserved, 8);
+FPGAD_DMA_SIZE(fpgad_dma_version, 16);
+
+FPGAD_DMA_AT(fpgad_dma_info, h2c_channels, 0);
+FPGAD_DMA_AT(fpgad_dma_info, c2h_channels, 4);
+FPGAD_DMA_AT(fpgad_dma_info, link_gen, 8);
+FPGAD_DMA_AT(fpgad_dma_info, link_width, 12);
+FPGAD_DMA_AT(fpgad_dma_info, card_memory, 16);
+FPGAD_DMA_AT(fpgad_dma_info, align, 24);
+FPGAD_DMA_AT(fpgad_dma_info, max_inflight, 28);
+FPGAD_DMA_AT(fpgad_dma_info, max_transfer, 32);
+FPGAD_DMA_AT(fpgad_dma_info, vendor, 40);
+FPGAD_DMA_AT(fpgad_dma_info, device, 42);
+FPGAD_DMA_AT(fpgad_dma_info, pci_domain, 44);
+FPGAD_DMA_AT(fpgad_dma_info, pci_bus, 48);
+FPGAD_DMA_AT(fpgad_dma_info, pci_devfn, 49);
+FPGAD_DMA_AT(fpgad_dma_info, reserved0, 50);
+FPGAD_DMA_AT(fpgad_dma_info, default_timeout_ms, 52);
+FPGAD_DMA_AT(fpgad_dma_info, engine, 56);
+FPGAD_DMA_AT(fpgad_dma_info, timeout_bytes_per_ms, 72);
+FPGAD_DMA_AT(fpgad_dma_info, reserved, 80);
+FPGAD_DMA_SIZE(fpgad_dma_info, 104);
+
+FPGAD_DMA_AT(fpgad_dma_pin_host, addr, 0);
+FPGAD_DMA_AT(fpgad_dma_pin_host, length, 8);
+FPGAD_DMA_AT(fpgad_dma_pin_host, flags, 16);
+FPGAD_DMA_AT(fpgad_dma_pin_host, reserved, 20);
+FPGAD_DMA_AT(fpgad_dma_pin_host, handle, 24);
+FPGAD_DMA_SIZE(fpgad_dma_pin_host, 32);
+
+FPGAD_DMA_AT(fpgad_dma_pin_dmabuf, fd, 0);
+FPGAD_DMA_AT(fpgad_dma_pin_dmabuf, flags, 4);
+FPGAD_DMA_AT(fpgad_dma_pin_dmabuf, offset, 8);
+FPGAD_DMA_AT(fpgad_dma_pin_dmabuf, length, 16);
+FPGAD_DMA_AT(fpgad_dma_pin_dmabuf, handle, 24);
+FPGAD_DMA_SIZE(fpgad_dma_pin_dmabuf, 32);
+
+FPGAD_DMA_AT(fpgad_dma_pin_nvp2p, gpu_addr, 0);
+FPGAD_DMA_AT(fpgad_dma_pin_nvp2p, length, 8);
+FPGAD_DMA_AT(fpgad_dma_pin_nvp2p, flags, 16);
+FPGAD_DMA_AT(fpgad_dma_pin_nvp2p, reserved, 20);
+FPGAD_DMA_AT(fpgad_dma_pin_nvp2p, handle, 24);
+FPGAD_DMA_SIZE(fpgad_dma_pin_nvp2p, 32);
+
+FPGAD_DMA_AT(fpgad_dma_unpin, handle, 0);
+FPGAD_DMA_SIZE(fpgad_dma_unpin, 8);
+
+FPGAD_DMA_AT(fpgad_dma_submit, channel, 0);
+FPGAD_DMA_AT(fpgad_dma_submit, direction, 4);
+FPGAD_DMA_AT(fpgad_dma_submit, handle, 8);
+FPGAD_DMA_AT(fpgad_dma_submit, offset, 16);
+FPGAD_DMA_AT(fpgad_dma_submit, card_addr, 24);
+FPGAD_DMA_AT(fpgad_dma_submit, length, 32);
+FPGAD_DMA_AT(fpgad_dma_submit, cookie, 40);
+FPGAD_DMA_AT(fpgad_dma_submit, timeout_ms, 48);
+FPGAD_DMA_AT(fpgad_dma_submit, flags, 52);
+FPGAD_DMA_SIZE(fpgad_dma_submit, 56);
+
+FPGAD_DMA_AT(fpgad_dma_completion, cookie, 0);
+FPGAD_DMA_AT(fpgad_dma_completion, status, 8);
+FPGAD_DMA_AT(fpgad_dma_completion, flags, 12);
+FPGAD_DMA_AT(fpgad_dma_completion, length, 16);
+FPGAD_DMA_AT(fpgad_dma_completion, t_start_ns, 24);
+FPGAD_DMA_AT(fpgad_dma_completion, t_end_ns, 32);
+FPGAD_DMA_AT(fpgad_dma_completion, channel, 40);
+FPGAD_DMA_AT(fpgad_dma_completion, direction, 44);
+FPGAD_DMA_SIZE(fpgad_dma_completion, 48);
+
+FPGAD_DMA_AT(fpgad_dma_reset, channel, 0);
+FPGAD_DMA_AT(fpgad_dma_reset, direction, 4);
+FPGAD_DMA_SIZE(fpgad_dma_reset, 8);
+
+FPGAD_DMA_AT(fpgad_dma_p2p_hop, domain, 0);
+FPGAD_DMA_AT(fpgad_dma_p2p_hop, bus, 4);
+FPGAD_DMA_AT(fpgad_dma_p2p_hop, devfn, 5);
+FPGAD_DMA_AT(fpgad_dma_p2p_hop, type, 6);
+FPGAD_DMA_AT(fpgad_dma_p2p_hop, flags, 7);
+FPGAD_DMA_AT(fpgad_dma_p2p_hop, acs_cap, 8);
+FPGAD_DMA_AT(fpgad_dma_p2p_hop, acs_ctrl, 10);
+FPGAD_DMA_AT(fpgad_dma_p2p_hop, reserved, 12);
+FPGAD_DMA_SIZE(fpgad_dma_p2p_hop, 16);
+
+FPGAD_DMA_AT(fpgad_dma_p2p_path, peer_domain, 0);
+FPGAD_DMA_AT(fpgad_dma_p2p_path, peer_bus, 4);
+FPGAD_DMA_AT(fpgad_dma_p2p_path, peer_devfn, 5);
+FPGAD_DMA_AT(fpgad_dma_p2p_path, reserved0, 6);
+FPGAD_DMA_AT(fpgad_dma_p2p_path, distance, 8);
+FPGAD_DMA_AT(fpgad_dma_p2p_path, verdict, 12);
+FPGAD_DMA_AT(fpgad_dma_p2p_path, n_hops, 16);
+FPGAD_DMA_AT(fpgad_dma_p2p_path, reserved1, 20);
+FPGAD_DMA_AT(fpgad_dma_p2p_path, hops, 24);
+FPGAD_DMA_SIZE(fpgad_dma_p2p_path, 24 + 16 * FPGAD_P2P_MAX_HOPS);
+
+#undef FPGAD_DMA_AT
+#undef FPGAD_DMA_SIZE
+#endif
 
 #endif /* _UAPI_FPGAD_DMA_H */

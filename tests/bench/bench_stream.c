@@ -21,12 +21,14 @@
  * fpgad_frame_wait(), both CLOCK_MONOTONIC.
  */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,6 +54,7 @@ struct opts {
 	enum verify verify;
 	unsigned depth;
 	unsigned poll_us;	/* busy-poll before sleeping in frame_wait */
+	bool async;		/* --verify gpu: release on the verifier's stream */
 	pid_t daemon_pid;
 };
 
@@ -63,6 +66,7 @@ struct result {
 	uint64_t frames, bytes, gaps, errors, verified, flagged;
 	uint64_t next_seq;
 	uint64_t t_first_ns, t_last_ns;
+	uint64_t client_cpu_ns;		/* this consumer's CPU in the window */
 	uint64_t n_lat;
 	uint64_t lat_ns[MAX_SAMPLES];
 };
@@ -152,9 +156,20 @@ static int take_one(struct worker *w, uint64_t n, bool measure)
 		return check_cpu(w, f);
 #ifdef FPGAD_CUDA
 	case VERIFY_GPU:
-		r = gpu_verifier_submit(w->gv, n, f->data, f->length, f->seq);
-		if (r < 0)
+		/*
+		 * Stream-ordered: the slot goes back behind its check, which
+		 * is counted on the GPU; this thread never waits for it.
+		 */
+		r = w->o->async ?
+			gpu_verifier_submit_tally(w->gv, f->data, f->length, f->seq) :
+			gpu_verifier_submit(w->gv, n, f->data, f->length, f->seq);
+		if (r < 0) {
 			fprintf(stderr, "bench_stream: %s\n", gpu_verify_errmsg(w->gv));
+			return r;
+		}
+		if (w->o->async)
+			r = fpgad_frame_release_async(w->ch, f,
+						      gpu_verifier_stream(w->gv));
 		return r;
 #endif
 	default:
@@ -168,6 +183,10 @@ static int window(struct worker *w, volatile struct shared *sh)
 	uint64_t n = 0, done = 0, end, t = 0;
 	unsigned depth = o->verify == VERIFY_GPU ? o->depth : 1;
 	int r = 0;
+
+	/* Stream-ordered release: nothing to finish, the ring is the limit. */
+	if (o->async)
+		depth = UINT_MAX;
 
 	end = sh->t_go_ns + (uint64_t)(o->seconds * 1e9);
 	for (;;) {
@@ -189,12 +208,27 @@ static int window(struct worker *w, volatile struct shared *sh)
 				break;
 		}
 	}
-	while (done < n) {
+	while (done < n && !o->async) {
 		int r2 = finish(w, done++);
 
 		if (r2 < 0 && !r)
 			r = r2;
 	}
+#ifdef FPGAD_CUDA
+	if (o->async) {
+		struct gpu_verify_tally tl;
+		int r2 = gpu_verifier_tally(w->gv, &tl);
+
+		if (r2 < 0) {
+			fprintf(stderr, "bench_stream: %s\n", gpu_verify_errmsg(w->gv));
+			if (!r)
+				r = r2;
+		} else {
+			w->res->verified += tl.checked - tl.bad;
+			w->res->errors += tl.bad;
+		}
+	}
+#endif
 	w->res->t_first_ns = sh->t_go_ns;
 	w->res->t_last_ns = o->frames ? bench_now_ns() : t;
 	return r;
@@ -270,7 +304,18 @@ static int worker_main(const struct opts *o, unsigned idx,
 		r = -EPIPE;
 		goto out;
 	}
-	r = window(&w, sh);
+	{
+		struct rusage u0, u1;
+
+		getrusage(RUSAGE_SELF, &u0);
+		r = window(&w, sh);
+		getrusage(RUSAGE_SELF, &u1);
+		w.res->client_cpu_ns =
+			(uint64_t)(u1.ru_utime.tv_sec - u0.ru_utime.tv_sec +
+				   u1.ru_stime.tv_sec - u0.ru_stime.tv_sec) * 1000000000ull +
+			(uint64_t)((u1.ru_utime.tv_usec - u0.ru_utime.tv_usec +
+				    u1.ru_stime.tv_usec - u0.ru_stime.tv_usec) * 1000);
+	}
 	if (r < 0)
 		fprintf(stderr, "bench_stream: %s: after %" PRIu64 " frames: %s\n",
 			o->names[idx], w.res->frames, strerror(-r));
@@ -314,7 +359,7 @@ static void print_result(const struct opts *o, struct shared *sh,
 	static uint64_t lat[MAX_CHANNELS * MAX_SAMPLES];
 	static const char *const vnames[] = { "none", "cpu", "gpu" };
 	uint64_t frames = 0, bytes = 0, gaps = 0, errors = 0, verified = 0;
-	uint64_t flagged = 0, n_lat = 0, span = 0;
+	uint64_t flagged = 0, n_lat = 0, span = 0, client_ns = 0;
 	char split[1024] = "";
 	double secs, tick_us = 1e6 / (double)sysconf(_SC_CLK_TCK);
 
@@ -327,6 +372,7 @@ static void print_result(const struct opts *o, struct shared *sh,
 		errors += r->errors;
 		verified += r->verified;
 		flagged += r->flagged;
+		client_ns += r->client_cpu_ns;
 		if (r->t_last_ns - r->t_first_ns > span)
 			span = r->t_last_ns - r->t_first_ns;
 		memcpy(lat + n_lat, r->lat_ns, r->n_lat * sizeof(*lat));
@@ -339,12 +385,14 @@ static void print_result(const struct opts *o, struct shared *sh,
 	       "\"frames\":%" PRIu64 ",\"fps\":%.1f,\"gbps\":%.3f,\"gaps\":%" PRIu64
 	       ",\"errors\":%" PRIu64 ",\"verified\":%" PRIu64 ",\"flagged\":%" PRIu64
 	       ",\"lat_n\":%" PRIu64 ",\"lat_p50_us\":%.1f,\"lat_p99_us\":%.1f,"
-	       "\"lat_max_us\":%.1f",
+	       "\"lat_max_us\":%.1f,\"release\":\"%s\",\"client_cpu_us_per_frame\":%.2f",
 	       o->n, sh->r[0].memory, sh->r[0].mode, sh->r[0].frame_size,
 	       vnames[o->verify], secs, frames, secs > 0 ? (double)frames / secs : 0,
 	       secs > 0 ? (double)bytes / secs / 1e9 : 0, gaps, errors, verified,
 	       flagged, n_lat, bench_pct_us(lat, n_lat, 0.5),
-	       bench_pct_us(lat, n_lat, 0.99), bench_pct_us(lat, n_lat, 1.0));
+	       bench_pct_us(lat, n_lat, 0.99), bench_pct_us(lat, n_lat, 1.0),
+	       o->async ? "async" : "cpu",
+	       frames ? (double)client_ns / 1e3 / (double)frames : 0.0);
 	if (c0 && c1 && frames) {
 		uint64_t run = 0;
 
@@ -380,6 +428,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "verify", required_argument, NULL, 'v' },
 		{ "depth", required_argument, NULL, 'd' },
 		{ "poll-us", required_argument, NULL, 'P' },
+		{ "async", no_argument, NULL, 'a' },
 		{ "daemon-pid", required_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -393,6 +442,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'w': o->warmup = strtoull(optarg, NULL, 0); break;
 		case 'd': o->depth = (unsigned)atoi(optarg); break;
 		case 'P': o->poll_us = (unsigned)atoi(optarg); break;
+		case 'a': o->async = true; break;
 		case 'p': o->daemon_pid = (pid_t)atoi(optarg); break;
 		case 'v':
 			if (!strcmp(optarg, "none"))
@@ -409,7 +459,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		}
 	}
 	if (argc - optind != 2 || !o->depth || o->depth > MAX_DEPTH / 2 ||
-	    (!o->frames && o->seconds <= 0))
+	    (!o->frames && o->seconds <= 0) ||
+	    (o->async && o->verify != VERIFY_GPU))
 		return -EINVAL;
 	o->url = argv[optind];
 	for (tok = strtok_r(argv[optind + 1], ",", &save); tok;
@@ -435,7 +486,7 @@ int main(int argc, char **argv)
 
 	if (parse(argc, argv, &o) < 0) {
 		fprintf(stderr, "usage: bench_stream [--seconds S | --frames N] [--warmup N] "
-				"[--verify none|cpu|gpu] [--depth D] [--poll-us US] [--daemon-pid PID] "
+				"[--verify none|cpu|gpu] [--depth D] [--async] [--poll-us US] [--daemon-pid PID] "
 				"URL CHANNEL[,CHANNEL...]\n");
 		return 2;
 	}

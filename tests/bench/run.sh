@@ -69,6 +69,7 @@ URL=
 
 cleanup() {
 	[ -z "$FPGAD_PID" ] || kill -9 "$FPGAD_PID" 2>/dev/null || true
+	[ -z "${MPS_UP:-}" ] || echo quit | nvidia-cuda-mps-control >/dev/null 2>&1 || true
 	rm -rf "$RUNDIR"
 }
 trap cleanup EXIT
@@ -124,6 +125,7 @@ queue_depth = $BENCH_QDEPTH
 memory = $4
 mode = $5
 policy = block
+pacing = ${PACING:-hybrid}
 EOT
 }
 
@@ -199,7 +201,7 @@ fi
 # stream NAME CHANNEL VERIFY: one consumer, BENCH_SECONDS
 stream() {
 	run "$1" "$B/bench_stream" --seconds "$BENCH_SECONDS" --warmup $((BENCH_SLOTS * 2)) \
-		--verify "$3" --depth "$VERIFY_DEPTH" --daemon-pid "$FPGAD_PID" "$URL" "$2"
+		--verify "$3" --depth "$VERIFY_DEPTH" ${4:-} --daemon-pid "$FPGAD_PID" "$URL" "$2"
 }
 
 {
@@ -239,7 +241,8 @@ for s in $BENCH_SIZES; do
 done
 stop_fpgad
 
-if [ -n "$GPU" ]; then
+# gpu_rows LABEL: the GPU throughput table, once per GPU sharing setting.
+gpu_rows() {
 	{
 		header
 		e=0
@@ -248,41 +251,77 @@ if [ -n "$GPU" ]; then
 			channel "bn_$s" $((e + 8)) "$s" cuda bounce 0
 			e=$((e + 1))
 		done
-	} > "$RUNDIR/cuda.conf"
-	start_fpgad cuda
+	} > "$RUNDIR/cuda-$1.conf"
+	start_fpgad "cuda-$1"
+	sharing=$("$BUILD/fpgactl" --url "$URL" --json status | tr -d ' \n' |
+		sed -n 's/.*"gpu_sharing":"\([^"]*\)".*/\1/p')
 	{
 		echo
-		echo "## a. Streaming throughput, GPU memory"
+		echo "## a. Streaming throughput, GPU memory, $1 (fpgad reports GPU sharing: ${sharing:-?})"
 		echo
 		echo "One consumer per run; gpudirect: the sim card's DMA is a cudaMemcpyAsync from"
 		echo "its pinned card memory straight into the GPU slot; bounce: into pinned host"
 		echo "staging, then a copy into the GPU slot. Baseline (raw): cudaMemcpyAsync from"
 		echo "pinned host memory into a ring of $BENCH_SLOTS device buffers, $GPU_INFLIGHT copies in"
 		echo "flight on as many streams. Verified: every frame checked in place by the CUDA"
-		echo "kernel of tests/gpu before it is released ($VERIFY_DEPTH frames in flight)."
+		echo "kernel of tests/gpu before it is released ($VERIFY_DEPTH frames in flight);"
+		echo "async: released on the verifier's stream (fpgad_frame_release_async), with the"
+		echo "consumer's own CPU time per frame."
 		echo
-		echo "| frame | raw GB/s | gpudirect GB/s | bounce GB/s | gpudirect/raw | bounce/raw | gpudirect/bounce | gpudirect verified GB/s | bounce verified GB/s | verified gd/raw | fpgad CPU us/frame gd / bn |"
-		echo "|---|---|---|---|---|---|---|---|---|---|---|"
+		echo "| frame | raw GB/s | gpudirect GB/s | bounce GB/s | gpudirect/raw | bounce/raw | gpudirect/bounce | gd verified GB/s | bn verified GB/s | verified gd/raw | gd verified async GB/s | async gd/raw | consumer CPU us/frame cpu / async | fpgad CPU us/frame gd / bn |"
+		echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	} >> "$MD"
 	for s in $BENCH_SIZES; do
-		run "copy-gpu-$s" "$B/bench_copy" gpu "$s" "$BENCH_SLOTS" "$GPU_INFLIGHT" "$BENCH_SECONDS"
+		run "copy-gpu-$1-$s" "$B/bench_copy" gpu "$s" "$BENCH_SLOTS" "$GPU_INFLIGHT" "$BENCH_SECONDS"
 		base=$(jget "$LINE" gbps)
-		stream "stream-gd-$s" "gd_$s" none
+		stream "stream-gd-$1-$s" "gd_$s" none
 		gd=$(jget "$LINE" gbps)
 		gdcpu=$(jget "$LINE" daemon_run_us_per_frame)
 		[ "$(jget "$LINE" mode)" = gpudirect ] || log "gd_$s runs in mode $(jget "$LINE" mode)"
-		stream "stream-bn-$s" "bn_$s" none
+		stream "stream-bn-$1-$s" "bn_$s" none
 		bn=$(jget "$LINE" gbps)
 		bncpu=$(jget "$LINE" daemon_run_us_per_frame)
-		stream "verify-gd-$s" "gd_$s" gpu
+		stream "verify-gd-$1-$s" "gd_$s" gpu
 		gdv=$(jget "$LINE" gbps)
+		ccpu=$(jget "$LINE" client_cpu_us_per_frame)
 		[ "$(jget "$LINE" errors)" = 0 ] || die "verify-gd-$s: verify errors: $LINE"
-		stream "verify-bn-$s" "bn_$s" gpu
+		stream "verify-bn-$1-$s" "bn_$s" gpu
 		bnv=$(jget "$LINE" gbps)
 		[ "$(jget "$LINE" errors)" = 0 ] || die "verify-bn-$s: verify errors: $LINE"
-		echo "| $s | $base | $gd | $bn | $(ratio "$gd" "$base") | $(ratio "$bn" "$base") | $(ratio "$gd" "$bn") | $gdv | $bnv | $(ratio "$gdv" "$base") | $gdcpu / $bncpu |" >> "$MD"
+		stream "verify-gd-async-$1-$s" "gd_$s" gpu --async
+		gda=$(jget "$LINE" gbps)
+		acpu=$(jget "$LINE" client_cpu_us_per_frame)
+		[ "$(jget "$LINE" errors)" = 0 ] || die "verify-gd-async-$s: verify errors: $LINE"
+		echo "| $s | $base | $gd | $bn | $(ratio "$gd" "$base") | $(ratio "$bn" "$base") | $(ratio "$gd" "$bn") | $gdv | $bnv | $(ratio "$gdv" "$base") | $gda | $(ratio "$gda" "$base") | $ccpu / $acpu | $gdcpu / $bncpu |" >> "$MD"
 	done
 	stop_fpgad
+}
+
+# mps_start / mps_stop: an MPS control daemon of this run's own.
+MPS_UP=
+mps_start() {
+	command -v nvidia-cuda-mps-control >/dev/null 2>&1 || return 1
+	export CUDA_MPS_PIPE_DIRECTORY=$RUNDIR/mps-pipe
+	export CUDA_MPS_LOG_DIRECTORY=$RUNDIR/mps-log
+	mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+	nvidia-cuda-mps-control -d || return 1
+	MPS_UP=1
+}
+mps_stop() {
+	[ -n "$MPS_UP" ] || return 0
+	echo quit | nvidia-cuda-mps-control || true
+	MPS_UP=
+	unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+}
+
+if [ -n "$GPU" ]; then
+	gpu_rows no-mps
+	if mps_start; then
+		gpu_rows mps
+		mps_stop
+	else
+		log "no MPS control daemon: the MPS rows are not measured"
+	fi
 
 	run gpuslice "$B/bench_gpuslice" 2000
 	{
@@ -352,10 +391,12 @@ fi
 {
 	header
 	channel lat_host 0 "$LAT_SIZE" host host "$LAT_RATE"
+	PACING=wait channel lat_host_wait 5 "$LAT_SIZE" host host "$LAT_RATE"
 	channel lat_host_poll 3 "$LAT_SIZE" host host "$LAT_RATE"
 	printf 'poll_us = %s\n' "$POLL_US"
 	if [ -n "$GPU" ]; then
 		channel lat_gd 1 "$LAT_SIZE" cuda gpudirect "$LAT_RATE"
+		PACING=wait channel lat_gd_wait 6 "$LAT_SIZE" cuda gpudirect "$LAT_RATE"
 		channel lat_bn 2 "$LAT_SIZE" cuda bounce "$LAT_RATE"
 		channel lat_gd_poll 4 "$LAT_SIZE" cuda gpudirect "$LAT_RATE"
 		printf 'poll_us = %s\n' "$POLL_US"
@@ -384,11 +425,15 @@ fmax=$(jget "$LINE" lat_max_us)
 	echo "CPU column (fpgad's own threads, the simulated card's aside) says what that"
 	echo "costs fpgad."
 	echo
-	echo "| path | p50 us | p99 us | max us | p50 / futex | p99 / futex | fpgad CPU us/frame |"
-	echo "|---|---|---|---|---|---|---|"
-	echo "| futex ping-pong (baseline) | $fp50 | $fp99 | $fmax | 1.00 | 1.00 | |"
+	echo "Rows without a suffix run the default pacing (hybrid: fpgad's streaming thread"
+	echo "sleeps until a completion is due and spins briefly, so only the consumer is"
+	echo "woken); \"wait\" rows let the card's completion wake it (two wake-ups in series)."
+	echo
+	echo "| path | p50 us | p99 us | max us | p50 / futex | p99 / futex | fpgad CPU us/frame | fpgad CPU, % of a core |"
+	echo "|---|---|---|---|---|---|---|---|"
+	echo "| futex ping-pong (baseline) | $fp50 | $fp99 | $fmax | 1.00 | 1.00 | | |"
 } >> "$MD"
-for c in lat_host lat_host_poll ${GPU:+lat_gd lat_bn lat_gd_poll}; do
+for c in lat_host lat_host_wait lat_host_poll ${GPU:+lat_gd lat_gd_wait lat_bn lat_gd_poll}; do
 	poll=0
 	case $c in *_poll) poll=$POLL_US ;; esac
 	run "latency-$c" "$B/bench_stream" --frames "$LAT_FRAMES" --warmup 16 \
@@ -397,8 +442,11 @@ for c in lat_host lat_host_poll ${GPU:+lat_gd lat_bn lat_gd_poll}; do
 	p99=$(jget "$LINE" lat_p99_us)
 	what="$(jget "$LINE" memory) memory, $(jget "$LINE" mode)"
 	[ "$poll" = 0 ] || what="$what, busy-poll"
+	case $c in *_wait) what="$what, wait" ;; esac
 	split=$(cpu_split "$LINE")
-	echo "| fpgad, $what | $p50 | $p99 | $(jget "$LINE" lat_max_us) | $(ratio "$p50" "$fp50") | $(ratio "$p99" "$fp99") | ${split% *} |" >> "$MD"
+	own=${split% *}
+	pct=$(awk -v u="$own" -v r="$LAT_RATE" 'BEGIN { printf "%.1f", u * r / 1e4 }')
+	echo "| fpgad, $what | $p50 | $p99 | $(jget "$LINE" lat_max_us) | $(ratio "$p50" "$fp50") | $(ratio "$p99" "$fp99") | $own | $pct |" >> "$MD"
 done
 stop_fpgad
 

@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frame_ring.h"
+#include "frame_consumer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct frame_ring_consumer *c;
+	struct frame_consumer *c;
 	struct frame_ring_frame f;
 	void *mem;
 
@@ -26,16 +26,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(mem, data, size);
 	if (frame_ring_validate(mem, size) == 0 &&
-	    frame_ring_consumer_attach(mem, size, &c) == 0) {
+	    frame_consumer_attach(mem, size, &c) == 0) {
 		for (int i = 0; i < 64; i++) {
-			int r = frame_ring_claim(c, &f);
+			int r = frame_consumer_claim(c, &f);
 
 			if (r == 0)
-				frame_ring_release(c, &f);
+				frame_consumer_release(c, &f);
 			else if (r != -EPROTO)
 				break;
 		}
-		frame_ring_consumer_free(c);
+		frame_consumer_free(c);
 	}
 	free(mem);
 	return 0;

@@ -12,7 +12,7 @@ GPU_ARCH ?= -gencode arch=compute_90,code=[sm_90,compute_90]
 NVCC_FLAGS := -O2 -std=c++17 $(GPU_ARCH) -Iclient/include -Itests/gpu \
 	-Xcompiler -Wall,-Wextra,-fno-exceptions,-fno-rtti,-fno-threadsafe-statics
 GPU_VERIFY_OBJ := $(GPU_DIR)/verify_kernel.o
-GPU_BIN := $(GPU_DIR)/gpu_client
+GPU_BIN := $(GPU_DIR)/gpu_client $(GPU_DIR)/gpu_h2c $(GPU_DIR)/gpu_stale
 
 .PHONY: gpu gpu-check
 
@@ -25,6 +25,12 @@ $(GPU_VERIFY_OBJ): tests/gpu/verify_kernel.cu tests/gpu/gpu_verify.h \
 
 $(GPU_DIR)/gpu_client: $(BUILD)/obj/tests/gpu/gpu_client.o $(GPU_VERIFY_OBJ) \
 		$(BUILD)/libfpgad.a
+$(GPU_DIR)/gpu_h2c: $(BUILD)/obj/tests/gpu/gpu_h2c.o $(GPU_VERIFY_OBJ) \
+		$(BUILD)/libfpgad.a
+
+$(GPU_DIR)/gpu_stale: $(BUILD)/obj/tests/gpu/gpu_stale.o $(BUILD)/libfpgad.a
+
+$(GPU_BIN):
 	$(call msg,LD,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)

@@ -7,6 +7,7 @@
  *
  *   gpu_client [--shared] [--frames N] [--depth D] [--timeout MS] URL CHANNEL
  *   gpu_client --probe
+ *   gpu_client --selftest   (the checker itself: a bad byte, a wrong seq)
  *
  * --host-ok accepts a channel in host memory and checks its frames on the
  * CPU instead, so that this program and tests/gpu/run.sh can be exercised
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "fpgad.h"
@@ -35,6 +37,7 @@ struct run {
 	uint64_t bytes, t0_ns, t1_ns;
 	struct fpgad_frame held[MAX_DEPTH];
 	bool cpu;			/* host memory, checked on the CPU */
+	bool async;			/* released on the verifier's stream */
 	uint64_t cpu_res[MAX_DEPTH];
 };
 
@@ -44,6 +47,11 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static double tv_us(const struct timeval *tv)
+{
+	return (double)tv->tv_sec * 1e6 + (double)tv->tv_usec;
 }
 
 static int probe(void)
@@ -57,6 +65,15 @@ static int probe(void)
 	}
 	printf("%d CUDA device(s), device 0: %s\n", n, name);
 	return 0;
+}
+
+static int selftest(void)
+{
+	char why[256] = "";
+	int r = gpu_verify_selftest(why, sizeof(why));
+
+	printf("%s%s\n", r ? "the GPU checker is wrong: " : "the GPU checker finds a bad byte and a wrong frame number, waited for and tallied", why);
+	return r ? 1 : 0;
 }
 
 static void cpu_check(struct run *run, const struct fpgad_frame *f)
@@ -93,6 +110,8 @@ static int finish(fpgad_channel *ch, struct gpu_verifier *v, struct run *run,
 			fprintf(stderr, "gpu_client: frame %" PRIu64 ": first bad byte at offset %" PRIu64 "\n",
 				f->seq, res);
 	}
+	if (run->async)
+		return 0;	/* released on the stream, behind its check */
 	r = fpgad_frame_release(ch, f);
 	if (r < 0)
 		fprintf(stderr, "gpu_client: release frame %" PRIu64 ": %s\n",
@@ -109,7 +128,8 @@ static int take(fpgad_channel *ch, struct gpu_verifier *v, struct run *run,
 	while (run->frames < count) {
 		struct fpgad_frame *f = &run->held[run->frames % MAX_DEPTH];
 
-		if (run->frames - done == depth) {
+		/* Stream-ordered release: nothing to finish, the ring is the limit. */
+		if (!run->async && run->frames - done == depth) {
 			r = finish(ch, v, run, done++);
 			if (r < 0)
 				return r;
@@ -133,6 +153,8 @@ static int take(fpgad_channel *ch, struct gpu_verifier *v, struct run *run,
 			run->flagged++;
 		if (run->cpu)
 			cpu_check(run, f);
+		else if (run->async)	/* counted on the GPU, never waited for */
+			r = gpu_verifier_submit_tally(v, f->data, f->length, f->seq);
 		else
 			r = gpu_verifier_submit(v, run->frames, f->data,
 						f->length, f->seq);
@@ -141,13 +163,39 @@ static int take(fpgad_channel *ch, struct gpu_verifier *v, struct run *run,
 			fpgad_frame_release(ch, f);
 			break;
 		}
+		if (run->async) {
+			/* The slot goes back when the GPU has checked it. */
+			r = fpgad_frame_release_async(ch, f,
+						      gpu_verifier_stream(v));
+			if (r < 0) {
+				fprintf(stderr, "gpu_client: release_async: %s\n",
+					strerror(-r));
+				break;
+			}
+		}
 		run->frames++;
 	}
-	while (done < run->frames) {
+	while (done < run->frames && !run->async) {
 		int r2 = finish(ch, v, run, done++);
 
 		if (r2 < 0 && r >= 0)
 			r = r2;
+	}
+	if (run->async) {
+		struct gpu_verify_tally t;
+		int r2 = gpu_verifier_tally(v, &t);
+
+		if (r2 < 0) {
+			fprintf(stderr, "gpu_client: %s\n", gpu_verify_errmsg(v));
+			if (r >= 0)
+				r = r2;
+		} else {
+			run->verified = t.checked - t.bad;
+			run->errors = t.bad;
+			if (t.bad)
+				fprintf(stderr, "gpu_client: %llu bad frames, the first %llu with its first bad byte at offset %llu\n",
+					t.bad, t.first_bad_seq, t.first_bad_offset);
+		}
 	}
 	run->t1_ns = now_ns();
 	return r;
@@ -155,8 +203,9 @@ static int take(fpgad_channel *ch, struct gpu_verifier *v, struct run *run,
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: gpu_client [--shared] [--frames N] [--depth D] [--timeout MS] [--host-ok] URL CHANNEL\n"
-		     "       gpu_client --probe\n");
+	fprintf(out, "usage: gpu_client [--shared] [--frames N] [--depth D] [--timeout MS] [--host-ok] [--async] URL CHANNEL\n"
+		     "       gpu_client --probe\n"
+		     "       gpu_client --selftest\n");
 }
 
 int main(int argc, char **argv)
@@ -167,7 +216,9 @@ int main(int argc, char **argv)
 		{ "depth", required_argument, NULL, 'd' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "probe", no_argument, NULL, 'p' },
+		{ "selftest", no_argument, NULL, 'S' },
 		{ "host-ok", no_argument, NULL, 'H' },
+		{ "async", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -178,7 +229,8 @@ int main(int argc, char **argv)
 	unsigned long long count = 10000;
 	unsigned depth = 4, flags = 0;
 	int timeout_ms = 5000, opt, r, code = 1;
-	bool host_ok = false;
+	bool host_ok = false, async = false;
+	struct rusage ru0, ru1;
 	struct run *run;
 	double secs;
 
@@ -189,7 +241,9 @@ int main(int argc, char **argv)
 		case 'd': depth = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 't': timeout_ms = atoi(optarg); break;
 		case 'p': return probe();
+		case 'S': return selftest();
 		case 'H': host_ok = true; break;
+		case 'a': async = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -218,6 +272,7 @@ int main(int argc, char **argv)
 	}
 	fpgad_channel_get_info(ch, &info);
 	run->cpu = info.memory == FPGAD_MEMORY_HOST && host_ok;
+	run->async = async && !run->cpu;
 	if (info.memory != FPGAD_MEMORY_CUDA && !run->cpu) {
 		fprintf(stderr, "gpu_client: channel %s is in host memory (mode %s), not GPU memory\n",
 			info.name, info.mode);
@@ -232,18 +287,25 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
+	getrusage(RUSAGE_SELF, &ru0);
 	r = take(ch, v, run, count, depth, timeout_ms);
+	getrusage(RUSAGE_SELF, &ru1);
 	secs = run->t1_ns > run->t0_ns ? (double)(run->t1_ns - run->t0_ns) / 1e9 : 0;
 	printf("{\"channel\":\"%s\",\"memory\":\"%s\",\"mode\":\"%s\",\"shared\":%s,"
 	       "\"frame_size\":%" PRIu64 ",\"frames\":%" PRIu64 ",\"verified\":%" PRIu64
 	       ",\"errors\":%" PRIu64 ",\"flagged\":%" PRIu64 ",\"seq_gaps\":%" PRIu64
 	       ",\"first_seq\":%" PRIu64 ",\"last_seq\":%" PRIu64
-	       ",\"fps\":%.1f,\"gbps\":%.3f,\"depth\":%u}\n",
+	       ",\"fps\":%.1f,\"gbps\":%.3f,\"depth\":%u,\"release\":\"%s\""
+	       ",\"cpu_us_per_frame\":%.2f}\n",
 	       info.name, run->cpu ? "host" : "cuda", info.mode, flags & FPGAD_OPEN_SHARED ? "true" : "false",
 	       info.frame_size, run->frames, run->verified, run->errors,
 	       run->flagged, run->gaps, run->first_seq, run->last_seq,
 	       secs > 0 ? (double)run->frames / secs : 0.0,
-	       secs > 0 ? (double)run->bytes / secs / 1e9 : 0.0, depth);
+	       secs > 0 ? (double)run->bytes / secs / 1e9 : 0.0, depth,
+	       run->async ? "async" : "cpu",
+	       run->frames ? (tv_us(&ru1.ru_utime) + tv_us(&ru1.ru_stime) -
+			      tv_us(&ru0.ru_utime) - tv_us(&ru0.ru_stime)) /
+			     (double)run->frames : 0.0);
 	fflush(stdout);
 	if (r == 0 && run->frames == count && run->verified == count &&
 	    !run->errors && !run->flagged)

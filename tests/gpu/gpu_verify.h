@@ -46,7 +46,41 @@ int gpu_verifier_submit(struct gpu_verifier *v, uint64_t n, const void *frame,
 /* Wait for frame @n's check; *@ret_result is GPU_VERIFY_OK or a bad offset. */
 int gpu_verifier_wait(struct gpu_verifier *v, uint64_t n, uint64_t *ret_result);
 
+/*
+ * Checks counted on the GPU, for a consumer that never waits per frame
+ * (stream-ordered release): submit_tally queues one kernel per frame,
+ * tally waits for all of them and reads the counts.  Not mixed with
+ * gpu_verifier_submit on one verifier.
+ */
+struct gpu_verify_tally {
+	unsigned long long checked;		/* frames checked */
+	unsigned long long bad;			/* of which bad */
+	unsigned long long first_bad_seq;	/* the first bad one */
+	unsigned long long first_bad_offset;	/* its first bad byte */
+};
+int gpu_verifier_submit_tally(struct gpu_verifier *v, const void *frame,
+			      uint64_t length, uint64_t seq);
+int gpu_verifier_tally(struct gpu_verifier *v, struct gpu_verify_tally *ret_tally);
+
 const char *gpu_verify_errmsg(const struct gpu_verifier *v);
+
+/*
+ * The checker checked, on device 0: a good frame passes, a changed payload
+ * byte and a wrong frame number are found at their offsets, by both ways.
+ * 0, or a negative errno with what went wrong in @why.
+ */
+int gpu_verify_selftest(char *why, size_t whylen);
+
+/* The verifier's CUDA stream (a cudaStream_t): work queued after a check. */
+void *gpu_verifier_stream(const struct gpu_verifier *v);
+
+/*
+ * Queue on @stream a kernel that writes frame @seq of the sim frame format
+ * (@length bytes, from @source) at device pointer @dst: a producer of h2c
+ * frames in GPU memory.
+ */
+int gpu_fill_frame(void *stream, void *dst, uint64_t length, uint64_t seq,
+		   uint32_t source);
 
 #ifdef __cplusplus
 }

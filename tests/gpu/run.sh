@@ -10,12 +10,21 @@
 # LOG_DIR, else $OUT, else BUILD_DIR/gpu/logs: one file per step, plus
 # fpgad.log and summary.txt.
 #
-# Steps: fpgad with three C2H channels in GPU memory (gd: gpudirect, bn:
-# bounce, sh: for shared readers); fpgactl --json status shows cuda memory
-# and both modes; two gpu_client processes at once, one per channel, each
-# verifying every frame in place with a CUDA kernel; two shared-read
-# clients on one channel, each verifying every frame it sees; SIGTERM and a
-# clean exit.  Environment: GPU_FRAMES (default 20000), GPU_FRAME_SIZE
+# The suite runs twice: without MPS, then with an MPS control daemon this
+# script starts and stops itself (pipe and log directories under a temp
+# directory), each time: fpgad with three C2H channels in GPU memory (gd:
+# gpudirect, bn: bounce, sh: for shared readers) and one H2C channel (hc);
+# fpgactl --json status shows cuda memory, both modes and how the GPU is
+# shared (time-slicing, then mps); fpgactl topo reports the sim card as
+# simulated and sh's (mode auto) choice with both probes' rates; two
+# gpu_client processes at once, one per channel, each verifying every frame
+# in place with a CUDA kernel (itself checked first: --selftest); a client
+# that releases each frame on the
+# verifier's CUDA stream (fpgad_frame_release_async); h2c frames made by
+# fpgad_frame_write, by cudaMemcpyAsync from pinned memory and by a kernel,
+# every one verified by the card, while gd and bn stream; two shared-read
+# clients on one channel; a lessee that keeps its ring mapped after its
+# lease sees none of the next lessee's frames; SIGTERM and a clean exit.  Environment: GPU_FRAMES (default 20000), GPU_FRAME_SIZE
 # (1M), GPU_SHARED_FRAMES (5000), GPU_SLOTS (16), GPU_TIMEOUT_MS (10000).
 # GPU_TEST_HOST=1 runs the same steps with host memory and CPU checks on a
 # machine without a GPU: a test of this script and gpu_client only.
@@ -36,6 +45,9 @@ GPU_TIMEOUT_MS=${GPU_TIMEOUT_MS:-10000}
 FPGAD=$BUILD/fpgad
 FPGACTL=$BUILD/fpgactl
 CLIENT=$BUILD/gpu/gpu_client
+H2C=$BUILD/gpu/gpu_h2c
+STALE=$BUILD/gpu/gpu_stale
+GPU_H2C_FRAMES=${GPU_H2C_FRAMES:-2000}
 
 GPU_TEST_HOST=${GPU_TEST_HOST:-0}
 
@@ -73,9 +85,10 @@ done
 
 mkdir -p "$LOGS"
 LOGS=$(cd "$LOGS" && pwd)
-RUNDIR=$(mktemp -d /tmp/fpgad-gpu.XXXXXX)
-URL=ipc://$RUNDIR/fpgad.sock
+ALL_LOGS=$LOGS
+TOPRUN=$(mktemp -d /tmp/fpgad-gpu.XXXXXX)
 FPGAD_PID=
+MPS_UP=
 CLIENT_PIDS=
 passed=0
 failed=0
@@ -84,166 +97,284 @@ cleanup() {
 	for p in $CLIENT_PIDS $FPGAD_PID; do
 		kill -9 "$p" 2>/dev/null || true
 	done
-	rm -rf "$RUNDIR"
+	[ -z "$MPS_UP" ] || echo quit | nvidia-cuda-mps-control >/dev/null 2>&1 || true
+	rm -rf "$TOPRUN"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-say() { echo "$*" | tee -a "$LOGS/summary.txt"; }
-pass() { passed=$((passed + 1)); say "PASS: $*"; }
-fail() { failed=$((failed + 1)); say "FAIL: $*"; }
+say() { echo "$*" | tee -a "$ALL_LOGS/summary.txt"; }
+pass() { passed=$((passed + 1)); say "PASS: [${label:-}] $*"; }
+fail() { failed=$((failed + 1)); say "FAIL: [${label:-}] $*"; }
 
 : > "$LOGS/summary.txt"
 say "gpu: $(hostname), $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 say "gpu: $probe"
 [ -z "$smi" ] || say "gpu: nvidia-smi: $smi"
 { nvidia-smi 2>&1 || true; } > "$LOGS/nvidia-smi.txt"
-
-# --- fpgad with three channels in GPU memory ----------------------------------------------
-
-channel() { # name engine mode policy
-	cat <<EOT
-
-[channel $1]
-direction = c2h
-engine = $2
-slots = $GPU_SLOTS
-slot_size = $GPU_FRAME_SIZE
-frame_size = $GPU_FRAME_SIZE
-frame_rate = 0
-queue_depth = 8
-memory = $MEMORY
-mode = $3
-policy = $4
-EOT
-}
-
-{
-	printf '[daemon]\nlog_level = debug\n\n[control]\nmax_clients = 64\n'
-	printf '\n[sim]\nlink = unlimited\n'
-	channel gd 0 $MODE_GD block
-	channel bn 1 $MODE_BN block
-	channel sh 2 $MODE_SH block
-} > "$RUNDIR/fpgad.conf"
-cp "$RUNDIR/fpgad.conf" "$LOGS/fpgad.conf"
-
-"$FPGAD" -v -c "$RUNDIR/fpgad.conf" --runtime-dir "$RUNDIR" 2> "$LOGS/fpgad.log" &
-FPGAD_PID=$!
-up=0
-i=0
-while [ $i -lt 600 ]; do
-	if "$FPGACTL" --url "$URL" status > "$LOGS/status.txt" 2>&1; then
-		up=1
-		break
+label=
+# The checker every step below relies on, checked first.
+if [ "$MEMORY" = cuda ]; then
+	if out=$("$CLIENT" --selftest 2>&1); then
+		pass "$out"
+	else
+		fail "$out"
 	fi
-	kill -0 "$FPGAD_PID" 2>/dev/null || break
-	sleep 0.05
-	i=$((i + 1))
-done
-if [ $up = 0 ]; then
-	fail "fpgad start (see $LOGS/fpgad.log)"
-	tail -20 "$LOGS/fpgad.log" || true
-	say "0 passed, 1 failed"
-	exit 1
 fi
-pass "fpgad start: pid $FPGAD_PID, ready after $((i * 50)) ms or less"
 
-# --- status shows cuda memory and both modes ------------------------------------------------
+# suite LABEL SHARING: one run of every step; logs in $ALL_LOGS/LABEL.
+suite() {
+	label=$1
+	SHARING=$2
+	[ "$MEMORY" = cuda ] || SHARING=
+	LOGS=$ALL_LOGS/$label
+	RUNDIR=$TOPRUN/$label
+	URL=ipc://$RUNDIR/fpgad.sock
+	mkdir -p "$LOGS" "$RUNDIR"
+	say "gpu: --- $label ---"
+	# --- fpgad with three channels in GPU memory ----------------------------------------------
 
-# The channel object NAME of fpgactl --json status, on one line.
-chan_json() {
-	tr -d ' \n' < "$LOGS/status.json" | sed 's/},{/}\n{/g' |
-		grep "\"name\":\"$1\"" || true
-}
+	channel() { # name engine mode policy
+		cat <<-EOT
 
-if "$FPGACTL" --url "$URL" --json status > "$LOGS/status.json" 2>&1; then
-	ok=1
-	for want in gd:$MODE_GD bn:$MODE_BN; do
-		n=${want%%:*}
-		m=${want#*:}
-		j=$(chan_json "$n")
+	[channel $1]
+	direction = c2h
+	engine = $2
+	slots = $GPU_SLOTS
+	slot_size = $GPU_FRAME_SIZE
+	frame_size = $GPU_FRAME_SIZE
+	frame_rate = 0
+	queue_depth = 8
+	memory = $MEMORY
+	mode = $3
+	policy = $4
+	EOT
+	}
+
+	{
+		printf '[daemon]\nlog_level = debug\n\n[control]\nmax_clients = 64\n'
+		printf '\n[sim]\nlink = unlimited\n'
+		channel gd 0 $MODE_GD block
+		channel bn 1 $MODE_BN block
+		channel sh 2 $MODE_SH block
+		if [ "$MEMORY" = cuda ]; then
+			printf '\n[channel hc]\ndirection = h2c\nengine = 0\nslots = 8\n'
+			printf 'slot_size = %s\nframe_size = %s\nmemory = cuda\nmode = gpudirect\n' \
+				"$GPU_FRAME_SIZE" "$GPU_FRAME_SIZE"
+		fi
+	} > "$RUNDIR/fpgad.conf"
+	cp "$RUNDIR/fpgad.conf" "$LOGS/fpgad.conf"
+
+	"$FPGAD" -v -c "$RUNDIR/fpgad.conf" --runtime-dir "$RUNDIR" 2> "$LOGS/fpgad.log" &
+	FPGAD_PID=$!
+	up=0
+	i=0
+	while [ $i -lt 600 ]; do
+		if "$FPGACTL" --url "$URL" status > "$LOGS/status.txt" 2>&1; then
+			up=1
+			break
+		fi
+		kill -0 "$FPGAD_PID" 2>/dev/null || break
+		sleep 0.05
+		i=$((i + 1))
+	done
+	if [ $up = 0 ]; then
+		fail "fpgad start (see $LOGS/fpgad.log)"
+		tail -20 "$LOGS/fpgad.log" || true
+		return
+	fi
+	pass "fpgad start: pid $FPGAD_PID, ready after $((i * 50)) ms or less"
+
+	# --- status shows cuda memory and both modes ------------------------------------------------
+
+	# The channel object NAME of fpgactl --json status, on one line.
+	chan_json() {
+		tr -d ' \n' < "$LOGS/status.json" | sed 's/},{/}\n{/g' |
+			grep "\"name\":\"$1\"" || true
+	}
+
+	if "$FPGACTL" --url "$URL" --json status > "$LOGS/status.json" 2>&1; then
+		ok=1
+		for want in gd:$MODE_GD bn:$MODE_BN; do
+			n=${want%%:*}
+			m=${want#*:}
+			j=$(chan_json "$n")
+			case $j in
+			*'"memory":"'$MEMORY'"'*'"mode":"'"$m"'"'*) ;;
+			*) ok=0; say "  channel $n: want memory $MEMORY, mode $m; got: $j" ;;
+			esac
+		done
+		if [ "$MEMORY" = cuda ] &&
+		   ! tr -d ' \n' < "$LOGS/status.json" | grep -q "\"gpu_sharing\":\"$SHARING\""; then
+			ok=0
+			say "  gpu_sharing: want $SHARING; got: $(tr -d ' \n' < "$LOGS/status.json" | sed 's/.*"gpu_sharing":"\([^"]*\)".*/\1/')"
+		fi
+		if [ $ok = 1 ]; then
+			pass "status: gd $MEMORY/$MODE_GD, bn $MEMORY/$MODE_BN, GPU sharing ${SHARING:-none}"
+		else
+			fail "status (see $LOGS/status.json)"
+		fi
+	else
+		fail "fpgactl --json status: $(head -1 "$LOGS/status.json")"
+	fi
+
+	# --- topology: the sim card says what it is; auto measured its choice -------------------
+
+	if "$FPGACTL" --url "$URL" topo > "$LOGS/topo.txt" 2>&1 &&
+	   "$FPGACTL" --url "$URL" --json topo > "$LOGS/topo.json" 2>&1; then
+		j=$(tr -d ' \n' < "$LOGS/topo.json")
+		ok=1
 		case $j in
-		*'"memory":"'$MEMORY'"'*'"mode":"'"$m"'"'*) ;;
-		*) ok=0; say "  channel $n: want memory $MEMORY, mode $m; got: $j" ;;
+		*'"simulated":true'*) ;;
+		*) ok=0; say "  topo: the sim card does not say it is simulated" ;;
 		esac
-	done
-	if [ $ok = 1 ]; then
-		pass "status: gd $MEMORY/$MODE_GD, bn $MEMORY/$MODE_BN"
+		# sh runs with mode = auto: its reason carries the rates of both probes.
+		if [ "$MEMORY" = cuda ]; then
+			sh=$(echo "$j" | sed 's/.*"channels":\[//; s/},{/}\n{/g' |
+				grep '"name":"sh"' || true)
+			case $sh in
+			*'"mode_reason":"gpudirect:'*'GB/svsbounce'*) ;;
+			*'"mode_reason":"bounce:'*'gpudirect'*'GB/svsbounce'*) ;;
+			*) ok=0; say "  topo: channel sh (mode auto) has no measured choice: $sh" ;;
+			esac
+		fi
+		if [ $ok = 1 ]; then
+			pass "topo: simulated card, channel sh: $(grep '^sh ' "$LOGS/topo.txt" || echo -)"
+		else
+			fail "topo (see $LOGS/topo.json)"
+		fi
 	else
-		fail "status (see $LOGS/status.json)"
+		fail "fpgactl topo: $(head -1 "$LOGS/topo.txt")"
 	fi
-else
-	fail "fpgactl --json status: $(head -1 "$LOGS/status.json")"
-fi
 
-# --- clients ------------------------------------------------------------------------
+	# --- clients ------------------------------------------------------------------------
 
-# check_client LOG EXIT_STATUS FRAMES WHAT
-check_client() {
-	line=$(grep '^{' "$1" | tail -1 || true)
-	case $line in
-	*'"errors":0,'*'"flagged":0,"seq_gaps":0,'*) clean=1 ;;
-	*) clean=0 ;;
-	esac
-	if [ "$2" = 0 ] && [ $clean = 1 ] &&
-	   echo "$line" | grep -q "\"frames\":$3,\"verified\":$3,"; then
-		pass "$4: $line"
-	else
-		fail "$4: exit $2: ${line:-no result} (see $1)"
-		grep -v '^{' "$1" | head -5 | sed 's/^/  /' | tee -a "$LOGS/summary.txt" || true
-	fi
-}
+	# check_client LOG EXIT_STATUS FRAMES WHAT
+	check_client() {
+		line=$(grep '^{' "$1" | tail -1 || true)
+		case $line in
+		*'"errors":0,'*'"flagged":0,"seq_gaps":0,'*) clean=1 ;;
+		*) clean=0 ;;
+		esac
+		if [ "$2" = 0 ] && [ $clean = 1 ] &&
+		   echo "$line" | grep -q "\"frames\":$3,\"verified\":$3,"; then
+			pass "$4: $line"
+		else
+			fail "$4: exit $2: ${line:-no result} (see $1)"
+			grep -v '^{' "$1" | head -5 | sed 's/^/  /' | tee -a "$ALL_LOGS/summary.txt" || true
+		fi
+	}
 
-# Run gpu_client once per argument pair "LOGNAME CHANNEL [--shared]" at once.
-run_clients() { # frames then: logname channel flags ...
-	frames=$1
-	shift
-	CLIENT_PIDS=
-	names=
-	while [ $# -ge 3 ]; do
-		"$CLIENT" $3 $HOST_OK --frames "$frames" --timeout "$GPU_TIMEOUT_MS" \
-			"$URL" "$2" > "$LOGS/$1.log" 2>&1 &
-		CLIENT_PIDS="$CLIENT_PIDS $!"
-		names="$names $1"
-		shift 3
-	done
-	set -- $names
-	for p in $CLIENT_PIDS; do
-		rc=0
-		wait "$p" || rc=$?
-		check_client "$LOGS/$1.log" $rc "$frames" "$1"
+	# Run gpu_client once per argument pair "LOGNAME CHANNEL [--shared]" at once.
+	run_clients() { # frames then: logname channel flags ...
+		frames=$1
 		shift
-	done
-	CLIENT_PIDS=
+		CLIENT_PIDS=
+		names=
+		while [ $# -ge 3 ]; do
+			"$CLIENT" $3 $HOST_OK --frames "$frames" --timeout "$GPU_TIMEOUT_MS" \
+				"$URL" "$2" > "$LOGS/$1.log" 2>&1 &
+			CLIENT_PIDS="$CLIENT_PIDS $!"
+			names="$names $1"
+			shift 3
+		done
+		set -- $names
+		for p in $CLIENT_PIDS; do
+			rc=0
+			wait "$p" || rc=$?
+			check_client "$LOGS/$1.log" $rc "$frames" "$1"
+			shift
+		done
+		CLIENT_PIDS=
+	}
+
+	say "gpu: $GPU_FRAMES frames of $GPU_FRAME_SIZE on gd (gpudirect) and bn (bounce) at once"
+	run_clients "$GPU_FRAMES" client-gpudirect gd "" client-bounce bn ""
+
+	say "gpu: two shared readers on sh, $GPU_SHARED_FRAMES frames each"
+	run_clients "$GPU_SHARED_FRAMES" shared-1 sh --shared shared-2 sh --shared
+
+	say "gpu: $GPU_FRAMES frames on gd, each released on the verifier's stream"
+	run_clients "$GPU_FRAMES" client-async gd --async
+
+	if [ "$MEMORY" = cuda ]; then
+		# h2c frames from three producers while both c2h channels stream.
+		say "gpu: h2c frames on hc ($GPU_H2C_FRAMES each way of filling) while gd and bn stream"
+		"$CLIENT" --frames 1000000 --timeout "$GPU_TIMEOUT_MS" "$URL" gd \
+			> "$LOGS/bg-gd.log" 2>&1 &
+		bg1=$!
+		"$CLIENT" --frames 1000000 --timeout "$GPU_TIMEOUT_MS" "$URL" bn \
+			> "$LOGS/bg-bn.log" 2>&1 &
+		bg2=$!
+		CLIENT_PIDS="$bg1 $bg2"
+		for fill in write memcpy kernel; do
+			rc=0
+			"$H2C" --fill $fill --frames "$GPU_H2C_FRAMES" \
+				--timeout "$GPU_TIMEOUT_MS" "$URL" hc > "$LOGS/h2c-$fill.log" 2>&1 || rc=$?
+			line=$(grep '^{' "$LOGS/h2c-$fill.log" | tail -1 || true)
+			if [ $rc = 0 ]; then
+				pass "h2c, filled by $fill: $line"
+			else
+				fail "h2c, filled by $fill: exit $rc: ${line:-no result} (see $LOGS/h2c-$fill.log)"
+			fi
+		done
+		kill $bg1 $bg2 2>/dev/null || true
+		wait $bg1 $bg2 2>/dev/null || true
+		CLIENT_PIDS=
+
+		# A lessee that keeps its mapping sees nothing of the next lessee.
+		rc=0
+		"$STALE" -n 500 "$URL" gd > "$LOGS/stale.log" 2>&1 || rc=$?
+		line=$(grep '^{' "$LOGS/stale.log" | tail -1 || true)
+		if [ $rc = 0 ]; then
+			pass "a former lessee's mapping: $line"
+		else
+			fail "a former lessee's mapping: exit $rc: ${line:-no result} (see $LOGS/stale.log)"
+		fi
+	fi
+
+	# Status again: the counters moved and the channels are idle again.
+	if "$FPGACTL" --url "$URL" --json status > "$LOGS/status-after.json" 2>&1 &&
+	   tr -d ' \n' < "$LOGS/status-after.json" | grep -q '"name":"gd"'; then
+		pass "status after the clients"
+	else
+		fail "status after the clients (see $LOGS/status-after.json)"
+	fi
+
+	# --- stop ---------------------------------------------------------------------------
+
+	kill -TERM "$FPGAD_PID"
+	rc=0
+	wait "$FPGAD_PID" || rc=$?
+	FPGAD_PID=
+	if [ $rc = 0 ]; then
+		pass "fpgad stopped on SIGTERM with exit status 0"
+	else
+		fail "fpgad exit status $rc after SIGTERM (see $LOGS/fpgad.log)"
+	fi
+	errs=$(grep -c '^<[0-3]>' "$LOGS/fpgad.log" || true)
+	say "gpu: fpgad logged $errs error lines"
+
 }
 
-say "gpu: $GPU_FRAMES frames of $GPU_FRAME_SIZE on gd (gpudirect) and bn (bounce) at once"
-run_clients "$GPU_FRAMES" client-gpudirect gd "" client-bounce bn ""
-
-say "gpu: two shared readers on sh, $GPU_SHARED_FRAMES frames each"
-run_clients "$GPU_SHARED_FRAMES" shared-1 sh --shared shared-2 sh --shared
-
-# Status again: the counters moved and the channels are idle again.
-if "$FPGACTL" --url "$URL" --json status > "$LOGS/status-after.json" 2>&1 &&
-   tr -d ' \n' < "$LOGS/status-after.json" | grep -q '"name":"gd"'; then
-	pass "status after the clients"
-else
-	fail "status after the clients (see $LOGS/status-after.json)"
+suite no-mps time-slicing
+if [ "$MEMORY" = cuda ]; then
+	if command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
+		export CUDA_MPS_PIPE_DIRECTORY=$TOPRUN/mps-pipe
+		export CUDA_MPS_LOG_DIRECTORY=$TOPRUN/mps-log
+		mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+		if nvidia-cuda-mps-control -d; then
+			MPS_UP=1
+			suite mps mps
+			echo quit | nvidia-cuda-mps-control || true
+			MPS_UP=
+		else
+			fail "nvidia-cuda-mps-control -d did not start"
+		fi
+	else
+		say "gpu: no nvidia-cuda-mps-control: the MPS run is not made"
+	fi
 fi
-
-# --- stop ---------------------------------------------------------------------------
-
-kill -TERM "$FPGAD_PID"
-rc=0
-wait "$FPGAD_PID" || rc=$?
-FPGAD_PID=
-if [ $rc = 0 ]; then
-	pass "fpgad stopped on SIGTERM with exit status 0"
-else
-	fail "fpgad exit status $rc after SIGTERM (see $LOGS/fpgad.log)"
-fi
-errs=$(grep -c '^<[0-3]>' "$LOGS/fpgad.log" || true)
-say "gpu: fpgad logged $errs error lines"
 
 say "$passed passed, $failed failed"
 [ $failed = 0 ]

@@ -80,9 +80,42 @@ static void track(pid_t pid, bool add)
 	}
 }
 
-int harness_start(struct fpgad_proc *p, const char *config, const char *env)
+/* Start fpgad in @p's directory (the log is appended to); READY=1. */
+static int launch(struct fpgad_proc *p, const char *env)
 {
 	char npath[256], bin[256];
+
+	snprintf(npath, sizeof(npath), "%s/notify.sock", p->dir);
+	snprintf(bin, sizeof(bin), "%s", harness_bin("fpgad"));
+	p->pid = fork();
+	if (p->pid < 0)
+		return -errno;
+	if (p->pid == 0) {
+		int fd = open(p->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		/* Nothing of the test's output stays open in fpgad. */
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+			close(fd);
+		}
+		setenv("NOTIFY_SOCKET", npath, 1);
+		if (env)
+			putenv((char *)env);
+		if (p->has_conf)
+			execl(bin, "fpgad", "-v", "-c", p->conf, "--runtime-dir",
+			      p->dir, (char *)NULL);
+		else
+			execl(bin, "fpgad", "-v", "--runtime-dir", p->dir, (char *)NULL);
+		_exit(127);
+	}
+	track(p->pid, true);
+	return harness_notify_expect(p, "READY=1", 5000);
+}
+
+int harness_start(struct fpgad_proc *p, const char *config, const char *env)
+{
+	char npath[256];
 	FILE *f;
 	int r;
 
@@ -103,32 +136,19 @@ int harness_start(struct fpgad_proc *p, const char *config, const char *env)
 			return -errno;
 		fputs(config, f);
 		fclose(f);
+		p->has_conf = true;
 	}
-	snprintf(bin, sizeof(bin), "%s", harness_bin("fpgad"));
-	p->pid = fork();
-	if (p->pid < 0)
-		return -errno;
-	if (p->pid == 0) {
-		int fd = open(p->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	return launch(p, env);
+}
 
-		/* Nothing of the test's output stays open in fpgad. */
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-			close(fd);
-		}
-		setenv("NOTIFY_SOCKET", npath, 1);
-		if (env)
-			putenv((char *)env);
-		if (config)
-			execl(bin, "fpgad", "-v", "-c", p->conf, "--runtime-dir",
-			      p->dir, (char *)NULL);
-		else
-			execl(bin, "fpgad", "-v", "--runtime-dir", p->dir, (char *)NULL);
-		_exit(127);
+int harness_restart(struct fpgad_proc *p, int sig)
+{
+	if (p->pid > 0) {
+		kill(p->pid, sig);
+		if (harness_wait_exit(p, 10000) < 0)
+			return -ETIMEDOUT;
 	}
-	track(p->pid, true);
-	return harness_notify_expect(p, "READY=1", 5000);
+	return launch(p, NULL);
 }
 
 int harness_wait_exit(struct fpgad_proc *p, int ms)

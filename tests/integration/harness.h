@@ -18,6 +18,7 @@ struct fpgad_proc {
 	char conf[192];		/* DIR/fpgad.conf */
 	char log[192];		/* DIR/fpgad.log: fpgad's stderr */
 	int notify_fd;		/* our end of NOTIFY_SOCKET */
+	bool has_conf;		/* started with -c conf */
 };
 
 /* Path of a built program: $BUILD/NAME (BUILD defaults to "build"). */
@@ -30,6 +31,11 @@ const char *harness_bin(const char *name);
 int harness_start(struct fpgad_proc *p, const char *config, const char *env);
 /* The same, failing the test (with fpgad's log) when it does not start. */
 void harness_start_ok(struct fpgad_proc *p, const char *config, const char *env);
+/*
+ * Stop fpgad with @sig (SIGKILL: it dies) and start it again in the same
+ * runtime directory with the same configuration; waits for READY=1.
+ */
+int harness_restart(struct fpgad_proc *p, int sig);
 /* SIGTERM, wait; returns the exit status (or -1). Removes the directory. */
 int harness_stop(struct fpgad_proc *p);
 /* The same, failing the test unless fpgad exits 0. */

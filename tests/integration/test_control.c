@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "fpgad.h"
+#include "client_internal.h"
 #include "fpgad.pb-c.h"
 #include "harness.h"
 
@@ -127,7 +128,7 @@ static int raw(fpgad_client *c, const void *buf, size_t len, char *msg)
 {
 	int code = -1;
 
-	assert_int_equal(fpgad_raw_request(c, buf, len, &code, msg, 256), 0);
+	assert_int_equal(conn_raw_request(c, buf, len, &code, msg, 256), 0);
 	return code;
 }
 
@@ -417,7 +418,10 @@ static void test_max_clients(void **state)
 	harness_start_ok(&p, "[control]\nmax_clients = 2\n", NULL);
 	assert_int_equal(fpgad_connect(p.url, &a), 0);
 	assert_int_equal(fpgad_connect(p.url, &b), 0);
-	assert_int_equal(fpgad_connect(p.url, &c), -ENOSPC);
+	/* Over the limit: closed at once (not a timeout), and said so. */
+	assert_int_equal(fpgad_connect(p.url, &c), -EUSERS);
+	assert_true(harness_log_contains(&p, "refusing pid "));
+	assert_true(harness_log_contains(&p, "2 connections on the local listener already (max_clients 2)"));
 	fpgad_disconnect(b);
 	/* A freed place is usable again. */
 	usleep(100000);

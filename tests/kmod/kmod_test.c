@@ -6,6 +6,15 @@
  * The last part drives the same device through the daemon's xdma backend
  * (daemon/device_xdma.c, linked in), as fpgad's streaming threads do.
  *
+ * With an argument it checks FPGAD_DMA_IOC_P2P_PATH in the q35 boots
+ * tests/kmod/run.sh makes: "p2p-switch" (edu and a peer under two
+ * downstream ports of one x3130 switch) and "p2p-rootport" (edu on a root
+ * port, one peer on another root port, one under a second host bridge).
+ * The expected path is what the kernel enumerated from QEMU's command
+ * line, read back from sysfs: the device paths, the ports' ids (TI XIO3130
+ * upstream 104c:8232 and downstream 104c:8233, QEMU's root port 1b36:000c)
+ * and their ACS capabilities in config space.
+ *
  * Prints one "ok"/"not ok" line per check and "kmod_test: N failed" at the
  * end; exits non-zero when anything failed.  Every wait is bounded, so a
  * hung driver shows up as a failure, not as a hang.
@@ -13,6 +22,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -161,14 +171,14 @@ static void test_version_info(void)
 {
 	struct fpgad_dma_version v = { .abi_version = FPGAD_DMA_ABI_VERSION + 1 };
 	struct fpgad_dma_info in;
-	int fd = open(DEV, O_RDWR);
+	int fd = open(DEV, O_RDWR), rc;
 
 	if (fd < 0)
 		die("open " DEV);
 	check(ioctl(fd, FPGAD_DMA_IOC_INFO, &in) == -1 && errno == EPROTO,
 	      "INFO before VERSION fails with EPROTO");
-	check(ioctl(fd, FPGAD_DMA_IOC_VERSION, &v) == 0 &&
-	      v.abi_version == FPGAD_DMA_ABI_VERSION,
+	rc = ioctl(fd, FPGAD_DMA_IOC_VERSION, &v);
+	check(rc == 0 && v.abi_version == FPGAD_DMA_ABI_VERSION,
 	      "VERSION reports the driver's ABI %u", v.abi_version);
 	check(ioctl(fd, FPGAD_DMA_IOC_INFO, &in) == -1 && errno == EPROTO,
 	      "INFO after a mismatched VERSION still fails with EPROTO");
@@ -176,11 +186,12 @@ static void test_version_info(void)
 	check(ioctl(fd, FPGAD_DMA_IOC_VERSION, &v) == 0 &&
 	      (v.features & FPGAD_DMA_FEAT_DMABUF), "VERSION matches, dma-buf feature");
 	memset(&in, 0xff, sizeof(in));
-	check(ioctl(fd, FPGAD_DMA_IOC_INFO, &in) == 0 &&
-	      !strcmp(in.engine, "edu") && in.h2c_channels == 1 &&
+	rc = ioctl(fd, FPGAD_DMA_IOC_INFO, &in);
+	check(rc == 0 && !strcmp(in.engine, "edu") && in.h2c_channels == 1 &&
 	      in.c2h_channels == 1 && in.card_memory == 4095 &&
 	      in.vendor == 0x1234 && in.device == 0x11e8 &&
-	      in.max_inflight > 0 && in.reserved[0] == 0,
+	      in.max_inflight > 0 && in.reserved[0] == 0 &&
+	      in.timeout_bytes_per_ms == 62500,
 	      "INFO: engine %s, %u+%u channels, card memory %llu",
 	      in.engine, in.h2c_channels, in.c2h_channels,
 	      (unsigned long long)in.card_memory);
@@ -758,9 +769,384 @@ static void test_unbind_open(void)
 	munmap(buf, PAGE);
 }
 
-int main(void)
+
+/* --- the PCI path to a peer (P2P_PATH) -------------------------------------- */
+
+#define PCI_SYSFS	"/sys/bus/pci/devices/"
+#define PEER_ID		"0x8086 0x10d3"		/* e1000e, the stand-in GPU */
+#define ACS_ID		0x0d
+
+struct bdf {
+	unsigned int domain, bus, dev, fn;
+};
+
+static int bdf_parse(const char *s, struct bdf *b)
+{
+	return sscanf(s, "%x:%x:%x.%x", &b->domain, &b->bus, &b->dev, &b->fn) == 4 ?
+	       0 : -1;
+}
+
+static unsigned int bdf_devfn(const struct bdf *b)
+{
+	return (b->dev << 3) | b->fn;
+}
+
+static int read_text(const char *path, char *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t got;
+
+	if (fd < 0)
+		return -1;
+	got = read(fd, buf, n - 1);
+	close(fd);
+	if (got <= 0)
+		return -1;
+	buf[got] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+/* "0xVVVV 0xDDDD" of a PCI function. */
+static void pci_id(const char *name, char *out, size_t n)
+{
+	char path[256], v[16] = "?", d[16] = "?";
+
+	snprintf(path, sizeof(path), PCI_SYSFS "%s/vendor", name);
+	read_text(path, v, sizeof(v));
+	snprintf(path, sizeof(path), PCI_SYSFS "%s/device", name);
+	read_text(path, d, sizeof(d));
+	snprintf(out, n, "%s %s", v, d);
+}
+
+/*
+ * The bridges above @name, nearest first, from its sysfs path
+ * (/sys/devices/pci0000:00/0000:00:02.0/.../<name>); returns how many.
+ */
+static int pci_parents(const char *name, char parents[][16], int max)
+{
+	char link[512], real[512], *tok, *save = NULL;
+	char chain[16][16];
+	int n = 0, i;
+
+	snprintf(link, sizeof(link), PCI_SYSFS "%s", name);
+	if (!realpath(link, real))
+		return -1;
+	for (tok = strtok_r(real, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+		struct bdf b;
+
+		if (strlen(tok) == 12 && !bdf_parse(tok, &b) && n < 16)
+			snprintf(chain[n++], 16, "%s", tok);
+	}
+	/* chain: root port ... name */
+	for (i = 0; i < n - 1 && i < max; i++)
+		snprintf(parents[i], 16, "%s", chain[n - 2 - i]);
+	return n - 1 < max ? n - 1 : max;
+}
+
+/* The root bus ("pci0000:80") a function sits under. */
+static void pci_root(const char *name, char *out, size_t n)
+{
+	char link[512], real[512], *p;
+
+	snprintf(link, sizeof(link), PCI_SYSFS "%s", name);
+	out[0] = 0;
+	if (!realpath(link, real))
+		return;
+	p = strstr(real, "/pci");
+	if (p)
+		snprintf(out, n, "%.10s", p + 1);	/* pciDDDD:BB */
+}
+
+/* Config space offset of the ACS capability, 0 without one. */
+static int acs_pos(const char *name)
+{
+	char path[256];
+	uint32_t hdr;
+	int fd, pos = 0x100, guard = 0;
+
+	snprintf(path, sizeof(path), PCI_SYSFS "%s/config", name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	while (pos && guard++ < 64) {
+		if (pread(fd, &hdr, 4, pos) != 4 || !hdr || hdr == 0xffffffffu)
+			break;
+		if ((hdr & 0xffff) == ACS_ID) {
+			close(fd);
+			return pos;
+		}
+		pos = (int)(hdr >> 20) & 0xffc;
+	}
+	close(fd);
+	return 0;
+}
+
+static uint16_t config16(const char *name, int where)
+{
+	char path[256];
+	uint16_t v = 0xffff;
+	int fd;
+
+	snprintf(path, sizeof(path), PCI_SYSFS "%s/config", name);
+	fd = open(path, O_RDONLY);
+	if (fd >= 0) {
+		if (pread(fd, &v, 2, where) != 2)
+			v = 0xffff;
+		close(fd);
+	}
+	return v;
+}
+
+static int set_config16(const char *name, int where, uint16_t v)
+{
+	char path[256];
+	int fd, ret = -1;
+
+	snprintf(path, sizeof(path), PCI_SYSFS "%s/config", name);
+	fd = open(path, O_WRONLY);
+	if (fd >= 0) {
+		ret = pwrite(fd, &v, 2, where) == 2 ? 0 : -1;
+		close(fd);
+	}
+	return ret;
+}
+
+/* The first function with vendor/device @id whose root bus is @root. */
+static int find_pci(const char *id, const char *root, char *out, size_t n)
+{
+	DIR *d = opendir(PCI_SYSFS);
+	struct dirent *e;
+	char r[80];
+	int found = -1;
+
+	if (!d)
+		return -1;
+	while (found && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		pci_id(e->d_name, r, sizeof(r));
+		if (strcmp(r, id))
+			continue;
+		pci_root(e->d_name, r, sizeof(r));
+		if (!root || !strcmp(r, root)) {
+			snprintf(out, n, "%.15s", e->d_name);	/* dddd:bb:dd.f */
+			found = 0;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+static void card_name(char *out, size_t n)
+{
+	char link[256];
+	ssize_t len = readlink(SYSFS "device", link, sizeof(link) - 1);
+
+	if (len <= 0)
+		die("readlink " SYSFS "device");
+	link[len] = 0;
+	snprintf(out, n, "%s", strrchr(link, '/') + 1);
+}
+
+static int p2p_path(int fd, const char *peer, struct fpgad_dma_p2p_path *p)
+{
+	struct bdf b;
+
+	memset(p, 0, sizeof(*p));
+	if (bdf_parse(peer, &b))
+		return -EINVAL;
+	p->peer_domain = b.domain;
+	p->peer_bus = (uint8_t)b.bus;
+	p->peer_devfn = (uint8_t)bdf_devfn(&b);
+	return ioctl(fd, FPGAD_DMA_IOC_P2P_PATH, p) ? -errno : 0;
+}
+
+/* Hop @h is bridge @name of type @type with @flags (ACS from config space). */
+static int hop_is(const struct fpgad_dma_p2p_hop *h, const char *name,
+		  unsigned int type, unsigned int flags)
+{
+	int pos = acs_pos(name);
+	struct bdf b;
+
+	if (bdf_parse(name, &b))
+		return 0;
+	if (pos) {
+		flags |= FPGAD_P2P_HOP_ACS;
+		if (h->acs_cap != config16(name, pos + 4) ||
+		    h->acs_ctrl != config16(name, pos + 6))
+			return 0;
+	} else if (h->acs_cap || h->acs_ctrl) {
+		return 0;
+	}
+	return h->domain == b.domain && h->bus == b.bus &&
+	       h->devfn == bdf_devfn(&b) && h->type == type &&
+	       h->flags == flags && !h->reserved;
+}
+
+static int hop_is_host(const struct fpgad_dma_p2p_hop *h, const char *root)
+{
+	unsigned int domain, bus;
+
+	if (sscanf(root, "pci%x:%x", &domain, &bus) != 2)
+		return 0;
+	return h->type == FPGAD_P2P_HOP_HOST_BRIDGE && h->domain == domain &&
+	       h->bus == bus && !h->devfn && !h->flags && !h->acs_cap;
+}
+
+static void print_path(const char *what, const struct fpgad_dma_p2p_path *p)
+{
+	uint32_t i;
+
+	printf("kmod_test: %s: distance %d verdict %#x, %u hops:", what,
+	       p->distance, p->verdict, p->n_hops);
+	for (i = 0; i < p->n_hops && i < FPGAD_P2P_MAX_HOPS; i++)
+		printf(" %04x:%02x:%02x.%u/t%u/f%#x/acs %04x:%04x",
+		       p->hops[i].domain, p->hops[i].bus, p->hops[i].devfn >> 3,
+		       p->hops[i].devfn & 7, p->hops[i].type, p->hops[i].flags,
+		       p->hops[i].acs_cap, p->hops[i].acs_ctrl);
+	printf("\n");
+}
+
+/* pc machine: edu on the root bus; the host bridge 00:00.0 as the peer. */
+static void test_p2p_local(void)
+{
+	struct fpgad_dma_p2p_path p;
+	char card[64];
+	int fd = open_dev(), ret;
+
+	card_name(card, sizeof(card));
+	ret = p2p_path(fd, "0000:00:00.0", &p);
+	print_path("edu to 0000:00:00.0", &p);
+	check(ret == 0 && p.n_hops == 1 && hop_is_host(&p.hops[0], "pci0000:00") &&
+	      p.verdict == (FPGAD_P2P_VIA_HOST_BRIDGE | FPGAD_P2P_NO_P2PDMA) &&
+	      p.distance == -1,
+	      "P2P_PATH on the root bus: one host bridge hop, no P2PDMA in this kernel");
+	check(p2p_path(fd, "0000:7f:1f.7", &p) == -ENODEV,
+	      "P2P_PATH to an address without a device: ENODEV");
+	check(p2p_path(fd, card, &p) == -EINVAL, "P2P_PATH to the card itself: EINVAL");
+	memset(&p, 0, sizeof(p));
+	p.reserved1 = 1;
+	check(ioctl(fd, FPGAD_DMA_IOC_P2P_PATH, &p) == -1 && errno == EINVAL,
+	      "P2P_PATH with a reserved field set: EINVAL");
+	close(fd);
+}
+
+/* q35: edu and the peer under two downstream ports of one switch. */
+static int test_p2p_switch(void)
+{
+	const unsigned int v = FPGAD_P2P_NO_P2PDMA;
+	char card[64], peer[64], cp[4][16], pp[4][16], id[40];
+	struct fpgad_dma_p2p_path p;
+	int fd = open_dev(), nc, np, pos, ret;
+
+	card_name(card, sizeof(card));
+	if (find_pci(PEER_ID, NULL, peer, sizeof(peer)))
+		die("no e1000e peer in this boot");
+	nc = pci_parents(card, cp, 4);
+	np = pci_parents(peer, pp, 4);
+	printf("kmod_test: card %s, peer %s\n", card, peer);
+	pci_id(cp[1], id, sizeof(id));
+	check(nc == 3 && np == 3 && !strcmp(cp[1], pp[1]) && !strcmp(id, "0x104c 0x8232"),
+	      "QEMU built it: card and peer below one switch upstream port (%s)", cp[1]);
+
+	ret = p2p_path(fd, peer, &p);
+	print_path("card to peer", &p);
+	check(ret == 0 && p.n_hops == 3, "P2P_PATH: 3 hops (%d)", ret);
+	check(hop_is(&p.hops[0], cp[0], FPGAD_P2P_HOP_DOWNSTREAM, 0),
+	      "hop 0: the card's downstream port %s", cp[0]);
+	check(hop_is(&p.hops[1], cp[1], FPGAD_P2P_HOP_UPSTREAM, FPGAD_P2P_HOP_COMMON),
+	      "hop 1: the switch upstream port %s, the common bridge", cp[1]);
+	check(hop_is(&p.hops[2], pp[0], FPGAD_P2P_HOP_DOWNSTREAM, 0),
+	      "hop 2: the peer's downstream port %s", pp[0]);
+	check(p.verdict == v && p.distance == -1,
+	      "verdict: same switch, no ACS redirect (%#x)", p.verdict);
+
+	/* ACS redirect on the root port above the switch is off the path. */
+	pos = acs_pos(cp[2]);
+	check(pos && !set_config16(cp[2], pos + 6, 0x000c) &&
+	      p2p_path(fd, peer, &p) == 0 && p.verdict == v,
+	      "request/completion redirect on the root port %s above the switch: verdict unchanged",
+	      cp[2]);
+	if (pos)
+		set_config16(cp[2], pos + 6, 0);
+	close(fd);
+	return failures;
+}
+
+/* q35: edu on a root port; peers on another root port and another host bridge. */
+static int test_p2p_rootport(void)
+{
+	const unsigned int v = FPGAD_P2P_VIA_HOST_BRIDGE | FPGAD_P2P_NO_P2PDMA;
+	char card[64], peer[64], far[64], cp[4][16], pp[4][16], fp[4][16], id[40];
+	struct fpgad_dma_p2p_path p;
+	int fd = open_dev(), nc, np, nf, pos, ret;
+
+	card_name(card, sizeof(card));
+	if (find_pci(PEER_ID, "pci0000:00", peer, sizeof(peer)) ||
+	    find_pci(PEER_ID, "pci0000:80", far, sizeof(far)))
+		die("peers missing in this boot");
+	printf("kmod_test: card %s, peer %s, far peer %s\n", card, peer, far);
+	nc = pci_parents(card, cp, 4);
+	np = pci_parents(peer, pp, 4);
+	nf = pci_parents(far, fp, 4);
+	pci_id(cp[0], id, sizeof(id));
+	check(nc == 1 && np == 1 && nf == 1 && strcmp(cp[0], pp[0]) &&
+	      !strcmp(id, "0x1b36 0x000c"),
+	      "QEMU built it: card, peer and far peer each on a root port of its own");
+
+	ret = p2p_path(fd, peer, &p);
+	print_path("card to peer", &p);
+	check(ret == 0 && p.n_hops == 3 &&
+	      hop_is(&p.hops[0], cp[0], FPGAD_P2P_HOP_ROOT_PORT, 0) &&
+	      hop_is_host(&p.hops[1], "pci0000:00") &&
+	      hop_is(&p.hops[2], pp[0], FPGAD_P2P_HOP_ROOT_PORT, 0),
+	      "P2P_PATH: root port %s, the host bridge, root port %s", cp[0], pp[0]);
+	check(p.verdict == v && p.distance == -1,
+	      "verdict: through the root complex (%#x)", p.verdict);
+	check(p.hops[0].acs_cap && (p.hops[0].flags & FPGAD_P2P_HOP_ACS),
+	      "QEMU's root ports have ACS (cap %#x)", p.hops[0].acs_cap);
+
+	/* Request and completion redirect on the peer's root port. */
+	pos = acs_pos(pp[0]);
+	check(pos && !set_config16(pp[0], pos + 6, 0x000c), "set ACS RR|CR on %s", pp[0]);
+	ret = p2p_path(fd, peer, &p);
+	print_path("card to peer, ACS redirect on", &p);
+	check(ret == 0 && p.hops[2].acs_ctrl == 0x000c &&
+	      hop_is(&p.hops[2], pp[0], FPGAD_P2P_HOP_ROOT_PORT, FPGAD_P2P_HOP_REDIRECT) &&
+	      p.verdict == (v | FPGAD_P2P_ACS_REDIRECT),
+	      "the peer's root port redirects: hop flagged, verdict ACS_REDIRECT");
+	if (pos)
+		set_config16(pp[0], pos + 6, 0);
+	check(p2p_path(fd, peer, &p) == 0 && p.verdict == v,
+	      "redirect off again: verdict back");
+
+	ret = p2p_path(fd, far, &p);
+	print_path("card to far peer", &p);
+	check(ret == 0 && p.n_hops == 4 &&
+	      hop_is(&p.hops[0], cp[0], FPGAD_P2P_HOP_ROOT_PORT, 0) &&
+	      hop_is_host(&p.hops[1], "pci0000:00") &&
+	      hop_is_host(&p.hops[2], "pci0000:80") &&
+	      hop_is(&p.hops[3], fp[0], FPGAD_P2P_HOP_ROOT_PORT, 0) &&
+	      p.verdict == (v | FPGAD_P2P_OTHER_DOMAIN),
+	      "P2P_PATH to the peer under the second host bridge: two host bridges, OTHER_DOMAIN");
+	close(fd);
+	return failures;
+}
+
+int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 1) {
+		if (!strcmp(argv[1], "p2p-switch"))
+			test_p2p_switch();
+		else if (!strcmp(argv[1], "p2p-rootport"))
+			test_p2p_rootport();
+		else
+			check(0, "unknown test %s", argv[1]);
+		printf("kmod_test: %d checks, %d failed\n", checks, failures);
+		return failures ? 1 : 0;
+	}
 	test_version_info();
 	test_host_dma();
 	test_dmabuf();
@@ -768,13 +1154,15 @@ int main(void)
 	test_reset_and_limits();
 	test_close_outstanding();
 	test_backend();
+	test_p2p_local();
 	printf("counters: transfers %lld h2c %lld c2h %lld timeouts %lld cancels %lld resets %lld errors %lld\n",
 	       counter("transfers"), counter("bytes_h2c"), counter("bytes_c2h"),
 	       counter("timeouts"), counter("cancels"), counter("resets"),
 	       counter("errors"));
 	check(counter("pins") == 0 && counter("pinned_bytes") == 0 &&
 	      counter("files") == 0 && counter("inflight") == 0 &&
-	      counter("errors") == 0, "counters after all clients closed: no pins, files, work or errors");
+	      counter("errors") == 0 && counter("wedged") == 0,
+	      "counters after all clients closed: no pins, files, work, errors or wedged channels");
 	test_unbind_open();
 	printf("kmod_test: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;

@@ -3,14 +3,24 @@
 #
 # tests/kmod/run.sh - boot Debian's kernel in QEMU with a busybox initramfs
 # and QEMU's edu device, load fpgad_dma.ko, run the guest test program, unload
-# the module and scan the kernel log.
+# the module and scan the kernel log.  Three boots:
 #
-#   run.sh MODULE.ko GUEST_TEST_BINARY [WORKDIR]
+#   main          the default pc machine, edu on the root bus: the whole
+#                 guest suite (DMA, dma-buf from vgem, timeouts, reset, the
+#                 daemon's backend, unbind), then unload, load, unbind, bind
+#   p2p-switch    q35: edu and an e1000e (the stand-in GPU) under two
+#                 downstream ports of one x3130 switch behind a root port
+#   p2p-rootport  q35: edu on a root port, an e1000e on another root port
+#                 and one under a second host bridge (pxb-pcie)
+#
+# The q35 boots check the P2P_PATH ioctl against the topology QEMU built.
+#
+#   run.sh MODULE.ko GUEST_TEST_BINARY [WORKDIR [BOOT...]]
 #
 # Environment: KVER (kernel release, default: the one MODULE.ko was built
-# for), QEMU (default qemu-system-x86_64), KMOD_TIMEOUT (seconds, default
-# 150), ACCEL (kvm or tcg; default kvm when /dev/kvm is usable and the
-# CPU has vmx or svm).
+# for), QEMU (default qemu-system-x86_64), KMOD_TIMEOUT (seconds per boot,
+# default 150), ACCEL (kvm or tcg; default kvm when /dev/kvm is usable and
+# the CPU has vmx or svm).
 #
 # Exit status: 0 passed, 1 failed, 77 skipped (the reason is printed).
 
@@ -20,6 +30,8 @@ SKIP=77
 ko=${1:?usage: run.sh MODULE.ko GUEST_TEST_BINARY [WORKDIR]}
 guest_bin=${2:?usage: run.sh MODULE.ko GUEST_TEST_BINARY [WORKDIR]}
 work=${3:-$(mktemp -d)}
+[ $# -gt 3 ] && shift 3 && boots="$*"
+boots=${boots:-main p2p-switch p2p-rootport}
 QEMU=${QEMU:-qemu-system-x86_64}
 KMOD_TIMEOUT=${KMOD_TIMEOUT:-150}
 
@@ -76,7 +88,33 @@ result() {
 	sleep 10
 }
 
-echo "== guest: $(uname -r), $(nproc) cpus"
+# The kernel log since the marker must not show any trouble.
+scan_log() {
+	dmesg | sed -n '/fpgad-kmod-test: start/,$p' > /tmp/klog
+	echo "== kernel log since insmod:"
+	cat /tmp/klog
+	bad=$(grep -E 'WARNING|BUG|Oops|general protection|Call Trace|refcount_t|list_del corruption|leak|UBSAN|DMA-API|Poison overwritten|Object already free|Redzone|slab error|hung_task|blocked for more than|overflow' /tmp/klog)
+	[ -n "$bad" ] && result "FAIL kernel log: $bad"
+}
+
+boot=main
+for arg in $(cat /proc/cmdline); do
+	case "$arg" in fpgadtest=*) boot=${arg#fpgadtest=} ;; esac
+done
+echo "== guest: $(uname -r), $(nproc) cpus, boot $boot"
+
+if [ "$boot" != main ]; then
+	echo "fpgad-kmod-test: start" > /dev/kmsg
+	insmod /fpgad_dma.ko || result "FAIL insmod fpgad_dma.ko"
+	[ -c /dev/fpgad0 ] || result "FAIL no /dev/fpgad0"
+	timeout -s KILL 60 /kmod_test "$boot"
+	rc=$?
+	rmmod fpgad_dma || result "FAIL rmmod fpgad_dma"
+	scan_log
+	[ "$rc" = 0 ] || result "FAIL kmod_test $boot exited $rc"
+	result "PASS"
+fi
+
 for m in drm drm_shmem_helper vgem; do
 	insmod /modules/$m.ko || result "FAIL insmod $m"
 done
@@ -103,11 +141,7 @@ echo "$bdf" > /sys/bus/pci/drivers/fpgad_dma/bind || result "FAIL bind $bdf"
 rmmod fpgad_dma || result "FAIL second rmmod"
 grep -q '^fpgad_dma ' /proc/modules && result "FAIL fpgad_dma still loaded"
 
-dmesg | sed -n '/fpgad-kmod-test: start/,$p' > /tmp/klog
-echo "== kernel log since insmod:"
-cat /tmp/klog
-bad=$(grep -E 'WARNING|BUG|Oops|general protection|Call Trace|refcount_t|list_del corruption|leak|UBSAN|DMA-API|Poison overwritten|Object already free|Redzone|slab error|hung_task|blocked for more than|overflow' /tmp/klog)
-[ -n "$bad" ] && result "FAIL kernel log: $bad"
+scan_log
 [ "$rc" = 0 ] || result "FAIL kmod_test exited $rc"
 result "PASS"
 EOT
@@ -130,31 +164,72 @@ fi
 cpu=max
 [ "$accel" = kvm ] && cpu=host
 
-log=$work/console.log
-echo "kmod-test: booting $kernel ($accel) with fpgad_dma.ko; console in $log"
-timeout "$KMOD_TIMEOUT" "$QEMU" -accel "$accel" -cpu "$cpu" -m 512M -smp 2 \
-	-nographic -no-reboot -monitor none -serial stdio -net none \
-	-kernel "$kernel" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 loglevel=4 slub_debug=FZPU" \
-	-device edu,dma_mask=0xffffffffffffffff \
-	</dev/null >"$log" 2>&1
-qrc=$?
-if [ "$accel" = kvm ] && [ -z "${ACCEL:-}" ] &&
-   grep -a -q -i -E 'failed to initialize kvm|Could not access KVM' "$log"; then
-	echo "kmod-test: KVM not usable here, falling back to TCG"
-	ACCEL=tcg exec "$0" "$@"
-fi
+# Boot @1 with the QEMU arguments that follow; 0 when the guest said PASS.
+run_boot() {
+	name=$1
+	shift
+	log=$work/console-$name.log
+	echo "kmod-test: $name: booting $kernel ($accel) with fpgad_dma.ko; console in $log"
+	timeout "$KMOD_TIMEOUT" "$QEMU" -accel "$accel" -cpu "$cpu" -m 512M \
+		-nographic -no-reboot -monitor none -serial stdio -net none \
+		-kernel "$kernel" -initrd "$initrd" \
+		-append "console=ttyS0 panic=-1 loglevel=4 slub_debug=FZPU fpgadtest=$name" \
+		"$@" </dev/null >"$log" 2>&1
+	qrc=$?
+	if [ "$accel" = kvm ] && [ -z "${ACCEL:-}" ] &&
+	   grep -a -q -i -E 'failed to initialize kvm|Could not access KVM' "$log"; then
+		echo "kmod-test: KVM not usable here, falling back to TCG"
+		# shellcheck disable=SC2086 # one argument per boot
+		ACCEL=tcg exec "$0" "$ko" "$guest_bin" "$work" $boots
+	fi
 
-tr -d '\r' < "$log" | grep -a -E '^(ok|not ok|kmod_test|counters|==|KMOD-TEST-RESULT)'
-result=$(tr -d '\r' < "$log" | sed -n 's/^KMOD-TEST-RESULT: //p' | tail -n 1)
-case "$result" in
-PASS)
-	echo "kmod-test: PASS"
-	exit 0 ;;
-"")
-	tail -n 40 "$log"
-	[ "$qrc" = 124 ] && fail "guest did not finish within ${KMOD_TIMEOUT}s"
-	fail "guest ended without a result (qemu exit $qrc)" ;;
-*)
-	fail "$result" ;;
-esac
+	tr -d '\r' < "$log" | grep -a -E '^(ok|not ok|kmod_test|counters|==|KMOD-TEST-RESULT)'
+	result=$(tr -d '\r' < "$log" | sed -n 's/^KMOD-TEST-RESULT: //p' | tail -n 1)
+	case "$result" in
+	PASS)
+		echo "kmod-test: $name: PASS"
+		return 0 ;;
+	"")
+		tail -n 40 "$log"
+		if [ "$qrc" = 124 ]; then
+			echo "kmod-test: $name: FAIL: guest did not finish within ${KMOD_TIMEOUT}s"
+		else
+			echo "kmod-test: $name: FAIL: guest ended without a result (qemu exit $qrc)"
+		fi
+		return 1 ;;
+	*)
+		echo "kmod-test: $name: FAIL: $result"
+		return 1 ;;
+	esac
+}
+
+# Root ports have ACS; x3130 switch ports do not (QEMU 7.2).
+RP="pcie-root-port,chassis"
+failed=""
+for b in $boots; do
+	case "$b" in
+	main)
+		run_boot main -smp 2 -device edu,dma_mask=0xffffffffffffffff ;;
+	p2p-switch)
+		run_boot p2p-switch -machine q35 -smp 1 \
+			-device $RP=1,slot=1,id=rp1,bus=pcie.0,addr=0x2 \
+			-device x3130-upstream,id=up1,bus=rp1 \
+			-device xio3130-downstream,id=dn1,bus=up1,chassis=2,slot=0 \
+			-device xio3130-downstream,id=dn2,bus=up1,chassis=3,slot=1 \
+			-device edu,bus=dn1,dma_mask=0xffffffffffffffff \
+			-device e1000e,bus=dn2 ;;
+	p2p-rootport)
+		run_boot p2p-rootport -machine q35 -smp 1 \
+			-device $RP=1,slot=1,id=rp1,bus=pcie.0,addr=0x2 \
+			-device $RP=2,slot=2,id=rp2,bus=pcie.0,addr=0x3 \
+			-device pxb-pcie,id=pxb1,bus_nr=128,bus=pcie.0,addr=0x4 \
+			-device $RP=3,slot=0,id=rp3,bus=pxb1 \
+			-device edu,bus=rp1,dma_mask=0xffffffffffffffff \
+			-device e1000e,bus=rp2 -device e1000e,bus=rp3 ;;
+	*)
+		fail "unknown boot $b" ;;
+	esac || failed="$failed $b"
+done
+[ -z "$failed" ] || fail "boots failed:$failed"
+echo "kmod-test: PASS ($boots)"
+exit 0

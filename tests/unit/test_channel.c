@@ -19,9 +19,11 @@
 #include <cmocka.h>
 
 #include "channel.h"
+#include "lease.h"
 #include "device.h"
 #include "fpgad_simframe.h"
-#include "frame_ring.h"
+#include "frame_consumer.h"
+#include "frame_producer.h"
 #include "log.h"
 
 struct fixture {
@@ -33,35 +35,69 @@ struct fixture {
 
 /* The client's side of one lease. */
 struct reader {
-	struct channel_grant g;
+	struct lease_grant g;
 	uint8_t *data;
 	size_t data_len;
 	void *desc;
 	size_t desc_len;
-	struct frame_ring_consumer *cons;
+	struct frame_consumer *cons;
 	void *pattern;
 	uint64_t psize;
+	ino_t ring_ino;		/* which memfd the data ring is */
 };
 
-static void *map(const char *name, size_t len, int prot)
+static void *map(int fd, size_t len, int prot)
 {
-	int fd = shm_open(name, (prot & PROT_WRITE) ? O_RDWR : O_RDONLY, 0);
-	void *m;
+	void *m = mmap(NULL, len, prot, MAP_SHARED, fd, 0);
 
-	assert_true(fd >= 0);
-	m = mmap(NULL, len, prot, MAP_SHARED, fd, 0);
-	close(fd);
 	assert_true(m != MAP_FAILED);
 	return m;
 }
 
-static void reader_attach(struct reader *r, const struct config_channel *cc)
+/* What the handoff socket does for the lessee: its rings' descriptors. */
+static void claim(struct fixture *fx, struct session *s, struct reader *r,
+		  int *ret_fds)
 {
+	struct handoff_peer peer = { .pid = s->peer.pid, .uid = s->peer.uid };
+	struct handoff_peer thief = { .pid = s->peer.pid + 1, .uid = s->peer.uid };
+	struct lease *l;
+	unsigned n = 0;
+	char err[160];
+
+	/* The token without the lessee's process: refused, and still good. */
+	assert_int_equal(lease_claim(fx->ch, r->g.token, &thief, ret_fds, &n, &l,
+				     err, sizeof(err)), -EACCES);
+	assert_non_null(strstr(err, "not pid"));
+	thief.pid = s->peer.pid;
+	thief.uid = s->peer.uid + 1;
+	assert_int_equal(lease_claim(fx->ch, r->g.token, &thief, ret_fds, &n, &l,
+				     err, sizeof(err)), -EACCES);
+	assert_int_equal(lease_claim(fx->ch, r->g.token, &peer, ret_fds, &n, &l,
+				     err, sizeof(err)), 0);
+	assert_int_equal(n, 2);
+	assert_ptr_equal(l, lease_find(fx->ch, s));
+	/* A token is good once. */
+	assert_int_equal(lease_claim(fx->ch, r->g.token, &peer, ret_fds, &n, &l,
+				     err, sizeof(err)), -ENOENT);
+}
+
+static void reader_attach(struct reader *r, struct fixture *fx,
+			  struct session *s)
+{
+	const struct config_channel *cc = channel_config(fx->ch);
+	struct stat st;
+	int fds[2];
+
+
+	claim(fx, s, r, fds);
+	assert_int_equal(fstat(fds[1], &st), 0);
+	r->ring_ino = st.st_ino;
 	r->data_len = r->g.ring_size;
-	r->data = map(r->g.shm_name, r->data_len, PROT_READ);
-	r->desc_len = frame_ring_size(frame_ring_desc_count_for(cc->slots));
-	r->desc = map(r->g.desc_name, r->desc_len, PROT_READ | PROT_WRITE);
-	assert_int_equal(frame_ring_consumer_attach(r->desc, r->desc_len, &r->cons), 0);
+	r->data = map(fds[1], r->data_len, PROT_READ);
+	r->desc_len = r->g.desc_size;
+	assert_true(r->desc_len >= frame_ring_size(frame_ring_desc_count_for(cc->slots)));
+	r->desc = map(fds[0], r->desc_len, PROT_READ | PROT_WRITE);
+	assert_int_equal(frame_consumer_attach(r->desc, r->desc_len, &r->cons), 0);
 	r->psize = fpgad_simframe_pattern_size(cc->frame_size);
 	r->pattern = malloc(r->psize);
 	assert_non_null(r->pattern);
@@ -70,7 +106,7 @@ static void reader_attach(struct reader *r, const struct config_channel *cc)
 
 static void reader_detach(struct reader *r)
 {
-	frame_ring_consumer_free(r->cons);
+	frame_consumer_free(r->cons);
 	munmap(r->desc, r->desc_len);
 	munmap(r->data, r->data_len);
 	free(r->pattern);
@@ -84,9 +120,9 @@ static void take(struct reader *r, const struct config_channel *cc,
 	int n;
 
 	for (n = 0; n < 500; n++) {
-		if (frame_ring_claim(r->cons, f) == 0)
+		if (frame_consumer_claim(r->cons, f) == 0)
 			break;
-		assert_int_not_equal(frame_ring_wait(r->cons, 10), -ESTALE);
+		assert_int_not_equal(frame_consumer_wait(r->cons, 10), -ESTALE);
 	}
 	assert_true(n < 500);
 	assert_int_equal(fpgad_simframe_check(r->data + (uint64_t)f->slot * cc->slot_size,
@@ -100,7 +136,7 @@ static int open_lease(struct fixture *fx, struct session *s, bool shared,
 	char err[256];
 
 	memset(r, 0, sizeof(*r));
-	return channel_open(fx->ch, s, shared, &fx->cfg.control, &r->g, err,
+	return lease_open(fx->ch, s, shared, &fx->cfg.control, &r->g, err,
 			    sizeof(err));
 }
 
@@ -143,45 +179,54 @@ static void test_stream_and_verify(void **state)
 	assert_false(channel_is_streaming(fx.ch));
 	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), 0);
 	assert_true(channel_is_streaming(fx.ch));
-	assert_true(channel_leased_by(fx.ch, &fx.s1));
+	assert_true((lease_find(fx.ch, &fx.s1) != NULL));
 	assert_int_equal(r.g.memory, MEMORY_HOST);
 	assert_int_equal(r.g.mode, MODE_HOST);
-	reader_attach(&r, channel_config(fx.ch));
+	reader_attach(&r, &fx, &fx.s1);
 	for (int i = 0; i < 2000; i++) {
 		take(&r, channel_config(fx.ch), &f);
 		if (i)
 			assert_int_equal(f.seq, last + 1);	/* block: no gap */
 		last = f.seq;
-		assert_int_equal(frame_ring_release(r.cons, &f), 0);
+		assert_int_equal(frame_consumer_release(r.cons, &f), 0);
 	}
 	channel_get_stats(fx.ch, &st);
 	assert_true(st.frames >= 2000);
 	assert_int_equal(st.drops, 0);
 	assert_int_equal(st.lessees, 1);
 	assert_int_equal(fx.s1.n_leases, 1);
-	assert_int_equal(channel_close(fx.ch, &fx.s1), 0);
+	assert_int_equal(lease_close(fx.ch, &fx.s1, 0), 0);
 	assert_int_equal(fx.s1.n_leases, 0);
 	assert_int_equal(fx.s1.pinned, 0);
 	assert_false(channel_is_streaming(fx.ch));
 	/* The client learns that the lease ended. */
-	assert_true(frame_ring_events(r.cons) & FPGAD_EVENT_CLOSED);
-	assert_int_equal(channel_close(fx.ch, &fx.s1), -ENOENT);
+	assert_true(frame_consumer_events(r.cons) & FPGAD_EVENT_CLOSED);
+	assert_int_equal(lease_close(fx.ch, &fx.s1, 0), -ENOENT);
 	reader_detach(&r);
 
-	/* The next lessee gets a ring of its own; the old one is gone. */
+	/* The next lessee gets a ring of its own, not the one r mapped. */
 	{
 		struct reader r2;
-		int fd;
+		struct stat st2;
+		int fds[2];
 
 		assert_int_equal(open_lease(&fx, &fx.s2, false, &r2), 0);
-		assert_string_not_equal(r2.g.shm_name, r.g.shm_name);
-		fd = shm_open(r.g.shm_name, O_RDONLY, 0);
-		assert_int_equal(fd, -1);
-		assert_int_equal(errno, ENOENT);
-		reader_attach(&r2, channel_config(fx.ch));
+		assert_int_not_equal(r2.g.lease_id, r.g.lease_id);
+		claim(&fx, &fx.s2, &r2, fds);
+		assert_int_equal(fstat(fds[1], &st2), 0);
+		assert_true(r.ring_ino != st2.st_ino);
+		r2.data_len = r2.g.ring_size;
+		r2.data = map(fds[1], r2.data_len, PROT_READ);
+		r2.desc_len = r2.g.desc_size;
+		r2.desc = map(fds[0], r2.desc_len, PROT_READ | PROT_WRITE);
+		assert_int_equal(frame_consumer_attach(r2.desc, r2.desc_len,
+						       &r2.cons), 0);
+		r2.psize = fpgad_simframe_pattern_size(channel_config(fx.ch)->frame_size);
+		r2.pattern = malloc(r2.psize);
+		fpgad_simframe_pattern_fill(r2.pattern, r2.psize);
 		take(&r2, channel_config(fx.ch), &f);
-		assert_int_equal(frame_ring_release(r2.cons, &f), 0);
-		assert_int_equal(channel_close(fx.ch, &fx.s2), 0);
+		assert_int_equal(frame_consumer_release(r2.cons, &f), 0);
+		assert_int_equal(lease_close(fx.ch, &fx.s2, 0), 0);
 		reader_detach(&r2);
 	}
 	unmake(&fx);
@@ -198,7 +243,7 @@ static void test_exclusive_and_shared(void **state)
 	assert_int_equal(open_lease(&fx, &fx.s1, false, &b), -EALREADY);
 	assert_int_equal(open_lease(&fx, &fx.s2, false, &b), -EBUSY);
 	assert_int_equal(open_lease(&fx, &fx.s2, true, &b), -EBUSY);
-	assert_int_equal(channel_close(fx.ch, &fx.s1), 0);
+	assert_int_equal(lease_close(fx.ch, &fx.s1, 0), 0);
 
 	/* Shared readers: each sees every frame from when it joined, in order. */
 	assert_int_equal(open_lease(&fx, &fx.s1, true, &a), 0);
@@ -210,8 +255,8 @@ static void test_exclusive_and_shared(void **state)
 		uint64_t off;
 		int idle = 0;
 
-		reader_attach(&a, channel_config(fx.ch));
-		reader_attach(&b, channel_config(fx.ch));
+		reader_attach(&a, &fx, &fx.s1);
+		reader_attach(&b, &fx, &fx.s2);
 		/* Under block, a slot is free only when both let it go. */
 		while ((seen[0] < 300 || seen[1] < 300) && idle < 500) {
 			bool got = false;
@@ -219,7 +264,7 @@ static void test_exclusive_and_shared(void **state)
 			for (int k = 0; k < 2; k++) {
 				struct frame_ring_frame f;
 
-				if (frame_ring_claim(rd[k]->cons, &f) < 0)
+				if (frame_consumer_claim(rd[k]->cons, &f) < 0)
 					continue;
 				got = true;
 				if (seen[k])
@@ -229,11 +274,11 @@ static void test_exclusive_and_shared(void **state)
 					f.seq, rd[k]->pattern, rd[k]->psize, &off), 0);
 				last[k] = f.seq;
 				seen[k]++;
-				assert_int_equal(frame_ring_release(rd[k]->cons, &f), 0);
+				assert_int_equal(frame_consumer_release(rd[k]->cons, &f), 0);
 			}
 			idle = got ? 0 : idle + 1;
 			if (!got)
-				frame_ring_wait(b.cons, 10);
+				frame_consumer_wait(b.cons, 10);
 		}
 		assert_true(seen[0] >= 300 && seen[1] >= 300);
 		/* b joined later: its frames are a's latest ones. */
@@ -241,13 +286,13 @@ static void test_exclusive_and_shared(void **state)
 		/* An exclusive opener is refused while readers share it. */
 		assert_int_equal(open_lease(&fx, &(struct session){ 0 }, false,
 					    &(struct reader){ 0 }), -EBUSY);
-		channel_release_session(fx.ch, &fx.s1);
+		lease_close(fx.ch, &fx.s1, 0);
 		/* b goes on alone. */
 		for (int i = 0; i < 100; i++) {
 			take(&b, channel_config(fx.ch), &fb);
-			assert_int_equal(frame_ring_release(b.cons, &fb), 0);
+			assert_int_equal(frame_consumer_release(b.cons, &fb), 0);
 		}
-		channel_release_session(fx.ch, &fx.s2);
+		lease_close(fx.ch, &fx.s2, 0);
 		reader_detach(&a);
 		reader_detach(&b);
 	}
@@ -271,7 +316,7 @@ static void test_limits(void **state)
 	fx.cfg.control.max_pinned = 4 * 64 * 1024;
 	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), 0);
 	assert_int_equal(fx.s1.pinned, 4 * 64 * 1024);
-	channel_release_session(fx.ch, &fx.s1);
+	lease_close(fx.ch, &fx.s1, 0);
 	unmake(&fx);
 }
 
@@ -287,14 +332,14 @@ static void test_drop_oldest_spares_held(void **state)
 	(void)state;
 	make(&fx, NULL, POLICY_DROP_OLDEST, 4);
 	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), 0);
-	reader_attach(&r, channel_config(fx.ch));
+	reader_attach(&r, &fx, &fx.s1);
 	take(&r, channel_config(fx.ch), &held[0]);
 	take(&r, channel_config(fx.ch), &held[1]);
 	for (int i = 0; i < 3000; i++) {
 		take(&r, channel_config(fx.ch), &f);
 		assert_int_not_equal(f.slot, held[0].slot);
 		assert_int_not_equal(f.slot, held[1].slot);
-		assert_int_equal(frame_ring_release(r.cons, &f), 0);
+		assert_int_equal(frame_consumer_release(r.cons, &f), 0);
 		if (i % 500 == 0)
 			usleep(5000);	/* let the card overrun the reader */
 	}
@@ -304,9 +349,58 @@ static void test_drop_oldest_spares_held(void **state)
 			held[k].seq, r.pattern, r.psize, &off), 0);
 	channel_get_stats(fx.ch, &st);
 	assert_true(st.drops > 0);
-	assert_int_equal(frame_ring_release(r.cons, &held[0]), 0);
-	assert_int_equal(frame_ring_release(r.cons, &held[1]), 0);
-	channel_release_session(fx.ch, &fx.s1);
+	assert_int_equal(frame_consumer_release(r.cons, &held[0]), 0);
+	assert_int_equal(frame_consumer_release(r.cons, &held[1]), 0);
+	lease_close(fx.ch, &fx.s1, 0);
+	reader_detach(&r);
+	unmake(&fx);
+}
+
+/* What a GPU stream does for a stream-ordered release: two plain stores. */
+static void gpu_release(const struct frame_async *a)
+{
+	__atomic_store_n((uint32_t *)a->state_low, a->released_low,
+			 __ATOMIC_SEQ_CST);
+	__atomic_store_n((uint32_t *)a->done, a->count, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Stream-ordered releases wake nobody: a stream starved of slots still
+ * notices them and goes on.
+ */
+static void test_async_release(void **state)
+{
+	struct fixture fx = { 0 };
+	struct frame_ring_frame f[4];
+	struct frame_async a[4];
+	struct lease *l;
+	struct reader r;
+
+	(void)state;
+	make(&fx, NULL, POLICY_BLOCK, 4);
+	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), 0);
+	reader_attach(&r, &fx, &fx.s1);
+	l = lease_find(fx.ch, &fx.s1);
+	for (int round = 0; round < 50; round++) {
+		/* Hold every slot: the stream has nothing to arm. */
+		for (int i = 0; i < 4; i++)
+			take(&r, channel_config(fx.ch), &f[i]);
+		for (int i = 0; i < 4; i++)
+			assert_int_equal(frame_consumer_async_words(r.cons, &f[i],
+								    &a[i]), 0);
+		assert_true(frame_producer_async_pending(l->prod));
+		usleep(2000);	/* the stream goes to look for releases */
+		for (int i = 0; i < 4; i++)
+			gpu_release(&a[i]);
+		assert_false(frame_producer_async_pending(l->prod));
+		/* A frame that is not held cannot be released so. */
+		assert_int_equal(frame_consumer_async_words(r.cons, &f[0], &a[0]),
+				 -EINVAL);
+	}
+	/* Streaming went on: the next frames come. */
+	take(&r, channel_config(fx.ch), &f[0]);
+	assert_int_equal(frame_consumer_release(r.cons, &f[0]), 0);
+	lease_close(fx.ch, &fx.s1, 0);
 	reader_detach(&r);
 	unmake(&fx);
 }
@@ -347,7 +441,7 @@ static void test_repeated_failures_fail_channel(void **state)
 		assert_true(st.errors >= before + 5);
 		assert_int_equal(st.state, CHANNEL_FAILED);
 	}
-	channel_release_session(fx.ch, &fx.s1);
+	lease_close(fx.ch, &fx.s1, 0);
 	/* FAILED refuses new leases, by name, until it is reset. */
 	assert_int_equal(open_lease(&fx, &fx.s2, false, &r2), -EIO);
 	{
@@ -380,22 +474,27 @@ static void test_h2c_send(void **state)
 	cc->slot_size = cc->frame_size = 64 * 1024;
 	assert_int_equal(device_sim_ops.open(&fx.cfg, &fx.dev), 0);
 	assert_int_equal(channel_create(&fx.cfg, cc, &device_sim_ops, fx.dev, &fx.ch), 0);
-	assert_int_equal(channel_open(fx.ch, &fx.s1, true, &fx.cfg.control, &r.g,
+	assert_int_equal(lease_open(fx.ch, &fx.s1, true, &fx.cfg.control, &r.g,
 				      err, sizeof(err)), -EINVAL);
 	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), 0);
-	r.data_len = r.g.ring_size;
-	r.data = map(r.g.shm_name, r.data_len, PROT_READ | PROT_WRITE);
-	r.desc_len = frame_ring_size(frame_ring_desc_count_for(cc->slots));
-	r.desc = map(r.g.desc_name, r.desc_len, PROT_READ | PROT_WRITE);
-	assert_int_equal(frame_ring_consumer_attach(r.desc, r.desc_len, &r.cons), 0);
+	{
+		int fds[2];
+
+		claim(&fx, &fx.s1, &r, fds);
+		r.data_len = r.g.ring_size;
+		r.data = map(fds[1], r.data_len, PROT_READ | PROT_WRITE);
+		r.desc_len = r.g.desc_size;
+		r.desc = map(fds[0], r.desc_len, PROT_READ | PROT_WRITE);
+	}
+	assert_int_equal(frame_consumer_attach(r.desc, r.desc_len, &r.cons), 0);
 	r.psize = fpgad_simframe_pattern_size(cc->frame_size);
 	r.pattern = malloc(r.psize);
 	fpgad_simframe_pattern_fill(r.pattern, r.psize);
 	for (i = 0; i < 1000; i++) {
 		int n;
 
-		for (n = 0; n < 500 && frame_ring_claim(r.cons, &f) < 0; n++)
-			frame_ring_wait(r.cons, 10);
+		for (n = 0; n < 500 && frame_consumer_claim(r.cons, &f) < 0; n++)
+			frame_consumer_wait(r.cons, 10);
 		assert_true(n < 500);
 		assert_int_equal(f.length, 0);
 		fpgad_simframe_fill(r.data + (uint64_t)f.slot * cc->slot_size,
@@ -403,7 +502,7 @@ static void test_h2c_send(void **state)
 		/* Every 100th frame is torn: the card must notice. */
 		if (i % 100 == 99)
 			r.data[(uint64_t)f.slot * cc->slot_size + 4096] ^= 1;
-		assert_int_equal(frame_ring_submit(r.cons, &f, cc->frame_size), 0);
+		assert_int_equal(frame_consumer_submit(r.cons, &f, cc->frame_size), 0);
 	}
 	for (i = 0; i < 500; i++) {
 		channel_get_stats(fx.ch, &st);
@@ -414,7 +513,7 @@ static void test_h2c_send(void **state)
 	assert_int_equal(st.frames, 1000);
 	assert_int_equal(st.card_good, 990);
 	assert_int_equal(st.card_bad, 10);
-	channel_release_session(fx.ch, &fx.s1);
+	lease_close(fx.ch, &fx.s1, 0);
 	reader_detach(&r);
 	unmake(&fx);
 }
@@ -426,6 +525,7 @@ int main(void)
 		cmocka_unit_test(test_exclusive_and_shared),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_drop_oldest_spares_held),
+		cmocka_unit_test(test_async_release),
 		cmocka_unit_test(test_repeated_failures_fail_channel),
 		cmocka_unit_test(test_h2c_send),
 	};

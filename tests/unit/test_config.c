@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <errno.h>
 
@@ -104,9 +105,10 @@ static void test_every_key(void **state)
 		"[daemon]\nlog_level = debug\nruntime_dir = /tmp/x\n"
 		"[control]\ngroup = video\nsocket_mode = 0600\n"
 		"remote = tcp://127.0.0.1:7710\nmax_message = 128K\n"
-		"max_clients = 5\nmax_leases = 3\nmax_pinned = 1G\n"
+		"max_clients = 5\nmax_remote_clients = 9\nmax_leases = 3\nmax_pinned = 1G\n"
 		"[device]\nbackend = xdma\npath = /dev/fpgad3\ngpu = 0000:41:00.0\n"
-		"dma_timeout_ms = 250\n"
+		"dma_timeout_ms = 250\nauto_choice = first\nprobe_bytes = 64M\n"
+		"probe_ms = 50\n"
 		"[sim]\ncard_memory = 4G\nlink = gen4x16\nseed = 7\n"
 		"fault_timeout = 100\nfault_error = 200\nfault_corrupt = 300\n"
 		"fault_hang = 400\n"
@@ -123,12 +125,16 @@ static void test_every_key(void **state)
 	assert_string_equal(cfg.control.remote, "tcp://127.0.0.1:7710");
 	assert_int_equal(cfg.control.max_message, 128 * 1024);
 	assert_int_equal(cfg.control.max_clients, 5);
+	assert_int_equal(cfg.control.max_remote_clients, 9);
 	assert_int_equal(cfg.control.max_leases, 3);
 	assert_int_equal(cfg.control.max_pinned, 1ull << 30);
 	assert_int_equal(cfg.device.backend, BACKEND_XDMA);
 	assert_string_equal(cfg.device.path, "/dev/fpgad3");
 	assert_string_equal(cfg.device.gpu, "0000:41:00.0");
 	assert_int_equal(cfg.device.dma_timeout_ms, 250);
+	assert_int_equal(cfg.device.auto_choice, AUTO_FIRST);
+	assert_int_equal(cfg.device.probe_bytes, 64u << 20);
+	assert_int_equal(cfg.device.probe_ms, 50);
 	assert_int_equal(cfg.sim.card_memory, 4ull << 30);
 	assert_int_equal(cfg.sim.link.gen, 4);
 	assert_int_equal(cfg.sim.link.width, 16);
@@ -182,28 +188,110 @@ static void test_errors(void **state)
 	expect_error("[sim]\nlink = gen3x3\n", 2, "link: 'gen3x3'");
 	expect_error("[control]\nsocket_mode = 660\n", 2, "octal mode");
 	expect_error("[daemon]\nlog_level = loud\n", 2, "log_level");
+	expect_error("[device]\nauto_choice = fastest\n", 2,
+		     "auto_choice: 'fastest' is not one of measure, first");
+	expect_error("[device]\nprobe_ms = 20000\n", 2,
+		     "probe_ms: '20000' is not a whole number from 0 to 10000");
+	expect_error("[device]\nprobe_bytes = 1K\n", 2, "probe_bytes: '1K' is not a size");
 	expect_error("[channel a b]\nslots = 4\n", 1, "a channel name is");
 	expect_error("this is not ini\n", 1, "syntax error");
-	/* Cross-key checks name the channel's section line. */
-	expect_error("[channel a]\nslots = 4\n\n[channel b]\nslot_size = 5000\n", 4,
+	/* Cross-key checks name the line of the key they are about... */
+	expect_error("[channel a]\nslots = 4\n\n[channel b]\nslot_size = 5000\n", 5,
 		     "[channel b] slot_size 5000 is not a positive multiple of 4096");
-	expect_error("[channel a]\nslot_size = 64K\nframe_size = 1M\n", 1,
+	expect_error("[channel a]\nslot_size = 64K\nframe_size = 1M\n", 3,
 		     "frame_size 1048576 must be from 64 bytes to slot_size");
-	expect_error("[channel a]\nmemory = host\nmode = gpudirect\n", 1,
+	expect_error("[channel a]\nframe_size = 1M\nslot_size = 64K\n", 2,
+		     "frame_size 1048576 must be from 64 bytes to slot_size");
+	expect_error("[channel a]\nmemory = host\nmode = gpudirect\n", 3,
 		     "needs GPU memory");
-	expect_error("[channel a]\nmemory = cuda\nmode = host\n", 1,
+	expect_error("[channel a]\nmemory = cuda\nmode = host\n", 3,
 		     "mode host needs host memory");
+	expect_error("[channel a]\n\n[channel b]\nengine = 0\n", 4,
+		     "engine 0 already used by channel a");
+	/* ...or of the channel's section when the file does not set it. */
 	expect_error("[channel a]\n[channel b]\nslots = 4\n", 2,
 		     "engine 0 already used by channel a");
-	{
-		struct config cfg;
-		char err[512];
+	/* frame_size against slot_size: the one of the two the file sets. */
+	expect_error("[channel a]\nslots = 4\nslot_size = 64K\n", 3,
+		     "frame_size 1048576 must be from 64 bytes");
+	expect_error("[control]\ngroup = x\nremote = tls+tcp://0.0.0.0:7710\n", 3,
+		     "remote = tls+tcp://0.0.0.0:7710 needs tls_cert_key");
+	expect_error("[daemon]\nlog_level = info\nruntime_dir = run/fpgad\n", 3,
+		     "runtime_dir must be an absolute path");
+}
 
-		/* A TLS listener without a certificate is refused at start. */
-		assert_int_equal(load("[control]\nremote = tls+tcp://0.0.0.0:7710\n",
-				      &cfg, err, sizeof(err)), -EINVAL);
-		assert_non_null(strstr(err, "needs tls_cert_key"));
-	}
+/* A key set twice, or a channel declared twice, names both lines. */
+static void test_duplicates(void **state)
+{
+	(void)state;
+	expect_error("[channel c2h0]\nslots = 4\n[channel c2h1]\nengine = 1\n"
+		     "[channel c2h0]\nslots = 16\n", 5,
+		     "[channel c2h0] is declared twice: first at line 1, again here");
+	/* An empty second declaration is still a second one. */
+	expect_error("[channel a]\n[channel a]\n", 2,
+		     "[channel a] is declared twice: first at line 1");
+	expect_error("[daemon]\nlog_level = info\n\nlog_level = debug\n", 4,
+		     "[daemon] log_level is set twice: first at line 2, again here");
+	expect_error("[channel a]\nslots = 4\nengine = 1\nslots = 8\n", 4,
+		     "[channel a] slots is set twice: first at line 2");
+	/* Across two [control] sections it is the same section's key. */
+	expect_error("[control]\nmax_clients = 4\n[daemon]\n[control]\nmax_clients = 5\n", 5,
+		     "[control] max_clients is set twice: first at line 2");
+}
+
+/* Only a regular file is a configuration file. */
+static void test_not_a_regular_file(void **state)
+{
+	char dir[] = "/tmp/fpgad-test-config-dir.XXXXXX", fifo[64];
+	struct config cfg;
+	char err[512];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	memset(&cfg, 0xa5, sizeof(cfg));
+	assert_int_equal(config_load(dir, &cfg, err, sizeof(err)), -EISDIR);
+	assert_non_null(strstr(err, "is a directory, not a configuration file"));
+	assert_int_equal(((unsigned char *)&cfg)[0], 0xa5);
+	/* A FIFO would block the start: refused without reading it. */
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(config_load(fifo, &cfg, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "is not a regular file, not a configuration file"));
+	assert_int_equal(config_load("/dev/null", &cfg, err, sizeof(err)), -EINVAL);
+	unlink(fifo);
+	rmdir(dir);
+}
+
+/* config_where() names the line of a key for checks made after loading. */
+static void test_where(void **state)
+{
+	struct config cfg;
+	char err[256], buf[128], want[128];
+
+	(void)state;
+	config_defaults(&cfg);
+	assert_string_equal(config_where(&cfg, CONFIG_CHANNEL, 0, "engine", buf,
+					 sizeof(buf)), "built-in defaults");
+	assert_int_equal(load("[device]\nbackend = sim\n\n[channel a]\nslots = 4\n"
+			      "[channel b]\n\nengine = 40\n", &cfg, err, sizeof(err)), 0);
+	snprintf(want, sizeof(want), "%s:8", path);
+	assert_string_equal(config_where(&cfg, CONFIG_CHANNEL, 1, "engine", buf,
+					 sizeof(buf)), want);
+	/* Not in the file: the channel's section line. */
+	snprintf(want, sizeof(want), "%s:4", path);
+	assert_string_equal(config_where(&cfg, CONFIG_CHANNEL, 0, "engine", buf,
+					 sizeof(buf)), want);
+	assert_string_equal(config_where(&cfg, CONFIG_CHANNEL, 0, NULL, buf,
+					 sizeof(buf)), want);
+	snprintf(want, sizeof(want), "%s:2", path);
+	assert_string_equal(config_where(&cfg, CONFIG_DEVICE, 0, "backend", buf,
+					 sizeof(buf)), want);
+	snprintf(want, sizeof(want), "%s:1", path);
+	assert_string_equal(config_where(&cfg, CONFIG_DEVICE, 0, "path", buf,
+					 sizeof(buf)), want);
+	/* A section the file does not have: the file. */
+	assert_string_equal(config_where(&cfg, CONFIG_SIM, 0, "seed", buf,
+					 sizeof(buf)), path);
 }
 
 static void test_missing_file(void **state)
@@ -228,6 +316,7 @@ static void test_example_config_is_defaults(void **state)
 		fail_msg("%s", err);
 	config_defaults(&def);
 	memset(cfg.path, 0, sizeof(cfg.path));
+	memset(&cfg.lines, 0, sizeof(cfg.lines));
 	assert_memory_equal(&cfg, &def, sizeof(cfg));
 }
 
@@ -239,6 +328,7 @@ static void test_names(void **state)
 	assert_string_equal(memory_kind_name(MEMORY_CUDA), "cuda");
 	assert_string_equal(direction_name(DIR_H2C), "h2c");
 	assert_string_equal(backend_kind_name(BACKEND_XDMA), "xdma");
+	assert_string_equal(auto_choice_name(AUTO_FIRST), "first");
 }
 
 int main(void)
@@ -249,6 +339,9 @@ int main(void)
 		cmocka_unit_test(test_every_key),
 		cmocka_unit_test(test_link_unlimited),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_duplicates),
+		cmocka_unit_test(test_not_a_regular_file),
+		cmocka_unit_test(test_where),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_example_config_is_defaults),
 		cmocka_unit_test(test_names),

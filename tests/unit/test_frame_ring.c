@@ -18,7 +18,8 @@
 
 #include <cmocka.h>
 
-#include "frame_ring.h"
+#include "frame_consumer.h"
+#include "frame_producer.h"
 
 #if defined(__has_include)
 #if __has_include(<valgrind/valgrind.h>)
@@ -70,7 +71,7 @@ static struct region region_new(uint32_t desc_count)
 	return r;
 }
 
-static struct frame_ring_producer *producer_new(struct region *r,
+static struct frame_producer *producer_new(struct region *r,
 						uint32_t slots,
 						uint32_t desc_count,
 						uint64_t gen)
@@ -81,19 +82,19 @@ static struct frame_ring_producer *producer_new(struct region *r,
 		.slot_size = 4096,
 		.frame_size = 4000,
 	};
-	struct frame_ring_producer *p = NULL;
+	struct frame_producer *p = NULL;
 
-	assert_int_equal(frame_ring_producer_init(r->mem, r->len, &g, gen, &p),
+	assert_int_equal(frame_producer_init(r->mem, r->len, &g, gen, &p),
 			 0);
 	assert_non_null(p);
 	return p;
 }
 
-static struct frame_ring_consumer *consumer_new(struct region *r)
+static struct frame_consumer *consumer_new(struct region *r)
 {
-	struct frame_ring_consumer *c = NULL;
+	struct frame_consumer *c = NULL;
 
-	assert_int_equal(frame_ring_consumer_attach(r->mem, r->len, &c), 0);
+	assert_int_equal(frame_consumer_attach(r->mem, r->len, &c), 0);
 	assert_non_null(c);
 	return c;
 }
@@ -111,16 +112,26 @@ static struct frame_ring_frame mkframe(uint32_t slot, uint64_t seq)
 	};
 }
 
-static void publish(struct frame_ring_producer *p, uint32_t slot, uint64_t seq)
+static void publish(struct frame_producer *p, uint32_t slot, uint64_t seq)
 {
 	struct frame_ring_frame f = mkframe(slot, seq);
 
-	assert_int_equal(frame_ring_publish(p, &f, NULL), 0);
+	assert_int_equal(frame_producer_publish(p, &f, NULL), 0);
 }
 
 static struct fpgad_frames_header *hdr_of(struct region *r)
 {
 	return r->mem;
+}
+
+/* Slots out with the consumer, as the producer sees them. */
+static unsigned outstanding(const struct frame_producer *p, uint32_t slots)
+{
+	unsigned n = 0;
+
+	for (uint32_t i = 0; i < slots; i++)
+		n += frame_producer_slot_out(p, i);
+	return n;
 }
 
 static struct fpgad_frame_desc *desc_of(struct region *r, uint32_t i)
@@ -148,8 +159,8 @@ static void test_sizes(void **state)
 static void test_init_attach(void **state)
 {
 	struct region r = region_new(8);
-	struct frame_ring_producer *p = producer_new(&r, 6, 0, 77);
-	struct frame_ring_consumer *c = consumer_new(&r);
+	struct frame_producer *p = producer_new(&r, 6, 0, 77);
+	struct frame_consumer *c = consumer_new(&r);
 	struct fpgad_frames_header *h = hdr_of(&r);
 	struct frame_ring_geometry g;
 
@@ -164,25 +175,25 @@ static void test_init_attach(void **state)
 	for (uint32_t i = 0; i < 8; i++)
 		assert_int_equal(desc_of(&r, i)->state,
 				 FPGAD_DESC_WORD(0, FPGAD_DESC_EMPTY));
-	frame_ring_consumer_geometry(c, &g);
+	frame_consumer_geometry(c, &g);
 	assert_int_equal(g.desc_count, 8);
 	assert_int_equal(g.slots, 6);
 	assert_int_equal(g.slot_size, 4096);
 	assert_int_equal(g.frame_size, 4000);
-	assert_int_equal(frame_ring_generation(c), 77);
-	assert_int_equal(frame_ring_outstanding(p), 0);
-	assert_int_equal(frame_ring_head(p), 0);
-	frame_ring_consumer_free(c);
-	frame_ring_producer_free(p);
-	frame_ring_consumer_free(NULL);
-	frame_ring_producer_free(NULL);
+	assert_int_equal(frame_consumer_generation(c), 77);
+	assert_int_equal(outstanding(p, 6), 0);
+	assert_int_equal(hdr_of(&r)->head, 0);
+	frame_consumer_free(c);
+	frame_producer_free(p);
+	frame_consumer_free(NULL);
+	frame_producer_free(NULL);
 	free(r.mem);
 }
 
 static void test_producer_init_rejects(void **state)
 {
 	struct region r = region_new(8);
-	struct frame_ring_producer *p = (struct frame_ring_producer *)&r;
+	struct frame_producer *p = (struct frame_producer *)&r;
 	const struct frame_ring_geometry good = {
 		.desc_count = 8, .slots = 8, .slot_size = 4096,
 		.frame_size = 4096,
@@ -210,14 +221,14 @@ static void test_producer_init_rejects(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		int ret = frame_ring_producer_init((char *)r.mem + bad[i].misalign,
+		int ret = frame_producer_init((char *)r.mem + bad[i].misalign,
 						   r.len - bad[i].len_less,
 						   &bad[i].g, bad[i].gen, &p);
 		if (ret != -EINVAL)
 			fail_msg("%s: got %d", bad[i].what, ret);
-		assert_ptr_equal(p, (struct frame_ring_producer *)&r);
+		assert_ptr_equal(p, (struct frame_producer *)&r);
 	}
-	assert_int_equal(frame_ring_producer_init(NULL, r.len, &good, 1, &p),
+	assert_int_equal(frame_producer_init(NULL, r.len, &good, 1, &p),
 			 -EINVAL);
 	free(r.mem);
 }
@@ -266,8 +277,8 @@ static void test_validate_corrupt(void **state)
 	(void)state;
 	assert_non_null(buf);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct frame_ring_producer *p = producer_new(&r, 8, 8, 3);
-		struct frame_ring_consumer *c = NULL;
+		struct frame_producer *p = producer_new(&r, 8, 8, 3);
+		struct frame_consumer *c = NULL;
 		struct fpgad_frames_header *h;
 		const void *mem = buf;
 		size_t len = r.len;
@@ -306,14 +317,14 @@ static void test_validate_corrupt(void **state)
 		if (ret != cases[i].ret)
 			fail_msg("case %d: got %d want %d", cases[i].c, ret,
 				 cases[i].ret);
-		c = (struct frame_ring_consumer *)&ret;
-		ret = frame_ring_consumer_attach((void *)mem, len, &c);
+		c = (struct frame_consumer *)&ret;
+		ret = frame_consumer_attach((void *)mem, len, &c);
 		assert_int_equal(ret, cases[i].ret);
 		if (ret == 0)
-			frame_ring_consumer_free(c);
+			frame_consumer_free(c);
 		else
-			assert_ptr_equal(c, (struct frame_ring_consumer *)&ret);
-		frame_ring_producer_free(p);
+			assert_ptr_equal(c, (struct frame_consumer *)&ret);
+		frame_producer_free(p);
 	}
 	free(buf);
 	free(r.mem);
@@ -324,21 +335,21 @@ static void test_validate_corrupt(void **state)
 static void test_publish_claim_release(void **state)
 {
 	struct region r = region_new(4);
-	struct frame_ring_producer *p = producer_new(&r, 4, 0, 1);
-	struct frame_ring_consumer *c = consumer_new(&r);
+	struct frame_producer *p = producer_new(&r, 4, 0, 1);
+	struct frame_consumer *c = consumer_new(&r);
 	struct frame_ring_frame in = mkframe(3, 12345), f = { 0 };
-	struct frame_ring_returned back[4];
+	struct frame_returned back[4];
 	uint64_t pos = 99;
 
 	(void)state;
 	in.flags = FPGAD_FRAME_ERROR | FPGAD_FRAME_TRUNCATED;
-	assert_int_equal(frame_ring_publish(p, &in, &pos), 0);
+	assert_int_equal(frame_producer_publish(p, &in, &pos), 0);
 	assert_int_equal(pos, 0);
-	assert_true(frame_ring_slot_out(p, 3));
-	assert_int_equal(frame_ring_outstanding(p), 1);
+	assert_true(frame_producer_slot_out(p, 3));
+	assert_int_equal(outstanding(p, 4), 1);
 	assert_int_equal(hdr_of(&r)->head, 1);
 
-	assert_int_equal(frame_ring_claim(c, &f), 0);
+	assert_int_equal(frame_consumer_claim(c, &f), 0);
 	assert_int_equal(f.pos, 0);
 	assert_int_equal(f.seq, 12345);
 	assert_int_equal(f.slot, 3);
@@ -348,45 +359,45 @@ static void test_publish_claim_release(void **state)
 	assert_int_equal(f.t_dma_end_ns, in.t_dma_end_ns);
 	assert_int_equal(f.t_publish_ns, in.t_publish_ns);
 	assert_int_equal(hdr_of(&r)->cursor, 1);
-	assert_int_equal(frame_ring_claim(c, &f), -EAGAIN);
+	assert_int_equal(frame_consumer_claim(c, &f), -EAGAIN);
 
 	/* Not released yet: nothing to reclaim, the slot stays out. */
-	assert_int_equal(frame_ring_reclaim(p, back, 4), 0);
-	assert_int_equal(frame_ring_publish(p, &in, NULL), -EBUSY);
+	assert_int_equal(frame_producer_reclaim(p, back, 4), 0);
+	assert_int_equal(frame_producer_publish(p, &in, NULL), -EBUSY);
 
 	f.pos = 0;
-	assert_int_equal(frame_ring_release(c, &f), 0);
-	assert_int_equal(frame_ring_release(c, &f), -EINVAL);
-	assert_int_equal(frame_ring_reclaim(p, back, 4), 1);
+	assert_int_equal(frame_consumer_release(c, &f), 0);
+	assert_int_equal(frame_consumer_release(c, &f), -EINVAL);
+	assert_int_equal(frame_producer_reclaim(p, back, 4), 1);
 	assert_int_equal(back[0].slot, 3);
 	assert_int_equal(back[0].how, FPGAD_DESC_RELEASED);
 	assert_int_equal(back[0].pos, 0);
-	assert_false(frame_ring_slot_out(p, 3));
-	assert_int_equal(frame_ring_outstanding(p), 0);
-	assert_int_equal(frame_ring_reclaim(p, back, 4), 0);
+	assert_false(frame_producer_slot_out(p, 3));
+	assert_int_equal(outstanding(p, 4), 0);
+	assert_int_equal(frame_producer_reclaim(p, back, 4), 0);
 	assert_int_equal(desc_of(&r, 0)->state,
 			 FPGAD_DESC_WORD(0, FPGAD_DESC_EMPTY));
 
 	/* The publish time is filled in when left 0. */
 	in.t_publish_ns = 0;
-	assert_int_equal(frame_ring_publish(p, &in, &pos), 0);
+	assert_int_equal(frame_producer_publish(p, &in, &pos), 0);
 	assert_int_equal(pos, 1);
-	assert_int_equal(frame_ring_claim(c, &f), 0);
+	assert_int_equal(frame_consumer_claim(c, &f), 0);
 	assert_true(f.t_publish_ns != 0);
 	/* Releasing what was never claimed, or a made-up position. */
 	f.pos = 7;
-	assert_int_equal(frame_ring_release(c, &f), -EINVAL);
-	assert_int_equal(frame_ring_release(c, NULL), -EINVAL);
+	assert_int_equal(frame_consumer_release(c, &f), -EINVAL);
+	assert_int_equal(frame_consumer_release(c, NULL), -EINVAL);
 
 	/* Bad frames are refused. */
 	in = mkframe(4, 1);
-	assert_int_equal(frame_ring_publish(p, &in, NULL), -EINVAL);
+	assert_int_equal(frame_producer_publish(p, &in, NULL), -EINVAL);
 	in = mkframe(0, 1);
 	in.length = 4097;
-	assert_int_equal(frame_ring_publish(p, &in, NULL), -EINVAL);
-	assert_int_equal(frame_ring_publish(p, NULL, NULL), -EINVAL);
-	frame_ring_consumer_free(c);
-	frame_ring_producer_free(p);
+	assert_int_equal(frame_producer_publish(p, &in, NULL), -EINVAL);
+	assert_int_equal(frame_producer_publish(p, NULL, NULL), -EINVAL);
+	frame_consumer_free(c);
+	frame_producer_free(p);
 	free(r.mem);
 }
 
@@ -398,40 +409,40 @@ static void test_h2c_fill(void **state)
 		.slots = 4, .slot_size = 4096, .frame_size = 4096,
 		.direction = FPGAD_FRAMES_H2C,
 	};
-	struct frame_ring_producer *p = NULL;
-	struct frame_ring_consumer *c;
-	struct frame_ring_returned back[4];
+	struct frame_producer *p = NULL;
+	struct frame_consumer *c;
+	struct frame_returned back[4];
 	struct frame_ring_frame f;
 	struct frame_ring_geometry cg;
 
 	(void)state;
-	assert_int_equal(frame_ring_producer_init(r.mem, r.len, &g, 5, &p), 0);
+	assert_int_equal(frame_producer_init(r.mem, r.len, &g, 5, &p), 0);
 	c = consumer_new(&r);
-	frame_ring_consumer_geometry(c, &cg);
+	frame_consumer_geometry(c, &cg);
 	assert_int_equal(cg.direction, FPGAD_FRAMES_H2C);
 	publish(p, 0, 1);
 	publish(p, 1, 2);
-	assert_int_equal(frame_ring_claim(c, &f), 0);
-	assert_int_equal(frame_ring_submit(c, &f, 4097), -EINVAL);
-	assert_int_equal(frame_ring_submit(c, &f, 1000), 0);
-	assert_int_equal(frame_ring_submit(c, &f, 1000), -EINVAL);
-	assert_int_equal(frame_ring_reclaim(p, back, 4), 1);
+	assert_int_equal(frame_consumer_claim(c, &f), 0);
+	assert_int_equal(frame_consumer_submit(c, &f, 4097), -EINVAL);
+	assert_int_equal(frame_consumer_submit(c, &f, 1000), 0);
+	assert_int_equal(frame_consumer_submit(c, &f, 1000), -EINVAL);
+	assert_int_equal(frame_producer_reclaim(p, back, 4), 1);
 	assert_int_equal(back[0].slot, 0);
 	assert_int_equal(back[0].fill, 1000);
 
 	/* A client that scribbles an impossible fill gets nothing sent. */
-	assert_int_equal(frame_ring_claim(c, &f), 0);
-	assert_int_equal(frame_ring_submit(c, &f, 10), 0);
+	assert_int_equal(frame_consumer_claim(c, &f), 0);
+	assert_int_equal(frame_consumer_submit(c, &f, 10), 0);
 	desc_of(&r, 1)->fill = 1ull << 40;
-	assert_int_equal(frame_ring_reclaim(p, back, 4), 1);
+	assert_int_equal(frame_producer_reclaim(p, back, 4), 1);
 	assert_int_equal(back[0].slot, 1);
 	assert_int_equal(back[0].fill, 0);
 
 	/* A fresh publish clears what the last user wrote. */
 	publish(p, 0, 3);
 	assert_int_equal(desc_of(&r, 2)->fill, 0);
-	frame_ring_consumer_free(c);
-	frame_ring_producer_free(p);
+	frame_consumer_free(c);
+	frame_producer_free(p);
 	free(r.mem);
 }
 
@@ -439,8 +450,8 @@ static void test_h2c_fill(void **state)
 static void test_wrap_around(void **state)
 {
 	struct region r = region_new(4);
-	struct frame_ring_producer *p = producer_new(&r, 4, 4, 1);
-	struct frame_ring_consumer *c = consumer_new(&r);
+	struct frame_producer *p = producer_new(&r, 4, 4, 1);
+	struct frame_consumer *c = consumer_new(&r);
 	uint32_t free_slots[4] = { 0, 1, 2, 3 };
 	unsigned n_free = 4;
 	uint64_t seq = 0, want = 0, seed = 1;
@@ -449,29 +460,29 @@ static void test_wrap_around(void **state)
 	for (int round = 0; round < 5000; round++) {
 		unsigned batch = 1 + (unsigned)(rng_next(&seed) % n_free);
 		struct frame_ring_frame got[4];
-		struct frame_ring_returned back[4];
+		struct frame_returned back[4];
 		int n;
 
 		for (unsigned i = 0; i < batch; i++)
 			publish(p, free_slots[--n_free], seq++);
 		for (unsigned i = 0; i < batch; i++) {
-			assert_int_equal(frame_ring_claim(c, &got[i]), 0);
+			assert_int_equal(frame_consumer_claim(c, &got[i]), 0);
 			assert_int_equal(got[i].seq, want);
 			want++;
 		}
-		assert_int_equal(frame_ring_claim(c, &got[0]), -EAGAIN);
+		assert_int_equal(frame_consumer_claim(c, &got[0]), -EAGAIN);
 		/* Release backwards. */
 		for (unsigned i = batch; i-- > 0;)
-			assert_int_equal(frame_ring_release(c, &got[i]), 0);
-		n = frame_ring_reclaim(p, back, 4);
+			assert_int_equal(frame_consumer_release(c, &got[i]), 0);
+		n = frame_producer_reclaim(p, back, 4);
 		assert_int_equal(n, (int)batch);
 		for (int i = 0; i < n; i++)
 			free_slots[n_free++] = back[i].slot;
 	}
 	assert_int_equal(n_free, 4);
-	assert_true(frame_ring_head(p) > 4 * 1000);
-	frame_ring_consumer_free(c);
-	frame_ring_producer_free(p);
+	assert_true(hdr_of(&r)->head > 4 * 1000);
+	frame_consumer_free(c);
+	frame_producer_free(p);
 	free(r.mem);
 }
 
@@ -483,10 +494,10 @@ static void test_wrap_around(void **state)
 static void test_full(void **state)
 {
 	struct region r = region_new(4);
-	struct frame_ring_producer *p = producer_new(&r, 4, 4, 1);
-	struct frame_ring_consumer *c = consumer_new(&r);
+	struct frame_producer *p = producer_new(&r, 4, 4, 1);
+	struct frame_consumer *c = consumer_new(&r);
 	struct frame_ring_frame f[4], g;
-	struct frame_ring_returned back[4];
+	struct frame_returned back[4];
 	unsigned char snap[4 * sizeof(struct fpgad_frame_desc)];
 
 	(void)state;
@@ -495,17 +506,17 @@ static void test_full(void **state)
 	memcpy(snap, desc_of(&r, 0), sizeof(snap));
 	for (uint32_t i = 0; i < 4; i++) {
 		g = mkframe(i, 100);
-		assert_int_equal(frame_ring_publish(p, &g, NULL), -EBUSY);
+		assert_int_equal(frame_producer_publish(p, &g, NULL), -EBUSY);
 	}
 	assert_memory_equal(snap, desc_of(&r, 0), sizeof(snap));
 
 	/* Claim all; release only the second. */
 	for (int i = 0; i < 4; i++) {
-		assert_int_equal(frame_ring_claim(c, &f[i]), 0);
+		assert_int_equal(frame_consumer_claim(c, &f[i]), 0);
 		assert_int_equal(f[i].seq, (uint64_t)i);
 	}
-	assert_int_equal(frame_ring_release(c, &f[1]), 0);
-	assert_int_equal(frame_ring_reclaim(p, back, 4), 1);
+	assert_int_equal(frame_consumer_release(c, &f[1]), 0);
+	assert_int_equal(frame_producer_reclaim(p, back, 4), 1);
 	assert_int_equal(back[0].slot, 1);
 
 	/* Position 4 would go to descriptor 0, still held: it is skipped. */
@@ -513,117 +524,112 @@ static void test_full(void **state)
 	publish(p, 1, 4);
 	assert_memory_equal(snap, desc_of(&r, 0),
 			    sizeof(struct fpgad_frame_desc));
-	assert_int_equal(frame_ring_head(p), 6);
+	assert_int_equal(hdr_of(&r)->head, 6);
 	assert_int_equal(desc_of(&r, 1)->state,
 			 FPGAD_DESC_WORD(5, FPGAD_DESC_READY));
-	assert_int_equal(frame_ring_claim(c, &g), 0);
+	assert_int_equal(frame_consumer_claim(c, &g), 0);
 	assert_int_equal(g.seq, 4);
 	assert_int_equal(g.pos, 5);
-	assert_int_equal(frame_ring_claim(c, &g), -EAGAIN);
+	assert_int_equal(frame_consumer_claim(c, &g), -EAGAIN);
 	/* Still full for the slots that are out. */
 	g = mkframe(0, 200);
-	assert_int_equal(frame_ring_publish(p, &g, NULL), -EBUSY);
-	frame_ring_consumer_free(c);
-	frame_ring_producer_free(p);
+	assert_int_equal(frame_producer_publish(p, &g, NULL), -EBUSY);
+	frame_consumer_free(c);
+	frame_producer_free(p);
 	free(r.mem);
 }
 
 static void test_empty(void **state)
 {
 	struct region r = region_new(2);
-	struct frame_ring_producer *p = producer_new(&r, 2, 0, 1);
-	struct frame_ring_consumer *c = consumer_new(&r);
+	struct frame_producer *p = producer_new(&r, 2, 0, 1);
+	struct frame_consumer *c = consumer_new(&r);
 	struct frame_ring_frame f = { 0 };
 
 	(void)state;
-	assert_int_equal(frame_ring_claim(c, &f), -EAGAIN);
-	assert_int_equal(frame_ring_claim_newest(c, &f), -EAGAIN);
-	assert_int_equal(frame_ring_wait(c, 0), -ETIMEDOUT);
-	assert_int_equal(frame_ring_wait(c, 5), -ETIMEDOUT);
+	assert_int_equal(frame_consumer_claim(c, &f), -EAGAIN);
+	assert_int_equal(frame_consumer_claim_newest(c, &f), -EAGAIN);
+	assert_int_equal(frame_consumer_wait(c, 0), -ETIMEDOUT);
+	assert_int_equal(frame_consumer_wait(c, 5), -ETIMEDOUT);
 	assert_int_equal(hdr_of(&r)->cons_waiting, 0);
 	/* Nothing out: the producer has nothing to wait for. */
-	assert_int_equal(frame_ring_producer_wait(p, 5), 0);
+	assert_int_equal(frame_producer_wait(p, 5), 0);
 	publish(p, 0, 0);
-	assert_int_equal(frame_ring_wait(c, 5), 0);
-	assert_int_equal(frame_ring_producer_wait(p, 0), -ETIMEDOUT);
-	assert_int_equal(frame_ring_producer_wait(p, 5), -ETIMEDOUT);
+	assert_int_equal(frame_consumer_wait(c, 5), 0);
+	assert_int_equal(frame_producer_wait(p, 0), -ETIMEDOUT);
+	assert_int_equal(frame_producer_wait(p, 5), -ETIMEDOUT);
 	assert_int_equal(hdr_of(&r)->prod_waiting, 0);
-	assert_int_equal(frame_ring_claim(c, &f), 0);
-	assert_int_equal(frame_ring_wait(c, 0), -ETIMEDOUT);
-	assert_int_equal(frame_ring_release(c, &f), 0);
-	assert_int_equal(frame_ring_producer_wait(p, 0), 0);
-	frame_ring_consumer_free(c);
-	frame_ring_producer_free(p);
+	assert_int_equal(frame_consumer_claim(c, &f), 0);
+	assert_int_equal(frame_consumer_wait(c, 0), -ETIMEDOUT);
+	assert_int_equal(frame_consumer_release(c, &f), 0);
+	assert_int_equal(frame_producer_wait(p, 0), 0);
+	frame_consumer_free(c);
+	frame_producer_free(p);
 	free(r.mem);
 }
 
 static void test_claim_newest(void **state)
 {
 	struct region r = region_new(8);
-	struct frame_ring_producer *p = producer_new(&r, 8, 0, 1);
-	struct frame_ring_consumer *c = consumer_new(&r);
+	struct frame_producer *p = producer_new(&r, 8, 0, 1);
+	struct frame_consumer *c = consumer_new(&r);
 	struct frame_ring_frame f, g;
-	struct frame_ring_returned back[8];
+	struct frame_returned back[8];
 
 	(void)state;
 	for (uint32_t i = 0; i < 5; i++)
 		publish(p, i, 10 + i);
-	assert_int_equal(frame_ring_claim(c, &f), 0);	/* seq 10 */
-	assert_int_equal(frame_ring_claim_newest(c, &g), 3);
+	assert_int_equal(frame_consumer_claim(c, &f), 0);	/* seq 10 */
+	assert_int_equal(frame_consumer_claim_newest(c, &g), 3);
 	assert_int_equal(g.seq, 14);
 	assert_int_equal(g.slot, 4);
 	/* The three skipped come back; the two claimed stay out. */
-	assert_int_equal(frame_ring_reclaim(p, back, 8), 3);
-	assert_int_equal(frame_ring_outstanding(p), 2);
-	assert_int_equal(frame_ring_claim(c, &f), -EAGAIN);
+	assert_int_equal(frame_producer_reclaim(p, back, 8), 3);
+	assert_int_equal(outstanding(p, 8), 2);
+	assert_int_equal(frame_consumer_claim(c, &f), -EAGAIN);
 	publish(p, 1, 15);
-	assert_int_equal(frame_ring_claim_newest(c, &f), 0);
+	assert_int_equal(frame_consumer_claim_newest(c, &f), 0);
 	assert_int_equal(f.seq, 15);
-	frame_ring_consumer_free(c);
-	frame_ring_producer_free(p);
+	frame_consumer_free(c);
+	frame_producer_free(p);
 	free(r.mem);
 }
 
 static void test_revoke(void **state)
 {
 	struct region r = region_new(4);
-	struct frame_ring_producer *p = producer_new(&r, 4, 0, 1);
-	struct frame_ring_consumer *c = consumer_new(&r);
+	struct frame_producer *p = producer_new(&r, 4, 0, 1);
+	struct frame_consumer *c = consumer_new(&r);
 	struct frame_ring_frame f;
-	uint32_t slot = 99;
 
 	(void)state;
 	publish(p, 0, 0);
 	publish(p, 1, 1);
 	publish(p, 2, 2);
-	assert_int_equal(frame_ring_revoke_oldest(p, &slot), 0);
-	assert_int_equal(slot, 0);
-	assert_false(frame_ring_slot_out(p, 0));
-	assert_int_equal(frame_ring_claim(c, &f), 0);	/* revoked one skipped */
+	assert_int_equal(frame_producer_revoke(p, 0), 0);
+	assert_false(frame_producer_slot_out(p, 0));
+	assert_int_equal(frame_consumer_claim(c, &f), 0);	/* revoked one skipped */
 	assert_int_equal(f.seq, 1);
-	assert_int_equal(frame_ring_revoke(p, 1), -EBUSY);	/* held */
-	assert_int_equal(frame_ring_revoke(p, 2), 0);
-	assert_int_equal(frame_ring_revoke(p, 2), -ENOENT);
-	assert_int_equal(frame_ring_revoke(p, 3), -ENOENT);
-	assert_int_equal(frame_ring_revoke(p, 4), -ENOENT);
-	assert_int_equal(frame_ring_claim(c, &f), -EAGAIN);
-	slot = 99;
-	assert_int_equal(frame_ring_revoke_oldest(p, &slot), -ENOENT);
-	assert_int_equal(slot, 99);
+	assert_int_equal(frame_producer_revoke(p, 1), -EBUSY);	/* held */
+	assert_int_equal(frame_producer_revoke(p, 2), 0);
+	assert_int_equal(frame_producer_revoke(p, 2), -ENOENT);
+	assert_int_equal(frame_producer_revoke(p, 3), -ENOENT);
+	assert_int_equal(frame_producer_revoke(p, 4), -ENOENT);
+	assert_int_equal(frame_consumer_claim(c, &f), -EAGAIN);
 	/* Released but not reclaimed yet: it is back, and says so. */
 	f.pos = 1;
-	assert_int_equal(frame_ring_release(c, &f), 0);
-	assert_int_equal(frame_ring_revoke(p, 1), -EALREADY);
-	assert_int_equal(frame_ring_outstanding(p), 0);
+	assert_int_equal(frame_consumer_release(c, &f), 0);
+	assert_int_equal(frame_producer_revoke(p, 1), -EALREADY);
+	assert_int_equal(outstanding(p, 4), 0);
 
 	/* The consumer skipped it with claim_newest: same answer. */
 	publish(p, 0, 3);
 	publish(p, 1, 4);
-	assert_int_equal(frame_ring_claim_newest(c, &f), 1);
-	assert_int_equal(frame_ring_revoke(p, 0), -EALREADY);
-	assert_int_equal(frame_ring_revoke(p, 1), -EBUSY);
-	frame_ring_consumer_free(c);
-	frame_ring_producer_free(p);
+	assert_int_equal(frame_consumer_claim_newest(c, &f), 1);
+	assert_int_equal(frame_producer_revoke(p, 0), -EALREADY);
+	assert_int_equal(frame_producer_revoke(p, 1), -EBUSY);
+	frame_consumer_free(c);
+	frame_producer_free(p);
 	free(r.mem);
 }
 
@@ -631,54 +637,66 @@ static void test_revoke(void **state)
 static void test_reclaim_all(void **state)
 {
 	struct region r = region_new(4);
-	struct frame_ring_producer *p = producer_new(&r, 4, 0, 1);
-	struct frame_ring_consumer *c = consumer_new(&r);
+	struct frame_producer *p = producer_new(&r, 4, 0, 1);
+	struct frame_consumer *c = consumer_new(&r);
 	struct frame_ring_frame f, g;
-	struct frame_ring_returned back[4];
+	struct frame_returned back[4];
 	unsigned how[5] = { 0 };
 	int n;
 
 	(void)state;
 	for (uint32_t i = 0; i < 4; i++)
 		publish(p, i, i);
-	assert_int_equal(frame_ring_claim(c, &f), 0);
-	assert_int_equal(frame_ring_claim(c, &g), 0);
-	assert_int_equal(frame_ring_release(c, &g), 0);
-	n = frame_ring_reclaim_all(p, back, 4);
+	assert_int_equal(frame_consumer_claim(c, &f), 0);
+	assert_int_equal(frame_consumer_claim(c, &g), 0);
+	assert_int_equal(frame_consumer_release(c, &g), 0);
+	n = frame_producer_reclaim_all(p, back, 4);
 	assert_int_equal(n, 4);
 	for (int i = 0; i < n; i++)
 		how[back[i].how]++;
 	assert_int_equal(how[FPGAD_DESC_HELD], 1);
 	assert_int_equal(how[FPGAD_DESC_RELEASED], 1);
 	assert_int_equal(how[FPGAD_DESC_REVOKED], 2);
-	assert_int_equal(frame_ring_outstanding(p), 0);
+	assert_int_equal(outstanding(p, 4), 0);
 	/* The revoked ones cannot be claimed any more. */
-	assert_int_equal(frame_ring_claim(c, &g), -EAGAIN);
-	assert_int_equal(frame_ring_reclaim_all(p, back, 4), 0);
-	frame_ring_consumer_free(c);
-	frame_ring_producer_free(p);
+	assert_int_equal(frame_consumer_claim(c, &g), -EAGAIN);
+	assert_int_equal(frame_producer_reclaim_all(p, back, 4), 0);
+	frame_consumer_free(c);
+	frame_producer_free(p);
 	free(r.mem);
 }
 
 static void test_events(void **state)
 {
 	struct region r = region_new(2);
-	struct frame_ring_producer *p = producer_new(&r, 2, 0, 1);
-	struct frame_ring_consumer *c = consumer_new(&r);
+	struct frame_producer *p = producer_new(&r, 2, 0, 1);
+	struct frame_consumer *c = consumer_new(&r);
 
 	(void)state;
-	assert_int_equal(frame_ring_wait(c, 0), -ETIMEDOUT);
-	frame_ring_raise(p, FPGAD_EVENT_RESET);
-	assert_int_equal(frame_ring_wait(c, 0), 0);
-	assert_int_equal(frame_ring_wait(c, -1), 0);
-	assert_int_equal(frame_ring_events(c), FPGAD_EVENT_RESET);
-	assert_int_equal(frame_ring_wait(c, 0), -ETIMEDOUT);
-	frame_ring_raise(p, FPGAD_EVENT_CLOSED);
-	assert_int_equal(frame_ring_wait(c, 1), 0);
-	assert_int_equal(frame_ring_events(c),
-			 FPGAD_EVENT_RESET | FPGAD_EVENT_CLOSED);
-	frame_ring_consumer_free(c);
-	frame_ring_producer_free(p);
+	assert_int_equal(frame_consumer_wait(c, 0), -ETIMEDOUT);
+	frame_producer_raise(p, FPGAD_EVENT_RESET);
+	assert_int_equal(frame_consumer_wait(c, 0), 0);
+	assert_int_equal(frame_consumer_wait(c, -1), 0);
+	assert_int_equal(frame_consumer_events(c), FPGAD_EVENT_RESET);
+	assert_int_equal(frame_consumer_wait(c, 0), -ETIMEDOUT);
+	/* Each call reports what was raised since the last one. */
+	assert_int_equal(frame_consumer_events(c), 0);
+	frame_producer_raise(p, FPGAD_EVENT_FAILED);
+	assert_int_equal(frame_consumer_wait(c, 1), 0);
+	assert_int_equal(frame_consumer_events(c), FPGAD_EVENT_FAILED);
+	/* An event raised again is reported again, and only then. */
+	frame_producer_raise(p, FPGAD_EVENT_RESET);
+	assert_int_equal(frame_consumer_wait(c, 1), 0);
+	assert_int_equal(frame_consumer_events(c), FPGAD_EVENT_RESET);
+	assert_int_equal(frame_consumer_events(c), 0);
+	frame_producer_raise(p, FPGAD_EVENT_CLOSED | FPGAD_EVENT_DAEMON_GONE);
+	assert_int_equal(frame_consumer_wait(c, 1), 0);
+	assert_int_equal(frame_consumer_events(c),
+			 FPGAD_EVENT_CLOSED | FPGAD_EVENT_DAEMON_GONE);
+	assert_int_equal(hdr_of(&r)->event_count[0], 2);	/* RESET */
+	assert_int_equal(hdr_of(&r)->event_count[3], 1);	/* FAILED */
+	frame_consumer_free(c);
+	frame_producer_free(p);
 	free(r.mem);
 }
 
@@ -686,23 +704,23 @@ static void test_events(void **state)
 static void test_generation(void **state)
 {
 	struct region r = region_new(2);
-	struct frame_ring_producer *p = producer_new(&r, 2, 0, 1);
-	struct frame_ring_consumer *c = consumer_new(&r);
+	struct frame_producer *p = producer_new(&r, 2, 0, 1);
+	struct frame_consumer *c = consumer_new(&r);
 	struct frame_ring_frame f;
 
 	(void)state;
 	publish(p, 0, 0);
-	frame_ring_producer_free(p);
+	frame_producer_free(p);
 	p = producer_new(&r, 2, 0, 2);
-	assert_int_equal(frame_ring_claim(c, &f), -ESTALE);
-	assert_int_equal(frame_ring_claim_newest(c, &f), -ESTALE);
-	assert_int_equal(frame_ring_wait(c, -1), -ESTALE);
-	frame_ring_consumer_free(c);
+	assert_int_equal(frame_consumer_claim(c, &f), -ESTALE);
+	assert_int_equal(frame_consumer_claim_newest(c, &f), -ESTALE);
+	assert_int_equal(frame_consumer_wait(c, -1), -ESTALE);
+	frame_consumer_free(c);
 	c = consumer_new(&r);
-	assert_int_equal(frame_ring_generation(c), 2);
-	assert_int_equal(frame_ring_claim(c, &f), -EAGAIN);
-	frame_ring_consumer_free(c);
-	frame_ring_producer_free(p);
+	assert_int_equal(frame_consumer_generation(c), 2);
+	assert_int_equal(frame_consumer_claim(c, &f), -EAGAIN);
+	frame_consumer_free(c);
+	frame_producer_free(p);
 	free(r.mem);
 }
 
@@ -710,9 +728,9 @@ static void test_generation(void **state)
 static void test_bad_descriptor(void **state)
 {
 	struct region r = region_new(4);
-	struct frame_ring_producer *p = producer_new(&r, 4, 0, 1);
-	struct frame_ring_consumer *c = consumer_new(&r);
-	struct frame_ring_returned back[4];
+	struct frame_producer *p = producer_new(&r, 4, 0, 1);
+	struct frame_consumer *c = consumer_new(&r);
+	struct frame_returned back[4];
 	struct frame_ring_frame f;
 
 	(void)state;
@@ -721,19 +739,19 @@ static void test_bad_descriptor(void **state)
 	publish(p, 1, 2);
 	desc_of(&r, 0)->slot = 4;
 	desc_of(&r, 1)->length = 4097;
-	assert_int_equal(frame_ring_claim(c, &f), -EPROTO);
-	assert_int_equal(frame_ring_claim(c, &f), -EPROTO);
-	assert_int_equal(frame_ring_claim(c, &f), 0);
+	assert_int_equal(frame_consumer_claim(c, &f), -EPROTO);
+	assert_int_equal(frame_consumer_claim(c, &f), -EPROTO);
+	assert_int_equal(frame_consumer_claim(c, &f), 0);
 	assert_int_equal(f.seq, 2);
 	/* Given back: the producer gets its own slots, not the scribbled. */
-	assert_int_equal(frame_ring_reclaim(p, back, 4), 2);
+	assert_int_equal(frame_producer_reclaim(p, back, 4), 2);
 	assert_true((back[0].slot == 2 && back[1].slot == 3) ||
 		    (back[0].slot == 3 && back[1].slot == 2));
 	/* A head far ahead of anything published. */
 	hdr_of(&r)->head = UINT64_MAX / 2;
-	assert_int_equal(frame_ring_claim(c, &f), -EAGAIN);
-	frame_ring_consumer_free(c);
-	frame_ring_producer_free(p);
+	assert_int_equal(frame_consumer_claim(c, &f), -EAGAIN);
+	frame_consumer_free(c);
+	frame_producer_free(p);
 	free(r.mem);
 }
 
@@ -750,12 +768,12 @@ static void test_scribbling_consumer(void **state)
 {
 	enum { SLOTS = 8, ROUNDS = 50000 };
 	struct region r = region_new(8);
-	struct frame_ring_producer *p = producer_new(&r, SLOTS, 8, 1);
-	struct frame_ring_consumer *c = consumer_new(&r);
+	struct frame_producer *p = producer_new(&r, SLOTS, 8, 1);
+	struct frame_consumer *c = consumer_new(&r);
 	bool out[SLOTS] = { false };
 	unsigned n_out = 0;
 	uint64_t seed = 42;
-	struct frame_ring_returned back[SLOTS];
+	struct frame_returned back[SLOTS];
 
 	(void)state;
 	for (unsigned round = 0; round < ROUNDS; round++) {
@@ -768,7 +786,7 @@ static void test_scribbling_consumer(void **state)
 		switch (x % 8) {
 		case 0:
 		case 1:
-			ret = frame_ring_publish(p, &f, NULL);
+			ret = frame_producer_publish(p, &f, NULL);
 			if (out[s]) {
 				assert_int_equal(ret, -EBUSY);
 			} else {
@@ -778,7 +796,7 @@ static void test_scribbling_consumer(void **state)
 			}
 			break;
 		case 2:
-			n = frame_ring_reclaim(p, back, SLOTS);
+			n = frame_producer_reclaim(p, back, SLOTS);
 			assert_true(n >= 0);
 			for (int i = 0; i < n; i++) {
 				assert_true(back[i].slot < SLOTS);
@@ -788,7 +806,7 @@ static void test_scribbling_consumer(void **state)
 			}
 			break;
 		case 3:
-			ret = frame_ring_revoke(p, s);
+			ret = frame_producer_revoke(p, s);
 			if (!out[s]) {
 				assert_int_equal(ret, -ENOENT);
 			} else if (ret == 0 || ret == -EALREADY) {
@@ -799,20 +817,23 @@ static void test_scribbling_consumer(void **state)
 			}
 			break;
 		case 4:
-			ret = frame_ring_revoke_oldest(p, &rs);
-			if (ret == 0) {
-				assert_true(rs < SLOTS);
-				assert_true(out[rs]);
-				out[rs] = false;
-				n_out--;
-			} else {
-				assert_int_equal(ret, -ENOENT);
+			/* Take every unclaimed frame back at once. */
+			for (rs = 0; rs < SLOTS; rs++) {
+				ret = frame_producer_revoke(p, rs);
+				if (!out[rs]) {
+					assert_int_equal(ret, -ENOENT);
+				} else if (ret == 0 || ret == -EALREADY) {
+					out[rs] = false;
+					n_out--;
+				} else {
+					assert_int_equal(ret, -EBUSY);
+				}
 			}
 			break;
 		case 5: {
 			/* Random word over a descriptor state, often plausible. */
 			struct fpgad_frame_desc *d = desc_of(&r, (x >> 8) & 7);
-			uint64_t pos = frame_ring_head(p) - ((x >> 12) & 15);
+			uint64_t pos = hdr_of(&r)->head - ((x >> 12) & 15);
 
 			if ((x >> 16) & 1)
 				d->state = FPGAD_DESC_WORD(pos, (x >> 20) % 6);
@@ -831,19 +852,19 @@ static void test_scribbling_consumer(void **state)
 		}
 		case 7:
 			/* A consumer that also tries to follow the protocol. */
-			if (frame_ring_claim(c, &f) == 0 && (x >> 40) & 1)
-				frame_ring_release(c, &f);
-			assert_int_equal(frame_ring_producer_wait(p, 0) == 0 ||
+			if (frame_consumer_claim(c, &f) == 0 && (x >> 40) & 1)
+				frame_consumer_release(c, &f);
+			assert_int_equal(frame_producer_wait(p, 0) == 0 ||
 					 n_out > 0, 1);
 			break;
 		}
-		assert_int_equal(frame_ring_outstanding(p), n_out);
+		assert_int_equal(outstanding(p, SLOTS), n_out);
 		for (uint32_t i = 0; i < SLOTS; i++)
-			assert_int_equal(frame_ring_slot_out(p, i), out[i]);
+			assert_int_equal(frame_producer_slot_out(p, i), out[i]);
 	}
 	/* In the end every slot out comes back exactly once. */
 	{
-		int n = frame_ring_reclaim_all(p, back, SLOTS);
+		int n = frame_producer_reclaim_all(p, back, SLOTS);
 
 		assert_int_equal(n, (int)n_out);
 		for (int i = 0; i < n; i++) {
@@ -851,8 +872,8 @@ static void test_scribbling_consumer(void **state)
 			out[back[i].slot] = false;
 		}
 	}
-	frame_ring_consumer_free(c);
-	frame_ring_producer_free(p);
+	frame_consumer_free(c);
+	frame_producer_free(p);
 	free(r.mem);
 }
 
@@ -861,22 +882,23 @@ static void test_scribbling_producer(void **state)
 {
 	enum { SLOTS = 4, ROUNDS = 50000 };
 	struct region r = region_new(4);
-	struct frame_ring_producer *p = producer_new(&r, SLOTS, 4, 1);
-	struct frame_ring_consumer *c = consumer_new(&r);
-	uint64_t seed = 7;
+	struct frame_producer *p = producer_new(&r, SLOTS, 4, 1);
+	struct frame_consumer *c = consumer_new(&r);
+	uint64_t seed = 7, head = 0, pos;
 
 	(void)state;
 	for (unsigned round = 0; round < ROUNDS; round++) {
 		uint64_t x = rng_next(&seed);
 		struct frame_ring_frame f;
-		struct frame_ring_returned back[SLOTS];
+		struct frame_returned back[SLOTS];
 		int ret;
 
 		switch (x % 5) {
 		case 0:
 			f = mkframe((uint32_t)(x >> 32) % SLOTS, round);
-			frame_ring_publish(p, &f, NULL);
-			frame_ring_reclaim(p, back, SLOTS);
+			if (frame_producer_publish(p, &f, &pos) == 0)
+				head = pos + 1;
+			frame_producer_reclaim(p, back, SLOTS);
 			break;
 		case 1:
 			((unsigned char *)r.mem)[192 + rng_next(&seed) %
@@ -885,28 +907,28 @@ static void test_scribbling_producer(void **state)
 			break;
 		case 2:
 			hdr_of(&r)->head = (x >> 8) & 1 ?
-				rng_next(&seed) : frame_ring_head(p) + (x >> 60);
+				rng_next(&seed) : head + (x >> 60);
 			break;
 		case 3:
-			ret = (x >> 8) & 1 ? frame_ring_claim(c, &f) :
-					     frame_ring_claim_newest(c, &f);
+			ret = (x >> 8) & 1 ? frame_consumer_claim(c, &f) :
+					     frame_consumer_claim_newest(c, &f);
 			if (ret >= 0) {
 				assert_true(f.slot < SLOTS);
 				assert_true(f.length <= 4096);
-				frame_ring_release(c, &f);
+				frame_consumer_release(c, &f);
 			} else {
 				assert_true(ret == -EAGAIN || ret == -EPROTO);
 			}
 			break;
 		case 4:
-			ret = frame_ring_wait(c, 0);
+			ret = frame_consumer_wait(c, 0);
 			assert_true(ret == 0 || ret == -ETIMEDOUT);
-			frame_ring_events(c);
+			frame_consumer_events(c);
 			break;
 		}
 	}
-	frame_ring_consumer_free(c);
-	frame_ring_producer_free(p);
+	frame_consumer_free(c);
+	frame_producer_free(p);
 	free(r.mem);
 }
 
@@ -919,8 +941,8 @@ static void test_scribbling_producer(void **state)
  */
 struct race {
 	struct region r;
-	struct frame_ring_producer *p;
-	struct frame_ring_consumer *c;
+	struct frame_producer *p;
+	struct frame_consumer *c;
 	unsigned long frames;
 	unsigned char *delivered;
 	unsigned char *revoked;
@@ -934,27 +956,27 @@ static void *race_consumer(void *arg)
 	struct frame_ring_frame f;
 
 	for (;;) {
-		int ret = frame_ring_claim(t->c, &f);
+		int ret = frame_consumer_claim(t->c, &f);
 
 		if (ret == 0) {
 			if (f.seq >= t->frames)
 				return (void *)1;
 			t->delivered[f.seq]++;
-			if (frame_ring_release(t->c, &f) != 0)
+			if (frame_consumer_release(t->c, &f) != 0)
 				return (void *)2;
 			continue;
 		}
 		if (ret != -EAGAIN)
 			return (void *)3;
-		if (frame_ring_events(t->c) & FPGAD_EVENT_CLOSED) {
+		if (frame_consumer_events(t->c) & FPGAD_EVENT_CLOSED) {
 			/* Everything was published before CLOSED: drain. */
-			while ((ret = frame_ring_claim(t->c, &f)) == 0) {
+			while ((ret = frame_consumer_claim(t->c, &f)) == 0) {
 				t->delivered[f.seq]++;
-				frame_ring_release(t->c, &f);
+				frame_consumer_release(t->c, &f);
 			}
 			return ret == -EAGAIN ? NULL : (void *)4;
 		}
-		if (frame_ring_wait(t->c, WAIT_MS) == -ETIMEDOUT)
+		if (frame_consumer_wait(t->c, WAIT_MS) == -ETIMEDOUT)
 			t->c_timeouts++;
 	}
 }
@@ -966,7 +988,7 @@ static void test_revoke_claim_race(void **state)
 	uint64_t slot_seq[SLOTS];
 	uint32_t free_slots[SLOTS];
 	unsigned n_free = SLOTS;
-	struct frame_ring_returned back[SLOTS];
+	struct frame_returned back[SLOTS];
 	pthread_t th;
 	void *res;
 
@@ -988,11 +1010,11 @@ static void test_revoke_claim_race(void **state)
 		int n, ret;
 
 		while (n_free == 0) {
-			n = frame_ring_reclaim(t.p, back, SLOTS);
+			n = frame_producer_reclaim(t.p, back, SLOTS);
 			for (int i = 0; i < n; i++)
 				free_slots[n_free++] = back[i].slot;
 			if (n_free == 0 &&
-			    frame_ring_producer_wait(t.p, WAIT_MS) == -ETIMEDOUT)
+			    frame_producer_wait(t.p, WAIT_MS) == -ETIMEDOUT)
 				t.timeouts++;
 		}
 		s = free_slots[--n_free];
@@ -1000,7 +1022,7 @@ static void test_revoke_claim_race(void **state)
 		publish(t.p, s, seq);
 		switch (seq % 3) {
 		case 0:
-			ret = frame_ring_revoke(t.p, s);
+			ret = frame_producer_revoke(t.p, s);
 			if (ret == 0) {
 				t.revoked[seq]++;
 				free_slots[n_free++] = s;
@@ -1010,17 +1032,31 @@ static void test_revoke_claim_race(void **state)
 				assert_int_equal(ret, -EBUSY);
 			}
 			break;
-		case 1:
-			if (frame_ring_revoke_oldest(t.p, &rs) == 0) {
-				t.revoked[slot_seq[rs]]++;
-				free_slots[n_free++] = rs;
+		case 1: {
+			/* The oldest frame still out, unless it was claimed. */
+			uint64_t oldest = UINT64_MAX;
+
+			for (uint32_t k = 0; k < SLOTS; k++) {
+				if (frame_producer_slot_out(t.p, k) &&
+				    slot_seq[k] < oldest) {
+					oldest = slot_seq[k];
+					rs = k;
+				}
 			}
+			if (oldest == UINT64_MAX)
+				break;
+			ret = frame_producer_revoke(t.p, rs);
+			if (ret == 0)
+				t.revoked[oldest]++;
+			if (ret == 0 || ret == -EALREADY)
+				free_slots[n_free++] = rs;
 			break;
+		}
 		default:
 			break;
 		}
 	}
-	frame_ring_raise(t.p, FPGAD_EVENT_CLOSED);
+	frame_producer_raise(t.p, FPGAD_EVENT_CLOSED);
 	assert_int_equal(pthread_join(th, &res), 0);
 	assert_null(res);
 	assert_int_equal(t.timeouts, 0);
@@ -1041,12 +1077,12 @@ static void test_revoke_claim_race(void **state)
 			      t.frames, n_del, n_rev);
 	}
 	/* Every slot is back. */
-	n_free += (unsigned)frame_ring_reclaim(t.p, back, SLOTS);
+	n_free += (unsigned)frame_producer_reclaim(t.p, back, SLOTS);
 	assert_int_equal(n_free, SLOTS);
 	free(t.delivered);
 	free(t.revoked);
-	frame_ring_consumer_free(t.c);
-	frame_ring_producer_free(t.p);
+	frame_consumer_free(t.c);
+	frame_producer_free(t.p);
 	free(t.r.mem);
 }
 
@@ -1058,8 +1094,8 @@ static void test_revoke_claim_race(void **state)
  * release, which catches a slot rewritten while held.
  */
 struct stream {
-	struct frame_ring_producer *p;
-	struct frame_ring_consumer *c;
+	struct frame_producer *p;
+	struct frame_consumer *c;
 	_Atomic uint64_t *slot_data;	/* what the "card" wrote per slot */
 	uint32_t slots;
 	unsigned long frames;
@@ -1076,7 +1112,7 @@ static int stream_consume(struct stream *t)
 
 	while (want < t->frames || n_held) {
 		struct frame_ring_frame f;
-		int ret = want < t->frames ? frame_ring_claim(t->c, &f) :
+		int ret = want < t->frames ? frame_consumer_claim(t->c, &f) :
 					     -EAGAIN;
 
 		if (ret == 0) {
@@ -1097,13 +1133,13 @@ static int stream_consume(struct stream *t)
 						 memory_order_relaxed) !=
 			    held[i].seq)
 				return 11;	/* overwritten while held */
-			if (frame_ring_release(t->c, &held[i]) != 0)
+			if (frame_consumer_release(t->c, &held[i]) != 0)
 				return 12;
 			held[i] = held[--n_held];
 			continue;
 		}
 		if (ret == -EAGAIN) {
-			ret = frame_ring_wait(t->c, WAIT_MS);
+			ret = frame_consumer_wait(t->c, WAIT_MS);
 			if (ret == -ETIMEDOUT)
 				t->c_timeouts++;
 			else if (ret != 0)
@@ -1119,7 +1155,7 @@ static int stream_produce(struct stream *t)
 {
 	uint32_t free_slots[64];
 	unsigned n_free = 0;
-	struct frame_ring_returned back[64];
+	struct frame_returned back[64];
 
 	for (uint32_t i = 0; i < t->slots; i++)
 		free_slots[n_free++] = i;
@@ -1128,7 +1164,7 @@ static int stream_produce(struct stream *t)
 		uint32_t s;
 
 		while (n_free == 0) {
-			int n = frame_ring_reclaim(t->p, back, 64);
+			int n = frame_producer_reclaim(t->p, back, 64);
 
 			if (n < 0)
 				return 20;
@@ -1136,21 +1172,21 @@ static int stream_produce(struct stream *t)
 				free_slots[n_free++] = back[i].slot;
 			if (n_free)
 				break;
-			if (frame_ring_producer_wait(t->p, WAIT_MS) == -ETIMEDOUT)
+			if (frame_producer_wait(t->p, WAIT_MS) == -ETIMEDOUT)
 				t->timeouts++;
 		}
 		s = free_slots[--n_free];
 		atomic_store_explicit(&t->slot_data[s], seq,
 				      memory_order_relaxed);
 		f = mkframe(s, seq);
-		if (frame_ring_publish(t->p, &f, NULL) != 0)
+		if (frame_producer_publish(t->p, &f, NULL) != 0)
 			return 21;
 	}
 	/* Wait until everything is back. */
-	while (frame_ring_outstanding(t->p)) {
-		frame_ring_reclaim(t->p, back, 64);
-		if (frame_ring_outstanding(t->p) &&
-		    frame_ring_producer_wait(t->p, WAIT_MS) == -ETIMEDOUT)
+	while (outstanding(t->p, t->slots)) {
+		frame_producer_reclaim(t->p, back, 64);
+		if (outstanding(t->p, t->slots) &&
+		    frame_producer_wait(t->p, WAIT_MS) == -ETIMEDOUT)
 			t->timeouts++;
 	}
 	return 0;
@@ -1187,10 +1223,10 @@ static void test_stream_threads(void **state)
 	assert_int_equal(t.timeouts, 0);
 	assert_int_equal(t.c_timeouts, 0);
 	/* Positions skipped over held descriptors make head run ahead. */
-	assert_true(frame_ring_head(t.p) >= t.frames);
+	assert_true(hdr_of(&r)->head >= t.frames);
 	print_message("      %lu frames in order\n", t.frames);
-	frame_ring_consumer_free(t.c);
-	frame_ring_producer_free(t.p);
+	frame_consumer_free(t.c);
+	frame_producer_free(t.p);
 	free(r.mem);
 }
 
@@ -1227,7 +1263,7 @@ static void test_stream_processes(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		/* The child maps nothing new: it validates what it shares. */
-		int ret = frame_ring_consumer_attach(mem, ring_len, &t.c);
+		int ret = frame_consumer_attach(mem, ring_len, &t.c);
 
 		if (ret == 0)
 			ret = stream_consume(&t);
@@ -1235,7 +1271,7 @@ static void test_stream_processes(void **state)
 			ret = 30;
 		if (ret == 0 && t.c_timeouts)
 			ret = 31;
-		frame_ring_consumer_free(t.c);
+		frame_consumer_free(t.c);
 		_exit(ret);
 	}
 	assert_int_equal(stream_produce(&t), 0);
@@ -1244,7 +1280,7 @@ static void test_stream_processes(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 	assert_int_equal(t.timeouts, 0);
 	print_message("      %lu frames across processes\n", t.frames);
-	frame_ring_producer_free(t.p);
+	frame_producer_free(t.p);
 	munmap(mem, len);
 }
 

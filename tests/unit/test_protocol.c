@@ -2,6 +2,7 @@
 /* test_protocol.c - request decoding and checking, response encoding. */
 #include <errno.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -131,6 +132,95 @@ static void test_channel_names(void **state)
 	check_name("0123456789012345678901234567890123", -EINVAL);
 }
 
+/*
+ * @req packed, with the byte '@' of its string field turned into a NUL:
+ * protobuf-c would keep what comes before it; protocol_decode() refuses
+ * the request and names the field.
+ */
+static void check_nul(const Fpgad__Request *req, const char *want)
+{
+	Fpgad__Request *out = NULL;
+	Fpgad__StatusCode code = 0;
+	uint8_t buf[256];
+	char err[256];
+	size_t len = pack(req, buf);
+	uint8_t *at = memchr(buf, '@', len);
+
+	assert_non_null(at);
+	*at = '\0';
+	assert_int_equal(decode(buf, len, &out, &code, err), -EINVAL);
+	assert_null(out);
+	assert_int_equal(code, FPGAD__STATUS_CODE__STATUS_BAD_REQUEST);
+	if (strcmp(err, want) != 0)
+		fail_msg("got '%s', want '%s'", err, want);
+}
+
+static void test_nul_in_strings(void **state)
+{
+	Fpgad__Request req = FPGAD__REQUEST__INIT, *out;
+	Fpgad__OpenChannelRequest oc = FPGAD__OPEN_CHANNEL_REQUEST__INIT;
+	Fpgad__CloseChannelRequest cc = FPGAD__CLOSE_CHANNEL_REQUEST__INIT;
+	Fpgad__ChannelStatsRequest cs = FPGAD__CHANNEL_STATS_REQUEST__INIT;
+	Fpgad__ResetChannelRequest rc = FPGAD__RESET_CHANNEL_REQUEST__INIT;
+	Fpgad__Hello h = FPGAD__HELLO__INIT;
+	Fpgad__StatusCode code;
+	uint8_t buf[256];
+	char err[256];
+
+	(void)state;
+	req.id = 3;
+	req.body_case = FPGAD__REQUEST__BODY_OPEN_CHANNEL;
+	req.open_channel = &oc;
+	oc.name = "c2h0@x";
+	oc.shared = true;
+	check_nul(&req, "OpenChannel: string field open_channel.name contains a NUL byte");
+	/* Without the NUL the name is refused for what it is, no more. */
+	oc.name = "c2h0";
+	assert_int_equal(decode(buf, pack(&req, buf), &out, &code, err), 0);
+	assert_string_equal(out->open_channel->name, "c2h0");
+	protocol_free(out);
+
+	req.body_case = FPGAD__REQUEST__BODY_CLOSE_CHANNEL;
+	req.close_channel = &cc;
+	cc.name = "c2h0@x";
+	check_nul(&req, "CloseChannel: string field close_channel.name contains a NUL byte");
+	req.body_case = FPGAD__REQUEST__BODY_CHANNEL_STATS;
+	req.channel_stats = &cs;
+	cs.name = "@";
+	check_nul(&req, "ChannelStats: string field channel_stats.name contains a NUL byte");
+	req.body_case = FPGAD__REQUEST__BODY_RESET_CHANNEL;
+	req.reset_channel = &rc;
+	rc.name = "c2h0@";
+	check_nul(&req, "ResetChannel: string field reset_channel.name contains a NUL byte");
+	/* Any string field, not only names. */
+	req.body_case = FPGAD__REQUEST__BODY_HELLO;
+	req.hello = &h;
+	h.version = 1;
+	h.software = "libfpgad@evil";
+	check_nul(&req, "Hello: string field hello.software contains a NUL byte");
+}
+
+static void test_request_id(void **state)
+{
+	Fpgad__Request req = FPGAD__REQUEST__INIT;
+	Fpgad__ChannelStatsRequest cs = FPGAD__CHANNEL_STATS_REQUEST__INIT;
+	static const uint8_t junk[] = { 0xff, 0xff, 0xff };
+	/* field 13 (6 bytes) first, then id = 300 */
+	static const uint8_t late_id[] = { 0x6a, 0x04, 0x0a, 0x02, 'a', 'b', 0x08, 0xac, 0x02 };
+	uint8_t buf[128];
+
+	(void)state;
+	req.id = 1234567;
+	req.body_case = FPGAD__REQUEST__BODY_CHANNEL_STATS;
+	req.channel_stats = &cs;
+	cs.name = "c2h0";
+	assert_int_equal(protocol_request_id(buf, pack(&req, buf)), 1234567);
+	assert_int_equal(protocol_request_id(late_id, sizeof(late_id)), 300);
+	assert_int_equal(protocol_request_id(junk, sizeof(junk)), 0);
+	assert_int_equal(protocol_request_id(late_id, 5), 0);
+	assert_int_equal(protocol_request_id("", 0), 0);
+}
+
 static void test_encode(void **state)
 {
 	Fpgad__Response resp = FPGAD__RESPONSE__INIT, *back;
@@ -168,6 +258,8 @@ int main(void)
 		cmocka_unit_test(test_empty_body_is_unknown),
 		cmocka_unit_test(test_future_body_is_unknown),
 		cmocka_unit_test(test_channel_names),
+		cmocka_unit_test(test_nul_in_strings),
+		cmocka_unit_test(test_request_id),
 		cmocka_unit_test(test_encode),
 		cmocka_unit_test(test_request_names),
 	};

@@ -281,38 +281,59 @@ static void test_adjacent_counts(void **state)
 	xdma_desc_begin(&l, descs, 0x20000, 200, 0, false);
 	for (i = 0; i < 200; i++)
 		xdma_desc_add(&l, 0x100000 + (uint64_t)i * 2 * PAGE, 64);
-	assert_int_equal(xdma_desc_finish(&l), 63);	/* capped at 6 bits */
+	/* Blocks of 64 descriptors (2 KiB); the count goes down inside one. */
+	assert_int_equal(xdma_desc_finish(&l), 63);
+	assert_int_equal(xdma_desc_adjacent(&l, 10), 53);
+	assert_int_equal(xdma_desc_adjacent(&l, 63), 0);	/* last in its block */
 	assert_int_equal(xdma_desc_adjacent(&l, 64), 63);
-	assert_int_equal(xdma_desc_adjacent(&l, 100), 27);	/* to the 4 KiB edge */
-	assert_int_equal(xdma_desc_adjacent(&l, 127), 0);	/* last in its block */
+	assert_int_equal(xdma_desc_adjacent(&l, 100), 27);
+	assert_int_equal(xdma_desc_adjacent(&l, 127), 0);
 	assert_int_equal(xdma_desc_adjacent(&l, 128), 63);
-	assert_int_equal(xdma_desc_adjacent(&l, 150), 49);	/* to the list's end */
+	assert_int_equal(xdma_desc_adjacent(&l, 150), 41);
+	assert_int_equal(xdma_desc_adjacent(&l, 192), 7);	/* to the list's end */
 	assert_int_equal(xdma_desc_adjacent(&l, 199), 0);
 	for (i = 0; i < 200; i++) {
 		uint64_t first = l.bus + (uint64_t)i * 32;
-		uint64_t end = first + (xdma_desc_adjacent(&l, i) + 1) * 32;
+		uint32_t adj = xdma_desc_adjacent(&l, i);
+		uint64_t end = first + (adj + 1) * 32;
 
+		assert_true(adj <= XDMA_DESC_MAX_ADJ);
 		assert_true(first / PAGE == (end - 1) / PAGE);
-		assert_true(i + xdma_desc_adjacent(&l, i) < 200);
+		assert_true(i + adj < 200);
+		if (adj)
+			assert_int_equal(xdma_desc_adjacent(&l, i + 1), adj - 1);
 	}
+
+	/* A list that starts inside a block counts down to that block's end. */
+	xdma_desc_begin(&l, descs, 0x20000 + 40 * 32, 200, 0, false);
+	for (i = 0; i < 100; i++)
+		xdma_desc_add(&l, 0x100000 + (uint64_t)i * 2 * PAGE, 64);
+	assert_int_equal(xdma_desc_finish(&l), 23);
+	assert_int_equal(xdma_desc_adjacent(&l, 24), 63);
 }
 
-/* Lengths beyond 28 bits are split; nothing reaches 2^28. */
-static void test_28bit_limit(void **state)
+/*
+ * Long ranges are split into descriptors of at most XDMA_DESC_MAX_LEN
+ * (1 MiB, so that a stopped engine finishes its descriptor soon), far
+ * below the 28-bit length field.
+ */
+static void test_length_cap(void **state)
 {
 	const uint64_t sizes[] = { (1u << 28) - 1, 1u << 28,
-				   3ull * (1u << 28) + 5, XDMA_DESC_MAX_LEN };
+				   3ull * (1u << 28) + 5, XDMA_DESC_MAX_LEN,
+				   XDMA_DESC_MAX_LEN + 1 };
 	struct model *m = model_new();
 	struct xdma_desc_list l;
 	size_t s;
 
 	(void)state;
+	assert_true(XDMA_DESC_MAX_LEN <= (1u << 20));
 	m->move_data = false;
 	for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		uint64_t total = 0, card = 0x7000;
 		uint32_t i, adj;
 
-		xdma_desc_begin(&l, ring_at(m, 0x2000), 0x2000, 64, card, false);
+		xdma_desc_begin(&l, ring_at(m, 0x2000), 0x2000, 1024, card, false);
 		assert_int_equal(xdma_desc_add(&l, 0x1000, sizes[s]), sizes[s]);
 		assert_int_equal(l.count, (sizes[s] + XDMA_DESC_MAX_LEN - 1) /
 				 XDMA_DESC_MAX_LEN);
@@ -322,7 +343,7 @@ static void test_28bit_limit(void **state)
 			uint64_t src = (uint64_t)d.src_hi << 32 | d.src_lo;
 			uint64_t dst = (uint64_t)d.dst_hi << 32 | d.dst_lo;
 
-			assert_true(d.bytes > 0 && d.bytes <= XDMA_DESC_LEN_MASK);
+			assert_true(d.bytes > 0 && d.bytes <= XDMA_DESC_MAX_LEN);
 			if (i + 1 < l.count)
 				assert_int_equal(d.bytes, XDMA_DESC_MAX_LEN);
 			assert_int_equal(src, 0x1000 + total);
@@ -444,7 +465,7 @@ int main(void)
 		cmocka_unit_test(test_single),
 		cmocka_unit_test(test_chain_across_4k),
 		cmocka_unit_test(test_adjacent_counts),
-		cmocka_unit_test(test_28bit_limit),
+		cmocka_unit_test(test_length_cap),
 		cmocka_unit_test(test_list_full),
 		cmocka_unit_test(test_poll_writeback),
 		cmocka_unit_test(test_model_rejects_bad_lists),

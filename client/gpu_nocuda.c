@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* gpu.c - what a libfpgad built without CUDA says about GPU memory. */
+/* gpu_nocuda.c - what a libfpgad built without CUDA says about GPU memory. */
 #include <errno.h>
 #include <stdio.h>
 
 #include "client_internal.h"
 
-#ifndef FPGAD_CUDA
 int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 	    void **ret_ptr, char *why, size_t whylen)
 {
@@ -49,4 +48,24 @@ int gpu_from_host(void *dst_dev, const void *src, size_t len)
 	(void)len;
 	return -ENODEV;
 }
-#endif
+
+int gpu_register_host(void *ptr, size_t len, void **ret_dev)
+{
+	(void)ptr;
+	(void)len;
+	(void)ret_dev;
+	return -ENODEV;
+}
+
+void gpu_unregister_host(void *ptr)
+{
+	(void)ptr;
+}
+
+int gpu_stream_write32(void *stream, void *dev_addr, uint32_t value)
+{
+	(void)stream;
+	(void)dev_addr;
+	(void)value;
+	return -ENODEV;
+}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * fpgad.h - what the parts of fpgad_dma.ko share.
+ * fpgad_drv.h - what the parts of fpgad_dma.ko share (internal; the ABI is
+ * uapi/fpgad_dma.h).
  *
  * fpgad_main.c   PCI driver, the fpgad class, sysfs counters
  * fpgad_cdev.c   /dev/fpgadN: open files, ioctls, read()/poll() of
@@ -8,6 +9,7 @@
  * fpgad_pin.c    host, dma-buf (and nv-p2p) pins; DMA segment walking
  * fpgad_edu.c    engine for QEMU's edu device
  * fpgad_xdma.c   engine for the Xilinx XDMA scatter-gather IP
+ * fpgad_p2p.c    the PCI path to a peer device and its ACS state
  *
  * Objects and their owners:
  *   struct fpgad_dev   one per bound PCI function; refcounted by its embedded
@@ -15,15 +17,19 @@
  *   struct fpgad_chan  one per hardware DMA engine; a queue of transfers run
  *                      one at a time by the channel's work item.
  *   struct fpgad_file  one per open file; owns its pins and transfers.
- *   struct fpgad_pin   memory the card may reach; owned by one file.
+ *   struct fpgad_pin   memory the card may reach; owned by one file, and
+ *                      refcounted: a wedged channel holds the pin its
+ *                      engine may still write until the engine is known
+ *                      to have stopped.
  *   struct fpgad_xfer  one SUBMIT, from the channel queue to the file's
  *                      completion list to read().
  *
- * Lock order: fdev->lock -> file->lock -> ch->hw_lock -> ch->lock,
- * file->cq_lock (the last two are leaves and never nested).
+ * Lock order: fdev->lock -> file->lock -> ch->hw_lock (several: in
+ * channel index order) -> ch->lock, file->cq_lock (the last two are
+ * leaves and never nested).
  */
-#ifndef FPGAD_H
-#define FPGAD_H
+#ifndef FPGAD_DRV_H
+#define FPGAD_DRV_H
 
 #include <linux/atomic.h>
 #include <linux/cdev.h>
@@ -31,6 +37,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/refcount.h>
 #include <linux/scatterlist.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -63,8 +70,11 @@ enum fpgad_engine_kind {
  * fpgad_chans_alloc() and fills the fdev fields marked "engine"; remove()
  * undoes probe() once no transfer runs.  run() moves one transfer while the
  * channel's hw_lock is held and returns 0 or a negative errno; when it
- * returns, the engine is stopped and no DMA of the transfer is outstanding.
- * reset() makes a stopped channel usable again.
+ * returns, the engine is stopped and no DMA of the transfer is outstanding,
+ * or, when the engine could not be stopped, it has called
+ * fpgad_chan_wedge().  reset() stops the channel's engine and makes it
+ * usable again (0), or wedges the channel and fails.  reinit() programs
+ * the engine again after the PCI function was reset.
  */
 struct fpgad_engine {
 	const char *name;
@@ -72,6 +82,7 @@ struct fpgad_engine {
 	void (*remove)(struct fpgad_dev *fdev);
 	int (*run)(struct fpgad_chan *ch, struct fpgad_xfer *x);
 	int (*reset)(struct fpgad_chan *ch);
+	int (*reinit)(struct fpgad_dev *fdev);
 };
 
 extern const struct fpgad_engine fpgad_engine_edu;
@@ -89,6 +100,7 @@ struct fpgad_counters {
 	atomic64_t errors;		/* -EIO and other engine failures */
 	atomic64_t cancels;		/* -ECANCELED, -ENODEV */
 	atomic64_t resets;
+	atomic64_t wedged;		/* channels wedged now */
 };
 
 struct fpgad_chan {
@@ -97,11 +109,14 @@ struct fpgad_chan {
 	u32 dir;			/* FPGAD_DMA_H2C/C2H; edu: both */
 	u32 hw_index;			/* engine number within dir */
 
-	spinlock_t lock;		/* queue, cur, abort */
+	spinlock_t lock;		/* queue, cur, abort, wedged, held */
 	struct list_head queue;		/* of fpgad_xfer, not yet started */
 	struct fpgad_xfer *cur;		/* running, or NULL */
 	bool abort;			/* cur is cancelled */
+	bool wedged;			/* the engine did not stop */
+	struct fpgad_pin *held;		/* wedged: the pin it may still write */
 	struct work_struct work;	/* runs the queue */
+	wait_queue_head_t idle_wq;	/* cur changed */
 
 	struct mutex hw_lock;		/* engine registers: run() and reset() */
 	wait_queue_head_t wq;		/* interrupt or abort */
@@ -134,6 +149,8 @@ struct fpgad_dev {
 	u32 align;
 	void *engine_priv;
 
+	u64 link_bytes_per_ms;		/* raw PCIe rate; Gen1 x1 if unknown */
+	bool master_off;		/* a revoke switched bus mastering off */
 	struct fpgad_counters ctr;
 };
 
@@ -144,6 +161,8 @@ enum fpgad_pin_kind {
 };
 
 struct fpgad_pin {
+	struct fpgad_dev *fdev;
+	refcount_t ref;			/* the file's, a wedged channel's */
 	enum fpgad_pin_kind kind;
 	u64 length;			/* bytes usable through the pin */
 	u64 base;			/* offset of byte 0 in sgt */
@@ -196,6 +215,12 @@ struct fpgad_xfer {
 	struct fpgad_dma_completion rec;
 };
 
+/* fpgad_main.c */
+u64 fpgad_link_rate(struct pci_dev *pdev);
+
+/* fpgad_p2p.c */
+int fpgad_p2p_path(struct pci_dev *card, struct fpgad_dma_p2p_path *p);
+
 /* fpgad_cdev.c */
 extern const struct file_operations fpgad_fops;
 void fpgad_file_teardown(struct fpgad_file *file, int status);
@@ -203,6 +228,9 @@ int fpgad_chans_alloc(struct fpgad_dev *fdev, unsigned int n);
 void fpgad_chan_irq(struct fpgad_chan *ch);
 int fpgad_chan_wait(struct fpgad_chan *ch, unsigned long deadline);
 bool fpgad_chan_aborted(struct fpgad_chan *ch);
+void fpgad_chan_wedge(struct fpgad_chan *ch);
+void fpgad_chans_release_held(struct fpgad_dev *fdev);
+void fpgad_pin_revoke(struct fpgad_pin *pin);
 
 /* fpgad_pin.c */
 int fpgad_pin_host(struct fpgad_dev *fdev, u64 addr, u64 length,
@@ -211,7 +239,8 @@ int fpgad_pin_dmabuf(struct fpgad_dev *fdev, int fd, u64 offset, u64 length,
 		     struct fpgad_pin **ret_pin);
 int fpgad_pin_nvp2p(struct fpgad_dev *fdev, u64 gpu_addr, u64 length,
 		    struct fpgad_pin **ret_pin);
-void fpgad_pin_release(struct fpgad_dev *fdev, struct fpgad_pin *pin);
+void fpgad_pin_get(struct fpgad_pin *pin);
+void fpgad_pin_put(struct fpgad_pin *pin);
 void fpgad_pin_sync_for_device(struct fpgad_dev *fdev, struct fpgad_pin *pin);
 void fpgad_pin_sync_for_cpu(struct fpgad_dev *fdev, struct fpgad_pin *pin);
 
@@ -235,4 +264,4 @@ int fpgad_nvp2p_pin(struct fpgad_dev *fdev, struct fpgad_pin *pin,
 void fpgad_nvp2p_release(struct fpgad_dev *fdev, struct fpgad_pin *pin);
 #endif
 
-#endif /* FPGAD_H */
+#endif /* FPGAD_DRV_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_device_sim.c - the simulated card: queues, frames, the link model,
+ * test_sim.c - the simulated card: queues, frames, the link model,
  * faults, reset, the H2C sink, kick; the GPU path where a GPU answers.
  *
  * No assertion depends on how fast this machine is: pacing is checked on
@@ -21,12 +21,12 @@
 
 #include <cmocka.h>
 
+#include "copy.h"
+#include "crc32c.h"
 #include "device.h"
 #include "fpgad_simframe.h"
 #include "memory.h"
-#ifdef FPGAD_CUDA
-#include "copy.h"
-#endif
+#include "sim.h"
 
 #define SLOT (64u << 10)
 #define FRAME 40000u
@@ -153,6 +153,28 @@ static void collect(struct device_queue *q, struct dev_completion *out,
 	}
 }
 
+/*
+ * The first @n bytes of frame @seq, @length bytes long, as the card sends
+ * it: the header carries the CRC-32C of the whole payload.
+ */
+static void expect_frame(struct fixture *f, uint64_t n, uint64_t length,
+			 uint64_t seq)
+{
+	struct fpgad_simframe_hdr h;
+
+	assert_true(length <= SLOT);
+	fpgad_simframe_fill(f->expect, length, seq, f->cfg.channels[0].engine,
+			    NULL, 0);
+	(void)n;
+	if (length <= sizeof(h))
+		return;		/* no payload, no CRC */
+	memcpy(&h, f->expect, sizeof(h));
+	fpgad_simframe_hdr_set_crc(&h, crc32c(f->expect + sizeof(h),
+					      length - sizeof(h)));
+	memcpy(f->expect, &h, sizeof(h));
+	assert_int_equal(crc32c_frame_check(f->expect, length), 1);
+}
+
 /* The frame in @slot is frame @seq, byte for byte. */
 static void verify(struct fixture *f, unsigned slot, uint64_t len,
 		   uint64_t seq)
@@ -166,8 +188,7 @@ static void verify(struct fixture *f, unsigned slot, uint64_t len,
 		fail_msg("slot %u frame %llu: %s at byte %llu", slot,
 			 (unsigned long long)seq, fpgad_simframe_strerror(r),
 			 (unsigned long long)bad);
-	fpgad_simframe_fill(f->expect, len, seq, f->cfg.channels[0].engine,
-			    NULL, 0);
+	expect_frame(f, len, len, seq);
 	assert_memory_equal(f->buf + (size_t)slot * SLOT, f->expect, len);
 }
 
@@ -286,8 +307,10 @@ static void test_unframed_and_truncated(void **state)
 	assert_int_equal(c[0].status, 0);
 	assert_int_equal(c[0].length, 4096);
 	assert_int_equal(c[0].flags, DEV_COMPLETION_TRUNCATED);
-	fpgad_simframe_fill_part(f->expect, 4096, FRAME, 0, 0, NULL, 0);
+	expect_frame(f, 4096, FRAME, 0);
 	assert_memory_equal(f->buf, f->expect, 4096);
+	/* A cut-short frame has nothing to check its CRC against. */
+	assert_int_equal(crc32c_frame_check(f->buf, 4096), 0);
 	/* The source moved on: the next transfer gets the next frame. */
 	assert_true(c[1].seq == 1);
 	assert_int_equal(c[1].flags, 0);
@@ -612,11 +635,16 @@ static void test_fault_corrupt(void **state)
 		assert_int_equal(c[i].status, 0);
 		r = fpgad_simframe_check(f->buf + i * SLOT, FRAME, c[i].seq,
 					 f->pattern, f->pattern_size, &bad);
+		/* The CRC the card computed before the flip catches it. */
 		if (i % 2) {
 			assert_int_equal(r, FPGAD_SIMFRAME_BAD_PAYLOAD);
 			assert_true(bad >= 64 && bad < FRAME);
+			assert_int_equal(crc32c_frame_check(f->buf + i * SLOT,
+							    FRAME), -1);
 		} else {
 			assert_int_equal(r, 0);
+			assert_int_equal(crc32c_frame_check(f->buf + i * SLOT,
+							    FRAME), 1);
 		}
 	}
 	assert_true(stats(f->q).fault_corrupt == 2);
@@ -905,7 +933,7 @@ static void test_cuda(void **state)
 		f->cfg.sim.fault_corrupt = 7;
 		start(f);
 		assert_int_equal(memory_cuda_ops.alloc(NSLOTS * SLOT, "",
-						       "simtest", &m), 0);
+						       "simtest", 0, &m), 0);
 		assert_non_null(m->dev);
 		assert_int_equal(m->size % MEMORY_CUDA_GRANULE, 0);
 		/* dma-buf export depends on driver and kernel: report it. */

@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: MIT
+/*
+ * attach.c - a client attaches to a channel: OpenChannel leases it, the
+ * ring and the descriptor ring it names are checked and mapped; closing
+ * ends the lease.  Also the per-channel requests ChannelStats and
+ * ResetChannel.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "client_internal.h"
+#include "clock.h"
+#include "frame_consumer.h"
+#include "names.h"
+
+#define ATTACH_MAX_FDS 2
+/* The largest descriptor ring fpgad makes (FPGAD_FRAMES_MAX_DESCS of them). */
+#define ATTACH_MAX_DESC (64u << 20)
+/* Reconnecting: the pause between attempts. */
+#define ATTACH_RETRY_MS 50
+
+/* Let go of everything mapped or held for @ch's lease. */
+static void unmap_lease(fpgad_channel *ch)
+{
+	if (ch->desc_dev)
+		gpu_unregister_host(ch->desc);
+	ch->desc_dev = NULL;
+	frame_consumer_free(ch->cons);
+	if (ch->desc)
+		munmap(ch->desc, ch->desc_len);
+	if (ch->base && ch->info.memory == FPGAD_MEMORY_HOST)
+		munmap(ch->base, ch->ring_size);
+	if (ch->base && ch->info.memory == FPGAD_MEMORY_CUDA)
+		gpu_unmap(ch->base);
+	if (ch->host)
+		for (uint32_t i = 0; i < ch->info.slots; i++)
+			gpu_host_free(ch->host[i]);
+	free(ch->host);
+	free(ch->host_pos);
+	free(ch->held_pos);
+	if (ch->link >= 0)
+		close(ch->link);
+	ch->cons = NULL;
+	ch->desc = NULL;
+	ch->base = NULL;
+	ch->host = NULL;
+	ch->host_pos = NULL;
+	ch->held_pos = NULL;
+	ch->link = -1;
+}
+
+static void unmap(fpgad_channel *ch)
+{
+	unmap_lease(ch);
+	free(ch);
+}
+
+static int fail(fpgad_channel *ch, int r, const char *fmt, const char *what)
+{
+	snprintf(ch->c->errmsg, sizeof(ch->c->errmsg), fmt, what, strerror(-r));
+	conn_log(ch->c, FPGAD_LOG_ERR, "%s", ch->c->errmsg);
+	return r;
+}
+
+/*
+ * Present the token of @o on fpgad's handoff socket and receive the
+ * rings' descriptors (proto/fpgad.proto, HandoffRequest): @want of them.
+ * The connection stays open as the lease's link.
+ */
+static int handoff_fetch(fpgad_channel *ch, const Fpgad__OpenChannelReply *o,
+			 int *fds, unsigned want)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * ATTACH_MAX_FDS)];
+		struct cmsghdr align;
+	} ctl;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	Fpgad__HandoffRequest req = FPGAD__HANDOFF_REQUEST__INIT;
+	Fpgad__HandoffReply *rep;
+	uint8_t out[128], in[512];
+	struct iovec iov = { .iov_base = in, .iov_len = sizeof(in) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf) };
+	unsigned got = 0;
+	size_t len;
+	ssize_t n;
+	int r;
+
+	if (o->handoff_token.len == 0 || !o->handoff_path[0] ||
+	    strlen(o->handoff_path) >= sizeof(sa.sun_path))
+		return fail(ch, -EBADMSG, "fpgad named no handoff socket%s: %s", "");
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", o->handoff_path);
+	ch->link = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (ch->link < 0 ||
+	    connect(ch->link, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return fail(ch, -errno, "cannot reach fpgad's handoff socket %s: %s",
+			    o->handoff_path);
+	req.token = o->handoff_token;
+	len = fpgad__handoff_request__get_packed_size(&req);
+	if (len > sizeof(out))
+		return fail(ch, -EBADMSG, "fpgad sent an oversize token%s: %s", "");
+	fpgad__handoff_request__pack(&req, out);
+	if (send(ch->link, out, len, MSG_NOSIGNAL) != (ssize_t)len)
+		return fail(ch, -errno, "handoff %s: %s", o->handoff_path);
+	do {
+		n = recvmsg(ch->link, &mh, MSG_CMSG_CLOEXEC);
+	} while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return fail(ch, n < 0 ? -errno : -ECONNRESET, "handoff %s: %s",
+			    o->handoff_path);
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm;
+	     cm = CMSG_NXTHDR(&mh, cm)) {
+		size_t k;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (k = 0; k < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(cm) + k * sizeof(int), sizeof(fd));
+			if (got < want)
+				fds[got++] = fd;
+			else
+				close(fd);
+		}
+	}
+	rep = fpgad__handoff_reply__unpack(NULL, (size_t)n, in);
+	if (!rep) {
+		r = fail(ch, -EBADMSG, "fpgad's handoff reply is malformed%s: %s", "");
+	} else if (rep->code != FPGAD__STATUS_CODE__STATUS_OK) {
+		snprintf(ch->c->errmsg, sizeof(ch->c->errmsg), "%s", rep->message);
+		r = conn_status_errno(rep->code);
+	} else if (rep->n_fds != want || got != want) {
+		r = fail(ch, -EBADMSG, "fpgad handed over the wrong descriptors%s: %s", "");
+	} else {
+		r = 0;
+	}
+	if (rep)
+		fpgad__handoff_reply__free_unpacked(rep, NULL);
+	if (r < 0)
+		while (got)
+			close(fds[--got]);
+	return r;
+}
+
+/* Map @len bytes of @fd, which must be at least that long. */
+static int map_fd(int fd, uint64_t len, int prot, void **ret_map)
+{
+	struct stat st;
+	void *map;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!len || (uint64_t)st.st_size < len)
+		return -EBADMSG;
+	map = mmap(NULL, len, prot, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return -errno;
+	*ret_map = map;
+	return 0;
+}
+
+/* Fetch and map what the reply names, checking it against itself first. */
+static int map_reply(fpgad_channel *ch, const Fpgad__OpenChannelReply *o)
+{
+	struct frame_ring_geometry geo;
+	int fds[ATTACH_MAX_FDS];
+	bool h2c = strcmp(o->direction, "h2c") == 0;
+	unsigned want;
+	char why[160];
+	int r;
+
+	snprintf(ch->info.name, sizeof(ch->info.name), "%s", o->name);
+	if (!o->slots || !o->slot_size || o->slot_size % 4096 ||
+	    o->frame_size > o->slot_size || o->slots > (1u << 16) ||
+	    o->ring_size < (uint64_t)o->slots * o->slot_size ||
+	    o->desc_size < sizeof(struct fpgad_frames_header) ||
+	    o->desc_size > ATTACH_MAX_DESC)
+		return fail(ch, -EBADMSG, "fpgad described a bad ring%s: %s", "");
+	snprintf(ch->info.direction, sizeof(ch->info.direction), "%s", o->direction);
+	snprintf(ch->info.mode, sizeof(ch->info.mode), "%s", o->mode);
+	ch->info.slots = o->slots;
+	ch->info.slot_size = o->slot_size;
+	ch->info.frame_size = o->frame_size;
+	ch->info.gpu = -1;
+	ch->ring_size = o->ring_size;
+	ch->lease_id = o->lease_id;
+	ch->h2c = h2c;
+	ch->seen_seq = false;
+	ch->held_pos = malloc(o->slots * sizeof(*ch->held_pos));
+	if (!ch->held_pos)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < o->slots; i++)
+		ch->held_pos[i] = FRAMES_NOT_HELD;
+
+	ch->info.memory = strcmp(o->memory, "cuda") == 0 ? FPGAD_MEMORY_CUDA :
+							   FPGAD_MEMORY_HOST;
+	want = ch->info.memory == FPGAD_MEMORY_HOST ? 2 : 1;
+	r = handoff_fetch(ch, o, fds, want);
+	if (r < 0)
+		return r;
+	r = map_fd(fds[0], o->desc_size, PROT_READ | PROT_WRITE, &ch->desc);
+	if (r == 0) {
+		ch->desc_len = o->desc_size;
+		if (want == 2)
+			r = map_fd(fds[1], o->ring_size,
+				   h2c ? PROT_READ | PROT_WRITE : PROT_READ,
+				   (void **)&ch->base);
+	}
+	/* The mappings keep the memory; the descriptors are not needed. */
+	for (unsigned i = 0; i < want; i++)
+		close(fds[i]);
+	if (r < 0)
+		return fail(ch, r, "cannot map the rings of %s: %s", o->name);
+
+	if (ch->info.memory == FPGAD_MEMORY_CUDA) {
+		ch->info.gpu = o->gpu;
+		snprintf(ch->info.gpu_bus_id, sizeof(ch->info.gpu_bus_id), "%s",
+			 o->gpu_bus_id);
+		if (o->ipc_handle.len != 64)
+			return fail(ch, -EBADMSG, "fpgad sent no IPC handle%s: %s", "");
+		r = gpu_map(o->ipc_handle.data, o->gpu, o->gpu_bus_id,
+			    (void **)&ch->base, why, sizeof(why));
+		if (r < 0) {
+			snprintf(ch->c->errmsg, sizeof(ch->c->errmsg),
+				 "channel %s is in GPU memory: %s", o->name, why);
+			return r;
+		}
+		ch->host = calloc(o->slots, sizeof(*ch->host));
+		ch->host_pos = calloc(o->slots, sizeof(*ch->host_pos));
+		if (!ch->host || !ch->host_pos)
+			return -ENOMEM;
+	}
+
+	r = frame_consumer_attach(ch->desc, ch->desc_len, &ch->cons);
+	if (r < 0)
+		return fail(ch, r, "the descriptor ring of %s is not usable: %s", o->name);
+	frame_consumer_geometry(ch->cons, &geo);
+	if (geo.slots != o->slots || geo.slot_size != o->slot_size)
+		return fail(ch, -EBADMSG, "the descriptor ring of %s disagrees with OpenChannel: %s",
+			    o->name);
+	return 0;
+}
+
+static int simple_request(fpgad_client *c, Fpgad__Request *req,
+			  Fpgad__Response__BodyCase body, Fpgad__Response **ret)
+{
+	int r = conn_transact(c, req, ret);
+
+	if (r < 0)
+		return r;
+	return conn_expect(c, *ret, body);
+}
+
+/* CloseChannel for @ch's lease: by name and lease id, never another's. */
+static int close_lease(fpgad_channel *ch)
+{
+	Fpgad__Request req = FPGAD__REQUEST__INIT;
+	Fpgad__CloseChannelRequest body = FPGAD__CLOSE_CHANNEL_REQUEST__INIT;
+	Fpgad__Response *resp;
+	int r;
+
+	body.name = ch->info.name;
+	body.lease_id = ch->lease_id;
+	req.body_case = FPGAD__REQUEST__BODY_CLOSE_CHANNEL;
+	req.close_channel = &body;
+	r = simple_request(ch->c, &req, FPGAD__RESPONSE__BODY_CLOSE_CHANNEL, &resp);
+	if (r == 0)
+		fpgad__response__free_unpacked(resp, NULL);
+	return r;
+}
+
+/* Lease channel @name for @ch and map what fpgad grants. */
+static int attach_lease(fpgad_channel *ch, const char *name)
+{
+	Fpgad__Request req = FPGAD__REQUEST__INIT;
+	Fpgad__OpenChannelRequest body = FPGAD__OPEN_CHANNEL_REQUEST__INIT;
+	fpgad_client *c = ch->c;
+	Fpgad__Response *resp;
+	unsigned gen = atomic_load(&c->conn_gen);
+	int r;
+
+	body.name = (char *)name;
+	body.shared = ch->flags & FPGAD_OPEN_SHARED;
+	req.body_case = FPGAD__REQUEST__BODY_OPEN_CHANNEL;
+	req.open_channel = &body;
+	r = simple_request(c, &req, FPGAD__RESPONSE__BODY_OPEN_CHANNEL, &resp);
+	if (r < 0)
+		return r;
+	ch->conn_gen = gen;
+	ch->events = 0;
+	r = map_reply(ch, resp->open_channel);
+	fpgad__response__free_unpacked(resp, NULL);
+	if (r < 0) {
+		char msg[sizeof(c->errmsg)];
+
+		/* Keep the reason while the lease is given back. */
+		memcpy(msg, c->errmsg, sizeof(msg));
+		if (ch->lease_id)
+			close_lease(ch);
+		unmap_lease(ch);
+		memcpy(c->errmsg, msg, sizeof(msg));
+	}
+	return r;
+}
+
+int fpgad_channel_open(fpgad_client *c, const char *name, unsigned flags,
+		       fpgad_channel **ret_ch)
+{
+	fpgad_channel *ch;
+	int r;
+
+	if (!name || !name_valid(name)) {
+		conn_set_errmsg(c, "'%s' is not a channel name (1-%d letters, digits, '_' or '-')",
+				name ? name : "(null)", NAME_MAX_CHANNEL - 1);
+		return -EINVAL;
+	}
+	ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return -ENOMEM;
+	ch->c = c;
+	ch->link = -1;
+	ch->flags = flags;
+	r = attach_lease(ch, name);
+	if (r < 0) {
+		free(ch);
+		return r;
+	}
+	ch->next = c->channels;
+	c->channels = ch;
+	*ret_ch = ch;
+	return 0;
+}
+
+bool attach_lease_gone(fpgad_channel *ch)
+{
+	struct pollfd p = { .fd = ch->link, .events = POLLIN };
+
+	if (ch->link < 0 || atomic_load(&ch->c->conn_gen) != ch->conn_gen)
+		return true;
+	/* fpgad writes nothing after the handoff: readable means closed. */
+	return poll(&p, 1, 0) > 0;
+}
+
+int attach_reopen(fpgad_channel *ch, int timeout_ms)
+{
+	uint64_t deadline = clock_deadline_ns(timeout_ms);
+	fpgad_client *c = ch->c;
+	char name[sizeof(ch->info.name)];
+	int r;
+
+	snprintf(name, sizeof(name), "%s", ch->info.name);
+	unmap_lease(ch);
+	ch->lease_id = 0;
+	for (;;) {
+		uint64_t now = clock_now_ns();
+		int left = deadline ? (int)((deadline > now ? deadline - now : 0) /
+					    CLOCK_NS_PER_MS) : ATTACH_RETRY_MS * 10;
+
+		/* Short round trips: nng redials in the background meanwhile. */
+		conn_set_timeouts(c, left < ATTACH_RETRY_MS * 10 ? left + 1 :
+				     ATTACH_RETRY_MS * 10);
+		r = conn_hello(c);
+		if (r == 0)
+			r = attach_lease(ch, name);
+		if (r == 0 || (r != -ETIMEDOUT && r != -ECONNREFUSED &&
+			       r != -EPIPE && r != -ECONNRESET && r != -EAGAIN))
+			break;
+		if (deadline && clock_now_ns() + ATTACH_RETRY_MS *
+		    CLOCK_NS_PER_MS >= deadline) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		usleep(ATTACH_RETRY_MS * 1000);
+	}
+	conn_set_timeouts(c, c->timeout_ms);
+	if (r == 0)
+		conn_log(c, FPGAD_LOG_INFO, "channel %s: reopened after fpgad came back",
+			 name);
+	return r;
+}
+
+int fpgad_channel_close(fpgad_channel *ch)
+{
+	fpgad_client *c;
+	int r = 0;
+
+	if (!ch)
+		return 0;
+	c = ch->c;
+	for (fpgad_channel **pp = &c->channels; *pp; pp = &(*pp)->next) {
+		if (*pp == ch) {
+			*pp = ch->next;
+			break;
+		}
+	}
+	/* A lease of a connection that is gone ended with it. */
+	if (ch->lease_id && atomic_load(&c->conn_gen) == ch->conn_gen)
+		r = close_lease(ch);
+	unmap(ch);
+	return r;
+}
+
+void attach_close_all(fpgad_client *c)
+{
+	while (c->channels)
+		fpgad_channel_close(c->channels);
+}
+
+void fpgad_channel_get_info(const fpgad_channel *ch,
+			    struct fpgad_channel_info *ret_info)
+{
+	*ret_info = ch->info;
+}
+
+void *fpgad_slot_data(const fpgad_channel *ch, uint32_t slot)
+{
+	if (!ch->base || slot >= ch->info.slots)
+		return NULL;
+	return ch->base + (uint64_t)slot * ch->info.slot_size;
+}
+
+int fpgad_channel_stats(fpgad_client *c, const char *name,
+			struct fpgad_channel_stats *ret_stats)
+{
+	Fpgad__Request req = FPGAD__REQUEST__INIT;
+	Fpgad__ChannelStatsRequest body = FPGAD__CHANNEL_STATS_REQUEST__INIT;
+	Fpgad__ChannelStatsReply *s;
+	Fpgad__Response *resp;
+	int r;
+
+	body.name = (char *)name;
+	req.body_case = FPGAD__REQUEST__BODY_CHANNEL_STATS;
+	req.channel_stats = &body;
+	r = simple_request(c, &req, FPGAD__RESPONSE__BODY_CHANNEL_STATS, &resp);
+	if (r < 0)
+		return r;
+	s = resp->channel_stats;
+	memset(ret_stats, 0, sizeof(*ret_stats));
+	snprintf(ret_stats->state, sizeof(ret_stats->state), "%s", s->state);
+	snprintf(ret_stats->mode, sizeof(ret_stats->mode), "%s", s->mode);
+	ret_stats->frames = s->frames;
+	ret_stats->bytes = s->bytes;
+	ret_stats->drops = s->drops;
+	ret_stats->stalls = s->stalls;
+	ret_stats->errors = s->errors;
+	ret_stats->recoveries = s->recoveries;
+	ret_stats->copies = s->copies;
+	ret_stats->dma_ns_total = s->dma_ns_total;
+	ret_stats->card_good = s->card_good;
+	ret_stats->card_bad = s->card_bad;
+	ret_stats->queued_avg = s->queued_avg;
+	ret_stats->integrity_errors = s->integrity_errors;
+	fpgad__response__free_unpacked(resp, NULL);
+	return 0;
+}
+
+int fpgad_channel_reset(fpgad_client *c, const char *name)
+{
+	Fpgad__Request req = FPGAD__REQUEST__INIT;
+	Fpgad__ResetChannelRequest body = FPGAD__RESET_CHANNEL_REQUEST__INIT;
+	Fpgad__Response *resp;
+	int r;
+
+	body.name = (char *)name;
+	req.body_case = FPGAD__REQUEST__BODY_RESET_CHANNEL;
+	req.reset_channel = &body;
+	r = simple_request(c, &req, FPGAD__RESPONSE__BODY_RESET_CHANNEL, &resp);
+	if (r == 0)
+		fpgad__response__free_unpacked(resp, NULL);
+	return r;
+}

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+/* frame_ring.c - the frame plane's shared rules (see frame_ring.h). */
+#include <errno.h>
+
+#include "clock.h"
+#include "frame_ring.h"
+#include "futex.h"
+
+static const size_t header_size = sizeof(struct fpgad_frames_header);
+static const size_t desc_size = sizeof(struct fpgad_frame_desc);
+
+static bool is_pow2(uint32_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+size_t frame_ring_size(uint32_t desc_count)
+{
+	if (!is_pow2(desc_count) || desc_count > FPGAD_FRAMES_MAX_DESCS)
+		return 0;
+	return header_size + (size_t)desc_count * desc_size;
+}
+
+uint32_t frame_ring_desc_count_for(uint32_t slots)
+{
+	uint32_t n = 1;
+
+	if (slots > FPGAD_FRAMES_MAX_DESCS)
+		return 0;
+	while (n < slots)
+		n <<= 1;
+	return n;
+}
+
+int frame_ring_validate(const void *mem, size_t len)
+{
+	const struct fpgad_frames_header *hdr = mem;
+	uint64_t need;
+
+	if (!mem || ((uintptr_t)mem % _Alignof(uint64_t)) || len < header_size)
+		return -EINVAL;
+	switch (atomic_load_explicit(FR_A32(&hdr->magic), memory_order_acquire)) {
+	case FPGAD_FRAMES_MAGIC:
+		break;
+	case 0:
+		return -EAGAIN;
+	default:
+		return -EINVAL;
+	}
+	if (hdr->version_major != FPGAD_FRAMES_VERSION_MAJOR)
+		return -EPROTONOSUPPORT;
+	if (hdr->header_size < header_size ||
+	    hdr->header_size % FPGAD_FRAMES_LINE ||
+	    hdr->desc_size < desc_size || hdr->desc_size % _Alignof(uint64_t))
+		return -EINVAL;
+	if (!is_pow2(hdr->desc_count) ||
+	    hdr->desc_count > FPGAD_FRAMES_MAX_DESCS ||
+	    hdr->slot_count == 0 || hdr->desc_count < hdr->slot_count)
+		return -EINVAL;
+	if (hdr->slot_size == 0 || hdr->frame_size > hdr->slot_size)
+		return -EINVAL;
+	if (atomic_load_explicit(FR_A64(&hdr->generation),
+				 memory_order_relaxed) == 0)
+		return -EINVAL;
+	/* Both factors are bounded above, so this cannot overflow. */
+	need = (uint64_t)hdr->header_size +
+	       (uint64_t)hdr->desc_count * hdr->desc_size;
+	if (need > len)
+		return -EINVAL;
+	return 0;
+}
+
+void frame_ring_wake(uint32_t *waiting, uint32_t *word)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(FR_A32(waiting), memory_order_relaxed)) {
+		atomic_fetch_add_explicit(FR_A32(word), 1, memory_order_seq_cst);
+		futex_wake(word, true);
+	}
+}
+
+int frame_ring_sleep(uint32_t *waiting, uint32_t *word,
+		     int (*check)(const void *arg), const void *arg,
+		     int timeout_ms)
+{
+	uint64_t deadline = clock_deadline_ns(timeout_ms);
+	int ret;
+
+	for (;;) {
+		uint32_t val = atomic_load_explicit(FR_A32(word),
+						    memory_order_acquire);
+
+		atomic_store_explicit(FR_A32(waiting), 1, memory_order_relaxed);
+		atomic_thread_fence(memory_order_seq_cst);
+		ret = check(arg);
+		if (ret) {
+			ret = ret < 0 ? ret : 0;
+			break;
+		}
+		if (timeout_ms == 0 ||
+		    (deadline && clock_now_ns() >= deadline)) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		ret = futex_wait(word, val, deadline, true);
+		if (ret == -EINTR)
+			break;
+		if (ret == -ETIMEDOUT) {
+			ret = check(arg);
+			ret = ret > 0 ? 0 : ret < 0 ? ret : -ETIMEDOUT;
+			break;
+		}
+	}
+	atomic_store_explicit(FR_A32(waiting), 0, memory_order_relaxed);
+	return ret;
+}

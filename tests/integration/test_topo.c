@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_topo.c - fpgactl topo against real fpgad processes on the simulated
+ * card: over a fake host tree (FPGAD_TEST_SYSROOT: two NVIDIA GPUs on two
+ * NUMA nodes, devices that are no GPUs, a configured GPU that is absent),
+ * over the host's own /sys, and on the read-only remote listener.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../fake_sysfs.h"
+#include "fpgad.h"
+#include "harness.h"
+
+static struct fake_sysfs fs;
+
+/* Two H200s on two NUMA nodes, a Xilinx card, the GPU's audio function. */
+static void build_host(void)
+{
+	fake_sysfs_create(&fs);
+	fake_sysfs_dev(&fs, "pci0000:00/0000:00:01.0", FAKE_BRIDGE, "0", -1);
+	fake_sysfs_dev(&fs, "pci0000:00/0000:00:01.0/0000:01:00.0", FAKE_H200, "0", 3);
+	fake_sysfs_group(&fs, 3, "identity");
+	fake_sysfs_dev(&fs, "pci0000:00/0000:00:01.0/0000:01:00.1", 0x10de, 0x22e8,
+		       0x040300, "0", 3);
+	fake_sysfs_dev(&fs, "pci0000:00/0000:00:02.0", FAKE_BRIDGE, "0", -1);
+	fake_sysfs_dev(&fs, "pci0000:00/0000:00:02.0/0000:02:00.0", FAKE_CARD, "0", -1);
+	fake_sysfs_dev(&fs, "pci0000:80/0000:80:01.0", FAKE_BRIDGE, "1", -1);
+	fake_sysfs_dev(&fs, "pci0000:80/0000:80:01.0/0000:81:00.0", FAKE_H200, "1", -1);
+	fake_sysfs_dmi(&fs, "Supermicro", "SYS-821GE-TNHR");
+	fake_sysfs_cpu(&fs, false);
+}
+
+static json_t *topo_json(const char *url, int *ret_rc)
+{
+	char cmd[512], out[65536];
+	json_error_t jerr;
+	json_t *j;
+
+	snprintf(cmd, sizeof(cmd), "%s --url %s --json topo", harness_bin("fpgactl"), url);
+	*ret_rc = harness_run(cmd, out, sizeof(out));
+	j = json_loads(out, 0, &jerr);
+	if (!j)
+		fail_msg("fpgactl --json topo printed invalid JSON: %s\n%s", jerr.text, out);
+	return j;
+}
+
+static const char *str(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!json_is_string(v))
+		fail_msg("no string '%s'", key);
+	return json_string_value(v);
+}
+
+static void test_fake_host(void **state)
+{
+	static char env[128];
+	char out[16384], cmd[512];
+	struct fpgad_proc p;
+	json_t *j, *gpus, *g, *ch;
+	int rc;
+
+	(void)state;
+	build_host();
+	snprintf(env, sizeof(env), "FPGAD_TEST_SYSROOT=%s", fs.root);
+	/* A GPU configured by address that the host does not have. */
+	harness_start_ok(&p, "[device]\ngpu = 0000:C1:00.0\n", env);
+	assert_true(harness_log_contains(&p, "a setting for tests"));
+
+	j = topo_json(p.url, &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(str(j, "card"), "sim");
+	assert_true(json_is_true(json_object_get(j, "simulated")));
+	assert_false(json_is_true(json_object_get(j, "vm")));
+	assert_string_equal(str(json_object_get(j, "card_end"), "address"), "");
+	assert_non_null(strstr(str(j, "sysfs"), fs.root));
+	assert_string_equal(str(j, "warning"), "");
+
+	gpus = json_object_get(j, "gpus");
+	assert_int_equal(json_array_size(gpus), 3);
+	g = json_array_get(gpus, 0);
+	assert_string_equal(str(g, "address"), "0000:01:00.0");
+	assert_true(json_is_true(json_object_get(g, "found")));
+	assert_int_equal(json_integer_value(json_object_get(g, "numa_node")), 0);
+	assert_string_equal(str(g, "host_bridge"), "pci0000:00");
+	assert_string_equal(str(g, "root_port"), "0000:00:01.0");
+	assert_int_equal(json_integer_value(json_object_get(g, "iommu_group")), 3);
+	assert_string_equal(str(g, "iommu"), "passthrough");
+	assert_string_equal(str(g, "class"), "SIM");
+	assert_string_equal(str(g, "verdict"), "simulated");
+	assert_string_equal(str(g, "reason"), "simulated card: no PCI path");
+	assert_true(json_is_null(json_object_get(g, "distance")));
+	g = json_array_get(gpus, 1);
+	assert_string_equal(str(g, "address"), "0000:81:00.0");
+	assert_int_equal(json_integer_value(json_object_get(g, "numa_node")), 1);
+	assert_string_equal(str(g, "iommu"), "none");
+	assert_string_equal(str(g, "verdict"), "simulated");
+	g = json_array_get(gpus, 2);
+	assert_string_equal(str(g, "address"), "0000:c1:00.0");
+	assert_false(json_is_true(json_object_get(g, "found")));
+	assert_string_equal(str(g, "verdict"), "no-gpu");
+	assert_non_null(strstr(str(g, "reason"), "0000:c1:00.0 is not on this host's PCI bus"));
+
+	ch = json_array_get(json_object_get(j, "channels"), 0);
+	assert_string_equal(str(ch, "name"), "c2h0");
+	assert_string_equal(str(ch, "mode"), "host");
+	assert_string_equal(str(ch, "gpu"), "");
+	assert_true(json_is_null(json_object_get(ch, "gpudirect_bps")));
+	assert_true(json_is_null(json_object_get(ch, "bounce_bps")));
+	json_decref(j);
+
+	/* The matrix, as people read it. */
+	snprintf(cmd, sizeof(cmd), "%s --url %s topo", harness_bin("fpgactl"), p.url);
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "card   sim (simulated: no PCI path)"));
+	assert_non_null(strstr(out, "host   bare metal"));
+	assert_non_null(strstr(out, " GPU0     GPU1     GPU2     NUMA"));
+	assert_non_null(strstr(out, "card     SIM      SIM      SIM      -"));
+	assert_non_null(strstr(out, "GPU2   0000:c1:00.0"));
+	assert_non_null(strstr(out, "no-gpu"));
+	harness_stop_ok(&p);
+	fake_sysfs_remove(&fs);
+}
+
+/* A sysfs root that is not there: answers with a note, fpgad carries on. */
+static void test_missing_root(void **state)
+{
+	static char env[] = "FPGAD_TEST_SYSROOT=/nonexistent/fpgad-root";
+	struct fpgad_topology *t;
+	struct fpgad_proc p;
+	fpgad_client *c;
+
+	(void)state;
+	harness_start_ok(&p, NULL, env);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_topology_get(c, &t), 0);
+	assert_true(t->simulated);
+	assert_int_equal(t->n_gpus, 0);
+	assert_non_null(strstr(t->warning, "No such file or directory"));
+	assert_int_equal(t->n_channels, 1);
+	fpgad_topology_free(t);
+	fpgad_disconnect(c);
+	harness_stop_ok(&p);
+}
+
+/* The host's own tree: whatever it holds, the sim card says it is one. */
+static void test_own_host(void **state)
+{
+	struct fpgad_proc p;
+	json_t *j, *gpus;
+	int rc;
+
+	(void)state;
+	harness_start_ok(&p, NULL, NULL);
+	j = topo_json(p.url, &rc);
+	assert_int_equal(rc, 0);
+	assert_true(json_is_true(json_object_get(j, "simulated")));
+	assert_string_equal(str(j, "sysfs"), "");
+	gpus = json_object_get(j, "gpus");
+	for (size_t i = 0; i < json_array_size(gpus); i++) {
+		assert_string_equal(str(json_array_get(gpus, i), "class"), "SIM");
+		assert_string_equal(str(json_array_get(gpus, i), "verdict"), "simulated");
+	}
+	if (!json_array_size(gpus))
+		print_message("no NVIDIA GPU on this host: its own topology has no pairs\n");
+	json_decref(j);
+	harness_stop_ok(&p);
+}
+
+/* Read-only, so the remote listener serves it. */
+static void test_remote(void **state)
+{
+	struct fpgad_topology *t;
+	struct fpgad_proc p;
+	char conf[128], url[64];
+	fpgad_client *c;
+	int port = 20000 + (getpid() + 7) % 20000;
+
+	(void)state;
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
+	snprintf(conf, sizeof(conf), "[control]\nremote = %s\n", url);
+	harness_start_ok(&p, conf, NULL);
+	assert_int_equal(fpgad_connect(url, &c), 0);
+	assert_int_equal(fpgad_topology_get(c, &t), 0);
+	assert_string_equal(t->card, "sim");
+	fpgad_topology_free(t);
+	fpgad_disconnect(c);
+	harness_stop_ok(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fake_host),
+		cmocka_unit_test(test_missing_root),
+		cmocka_unit_test(test_own_host),
+		cmocka_unit_test(test_remote),
+	};
+
+	return cmocka_run_group_tests_name("topo", tests, NULL, NULL);
+}

@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bringup.c - the checks tests/kmod/bringup.sh runs on the day a real XDMA
+ * card is plugged in, through /dev/fpgadN's ioctls.  One line per check:
+ * "PASS name: detail", "FAIL name: detail" or "SKIP name: why", then a
+ * count; exit status 1 when anything failed.
+ *
+ *   identify        VERSION, INFO: engine, PCI address, link, channels
+ *   loopback        every H2C channel to card memory and back through a
+ *                   C2H channel, 4 KiB to 16 MiB, byte-exact
+ *   decode-error    H2C and C2H at an address no AXI slave decodes
+ *                   (-b): -EIO, counted, and the channels still work
+ *   timeout         a transfer too large for 1 ms: -ETIMEDOUT, not wedged
+ *                   (else RESET), and the channel works afterwards
+ *   dmabuf-256m     256 MiB of GPU memory as one dma-buf (CUDA builds, a
+ *                   GPU): card -> GPU -> card -> host, byte-exact
+ *   p2p-path        with -g: the PCI path to that GPU and the verdict
+ *
+ * Interrupt and poll-mode completion are the same checks run twice by the
+ * script with the module's poll_mode parameter switched.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fpgad_dma.h"
+#include "memory.h"
+
+#define MIB		(1024u * 1024u)
+#define WAIT_MS		30000
+#define DMABUF_BYTES	(256ull * MIB)
+
+struct opts {
+	const char *dev;
+	uint64_t card_addr;
+	uint64_t card_size;		/* 0: from INFO, else 1 MiB */
+	uint64_t bad_addr;
+	bool have_bad;
+	const char *gpu;		/* PCI address of a GPU */
+	const char *mode;		/* label for the lines */
+};
+
+static unsigned int passed, failed, skipped;
+
+static void report(const char *verdict, const char *mode, const char *name,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void report(const char *verdict, const char *mode, const char *name,
+		   const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!strcmp(verdict, "PASS"))
+		passed++;
+	else if (!strcmp(verdict, "FAIL"))
+		failed++;
+	else
+		skipped++;
+	printf("%s %s/%s: ", verdict, mode, name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static long long counter(const char *dev, const char *name)
+{
+	char path[256], buf[64];
+	const char *base = strrchr(dev, '/');
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/fpgad/%s/%s",
+		 base ? base + 1 : dev, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f))
+		v = strtoll(buf, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+static int submit(int fd, uint32_t dir, uint32_t ch, uint64_t handle,
+		  uint64_t off, uint64_t card, uint64_t len, uint64_t cookie,
+		  uint32_t tmo)
+{
+	struct fpgad_dma_submit s;
+
+	memset(&s, 0, sizeof(s));
+	s.channel = ch;
+	s.direction = dir;
+	s.handle = handle;
+	s.offset = off;
+	s.card_addr = card;
+	s.length = len;
+	s.cookie = cookie;
+	s.timeout_ms = tmo;
+	return ioctl(fd, FPGAD_DMA_IOC_SUBMIT, &s) ? -errno : 0;
+}
+
+/* Submit and wait; the completion's status, or -ETIME when none came. */
+static int xfer(int fd, uint32_t dir, uint32_t ch, uint64_t handle,
+		uint64_t off, uint64_t card, uint64_t len, uint32_t tmo,
+		uint32_t *ret_flags)
+{
+	static uint64_t cookie;
+	struct fpgad_dma_completion c;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int ret;
+
+	ret = submit(fd, dir, ch, handle, off, card, len, ++cookie, tmo);
+	if (ret)
+		return ret;
+	if (poll(&pfd, 1, WAIT_MS) != 1 ||
+	    read(fd, &c, sizeof(c)) != (ssize_t)sizeof(c))
+		return -ETIME;
+	if (ret_flags)
+		*ret_flags = c.flags;
+	if (!c.status && (c.cookie != cookie || c.length != len))
+		return -EBADMSG;
+	return c.status;
+}
+
+static uint64_t pin_host(int fd, void *addr, uint64_t len)
+{
+	struct fpgad_dma_pin_host p;
+
+	memset(&p, 0, sizeof(p));
+	p.addr = (uintptr_t)addr;
+	p.length = len;
+	return ioctl(fd, FPGAD_DMA_IOC_PIN_HOST, &p) ? 0 : p.handle;
+}
+
+static void fill(uint8_t *p, size_t n, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 7 + seed * 13 + (i >> 12));
+}
+
+static int open_dev(const char *path, struct fpgad_dma_info *info)
+{
+	struct fpgad_dma_version v;
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	memset(&v, 0, sizeof(v));
+	v.abi_version = FPGAD_DMA_ABI_VERSION;
+	if (ioctl(fd, FPGAD_DMA_IOC_VERSION, &v) ||
+	    v.abi_version != FPGAD_DMA_ABI_VERSION ||
+	    ioctl(fd, FPGAD_DMA_IOC_INFO, info)) {
+		close(fd);
+		return -EPROTO;
+	}
+	return fd;
+}
+
+struct bufs {
+	uint8_t *a, *b;			/* source and back */
+	size_t n;
+	uint64_t ha, hb;
+};
+
+static int bufs_pin(int fd, struct bufs *b, size_t n)
+{
+	b->n = n;
+	b->a = mmap(NULL, n, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	b->b = mmap(NULL, n, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (b->a == MAP_FAILED || b->b == MAP_FAILED)
+		return -ENOMEM;
+	b->ha = pin_host(fd, b->a, n);
+	b->hb = pin_host(fd, b->b, n);
+	return b->ha && b->hb ? 0 : -EFAULT;
+}
+
+/* H2C @h then C2H @c over @len bytes at @card; 0 when byte-exact. */
+static int roundtrip(int fd, struct bufs *b, uint32_t h, uint32_t c,
+		     uint64_t card, uint64_t len, unsigned int seed,
+		     char *why, size_t whylen)
+{
+	int ret;
+
+	fill(b->a, len, seed);
+	memset(b->b, 0, len);
+	ret = xfer(fd, FPGAD_DMA_H2C, h, b->ha, 0, card, len, 0, NULL);
+	if (ret) {
+		snprintf(why, whylen, "H2C %" PRIu64 " bytes: %s", len, strerror(-ret));
+		return ret;
+	}
+	ret = xfer(fd, FPGAD_DMA_C2H, c, b->hb, 0, card, len, 0, NULL);
+	if (ret) {
+		snprintf(why, whylen, "C2H %" PRIu64 " bytes: %s", len, strerror(-ret));
+		return ret;
+	}
+	if (memcmp(b->a, b->b, len)) {
+		size_t i = 0;
+
+		while (b->a[i] == b->b[i])
+			i++;
+		snprintf(why, whylen, "%" PRIu64 " bytes came back different from byte %zu",
+			 len, i);
+		return -EIO;
+	}
+	return 0;
+}
+
+static void check_loopback(int fd, const struct fpgad_dma_info *in,
+			   const struct opts *o, struct bufs *b)
+{
+	const uint64_t sizes[] = { 4096, 64 * 1024, MIB, 16 * MIB };
+	char why[160], name[48];
+	uint32_t h;
+	size_t s;
+
+	for (h = 0; h < in->h2c_channels; h++) {
+		uint32_t c = h % in->c2h_channels;
+		uint64_t moved = 0;
+		int ret = 0;
+
+		snprintf(name, sizeof(name), "loopback-h2c%u-c2h%u", h, c);
+		for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]) && !ret; s++) {
+			if (sizes[s] > o->card_size || sizes[s] > b->n)
+				break;
+			ret = roundtrip(fd, b, h, c, o->card_addr, sizes[s], h + s,
+					why, sizeof(why));
+			moved += sizes[s];
+		}
+		if (ret)
+			report("FAIL", o->mode, name, "%s", why);
+		else
+			report("PASS", o->mode, name, "%" PRIu64 " bytes each way at card %#" PRIx64
+			       ", byte-exact", moved, o->card_addr);
+	}
+}
+
+static void check_decode_error(int fd, const struct fpgad_dma_info *in,
+			       const struct opts *o, struct bufs *b)
+{
+	long long errors = counter(o->dev, "errors");
+	char why[160];
+	int h2c, c2h;
+
+	if (!o->have_bad) {
+		report("SKIP", o->mode, "decode-error",
+		       "give -b ADDR, a card address no AXI slave decodes");
+		return;
+	}
+	h2c = xfer(fd, FPGAD_DMA_H2C, 0, b->ha, 0, o->bad_addr, 4096, 0, NULL);
+	c2h = xfer(fd, FPGAD_DMA_C2H, 0, b->hb, 0, o->bad_addr, 4096, 0, NULL);
+	if (h2c != -EIO || c2h != -EIO)
+		report("FAIL", o->mode, "decode-error",
+		       "at %#" PRIx64 ": H2C %s, C2H %s (both should be EIO)",
+		       o->bad_addr, strerror(-h2c), strerror(-c2h));
+	else if (counter(o->dev, "errors") != errors + 2)
+		report("FAIL", o->mode, "decode-error", "errors counter %lld, %lld expected",
+		       counter(o->dev, "errors"), errors + 2);
+	else if (roundtrip(fd, b, 0, 0, o->card_addr, 4096, 99, why, sizeof(why)))
+		report("FAIL", o->mode, "decode-error", "channels unusable after it: %s", why);
+	else
+		report("PASS", o->mode, "decode-error",
+		       "H2C and C2H at %#" PRIx64 ": EIO, counted; channels still work",
+		       o->bad_addr);
+	(void)in;
+}
+
+static void check_timeout(int fd, const struct opts *o, struct bufs *b)
+{
+	struct fpgad_dma_reset r = { .channel = 0, .direction = FPGAD_DMA_H2C };
+	uint64_t len = o->card_size < b->n ? o->card_size : b->n;
+	long long timeouts = counter(o->dev, "timeouts");
+	uint32_t flags = 0;
+	char why[160];
+	int ret;
+
+	ret = xfer(fd, FPGAD_DMA_H2C, 0, b->ha, 0, o->card_addr, len, 1, &flags);
+	if (ret == 0) {
+		report("SKIP", o->mode, "timeout",
+		       "%" PRIu64 " bytes finished within 1 ms: cannot force a timeout "
+		       "(more card memory, -s)", len);
+		return;
+	}
+	if (ret != -ETIMEDOUT) {
+		report("FAIL", o->mode, "timeout", "status %s, ETIMEDOUT expected",
+		       strerror(-ret));
+		return;
+	}
+	if (flags & FPGAD_DMA_COMPLETION_WEDGED) {
+		ret = ioctl(fd, FPGAD_DMA_IOC_RESET, &r) ? -errno : 0;
+		report(ret ? "FAIL" : "PASS", o->mode, "timeout-wedged",
+		       "the engine did not stop within its wait; RESET: %s",
+		       ret ? strerror(-ret) : "function reset, recovered");
+	}
+	if (counter(o->dev, "timeouts") != timeouts + 1)
+		report("FAIL", o->mode, "timeout", "timeouts counter %lld, %lld expected",
+		       counter(o->dev, "timeouts"), timeouts + 1);
+	else if (roundtrip(fd, b, 0, 0, o->card_addr, 4096, 7, why, sizeof(why)))
+		report("FAIL", o->mode, "timeout", "channel unusable after it: %s", why);
+	else
+		report("PASS", o->mode, "timeout",
+		       "%" PRIu64 " bytes in 1 ms: ETIMEDOUT%s; the channel works again",
+		       len, flags ? " (wedged, reset)" : ", engine stopped");
+}
+
+/* 256 MiB of GPU memory, one dma-buf: card -> GPU -> card -> host. */
+static void check_dmabuf(int fd, const struct opts *o, struct bufs *b)
+{
+	const struct memory_ops *mops = memory_ops_for(MEMORY_CUDA);
+	struct fpgad_dma_pin_dmabuf p;
+	uint64_t chunk = o->card_size < b->n ? o->card_size : b->n, off;
+	struct mem_region *r = NULL;
+	char why[192];
+	int dfd = -1, ret = 0, ordinal;
+
+	if (!mops) {
+		report("SKIP", o->mode, "dmabuf-256m", "built without CUDA");
+		return;
+	}
+	if (memory_cuda_probe(o->gpu ? o->gpu : "", &ordinal, why, sizeof(why))) {
+		report("SKIP", o->mode, "dmabuf-256m", "%s", why);
+		return;
+	}
+	ret = mops->alloc(DMABUF_BYTES, o->gpu ? o->gpu : "", "bringup", 0, &r);
+	if (!ret)
+		ret = mops->export_dmabuf(r, 0, DMABUF_BYTES, &dfd);
+	if (ret) {
+		report("FAIL", o->mode, "dmabuf-256m", "256 MiB of GPU memory as a dma-buf: %s",
+		       strerror(-ret));
+		goto out;
+	}
+	memset(&p, 0, sizeof(p));
+	p.fd = dfd;
+	if (ioctl(fd, FPGAD_DMA_IOC_PIN_DMABUF, &p)) {
+		report("FAIL", o->mode, "dmabuf-256m", "PIN_DMABUF: %s", strerror(errno));
+		goto out;
+	}
+	/* Through the card in chunks as large as it holds. */
+	for (off = 0; off < DMABUF_BYTES && !ret; off += chunk) {
+		uint64_t n = DMABUF_BYTES - off < chunk ? DMABUF_BYTES - off : chunk;
+
+		fill(b->a, n, (unsigned int)(off / chunk));
+		ret = xfer(fd, FPGAD_DMA_H2C, 0, b->ha, 0, o->card_addr, n, 0, NULL);
+		if (!ret)
+			ret = xfer(fd, FPGAD_DMA_C2H, 0, p.handle, off, o->card_addr, n, 0, NULL);
+	}
+	for (off = 0; off < DMABUF_BYTES && !ret; off += chunk) {
+		uint64_t n = DMABUF_BYTES - off < chunk ? DMABUF_BYTES - off : chunk;
+
+		fill(b->a, n, (unsigned int)(off / chunk));
+		memset(b->b, 0, n);
+		ret = xfer(fd, FPGAD_DMA_H2C, 0, p.handle, off, o->card_addr, n, 0, NULL);
+		if (!ret)
+			ret = xfer(fd, FPGAD_DMA_C2H, 0, b->hb, 0, o->card_addr, n, 0, NULL);
+		if (!ret && memcmp(b->a, b->b, n))
+			ret = -EBADMSG;
+	}
+	if (ret)
+		report("FAIL", o->mode, "dmabuf-256m", "%s", strerror(-ret));
+	else
+		report("PASS", o->mode, "dmabuf-256m",
+		       "256 MiB of GPU memory, one dma-buf, through the card both ways in "
+		       "%" PRIu64 "-byte transfers, byte-exact", chunk);
+	{
+		struct fpgad_dma_unpin u = { .handle = p.handle };
+
+		ioctl(fd, FPGAD_DMA_IOC_UNPIN, &u);
+	}
+out:
+	if (dfd >= 0)
+		close(dfd);
+	if (r)
+		mops->free(r);
+}
+
+static void check_p2p(int fd, const struct opts *o)
+{
+	struct fpgad_dma_p2p_path p;
+	unsigned int domain, bus, dev, fn, i;
+	char hops[FPGAD_P2P_MAX_HOPS * 40] = "", *at = hops;
+
+	if (!o->gpu || sscanf(o->gpu, "%x:%x:%x.%x", &domain, &bus, &dev, &fn) != 4) {
+		report("SKIP", o->mode, "p2p-path", "give -g DDDD:BB:DD.F, the GPU's PCI address");
+		return;
+	}
+	memset(&p, 0, sizeof(p));
+	p.peer_domain = domain;
+	p.peer_bus = (uint8_t)bus;
+	p.peer_devfn = (uint8_t)(dev << 3 | fn);
+	if (ioctl(fd, FPGAD_DMA_IOC_P2P_PATH, &p)) {
+		report("FAIL", o->mode, "p2p-path", "P2P_PATH %s: %s", o->gpu, strerror(errno));
+		return;
+	}
+	for (i = 0; i < p.n_hops; i++)
+		at += snprintf(at, sizeof(hops) - (size_t)(at - hops), " %04x:%02x:%02x.%u/%u%s%s",
+			       p.hops[i].domain, p.hops[i].bus, p.hops[i].devfn >> 3,
+			       p.hops[i].devfn & 7u, p.hops[i].type,
+			       p.hops[i].flags & FPGAD_P2P_HOP_COMMON ? "/common" : "",
+			       p.hops[i].flags & FPGAD_P2P_HOP_REDIRECT ? "/acs-redirect" : "");
+	report("PASS", o->mode, "p2p-path", "to %s: distance %d, verdict %#x, hops%s",
+	       o->gpu, p.distance, p.verdict, hops);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: bringup [-d /dev/fpgadN] [-a CARD_ADDR] [-s CARD_SIZE] "
+		   "[-b BAD_ADDR] [-g GPU_PCI_ADDR] [-m LABEL]\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .dev = "/dev/fpgad0", .mode = "run" };
+	struct fpgad_dma_info in;
+	struct bufs b;
+	int fd, c;
+
+	while ((c = getopt(argc, argv, "d:a:s:b:g:m:h")) != -1) {
+		switch (c) {
+		case 'd': o.dev = optarg; break;
+		case 'a': o.card_addr = strtoull(optarg, NULL, 0); break;
+		case 's': o.card_size = strtoull(optarg, NULL, 0); break;
+		case 'b': o.bad_addr = strtoull(optarg, NULL, 0); o.have_bad = true; break;
+		case 'g': o.gpu = optarg; break;
+		case 'm': o.mode = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	memset(&in, 0, sizeof(in));
+	fd = open_dev(o.dev, &in);
+	if (fd < 0) {
+		report("FAIL", o.mode, "identify", "%s: %s", o.dev, strerror(-fd));
+		return 1;
+	}
+	if (!o.card_size)
+		o.card_size = in.card_memory ? in.card_memory - o.card_addr : MIB;
+	report(strcmp(in.engine, "xdma") ? "FAIL" : "PASS", o.mode, "identify",
+	       "%s engine %04x:%04x at %04x:%02x:%02x.%u, PCIe gen%u x%u, %u H2C + %u C2H, "
+	       "align %u, card window %#" PRIx64 "+%" PRIu64 ", default timeout %u ms + "
+	       "length/%" PRIu64 " B/ms", in.engine, in.vendor, in.device, in.pci_domain,
+	       in.pci_bus, in.pci_devfn >> 3, in.pci_devfn & 7u, in.link_gen, in.link_width,
+	       in.h2c_channels, in.c2h_channels, in.align, o.card_addr, o.card_size,
+	       in.default_timeout_ms, (uint64_t)in.timeout_bytes_per_ms);
+	if (!in.h2c_channels || !in.c2h_channels) {
+		report("SKIP", o.mode, "loopback", "needs an H2C and a C2H channel");
+	} else if (bufs_pin(fd, &b, 16 * MIB)) {
+		report("FAIL", o.mode, "loopback", "cannot pin 2 x 16 MiB of host memory");
+	} else {
+		check_loopback(fd, &in, &o, &b);
+		check_decode_error(fd, &in, &o, &b);
+		check_timeout(fd, &o, &b);
+		check_dmabuf(fd, &o, &b);
+	}
+	check_p2p(fd, &o);
+	close(fd);
+	printf("bringup %s: %u passed, %u failed, %u skipped\n", o.mode, passed,
+	       failed, skipped);
+	return failed ? 1 : 0;
+}
