@@ -15,8 +15,8 @@ _fpgactl_channels()
 
 _fpgactl()
 {
-	local commands="status clients version stats reset capture send"
-	local options="--url --json --count --verify --newest --poll-us --shared --timeout --help"
+	local commands="status clients version stats reset capture send topo"
+	local options="--url --json --count --verify --newest --poll-us --shared --reconnect --timeout --help"
 	local line=${COMP_LINE:0:COMP_POINT} words cur prev i w cmd="" url="" npos=0
 
 	# Words split at blanks only: bash's COMP_WORDS also splits URLs at

@@ -61,10 +61,18 @@ expect() {
 	fi
 }
 
-expect "fpgactl " "capture clients reset send stats status version"
+# Every command and option that fpgactl --help lists (and --help), and no
+# other.
+help=$(fpgactl --help)
+commands=$(echo "$help" | sed -n '/^Commands:/,$p' | awk 'NR > 1 && NF { print $1 }' | sort | tr '\n' ' ')
+options=$( (echo "$help" | grep -o -e '--[a-z][a-z-]*'; echo --help) | sort -u | tr '\n' ' ')
+expect "fpgactl " "${commands% }"
+expect "fpgactl --url $url status --" "${options% }"
+expect "fpgactl " "capture clients reset send stats status topo version"
 expect "fpgactl st" "stats status"
 expect "fpgactl --js" "--json"
-expect "fpgactl --url $url status --" "--count --help --json --newest --poll-us --shared --timeout --url --verify"
+expect "fpgactl --url $url status --" "--count --help --json --newest --poll-us --reconnect --shared --timeout --url --verify"
+expect "fpgactl t" "topo"
 expect "fpgactl --url $url capture " "c2h0 c2h1"
 expect "fpgactl --url $url send " "h2c0"
 expect "fpgactl --url $url stats " "c2h0 c2h1 h2c0"

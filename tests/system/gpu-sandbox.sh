@@ -4,9 +4,9 @@
 # tests/system/gpu-sandbox.sh - does CUDA work inside fpgad.service's
 # sandbox?  On a GPU host with systemd as PID 1, run the built fpgad as a
 # transient service with every sandboxing option of
-# systemd/fpgad.service.in (not its user: root, so that no system user is
-# needed), a channel in GPU memory, and check that it chose cuda memory
-# and streams verified frames.  When it does not, run it again with one
+# systemd/fpgad.service.in (as a dynamic user rather than fpgad, so that
+# no system user is needed), a channel in GPU memory, and check that it
+# chose cuda memory and streams verified frames.  When it does not, run it again with one
 # option lifted at a time (the system call filter as one, the device rules
 # as one), and say which one CUDA needs lifted.
 #
@@ -47,7 +47,9 @@ props() {
 
 work=$(mktemp -d /tmp/fpgad-gpu-sandbox.XXXXXX)
 trap 'systemctl stop $name >/dev/null 2>&1; rm -rf "$work"' EXIT INT TERM
-printf '[channel c2h0]\nmemory = %s\nmode = %s\n' $memory $mode > "$work/fpgad.conf"
+# No socket group: the transient service's user is in none.
+printf '[control]\ngroup =\n[channel c2h0]\nmemory = %s\nmode = %s\n' \
+	$memory $mode > "$work/fpgad.conf"
 chmod 0755 "$work" && chmod 0644 "$work/fpgad.conf"
 
 # run LABEL EXCLUDED: fpgad under the sandbox without the EXCLUDED options
@@ -66,7 +68,7 @@ run() {
 	if ldd "$build/fpgad" | grep -q 'not found' && [ -d "$build/lib" ]; then
 		set -- "$@" -p "Environment=LD_LIBRARY_PATH=/run/$name-bin/lib"
 	fi
-	systemd-run --unit=$name -p Type=notify -p RuntimeDirectory=$name \
+	systemd-run --unit=$name -p Type=notify -p DynamicUser=yes -p RuntimeDirectory=$name \
 		-p BindReadOnlyPaths="$build:/run/$name-bin $work:/run/$name-conf" "$@" \
 		/bin/sh -c "exec /run/$name-bin/fpgad -c /run/$name-conf/fpgad.conf --runtime-dir /run/$name" \
 		>"$work/run.log" 2>&1 ||

@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# tests/system/man-check.sh - lint the manual pages with mandoc, then build
-# the EXAMPLES program of libfpgad(3) against the tree and run it against a
-# real fpgad on the simulated card.
+# tests/system/man-check.sh - lint the manual pages with mandoc, check that
+# each covers what the code offers (commands, options, configuration keys,
+# functions), then build the EXAMPLES program of libfpgad(3) against the
+# tree and run it against a real fpgad on the simulated card.
 #
 #   man-check.sh PAGE...
 #
@@ -23,6 +24,40 @@ for p in "$@"; do
 		bad "$p: mandoc -T lint: $out"
 	fi
 done
+
+# Each page covers what the code offers: fpgactl's commands and options,
+# fpgad's options, every key of the reference fpgad.conf, every function
+# of fpgad.h.
+text() { mandoc -T ascii "$1" 2>/dev/null | sed 's/.\x08//g'; }
+# covers PAGE WHAT WORD...: the page's text holds every WORD.
+covers() {
+	page=$1 what=$2
+	shift 2
+	t=$(text "$page")
+	missing=
+	for w in "$@"; do
+		echo "$t" | grep -q -F -w -e "$w" || missing="$missing $w"
+	done
+	if [ -z "$missing" ]; then
+		ok "$page: covers the $# $what"
+	else
+		bad "$page: does not cover$missing ($what)"
+	fi
+}
+help=$("$BUILD/fpgactl" --help)
+# shellcheck disable=SC2046
+covers man/fpgactl.1 "commands and options of fpgactl --help" \
+	$(echo "$help" | sed -n '/^Commands:/,$p' | awk 'NR > 1 && NF { print $1 }') \
+	$(echo "$help" | grep -o -e '--[a-z][a-z-]*' | sort -u)
+# shellcheck disable=SC2046
+covers man/fpgad.8 "options of fpgad --help" \
+	$("$BUILD/fpgad" --help | grep -o -e '--[a-z][a-z-]*' | sort -u)
+# shellcheck disable=SC2046
+covers man/fpgad.conf.5 "keys of systemd/fpgad.conf" \
+	$(sed -n 's/^\([a-z_]*\) *=.*/\1/p' systemd/fpgad.conf | sort -u)
+# shellcheck disable=SC2046
+covers man/libfpgad.3 "functions of fpgad.h" \
+	$(grep -o 'fpgad_[a-z_]*(' client/include/fpgad.h | tr -d '(' | sort -u)
 
 work=$(mktemp -d /tmp/fpgad-man.XXXXXX)
 fpid=
