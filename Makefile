@@ -238,6 +238,7 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 -include tests/gpu/gpu.mk
 -include tests/bench/bench.mk
 -include tests/hostile/hostile.mk
+-include python/python.mk
 -include systemd/service.mk
 -include client/pkgconfig.mk
 -include man/man.mk

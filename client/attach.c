@@ -358,6 +358,7 @@ int attach_reopen(fpgad_channel *ch, int timeout_ms)
 	uint64_t deadline = clock_deadline_ns(timeout_ms);
 	fpgad_client *c = ch->c;
 	char name[sizeof(ch->info.name)];
+	bool greeted = false;
 	int r;
 
 	snprintf(name, sizeof(name), "%s", ch->info.name);
@@ -371,12 +372,19 @@ int attach_reopen(fpgad_channel *ch, int timeout_ms)
 		/* Short round trips: nng redials in the background meanwhile. */
 		conn_set_timeouts(c, left < ATTACH_RETRY_MS * 10 ? left + 1 :
 				     ATTACH_RETRY_MS * 10);
-		r = conn_hello(c);
+		/*
+		 * An OpenChannel that timed out goes again, alone, as it was:
+		 * fpgad may have granted it, and then answers from its cache.
+		 */
+		r = greeted ? 0 : conn_hello(c);
+		greeted = r == 0;
 		if (r == 0)
 			r = attach_lease(ch, name);
 		if (r == 0 || (r != -ETIMEDOUT && r != -ECONNREFUSED &&
 			       r != -EPIPE && r != -ECONNRESET && r != -EAGAIN))
 			break;
+		if (r != -ETIMEDOUT)
+			greeted = false;	/* another connection: Hello first */
 		if (deadline && clock_now_ns() + ATTACH_RETRY_MS *
 		    CLOCK_NS_PER_MS >= deadline) {
 			r = -ETIMEDOUT;

@@ -82,6 +82,7 @@ static void client_free(fpgad_client *c)
 {
 	nng_close(c->sock);
 	nng_aio_free(c->aio);
+	free(c->unanswered);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }

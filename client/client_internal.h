@@ -36,6 +36,14 @@ struct fpgad_client {
 	nng_aio *aio;			/* a round trip's reply */
 	int rt_timeout_ms;		/* this round trip's (conn_set_timeouts) */
 	/*
+	 * A request whose reply did not come in time: fpgad may have applied
+	 * it.  The same request again goes with the same id, and fpgad answers
+	 * it from its reply cache instead of applying it twice.
+	 */
+	uint8_t *unanswered;
+	size_t unanswered_len;
+	uint64_t unanswered_id;
+	/*
 	 * Until Hello is answered: a connection fpgad closes is one it
 	 * refused (over its listener's limit), and the wait ends at once.
 	 */

@@ -87,6 +87,52 @@ fail:
 	return errmap_nng(rv);
 }
 
+/*
+ * The bytes of @req, with a fresh id, or with the id of the unanswered
+ * request it repeats (every byte but the id alike).
+ */
+static int pack_request(fpgad_client *c, Fpgad__Request *req, uint8_t *stackbuf,
+			size_t stacklen, void **ret_buf, size_t *ret_len)
+{
+	size_t len;
+	void *buf;
+
+	req->id = c->unanswered ? c->unanswered_id : ++c->next_id;
+	for (;;) {
+		len = fpgad__request__get_packed_size(req);
+		buf = len <= stacklen ? stackbuf : malloc(len);
+		if (!buf)
+			return -ENOMEM;
+		fpgad__request__pack(req, buf);
+		if (!c->unanswered || req->id != c->unanswered_id ||
+		    (len == c->unanswered_len && !memcmp(buf, c->unanswered, len)))
+			break;
+		/* Another request: a fresh id. */
+		if (buf != stackbuf)
+			free(buf);
+		req->id = ++c->next_id;
+	}
+	*ret_buf = buf;
+	*ret_len = len;
+	return 0;
+}
+
+/* Keep @buf (a request that timed out) for a retry, or forget the last. */
+static void remember_unanswered(fpgad_client *c, const void *buf, size_t len,
+				uint64_t id)
+{
+	free(c->unanswered);
+	c->unanswered = NULL;
+	if (!buf)
+		return;
+	c->unanswered = malloc(len);
+	if (!c->unanswered)
+		return;		/* a retry then goes as a new request */
+	memcpy(c->unanswered, buf, len);
+	c->unanswered_len = len;
+	c->unanswered_id = id;
+}
+
 int conn_transact(fpgad_client *c, Fpgad__Request *req,
 		  Fpgad__Response **ret_resp)
 {
@@ -97,13 +143,11 @@ int conn_transact(fpgad_client *c, Fpgad__Request *req,
 	nng_msg *msg;
 	int r;
 
-	req->id = ++c->next_id;
-	len = fpgad__request__get_packed_size(req);
-	buf = len <= sizeof(stackbuf) ? stackbuf : malloc(len);
-	if (!buf)
-		return -ENOMEM;
-	fpgad__request__pack(req, buf);
+	r = pack_request(c, req, stackbuf, sizeof(stackbuf), &buf, &len);
+	if (r < 0)
+		return r;
 	r = roundtrip(c, buf, len, &msg);
+	remember_unanswered(c, r == -ETIMEDOUT ? buf : NULL, len, req->id);
 	if (buf != stackbuf)
 		free(buf);
 	if (r < 0)

@@ -287,19 +287,33 @@ int frame_consumer_claim_newest(struct frame_consumer *c,
 	return -EAGAIN;
 }
 
-int frame_consumer_submit(struct frame_consumer *c,
-			  const struct frame_ring_frame *f, uint64_t fill)
+/* The descriptor of @f, which this consumer holds; NULL when it does not. */
+static struct fpgad_frame_desc *held_desc(struct frame_consumer *c,
+					  const struct frame_ring_frame *f)
 {
 	struct fpgad_frame_desc *d;
+
+	if (!f || f->pos >= FR_POS_LIMIT)
+		return NULL;
+	d = cdesc(c, f->pos);
+	if (atomic_load_explicit(FR_A64(&d->state), memory_order_relaxed) !=
+	    FR_WORD(f->pos, FPGAD_DESC_HELD))
+		return NULL;
+	return d;
+}
+
+/* HELD -> RELEASED, with @fill bytes for the card (h2c) or none (c2h). */
+static int hand_back(struct frame_consumer *c, const struct frame_ring_frame *f,
+		     bool h2c, uint64_t fill)
+{
+	struct fpgad_frame_desc *d = held_desc(c, f);
 	uint64_t held;
 
-	if (!f || f->pos >= FR_POS_LIMIT || fill > c->slot_size)
+	if (!d)
 		return -EINVAL;
-	d = cdesc(c, f->pos);
 	held = FR_WORD(f->pos, FPGAD_DESC_HELD);
-	if (atomic_load_explicit(FR_A64(&d->state), memory_order_relaxed) != held)
-		return -EINVAL;
-	d->fill = fill;
+	if (h2c)
+		d->fill = fill;
 	if (!atomic_compare_exchange_strong_explicit(
 		    FR_A64(&d->state), &held, FR_WORD(f->pos, FPGAD_DESC_RELEASED),
 		    memory_order_seq_cst, memory_order_relaxed))
@@ -308,22 +322,18 @@ int frame_consumer_submit(struct frame_consumer *c,
 	return 0;
 }
 
+int frame_consumer_submit(struct frame_consumer *c,
+			  const struct frame_ring_frame *f, uint64_t fill)
+{
+	if (fill > c->slot_size)
+		return -EINVAL;
+	return hand_back(c, f, true, fill);
+}
+
 int frame_consumer_release(struct frame_consumer *c,
 			   const struct frame_ring_frame *f)
 {
-	struct fpgad_frame_desc *d;
-	uint64_t held;
-
-	if (!f || f->pos >= FR_POS_LIMIT)
-		return -EINVAL;
-	d = cdesc(c, f->pos);
-	held = FR_WORD(f->pos, FPGAD_DESC_HELD);
-	if (!atomic_compare_exchange_strong_explicit(
-		    FR_A64(&d->state), &held, FR_WORD(f->pos, FPGAD_DESC_RELEASED),
-		    memory_order_seq_cst, memory_order_relaxed))
-		return -EINVAL;
-	frame_ring_wake(&c->hdr->prod_waiting, &c->hdr->prod_futex);
-	return 0;
+	return hand_back(c, f, false, 0);
 }
 
 /* > 0 when a frame may be claimable or an event is unread; -ESTALE. */
@@ -378,14 +388,9 @@ int frame_consumer_async_words(struct frame_consumer *c,
 			       const struct frame_ring_frame *f,
 			       struct frame_async *ret)
 {
-	struct fpgad_frame_desc *d;
-	uint64_t held;
+	struct fpgad_frame_desc *d = held_desc(c, f);
 
-	if (!f || f->pos >= FR_POS_LIMIT)
-		return -EINVAL;
-	d = cdesc(c, f->pos);
-	held = FR_WORD(f->pos, FPGAD_DESC_HELD);
-	if (atomic_load_explicit(FR_A64(&d->state), memory_order_relaxed) != held)
+	if (!d)
 		return -EINVAL;
 	ret->state_low = &d->state;	/* little-endian: the low half first */
 	ret->released_low = (uint32_t)FR_WORD(f->pos, FPGAD_DESC_RELEASED);

@@ -13,7 +13,11 @@
  * only one left.  When completions come faster than PACE_BATCH_NS, waking
  * for each would cost more CPU than it saves time, so the thread wakes once
  * for several (never more than half the card's queue, which keeps the card
- * fed) and does not spin.  Busy-polling (poll_us) stays opt-in.
+ * fed) and does not spin.  Spinning is kept under PACE_SPIN_SHARE of a core:
+ * where the spin a card's jitter needs would cost more, the thread wakes
+ * once, just after the due time, and lets the card wake it when that was
+ * too early; so many channels at moderate rates cost little more per
+ * frame than one.  Busy-polling (poll_us) stays opt-in.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -26,6 +30,8 @@
 				   time, plus twice the completions' jitter */
 #define PACE_SPIN_MAX_NS 25000ull /* never spin longer than this */
 #define PACE_BATCH_NS 50000ull	/* wake no more often than this, at high rates */
+#define PACE_SPIN_SHARE 40	/* spin (both sides) at most 2/40 = 5% of the
+				   time between completions */
 #define PACE_HISTORY_NS 1000000000ull /* older completions say nothing */
 
 void pace_note(struct channel *ch, const struct dev_completion *c, int n)
@@ -134,6 +140,11 @@ int pace_wait(struct channel *ch, struct dev_completion *out, unsigned max,
 		spin = PACE_SPIN_NS + 2 * p->jitter_ns;
 		if (spin > PACE_SPIN_MAX_NS || spin > p->interval_ns / 4)
 			goto block;
+		if (spin > p->interval_ns / PACE_SPIN_SHARE) {
+			/* Too dear at this rate: one look, as late as it is likely. */
+			due += p->jitter_ns;
+			spin = 0;
+		}
 	}
 	if (due > now + spin &&
 	    due - spin - now < (uint64_t)block_ms * CLOCK_NS_PER_MS)

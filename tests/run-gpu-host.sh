@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # tests/run-gpu-host.sh BUILD OUT [suite|bench] - on a GPU host, from
-# binaries built elsewhere (make STATIC=1 BUILD=BUILD all gpu bench-bin):
+# binaries built elsewhere (make STATIC=1 BUILD=BUILD all gpu bench-bin python):
 # the demo in GPU memory, fpgactl topo, the GPU suite, MPS with two uids
 # and CUDA under the unit's sandbox (suite), and the benchmarks (bench);
 # both without the third argument.  OUT receives summary.txt, BENCHMARKS.md

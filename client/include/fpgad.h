@@ -69,7 +69,12 @@ FPGAD_EXPORT int fpgad_connect(const char *url, fpgad_client **ret_client);
 /* Close the connection; every lease it holds ends.  Accepts NULL. */
 FPGAD_EXPORT void fpgad_disconnect(fpgad_client *c);
 
-/* Reply timeout for each request, default 5000 ms. */
+/*
+ * Reply timeout for each request, default 5000 ms.  A request that timed
+ * out may still have been applied by fpgad: the same call again, before
+ * any other request, gets fpgad's answer to the first one (an
+ * fpgad_channel_open() its lease) instead of applying it twice.
+ */
 FPGAD_EXPORT void fpgad_set_timeout(fpgad_client *c, int timeout_ms);
 
 /*

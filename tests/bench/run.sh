@@ -18,14 +18,18 @@
 #   c. Status round trip vs a bare nng REQ/REP echo
 #   d. fpgad CPU per frame (per thread name) and resident memory
 #   e. scaling: 1-64 control clients, 1-16 streaming channels
+#   f. a Python consumer (the package in BUILD/python, make python) vs the
+#      C consumer on the same channel: frames/s and CPU per frame
 #
 # Environment (defaults in brackets): BENCH_SECONDS [1.5] per throughput
 # run, BENCH_SIZES [4K 64K 1M 4M 8M], BENCH_SLOTS [16], BENCH_QDEPTH [8],
 # LAT_FRAMES [2000], LAT_RATE [1000] fps, LAT_SIZE [64K], CTL_SECONDS [1],
 # CTL_PROCS [1 4 16 64], SCALE_CHANNELS [1 4 16], SCALE_SIZE [256K],
-# SCALE_SECONDS [1.5], CPU_SIZE [1M], CPU_SECONDS [3], GPU_INFLIGHT [8],
+# SCALE_SECONDS [1.5], SCALE_RATE [4000] frames/s per channel in the
+# second channel table, CPU_SIZE [1M], CPU_SECONDS [3], GPU_INFLIGHT [8],
 # VERIFY_DEPTH [8] frames a verifying consumer holds while the GPU checks them,
-# POLL_US [2000] busy-poll of the latency runs that use it.
+# POLL_US [2000] busy-poll of the latency runs that use it, PY_SIZES
+# [4K 64K 1M] frame sizes of f, PYTHON [python3] the interpreter of f.
 
 set -eu
 
@@ -45,11 +49,14 @@ CTL_PROCS=${CTL_PROCS:-1 4 16 64}
 SCALE_CHANNELS=${SCALE_CHANNELS:-1 4 16}
 SCALE_SIZE=${SCALE_SIZE:-256K}
 SCALE_SECONDS=${SCALE_SECONDS:-1.5}
+SCALE_RATE=${SCALE_RATE:-4000}
 CPU_SIZE=${CPU_SIZE:-1M}
 CPU_SECONDS=${CPU_SECONDS:-3}
 GPU_INFLIGHT=${GPU_INFLIGHT:-8}
 VERIFY_DEPTH=${VERIFY_DEPTH:-8}
 POLL_US=${POLL_US:-2000}
+PY_SIZES=${PY_SIZES:-4K 64K 1M}
+PY=${PYTHON:-python3}
 
 B=$BUILD/bench
 for f in "$BUILD/fpgad" "$BUILD/fpgactl" "$B/bench_copy" "$B/bench_stream" \
@@ -192,7 +199,7 @@ fi
 	echo "- command: \`tests/bench/run.sh $1 ${2:-}\` ($("$BUILD/fpgad" --version 2>&1 | head -1))"
 	echo "- settings: BENCH_SECONDS=$BENCH_SECONDS BENCH_SLOTS=$BENCH_SLOTS BENCH_QDEPTH=$BENCH_QDEPTH" \
 		"LAT_FRAMES=$LAT_FRAMES LAT_RATE=$LAT_RATE LAT_SIZE=$LAT_SIZE CTL_SECONDS=$CTL_SECONDS" \
-		"SCALE_SIZE=$SCALE_SIZE SCALE_SECONDS=$SCALE_SECONDS CPU_SIZE=$CPU_SIZE CPU_SECONDS=$CPU_SECONDS"
+		"SCALE_SIZE=$SCALE_SIZE SCALE_SECONDS=$SCALE_SECONDS SCALE_RATE=$SCALE_RATE CPU_SIZE=$CPU_SIZE CPU_SECONDS=$CPU_SECONDS"
 	echo "- raw results: raw.jsonl (one JSON line per run), logs beside it"
 } > "$MD"
 
@@ -386,6 +393,74 @@ if [ -n "$GPU" ]; then
 	} >> "$MD"
 fi
 
+# --- f. a Python consumer against the C consumer ------------------------------------------
+
+# python_rows: bench_python.py (BUILD/python, take + DLPack wrap + release
+# per frame) and bench_stream on the same channel, one after the other.
+python_rows() {
+	if ! PYTHONPATH=$BUILD/python "$PY" -c 'import fpgad, numpy' > "$OUTD/python-probe.log" 2>&1; then
+		{
+			echo
+			echo "## f. Python consumer"
+			echo
+			echo "Not measured: $PY cannot import fpgad from $BUILD/python ($(tail -1 "$OUTD/python-probe.log"); make python)."
+		} >> "$MD"
+		return
+	fi
+	{
+		header
+		e=0
+		for s in $PY_SIZES; do
+			channel "py_h_$s" $e "$s" host host 0
+			[ -z "$GPU" ] || channel "py_gd_$s" $((e + 8)) "$s" cuda gpudirect 0
+			e=$((e + 1))
+		done
+	} > "$RUNDIR/py.conf"
+	start_fpgad py
+	{
+		echo
+		echo "## f. Python consumer against the C consumer"
+		echo
+		echo "The same channel (policy block, $BENCH_SLOTS slots) read for $BENCH_SECONDS s by"
+		echo "bench_stream (C: fpgad_frame_wait, fpgad_frame_release; run before and after"
+		echo "Python, the C columns are the mean of both) and by"
+		echo "tests/bench/bench_python.py ($("$PY" --version 2>&1)): \`with ch.wait() as f: t ="
+		echo "from_dlpack(f)\` per frame (numpy.from_dlpack in host memory, torch.from_dlpack"
+		echo "in GPU memory, or the bare capsule without torch), so each release runs"
+		echo "deferred from the tensor's DLPack deleter. Python's overhead per frame is its"
+		echo "consumer CPU time per frame less C's (getrusage over the window)."
+		echo
+		echo "| memory | frame | wrap | C frames/s | Python frames/s | Python/C | C CPU us/frame | Python CPU us/frame | Python overhead us/frame |"
+		echo "|---|---|---|---|---|---|---|---|---|"
+	} >> "$MD"
+	for m in host ${GPU:+gd}; do
+		for s in $PY_SIZES; do
+			ch=py_h_$s
+			[ "$m" = host ] || ch=py_gd_$s
+			stream "py-c-$m-$s" "$ch" none
+			cfps=$(jget "$LINE" fps)
+			ccpu=$(jget "$LINE" client_cpu_us_per_frame)
+			run "py-python-$m-$s" env PYTHONPATH="$BUILD/python" "$PY" \
+				"$TOP/tests/bench/bench_python.py" --seconds "$BENCH_SECONDS" \
+				--warmup $((BENCH_SLOTS * 2)) "$URL" "$ch"
+			pfps=$(jget "$LINE" fps)
+			pcpu=$(jget "$LINE" client_cpu_us_per_frame)
+			[ "$(jget "$LINE" gaps)" = 0 ] || log "py-python-$m-$s: sequence gaps with policy block"
+			wrap=$(jget "$LINE" wrap)
+			pmem=$(jget "$LINE" memory)
+			# C again after Python: the mean of both cancels drift.
+			stream "py-c2-$m-$s" "$ch" none
+			cfps=$(awk -v a="$cfps" -v b="$(jget "$LINE" fps)" 'BEGIN { printf "%.1f", (a + b) / 2 }')
+			ccpu=$(awk -v a="$ccpu" -v b="$(jget "$LINE" client_cpu_us_per_frame)" \
+				'BEGIN { printf "%.2f", (a + b) / 2 }')
+			over=$(awk -v p="$pcpu" -v c="$ccpu" 'BEGIN { printf "%.2f", p - c }')
+			echo "| $pmem | $s | $wrap | $cfps | $pfps | $(ratio "$pfps" "$cfps") | $ccpu | $pcpu | $over |" >> "$MD"
+		done
+	done
+	stop_fpgad
+}
+python_rows
+
 # --- b. wake-up latency -----------------------------------------------------------------------
 
 {
@@ -509,40 +584,59 @@ for n in $SCALE_CHANNELS; do
 	[ "$n" -le "$maxch" ] || maxch=$n
 done
 [ "$maxch" -le 16 ] || die "SCALE_CHANNELS: the sim card has 16 C2H engines"
-{
-	header
-	i=0
-	while [ $i -lt "$maxch" ]; do
-		channel "s$i" $i "$SCALE_SIZE" auto auto 0 8
-		i=$((i + 1))
+
+# scale RATE: the channel table, every channel at RATE frames/s (0: flat out).
+scale() {
+	{
+		header
+		i=0
+		while [ $i -lt "$maxch" ]; do
+			channel "s$i" $i "$SCALE_SIZE" auto auto "$1" 8
+			i=$((i + 1))
+		done
+	} > "$RUNDIR/scale$1.conf"
+	start_fpgad "scale$1"
+	{
+		echo
+		if [ "$1" = 0 ]; then
+			echo "## e. Scaling: streaming channels"
+			echo
+			echo "N channels of $SCALE_SIZE frames (8 slots each, memory auto) streaming at once,"
+			echo "one consumer process each, for $SCALE_SECONDS s; aggregate over all channels."
+			echo "Flat out, one channel runs faster than each of sixteen, and fpgad's CPU"
+			echo "per frame depends on each channel's rate (at high rates the streaming"
+			echo "thread wakes once for several completions), so the second table holds"
+			echo "every channel at $SCALE_RATE frames/s: there, what remains is what channels"
+			echo "cost each other."
+		else
+			echo "### Every channel at $1 frames/s"
+		fi
+		echo
+		echo "| channels | memory / mode | frames/s | GB/s | vs 1 channel | fpgad's own CPU us/frame | own CPU/frame vs 1 channel | the simulated card's CPU us/frame |"
+		echo "|---|---|---|---|---|---|---|---|"
+	} >> "$MD"
+	one=
+	cpu_one=
+	for n in $SCALE_CHANNELS; do
+		list=s0
+		i=1
+		while [ $i -lt "$n" ]; do
+			list=$list,s$i
+			i=$((i + 1))
+		done
+		run "scale$1-$n" "$B/bench_stream" --seconds "$SCALE_SECONDS" --warmup 16 \
+			--daemon-pid "$FPGAD_PID" "$URL" "$list"
+		gb=$(jget "$LINE" gbps)
+		split=$(cpu_split "$LINE")
+		own=${split% *}
+		[ -n "$one" ] || one=$gb
+		[ -n "$cpu_one" ] || cpu_one=$own
+		echo "| $n | $(jget "$LINE" memory) / $(jget "$LINE" mode) | $(jget "$LINE" fps) | $gb | $(ratio "$gb" "$one") | $own | $(ratio "$own" "$cpu_one") | ${split#* } |" >> "$MD"
 	done
-} > "$RUNDIR/scale.conf"
-start_fpgad scale
-{
-	echo
-	echo "## e. Scaling: streaming channels"
-	echo
-	echo "N channels of $SCALE_SIZE frames (8 slots each, memory auto) streaming at once,"
-	echo "one consumer process each, for $SCALE_SECONDS s; aggregate over all channels."
-	echo
-	echo "| channels | memory / mode | frames/s | GB/s | vs 1 channel | fpgad CPU us/frame |"
-	echo "|---|---|---|---|---|---|"
-} >> "$MD"
-one=
-for n in $SCALE_CHANNELS; do
-	list=s0
-	i=1
-	while [ $i -lt "$n" ]; do
-		list=$list,s$i
-		i=$((i + 1))
-	done
-	run "scale-$n" "$B/bench_stream" --seconds "$SCALE_SECONDS" --warmup 16 \
-		--daemon-pid "$FPGAD_PID" "$URL" "$list"
-	gb=$(jget "$LINE" gbps)
-	[ -n "$one" ] || one=$gb
-	echo "| $n | $(jget "$LINE" memory) / $(jget "$LINE" mode) | $(jget "$LINE" fps) | $gb | $(ratio "$gb" "$one") | $(jget "$LINE" daemon_run_us_per_frame) |" >> "$MD"
-done
-stop_fpgad
+	stop_fpgad
+}
+scale 0
+scale "$SCALE_RATE"
 
 # --- d. daemon CPU per frame and memory ----------------------------------------------------------
 

@@ -20,11 +20,15 @@
 # gpu_client processes at once, one per channel, each verifying every frame
 # in place with a CUDA kernel (itself checked first: --selftest); a client
 # that releases each frame on the
-# verifier's CUDA stream (fpgad_frame_release_async); h2c frames made by
+# verifier's CUDA stream (fpgad_frame_release_async); the Python package
+# (built into BUILD/python by make python) verifying every frame in place
+# through torch.from_dlpack and cupy.from_dlpack, and a killed Python
+# process's lease ending (python/tests/gpu_frames.py, with $PYTHON or
+# python3; skipped where torch or cupy is missing); h2c frames made by
 # fpgad_frame_write, by cudaMemcpyAsync from pinned memory and by a kernel,
 # every one verified by the card, while gd and bn stream; two shared-read
 # clients on one channel; a lessee that keeps its ring mapped after its
-# lease sees none of the next lessee's frames; SIGTERM and a clean exit.  Environment: GPU_FRAMES (default 20000), GPU_FRAME_SIZE
+# lease sees none of the next lessee's frames; SIGTERM and a clean exit.  Environment: GPU_FRAMES (default 20000), GPU_PY_FRAMES (5000), GPU_FRAME_SIZE
 # (1M), GPU_SHARED_FRAMES (5000), GPU_SLOTS (16), GPU_TIMEOUT_MS (10000).
 # GPU_TEST_HOST=1 runs the same steps with host memory and CPU checks on a
 # machine without a GPU: a test of this script and gpu_client only.
@@ -50,6 +54,9 @@ STALE=$BUILD/gpu/gpu_stale
 GPU_H2C_FRAMES=${GPU_H2C_FRAMES:-2000}
 
 GPU_TEST_HOST=${GPU_TEST_HOST:-0}
+GPU_PY_FRAMES=${GPU_PY_FRAMES:-5000}
+PY=${PYTHON:-python3}
+PY_TESTS=$(cd "$(dirname "$0")/../../python/tests" && pwd)
 
 skip() { echo "gpu: SKIP: no GPU ($*)"; exit $SKIP; }
 
@@ -121,6 +128,53 @@ if [ "$MEMORY" = cuda ]; then
 		fail "$out"
 	fi
 fi
+
+# py_step LOGNAME ARGS...: python/tests/gpu_frames.py with the package of
+# $BUILD/python; exit 77 is a skip (no framework or no GPU there).
+py_step() {
+	name=$1
+	shift
+	rc=0
+	PYTHONPATH=$BUILD/python${PYTHONPATH:+:$PYTHONPATH} "$PY" "$PY_TESTS/gpu_frames.py" \
+		"$@" > "$LOGS/$name.log" 2>&1 || rc=$?
+	line=$(grep '^{' "$LOGS/$name.log" | tail -1 || true)
+	case $rc in
+	0) pass "$name: $line" ;;
+	77) say "SKIP: [$label] $name: $(tail -1 "$LOGS/$name.log")" ;;
+	*) fail "$name: exit $rc: $(tail -1 "$LOGS/$name.log") (see $LOGS/$name.log)" ;;
+	esac
+}
+
+# The Python package's GPU steps: every frame verified in place through
+# torch.from_dlpack (released on torch's stream, then released once its
+# tensors are gone) and cupy.from_dlpack, on gd and bn; a Python process
+# killed with frames and tensors held loses its lease.
+python_steps() {
+	if ! command -v "$PY" >/dev/null 2>&1; then
+		say "SKIP: [$label] python: no $PY on this host"
+		return
+	fi
+	if [ ! -f "$BUILD/python/fpgad/__init__.py" ]; then
+		fail "python: $BUILD/python not built (make python)"
+		return
+	fi
+	say "gpu: python ($("$PY" --version 2>&1)): $GPU_PY_FRAMES frames per step"
+	if [ "$MEMORY" = cuda ]; then
+		libs="torch cupy"
+	else
+		libs=numpy
+	fi
+	for lib in $libs; do
+		py_step "py-$lib-gd" verify --lib "$lib" --frames "$GPU_PY_FRAMES" \
+			--timeout "$((GPU_TIMEOUT_MS / 1000))" "$URL" gd
+		py_step "py-$lib-bn" verify --lib "$lib" --frames "$GPU_PY_FRAMES" \
+			--timeout "$((GPU_TIMEOUT_MS / 1000))" "$URL" bn
+		py_step "py-$lib-gd-sync" verify --lib "$lib" --release sync \
+			--frames "$GPU_PY_FRAMES" --timeout "$((GPU_TIMEOUT_MS / 1000))" "$URL" gd
+		py_step "py-$lib-kill" kill --lib "$lib" \
+			--timeout "$((GPU_TIMEOUT_MS / 1000))" "$URL" gd
+	done
+}
 
 # suite LABEL SHARING: one run of every step; logs in $ALL_LOGS/LABEL.
 suite() {
@@ -296,6 +350,9 @@ suite() {
 
 	say "gpu: $GPU_FRAMES frames on gd, each released on the verifier's stream"
 	run_clients "$GPU_FRAMES" client-async gd --async
+
+	# --- Python: PyTorch and CuPy take every frame in place ----------------------------
+	python_steps
 
 	if [ "$MEMORY" = cuda ]; then
 		# h2c frames from three producers while both c2h channels stream.

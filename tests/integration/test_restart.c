@@ -331,6 +331,42 @@ static void test_hang_recovered(void **state)
 	harness_stop_ok(&p);
 }
 
+/*
+ * An OpenChannel whose reply comes too late: fpgad granted it.  Asking
+ * again gets that grant (from fpgad's reply cache), not "already open",
+ * and the lease works; a different request in between asks afresh.
+ */
+static void test_open_after_reply_timeout(void **state)
+{
+	struct fpgad_proc p;
+	struct fpgad_frame f;
+	fpgad_channel *ch;
+	fpgad_client *c;
+	int r = -ETIMEDOUT;
+
+	(void)state;
+	/* 512 MiB of ring to allocate up front: slower than 1 ms. */
+	harness_start_ok(&p, "[channel big]\nslots = 64\nslot_size = 8M\n"
+			 "frame_size = 64K\nmemory = host\n", NULL);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	fpgad_set_timeout(c, 1);
+	for (int i = 0; i < 20 && r == -ETIMEDOUT; i++)
+		r = fpgad_channel_open(c, "big", 0, &ch);
+	if (r == 0)
+		skip();		/* fpgad answered within 1 ms every time */
+	assert_int_equal(r, -ETIMEDOUT);
+	fpgad_set_timeout(c, 10000);
+	r = fpgad_channel_open(c, "big", 0, &ch);
+	if (r)
+		fail_msg("open after a reply timeout: %s: %s", strerror(-r),
+			 fpgad_errmsg(c));
+	assert_int_equal(fpgad_frame_wait(ch, &f, 5000), 0);
+	assert_int_equal(fpgad_frame_release(ch, &f), 0);
+	assert_int_equal(fpgad_channel_close(ch), 0);
+	fpgad_disconnect(c);
+	harness_stop_ok(&p);
+}
+
 /* Each kind of injected fault: only good or flagged frames get through. */
 static void test_every_fault_kind(void **state)
 {
@@ -470,6 +506,7 @@ int main(void)
 		cmocka_unit_test(test_corruption_flagged),
 		cmocka_unit_test(test_hang_recovered),
 		cmocka_unit_test(test_every_fault_kind),
+		cmocka_unit_test(test_open_after_reply_timeout),
 		cmocka_unit_test(test_failed_and_reset_events),
 		cmocka_unit_test(test_dropped_before_exact),
 	};

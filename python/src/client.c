@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: MIT
+/*
+ * client.c - fpgad._fpgad._Client: one connection to fpgad (an
+ * fpgad_client), its queries as plain dicts (fpgad/__init__.py makes
+ * dataclasses of them), channel leases, and the lock that keeps libfpgad
+ * calls on one connection one at a time.
+ */
+#include <string.h>
+
+#include "pyfpgad.h"
+
+PyTypeObject *pyfpgad_client_type;
+
+void pyfpgad_client_lock(struct pyfpgad_client *cl)
+{
+	if (PyThread_acquire_lock(cl->lock, NOWAIT_LOCK))
+		return;
+	Py_BEGIN_ALLOW_THREADS
+	PyThread_acquire_lock(cl->lock, WAIT_LOCK);
+	Py_END_ALLOW_THREADS
+}
+
+void pyfpgad_client_unlock(struct pyfpgad_client *cl)
+{
+	PyThread_release_lock(cl->lock);
+}
+
+bool pyfpgad_client_reconnect_blocked(const struct pyfpgad_client *cl,
+				      const struct pyfpgad_channel *ch)
+{
+	return cl->reconnect && ch->exported > 0;
+}
+
+int pyfpgad_client_add_channel(struct pyfpgad_client *cl, struct pyfpgad_channel *ch)
+{
+	if (cl->n_chans == cl->cap_chans) {
+		unsigned cap = cl->cap_chans ? cl->cap_chans * 2 : 4;
+		struct pyfpgad_channel **n = PyMem_Realloc(cl->chans, cap * sizeof(*n));
+
+		if (!n) {
+			PyErr_NoMemory();
+			return -1;
+		}
+		cl->chans = n;
+		cl->cap_chans = cap;
+	}
+	cl->chans[cl->n_chans++] = ch;
+	return 0;
+}
+
+static void client_disconnect(struct pyfpgad_client *cl)
+{
+	fpgad_client *c = cl->c;
+
+	cl->c = NULL;
+	if (!c)
+		return;
+	pyfpgad_client_lock(cl);
+	fpgad_disconnect(c);
+	pyfpgad_client_unlock(cl);
+}
+
+void pyfpgad_client_channel_gone(struct pyfpgad_client *cl, struct pyfpgad_channel *ch)
+{
+	for (unsigned i = 0; i < cl->n_chans; i++) {
+		if (cl->chans[i] == ch) {
+			cl->chans[i] = cl->chans[--cl->n_chans];
+			break;
+		}
+	}
+	if (cl->closing && cl->n_chans == 0)
+		client_disconnect(cl);
+}
+
+static bool client_check(struct pyfpgad_client *cl)
+{
+	if (cl->c && !cl->closing)
+		return true;
+	pyfpgad_raise_state(pyfpgad_closed_error, "client is closed");
+	return false;
+}
+
+static PyObject *client_close(PyObject *self, PyObject *unused)
+{
+	struct pyfpgad_client *cl = (struct pyfpgad_client *)self;
+
+	(void)unused;
+	if (cl->closing)
+		Py_RETURN_NONE;
+	cl->closing = true;
+	/* Closing a channel may remove it from the list: walk a copy. */
+	while (cl->n_chans) {
+		struct pyfpgad_channel *ch = cl->chans[cl->n_chans - 1];
+		unsigned before = cl->n_chans;
+		PyObject *r;
+
+		Py_INCREF((PyObject *)ch);
+		r = PyObject_CallMethod((PyObject *)ch, "close", NULL);
+		Py_DECREF((PyObject *)ch);
+		Py_XDECREF(r);
+		if (!r)
+			return NULL;
+		/* Still open at the C level (exported frames): leave it. */
+		if (cl->n_chans == before)
+			break;
+	}
+	if (cl->n_chans == 0)
+		client_disconnect(cl);
+	Py_RETURN_NONE;
+}
+
+static PyObject *summary_dict(const struct fpgad_channel_summary *s)
+{
+	return Py_BuildValue("{s:s,s:s,s:s,s:s,s:s,s:I,s:K,s:K,s:K,s:K,s:I}",
+			     "name", s->name, "direction", s->direction, "state", s->state,
+			     "memory", s->memory, "mode", s->mode, "slots", s->slots,
+			     "slot_size", (unsigned long long)s->slot_size,
+			     "frame_size", (unsigned long long)s->frame_size,
+			     "frames", (unsigned long long)s->frames,
+			     "drops", (unsigned long long)s->drops, "lessees", s->lessees);
+}
+
+static PyObject *client_status(PyObject *self, PyObject *unused)
+{
+	struct pyfpgad_client *cl = (struct pyfpgad_client *)self;
+	struct fpgad_status *s = NULL;
+	PyObject *chans = NULL, *d = NULL;
+	int r;
+
+	(void)unused;
+	if (!client_check(cl))
+		return NULL;
+	pyfpgad_client_lock(cl);
+	Py_BEGIN_ALLOW_THREADS
+	r = fpgad_status_get(cl->c, &s);
+	Py_END_ALLOW_THREADS
+	if (r < 0) {
+		pyfpgad_raise_client(cl, r, "status");
+		pyfpgad_client_unlock(cl);
+		return NULL;
+	}
+	pyfpgad_client_unlock(cl);
+	chans = PyList_New(0);
+	if (!chans)
+		goto out;
+	for (uint32_t i = 0; i < s->n_channels; i++) {
+		PyObject *c = summary_dict(&s->channels[i]);
+
+		if (!c || PyList_Append(chans, c) < 0) {
+			Py_XDECREF(c);
+			goto out;
+		}
+		Py_DECREF(c);
+	}
+	d = Py_BuildValue("{s:s,s:K,s:s,s:s,s:s,s:I,s:I,s:s,s:s,s:O}",
+			  "version", s->version, "uptime_ms", (unsigned long long)s->uptime_ms,
+			  "backend", s->backend, "mode", s->mode, "mode_reason", s->mode_reason,
+			  "clients", s->clients, "pid", s->pid, "gpu_sharing", s->gpu_sharing,
+			  "gpu_sharing_note", s->gpu_sharing_note, "channels", chans);
+out:
+	Py_XDECREF(chans);
+	fpgad_status_free(s);
+	return d;
+}
+
+static PyObject *client_clients(PyObject *self, PyObject *unused)
+{
+	struct pyfpgad_client *cl = (struct pyfpgad_client *)self;
+	struct fpgad_client_list *l = NULL;
+	PyObject *list = NULL;
+	int r;
+
+	(void)unused;
+	if (!client_check(cl))
+		return NULL;
+	pyfpgad_client_lock(cl);
+	Py_BEGIN_ALLOW_THREADS
+	r = fpgad_clients_get(cl->c, &l);
+	Py_END_ALLOW_THREADS
+	if (r < 0) {
+		pyfpgad_raise_client(cl, r, "clients");
+		pyfpgad_client_unlock(cl);
+		return NULL;
+	}
+	pyfpgad_client_unlock(cl);
+	list = PyList_New(0);
+	for (uint32_t i = 0; list && i < l->n_clients; i++) {
+		const struct fpgad_client_info *ci = &l->clients[i];
+		PyObject *leases = PyList_New(0), *d = NULL;
+
+		for (uint32_t j = 0; leases && j < ci->n_leases && j < 16; j++) {
+			PyObject *n = PyUnicode_FromString(ci->leases[j]);
+
+			if (!n || PyList_Append(leases, n) < 0)
+				Py_CLEAR(leases);
+			Py_XDECREF(n);
+		}
+		if (leases)
+			d = Py_BuildValue("{s:I,s:I,s:I,s:K,s:O,s:O}", "pid", ci->pid,
+					  "uid", ci->uid, "gid", ci->gid, "connected_ms",
+					  (unsigned long long)ci->connected_ms, "remote",
+					  ci->remote ? Py_True : Py_False, "leases", leases);
+		Py_XDECREF(leases);
+		if (!d || PyList_Append(list, d) < 0)
+			Py_CLEAR(list);
+		Py_XDECREF(d);
+	}
+	fpgad_clients_free(l);
+	return list;
+}
+
+static PyObject *client_stats(PyObject *self, PyObject *args)
+{
+	struct pyfpgad_client *cl = (struct pyfpgad_client *)self;
+	struct fpgad_channel_stats s;
+	const char *name;
+	int r;
+
+	if (!PyArg_ParseTuple(args, "s:stats", &name) || !client_check(cl))
+		return NULL;
+	pyfpgad_client_lock(cl);
+	Py_BEGIN_ALLOW_THREADS
+	r = fpgad_channel_stats(cl->c, name, &s);
+	Py_END_ALLOW_THREADS
+	if (r < 0) {
+		char what[64];
+
+		PyOS_snprintf(what, sizeof(what), "stats %s", name);
+		pyfpgad_raise_client(cl, r, what);
+		pyfpgad_client_unlock(cl);
+		return NULL;
+	}
+	pyfpgad_client_unlock(cl);
+	return Py_BuildValue("{s:s,s:s,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:d}",
+			     "state", s.state, "mode", s.mode,
+			     "frames", (unsigned long long)s.frames,
+			     "bytes", (unsigned long long)s.bytes,
+			     "drops", (unsigned long long)s.drops,
+			     "stalls", (unsigned long long)s.stalls,
+			     "errors", (unsigned long long)s.errors,
+			     "recoveries", (unsigned long long)s.recoveries,
+			     "copies", (unsigned long long)s.copies,
+			     "dma_ns_total", (unsigned long long)s.dma_ns_total,
+			     "card_good", (unsigned long long)s.card_good,
+			     "card_bad", (unsigned long long)s.card_bad,
+			     "integrity_errors", (unsigned long long)s.integrity_errors,
+			     "queued_avg", s.queued_avg);
+}
+
+static PyObject *client_reset(PyObject *self, PyObject *args)
+{
+	struct pyfpgad_client *cl = (struct pyfpgad_client *)self;
+	const char *name;
+	int r;
+
+	if (!PyArg_ParseTuple(args, "s:reset", &name) || !client_check(cl))
+		return NULL;
+	pyfpgad_client_lock(cl);
+	Py_BEGIN_ALLOW_THREADS
+	r = fpgad_channel_reset(cl->c, name);
+	Py_END_ALLOW_THREADS
+	if (r < 0) {
+		char what[64];
+
+		PyOS_snprintf(what, sizeof(what), "reset %s", name);
+		pyfpgad_raise_client(cl, r, what);
+		pyfpgad_client_unlock(cl);
+		return NULL;
+	}
+	pyfpgad_client_unlock(cl);
+	Py_RETURN_NONE;
+}
+
+static PyObject *topo_end(const struct fpgad_topo_end *e)
+{
+	return Py_BuildValue("{s:s,s:O,s:i,s:s,s:s,s:i,s:s}", "address", e->address,
+			     "found", e->found ? Py_True : Py_False, "numa_node", e->numa_node,
+			     "host_bridge", e->host_bridge, "root_port", e->root_port,
+			     "iommu_group", e->iommu_group, "iommu", e->iommu);
+}
+
+static PyObject *topo_gpu(const struct fpgad_topo_gpu *g)
+{
+	PyObject *end = topo_end(&g->gpu), *d;
+
+	if (!end)
+		return NULL;
+	d = Py_BuildValue("{s:O,s:s,s:s,s:s,s:s,s:s,s:O,s:i,s:s}", "gpu", end,
+			  "path_class", g->path_class, "verdict", g->verdict,
+			  "reason", g->reason, "common_bridge", g->common_bridge,
+			  "acs_bridge", g->acs_bridge, "kernel", g->kernel ? Py_True : Py_False,
+			  "distance", g->distance, "warning", g->warning);
+	Py_DECREF(end);
+	return d;
+}
+
+static PyObject *topo_channel(const struct fpgad_topo_channel *c)
+{
+	return Py_BuildValue("{s:s,s:s,s:s,s:s,s:d,s:d}", "name", c->name, "gpu", c->gpu,
+			     "mode", c->mode, "mode_reason", c->mode_reason,
+			     "gpudirect_bps", c->gpudirect_bps, "bounce_bps", c->bounce_bps);
+}
+
+/* A list of @n dicts made by @make from the elements of @base. */
+static PyObject *dict_list(const void *base, size_t size, uint32_t n,
+			   PyObject *(*make)(const void *))
+{
+	PyObject *list = PyList_New(0);
+
+	for (uint32_t i = 0; list && i < n; i++) {
+		PyObject *d = make((const char *)base + i * size);
+
+		if (!d || PyList_Append(list, d) < 0)
+			Py_CLEAR(list);
+		Py_XDECREF(d);
+	}
+	return list;
+}
+
+static PyObject *make_gpu(const void *p)
+{
+	return topo_gpu(p);
+}
+
+static PyObject *make_channel(const void *p)
+{
+	return topo_channel(p);
+}
+
+static PyObject *client_topology(PyObject *self, PyObject *unused)
+{
+	struct pyfpgad_client *cl = (struct pyfpgad_client *)self;
+	struct fpgad_topology *t = NULL;
+	PyObject *card = NULL, *gpus = NULL, *chans = NULL, *d = NULL;
+	int r;
+
+	(void)unused;
+	if (!client_check(cl))
+		return NULL;
+	pyfpgad_client_lock(cl);
+	Py_BEGIN_ALLOW_THREADS
+	r = fpgad_topology_get(cl->c, &t);
+	Py_END_ALLOW_THREADS
+	if (r < 0) {
+		pyfpgad_raise_client(cl, r, "topology");
+		pyfpgad_client_unlock(cl);
+		return NULL;
+	}
+	pyfpgad_client_unlock(cl);
+	card = topo_end(&t->card_end);
+	gpus = dict_list(t->gpus, sizeof(*t->gpus), t->n_gpus, make_gpu);
+	chans = dict_list(t->channels, sizeof(*t->channels), t->n_channels, make_channel);
+	if (card && gpus && chans)
+		d = Py_BuildValue("{s:s,s:O,s:O,s:O,s:s,s:s,s:s,s:O,s:O}", "card", t->card,
+				  "card_end", card, "simulated", t->simulated ? Py_True : Py_False,
+				  "vm", t->vm ? Py_True : Py_False, "vm_reason", t->vm_reason,
+				  "sysfs", t->sysfs, "warning", t->warning, "gpus", gpus,
+				  "channels", chans);
+	Py_XDECREF(card);
+	Py_XDECREF(gpus);
+	Py_XDECREF(chans);
+	fpgad_topology_free(t);
+	return d;
+}
+
+static PyObject *client_open(PyObject *self, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = { "name", "shared", "newest", "poll_us", NULL };
+	struct pyfpgad_client *cl = (struct pyfpgad_client *)self;
+	int shared = 0, newest = 0;
+	unsigned int poll_us = 0;
+	const char *name;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "s|ppI:open", kwlist, &name, &shared,
+					 &newest, &poll_us) ||
+	    !client_check(cl))
+		return NULL;
+	return (PyObject *)pyfpgad_channel_open(cl, name, shared ? FPGAD_OPEN_SHARED : 0,
+						newest, poll_us);
+}
+
+static PyObject *client_get_server(PyObject *self, void *closure)
+{
+	struct pyfpgad_client *cl = (struct pyfpgad_client *)self;
+
+	(void)closure;
+	if (!client_check(cl))
+		return NULL;
+	return PyUnicode_FromString(fpgad_server_software(cl->c));
+}
+
+static PyObject *client_get_url(PyObject *self, void *closure)
+{
+	struct pyfpgad_client *cl = (struct pyfpgad_client *)self;
+
+	(void)closure;
+	Py_INCREF(cl->url);
+	return cl->url;
+}
+
+static PyObject *client_get_closed(PyObject *self, void *closure)
+{
+	struct pyfpgad_client *cl = (struct pyfpgad_client *)self;
+
+	(void)closure;
+	return PyBool_FromLong(cl->closing || !cl->c);
+}
+
+static void client_dealloc(PyObject *self)
+{
+	struct pyfpgad_client *cl = (struct pyfpgad_client *)self;
+	PyTypeObject *tp = Py_TYPE(self);
+	freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+
+	/* Channels hold a reference: none is open any more. */
+	if (cl->c && cl->lock)
+		client_disconnect(cl);
+	if (cl->lock)
+		PyThread_free_lock(cl->lock);
+	PyMem_Free(cl->chans);
+	Py_XDECREF(cl->url);
+	tp_free(self);
+	Py_DECREF(tp);
+}
+
+static PyMethodDef client_methods[] = {
+	{ "close", client_close, METH_NOARGS,
+	  "Close every channel and disconnect (once no frame view is alive)." },
+	{ "status", client_status, METH_NOARGS, "fpgad's status, as a dict." },
+	{ "clients", client_clients, METH_NOARGS, "Connected processes, as dicts." },
+	{ "stats", client_stats, METH_VARARGS, "stats(name): a channel's counters, as a dict." },
+	{ "reset", client_reset, METH_VARARGS, "reset(name): clear a FAILED channel." },
+	{ "topology", client_topology, METH_NOARGS, "The card against every GPU, as a dict." },
+	{ "open", (PyCFunction)(void (*)(void))client_open, METH_VARARGS | METH_KEYWORDS,
+	  "open(name, shared=False, newest=False, poll_us=0) -> Channel" },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyGetSetDef client_getset[] = {
+	{ "server_software", client_get_server, NULL, "fpgad's software string.", NULL },
+	{ "url", client_get_url, NULL, "The URL connected to.", NULL },
+	{ "closed", client_get_closed, NULL, "Whether close() was called.", NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+static PyType_Slot client_slots[] = {
+	{ Py_tp_doc, "A connection to fpgad (use fpgad.connect())." },
+	{ Py_tp_dealloc, client_dealloc },
+	{ Py_tp_methods, client_methods },
+	{ Py_tp_getset, client_getset },
+	{ 0, NULL },
+};
+
+static PyType_Spec client_spec = {
+	.name = "fpgad._fpgad._Client",
+	.basicsize = sizeof(struct pyfpgad_client),
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+	.slots = client_slots,
+};
+
+int pyfpgad_client_init_type(PyObject *m)
+{
+	pyfpgad_client_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &client_spec, NULL);
+	if (!pyfpgad_client_type)
+		return -1;
+	Py_INCREF((PyObject *)pyfpgad_client_type);
+	return PyModule_AddObject(m, "_Client", (PyObject *)pyfpgad_client_type);
+}

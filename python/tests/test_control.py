@@ -1,0 +1,174 @@
+# SPDX-License-Identifier: MIT
+"""The control plane from Python: connect, status, clients, stats, reset,
+topology, leases and their refusals, errors as fpgad.Error subclasses."""
+
+import errno
+import os
+
+import pytest
+
+import fpgad
+from conftest import wait_until
+
+
+def test_connect_refused_names_the_url(tmp_path):
+    url = "ipc://%s/none.sock" % tmp_path
+    with pytest.raises(fpgad.ConnectError) as e:
+        fpgad.connect(url)
+    assert e.value.errno == errno.ECONNREFUSED
+    assert isinstance(e.value, fpgad.Error)
+    assert isinstance(e.value, ConnectionRefusedError)
+    assert url in str(e.value)
+
+
+def test_connect_bad_timeout():
+    with pytest.raises(ValueError):
+        fpgad.connect("ipc:///nowhere", timeout=-1)
+
+
+def test_default_url_follows_environment(monkeypatch):
+    monkeypatch.setenv("FPGAD_URL", "ipc:///tmp/elsewhere.sock")
+    assert fpgad.default_url() == "ipc:///tmp/elsewhere.sock"
+
+
+def test_status_is_a_dataclass(client, daemon):
+    s = client.status()
+    assert isinstance(s, fpgad.Status)
+    assert s.pid == daemon.proc.pid
+    assert s.backend.startswith("sim")
+    names = {c.name: c for c in s.channels}
+    assert set(names) == {"c2h0", "small", "slow", "h2c0"}
+    c = names["c2h0"]
+    assert isinstance(c, fpgad.ChannelSummary)
+    assert (c.direction, c.memory, c.mode, c.slots, c.slot_size) == \
+        ("c2h", "host", "host", 8, 65536)
+    assert names["h2c0"].direction == "h2c"
+    assert client.server_software.startswith("fpgad")
+    assert client.url == daemon.url
+    assert fpgad.version() == fpgad.__version__
+
+
+def test_clients_lists_this_process_and_its_lease(client):
+    mine = [c for c in client.clients() if c.pid == os.getpid()]
+    assert mine and all(isinstance(c, fpgad.ClientInfo) for c in mine)
+    assert all(c.uid == os.getuid() for c in mine)
+    with client.open("small"):
+        leases = [lease for c in client.clients() if c.pid == os.getpid()
+                  for lease in c.leases]
+        assert "small" in leases
+    leases = [lease for c in client.clients() if c.pid == os.getpid()
+              for lease in c.leases]
+    assert "small" not in leases
+
+
+def test_stats(client):
+    with client.open("c2h0") as ch:
+        for _ in range(20):
+            ch.wait(timeout=5).release()
+    s = client.stats("c2h0")
+    assert isinstance(s, fpgad.ChannelStats)
+    assert s.frames >= 20 and s.bytes >= 20 * 65536
+    assert s.mode == "host"
+
+
+def test_stats_of_unknown_channel_is_not_found(client):
+    with pytest.raises(fpgad.NotFoundError) as e:
+        client.stats("nope")
+    assert e.value.errno == errno.ENOENT
+    assert "stats nope" in str(e.value)
+
+
+def test_reset_of_a_healthy_channel_is_invalid(client):
+    with pytest.raises(fpgad.InvalidError) as e:
+        client.reset("c2h0")
+    assert e.value.errno == errno.EINVAL
+    assert isinstance(e.value, ValueError)
+
+
+def test_topology_of_the_sim_card(client):
+    t = client.topology()
+    assert isinstance(t, fpgad.Topology)
+    assert t.simulated
+    assert {c.name for c in t.channels} >= {"c2h0", "h2c0"}
+    assert all(isinstance(c, fpgad.TopoChannel) for c in t.channels)
+    assert isinstance(t.card_end, fpgad.TopoEnd)
+
+
+def test_open_unknown_channel(client):
+    with pytest.raises(fpgad.NotFoundError) as e:
+        client.open("nope")
+    assert "open nope" in str(e.value)
+
+
+def test_second_lessee_is_busy_with_fpgads_message(daemon):
+    with fpgad.connect(daemon.url) as a, fpgad.connect(daemon.url) as b:
+        with a.open("small") as ch:
+            with pytest.raises(fpgad.BusyError) as e:
+                b.open("small")
+            assert e.value.errno == errno.EBUSY
+            # fpgad's own message says who holds it.
+            assert str(os.getpid()) in str(e.value)
+            assert ch.name == "small"
+        # Ended with the with block: b may lease it now.
+        b.open("small").close()
+
+
+def test_shared_readers_both_see_frames(daemon):
+    with fpgad.connect(daemon.url) as a, fpgad.connect(daemon.url) as b:
+        with a.open("c2h0", shared=True) as x, b.open("c2h0", shared=True) as y:
+            # A slot is free again once both have released it: take in turns.
+            seen_x, seen_y = [], []
+            for _ in range(24):
+                with x.wait(timeout=5) as f:
+                    seen_x.append(f.seq)
+                with y.wait(timeout=5) as f:
+                    seen_y.append(f.seq)
+            assert seen_y == sorted(seen_y)
+            assert set(seen_y[:8]) <= set(seen_x)
+
+
+def test_channel_attributes(client):
+    with client.open("c2h0") as ch:
+        assert (ch.name, ch.direction, ch.memory, ch.mode) == ("c2h0", "c2h", "host", "host")
+        assert (ch.slots, ch.slot_size, ch.frame_size) == (8, 65536, 65536)
+        assert ch.gpu == -1
+        assert ch.device == (1, 0)
+        assert not ch.closed
+        assert "c2h0" in repr(ch)
+    assert ch.closed
+
+
+def test_closed_client_refuses_calls(daemon):
+    c = fpgad.connect(daemon.url)
+    c.close()
+    assert c.closed
+    with pytest.raises(fpgad.ClosedError):
+        c.status()
+    with pytest.raises(fpgad.ClosedError):
+        c.open("c2h0")
+    c.close()   # twice is fine
+
+
+def test_closed_channel_refuses_wait(client):
+    ch = client.open("small")
+    ch.close()
+    with pytest.raises(fpgad.ClosedError):
+        ch.wait(timeout=0)
+    assert list(ch) == []
+
+
+def test_leases_end_with_the_client(daemon):
+    c = fpgad.connect(daemon.url)
+    c.open("small")
+    c.close()
+    with fpgad.connect(daemon.url) as other:
+        wait_until(lambda: not any("small" in x.leases for x in other.clients()),
+                   what="the lease to end")
+        other.open("small").close()
+
+
+def test_help_shows_docstrings():
+    assert "when the last of them" in fpgad.Frame.release.__doc__
+    assert "timeout" in fpgad.Channel.wait.__doc__
+    assert "Lease channel" in fpgad.Client.open.__doc__
+    assert fpgad.Frame.__doc__ and fpgad.FrameView.__doc__
