@@ -13,6 +13,7 @@
 
 BUILD   ?= build
 PREFIX  ?= /usr/local
+LIBDIR  ?= $(PREFIX)/lib
 DESTDIR ?=
 V       ?= 0
 STATIC  ?= 0
@@ -62,9 +63,10 @@ ifeq ($(STATIC),1)
 DEP_LIBS := -Wl,-Bstatic -lnng -lmbedtls -lmbedx509 -lmbedcrypto -luv_a \
 	-lprotobuf-c -linih -ljansson -Wl,-Bdynamic -lsystemd -lpthread -ldl -lrt -lm
 else
-DEP_LIBS := -lnng -luv -lprotobuf-c -linih -ljansson -lsystemd -lpthread -lrt -lm
+DEP_LIBS := -lnng -lmbedtls -lmbedx509 -lmbedcrypto -luv -lprotobuf-c -linih \
+	-ljansson -lsystemd -lpthread -lrt -lm
 endif
-CLIENT_LIBS := -lnng -lprotobuf-c -lpthread -lrt
+CLIENT_LIBS := -lnng -lmbedtls -lmbedx509 -lmbedcrypto -lprotobuf-c -lpthread -lrt
 
 # --- sources ---------------------------------------------------------------
 
@@ -103,7 +105,7 @@ all: $(PROGRAMS) $(LIBS)
 
 DEBS := build-essential pkg-config libsystemd-dev libprotobuf-c-dev \
 	protobuf-c-compiler libuv1-dev libnng-dev libcmocka-dev libinih-dev \
-	libjansson-dev valgrind clang libclang-rt-14-dev jq psmisc openssl \
+	libjansson-dev libmbedtls-dev valgrind clang libclang-rt-14-dev jq psmisc openssl \
 	linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static \
 	libdrm-dev kmod cpio passwd
 
@@ -181,7 +183,7 @@ $(BUILD)/fpgactl: $(call obj,$(FPGACTL_SRC)) $(BUILD)/libfpgad.a
 INTERNAL_LIBS := $(BUILD)/libfpgad-core.a $(BUILD)/libfpgad-client.a \
 	$(BUILD)/libfpgad-common.a
 
-PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
+PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))|g' -e 's|@VERSION@|$(VERSION)|g' \
 	-e 's|@CUDA_LIBS@|$(CUDA_LIBS)|g'
 
 $(BUILD)/fpgad.pc: client/fpgad.pc.in Makefile
@@ -238,6 +240,11 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 -include tests/hostile/hostile.mk
 -include python/python.mk
 -include tests/xfer.mk
+-include systemd/service.mk
+-include client/pkgconfig.mk
+-include man/man.mk
+-include debian/deb.mk
+-include tests/system/system.mk
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory all unit
@@ -255,16 +262,16 @@ demo: deps
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin \
-		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
+		$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include \
 		$(DESTDIR)/etc/fpgad $(DESTDIR)$(PREFIX)/lib/systemd/system \
 		$(DESTDIR)$(PREFIX)/lib/sysusers.d $(DESTDIR)$(PREFIX)/lib/tmpfiles.d \
 		$(DESTDIR)$(PREFIX)/lib/udev/rules.d
 	install -m 0755 $(BUILD)/fpgad $(DESTDIR)$(PREFIX)/sbin/fpgad
 	install -m 0755 $(BUILD)/fpgactl $(DESTDIR)$(PREFIX)/bin/fpgactl
-	install -m 0644 $(BUILD)/libfpgad.a $(DESTDIR)$(PREFIX)/lib/libfpgad.a
-	install -m 0755 $(BUILD)/libfpgad.so $(DESTDIR)$(PREFIX)/lib/libfpgad.so.0
-	ln -sf libfpgad.so.0 $(DESTDIR)$(PREFIX)/lib/libfpgad.so
-	$(PC_SED) client/fpgad.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fpgad.pc
+	install -m 0644 $(BUILD)/libfpgad.a $(DESTDIR)$(LIBDIR)/libfpgad.a
+	install -m 0755 $(BUILD)/libfpgad.so $(DESTDIR)$(LIBDIR)/libfpgad.so.0
+	ln -sf libfpgad.so.0 $(DESTDIR)$(LIBDIR)/libfpgad.so
+	$(PC_SED) client/fpgad.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/fpgad.pc
 	install -m 0644 client/include/fpgad*.h $(DESTDIR)$(PREFIX)/include/
 	install -m 0644 systemd/fpgad.conf $(DESTDIR)/etc/fpgad/fpgad.conf.example
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' systemd/fpgad.service.in > \

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "client_internal.h"
+#include "dial.h"
 #include "errmap.h"
 
 #define CLIENT_REDIAL_MIN_MS 20
@@ -30,33 +31,30 @@ const char *fpgad_default_url(void)
 	return env && env[0] ? env : FPGAD_DEFAULT_URL;
 }
 
-
-/* tls+tcp:// verifies fpgad's certificate against $FPGAD_TLS_CA. */
+/*
+ * tls+tcp:// verifies fpgad's certificate against $FPGAD_TLS_CA, under
+ * $FPGAD_TLS_SERVER_NAME when set; a failure is explained (dial.c).
+ */
 static int dial(fpgad_client *c)
 {
-	const char *ca = getenv("FPGAD_TLS_CA");
 	nng_dialer d;
-	int rv;
+	int rv, r;
 
-	if (strncmp(c->url, "tls+", 4) == 0 && (!ca || !ca[0])) {
-		conn_set_errmsg(c, "%s: set FPGAD_TLS_CA to the CA file that signed fpgad's certificate",
-			   c->url);
-		return -EINVAL;
-	}
+	client_dial_begin();
 	rv = nng_dialer_create(&d, c->sock, c->url);
 	/* After fpgad restarts, be back within a fraction of a second. */
 	if (rv == 0)
 		rv = nng_dialer_set_ms(d, NNG_OPT_RECONNMINT, CLIENT_REDIAL_MIN_MS);
 	if (rv == 0)
 		rv = nng_dialer_set_ms(d, NNG_OPT_RECONNMAXT, CLIENT_REDIAL_MAX_MS);
-	if (rv == 0 && strncmp(c->url, "tls+", 4) == 0)
-		rv = nng_dialer_set_string(d, NNG_OPT_TLS_CA_FILE, ca);
+	if (rv == 0 && strncmp(c->url, "tls+", 4) == 0) {
+		r = client_dial_tls_setup(c, d, getenv("FPGAD_TLS_CA"));
+		if (r < 0)
+			return r;
+	}
 	if (rv == 0)
 		rv = nng_dialer_start(d, 0);
-	if (rv)
-		conn_set_errmsg(c, "%s: %s", c->url, nng_strerror(rv));
-	/* ipc: no socket file means nothing listens there. */
-	return rv == NNG_ENOENT ? -ECONNREFUSED : errmap_nng(rv);
+	return rv ? client_dial_failed(c, rv) : 0;
 }
 
 /*
@@ -171,7 +169,7 @@ void fpgad_set_log(fpgad_client *c, fpgad_log_fn fn, void *user)
 
 const char *fpgad_errmsg(const fpgad_client *c)
 {
-	return c->errmsg;
+	return c ? c->errmsg : client_dial_errmsg();
 }
 
 const char *fpgad_server_software(const fpgad_client *c)

@@ -27,7 +27,8 @@ PY_FILES := $(addprefix $(PY_DIR)/,$(notdir $(wildcard python/fpgad/*.py python/
 # (and the mbedtls it needs) beside the module instead, found through an
 # RPATH of $ORIGIN.
 ifeq ($(STATIC),1)
-PY_LIBS := -lnng -Wl,-Bstatic -lprotobuf-c -Wl,-Bdynamic -lpthread -ldl -lrt -lm \
+PY_LIBS := -lnng -lmbedtls -lmbedx509 -lmbedcrypto -Wl,-Bstatic -lprotobuf-c -Wl,-Bdynamic \
+	-lpthread -ldl -lrt -lm \
 	-Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN'
 PY_SHIP = ldd $@ | awk '$$1 ~ /^lib(nng|mbed)/ { print $$3 }' | xargs -r cp -L -t $(PY_DIR)
 else

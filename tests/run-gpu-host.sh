@@ -4,9 +4,10 @@
 # tests/run-gpu-host.sh BUILD OUT [suite|bench] - on a GPU host, from
 # binaries built elsewhere (make STATIC=1 BUILD=BUILD all gpu bench-bin python):
 # the demo in GPU memory, fpgactl topo, the GPU suite (streaming, card
-# memory transfers) and MPS with two uids (suite), and the benchmarks
-# (bench); both without the third argument.  OUT receives summary.txt,
-# BENCHMARKS.md and logs.tgz (every log).  Builds nothing.
+# memory transfers), MPS with two uids and CUDA under the unit's sandbox
+# (suite), and the benchmarks (bench); both without the third argument.
+# OUT receives summary.txt, BENCHMARKS.md and logs.tgz (every log).
+# Builds nothing.
 set -u
 BUILD=${1:?usage: tests/run-gpu-host.sh BUILD OUT}
 OUT=${2:?usage: tests/run-gpu-host.sh BUILD OUT}
@@ -59,6 +60,11 @@ tail -n 30 "$OUT/logs/gpu-xfer.log" >> "$S"
 
 echo "== MPS and a consumer of another uid" >> "$S"
 tests/gpu/mps_users.sh "$BUILD" "$OUT/logs/mps-users" >> "$S" 2>&1
+
+echo "== CUDA under fpgad.service's sandbox (needs systemd as PID 1)" >> "$S"
+tests/system/gpu-sandbox.sh "$BUILD" > "$OUT/logs/gpu-sandbox.log" 2>&1
+echo "gpu sandbox: exit $?" >> "$S"
+grep '^gpu-sandbox:' "$OUT/logs/gpu-sandbox.log" >> "$S"
 
 ;; esac
 

@@ -304,6 +304,19 @@ static int parse_number(const char *s, uint64_t max, uint64_t *ret)
 	return 0;
 }
 
+/* One line: libfpgad's reason (fpgad_errmsg(NULL)) when it has one. */
+static int connect_failed(const char *url, int r)
+{
+	const char *why = fpgad_errmsg(NULL);
+	size_t n = strlen(url);
+
+	if (!strncmp(why, url, n) && !strncmp(why + n, ": ", 2))
+		why += n + 2;
+	fprintf(stderr, "fpgactl: cannot reach fpgad at %s: %s\n", url,
+		why[0] ? why : strerror(-r));
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -393,17 +406,8 @@ int main(int argc, char **argv)
 	o.args = pos + 1;
 	o.n_args = n_pos - 1;
 	r = fpgad_connect(o.url, &c);
-	if (r == -EINVAL && !strncmp(o.url ? o.url : fpgad_default_url(), "tls+", 4) &&
-	    !getenv("FPGAD_TLS_CA")) {
-		fprintf(stderr, "fpgactl: %s: set FPGAD_TLS_CA to the CA file that signed fpgad's certificate\n",
-			o.url ? o.url : fpgad_default_url());
-		return 1;
-	}
-	if (r < 0) {
-		fprintf(stderr, "fpgactl: cannot reach fpgad at %s: %s\n",
-			o.url ? o.url : fpgad_default_url(), strerror(-r));
-		return 1;
-	}
+	if (r < 0)
+		return connect_failed(o.url ? o.url : fpgad_default_url(), r);
 	r = cmd->run(c, &o);
 	fpgad_disconnect(c);
 	return r;

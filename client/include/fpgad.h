@@ -59,7 +59,12 @@ FPGAD_EXPORT const char *fpgad_default_url(void);
  * Connect and exchange Hello.  @url NULL means fpgad_default_url().
  * Fails with -ECONNREFUSED when nothing listens, -EUSERS when fpgad closed
  * the connection without answering (its listener is at its connection
- * limit), -EPROTO when the protocol versions do not overlap.
+ * limit), -EPROTO when the protocol versions do not overlap or TLS is
+ * spoken on one side only, -EACCES when the socket may not be opened or
+ * fpgad's TLS certificate is refused; fpgad_errmsg(NULL) says why.
+ * tls+tcp:// URLs verify fpgad's certificate against the CA file
+ * $FPGAD_TLS_CA, for the URL's host or for the name in
+ * $FPGAD_TLS_SERVER_NAME.
  */
 FPGAD_EXPORT int fpgad_connect(const char *url, fpgad_client **ret_client);
 /* Close the connection; every lease it holds ends.  Accepts NULL. */
@@ -90,7 +95,12 @@ enum fpgad_log_level { FPGAD_LOG_ERR = 3, FPGAD_LOG_WARN = 4, FPGAD_LOG_INFO = 6
 typedef void (*fpgad_log_fn)(void *user, int level, const char *msg);
 FPGAD_EXPORT void fpgad_set_log(fpgad_client *c, fpgad_log_fn fn, void *user);
 
-/* fpgad's message for the last failed call on @c ("" if none). */
+/*
+ * fpgad's message for the last failed call on @c ("" if none).  With NULL:
+ * why the calling thread's last fpgad_connect() could not reach fpgad
+ * (refused or unverifiable TLS, a plain listener where TLS was asked for
+ * or the reverse), or "".
+ */
 FPGAD_EXPORT const char *fpgad_errmsg(const fpgad_client *c);
 
 /* The software string fpgad gave in Hello, e.g. "fpgad 0.1.0". */

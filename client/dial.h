@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dial.h - reaching fpgad (dial.c): the TLS settings of a dialer and the
+ * cause of a failed connection; not installed.
+ */
+#ifndef FPGAD_DIAL_H
+#define FPGAD_DIAL_H
+
+#include <nng/nng.h>
+
+#include "client_internal.h"
+
+/* A connection attempt starts: forget the last one's failure. */
+void client_dial_begin(void);
+/*
+ * Verify fpgad's certificate against @ca (a PEM file; NULL or "" fails
+ * with -EINVAL), under the name $FPGAD_TLS_SERVER_NAME when set.
+ */
+int client_dial_tls_setup(fpgad_client *c, nng_dialer d, const char *ca);
+/*
+ * The dial failed with @nng_err: write its cause into c->errmsg and the
+ * thread's last-failure message, and return the errno that fits
+ * (-EACCES: fpgad's certificate is refused; -EPROTO: TLS on one side
+ * only).
+ */
+int client_dial_failed(fpgad_client *c, int nng_err);
+/* Why the calling thread's last fpgad_connect() failed to dial, or "". */
+const char *client_dial_errmsg(void);
+
+#endif

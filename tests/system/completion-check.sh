@@ -1,0 +1,88 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# tests/system/completion-check.sh - fpgactl's bash completion, as bash
+# calls it, against a real fpgad with c2h and h2c channels: commands,
+# options, and channel names by direction.
+#
+# Environment: BUILD (default build).  Exit status: 0 passed, 1 failed.
+set -u
+BUILD=${BUILD:-build}
+case $BUILD in /*) build=$BUILD ;; *) build=$(pwd)/$BUILD ;; esac
+pass=0
+fail=0
+
+work=$(mktemp -d /tmp/fpgad-completion.XXXXXX)
+fpid=
+cleanup() {
+	[ -n "$fpid" ] && kill "$fpid" 2>/dev/null && wait "$fpid" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+cat > "$work/fpgad.conf" <<'EOC'
+[channel c2h0]
+memory = host
+[channel c2h1]
+engine = 1
+memory = host
+[channel h2c0]
+direction = h2c
+memory = host
+EOC
+"$build/fpgad" -c "$work/fpgad.conf" --runtime-dir "$work/run" >"$work/fpgad.log" 2>&1 &
+fpid=$!
+for _ in $(seq 50); do [ -S "$work/run/fpgad.sock" ] && break; sleep 0.1; done
+url=ipc://$work/run/fpgad.sock
+PATH=$build:$PATH
+unset FPGAD_URL
+# shellcheck source=../../client/fpgactl/fpgactl.bash
+. client/fpgactl/fpgactl.bash
+
+# expect "LINE" "WORDS...": completing LINE (the cursor at its end) offers
+# exactly WORDS.
+expect() {
+	local line=$1 want=$2 got
+	# What bash hands over: the line, the cursor, and the words split at
+	# its COMP_WORDBREAKS (the function reads the line itself).
+	COMP_LINE=$line
+	COMP_POINT=${#line}
+	read -r -a COMP_WORDS <<< "${line//[:=]/ : }"
+	[[ $line == *" " ]] && COMP_WORDS+=("")
+	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+	COMPREPLY=()
+	_fpgactl
+	got=$(printf '%s\n' "${COMPREPLY[@]}" | sort | tr '\n' ' ')
+	got=${got% }
+	if [[ $got == "$want" ]]; then
+		pass=$((pass + 1)); echo "completion: ok: '$line' -> $want"
+	else
+		fail=$((fail + 1)); echo "completion: FAIL: '$line' -> '$got', expected '$want'"
+	fi
+}
+
+# Every command and option that fpgactl --help lists (and --help), and no
+# other.
+help=$(fpgactl --help)
+commands=$(echo "$help" | sed -n '/^Commands:/,$p' | awk 'NR > 1 && NF { print $1 }' | sort | tr '\n' ' ')
+options=$( (echo "$help" | grep -o -e '--[a-z][a-z-]*'; echo --help) | sort -u | tr '\n' ' ')
+expect "fpgactl " "${commands% }"
+expect "fpgactl --url $url status --" "${options% }"
+expect "fpgactl " "capture clients reset send stats status topo version"
+expect "fpgactl st" "stats status"
+expect "fpgactl --js" "--json"
+expect "fpgactl --url $url status --" "--count --help --json --newest --poll-us --reconnect --shared --timeout --url --verify"
+expect "fpgactl t" "topo"
+expect "fpgactl --url $url capture " "c2h0 c2h1"
+expect "fpgactl --url $url send " "h2c0"
+expect "fpgactl --url $url stats " "c2h0 c2h1 h2c0"
+expect "fpgactl --json --url=$url reset c2h" "c2h0 c2h1"
+expect "fpgactl --url $url capture c2h0 " ""
+expect "fpgactl --url $url capture -n " ""
+expect "fpgactl --url $url -n 5 capture c2h1 --verify --tim" "--timeout"
+FPGAD_URL=$url expect "fpgactl capture " "c2h0 c2h1"
+expect "fpgactl --url ipc:///nonexistent/fpgad.sock capture " ""
+expect "fpgactl --url ipc:///run/fp" ""
+
+echo "completion: $pass passed, $fail failed"
+[ "$fail" = 0 ]

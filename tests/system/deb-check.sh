@@ -1,0 +1,121 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# tests/system/deb-check.sh - the Debian packages made by `make deb`:
+# lintian (any error fails; the count of each severity is printed), what
+# each package holds, the order of fpgad's installation steps, and the
+# module of fpgad-dkms built by DKMS for Debian's kernel.
+#
+#   deb-check.sh DEBDIR
+#
+# The DKMS build runs in a private mount namespace with a scratch DKMS
+# tree, so that nothing on this machine changes (DKMS writes its signing
+# key under /var/lib/dkms); it needs root and kernel headers, and is
+# skipped, saying why, without them.  The module is left in
+# DEBDIR/dkms/fpgad_dma.ko for the QEMU tier.
+#
+# Environment: KVER (kernel, default: the newest installed headers).
+# Exit status: 0 passed, 1 failed.
+set -u
+debdir=${1:?usage: deb-check.sh DEBDIR}
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "deb: ok: $*"; }
+bad() { fail=$((fail + 1)); echo "deb: FAIL: $*"; }
+
+changes=$(ls "$debdir"/*.changes 2>/dev/null | head -n 1)
+[ -n "$changes" ] || { echo "deb: FAIL: no .changes in $debdir (make deb)"; exit 1; }
+deb() { ls "$debdir/$1"_*.deb 2>/dev/null | head -n 1; }
+
+# --- lintian ----------------------------------------------------------------
+if command -v lintian >/dev/null 2>&1; then
+	lintian --pedantic -I --fail-on error --no-tag-display-limit "$changes" \
+		>"$debdir/lintian.txt" 2>&1
+	rc=$?
+	counts=$(for s in E W I P; do
+		printf '%s %s, ' "$(grep -c "^$s: " "$debdir/lintian.txt")" \
+			"$(case $s in E) echo errors;; W) echo warnings;;
+			   I) echo info;; P) echo pedantic;; esac)"; done)
+	echo "deb: lintian: ${counts%, }"
+	grep '^[EW]: ' "$debdir/lintian.txt" | sed 's/^/deb:   /'
+	if [ "$rc" = 0 ]; then ok "lintian: no errors"; else bad "lintian: errors (exit $rc)"; fi
+else
+	bad "lintian not installed (apt-get install lintian)"
+fi
+
+# --- contents -----------------------------------------------------------------
+# has PACKAGE PATH...: the package holds every PATH.
+has() {
+	pkg=$1
+	shift
+	f=$(deb "$pkg")
+	[ -n "$f" ] || { bad "$pkg: no package built"; return; }
+	list=$(dpkg-deb -c "$f" | awk '{print $6}' | sed 's|^\./|/|')
+	for p in "$@"; do
+		echo "$list" | grep -q -x -- "$p" || { bad "$pkg: $p missing"; return; }
+	done
+	ok "$pkg: $# files in place"
+}
+ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+has fpgad /usr/sbin/fpgad /etc/fpgad/fpgad.conf /usr/lib/sysusers.d/fpgad.conf \
+	/usr/lib/tmpfiles.d/fpgad.conf /usr/share/fpgad/fpgad-remote.conf \
+	/usr/share/man/man8/fpgad.8.gz /usr/share/man/man5/fpgad.conf.5.gz
+fpgad_list=$(dpkg-deb -c "$(deb fpgad)")
+for p in /lib/systemd/system/fpgad.service /usr/lib/systemd/system/fpgad.service; do
+	echo "$fpgad_list" | grep -q "\.$p\$" && unit=$p
+done
+[ -n "${unit:-}" ] && ok "fpgad: unit at $unit" || bad "fpgad: no fpgad.service"
+has fpgactl /usr/bin/fpgactl /usr/share/man/man1/fpgactl.1.gz \
+	/usr/share/bash-completion/completions/fpgactl
+has libfpgad0 "/usr/lib/$ma/libfpgad.so.0"
+has libfpgad-dev /usr/include/fpgad.h /usr/include/fpgad_frames.h "/usr/lib/$ma/libfpgad.a" \
+	"/usr/lib/$ma/libfpgad.so" "/usr/lib/$ma/pkgconfig/fpgad.pc" /usr/share/man/man3/libfpgad.3.gz
+dkms_name=$(sed -n 's/^PACKAGE_NAME="\(.*\)"/\1/p' kmod/dkms.conf)
+dkms_ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' kmod/dkms.conf)
+has fpgad-dkms "/usr/src/$dkms_name-$dkms_ver/dkms.conf" "/usr/src/$dkms_name-$dkms_ver/Kbuild" \
+	"/usr/src/$dkms_name-$dkms_ver/uapi/fpgad_dma.h"
+
+# fpgad's postinst makes its users before it enables and starts the unit.
+post=$(dpkg-deb -I "$(deb fpgad)" postinst 2>/dev/null)
+users=$(echo "$post" | grep -n 'systemd-sysusers' | head -n 1 | cut -d: -f1)
+start=$(echo "$post" | grep -n 'deb-systemd-invoke' | head -n 1 | cut -d: -f1)
+if [ -n "$users" ] && [ -n "$start" ] && [ "$users" -lt "$start" ]; then
+	ok "fpgad: postinst runs systemd-sysusers (line $users) before starting fpgad (line $start)"
+else
+	bad "fpgad: postinst does not create the users before starting the unit"
+fi
+dpkg-deb -f "$(deb fpgad-dkms)" Depends | grep -q dkms &&
+	ok "fpgad-dkms: depends on dkms" || bad "fpgad-dkms: no dependency on dkms"
+
+# --- DKMS ----------------------------------------------------------------------
+if [ -z "${KVER:-}" ]; then
+	KVER=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n 1)
+	KVER=${KVER#/usr/src/linux-headers-}
+fi
+if ! command -v dkms >/dev/null 2>&1; then
+	echo "deb: SKIP: DKMS build: dkms not installed (apt-get install dkms)"
+elif [ "$(id -u)" != 0 ]; then
+	echo "deb: SKIP: DKMS build: needs root (a private mount namespace over /var/lib/dkms)"
+elif [ -z "$KVER" ] || [ ! -d "/lib/modules/$KVER/build" ]; then
+	echo "deb: SKIP: DKMS build: no kernel headers (apt-get install linux-headers-amd64)"
+else
+	rm -rf "$debdir/dkms" && mkdir -p "$debdir/dkms"
+	dpkg-deb -x "$(deb fpgad-dkms)" "$debdir/dkms/root"
+	src=$(cd "$debdir/dkms/root/usr/src" && pwd)
+	out=$(cd "$debdir/dkms" && pwd)
+	# shellcheck disable=SC2016
+	unshare -m sh -c 'mount -t tmpfs tmpfs /var/lib/dkms &&
+		dkms build -m "$1" -v "$2" -k "$3" --sourcetree "$4" --dkmstree /var/lib/dkms &&
+		cp "/var/lib/dkms/$1/$2/$3/$(uname -m)/module/fpgad_dma.ko" "$5/"' \
+		sh "$dkms_name" "$dkms_ver" "$KVER" "$src" "$out" >"$out/dkms.log" 2>&1
+	if [ -f "$out/fpgad_dma.ko" ] &&
+	   [ "$(modinfo -F vermagic "$out/fpgad_dma.ko" | cut -d' ' -f1)" = "$KVER" ]; then
+		ok "fpgad-dkms: DKMS builds fpgad_dma.ko for $KVER"
+	else
+		tail -n 20 "$out/dkms.log"
+		bad "fpgad-dkms: DKMS build for $KVER failed (log: $out/dkms.log)"
+	fi
+fi
+
+echo "deb: $pass passed, $fail failed"
+[ "$fail" = 0 ]
