@@ -296,7 +296,8 @@ void channel_get_stats(struct channel *ch, struct channel_stats *ret_stats)
 	pthread_mutex_lock(&ch->lock);
 	*ret_stats = ch->stats;
 	slots_get_stats(ch->slots, &rs);
-	ret_stats->drops = ch->acc.drops + rs.drops;
+	/* h2c counts the frames the card lost itself; c2h, its rings. */
+	ret_stats->drops = ch->stats.drops + ch->acc.drops + rs.drops;
 	ret_stats->stalls = ch->acc.stalls + rs.stalls;
 	ret_stats->state = ch->state;
 	ret_stats->memory = ch->memory;
