@@ -254,6 +254,13 @@ uint64_t channel_ring_bytes(const struct channel *ch)
 	return (uint64_t)ch->cfg.slots * ch->cfg.slot_size;
 }
 
+uint64_t channel_pinned_bytes(const struct channel *ch)
+{
+	uint64_t ring = channel_ring_bytes(ch);
+
+	return ch->mode == MODE_BOUNCE ? 2 * ring : ring;
+}
+
 int channel_reset(struct channel *ch, char *err, size_t errlen)
 {
 	pthread_mutex_lock(&ch->lock);
