@@ -108,6 +108,8 @@ DEBS := build-essential pkg-config libsystemd-dev libprotobuf-c-dev \
 	libjansson-dev libmbedtls-dev valgrind clang libclang-rt-14-dev jq psmisc openssl \
 	linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static \
 	libdrm-dev kmod cpio passwd
+# promtool, which checks fpgad's Prometheus exposition (tests/integration/test_metrics.c).
+DEBS += prometheus
 
 deps:
 	@missing=$$(for p in $(DEBS); do \

@@ -369,6 +369,8 @@ int fpgad_channel_stats(fpgad_client *c, const char *name,
 	ret_stats->card_bad = s->card_bad;
 	ret_stats->queued_avg = s->queued_avg;
 	ret_stats->integrity_errors = s->integrity_errors;
+	ret_stats->latency_ns_total = s->latency_ns_total;
+	ret_stats->latency_frames = s->latency_frames;
 	fpgad__response__free_unpacked(resp, NULL);
 	return 0;
 }

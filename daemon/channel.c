@@ -254,6 +254,13 @@ uint64_t channel_ring_bytes(const struct channel *ch)
 	return (uint64_t)ch->cfg.slots * ch->cfg.slot_size;
 }
 
+uint64_t channel_pinned_bytes(const struct channel *ch)
+{
+	uint64_t ring = channel_ring_bytes(ch);
+
+	return ch->mode == MODE_BOUNCE ? 2 * ring : ring;
+}
+
 int channel_reset(struct channel *ch, char *err, size_t errlen)
 {
 	pthread_mutex_lock(&ch->lock);
@@ -296,7 +303,8 @@ void channel_get_stats(struct channel *ch, struct channel_stats *ret_stats)
 	pthread_mutex_lock(&ch->lock);
 	*ret_stats = ch->stats;
 	slots_get_stats(ch->slots, &rs);
-	ret_stats->drops = ch->acc.drops + rs.drops;
+	/* h2c counts the frames the card lost itself; c2h, its rings. */
+	ret_stats->drops = ch->stats.drops + ch->acc.drops + rs.drops;
 	ret_stats->stalls = ch->acc.stalls + rs.stalls;
 	ret_stats->state = ch->state;
 	ret_stats->memory = ch->memory;

@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "device.h"
+#include "histogram.h"
 #include "session.h"
 
 struct channel;
@@ -21,6 +22,7 @@ enum channel_state {
 	CHANNEL_RECOVERING,
 	CHANNEL_FAILED,
 };
+#define CHANNEL_STATES (CHANNEL_FAILED + 1)
 
 struct channel_stats {
 	enum channel_state state;
@@ -34,7 +36,8 @@ struct channel_stats {
 	uint64_t errors;
 	uint64_t recoveries;
 	uint64_t copies;
-	uint64_t dma_ns_total;
+	struct histo dma;	/* card DMA time per completed transfer */
+	struct histo latency;	/* c2h: DMA end to publication, per frame */
 	uint64_t completions;	/* transfers that came back, any status */
 	uint64_t queued_total;	/* sum of the transfers queued at each one */
 	uint64_t card_good;	/* h2c on sim: frames the card's sink verified */
@@ -60,6 +63,11 @@ void channel_explain_mode(struct channel *ch, enum transfer_mode mode,
 int channel_gpu(const struct channel *ch);
 /* PCI bus id of the GPU its ring is on, "" in host memory. */
 const char *channel_gpu_bus_id(const struct channel *ch);
+/*
+ * Bytes pinned for the card's DMA: the ring, and the staging beside it in
+ * bounce mode.  Fixed once the channel is created; any thread.
+ */
+uint64_t channel_pinned_bytes(const struct channel *ch);
 
 /*
  * Clear a FAILED channel: it streams again if leased, else it is idle.

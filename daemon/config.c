@@ -9,6 +9,8 @@
  * (the channel's section line when the key is not in the file).  The line
  * of every key read is kept in cfg->lines for checks made after loading.
  */
+#include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ini.h>
@@ -80,6 +82,7 @@ void config_defaults(struct config *cfg)
 	cfg->transfer.max_buffers = 64;
 	cfg->transfer.max_registered = 4ull << 30;
 	cfg->transfer.bounce_slots = 8;
+	cfg->metrics.max_clients = 8;
 	cfg->n_channels = 1;
 	cfg->channels[0] = default_channel;
 }
@@ -246,6 +249,11 @@ static const struct key transfer_keys[] = {
 	KU(struct config_transfer, poll_us, 0, 1000000),
 };
 
+static const struct key metrics_keys[] = {
+	KS(struct config_metrics, listen),
+	KU(struct config_metrics, max_clients, 1, 1024),
+};
+
 static const struct key channel_keys[] = {
 	KE(struct config_channel, direction, direction_names),
 	KU(struct config_channel, engine, 0, 63),
@@ -387,7 +395,8 @@ static void channel_declare(struct parse_state *ps, const char *name)
 
 _Static_assert(N(daemon_keys) <= CONFIG_MAX_KEYS && N(control_keys) <= CONFIG_MAX_KEYS &&
 	       N(device_keys) <= CONFIG_MAX_KEYS && N(sim_keys) <= CONFIG_MAX_KEYS &&
-	       N(channel_keys) <= CONFIG_MAX_KEYS, "cfg->lines has room for every key");
+	       N(metrics_keys) <= CONFIG_MAX_KEYS && N(channel_keys) <= CONFIG_MAX_KEYS,
+	       "cfg->lines has room for every key");
 
 static const struct {
 	const char *name;
@@ -401,6 +410,7 @@ static const struct {
 	[CONFIG_SIM] = { "sim", sim_keys, N(sim_keys), offsetof(struct config, sim) },
 	[CONFIG_TRANSFER] = { "transfer", transfer_keys, N(transfer_keys),
 			      offsetof(struct config, transfer) },
+	[CONFIG_METRICS] = { "metrics", metrics_keys, N(metrics_keys), offsetof(struct config, metrics) },
 };
 
 static int handler(void *user, const char *section, const char *name,
@@ -427,7 +437,7 @@ static int handler(void *user, const char *section, const char *name,
 				 &cfg->channels[i], cfg->lines.channel_key[i],
 				 name, value);
 	}
-	return fail(ps, "unknown section [%s] (expected daemon, control, device, sim, transfer or 'channel NAME')",
+	return fail(ps, "unknown section [%s] (expected daemon, control, device, sim, transfer, metrics or 'channel NAME')",
 		    section);
 }
 
@@ -535,6 +545,78 @@ static unsigned key_line(const struct config *cfg, enum config_section sec,
 	return k ? cfg->lines.key[sec][k - sections[sec].keys] : 0;
 }
 
+/* The host of an http URL, from @host to @end: a name or an IPv4 address. */
+static bool host_name_valid(const char *host, const char *end)
+{
+	for (const char *p = host; p < end; p++)
+		if (!isalnum((unsigned char)*p) && *p != '.' && *p != '-')
+			return false;
+	return end > host;
+}
+
+/* An [IPv6 address] at @host; where it ends (past ']') or NULL. */
+static const char *ipv6_literal_end(const char *host)
+{
+	const char *end = strchr(host, ']');
+	struct in6_addr a;
+	char buf[INET6_ADDRSTRLEN];
+
+	if (!end || (size_t)(end - host - 1) >= sizeof(buf))
+		return NULL;
+	memcpy(buf, host + 1, (size_t)(end - host - 1));
+	buf[end - host - 1] = '\0';
+	return inet_pton(AF_INET6, buf, &a) == 1 ? end + 1 : NULL;
+}
+
+/*
+ * [metrics] listen: http://ADDRESS:PORT/PATH, ADDRESS an IPv4 address, an
+ * [IPv6 address] or a host name, PORT 1-65535, PATH of letters, digits
+ * and / - . _ ~.  Whether the address can be bound is known at start.
+ */
+static int check_listen_url(const char *url, char *err, size_t len)
+{
+	const char *host = url + 7, *end, *p;
+	unsigned long port;
+	char *pend;
+
+	if (strncmp(url, "https://", 8) == 0)
+		return snprintf(err, len, "listen: '%s': metrics are served over plain http only (a TLS proxy in front can serve https)",
+				url), -EINVAL;
+	if (strncmp(url, "http://", 7) != 0)
+		return snprintf(err, len, "listen: '%s' is not http://ADDRESS:PORT/PATH (such as http://0.0.0.0:9110/metrics)",
+				url), -EINVAL;
+	if (*host == '[') {
+		end = ipv6_literal_end(host);
+		if (!end)
+			return snprintf(err, len, "listen: '%s': the address in [] is not an IPv6 address",
+					url), -EINVAL;
+	} else {
+		end = host + strcspn(host, ":/");
+		if (end == host)
+			return snprintf(err, len, "listen: '%s' has no address (0.0.0.0 for every IPv4 address, [::] for every address)",
+					url), -EINVAL;
+		if (!host_name_valid(host, end))
+			return snprintf(err, len, "listen: '%s': '%.*s' is not an IPv4 address, an [IPv6 address] or a host name",
+					url, (int)(end - host), host), -EINVAL;
+	}
+	if (*end != ':' || !isdigit((unsigned char)end[1]))
+		return snprintf(err, len, "listen: '%s' has no port (ADDRESS:PORT)", url), -EINVAL;
+	p = end + 1;
+	errno = 0;
+	port = strtoul(p, &pend, 10);
+	if (errno || port < 1 || port > 65535 || (*pend && *pend != '/'))
+		return snprintf(err, len, "listen: '%s': port '%.*s' is not a number from 1 to 65535",
+				url, (int)strcspn(p, "/"), p), -EINVAL;
+	if (*pend != '/')
+		return snprintf(err, len, "listen: '%s' has no path after the port (such as /metrics)",
+				url), -EINVAL;
+	for (p = pend; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("/-._~", *p))
+			return snprintf(err, len, "listen: '%s': a path holds letters, digits and / - . _ ~ only",
+					url), -EINVAL;
+	return 0;
+}
+
 /* The rules across sections; *ret_line: the key they are about. */
 static int check_config(const struct config *cfg, char *err, size_t len,
 			unsigned *ret_line)
@@ -552,6 +634,13 @@ static int check_config(const struct config *cfg, char *err, size_t len,
 		*ret_line = key_line(cfg, CONFIG_CONTROL, "remote");
 		return snprintf(err, len, "remote = %s needs tls_cert_key (a PEM file with the certificate and its key)",
 				cfg->control.remote), -EINVAL;
+	}
+	if (cfg->metrics.listen[0]) {
+		r = check_listen_url(cfg->metrics.listen, err, len);
+		if (r < 0) {
+			*ret_line = key_line(cfg, CONFIG_METRICS, "listen");
+			return r;
+		}
 	}
 	if (cfg->daemon.runtime_dir[0] != '/') {
 		*ret_line = key_line(cfg, CONFIG_DAEMON, "runtime_dir");

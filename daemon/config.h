@@ -79,6 +79,12 @@ struct config_transfer {
 					   for work before it sleeps */
 };
 
+/* The Prometheus exposition (metrics.c): read-only, its own listener. */
+struct config_metrics {
+	char listen[256];		/* http://ADDRESS:PORT/PATH, "" = off */
+	unsigned max_clients;		/* connections at once */
+};
+
 struct config_device {
 	enum backend_kind backend;
 	char path[PATH_MAX];		/* xdma: /dev/fpgadN */
@@ -110,6 +116,7 @@ struct config_channel {
 
 enum config_section {
 	CONFIG_DAEMON, CONFIG_CONTROL, CONFIG_DEVICE, CONFIG_SIM, CONFIG_TRANSFER,
+	CONFIG_METRICS,
 	CONFIG_CHANNEL,
 };
 #define CONFIG_SECTIONS CONFIG_CHANNEL	/* the ones that are not a channel */
@@ -131,6 +138,7 @@ struct config {
 	struct config_device device;
 	struct config_sim sim;
 	struct config_transfer transfer;
+	struct config_metrics metrics;
 	unsigned n_channels;
 	struct config_channel channels[CONFIG_MAX_CHANNELS];
 };

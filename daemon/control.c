@@ -14,10 +14,8 @@
  * that saw ADD_PRE, closed there or not, so only an admitted id frees a
  * place and only admitted connections reach the loop.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <grp.h>
-#include <netinet/in.h>
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
 #include <nng/supplemental/tls/tls.h>
@@ -99,26 +97,12 @@ static void enqueue(struct control *ctl, struct item *it)
 static void remote_addr(const struct listener *lst, nng_pipe p, char *buf,
 			size_t len)
 {
-	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_storage ss;
 	nng_sockaddr na;
 
-	if (nng_pipe_get_addr(p, NNG_OPT_REMADDR, &na) != 0)
+	if (nng_pipe_get_addr(p, NNG_OPT_REMADDR, &na) != 0 ||
+	    peer_sockaddr_from_nng(&na, &ss) < 0)
 		return;
-	if (na.s_family == NNG_AF_INET) {
-		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
-
-		in->sin_family = AF_INET;
-		in->sin_port = na.s_in.sa_port;
-		in->sin_addr.s_addr = na.s_in.sa_addr;
-	} else if (na.s_family == NNG_AF_INET6) {
-		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
-
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = na.s_in6.sa_port;
-		memcpy(&in6->sin6_addr, na.s_in6.sa_addr, sizeof(in6->sin6_addr));
-	} else {
-		return;
-	}
 	peer_format_addr((struct sockaddr *)&ss, lst->scheme, buf, len);
 }
 

@@ -20,6 +20,7 @@
 #include "lease.h"
 #include "log.h"
 #include "memory.h"
+#include "metrics.h"
 #include "notify.h"
 #include "p2p.h"
 #include "requests.h"
@@ -286,9 +287,10 @@ static void plan_descriptors(struct daemon *d, const struct config *cfg)
 		log_warn("descriptors: RLIMIT_NOFILE %lu leaves none for remote connections beyond the %lu kept for local clients, the rings and the device: every remote connection is refused",
 			 d->fds.nofile, d->fds.reserve);
 	else if (d->fds.remote_clients < cfg->control.max_remote_clients)
-		log_notice("descriptors: max_remote_clients %u lowered to %u: RLIMIT_NOFILE %lu keeps %lu for local clients, the rings and the device",
+		log_notice("descriptors: max_remote_clients %u lowered to %u: RLIMIT_NOFILE %lu keeps %lu for local clients, the rings and the device%s",
 			   cfg->control.max_remote_clients, d->fds.remote_clients,
-			   d->fds.nofile, d->fds.reserve);
+			   d->fds.nofile, d->fds.reserve,
+			   cfg->metrics.listen[0] ? ", and [metrics] max_clients for the metrics listener" : "");
 }
 
 int daemon_start(struct daemon *d, const struct config *cfg)
@@ -365,6 +367,9 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 			  opt.socket_gid, &hh, &d->handoff);
 	if (r < 0)
 		goto fail;
+	r = metrics_start(d, &d->metrics);
+	if (r < 0)
+		goto fail;
 
 	uv_signal_init(&d->loop, &d->sig_term);
 	uv_signal_init(&d->loop, &d->sig_int);
@@ -410,6 +415,7 @@ static void apply_reload(struct daemon *d, const struct config *n)
 	    o->control.socket_mode != n->control.socket_mode ||
 	    strcmp(o->control.remote, n->control.remote) ||
 	    o->control.max_message != n->control.max_message ||
+	    strcmp(o->metrics.listen, n->metrics.listen) ||
 	    memcmp(&o->device, &n->device, sizeof(o->device)) ||
 	    memcmp(&o->sim, &n->sim, sizeof(o->sim)) ||
 	    o->transfer.engines != n->transfer.engines ||
@@ -419,7 +425,7 @@ static void apply_reload(struct daemon *d, const struct config *n)
 	    o->transfer.poll_us != n->transfer.poll_us ||
 	    o->n_channels != n->n_channels ||
 	    memcmp(o->channels, n->channels, sizeof(o->channels)))
-		log_notice("reload: socket, device, sim, transfer engine and channel settings take effect at the next start");
+		log_notice("reload: socket, listener, device, sim, transfer engine and channel settings take effect at the next start");
 	o->daemon.log_level = n->daemon.log_level;
 	o->control.max_clients = n->control.max_clients;
 	o->control.max_remote_clients = n->control.max_remote_clients;
@@ -427,9 +433,11 @@ static void apply_reload(struct daemon *d, const struct config *n)
 	o->control.max_pinned = n->control.max_pinned;
 	o->transfer.max_buffers = n->transfer.max_buffers;
 	o->transfer.max_registered = n->transfer.max_registered;
+	o->metrics.max_clients = n->metrics.max_clients;
 	log_level = n->daemon.log_level;
 	plan_descriptors(d, o);
 	control_set_limits(d->ctl, o->control.max_clients, d->fds.remote_clients);
+	metrics_set_limit(d->metrics, o->metrics.max_clients);
 }
 
 void daemon_reload(struct daemon *d)
@@ -458,6 +466,9 @@ static void close_handle(uv_handle_t *h)
 
 void daemon_stop(struct daemon *d)
 {
+	/* First: its handlers read the channels. */
+	metrics_stop(d->metrics);
+	d->metrics = NULL;
 	control_stop(d->ctl);
 	d->ctl = NULL;
 	handoff_stop(d->handoff);

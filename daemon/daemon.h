@@ -19,6 +19,7 @@
 
 struct channel;
 struct device;
+struct metrics;
 struct p2p;
 struct runtime;
 struct xfer;
@@ -30,6 +31,7 @@ struct daemon {
 	uv_loop_t loop;
 	bool loop_init;
 	struct control *ctl;
+	struct metrics *metrics;	/* NULL: [metrics] listen is off */
 	struct session_table sessions;
 	uint64_t start_ns;
 	char socket_url[PATH_MAX + 32];

@@ -9,6 +9,7 @@
 #define FPGAD_FDLIMIT_H
 
 #include <stdbool.h>
+#include <sys/socket.h>
 
 #include "config.h"
 
@@ -35,7 +36,8 @@ unsigned long fdlimit_raise(void);
 /*
  * The budget for @cfg under @nofile: reserve = FDLIMIT_BASE + max_clients
  * x (1 + FDLIMIT_PER_LEASE x leases one client can hold) +
- * FDLIMIT_PER_CHANNEL x channels; remote connections get what is left.
+ * FDLIMIT_PER_CHANNEL x channels; remote connections get what is left
+ * beside the metrics listener's [metrics] max_clients, when it listens.
  */
 void fdlimit_plan(const struct config *cfg, unsigned long nofile,
 		  struct fd_budget *ret_budget);
@@ -49,5 +51,23 @@ void fdlimit_guard(unsigned long ceiling);
  * and accept4 (see the Makefile) for libnng to bind to them.
  */
 bool fdlimit_guard_in_effect(void);
+
+/* The most connections a capped listener may hold open. */
+#define FDLIMIT_CAP_MAX 1024
+
+/*
+ * A connection limit of its own for the tcp listener bound to @addr (one
+ * such listener per process; the metrics listener's): from now on a
+ * connection accepted on it while @max accepted there are still open is
+ * closed at once, logged (rate-limited) with the peer, @what (the
+ * listener's name) and @key (the limit's config key).  Open connections
+ * are counted at each accept, so no close needs to be seen: a descriptor
+ * accepted there counts while it is still that socket.  @max 1 to
+ * FDLIMIT_CAP_MAX; @addr NULL lifts the limit.
+ */
+void fdlimit_cap(const struct sockaddr *addr, socklen_t len, unsigned max,
+		 const char *what, const char *key);
+/* A new limit for the capped listener (reload); open connections stay. */
+void fdlimit_cap_set(unsigned max);
 
 #endif

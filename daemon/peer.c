@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "peer.h"
 
@@ -38,4 +39,28 @@ int peer_format_addr(const struct sockaddr *sa, const char *scheme,
 		return 0;
 	}
 	return -EAFNOSUPPORT;
+}
+
+int peer_sockaddr_from_nng(const nng_sockaddr *na,
+			   struct sockaddr_storage *ret_ss)
+{
+	struct sockaddr_storage ss = { 0 };
+
+	if (na->s_family == NNG_AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+
+		in->sin_family = AF_INET;
+		in->sin_port = na->s_in.sa_port;
+		in->sin_addr.s_addr = na->s_in.sa_addr;
+	} else if (na->s_family == NNG_AF_INET6) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = na->s_in6.sa_port;
+		memcpy(&in6->sin6_addr, na->s_in6.sa_addr, sizeof(in6->sin6_addr));
+	} else {
+		return -EAFNOSUPPORT;
+	}
+	*ret_ss = ss;
+	return 0;
 }

@@ -8,6 +8,7 @@
 #ifndef FPGAD_PEER_H
 #define FPGAD_PEER_H
 
+#include <nng/nng.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -36,5 +37,8 @@ const char *peer_name(const struct peer *p, char *buf, size_t len);
  */
 int peer_format_addr(const struct sockaddr *sa, const char *scheme,
 		     char *buf, size_t len);
+/* nng's form of an AF_INET or AF_INET6 address as the system's. */
+int peer_sockaddr_from_nng(const nng_sockaddr *na,
+			   struct sockaddr_storage *ret_ss);
 
 #endif

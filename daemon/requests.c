@@ -327,7 +327,7 @@ static void do_channel_stats(struct daemon *d,
 	o->errors = st.errors;
 	o->recoveries = st.recoveries;
 	o->copies = st.copies;
-	o->dma_ns_total = st.dma_ns_total;
+	o->dma_ns_total = st.dma.sum_ns;
 	o->uptime_ms = (clock_now_ns() - d->start_ns) / 1000000;
 	o->mode = (char *)transfer_mode_name(st.mode);
 	o->card_good = st.card_good;
@@ -335,6 +335,8 @@ static void do_channel_stats(struct daemon *d,
 		(double)st.queued_total / (double)st.completions : 0;
 	o->card_bad = st.card_bad;
 	o->integrity_errors = st.integrity_errors;
+	o->latency_ns_total = st.latency.sum_ns;
+	o->latency_frames = st.latency.count;
 	r->resp.body_case = FPGAD__RESPONSE__BODY_CHANNEL_STATS;
 	r->resp.channel_stats = o;
 }

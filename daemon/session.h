@@ -13,6 +13,7 @@
 #ifndef FPGAD_SESSION_H
 #define FPGAD_SESSION_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "control.h"
@@ -41,7 +42,8 @@ struct session {
 
 struct session_table {
 	struct session *head;
-	unsigned count;
+	/* Changed by the loop; the metrics listener's threads read it too. */
+	_Atomic unsigned count;
 	/* Connections that went away recently: a late request gets none. */
 	uint32_t removed[SESSION_REMOVED_PIPES];
 	unsigned removed_next;

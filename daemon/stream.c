@@ -180,9 +180,13 @@ static void publish(struct channel *ch, unsigned slot,
 		.length = c->length,
 		.t_dma_start_ns = c->t_start_ns,
 		.t_dma_end_ns = c->t_end_ns,
+		/* One time for every lessee, and the end of the latency. */
+		.t_publish_ns = clock_now_ns(),
 	};
 	struct slots_stats rs;
 
+	if (c->t_end_ns && f.t_publish_ns >= c->t_end_ns)
+		histo_add(&ch->stats.latency, f.t_publish_ns - c->t_end_ns);
 	slots_get_stats(ch->slots, &rs);
 	if (c->flags & DEV_COMPLETION_TRUNCATED)
 		f.flags |= FPGAD_FRAME_TRUNCATED;
@@ -298,7 +302,7 @@ static void completed(struct channel *ch, unsigned slot,
 	}
 	ch->failures = 0;
 	ch->stats.bytes += c->length;
-	ch->stats.dma_ns_total += c->t_end_ns - c->t_start_ns;
+	histo_add(&ch->stats.dma, c->t_end_ns - c->t_start_ns);
 	if (ch->cfg.direction == DIR_H2C) {
 		ch->stats.frames++;
 		return;

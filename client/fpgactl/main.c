@@ -35,6 +35,25 @@ int fpgactl_fail(fpgad_client *c, const char *what, int r)
 	return 1;
 }
 
+const char *fpgactl_connect_error(const char *url, int r, char *buf, size_t len)
+{
+	/* libfpgad's own words for this thread's last failed connect. */
+	const char *why = fpgad_errmsg(NULL);
+	size_t n = strlen(url);
+
+	if (!strncmp(why, url, n) && !strncmp(why + n, ": ", 2))
+		why += n + 2;
+	if (why[0])
+		snprintf(buf, len, "%s", why);
+	else if (r == -EINVAL && !strncmp(url, "tls+", 4) && !getenv("FPGAD_TLS_CA"))
+		snprintf(buf, len, "set FPGAD_TLS_CA to the CA file that signed fpgad's certificate");
+	else if (r == -EUSERS)
+		snprintf(buf, len, "fpgad is at its connection limit (%s)", strerror(-r));
+	else
+		snprintf(buf, len, "%s", strerror(-r));
+	return buf;
+}
+
 static int cmd_version(fpgad_client *c, const struct fpgactl_opts *o)
 {
 	if (o->json) {
@@ -47,6 +66,53 @@ static int cmd_version(fpgad_client *c, const struct fpgactl_opts *o)
 	return 0;
 }
 
+/* One channel of Status as JSON (status, channels). */
+static json_t *channel_json(const struct fpgad_channel_summary *ch)
+{
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I}",
+			 "name", ch->name, "direction", ch->direction,
+			 "state", ch->state, "memory", ch->memory,
+			 "mode", ch->mode, "slots", (json_int_t)ch->slots,
+			 "slot_size", (json_int_t)ch->slot_size,
+			 "frame_size", (json_int_t)ch->frame_size,
+			 "frames", (json_int_t)ch->frames,
+			 "drops", (json_int_t)ch->drops,
+			 "lessees", (json_int_t)ch->lessees);
+}
+
+/* Every channel of Status, as a JSON array. */
+static json_t *channels_json(const struct fpgad_status *s)
+{
+	json_t *chans = json_array();
+
+	for (uint32_t i = 0; i < s->n_channels; i++)
+		json_array_append_new(chans, channel_json(&s->channels[i]));
+	return chans;
+}
+
+json_t *fpgactl_status_json(const struct fpgad_status *s)
+{
+	return json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:I, s:o, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			 "version", s->version,
+			 "pid", (json_int_t)s->pid,
+			 "uptime_ms", (json_int_t)s->uptime_ms,
+			 "backend", s->backend, "mode", s->mode,
+			 "mode_reason", s->mode_reason,
+			 "gpu_sharing", s->gpu_sharing,
+			 "gpu_sharing_note", s->gpu_sharing_note,
+			 "clients", (json_int_t)s->clients,
+			 "channels", channels_json(s),
+			 "card_memory", (json_int_t)s->card_memory,
+			 "transfer_engines", s->transfer_engines,
+			 "transfer_queues", (json_int_t)s->transfer_queues,
+			 "transfer_buffers", (json_int_t)s->transfer_buffers,
+			 "transfer_registered", (json_int_t)s->transfer_registered,
+			 "transfers", (json_int_t)s->transfers,
+			 "transfer_bytes", (json_int_t)s->transfer_bytes,
+			 "transfer_errors", (json_int_t)s->transfer_errors,
+			 "transfer_refused", (json_int_t)s->transfer_refused);
+}
+
 static int cmd_status(fpgad_client *c, const struct fpgactl_opts *o)
 {
 	struct fpgad_status *s;
@@ -55,41 +121,7 @@ static int cmd_status(fpgad_client *c, const struct fpgactl_opts *o)
 	if (r < 0)
 		return fpgactl_fail(c, "status", r);
 	if (o->json) {
-		json_t *chans = json_array();
-
-		for (uint32_t i = 0; i < s->n_channels; i++) {
-			const struct fpgad_channel_summary *ch = &s->channels[i];
-
-			json_array_append_new(chans, json_pack(
-				"{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I}",
-				"name", ch->name, "direction", ch->direction,
-				"state", ch->state, "memory", ch->memory,
-				"mode", ch->mode, "slots", (json_int_t)ch->slots,
-				"slot_size", (json_int_t)ch->slot_size,
-				"frame_size", (json_int_t)ch->frame_size,
-				"frames", (json_int_t)ch->frames,
-				"drops", (json_int_t)ch->drops,
-				"lessees", (json_int_t)ch->lessees));
-		}
-		fpgactl_print_json(json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:I, s:o, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
-				     "version", s->version,
-				     "pid", (json_int_t)s->pid,
-				     "uptime_ms", (json_int_t)s->uptime_ms,
-				     "backend", s->backend, "mode", s->mode,
-				     "mode_reason", s->mode_reason,
-				     "gpu_sharing", s->gpu_sharing,
-				     "gpu_sharing_note", s->gpu_sharing_note,
-				     "clients", (json_int_t)s->clients,
-				     "channels", chans,
-				     "card_memory", (json_int_t)s->card_memory,
-				     "transfer_engines", s->transfer_engines,
-				     "transfer_queues", (json_int_t)s->transfer_queues,
-				     "transfer_buffers", (json_int_t)s->transfer_buffers,
-				     "transfer_registered", (json_int_t)s->transfer_registered,
-				     "transfers", (json_int_t)s->transfers,
-				     "transfer_bytes", (json_int_t)s->transfer_bytes,
-				     "transfer_errors", (json_int_t)s->transfer_errors,
-				     "transfer_refused", (json_int_t)s->transfer_refused));
+		fpgactl_print_json(fpgactl_status_json(s));
 		fpgad_status_free(s);
 		return 0;
 	}
@@ -123,6 +155,32 @@ static int cmd_status(fpgad_client *c, const struct fpgactl_opts *o)
 		       ch->slots, (unsigned long long)ch->frame_size,
 		       (unsigned long long)ch->frames,
 		       (unsigned long long)ch->drops, ch->lessees);
+	}
+	fpgad_status_free(s);
+	return 0;
+}
+
+static int cmd_channels(fpgad_client *c, const struct fpgactl_opts *o)
+{
+	struct fpgad_status *s;
+	int r = fpgad_status_get(c, &s);
+
+	if (r < 0)
+		return fpgactl_fail(c, "channels", r);
+	if (o->json) {
+		fpgactl_print_json(json_pack("{s:o}", "channels", channels_json(s)));
+		fpgad_status_free(s);
+		return 0;
+	}
+	printf("%-12s %-4s %-6s %-9s %-10s %6s %10s %5s %10s\n", "CHANNEL", "DIR",
+	       "MEMORY", "MODE", "STATE", "LEASES", "FRAME", "SLOTS", "SLOT_SIZE");
+	for (uint32_t i = 0; i < s->n_channels; i++) {
+		const struct fpgad_channel_summary *ch = &s->channels[i];
+
+		printf("%-12s %-4s %-6s %-9s %-10s %6u %10llu %5u %10llu\n", ch->name,
+		       ch->direction, ch->memory, ch->mode, ch->state, ch->lessees,
+		       (unsigned long long)ch->frame_size, ch->slots,
+		       (unsigned long long)ch->slot_size);
 	}
 	fpgad_status_free(s);
 	return 0;
@@ -189,7 +247,7 @@ static int cmd_stats(fpgad_client *c, const struct fpgactl_opts *o)
 	if (r < 0)
 		return fpgactl_fail(c, o->channel, r);
 	if (o->json) {
-		fpgactl_print_json(json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}",
+		fpgactl_print_json(json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I}",
 				     "channel", o->channel, "state", st.state,
 				     "mode", st.mode,
 				     "frames", (json_int_t)st.frames,
@@ -203,7 +261,9 @@ static int cmd_stats(fpgad_client *c, const struct fpgactl_opts *o)
 				     "card_good", (json_int_t)st.card_good,
 				     "card_bad", (json_int_t)st.card_bad,
 				     "integrity_errors", (json_int_t)st.integrity_errors,
-				     "queued_avg", st.queued_avg));
+				     "queued_avg", st.queued_avg,
+				     "latency_ns_total", (json_int_t)st.latency_ns_total,
+				     "latency_frames", (json_int_t)st.latency_frames));
 		return 0;
 	}
 	printf("channel %s: %s, %s\n", o->channel, st.state, st.mode);
@@ -219,6 +279,9 @@ static int cmd_stats(fpgad_client *c, const struct fpgactl_opts *o)
 	printf("dma time    %.3f s in total\n", (double)st.dma_ns_total / 1e9);
 	printf("card queue  %.2f transfers on average at each completion\n",
 	       st.queued_avg);
+	if (st.latency_frames)
+		printf("latency     %.1f us on average from DMA end to publication\n",
+		       (double)st.latency_ns_total / (double)st.latency_frames / 1e3);
 	if (st.card_good || st.card_bad)
 		printf("card sink   %llu verified, %llu rejected\n",
 		       (unsigned long long)st.card_good,
@@ -240,16 +303,26 @@ static int cmd_reset(fpgad_client *c, const struct fpgactl_opts *o)
 	return 0;
 }
 
+/* Positional arguments a command takes, as its usage shows them. */
+#define ARGS_NONE ""
+#define ARGS_CHANNEL "CHANNEL"
+#define ARGS_CHANNELS "[CHANNEL...]"
+
 static const struct fpgactl_cmd cmds[] = {
-	{ "status", "", "daemon, device and channel state", cmd_status },
-	{ "clients", "", "connected processes and their leases", cmd_clients },
-	{ "version", "", "client and daemon versions", cmd_version },
-	{ "stats", "CHANNEL", "one channel's counters", cmd_stats },
-	{ "reset", "CHANNEL", "clear a channel that failed", cmd_reset },
-	{ "capture", "CHANNEL", "take -n frames, report rate, drops, latency",
+	{ "status", ARGS_NONE, "daemon, device and channel state (several --url: one row per host)",
+	  cmd_status },
+	{ "channels", ARGS_NONE, "one line per channel: direction, memory, mode, state, leases, sizes",
+	  cmd_channels },
+	{ "watch", ARGS_CHANNELS, "frames/s, GB/s, drops, errors, latency, every second",
+	  fpgactl_watch },
+	{ "clients", ARGS_NONE, "connected processes and their leases", cmd_clients },
+	{ "version", ARGS_NONE, "client and daemon versions", cmd_version },
+	{ "stats", ARGS_CHANNEL, "one channel's counters", cmd_stats },
+	{ "reset", ARGS_CHANNEL, "clear a channel that failed", cmd_reset },
+	{ "capture", ARGS_CHANNEL, "take -n frames, report rate, drops, latency",
 	  fpgactl_capture },
-	{ "send", "CHANNEL", "hand -n frames to the card (h2c)", fpgactl_send },
-	{ "topo", "", "card x GPU topology, peer-to-peer verdict, auto's choice",
+	{ "send", ARGS_CHANNEL, "hand -n frames to the card (h2c)", fpgactl_send },
+	{ "topo", ARGS_NONE, "card x GPU topology, peer-to-peer verdict, auto's choice",
 	  fpgactl_topo },
 	{ "read", "ADDR LEN FILE", "card memory to FILE ('-': stdout)",
 	  fpgactl_read },
@@ -271,16 +344,18 @@ static void usage(FILE *f)
 {
 	fprintf(f, "Usage: fpgactl [OPTION]... COMMAND [ARG]...\n\n"
 		   "  --url URL      fpgad's control socket (default $FPGAD_URL, else\n"
-		   "                 %s)\n"
+		   "                 %s); status takes several\n"
 		   "  --json         print JSON (read commands)\n"
-		   "  -n, --count N  frames to take or send (capture, send)\n"
+		   "  -n, --count N  frames to take or send (capture, send), intervals\n"
+		   "                 to show (watch; default: until interrupted)\n"
 		   "  --verify       check every frame's content (capture)\n"
 		   "  --newest       skip to the newest ready frame (capture)\n"
 		   "  --poll-us US   busy-poll US microseconds before sleeping (capture)\n"
 		   "  --shared       a shared-read lease (capture)\n"
 		   "  --reconnect    ride through a restart of fpgad (capture)\n"
 		   "  --timeout MS   give up waiting for a frame after MS (capture,\n"
-		   "                 send), or for a transfer (read, write)\n"
+		   "                 send), for a transfer (read, write), for a host's\n"
+		   "                 answer (status with several --url)\n"
 		   "\nADDR and LEN take K, M and G suffixes (binary) and 0x hexadecimal.\n"
 		   "\nCommands:\n", FPGAD_DEFAULT_URL);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
@@ -304,17 +379,21 @@ static int parse_number(const char *s, uint64_t max, uint64_t *ret)
 	return 0;
 }
 
-/* One line: libfpgad's reason (fpgad_errmsg(NULL)) when it has one. */
-static int connect_failed(const char *url, int r)
+/* Are @n_pos positional arguments (the command's included) right for @cmd? */
+static bool arity_ok(const struct fpgactl_cmd *cmd, const char *const *pos,
+		     unsigned n_pos)
 {
-	const char *why = fpgad_errmsg(NULL);
-	size_t n = strlen(url);
-
-	if (!strncmp(why, url, n) && !strncmp(why + n, ": ", 2))
-		why += n + 2;
-	fprintf(stderr, "fpgactl: cannot reach fpgad at %s: %s\n", url,
-		why[0] ? why : strerror(-r));
-	return 1;
+	if (!strcmp(cmd->args, ARGS_CHANNELS))
+		return true;
+	if (n_pos - 1 == cmd_nargs(cmd))
+		return true;
+	if (n_pos - 1 < cmd_nargs(cmd))
+		fprintf(stderr, "fpgactl: %s needs %s\n", cmd->name, cmd->args);
+	else if (!cmd_nargs(cmd))
+		fprintf(stderr, "fpgactl: %s takes no argument ('%s')\n", cmd->name, pos[1]);
+	else
+		fprintf(stderr, "fpgactl: unexpected argument '%s'\n", pos[1 + cmd_nargs(cmd)]);
+	return false;
 }
 
 int main(int argc, char **argv)
@@ -334,9 +413,10 @@ int main(int argc, char **argv)
 	};
 	struct fpgactl_opts o = { .count = 1000, .timeout_ms = 5000 };
 	const struct fpgactl_cmd *cmd = NULL;
-	const char *pos[4] = { NULL, NULL, NULL, NULL };
-	unsigned n_pos = 0;
+	const char *pos[1 + FPGACTL_MAX_CHANNELS], *urls[FPGACTL_MAX_URLS];
+	unsigned n_pos = 0, n_urls = 0;
 	fpgad_client *c = NULL;
+	char why[256];
 	uint64_t v;
 	int ch, r;
 
@@ -344,16 +424,22 @@ int main(int argc, char **argv)
 	while (optind < argc) {
 		ch = getopt_long(argc, argv, "+n:h", opts, NULL);
 		if (ch == -1) {
-			if (n_pos == sizeof(pos) / sizeof(pos[0])) {
-				fprintf(stderr, "fpgactl: unexpected argument '%s'\n",
-					argv[optind]);
+			if (n_pos == 1 + FPGACTL_MAX_CHANNELS) {
+				fprintf(stderr, "fpgactl: unexpected argument '%s' (at most %d channels)\n",
+					argv[optind], FPGACTL_MAX_CHANNELS);
 				return 2;
 			}
 			pos[n_pos++] = argv[optind++];
 			continue;
 		}
 		switch (ch) {
-		case 'u': o.url = optarg; break;
+		case 'u':
+			if (n_urls == FPGACTL_MAX_URLS) {
+				fprintf(stderr, "fpgactl: at most %d --url\n", FPGACTL_MAX_URLS);
+				return 2;
+			}
+			urls[n_urls++] = optarg;
+			break;
 		case 'j': o.json = true; break;
 		case 'V': o.verify = true; break;
 		case 'N': o.newest = true; break;
@@ -371,6 +457,7 @@ int main(int argc, char **argv)
 				fprintf(stderr, "fpgactl: -n: '%s' is not a positive number\n", optarg);
 				return 2;
 			}
+			o.count_given = true;
 			break;
 		case 't':
 			if (parse_number(optarg, 3600000, &v) < 0) {
@@ -383,7 +470,7 @@ int main(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	if (!pos[0]) {
+	if (!n_pos) {
 		usage(stderr);
 		return 2;
 	}
@@ -394,20 +481,28 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fpgactl: unknown command '%s' (try --help)\n", pos[0]);
 		return 2;
 	}
-	if (!cmd->args[0] && pos[1]) {
-		fprintf(stderr, "fpgactl: %s takes no argument ('%s')\n", cmd->name, pos[1]);
+	if (!arity_ok(cmd, pos, n_pos))
 		return 2;
+	o.channel = n_pos > 1 ? pos[1] : NULL;
+	o.args = o.channels = pos + 1;
+	o.n_args = o.n_channels = n_pos - 1;
+	o.urls = urls;
+	o.n_urls = n_urls;
+	if (n_urls > 1) {
+		if (cmd->run != cmd_status) {
+			fprintf(stderr, "fpgactl: %s takes one --url; several are for status\n",
+				cmd->name);
+			return 2;
+		}
+		return fpgactl_status_hosts(&o);
 	}
-	if (n_pos - 1 != cmd_nargs(cmd)) {
-		fprintf(stderr, "fpgactl: %s needs %s\n", cmd->name, cmd->args);
-		return 2;
-	}
-	o.channel = pos[1];
-	o.args = pos + 1;
-	o.n_args = n_pos - 1;
+	o.url = n_urls ? urls[0] : fpgad_default_url();
 	r = fpgad_connect(o.url, &c);
-	if (r < 0)
-		return connect_failed(o.url ? o.url : fpgad_default_url(), r);
+	if (r < 0) {
+		fprintf(stderr, "fpgactl: cannot reach fpgad at %s: %s\n", o.url,
+			fpgactl_connect_error(o.url, r, why, sizeof(why)));
+		return 1;
+	}
 	r = cmd->run(c, &o);
 	fpgad_disconnect(c);
 	return r;

@@ -332,6 +332,9 @@ struct fpgad_channel_stats {
 				      (integrity = crc32c), flagged ERROR */
 	double queued_avg;	/* transfers queued on the card, on average,
 				   when one completed */
+	uint64_t latency_ns_total; /* c2h: DMA end to publication, summed
+				      over latency_frames frames */
+	uint64_t latency_frames;
 };
 
 FPGAD_EXPORT int fpgad_channel_stats(fpgad_client *c, const char *name,

@@ -446,6 +446,193 @@ static void test_fpgactl_errors(void **state)
 	assert_non_null(strstr(out, "unknown command 'frobnicate'"));
 }
 
+/* Channels of the fpgactl tests: c2h frames that flow while leased. */
+#define TWO_CHANNELS "[channel cam]\nmemory = host\nslot_size = 64K\nframe_size = 16K\n" \
+	"frame_rate = 1000\n[channel out]\ndirection = h2c\nmemory = host\nslots = 4\n" \
+	"slot_size = 64K\nframe_size = 64K\n"
+
+/* One plain line of watch: TIME CHANNEL state=S frames=N fps=F ... */
+struct watch_line {
+	char channel[32], state[16];
+	unsigned long long frames, drops, errors;
+	double fps, gbps;
+	char latency[32];
+};
+
+static int parse_watch_line(const char *line, struct watch_line *w)
+{
+	char when[32];
+
+	return sscanf(line, "%31s %31s state=%15s frames=%llu fps=%lf gbps=%lf drops=%llu errors=%llu latency_us=%31s",
+		      when, w->channel, w->state, &w->frames, &w->fps, &w->gbps,
+		      &w->drops, &w->errors, w->latency) == 9 ? 0 : -1;
+}
+
+/*
+ * watch -n 2 through a pipe: two intervals, one plain line per channel
+ * each, the counters moving while a lessee holds the c2h channel.
+ */
+static void test_fpgactl_watch(void **state)
+{
+	struct watch_line w[4];
+	struct fpgad_proc p;
+	fpgad_channel *ch;
+	struct fpgad_frame f;
+	char cmd[512], out[4096], *line, *save = NULL;
+	unsigned n = 0;
+	fpgad_client *c;
+
+	(void)state;
+	harness_start_ok(&p, TWO_CHANNELS, NULL);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_channel_open(c, "cam", 0, &ch), 0);
+	/* Frames flow: the stream publishes whether or not they are taken. */
+	assert_int_equal(fpgad_frame_wait(ch, &f, 5000), 0);
+	assert_int_equal(fpgad_frame_release(ch, &f), 0);
+
+	snprintf(cmd, sizeof(cmd), "%s --url %s watch -n 2 | cat", harness_bin("fpgactl"), p.url);
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		assert_true(n < 4);
+		if (parse_watch_line(line, &w[n]) < 0)
+			fail_msg("not a watch line: '%s'", line);
+		n++;
+	}
+	/* Every channel, in fpgad's order, each interval. */
+	assert_int_equal(n, 4);
+	assert_string_equal(w[0].channel, "cam");
+	assert_string_equal(w[1].channel, "out");
+	assert_string_equal(w[2].channel, "cam");
+	assert_string_equal(w[3].channel, "out");
+	assert_string_equal(w[0].state, "streaming");
+	assert_string_equal(w[1].state, "idle");
+	assert_true(w[2].frames > w[0].frames);
+	assert_true(w[0].fps > 100 && w[2].fps > 100);
+	assert_true(w[2].gbps > 0);
+	assert_string_not_equal(w[2].latency, "-");
+	assert_true(atof(w[2].latency) > 0);
+	assert_int_equal(w[3].frames, 0);
+	assert_string_equal(w[3].latency, "-");
+
+	/* Named channels only; --json: one object per line. */
+	snprintf(cmd, sizeof(cmd), "%s --url %s watch cam -n 1 --json", harness_bin("fpgactl"), p.url);
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
+	{
+		json_error_t jerr;
+		json_t *j = json_loads(out, 0, &jerr);
+
+		if (!j)
+			fail_msg("watch --json printed '%s': %s", out, jerr.text);
+		assert_string_equal(json_string_value(json_object_get(j, "channel")), "cam");
+		assert_true(json_integer_value(json_object_get(j, "frames")) > 0);
+		assert_true(json_real_value(json_object_get(j, "fps")) > 0);
+		assert_true(json_is_real(json_object_get(j, "latency_us")));
+		json_decref(j);
+	}
+	snprintf(cmd, sizeof(cmd), "%s --url %s watch nosuch -n 1 2>&1", harness_bin("fpgactl"), p.url);
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 1);
+	assert_non_null(strstr(out, "no channel named 'nosuch'"));
+	fpgad_channel_close(ch);
+	fpgad_disconnect(c);
+	harness_stop_ok(&p);
+}
+
+/* channels: one line per configured channel; --json the same fields. */
+static void test_fpgactl_channels(void **state)
+{
+	char cmd[512], out[4096], name[32], dir[8], mem[8], mode[16], st[16];
+	unsigned leases, slots;
+	unsigned long long frame, slot_size;
+	struct fpgad_proc p;
+	json_t *j, *chans;
+	int rc;
+
+	(void)state;
+	harness_start_ok(&p, TWO_CHANNELS, NULL);
+	snprintf(cmd, sizeof(cmd), "%s --url %s channels", harness_bin("fpgactl"), p.url);
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
+	assert_int_equal(strncmp(out, "CHANNEL ", 8), 0);
+	assert_int_equal(sscanf(strchr(out, '\n') + 1, "%31s %7s %7s %15s %15s %u %llu %u %llu",
+				name, dir, mem, mode, st, &leases, &frame, &slots, &slot_size), 9);
+	assert_string_equal(name, "cam");
+	assert_string_equal(dir, "c2h");
+	assert_string_equal(mem, "host");
+	assert_string_equal(mode, "host");
+	assert_string_equal(st, "idle");
+	assert_int_equal(leases, 0);
+	assert_int_equal(frame, 16384);
+	assert_int_equal(slots, 8);
+	assert_int_equal(slot_size, 65536);
+	assert_non_null(strstr(out, "\nout "));
+	assert_non_null(strstr(strstr(out, "\nout "), " h2c "));
+
+	j = fpgactl_json(&p, "channels", &rc);
+	assert_int_equal(rc, 0);
+	chans = json_object_get(j, "channels");
+	assert_int_equal(json_array_size(chans), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(chans, 1), "name")), "out");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(chans, 1), "direction")), "h2c");
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(chans, 1), "slots")), 4);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(chans, 0), "frame_size")), 16384);
+	json_decref(j);
+	harness_stop_ok(&p);
+}
+
+/* status with several --url: one row per host, the dead one said so. */
+static void test_fpgactl_status_hosts(void **state)
+{
+	const char *dead = "ipc:///nonexistent/fpgad.sock";
+	char cmd[768], out[8192], *row;
+	struct fpgad_proc p;
+	json_error_t jerr;
+	json_t *j, *e;
+
+	(void)state;
+	harness_start_ok(&p, TWO_CHANNELS, NULL);
+	snprintf(cmd, sizeof(cmd), "%s --url %s --url %s status", harness_bin("fpgactl"),
+		 p.url, dead);
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 1);
+	assert_int_equal(strncmp(out, "HOST ", 5), 0);
+	row = strstr(out, p.url);
+	assert_non_null(row);
+	assert_non_null(strstr(row, " " FPGAD_VERSION_STRING " "));
+	assert_non_null(strstr(row, " sim "));
+	row = strstr(out, dead);
+	assert_non_null(row);
+	assert_non_null(strstr(row, "unreachable: Connection refused\n"));
+	assert_true(strstr(out, p.url) < row);	/* in the order given */
+
+	snprintf(cmd, sizeof(cmd), "%s --url %s --url %s --json status", harness_bin("fpgactl"),
+		 dead, p.url);
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 1);
+	j = json_loads(out, 0, &jerr);
+	if (!j)
+		fail_msg("status --json printed '%s': %s", out, jerr.text);
+	assert_true(json_is_array(j));
+	assert_int_equal(json_array_size(j), 2);
+	e = json_array_get(j, 0);
+	assert_string_equal(json_string_value(json_object_get(e, "url")), dead);
+	assert_false(json_is_true(json_object_get(e, "reachable")));
+	assert_string_equal(json_string_value(json_object_get(e, "error")), "Connection refused");
+	e = json_array_get(j, 1);
+	assert_true(json_is_true(json_object_get(e, "reachable")));
+	assert_int_equal(json_integer_value(json_object_get(e, "pid")), p.pid);
+	assert_int_equal(json_array_size(json_object_get(e, "channels")), 2);
+	json_decref(j);
+
+	/* Every host answers: exit 0. */
+	snprintf(cmd, sizeof(cmd), "%s --url %s --url %s status", harness_bin("fpgactl"),
+		 p.url, p.url);
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
+	assert_null(strstr(out, "unreachable"));
+	/* Several --url are for status only. */
+	snprintf(cmd, sizeof(cmd), "%s --url %s --url %s clients 2>&1", harness_bin("fpgactl"),
+		 p.url, p.url);
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 2);
+	assert_non_null(strstr(out, "clients takes one --url; several are for status"));
+	harness_stop_ok(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -462,6 +649,9 @@ int main(void)
 		cmocka_unit_test(test_remote_tls),
 		cmocka_unit_test(test_max_clients),
 		cmocka_unit_test(test_fpgactl_errors),
+		cmocka_unit_test(test_fpgactl_watch),
+		cmocka_unit_test(test_fpgactl_channels),
+		cmocka_unit_test(test_fpgactl_status_hosts),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -80,6 +80,9 @@ static void test_defaults(void **state)
 	assert_string_equal(cfg.control.group, "fpga");
 	assert_int_equal(cfg.control.socket_mode, 0660);
 	assert_int_equal(cfg.channels[0].slot_size % 4096, 0);
+	/* No metrics listener unless asked for. */
+	assert_string_equal(cfg.metrics.listen, "");
+	assert_int_equal(cfg.metrics.max_clients, 8);
 }
 
 static void test_empty_file_is_defaults(void **state)
@@ -115,6 +118,7 @@ static void test_every_key(void **state)
 		"[transfer]\nengines = 2\nqueue_entries = 64\nmax_length = 64M\n"
 		"max_buffers = 9\nmax_registered = 2G\nbounce_slots = 4\n"
 		"poll_us = 30\n"
+		"[metrics]\nlisten = http://[::1]:9110/fpgad/metrics\nmax_clients = 3\n"
 		"[channel cam0]\ndirection = c2h\nengine = 1\nslots = 16\n"
 		"slot_size = 2M\nframe_size = 1048576\nframe_rate = 120\n"
 		"queue_depth = 8\npoll_us = 250\nmemory = cuda\nmode = bounce\npolicy = block\n"
@@ -153,6 +157,8 @@ static void test_every_key(void **state)
 	assert_int_equal(cfg.transfer.max_registered, 2ull << 30);
 	assert_int_equal(cfg.transfer.bounce_slots, 4);
 	assert_int_equal(cfg.transfer.poll_us, 30);
+	assert_string_equal(cfg.metrics.listen, "http://[::1]:9110/fpgad/metrics");
+	assert_int_equal(cfg.metrics.max_clients, 3);
 	assert_int_equal(cfg.n_channels, 2);
 	assert_string_equal(cfg.channels[0].name, "cam0");
 	assert_int_equal(cfg.channels[0].engine, 1);
@@ -234,6 +240,53 @@ static void test_errors(void **state)
 		     "remote = tls+tcp://0.0.0.0:7710 needs tls_cert_key");
 	expect_error("[daemon]\nlog_level = info\nruntime_dir = run/fpgad\n", 3,
 		     "runtime_dir must be an absolute path");
+	expect_error("[metrics]\nmax_clients = 0\n", 2,
+		     "max_clients: '0' is not a whole number from 1 to 1024");
+	expect_error("[metrics]\nlisten = http://0.0.0.0:9110/metrics\nport = 1\n", 3,
+		     "unknown key 'port' in [metrics]");
+}
+
+/* [metrics] listen: http://ADDRESS:PORT/PATH, or the line says why not. */
+static void test_metrics_listen(void **state)
+{
+	static const struct {
+		const char *url, *what;
+	} bad[] = {
+		{ "https://0.0.0.0:9110/metrics", "served over plain http only" },
+		{ "tcp://0.0.0.0:9110", "is not http://ADDRESS:PORT/PATH" },
+		{ "0.0.0.0:9110/metrics", "is not http://ADDRESS:PORT/PATH" },
+		{ "http://:9110/metrics", "has no address" },
+		{ "http://user@host:9110/metrics", "'user@host' is not an IPv4 address" },
+		{ "http://[::1:9110/metrics", "the address in [] is not an IPv6 address" },
+		{ "http://[fe80::zz]:9110/metrics", "the address in [] is not an IPv6 address" },
+		{ "http://127.0.0.1/metrics", "has no port" },
+		{ "http://127.0.0.1:/metrics", "has no port" },
+		{ "http://127.0.0.1:0/metrics", "port '0' is not a number from 1 to 65535" },
+		{ "http://127.0.0.1:65536/metrics", "port '65536' is not a number from 1 to 65535" },
+		{ "http://127.0.0.1:91x/metrics", "port '91x' is not a number" },
+		{ "http://127.0.0.1:9110", "has no path after the port" },
+		{ "http://127.0.0.1:9110/metrics?x=1", "a path holds letters, digits and" },
+		{ "http://127.0.0.1:9110/met rics", "a path holds letters, digits and" },
+	};
+	static const char *const good[] = {
+		"http://0.0.0.0:9110/metrics", "http://[::]:1/", "http://localhost:65535/m-1.x_~",
+		"http://[fe80::1]:9110/metrics",
+	};
+	struct config cfg;
+	char text[384], err[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "[daemon]\nlog_level = info\n[metrics]\nmax_clients = 2\nlisten = %s\n",
+			 bad[i].url);
+		expect_error(text, 5, bad[i].what);
+	}
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		snprintf(text, sizeof(text), "[metrics]\nlisten = %s\n", good[i]);
+		if (load(text, &cfg, err, sizeof(err)) < 0)
+			fail_msg("%s: %s", good[i], err);
+		assert_string_equal(cfg.metrics.listen, good[i]);
+	}
 }
 
 /* A key set twice, or a channel declared twice, names both lines. */
@@ -308,6 +361,11 @@ static void test_where(void **state)
 	/* A section the file does not have: the file. */
 	assert_string_equal(config_where(&cfg, CONFIG_SIM, 0, "seed", buf,
 					 sizeof(buf)), path);
+	assert_int_equal(load("[daemon]\n[metrics]\nmax_clients = 2\nlisten = http://0.0.0.0:1/m\n",
+			      &cfg, err, sizeof(err)), 0);
+	snprintf(want, sizeof(want), "%s:4", path);
+	assert_string_equal(config_where(&cfg, CONFIG_METRICS, 0, "listen", buf,
+					 sizeof(buf)), want);
 }
 
 static void test_missing_file(void **state)
@@ -355,6 +413,7 @@ int main(void)
 		cmocka_unit_test(test_every_key),
 		cmocka_unit_test(test_link_unlimited),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_metrics_listen),
 		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_not_a_regular_file),
 		cmocka_unit_test(test_where),

@@ -58,6 +58,17 @@ static void test_plan(void **state)
 	fdlimit_plan(&cfg, 100, &b);
 	assert_int_equal(b.ceiling, 0);
 	assert_int_equal(b.remote_clients, 0);
+
+	/* The metrics listener's connections come out of the same room. */
+	config_defaults(&cfg);
+	cfg.control.max_remote_clients = 4096;
+	snprintf(cfg.metrics.listen, sizeof(cfg.metrics.listen), "http://0.0.0.0:9110/metrics");
+	cfg.metrics.max_clients = 10;
+	fdlimit_plan(&cfg, 1024, &b);
+	assert_int_equal(b.reserve, 264);
+	assert_int_equal(b.remote_clients, 760 - 10);
+	fdlimit_plan(&cfg, 270, &b);
+	assert_int_equal(b.remote_clients, 0);
 }
 
 static void test_raise(void **state)
@@ -148,6 +159,72 @@ static void test_guard_tcp(void **state)
 	log_level = LOG_INFO;
 }
 
+/*
+ * A capped listener: connections beyond its limit are closed at once,
+ * one that closed frees its place (also when its descriptor number is
+ * reused at once), and other listeners are not counted.
+ */
+static void test_cap(void **state)
+{
+	struct sockaddr_in sa, sa2;
+	int l, l2, c[6], a[6], x, y;
+	char b;
+
+	(void)state;
+	log_level = LOG_ERR;	/* the refusal is a warning */
+	l = tcp_listener(&sa);
+	l2 = tcp_listener(&sa2);
+	fdlimit_cap((struct sockaddr *)&sa, sizeof(sa), 2, "test", "max_test");
+	c[0] = tcp_connect(&sa);
+	c[1] = tcp_connect(&sa);
+	c[2] = tcp_connect(&sa);
+	a[0] = accept(l, NULL, NULL);
+	a[1] = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	assert_true(a[0] >= 0 && a[1] >= 0);
+	errno = 0;
+	assert_int_equal(accept(l, NULL, NULL), -1);
+	assert_int_equal(errno, ECONNABORTED);
+	assert_true(read(c[2], &b, 1) <= 0);
+
+	/* Another listener is not counted. */
+	x = tcp_connect(&sa2);
+	y = accept(l2, NULL, NULL);
+	assert_true(y >= 0);
+
+	/* A closed connection frees its place; its number comes back. */
+	c[3] = tcp_connect(&sa);
+	close(a[0]);
+	a[2] = accept(l, NULL, NULL);
+	assert_int_equal(a[2], a[0]);
+	c[4] = tcp_connect(&sa);
+	assert_int_equal(accept(l, NULL, NULL), -1);
+
+	/* A higher limit applies to the next connection. */
+	fdlimit_cap_set(3);
+	c[5] = tcp_connect(&sa);
+	a[3] = accept(l, NULL, NULL);
+	assert_true(a[3] >= 0);
+
+	/* Lifted: no count at all. */
+	fdlimit_cap(NULL, 0, 0, NULL, NULL);
+	close(c[4]);
+	c[4] = tcp_connect(&sa);
+	a[4] = accept(l, NULL, NULL);
+	assert_true(a[4] >= 0);
+
+	for (unsigned i = 0; i < 6; i++)
+		close(c[i]);
+	close(a[1]);
+	close(a[2]);
+	close(a[3]);
+	close(a[4]);
+	close(x);
+	close(y);
+	close(l);
+	close(l2);
+	log_level = LOG_INFO;
+}
+
 /* Local (AF_UNIX) connections are never refused: they use the reserve. */
 static void test_guard_unix_passes(void **state)
 {
@@ -179,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_raise),
 		cmocka_unit_test(test_guard_tcp),
 		cmocka_unit_test(test_guard_unix_passes),
+		cmocka_unit_test(test_cap),
 	};
 
 	return cmocka_run_group_tests_name("fdlimit", tests, NULL, NULL);

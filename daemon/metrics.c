@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: MIT
+/*
+ * metrics.c - the Prometheus exposition (metrics.h): what is exported and
+ * under which names, the text format, and the HTTP listener.
+ *
+ * Names follow Prometheus' naming guide: the fpgad_ prefix, base units
+ * (seconds, bytes), _total on counters, one HELP and one TYPE line per
+ * family, then its samples, per channel labelled channel= and direction=.
+ */
+#include <errno.h>
+#include <nng/nng.h>
+#include <nng/supplemental/http/http.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "daemon.h"
+#include "errmap.h"
+#include "fdlimit.h"
+#include "log.h"
+#include "metrics.h"
+
+struct metrics {
+	struct daemon *d;
+	nng_url *url;
+	nng_http_server *srv;
+	bool started;
+};
+
+/* A family of samples, one per channel, from a field of struct channel_stats. */
+struct stats_family {
+	const char *name;
+	const char *help;
+	size_t offset;
+};
+
+/* uint64_t fields. */
+static const struct stats_family counters[] = {
+	{ "fpgad_channel_frames_total",
+	  "Frames the channel moved: published to its lessees (c2h), or read by the card (h2c).",
+	  offsetof(struct channel_stats, frames) },
+	{ "fpgad_channel_bytes_total",
+	  "Bytes the card's DMA moved in transfers that completed.",
+	  offsetof(struct channel_stats, bytes) },
+	{ "fpgad_channel_drops_total",
+	  "Frames lost: ready frames nobody held, taken back under policy drop-oldest (c2h); frames of the writer the card lost (h2c).",
+	  offsetof(struct channel_stats, drops) },
+	{ "fpgad_channel_stalls_total",
+	  "Times the card waited for a free slot under policy block.",
+	  offsetof(struct channel_stats, stalls) },
+	{ "fpgad_channel_errors_total",
+	  "DMA errors and timeouts, and transfers that could not be started or copied.",
+	  offsetof(struct channel_stats, errors) },
+	{ "fpgad_channel_recoveries_total",
+	  "Engine resets after a DMA error or timeout.",
+	  offsetof(struct channel_stats, recoveries) },
+	{ "fpgad_channel_integrity_errors_total",
+	  "Frames whose CRC-32C did not match (integrity = crc32c); published flagged ERROR.",
+	  offsetof(struct channel_stats, integrity_errors) },
+};
+
+/* struct histo fields. */
+static const struct stats_family histograms[] = {
+	{ "fpgad_channel_dma_duration_seconds",
+	  "Card DMA time of each transfer that completed, from the engine's start to its end.",
+	  offsetof(struct channel_stats, dma) },
+	{ "fpgad_channel_publish_latency_seconds",
+	  "c2h: time from the end of a frame's card DMA to its publication to the lessees, measured by fpgad's streaming thread; includes the bounce copy and the CRC check.",
+	  offsetof(struct channel_stats, latency) },
+};
+
+/* --- the text format ------------------------------------------------------------ */
+
+static void family(FILE *f, const char *name, const char *type,
+		   const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A label value: backslash, double quote and line feed escaped. */
+static void label_value(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fprintf(f, "\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+/* NAME{channel="...",direction="..." — the caller closes the braces. */
+static void channel_sample(FILE *f, const char *name,
+			   const struct metrics_channel *mc)
+{
+	fprintf(f, "%s{channel=\"", name);
+	label_value(f, mc->name);
+	fputs("\",direction=\"", f);
+	label_value(f, mc->direction);
+	fputc('"', f);
+}
+
+static void format_daemon(FILE *f, const struct metrics_snapshot *snap)
+{
+	family(f, "fpgad_build_info", "gauge",
+	       "The version of fpgad that runs, as a label; always 1.");
+	fputs("fpgad_build_info{version=\"", f);
+	label_value(f, snap->version);
+	fputs("\"} 1\n", f);
+	family(f, "fpgad_uptime_seconds", "gauge", "Seconds since fpgad started.");
+	fprintf(f, "fpgad_uptime_seconds %.3f\n", (double)snap->uptime_ns / 1e9);
+	family(f, "fpgad_clients", "gauge",
+	       "Control connections open, on the local socket and the remote listener.");
+	fprintf(f, "fpgad_clients %u\n", snap->clients);
+	family(f, "fpgad_pinned_bytes", "gauge",
+	       "Bytes pinned for the card's DMA: every channel's ring, and its staging in bounce mode.");
+	fprintf(f, "fpgad_pinned_bytes %llu\n", (unsigned long long)snap->pinned_bytes);
+}
+
+static void format_states(FILE *f, const struct metrics_snapshot *snap)
+{
+	family(f, "fpgad_channel_state", "gauge",
+	       "1 for the state the channel is in, 0 for the others.");
+	for (unsigned i = 0; i < snap->n_channels; i++) {
+		const struct metrics_channel *mc = &snap->channels[i];
+
+		for (unsigned s = 0; s < CHANNEL_STATES; s++) {
+			channel_sample(f, "fpgad_channel_state", mc);
+			fprintf(f, ",state=\"%s\"} %d\n", channel_state_name(s),
+				mc->st.state == s);
+		}
+	}
+	family(f, "fpgad_channel_leases", "gauge",
+	       "Leases held on the channel: processes that read (c2h) or write (h2c) it.");
+	for (unsigned i = 0; i < snap->n_channels; i++) {
+		channel_sample(f, "fpgad_channel_leases", &snap->channels[i]);
+		fprintf(f, "} %u\n", snap->channels[i].st.lessees);
+	}
+}
+
+static void format_counter(FILE *f, const struct metrics_snapshot *snap,
+			   const struct stats_family *c)
+{
+	family(f, c->name, "counter", c->help);
+	for (unsigned i = 0; i < snap->n_channels; i++) {
+		const struct metrics_channel *mc = &snap->channels[i];
+		uint64_t v;
+
+		memcpy(&v, (const char *)&mc->st + c->offset, sizeof(v));
+		channel_sample(f, c->name, mc);
+		fprintf(f, "} %llu\n", (unsigned long long)v);
+	}
+}
+
+/* Buckets are cumulative in the exposition, bounds in seconds. */
+static void format_histogram(FILE *f, const struct metrics_snapshot *snap,
+			     const struct stats_family *hg)
+{
+	char bucket[96], sum[96], count[96];
+
+	snprintf(bucket, sizeof(bucket), "%s_bucket", hg->name);
+	snprintf(sum, sizeof(sum), "%s_sum", hg->name);
+	snprintf(count, sizeof(count), "%s_count", hg->name);
+	family(f, hg->name, "histogram", hg->help);
+	for (unsigned i = 0; i < snap->n_channels; i++) {
+		const struct metrics_channel *mc = &snap->channels[i];
+		const struct histo *h = (const void *)((const char *)&mc->st + hg->offset);
+		uint64_t cum = 0;
+
+		for (unsigned b = 0; b < HISTO_BOUNDS; b++) {
+			cum += h->bucket[b];
+			channel_sample(f, bucket, mc);
+			fprintf(f, ",le=\"%.10g\"} %llu\n",
+				(double)histo_bound_ns(b) / 1e9,
+				(unsigned long long)cum);
+		}
+		channel_sample(f, bucket, mc);
+		fprintf(f, ",le=\"+Inf\"} %llu\n", (unsigned long long)h->count);
+		channel_sample(f, sum, mc);
+		fprintf(f, "} %.9f\n", (double)h->sum_ns / 1e9);
+		channel_sample(f, count, mc);
+		fprintf(f, "} %llu\n", (unsigned long long)h->count);
+	}
+}
+
+int metrics_format(const struct metrics_snapshot *snap, char **ret_text,
+		   size_t *ret_len)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return -errno;
+	format_daemon(f, snap);
+	format_states(f, snap);
+	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
+		format_counter(f, snap, &counters[i]);
+	for (size_t i = 0; i < sizeof(histograms) / sizeof(histograms[0]); i++)
+		format_histogram(f, snap, &histograms[i]);
+	if (ferror(f) | fclose(f)) {
+		free(text);
+		return -ENOMEM;
+	}
+	*ret_text = text;
+	*ret_len = len;
+	return 0;
+}
+
+/* --- the snapshot ---------------------------------------------------------------- */
+
+void metrics_collect(struct daemon *d, struct metrics_snapshot *ret_snap)
+{
+	struct metrics_snapshot *s = ret_snap;
+
+	memset(s, 0, sizeof(*s));
+	s->version = FPGAD_VERSION;
+	s->uptime_ns = clock_now_ns() - d->start_ns;
+	s->clients = d->sessions.count;
+	s->n_channels = d->n_channels;
+	for (unsigned i = 0; i < d->n_channels; i++) {
+		struct channel *ch = d->channels[i];
+		const struct config_channel *cc = channel_config(ch);
+
+		s->channels[i].name = cc->name;
+		s->channels[i].direction = direction_name(cc->direction);
+		channel_get_stats(ch, &s->channels[i].st);
+		s->pinned_bytes += channel_pinned_bytes(ch);
+	}
+}
+
+/* --- the HTTP listener ------------------------------------------------------------- */
+
+/* The metrics, as a response of its own; NULL without memory. */
+static nng_http_res *metrics_response(struct metrics *m)
+{
+	struct metrics_snapshot *snap = malloc(sizeof(*snap));
+	nng_http_res *res = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	int rv = NNG_ENOMEM;
+
+	if (snap) {
+		metrics_collect(m->d, snap);
+		if (metrics_format(snap, &text, &len) == 0)
+			rv = nng_http_res_alloc(&res);
+	}
+	if (rv == 0)
+		rv = nng_http_res_set_header(res, "Content-Type", METRICS_CONTENT_TYPE);
+	if (rv == 0)
+		rv = nng_http_res_copy_data(res, text, len);
+	free(snap);
+	free(text);
+	if (rv == 0)
+		return res;
+	if (res)
+		nng_http_res_free(res);
+	return NULL;
+}
+
+/*
+ * GET on the path (nng answers HEAD from it, 405 to another method on the
+ * path, 404 to another path); on an nng thread.
+ */
+static void serve(nng_aio *aio)
+{
+	nng_http_handler *h = nng_aio_get_input(aio, 1);
+	nng_http_res *res = metrics_response(nng_http_handler_get_data(h));
+
+	if (!res && nng_http_res_alloc_error(&res, NNG_HTTP_STATUS_INTERNAL_SERVER_ERROR)) {
+		nng_aio_finish(aio, NNG_ENOMEM);
+		return;
+	}
+	nng_aio_set_output(aio, 0, res);
+	nng_aio_finish(aio, 0);
+}
+
+/* Count its connections against [metrics] max_clients where they arrive. */
+static void cap_connections(struct metrics *m, unsigned max_clients)
+{
+	struct sockaddr_storage ss;
+	nng_sockaddr na;
+
+	if (nng_http_server_get_addr(m->srv, &na) != 0 ||
+	    peer_sockaddr_from_nng(&na, &ss) < 0) {
+		log_warn("metrics: the listener's address is unknown: its connections are not limited");
+		return;
+	}
+	fdlimit_cap((struct sockaddr *)&ss, sizeof(ss), max_clients, "metrics",
+		    "[metrics] max_clients");
+}
+
+int metrics_start(struct daemon *d, struct metrics **ret_m)
+{
+	const struct config_metrics *mc = &d->cfg.metrics;
+	char where[PATH_MAX + 16];
+	nng_http_handler *h = NULL;
+	struct metrics *m;
+	int rv;
+
+	if (!mc->listen[0]) {
+		*ret_m = NULL;
+		return 0;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->d = d;
+	rv = nng_url_parse(&m->url, mc->listen);
+	if (rv == 0)
+		rv = nng_http_server_hold(&m->srv, m->url);
+	if (rv == 0)
+		rv = nng_http_handler_alloc(&h, m->url->u_path, serve);
+	if (rv == 0)
+		rv = nng_http_handler_set_method(h, "GET");
+	if (rv == 0)
+		rv = nng_http_handler_set_data(h, m, NULL);
+	if (rv == 0)
+		rv = nng_http_server_add_handler(m->srv, h);
+	if (rv)
+		goto fail;
+	h = NULL;	/* the server's now */
+	rv = nng_http_server_start(m->srv);
+	if (rv)
+		goto fail;
+	m->started = true;
+	if (!fdlimit_guard_in_effect())
+		log_warn("metrics: the listener does not call fpgad's accept guard (accept is not exported): [metrics] max_clients is not enforced");
+	cap_connections(m, mc->max_clients);
+	log_info("metrics: serving %s, at most %u connections at once",
+		 mc->listen, mc->max_clients);
+	*ret_m = m;
+	return 0;
+fail:
+	log_err("%s: metrics: cannot listen on %s: %s",
+		config_where(&d->cfg, CONFIG_METRICS, 0, "listen", where, sizeof(where)),
+		mc->listen, nng_strerror(rv));
+	if (h)
+		nng_http_handler_free(h);
+	metrics_stop(m);
+	return errmap_nng(rv);
+}
+
+void metrics_stop(struct metrics *m)
+{
+	if (!m)
+		return;
+	fdlimit_cap(NULL, 0, 0, NULL, NULL);
+	/* nng waits for the connections to go, and their handlers with them. */
+	if (m->started)
+		nng_http_server_stop(m->srv);
+	if (m->srv)
+		nng_http_server_release(m->srv);
+	nng_url_free(m->url);
+	free(m);
+}
+
+void metrics_set_limit(struct metrics *m, unsigned max_clients)
+{
+	if (m)
+		fdlimit_cap_set(max_clients);
+}

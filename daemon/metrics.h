@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * metrics.h - fpgad's counters for Prometheus: a snapshot of the daemon
+ * and its channels, its text exposition (format 0.0.4), and the read-only
+ * HTTP listener that serves it at [metrics] listen, apart from the control
+ * sockets: it answers GET on its one path and nothing else.
+ *
+ * The listener is nng's HTTP server.  Its handler runs on nng's threads
+ * and takes the snapshot there, the way a ChannelStats request reads a
+ * channel: each channel's counters are copied under the channel lock
+ * (channel_get_stats), which the streaming thread holds only for its
+ * bookkeeping; the client count is an atomic the loop keeps; the rest is
+ * fixed once fpgad has started.  Nothing waits on the loop.
+ *
+ * Its connections count against their own limit ([metrics] max_clients,
+ * enforced where they are accepted: fdlimit_cap()), never against the
+ * control listeners' places, and as tcp connections they stay out of the
+ * descriptors kept for local clients.
+ */
+#ifndef FPGAD_METRICS_H
+#define FPGAD_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "channel.h"
+#include "config.h"
+
+#define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+struct daemon;
+struct metrics;
+
+struct metrics_channel {
+	const char *name;
+	const char *direction;		/* "c2h", "h2c" */
+	struct channel_stats st;
+};
+
+struct metrics_snapshot {
+	const char *version;
+	uint64_t uptime_ns;
+	unsigned clients;		/* control connections, local and remote */
+	uint64_t pinned_bytes;		/* channel_pinned_bytes(), all channels */
+	unsigned n_channels;
+	struct metrics_channel channels[CONFIG_MAX_CHANNELS];
+};
+
+/* @d now; any thread, once daemon_start() has made the channels. */
+void metrics_collect(struct daemon *d, struct metrics_snapshot *ret_snap);
+/*
+ * @snap in the text exposition format: a NUL-terminated malloc'd text and
+ * its length (without the NUL).
+ */
+int metrics_format(const struct metrics_snapshot *snap, char **ret_text,
+		   size_t *ret_len);
+
+/*
+ * Serve @d's metrics at its [metrics] listen; *ret_m is NULL when that is
+ * empty.  A listen URL that cannot be bound is logged at its config line.
+ */
+int metrics_start(struct daemon *d, struct metrics **ret_m);
+/* Stop serving; returns once no handler runs any more.  Accepts NULL. */
+void metrics_stop(struct metrics *m);
+/* A new [metrics] max_clients (reload); open connections stay. */
+void metrics_set_limit(struct metrics *m, unsigned max_clients);
+
+#endif

@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_metrics.c - the Prometheus listener end to end: a real fpgad with
+ * [metrics], frames streamed through libfpgad, /metrics scraped over a
+ * plain socket (counters move, names and types right, promtool agrees),
+ * 404 and 405, bad listen URLs stopping the start at their line, a flood
+ * of HTTP connections held to [metrics] max_clients without costing the
+ * control listeners a place, and SIGHUP on the limit and the URL.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fpgad.h"
+#include "harness.h"
+
+#define BODY_MAX (256 * 1024)
+
+/* A port for this test run's listeners: @n apart for each use. */
+static int test_port(int n)
+{
+	return 21000 + (getpid() * 7 + n) % 20000;
+}
+
+static int tcp_connect_port(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct timeval tv = { .tv_sec = 5 };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	sa.sin_port = htons((uint16_t)port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/*
+ * One HTTP/1.1 request on a connection of its own: the status code, or -1
+ * when the connection closed without an answer.  @out gets the whole
+ * response (head and body), NUL-terminated.
+ */
+static int http(int port, const char *method, const char *path, char *out,
+		size_t len)
+{
+	char req[256];
+	size_t got = 0;
+	ssize_t n;
+	int fd = tcp_connect_port(port), code;
+
+	snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+		 "Connection: close\r\n\r\n", method, path, port);
+	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req)) {
+		close(fd);
+		return -1;
+	}
+	while (got < len - 1 && (n = read(fd, out + got, len - 1 - got)) > 0)
+		got += (size_t)n;
+	out[got] = '\0';
+	close(fd);
+	if (sscanf(out, "HTTP/1.1 %d ", &code) != 1)
+		return -1;
+	return code;
+}
+
+/* GET /metrics; its body (after the head) is in @out. */
+static char *scrape(int port, char *out, size_t len)
+{
+	char *body;
+
+	assert_int_equal(http(port, "GET", "/metrics", out, len), 200);
+	assert_non_null(strstr(out, "\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"));
+	body = strstr(out, "\r\n\r\n");
+	assert_non_null(body);
+	return body + 4;
+}
+
+/* The value of the sample @series ("name{labels}"); fails when absent. */
+static double sample(const char *text, const char *series)
+{
+	char want[256];
+	const char *p;
+
+	snprintf(want, sizeof(want), "\n%s ", series);
+	p = strstr(text, want);
+	if (!p)
+		fail_msg("no sample %s in:\n%s", series, text);
+	return strtod(p + strlen(want), NULL);
+}
+
+static const char *const families[][2] = {
+	{ "fpgad_build_info", "gauge" },
+	{ "fpgad_uptime_seconds", "gauge" },
+	{ "fpgad_clients", "gauge" },
+	{ "fpgad_pinned_bytes", "gauge" },
+	{ "fpgad_channel_state", "gauge" },
+	{ "fpgad_channel_leases", "gauge" },
+	{ "fpgad_channel_frames_total", "counter" },
+	{ "fpgad_channel_bytes_total", "counter" },
+	{ "fpgad_channel_drops_total", "counter" },
+	{ "fpgad_channel_stalls_total", "counter" },
+	{ "fpgad_channel_errors_total", "counter" },
+	{ "fpgad_channel_recoveries_total", "counter" },
+	{ "fpgad_channel_integrity_errors_total", "counter" },
+	{ "fpgad_channel_dma_duration_seconds", "histogram" },
+	{ "fpgad_channel_publish_latency_seconds", "histogram" },
+};
+
+static void config_with_metrics(char *conf, size_t len, int port, const char *extra)
+{
+	snprintf(conf, len, "[metrics]\nlisten = http://127.0.0.1:%d/metrics\n%s"
+		 "[channel cam]\nmemory = host\nslot_size = 64K\nframe_size = 64K\n"
+		 "frame_rate = 4000\n[channel out]\ndirection = h2c\nmemory = host\n"
+		 "slot_size = 64K\nframe_size = 64K\n", port, extra);
+}
+
+static void take_frames(fpgad_channel *ch, unsigned n)
+{
+	struct fpgad_frame f;
+
+	for (unsigned i = 0; i < n; i++) {
+		assert_int_equal(fpgad_frame_wait(ch, &f, 5000), 0);
+		assert_int_equal(fpgad_frame_release(ch, &f), 0);
+	}
+}
+
+#define CAM "{channel=\"cam\",direction=\"c2h\"}"
+#define CAM_STATE(s) "fpgad_channel_state{channel=\"cam\",direction=\"c2h\",state=\"" s "\"}"
+
+/* Names and types; the counters move while frames stream, and no further. */
+static void test_scrape_moves(void **state)
+{
+	static char out[BODY_MAX];
+	int port = test_port(1);
+	double frames, bytes, dma, lat, inf;
+	struct fpgad_proc p;
+	char conf[512], type[160], *m;
+	fpgad_channel *ch;
+	fpgad_client *c;
+
+	(void)state;
+	config_with_metrics(conf, sizeof(conf), port, "");
+	harness_start_ok(&p, conf, NULL);
+	m = scrape(port, out, sizeof(out));
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		snprintf(type, sizeof(type), "\n# TYPE %s %s\n", families[i][0], families[i][1]);
+		if (!strstr(m - 1, type))
+			fail_msg("no '%s' in:\n%s", type + 1, m);
+		snprintf(type, sizeof(type), "\n# HELP %s ", families[i][0]);
+		assert_non_null(strstr(m - 1, type));
+	}
+	assert_non_null(strstr(m, "fpgad_build_info{version=\"" FPGAD_VERSION_STRING "\"} 1\n"));
+	assert_true(sample(m, CAM_STATE("idle")) == 1);
+	assert_true(sample(m, CAM_STATE("streaming")) == 0);
+	assert_true(sample(m, "fpgad_channel_frames_total" CAM) == 0);
+	assert_true(sample(m, "fpgad_clients") == 0);
+	/* Two rings of 8 x 64 KiB in host memory. */
+	assert_true(sample(m, "fpgad_pinned_bytes") == 2 * 8 * 65536);
+
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_channel_open(c, "cam", 0, &ch), 0);
+	take_frames(ch, 200);
+	m = scrape(port, out, sizeof(out));
+	assert_true(sample(m, CAM_STATE("streaming")) == 1);
+	assert_true(sample(m, CAM_STATE("idle")) == 0);
+	assert_true(sample(m, "fpgad_channel_leases" CAM) == 1);
+	assert_true(sample(m, "fpgad_clients") == 1);
+	frames = sample(m, "fpgad_channel_frames_total" CAM);
+	bytes = sample(m, "fpgad_channel_bytes_total" CAM);
+	assert_true(frames >= 200);
+	assert_true(bytes >= frames * 65536);
+	dma = sample(m, "fpgad_channel_dma_duration_seconds_count" CAM);
+	lat = sample(m, "fpgad_channel_publish_latency_seconds_count" CAM);
+	inf = sample(m, "fpgad_channel_publish_latency_seconds_bucket{channel=\"cam\",direction=\"c2h\",le=\"+Inf\"}");
+	assert_true(dma >= 200);
+	assert_true(lat >= 200);
+	assert_true(inf == lat);
+	assert_true(sample(m, "fpgad_channel_publish_latency_seconds_sum" CAM) > 0);
+	assert_true(sample(m, "fpgad_channel_dma_duration_seconds_sum" CAM) > 0);
+	/* The h2c channel saw none of it. */
+	assert_true(sample(m, "fpgad_channel_frames_total{channel=\"out\",direction=\"h2c\"}") == 0);
+
+	take_frames(ch, 100);
+	m = scrape(port, out, sizeof(out));
+	/* 300 frames taken so far; the ring may run a few ahead of them. */
+	assert_true(sample(m, "fpgad_channel_frames_total" CAM) >= 300);
+	assert_true(sample(m, "fpgad_channel_frames_total" CAM) > frames);
+	assert_true(sample(m, "fpgad_channel_publish_latency_seconds_count" CAM) >= 300);
+	assert_true(sample(m, "fpgad_channel_publish_latency_seconds_count" CAM) > lat);
+	assert_int_equal(fpgad_channel_close(ch), 0);
+	fpgad_disconnect(c);
+
+	/* Idle again: the counters stay where they were. */
+	for (int i = 0; i < 100; i++) {
+		m = scrape(port, out, sizeof(out));
+		if (sample(m, CAM_STATE("idle")) == 1 && sample(m, "fpgad_clients") == 0)
+			break;
+		usleep(20000);
+	}
+	assert_true(sample(m, CAM_STATE("idle")) == 1);
+	assert_true(sample(m, "fpgad_channel_leases" CAM) == 0);
+	frames = sample(m, "fpgad_channel_frames_total" CAM);
+	usleep(100000);
+	m = scrape(port, out, sizeof(out));
+	assert_true(sample(m, "fpgad_channel_frames_total" CAM) == frames);
+	assert_true(harness_log_contains(&p, "metrics: serving http://127.0.0.1:"));
+	harness_stop_ok(&p);
+}
+
+/* promtool, Prometheus' own checker, on what fpgad serves while streaming. */
+static void test_promtool(void **state)
+{
+	static char out[BODY_MAX];
+	char conf[512], file[256], cmd[512], res[4096];
+	int port = test_port(2), rc;
+	struct fpgad_proc p;
+	fpgad_channel *ch;
+	fpgad_client *c;
+	FILE *f;
+
+	(void)state;
+	if (harness_run("command -v promtool", NULL, 0) != 0) {
+		print_message("skipped: promtool is not installed (Debian package prometheus; make deps)\n");
+		skip();
+	}
+	config_with_metrics(conf, sizeof(conf), port, "");
+	harness_start_ok(&p, conf, NULL);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_channel_open(c, "cam", 0, &ch), 0);
+	take_frames(ch, 50);
+	snprintf(file, sizeof(file), "%s/scrape.txt", p.dir);
+	f = fopen(file, "w");
+	assert_non_null(f);
+	fputs(scrape(port, out, sizeof(out)), f);
+	fclose(f);
+	fpgad_channel_close(ch);
+	fpgad_disconnect(c);
+	snprintf(cmd, sizeof(cmd), "promtool check metrics < %s 2>&1", file);
+	rc = harness_run(cmd, res, sizeof(res));
+	if (rc != 0 || res[0])
+		fail_msg("promtool check metrics (exit %d):\n%s", rc, res);
+	harness_stop_ok(&p);
+}
+
+/* GET on its path only; HEAD from GET; never the control protocol. */
+static void test_http_errors(void **state)
+{
+	static char out[BODY_MAX];
+	int port = test_port(3);
+	struct fpgad_proc p;
+	char conf[512], url[64];
+	fpgad_client *c;
+
+	(void)state;
+	config_with_metrics(conf, sizeof(conf), port, "");
+	harness_start_ok(&p, conf, NULL);
+	assert_int_equal(http(port, "GET", "/other", out, sizeof(out)), 404);
+	assert_int_equal(http(port, "GET", "/", out, sizeof(out)), 404);
+	assert_int_equal(http(port, "GET", "/metrics/x", out, sizeof(out)), 404);
+	assert_int_equal(http(port, "POST", "/metrics", out, sizeof(out)), 405);
+	assert_int_equal(http(port, "PUT", "/metrics", out, sizeof(out)), 405);
+	assert_int_equal(http(port, "DELETE", "/metrics", out, sizeof(out)), 405);
+	assert_int_equal(http(port, "HEAD", "/metrics", out, sizeof(out)), 200);
+	assert_null(strstr(out, "# TYPE"));
+	assert_int_equal(http(port, "GET", "/metrics", out, sizeof(out)), 200);
+	assert_non_null(strstr(out, "# TYPE fpgad_channel_frames_total counter"));
+	/* The control protocol is not spoken there. */
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
+	assert_true(fpgad_connect(url, &c) < 0);
+	harness_stop_ok(&p);
+}
+
+/*
+ * fpgad with @conf (in @dir) until it exits: its status, its log in @log.
+ * For configurations that stop the start: no READY=1 to wait for.
+ */
+static int run_fpgad(const char *dir, const char *conf, char *log, size_t len)
+{
+	char path[256], cmd[768];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/fpgad.conf", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(conf, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "timeout 10 %s -c %s --runtime-dir %s 2>&1",
+		 harness_bin("fpgad"), path, dir);
+	return harness_run(cmd, log, len);
+}
+
+/* A listen URL fpgad cannot serve stops the start, naming its line. */
+static void test_bad_listen(void **state)
+{
+	static const struct {
+		const char *url, *what;
+	} bad[] = {
+		{ "https://127.0.0.1:9110/metrics", "metrics are served over plain http only" },
+		{ "http://127.0.0.1/metrics", "has no port" },
+		{ "http://127.0.0.1:99999/metrics", "port '99999' is not a number from 1 to 65535" },
+		{ "http://127.0.0.1:9110", "has no path after the port" },
+		{ "tcp://127.0.0.1:9110", "is not http://ADDRESS:PORT/PATH" },
+	};
+	char dir[] = "/tmp/fpgad-it-metrics.XXXXXX", conf[256], want[512], log[8192], cmd[64];
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	int held, port = test_port(4);
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(conf, sizeof(conf), "[daemon]\nlog_level = info\n\n[metrics]\nlisten = %s\n",
+			 bad[i].url);
+		assert_int_equal(run_fpgad(dir, conf, log, sizeof(log)), 1);
+		snprintf(want, sizeof(want), "%s/fpgad.conf:5: listen: '%s'", dir, bad[i].url);
+		if (!strstr(log, want) || !strstr(log, bad[i].what))
+			fail_msg("fpgad said '%s', not '%s' ... '%s'", log, want, bad[i].what);
+	}
+
+	/* Well-formed, but the port is taken: the line again, and why. */
+	held = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	sa.sin_port = htons((uint16_t)port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(held, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(held, 1), 0);
+	snprintf(conf, sizeof(conf), "[metrics]\nmax_clients = 2\nlisten = http://127.0.0.1:%d/metrics\n",
+		 port);
+	assert_int_equal(run_fpgad(dir, conf, log, sizeof(log)), 1);
+	snprintf(want, sizeof(want), "%s/fpgad.conf:3: metrics: cannot listen on http://127.0.0.1:%d/metrics: Address in use",
+		 dir, port);
+	if (!strstr(log, want))
+		fail_msg("fpgad said '%s', not '%s'", log, want);
+	close(held);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * Idle HTTP connections beyond [metrics] max_clients are closed as they
+ * come; the local socket and the remote listener keep every place.
+ */
+static void test_flood(void **state)
+{
+	static char out[BODY_MAX];
+	int port = test_port(5), rport = test_port(6), flood[40];
+	fpgad_client *a, *b, *r;
+	struct fpgad_status *s;
+	struct fpgad_proc p;
+	char conf[768], extra[256], url[64], want[128];
+	int code = -1;
+
+	(void)state;
+	snprintf(extra, sizeof(extra), "max_clients = 3\n[control]\nmax_clients = 2\n"
+		 "remote = tcp://127.0.0.1:%d\nmax_remote_clients = 1\n", rport);
+	config_with_metrics(conf, sizeof(conf), port, extra);
+	harness_start_ok(&p, conf, NULL);
+	for (unsigned i = 0; i < 40; i++)
+		flood[i] = tcp_connect_port(port);
+	usleep(200000);
+	/* Three of them hold the places: a scrape is turned away. */
+	assert_int_equal(http(port, "GET", "/metrics", out, sizeof(out)), -1);
+	snprintf(want, sizeof(want), "3 connections on the metrics listener already ([metrics] max_clients 3)");
+	assert_true(harness_log_contains(&p, "metrics: refusing tcp 127.0.0.1:"));
+	assert_true(harness_log_contains(&p, want));
+
+	/* Every control place is still there. */
+	assert_int_equal(fpgad_connect(p.url, &a), 0);
+	assert_int_equal(fpgad_connect(p.url, &b), 0);
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", rport);
+	assert_int_equal(fpgad_connect(url, &r), 0);
+	assert_int_equal(fpgad_status_get(r, &s), 0);
+	assert_int_equal(s->clients, 3);
+	fpgad_status_free(s);
+	fpgad_disconnect(r);
+	fpgad_disconnect(b);
+	fpgad_disconnect(a);
+
+	/* The flood gone, scrapes are served again. */
+	for (unsigned i = 0; i < 40; i++)
+		close(flood[i]);
+	for (int i = 0; i < 100 && code != 200; i++) {
+		usleep(20000);
+		code = http(port, "GET", "/metrics", out, sizeof(out));
+	}
+	assert_int_equal(code, 200);
+	harness_stop_ok(&p);
+}
+
+static void rewrite(const struct fpgad_proc *p, const char *conf)
+{
+	FILE *f = fopen(p->conf, "w");
+
+	assert_non_null(f);
+	fputs(conf, f);
+	fclose(f);
+}
+
+/* SIGHUP: max_clients applies at once, a new listen URL at the next start. */
+static void test_reload(void **state)
+{
+	static char out[BODY_MAX];
+	int port = test_port(7), held;
+	struct fpgad_proc p;
+	char conf[512];
+
+	(void)state;
+	config_with_metrics(conf, sizeof(conf), port, "max_clients = 1\n");
+	harness_start_ok(&p, conf, NULL);
+	held = tcp_connect_port(port);
+	usleep(100000);
+	assert_int_equal(http(port, "GET", "/metrics", out, sizeof(out)), -1);
+
+	config_with_metrics(conf, sizeof(conf), port, "max_clients = 2\n");
+	rewrite(&p, conf);
+	kill(p.pid, SIGHUP);
+	assert_int_equal(harness_notify_expect(&p, "READY=1", 2000), 0);
+	assert_int_equal(http(port, "GET", "/metrics", out, sizeof(out)), 200);
+
+	config_with_metrics(conf, sizeof(conf), test_port(8), "max_clients = 2\n");
+	rewrite(&p, conf);
+	kill(p.pid, SIGHUP);
+	assert_int_equal(harness_notify_expect(&p, "READY=1", 2000), 0);
+	assert_true(harness_log_contains(&p, "take effect at the next start"));
+	assert_int_equal(http(port, "GET", "/metrics", out, sizeof(out)), 200);
+	close(held);
+	harness_stop_ok(&p);
+}
+
+/* Without [metrics] listen nothing is served. */
+static void test_off_by_default(void **state)
+{
+	struct fpgad_proc p;
+
+	(void)state;
+	harness_start_ok(&p, "[channel cam]\nmemory = host\n", NULL);
+	assert_false(harness_log_contains(&p, "metrics:"));
+	harness_stop_ok(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_scrape_moves),
+		cmocka_unit_test(test_promtool),
+		cmocka_unit_test(test_http_errors),
+		cmocka_unit_test(test_bad_listen),
+		cmocka_unit_test(test_flood),
+		cmocka_unit_test(test_reload),
+		cmocka_unit_test(test_off_by_default),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests_name("integration-metrics", tests, NULL, NULL);
+}

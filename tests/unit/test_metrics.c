@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_metrics.c - the Prometheus exposition (metrics.c) to the letter
+ * for a known snapshot, its families kept together with several channels,
+ * label escaping, and the streaming thread's histogram (histogram.h).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "histogram.h"
+#include "metrics.h"
+
+static const char expected[] =
+	"# HELP fpgad_build_info The version of fpgad that runs, as a label; always 1.\n"
+	"# TYPE fpgad_build_info gauge\n"
+	"fpgad_build_info{version=\"0.1.0-\\\"rc\\\"\\\\1\"} 1\n"
+	"# HELP fpgad_uptime_seconds Seconds since fpgad started.\n"
+	"# TYPE fpgad_uptime_seconds gauge\n"
+	"fpgad_uptime_seconds 12.346\n"
+	"# HELP fpgad_clients Control connections open, on the local socket and the remote listener.\n"
+	"# TYPE fpgad_clients gauge\n"
+	"fpgad_clients 3\n"
+	"# HELP fpgad_pinned_bytes Bytes pinned for the card's DMA: every channel's ring, and its staging in bounce mode.\n"
+	"# TYPE fpgad_pinned_bytes gauge\n"
+	"fpgad_pinned_bytes 16777216\n"
+	"# HELP fpgad_channel_state 1 for the state the channel is in, 0 for the others.\n"
+	"# TYPE fpgad_channel_state gauge\n"
+	"fpgad_channel_state{channel=\"cam0\",direction=\"c2h\",state=\"idle\"} 0\n"
+	"fpgad_channel_state{channel=\"cam0\",direction=\"c2h\",state=\"streaming\"} 1\n"
+	"fpgad_channel_state{channel=\"cam0\",direction=\"c2h\",state=\"recovering\"} 0\n"
+	"fpgad_channel_state{channel=\"cam0\",direction=\"c2h\",state=\"failed\"} 0\n"
+	"# HELP fpgad_channel_leases Leases held on the channel: processes that read (c2h) or write (h2c) it.\n"
+	"# TYPE fpgad_channel_leases gauge\n"
+	"fpgad_channel_leases{channel=\"cam0\",direction=\"c2h\"} 2\n"
+	"# HELP fpgad_channel_frames_total Frames the channel moved: published to its lessees (c2h), or read by the card (h2c).\n"
+	"# TYPE fpgad_channel_frames_total counter\n"
+	"fpgad_channel_frames_total{channel=\"cam0\",direction=\"c2h\"} 1000\n"
+	"# HELP fpgad_channel_bytes_total Bytes the card's DMA moved in transfers that completed.\n"
+	"# TYPE fpgad_channel_bytes_total counter\n"
+	"fpgad_channel_bytes_total{channel=\"cam0\",direction=\"c2h\"} 1048576000\n"
+	"# HELP fpgad_channel_drops_total Frames lost: ready frames nobody held, taken back under policy drop-oldest (c2h); frames of the writer the card lost (h2c).\n"
+	"# TYPE fpgad_channel_drops_total counter\n"
+	"fpgad_channel_drops_total{channel=\"cam0\",direction=\"c2h\"} 7\n"
+	"# HELP fpgad_channel_stalls_total Times the card waited for a free slot under policy block.\n"
+	"# TYPE fpgad_channel_stalls_total counter\n"
+	"fpgad_channel_stalls_total{channel=\"cam0\",direction=\"c2h\"} 5\n"
+	"# HELP fpgad_channel_errors_total DMA errors and timeouts, and transfers that could not be started or copied.\n"
+	"# TYPE fpgad_channel_errors_total counter\n"
+	"fpgad_channel_errors_total{channel=\"cam0\",direction=\"c2h\"} 1\n"
+	"# HELP fpgad_channel_recoveries_total Engine resets after a DMA error or timeout.\n"
+	"# TYPE fpgad_channel_recoveries_total counter\n"
+	"fpgad_channel_recoveries_total{channel=\"cam0\",direction=\"c2h\"} 1\n"
+	"# HELP fpgad_channel_integrity_errors_total Frames whose CRC-32C did not match (integrity = crc32c); published flagged ERROR.\n"
+	"# TYPE fpgad_channel_integrity_errors_total counter\n"
+	"fpgad_channel_integrity_errors_total{channel=\"cam0\",direction=\"c2h\"} 2\n"
+	"# HELP fpgad_channel_dma_duration_seconds Card DMA time of each transfer that completed, from the engine's start to its end.\n"
+	"# TYPE fpgad_channel_dma_duration_seconds histogram\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"2.56e-07\"} 1\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"5.12e-07\"} 1\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"1.024e-06\"} 1\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"2.048e-06\"} 1\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"4.096e-06\"} 1\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"8.192e-06\"} 1\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"1.6384e-05\"} 1\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"3.2768e-05\"} 1\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"6.5536e-05\"} 1\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.000131072\"} 600\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.000262144\"} 1000\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.000524288\"} 1000\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.001048576\"} 1000\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.002097152\"} 1000\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.004194304\"} 1000\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.008388608\"} 1000\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.016777216\"} 1000\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.033554432\"} 1000\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.067108864\"} 1000\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.134217728\"} 1000\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.268435456\"} 1000\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.536870912\"} 1000\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"1.073741824\"} 1000\n"
+	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"+Inf\"} 1000\n"
+	"fpgad_channel_dma_duration_seconds_sum{channel=\"cam0\",direction=\"c2h\"} 0.200000000\n"
+	"fpgad_channel_dma_duration_seconds_count{channel=\"cam0\",direction=\"c2h\"} 1000\n"
+	"# HELP fpgad_channel_publish_latency_seconds c2h: time from the end of a frame's card DMA to its publication to the lessees, measured by fpgad's streaming thread; includes the bounce copy and the CRC check.\n"
+	"# TYPE fpgad_channel_publish_latency_seconds histogram\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"2.56e-07\"} 0\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"5.12e-07\"} 0\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"1.024e-06\"} 999\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"2.048e-06\"} 999\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"4.096e-06\"} 999\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"8.192e-06\"} 999\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"1.6384e-05\"} 999\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"3.2768e-05\"} 999\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"6.5536e-05\"} 999\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.000131072\"} 999\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.000262144\"} 999\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.000524288\"} 999\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.001048576\"} 999\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.002097152\"} 999\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.004194304\"} 999\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.008388608\"} 999\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.016777216\"} 999\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.033554432\"} 999\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.067108864\"} 999\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.134217728\"} 999\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.268435456\"} 999\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"0.536870912\"} 999\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"1.073741824\"} 999\n"
+	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"+Inf\"} 1000\n"
+	"fpgad_channel_publish_latency_seconds_sum{channel=\"cam0\",direction=\"c2h\"} 1.500000000\n"
+	"fpgad_channel_publish_latency_seconds_count{channel=\"cam0\",direction=\"c2h\"} 1000\n"
+	;
+
+/* One streaming c2h channel with every counter and both histograms set. */
+static void snapshot_one(struct metrics_snapshot *s)
+{
+	struct channel_stats *st = &s->channels[0].st;
+
+	memset(s, 0, sizeof(*s));
+	s->version = "0.1.0-\"rc\"\\1";
+	s->uptime_ns = 12345678901ull;
+	s->clients = 3;
+	s->pinned_bytes = 16777216;
+	s->n_channels = 1;
+	s->channels[0].name = "cam0";
+	s->channels[0].direction = "c2h";
+	st->state = CHANNEL_STREAMING;
+	st->lessees = 2;
+	st->frames = 1000;
+	st->bytes = 1048576000;
+	st->drops = 7;
+	st->stalls = 5;
+	st->errors = 1;
+	st->recoveries = 1;
+	st->integrity_errors = 2;
+	st->dma.bucket[0] = 1;
+	st->dma.bucket[9] = 599;
+	st->dma.bucket[10] = 400;
+	st->dma.count = 1000;
+	st->dma.sum_ns = 200000000;
+	st->latency.bucket[2] = 999;
+	st->latency.bucket[HISTO_BOUNDS] = 1;
+	st->latency.count = 1000;
+	st->latency.sum_ns = 1500000000;
+}
+
+static void test_exact_text(void **state)
+{
+	struct metrics_snapshot s;
+	size_t len;
+	char *text;
+
+	(void)state;
+	snapshot_one(&s);
+	assert_int_equal(metrics_format(&s, &text, &len), 0);
+	assert_int_equal(len, strlen(text));
+	assert_string_equal(text, expected);
+	free(text);
+}
+
+/* The name a sample line is of: up to '{' or ' '. */
+static void sample_name(const char *line, char *buf, size_t len)
+{
+	size_t n = strcspn(line, "{ ");
+
+	snprintf(buf, len, "%.*s", (int)n, line);
+}
+
+/* Does @name belong to family @fam of @type? */
+static bool of_family(const char *name, const char *fam, const char *type)
+{
+	size_t n = strlen(fam);
+
+	if (strcmp(name, fam) == 0)
+		return strcmp(type, "histogram") != 0;
+	return strcmp(type, "histogram") == 0 && strncmp(name, fam, n) == 0 &&
+	       (!strcmp(name + n, "_bucket") || !strcmp(name + n, "_sum") ||
+		!strcmp(name + n, "_count"));
+}
+
+/*
+ * Two channels: every sample follows its own family's HELP and TYPE, no
+ * family is declared twice, and the failed channel's state reads failed.
+ */
+static void test_families_grouped(void **state)
+{
+	char fam[128] = "", type[32] = "", name[128], *text, *save = NULL;
+	char seen[64][128];
+	unsigned n_seen = 0, samples = 0;
+	struct metrics_snapshot s;
+	size_t len;
+
+	(void)state;
+	snapshot_one(&s);
+	s.n_channels = 2;
+	s.channels[1].name = "out0";
+	s.channels[1].direction = "h2c";
+	s.channels[1].st.state = CHANNEL_FAILED;
+	assert_int_equal(metrics_format(&s, &text, &len), 0);
+	assert_non_null(strstr(text, "fpgad_channel_state{channel=\"out0\",direction=\"h2c\",state=\"failed\"} 1\n"));
+	assert_non_null(strstr(text, "fpgad_channel_state{channel=\"out0\",direction=\"h2c\",state=\"idle\"} 0\n"));
+	assert_non_null(strstr(text, "fpgad_channel_frames_total{channel=\"out0\",direction=\"h2c\"} 0\n"));
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(l, "# HELP ", 7) == 0)
+			continue;
+		if (sscanf(l, "# TYPE %127s %31s", fam, type) == 2) {
+			for (unsigned i = 0; i < n_seen; i++)
+				assert_string_not_equal(seen[i], fam);
+			assert_true(n_seen < 64);
+			snprintf(seen[n_seen++], sizeof(seen[0]), "%s", fam);
+			continue;
+		}
+		sample_name(l, name, sizeof(name));
+		if (!of_family(name, fam, type))
+			fail_msg("%s outside its family (in %s %s)", l, fam, type);
+		samples++;
+	}
+	/* 4 daemon gauges, 4 states + leases + 7 counters per channel, 2 x 26 histogram lines. */
+	assert_int_equal(samples, 4 + 2 * (4 + 1 + 7 + 2 * 26));
+	free(text);
+}
+
+static void test_label_escapes(void **state)
+{
+	struct metrics_snapshot s;
+	size_t len;
+	char *text;
+
+	(void)state;
+	snapshot_one(&s);
+	s.version = "a\nb\\c\"d";
+	s.n_channels = 0;
+	assert_int_equal(metrics_format(&s, &text, &len), 0);
+	assert_non_null(strstr(text, "\nfpgad_build_info{version=\"a\\nb\\\\c\\\"d\"} 1\n"));
+	/* No channel, no channel sample; the families stay declared. */
+	assert_null(strstr(text, "channel=\""));
+	assert_non_null(strstr(text, "# TYPE fpgad_channel_frames_total counter\n"));
+	free(text);
+}
+
+static void test_histo_buckets(void **state)
+{
+	struct histo h = { 0 };
+
+	(void)state;
+	assert_int_equal(histo_bound_ns(0), 256);
+	assert_int_equal(histo_bound_ns(HISTO_BOUNDS - 1), 1ull << 30);
+	assert_int_equal(histo_bucket(0), 0);
+	assert_int_equal(histo_bucket(256), 0);
+	assert_int_equal(histo_bucket(257), 1);
+	assert_int_equal(histo_bucket(512), 1);
+	assert_int_equal(histo_bucket(513), 2);
+	assert_int_equal(histo_bucket(1000000), 12);	/* 2^20 ns bound */
+	assert_int_equal(histo_bucket(1ull << 30), HISTO_BOUNDS - 1);
+	assert_int_equal(histo_bucket((1ull << 30) + 1), HISTO_BOUNDS);
+	assert_int_equal(histo_bucket(UINT64_MAX), HISTO_BOUNDS);
+	/* Every bound is the last value of its bucket. */
+	for (unsigned i = 0; i < HISTO_BOUNDS; i++) {
+		assert_int_equal(histo_bucket(histo_bound_ns(i)), i);
+		assert_int_equal(histo_bucket(histo_bound_ns(i) + 1), i + 1);
+	}
+	histo_add(&h, 100);
+	histo_add(&h, 300);
+	histo_add(&h, 5000000000ull);
+	assert_int_equal(h.bucket[0], 1);
+	assert_int_equal(h.bucket[1], 1);
+	assert_int_equal(h.bucket[HISTO_BOUNDS], 1);
+	assert_int_equal(h.count, 3);
+	assert_int_equal(h.sum_ns, 5000000400ull);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exact_text),
+		cmocka_unit_test(test_families_grouped),
+		cmocka_unit_test(test_label_escapes),
+		cmocka_unit_test(test_histo_buckets),
+	};
+
+	return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);
+}
