@@ -30,7 +30,8 @@ ifeq ($(STATIC),1)
 PY_LIBS := -lnng -lmbedtls -lmbedx509 -lmbedcrypto -Wl,-Bstatic -lprotobuf-c -Wl,-Bdynamic \
 	-lpthread -ldl -lrt -lm \
 	-Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN'
-PY_SHIP = ldd $@ | awk '$$1 ~ /^lib(nng|mbed)/ { print $$3 }' | xargs -r cp -L -t $(PY_DIR)
+PY_SHIP = ldd $@ | awk -v d=$(abspath $(PY_DIR))/ \
+	'$$1 ~ /^lib(nng|mbed)/ && index($$3, d) != 1 { print $$3 }' | xargs -r cp -L -t $(PY_DIR)
 else
 PY_LIBS := $(CLIENT_LIBS) -ldl
 PY_SHIP = true
