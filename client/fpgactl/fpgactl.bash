@@ -1,23 +1,42 @@
 # SPDX-License-Identifier: MIT
-# fpgactl.bash - bash completion for fpgactl: commands, options, and the
-# channel names of the fpgad that --url (or $FPGAD_URL) reaches, c2h ones
-# for capture and h2c ones for send.
+# fpgactl.bash - bash completion for fpgactl: commands, the options each
+# command takes, the channel names of the fpgad that --url (or $FPGAD_URL)
+# reaches (c2h ones for capture, h2c ones for send, any number for watch),
+# and file names for read and write.
 
-# _fpgactl_channels URL DIR: channel names from `fpgactl status`, of
+# _fpgactl_channels URL DIR: channel names from `fpgactl channels`, of
 # direction DIR (c2h, h2c) or all when DIR is empty.
 _fpgactl_channels()
 {
 	local url=$1 dir=$2
-	fpgactl ${url:+--url "$url"} status 2>/dev/null |
-		awk -v dir="$dir" 'f && NF && (dir == "" || $2 == dir) { print $1 }
-				   /^CHANNEL / { f = 1 }'
+	fpgactl ${url:+--url "$url"} channels 2>/dev/null |
+		awk -v dir="$dir" 'NR > 1 && NF && (dir == "" || $2 == dir) { print $1 }'
+}
+
+# _fpgactl_options CMD NURL: the options CMD takes (every option before the
+# command); --url again only where several may be given (status).
+_fpgactl_options()
+{
+	local cmd=$1 nurl=$2 o="--json --help"
+	case $cmd in
+	"") o="$o -n --count --verify --newest --poll-us --shared --reconnect --timeout" ;;
+	status) o="$o --timeout" ;;
+	watch) o="$o -n --count" ;;
+	capture) o="$o -n --count --verify --newest --poll-us --shared --reconnect --timeout" ;;
+	send) o="$o -n --count --timeout" ;;
+	read|write) o="$o --timeout" ;;
+	esac
+	if [[ -z $cmd || $cmd == status ]] || ((nurl == 0)); then
+		o="$o --url"
+	fi
+	echo "$o"
 }
 
 _fpgactl()
 {
-	local commands="status clients version stats reset capture send topo"
-	local options="--url --json --count --verify --newest --poll-us --shared --reconnect --timeout --help"
-	local line=${COMP_LINE:0:COMP_POINT} words cur prev i w cmd="" url="" npos=0
+	local commands="status channels watch clients version stats reset capture send topo read write"
+	local line=${COMP_LINE:0:COMP_POINT} words cur prev i w cmd="" url="" nurl=0 npos=0
+	local -a pos=()
 
 	# Words split at blanks only: bash's COMP_WORDS also splits URLs at
 	# ':' and '='.
@@ -29,36 +48,50 @@ _fpgactl()
 	prev=${words[-2]}
 	[[ $cur == *[=:]* ]] && return
 
-	# The command, the URL and how many positional words precede the cursor.
+	# The command, the URL (the first --url), and the positional words
+	# that precede the cursor, the command's included.
 	for ((i = 1; i < ${#words[@]} - 1; i++)); do
 		w=${words[i]}
 		case $w in
-		--url) url=${words[i+1]}; ((i++)) ;;
-		--url=*) url=${w#--url=} ;;
+		--url) [[ -z $url ]] && url=${words[i+1]}; ((++nurl, ++i)) ;;
+		--url=*) [[ -z $url ]] && url=${w#--url=}; ((++nurl)) ;;
 		-n|--count|--poll-us|--timeout) ((i++)) ;;
 		-*) ;;
-		*) ((npos++)); [[ -z $cmd ]] && cmd=$w ;;
+		*) pos+=("$w"); [[ -z $cmd ]] && cmd=$w ;;
 		esac
 	done
+	npos=${#pos[@]}
 
 	case $prev in
 	--url|-n|--count|--poll-us|--timeout) return ;;
 	esac
 	if [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W "$options" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "$(_fpgactl_options "$cmd" "$nurl")" -- "$cur")
 		return
 	fi
 	if [[ -z $cmd ]]; then
-		COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")
 		return
 	fi
-	if ((npos == 1)); then
-		case $cmd in
-		stats|reset) COMPREPLY=($(compgen -W "$(_fpgactl_channels "$url" "")" -- "$cur")) ;;
-		capture) COMPREPLY=($(compgen -W "$(_fpgactl_channels "$url" c2h)" -- "$cur")) ;;
-		send) COMPREPLY=($(compgen -W "$(_fpgactl_channels "$url" h2c)" -- "$cur")) ;;
-		esac
-	fi
+	case $cmd/$npos in
+	stats/1|reset/1)
+		mapfile -t COMPREPLY < <(compgen -W "$(_fpgactl_channels "$url" "")" -- "$cur") ;;
+	capture/1)
+		mapfile -t COMPREPLY < <(compgen -W "$(_fpgactl_channels "$url" c2h)" -- "$cur") ;;
+	send/1)
+		mapfile -t COMPREPLY < <(compgen -W "$(_fpgactl_channels "$url" h2c)" -- "$cur") ;;
+	watch/*)
+		# Any number of channels, each once.
+		local ch left=""
+		for ch in $(_fpgactl_channels "$url" ""); do
+			[[ " ${pos[*]:1} " == *" $ch "* ]] || left="$left $ch"
+		done
+		mapfile -t COMPREPLY < <(compgen -W "$left" -- "$cur") ;;
+	read/3|write/2)
+		# FILE ('-' is stdout or stdin).
+		compopt -o filenames 2>/dev/null
+		mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
+	esac
 }
 
 complete -F _fpgactl fpgactl

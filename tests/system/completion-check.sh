@@ -2,11 +2,14 @@
 # SPDX-License-Identifier: MIT
 #
 # tests/system/completion-check.sh - fpgactl's bash completion, as bash
-# calls it, against a real fpgad with c2h and h2c channels: commands,
-# options, and channel names by direction.
+# calls it, against a real fpgad with c2h and h2c channels: commands, the
+# options of each command, channel names by direction (any number for
+# watch), and file names for read and write.
 #
 # Environment: BUILD (default build).  Exit status: 0 passed, 1 failed.
 set -u
+# Words sort in byte order: "--count" before "-n".
+export LC_ALL=C
 BUILD=${BUILD:-build}
 case $BUILD in /*) build=$BUILD ;; *) build=$(pwd)/$BUILD ;; esac
 pass=0
@@ -34,6 +37,7 @@ EOC
 fpid=$!
 for _ in $(seq 50); do [ -S "$work/run/fpgad.sock" ] && break; sleep 0.1; done
 url=ipc://$work/run/fpgad.sock
+mkdir -p "$work/data" && touch "$work/data/a.bin" "$work/data/b.bin"
 PATH=$build:$PATH
 unset FPGAD_URL
 # shellcheck source=../../client/fpgactl/fpgactl.bash
@@ -62,17 +66,33 @@ expect() {
 }
 
 # Every command and option that fpgactl --help lists (and --help), and no
-# other.
+# other, before a command is given.
 help=$(fpgactl --help)
 commands=$(echo "$help" | sed -n '/^Commands:/,$p' | awk 'NR > 1 && NF { print $1 }' | sort | tr '\n' ' ')
 options=$( (echo "$help" | grep -o -e '--[a-z][a-z-]*'; echo --help) | sort -u | tr '\n' ' ')
 expect "fpgactl " "${commands% }"
-expect "fpgactl --url $url status --" "${options% }"
-expect "fpgactl " "capture clients reset send stats status topo version"
+expect "fpgactl --" "${options% }"
+expect "fpgactl " "capture channels clients read reset send stats status topo version watch write"
 expect "fpgactl st" "stats status"
 expect "fpgactl --js" "--json"
-expect "fpgactl --url $url status --" "--count --help --json --newest --poll-us --reconnect --shared --timeout --url --verify"
+expect "fpgactl -" "--count --help --json --newest --poll-us --reconnect --shared --timeout --url --verify -n"
 expect "fpgactl t" "topo"
+expect "fpgactl c" "capture channels clients"
+expect "fpgactl w" "watch write"
+# The options of each command; --url again for status only, which asks
+# several hosts.
+expect "fpgactl --url $url status --" "--help --json --timeout --url"
+expect "fpgactl --url $url --url ipc:///nonexistent/fpgad.sock status --t" "--timeout"
+expect "fpgactl --url $url status --url ipc:///nonexistent/fpgad.sock --u" "--url"
+expect "fpgactl --url $url stats --" "--help --json"
+expect "fpgactl stats --" "--help --json --url"
+expect "fpgactl --url $url watch -" "--count --help --json -n"
+expect "fpgactl --url $url capture c2h0 --" "--count --help --json --newest --poll-us --reconnect --shared --timeout --verify"
+expect "fpgactl --url $url send h2c0 -" "--count --help --json --timeout -n"
+expect "fpgactl --url $url read --" "--help --json --timeout"
+expect "fpgactl write --" "--help --json --timeout --url"
+expect "fpgactl channels --" "--help --json --url"
+# Channel names.
 expect "fpgactl --url $url capture " "c2h0 c2h1"
 expect "fpgactl --url $url send " "h2c0"
 expect "fpgactl --url $url stats " "c2h0 c2h1 h2c0"
@@ -83,6 +103,25 @@ expect "fpgactl --url $url -n 5 capture c2h1 --verify --tim" "--timeout"
 FPGAD_URL=$url expect "fpgactl capture " "c2h0 c2h1"
 expect "fpgactl --url ipc:///nonexistent/fpgad.sock capture " ""
 expect "fpgactl --url ipc:///run/fp" ""
+# watch: any number of channels, each once, among -n COUNT and --json.
+expect "fpgactl --url $url watch " "c2h0 c2h1 h2c0"
+expect "fpgactl --url $url watch c2h0 " "c2h1 h2c0"
+expect "fpgactl --url $url watch c2h0 h2c0 c" "c2h1"
+expect "fpgactl --url $url watch c2h0 c2h1 h2c0 " ""
+expect "fpgactl --url $url watch -n " ""
+expect "fpgactl --url $url watch -n 3 --json c2h1 " "c2h0 h2c0"
+expect "fpgactl --url $url watch --count 3 c2h" "c2h0 c2h1"
+FPGAD_URL=$url expect "fpgactl watch h" "h2c0"
+# read ADDR LEN FILE, write ADDR FILE: a file name for FILE only.
+expect "fpgactl --url $url read " ""
+expect "fpgactl --url $url read 0x1000 " ""
+expect "fpgactl --url $url read 0x1000 4K $work/data/" "$work/data/a.bin $work/data/b.bin"
+expect "fpgactl --url $url read 0x1000 4K $work/data/a" "$work/data/a.bin"
+expect "fpgactl --url $url read 0x1000 4K $work/data/a.bin " ""
+expect "fpgactl --url $url write " ""
+expect "fpgactl --url $url write 0 $work/data/b" "$work/data/b.bin"
+expect "fpgactl --url $url --timeout 100 write 1M $work/da" "$work/data"
+expect "fpgactl --url $url write 0 $work/data/b.bin " ""
 
 echo "completion: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -51,7 +51,7 @@ journal_has() {
 	journalctl -u fpgad -o json --no-pager 2>/dev/null | grep -F -- "$2" |
 		grep -q "\"PRIORITY\":\"$1\""
 }
-set_key() {	# set_key KEY VALUE: in the [daemon]/[control] part of $conf
+set_key() {	# set_key KEY VALUE: a key of one section only (not max_clients)
 	sed -i "s|^$1 *=.*|$1 = $2|" "$conf"
 }
 
@@ -169,24 +169,43 @@ check "systemd logged the watchdog timeout" \
 check "the restarted fpgad answers" fpgactl status
 pid=$(mainpid)
 
-# --- remote listener ---------------------------------------------------------
+# --- the listeners that need the network: remote control and metrics ---------
 set_key remote tcp://127.0.0.1:7710
 if systemctl restart fpgad >/dev/null 2>&1; then
 	notok "a remote listener without the drop-in is refused"
 else
 	check "a remote listener without the drop-in is refused, saying why" \
-		wait_for 5 sh -c 'journalctl -u fpgad -o cat --no-pager | grep -q "sets a remote listener, but this unit has no network"'
+		wait_for 5 sh -c 'journalctl -u fpgad -o cat --no-pager | grep -q -F "sets a remote listener ([control] remote), but this unit has no network"'
 fi
+systemctl stop fpgad
+systemctl reset-failed fpgad
+set_key remote ''
+set_key listen http://127.0.0.1:9110/metrics
+if systemctl restart fpgad >/dev/null 2>&1; then
+	notok "a metrics listener without the drop-in is refused"
+else
+	check "a metrics listener without the drop-in is refused, saying why" \
+		wait_for 5 sh -c 'journalctl -u fpgad -o cat --no-pager | grep -q -F "sets a metrics listener ([metrics] listen), but this unit has no network"'
+fi
+systemctl stop fpgad
+systemctl reset-failed fpgad
+set_key remote tcp://127.0.0.1:7710
 mkdir -p /etc/systemd/system/fpgad.service.d
 cp /usr/share/fpgad/fpgad-remote.conf /etc/systemd/system/fpgad.service.d/remote.conf
 systemctl daemon-reload
-systemctl reset-failed fpgad
-check "with fpgad-remote.conf, fpgad starts with the remote listener" systemctl restart fpgad
+check "with fpgad-remote.conf, fpgad starts with the remote and the metrics listeners" \
+	systemctl restart fpgad
 check "fpgactl --url tcp://127.0.0.1:7710 status" \
 	sh -c 'runuser -u bob -- fpgactl --url tcp://127.0.0.1:7710 status | grep -q "^c2h0 "'
+# No HTTP client in the guest: bash's /dev/tcp speaks the request.
+check "GET http://127.0.0.1:9110/metrics answers with the exposition" \
+	runuser -u bob -- bash -c 'exec 3<>/dev/tcp/127.0.0.1/9110 &&
+		printf "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" >&3 &&
+		timeout 5 cat <&3 | tr -d "\r" | grep -q "^fpgad_channel_frames_total{channel=\"c2h0\",direction=\"c2h\"} "'
 rm -r /etc/systemd/system/fpgad.service.d
 systemctl daemon-reload
 set_key remote ''
+set_key listen ''
 systemctl restart fpgad
 
 # --- the card through the xdma backend ------------------------------------------

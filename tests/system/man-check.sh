@@ -3,8 +3,8 @@
 #
 # tests/system/man-check.sh - lint the manual pages with mandoc, check that
 # each covers what the code offers (commands, options, configuration keys,
-# functions), then build the EXAMPLES program of libfpgad(3) against the
-# tree and run it against a real fpgad on the simulated card.
+# functions), then build the EXAMPLES programs of libfpgad(3) against the
+# tree and run them against a real fpgad on the simulated card.
 #
 #   man-check.sh PAGE...
 #
@@ -26,8 +26,8 @@ for p in "$@"; do
 done
 
 # Each page covers what the code offers: fpgactl's commands and options,
-# fpgad's options, every key of the reference fpgad.conf, every function
-# of fpgad.h.
+# fpgad's options and Prometheus metrics, every section and key of the
+# reference fpgad.conf, every function of fpgad.h.
 text() { mandoc -T ascii "$1" 2>/dev/null | sed 's/.\x08//g'; }
 # covers PAGE WHAT WORD...: the page's text holds every WORD.
 covers() {
@@ -52,12 +52,26 @@ covers man/fpgactl.1 "commands and options of fpgactl --help" \
 # shellcheck disable=SC2046
 covers man/fpgad.8 "options of fpgad --help" \
 	$("$BUILD/fpgad" --help | grep -o -e '--[a-z][a-z-]*' | sort -u)
+# A heading of its own for each section.
+missing=
+sections=$(sed -n 's/^\(\[[a-z]*\]\)$/\1/p' systemd/fpgad.conf)
+for sec in $sections; do
+	grep -q -x -F ".SH $sec" man/fpgad.conf.5 || missing="$missing $sec"
+done
+if [ -z "$missing" ]; then
+	ok "man/fpgad.conf.5: a section for each of the $(echo "$sections" | wc -l) sections of systemd/fpgad.conf"
+else
+	bad "man/fpgad.conf.5: no section for$missing (sections of systemd/fpgad.conf)"
+fi
 # shellcheck disable=SC2046
 covers man/fpgad.conf.5 "keys of systemd/fpgad.conf" \
 	$(sed -n 's/^\([a-z_]*\) *=.*/\1/p' systemd/fpgad.conf | sort -u)
 # shellcheck disable=SC2046
 covers man/libfpgad.3 "functions of fpgad.h" \
 	$(grep -o 'fpgad_[a-z_]*(' client/include/fpgad.h | tr -d '(' | sort -u)
+# shellcheck disable=SC2046
+covers man/fpgad.8 "metrics of daemon/metrics.c" \
+	$(grep -o '"fpgad_[a-z_]*' daemon/metrics.c | tr -d '"' | sort -u)
 
 work=$(mktemp -d /tmp/fpgad-man.XXXXXX)
 fpid=
@@ -67,27 +81,34 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# The example: the lines between ".nf" after "Take 100 frames" and ".fi",
-# with the roff escapes \e and \- undone.
-sed -n '/^Take 100 frames/,/^\.fi/p' man/libfpgad.3 | sed -n '/^\.nf/,/^\.fi/p' |
-	sed -e '/^\.nf/d' -e '/^\.fi/d' -e 's/\\e/\\/g' -e 's/\\-/-/g' > "$work/example.c"
-if ! grep -q 'fpgad_frame_wait' "$work/example.c"; then
-	bad "libfpgad.3: no EXAMPLES program found"
-elif ! PKG_CONFIG_PATH=$BUILD cc -std=c11 -Wall -Wextra -Werror -o "$work/example" \
-		"$work/example.c" $(PKG_CONFIG_PATH=$BUILD pkg-config --static --cflags --libs fpgad-uninstalled) \
-		>"$work/cc.log" 2>&1; then
-	bad "libfpgad.3: the example does not build: $(cat "$work/cc.log")"
-else
-	"$BUILD/fpgad" --runtime-dir "$work/run" >"$work/fpgad.log" 2>&1 &
-	fpid=$!
-	for _ in $(seq 50); do [ -S "$work/run/fpgad.sock" ] && break; sleep 0.1; done
-	if FPGAD_URL="ipc://$work/run/fpgad.sock" "$work/example" >"$work/out" 2>&1 &&
-	   [ "$(grep -c '^frame [0-9]*: 1048576 bytes$' "$work/out")" = 100 ]; then
-		ok "libfpgad.3: the example builds and takes 100 frames"
+"$BUILD/fpgad" --runtime-dir "$work/run" >"$work/fpgad.log" 2>&1 &
+fpid=$!
+for _ in $(seq 50); do [ -S "$work/run/fpgad.sock" ] && break; sleep 0.1; done
+
+# example NAME INTRO LINE COUNT: the program of libfpgad(3)'s EXAMPLES
+# after the line starting with INTRO (between ".nf" and ".fi", the roff
+# escapes \e and \- undone) builds against the tree and, run against
+# fpgad, prints COUNT lines matching LINE.
+example() {
+	name=$1 intro=$2 line=$3 count=$4
+	sed -n "/^$intro/,/^\\.fi/p" man/libfpgad.3 | sed -n '/^\.nf/,/^\.fi/p' |
+		sed -e '/^\.nf/d' -e '/^\.fi/d' -e 's/\\e/\\/g' -e 's/\\-/-/g' > "$work/$name.c"
+	# shellcheck disable=SC2046
+	if ! grep -q 'int main' "$work/$name.c"; then
+		bad "libfpgad.3: no EXAMPLES program after '$intro'"
+	elif ! PKG_CONFIG_PATH=$BUILD cc -std=c11 -Wall -Wextra -Werror -o "$work/$name" \
+			"$work/$name.c" $(PKG_CONFIG_PATH=$BUILD pkg-config --static --cflags --libs fpgad-uninstalled) \
+			>"$work/$name.log" 2>&1; then
+		bad "libfpgad.3: the $name example does not build: $(cat "$work/$name.log")"
+	elif FPGAD_URL="ipc://$work/run/fpgad.sock" "$work/$name" >"$work/$name.out" 2>&1 &&
+	     [ "$(grep -c "$line" "$work/$name.out")" = "$count" ]; then
+		ok "libfpgad.3: the $name example builds and prints $count x '$line'"
 	else
-		bad "libfpgad.3: the example: $(tail -n 3 "$work/out")"
+		bad "libfpgad.3: the $name example: $(tail -n 3 "$work/$name.out")"
 	fi
-fi
+}
+example frames "Take 100 frames" '^frame [0-9]*: 1048576 bytes$' 100
+example transfer "Write 64 KiB" '^65536 bytes at card address 0x100000: 0 differ$' 1
 
 echo "man: $pass passed, $fail failed"
 [ "$fail" = 0 ]
