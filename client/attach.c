@@ -375,6 +375,32 @@ int fpgad_channel_stats(fpgad_client *c, const char *name,
 	return 0;
 }
 
+int fpgad_channel_probe(fpgad_client *c, const char *name,
+			struct fpgad_probe *ret_probe)
+{
+	Fpgad__Request req = FPGAD__REQUEST__INIT;
+	Fpgad__ProbeRequest body = FPGAD__PROBE_REQUEST__INIT;
+	const Fpgad__ProbeReply *o;
+	Fpgad__Response *resp;
+	int r;
+
+	body.name = (char *)name;
+	req.body_case = FPGAD__REQUEST__BODY_PROBE;
+	req.probe = &body;
+	r = simple_request(c, &req, FPGAD__RESPONSE__BODY_PROBE, &resp);
+	if (r < 0)
+		return r;
+	o = resp->probe;
+	memset(ret_probe, 0, sizeof(*ret_probe));
+	COPY(ret_probe->mode, o->mode);
+	COPY(ret_probe->mode_reason, o->mode_reason);
+	ret_probe->gpudirect_bps = o->gpudirect_bps;
+	ret_probe->bounce_bps = o->bounce_bps;
+	ret_probe->switched = o->switched;
+	fpgad__response__free_unpacked(resp, NULL);
+	return 0;
+}
+
 int fpgad_channel_reset(fpgad_client *c, const char *name)
 {
 	Fpgad__Request req = FPGAD__REQUEST__INIT;

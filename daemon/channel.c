@@ -120,6 +120,17 @@ static int setup_bounce(struct channel *ch)
 	return pin_host(ch, ch->staging);
 }
 
+/* Bounce's staging and copy engine, gone (or never made). */
+static void drop_bounce(struct channel *ch)
+{
+	copy_close(ch->ce);
+	ch->ce = NULL;
+	copy_host_free(ch->staging);
+	ch->staging = NULL;
+	free(ch->pending);
+	ch->pending = NULL;
+}
+
 static int choose_mode(struct channel *ch)
 {
 	int r;
@@ -236,9 +247,7 @@ void channel_destroy(struct channel *ch)
 			ch->ops->unpin(ch->q, ch->pin);
 		ch->ops->queue_close(ch->q);
 	}
-	copy_close(ch->ce);
-	copy_host_free(ch->staging);
-	free(ch->pending);
+	drop_bounce(ch);
 	if (ch->mem)
 		ch->mops->free(ch->mem);
 	slots_destroy(ch->slots);
@@ -254,11 +263,90 @@ uint64_t channel_ring_bytes(const struct channel *ch)
 	return (uint64_t)ch->cfg.slots * ch->cfg.slot_size;
 }
 
-uint64_t channel_pinned_bytes(const struct channel *ch)
+uint64_t channel_pinned_bytes(struct channel *ch)
 {
 	uint64_t ring = channel_ring_bytes(ch);
+	bool bounce;
 
-	return ch->mode == MODE_BOUNCE ? 2 * ring : ring;
+	pthread_mutex_lock(&ch->lock);
+	bounce = ch->mode == MODE_BOUNCE;
+	pthread_mutex_unlock(&ch->lock);
+	return bounce ? 2 * ring : ring;
+}
+
+/* An idle channel in GPU memory from gpudirect to bounce or back. */
+static int switch_mode(struct channel *ch, enum transfer_mode mode)
+{
+	uint64_t old_pin = ch->pin;
+	int r;
+
+	if (mode == MODE_BOUNCE) {
+		ch->pin = 0;
+		r = setup_bounce(ch);
+	} else {
+		r = pin_ring(ch);
+	}
+	if (r < 0) {
+		if (mode == MODE_BOUNCE) {
+			if (ch->pin)
+				ch->ops->unpin(ch->q, ch->pin);
+			drop_bounce(ch);
+		}
+		ch->pin = old_pin;
+		return r;
+	}
+	ch->ops->unpin(ch->q, old_pin);
+	if (mode == MODE_GPUDIRECT)
+		drop_bounce(ch);
+	pthread_mutex_lock(&ch->lock);
+	ch->mode = mode;
+	pthread_mutex_unlock(&ch->lock);
+	return 0;
+}
+
+int channel_probe(struct channel *ch, channel_measure_fn measure, void *user,
+		  bool *ret_switched, char *err, size_t errlen)
+{
+	enum transfer_mode mode;
+	char reason[sizeof(ch->reason)];
+	bool busy;
+	int r;
+
+	if (ch->memory != MEMORY_CUDA || ch->cfg.direction != DIR_C2H) {
+		snprintf(err, errlen, "channel %s is %s in %s memory: there is no mode to choose",
+			 ch->cfg.name, direction_name(ch->cfg.direction),
+			 memory_kind_name(ch->memory));
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&ch->lock);
+	busy = ch->leases || ch->running;
+	pthread_mutex_unlock(&ch->lock);
+	if (busy) {
+		snprintf(err, errlen, "channel %s is leased: a probe needs its DMA engine idle (fpgactl clients says who holds it)",
+			 ch->cfg.name);
+		return -EBUSY;
+	}
+	/* Idle, and only this thread leases: the engine is the probe's. */
+	r = measure(user, ch->q, &mode, reason, sizeof(reason));
+	if (r < 0) {
+		snprintf(err, errlen, "channel %s: the probe found no mode: %s",
+			 ch->cfg.name, strerror(-r));
+		return r;
+	}
+	*ret_switched = mode != ch->mode;
+	if (*ret_switched) {
+		r = switch_mode(ch, mode);
+		if (r < 0) {
+			snprintf(err, errlen, "channel %s: cannot switch to %s: %s; it stays in %s",
+				 ch->cfg.name, transfer_mode_name(mode), strerror(-r),
+				 transfer_mode_name(ch->mode));
+			return r;
+		}
+	}
+	pthread_mutex_lock(&ch->lock);
+	snprintf(ch->reason, sizeof(ch->reason), "%s", reason);
+	pthread_mutex_unlock(&ch->lock);
+	return 0;
 }
 
 int channel_reset(struct channel *ch, char *err, size_t errlen)

@@ -65,9 +65,25 @@ int channel_gpu(const struct channel *ch);
 const char *channel_gpu_bus_id(const struct channel *ch);
 /*
  * Bytes pinned for the card's DMA: the ring, and the staging beside it in
- * bounce mode.  Fixed once the channel is created; any thread.
+ * bounce mode (which a probe may switch).  Any thread.
  */
-uint64_t channel_pinned_bytes(const struct channel *ch);
+uint64_t channel_pinned_bytes(struct channel *ch);
+
+/*
+ * How a probe measures an idle channel's engine (p2p_reprobe): the mode to
+ * run in and why, or a negative errno.
+ */
+typedef int (*channel_measure_fn)(void *user, struct device_queue *q,
+				  enum transfer_mode *ret_mode, char *reason,
+				  size_t reason_len);
+/*
+ * Measure a c2h channel in GPU memory with @measure on its own DMA engine
+ * and run it in the mode measured.  The channel must be idle: -EBUSY
+ * when leased, -EINVAL in host memory or for h2c, each with @err.
+ * *@ret_switched says whether the mode changed.  The loop thread only.
+ */
+int channel_probe(struct channel *ch, channel_measure_fn measure, void *user,
+		  bool *ret_switched, char *err, size_t errlen);
 
 /*
  * Clear a FAILED channel: it streams again if leased, else it is idle.

@@ -202,11 +202,15 @@ out:
 	rates->bounce = res.bytes_per_s;
 }
 
-/* Topology, probes and choice for one c2h channel in GPU memory. */
+/*
+ * Topology, probes and choice for one c2h channel in GPU memory, on @use_q
+ * (the channel's own queue, idle) or on a queue of its engine opened here.
+ */
 static void p2p_measure(struct p2p *p, const struct config *cfg,
 			const struct config_channel *cc,
 			const struct topo_host *host,
-			const struct device_info *info, struct p2p_record *rec)
+			const struct device_info *info, struct p2p_record *rec,
+			struct device_queue *use_q)
 {
 	const char *gpu = cc->gpu[0] ? cc->gpu : cfg->device.gpu;
 	struct probe_params params = { 0 };
@@ -242,7 +246,10 @@ static void p2p_measure(struct p2p *p, const struct config *cfg,
 	have_topo = p2p_canon(mem->gpu_bus_id, rec->gpu) &&
 		    topology_pair(&src, host, p->card, rec->gpu, &topo) == 0;
 
-	if (params.max_ms) {
+	if (params.max_ms && use_q) {
+		p2p_probe_gpudirect(p, use_q, mem, &params, &rec->rates);
+		p2p_probe_bounce(p, use_q, mem, &params, &rec->rates);
+	} else if (params.max_ms) {
 		struct config_channel pc = *cc;
 
 		/* As fast as the link goes: a paced source measures nothing. */
@@ -315,7 +322,7 @@ int p2p_survey(const struct config *cfg, const struct device_ops *ops,
 		if (cc->direction != DIR_C2H || cc->mode != MODE_AUTO ||
 		    cc->memory == MEMORY_HOST || cfg->device.auto_choice == AUTO_FIRST)
 			continue;
-		p2p_measure(p, cfg, cc, &host, &info, rec);
+		p2p_measure(p, cfg, cc, &host, &info, rec, NULL);
 	}
 	*ret_p2p = p;
 	return 0;
@@ -339,6 +346,34 @@ const struct probe_choice *p2p_choice(const struct p2p *p, const char *name)
 	const struct p2p_record *rec = p2p_record(p, name);
 
 	return rec && rec->chosen ? &rec->choice : NULL;
+}
+
+int p2p_reprobe(struct p2p *p, const struct config *cfg,
+		const struct config_channel *cc, struct device_queue *q,
+		const struct probe_choice **ret_choice,
+		const struct probe_rates **ret_rates)
+{
+	struct p2p_record *rec = (struct p2p_record *)p2p_record(p, cc->name);
+	struct device_info info;
+	struct topo_source src;
+	struct topo_host host;
+	int r;
+
+	if (!rec)
+		return -ENOENT;
+	r = p->ops->info(p->dev, &info);
+	if (r < 0)
+		return r;
+	p2p_source(p, &src);
+	topology_host(&src, &host);
+	memset(&rec->rates, 0, sizeof(rec->rates));
+	rec->chosen = false;
+	p2p_measure(p, cfg, cc, &host, &info, rec, q);
+	if (!rec->chosen)
+		return rec->rates.gpudirect_err ? rec->rates.gpudirect_err : -EIO;
+	*ret_choice = &rec->choice;
+	*ret_rates = &rec->rates;
+	return 0;
 }
 
 /* --- the Topology reply ------------------------------------------------------------ */

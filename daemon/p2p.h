@@ -10,6 +10,8 @@
  * with its reason (probe.c).  With auto_choice = first, or a mode forced,
  * no choice is made and the channel does what it always did.
  *
+ * On request (Probe), the same for one idle channel, on its own queue.
+ *
  * On request (Topology), the matrix of the card against every NVIDIA GPU
  * of the host and the GPUs the channels use, read afresh, with each
  * channel's mode, reason and measured rates.
@@ -38,6 +40,17 @@ void p2p_free(struct p2p *p);
 
 /* auto's choice for channel @name, NULL when none was made. */
 const struct probe_choice *p2p_choice(const struct p2p *p, const char *name);
+
+/*
+ * Measure channel @cc again on its own queue @q, which must be idle, and
+ * choose anew (the record fpgactl topo shows follows): 0 with the choice
+ * and the rates (valid until the next probe), or a negative errno when no
+ * choice could be made.
+ */
+int p2p_reprobe(struct p2p *p, const struct config *cfg,
+		const struct config_channel *cc, struct device_queue *q,
+		const struct probe_choice **ret_choice,
+		const struct probe_rates **ret_rates);
 
 /* A channel as it runs, for the Topology reply. */
 struct p2p_channel_view {

@@ -28,6 +28,7 @@ const char *protocol_request_name(Fpgad__Request__BodyCase body)
 	case FPGAD__REQUEST__BODY_CHANNEL_STATS: return "ChannelStats";
 	case FPGAD__REQUEST__BODY_RESET_CHANNEL: return "ResetChannel";
 	case FPGAD__REQUEST__BODY_TOPOLOGY: return "Topology";
+	case FPGAD__REQUEST__BODY_PROBE: return "Probe";
 	case FPGAD__REQUEST__BODY_OPEN_XFER_QUEUE: return "OpenXferQueue";
 	case FPGAD__REQUEST__BODY_REGISTER_BUFFER: return "RegisterBuffer";
 	case FPGAD__REQUEST__BODY_UNREGISTER_BUFFER: return "UnregisterBuffer";
@@ -43,6 +44,7 @@ static const char *channel_name_of(const Fpgad__Request *req)
 	case FPGAD__REQUEST__BODY_CLOSE_CHANNEL: return req->close_channel->name;
 	case FPGAD__REQUEST__BODY_CHANNEL_STATS: return req->channel_stats->name;
 	case FPGAD__REQUEST__BODY_RESET_CHANNEL: return req->reset_channel->name;
+	case FPGAD__REQUEST__BODY_PROBE: return req->probe->name;
 	default: return NULL;
 	}
 }

@@ -39,6 +39,7 @@ struct reply {
 		Fpgad__CloseChannelReply close_channel;
 		Fpgad__ChannelStatsReply channel_stats;
 		Fpgad__ResetChannelReply reset_channel;
+		Fpgad__ProbeReply probe;
 	} body;
 	struct lease_grant grant;
 	struct p2p_answer *topology;
@@ -69,6 +70,7 @@ static bool is_mutating(Fpgad__Request__BodyCase b)
 	return b == FPGAD__REQUEST__BODY_OPEN_CHANNEL ||
 	       b == FPGAD__REQUEST__BODY_CLOSE_CHANNEL ||
 	       b == FPGAD__REQUEST__BODY_RESET_CHANNEL ||
+	       b == FPGAD__REQUEST__BODY_PROBE ||
 	       b == FPGAD__REQUEST__BODY_OPEN_XFER_QUEUE ||
 	       b == FPGAD__REQUEST__BODY_REGISTER_BUFFER ||
 	       b == FPGAD__REQUEST__BODY_UNREGISTER_BUFFER ||
@@ -88,6 +90,7 @@ static bool allowed(enum listener_kind l, Fpgad__Request__BodyCase b)
 	case FPGAD__REQUEST__BODY_OPEN_CHANNEL:
 	case FPGAD__REQUEST__BODY_CLOSE_CHANNEL:
 	case FPGAD__REQUEST__BODY_RESET_CHANNEL:
+	case FPGAD__REQUEST__BODY_PROBE:
 	case FPGAD__REQUEST__BODY_OPEN_XFER_QUEUE:
 	case FPGAD__REQUEST__BODY_REGISTER_BUFFER:
 	case FPGAD__REQUEST__BODY_UNREGISTER_BUFFER:
@@ -398,6 +401,71 @@ static void do_reset_channel(struct daemon *d, struct session *s,
 	r->resp.reset_channel = &r->body.reset_channel;
 }
 
+/* p2p_reprobe() as channel_probe() measures. */
+struct probe_call {
+	struct daemon *d;
+	const struct config_channel *cc;	/* as configured: mode = auto */
+	const struct probe_rates *rates;
+};
+
+static int measure(void *user, struct device_queue *q, enum transfer_mode *ret_mode,
+		   char *reason, size_t reason_len)
+{
+	struct probe_call *pc = user;
+	const struct probe_choice *choice;
+	int r;
+
+	r = p2p_reprobe(pc->d->p2p, &pc->d->cfg, pc->cc, q, &choice, &pc->rates);
+	if (r < 0)
+		return r;
+	*ret_mode = choice->mode;
+	snprintf(reason, reason_len, "%s", choice->reason);
+	return 0;
+}
+
+static void do_probe(struct daemon *d, struct session *s,
+		     const Fpgad__ProbeRequest *in, struct reply *r)
+{
+	struct channel *ch = find_channel(d, in->name, r);
+	struct probe_call pc = { .d = d };
+	Fpgad__ProbeReply *o = &r->body.probe;
+	struct channel_stats st;
+	bool switched = false;
+	char err[MSG_LEN];
+	int e;
+
+	if (!ch)
+		return;
+	for (unsigned i = 0; i < d->cfg.n_channels; i++)
+		if (!strcmp(d->cfg.channels[i].name, in->name))
+			pc.cc = &d->cfg.channels[i];
+	if (pc.cc->mode != MODE_AUTO || d->cfg.device.auto_choice == AUTO_FIRST) {
+		reply_error(r, FPGAD__STATUS_CODE__STATUS_BAD_REQUEST,
+			    "channel %s: %s: there is nothing for a probe to choose",
+			    in->name, pc.cc->mode != MODE_AUTO ?
+			    "its mode is set in the configuration" :
+			    "[device] auto_choice = first");
+		return;
+	}
+	e = channel_probe(ch, measure, &pc, &switched, err, sizeof(err));
+	if (e < 0) {
+		reply_error(r, protocol_status_code(e), "%s", err);
+		return;
+	}
+	channel_get_stats(ch, &st);
+	log_notice("channel %s: probed for pid %d uid %u: %s%s", in->name,
+		   (int)s->peer.pid, (unsigned)s->peer.uid,
+		   channel_mode_reason(ch), switched ? " (switched)" : "");
+	fpgad__probe_reply__init(o);
+	o->mode = (char *)transfer_mode_name(st.mode);
+	o->mode_reason = (char *)channel_mode_reason(ch);
+	o->gpudirect_bps = pc.rates ? pc.rates->gpudirect : 0;
+	o->bounce_bps = pc.rates ? pc.rates->bounce : 0;
+	o->switched = switched;
+	r->resp.body_case = FPGAD__RESPONSE__BODY_PROBE;
+	r->resp.probe = o;
+}
+
 static void do_topology(struct daemon *d, struct reply *r)
 {
 	struct p2p_channel_view views[CONFIG_MAX_CHANNELS];
@@ -445,6 +513,9 @@ static void dispatch(struct daemon *d, struct session *s,
 		break;
 	case FPGAD__REQUEST__BODY_TOPOLOGY:
 		do_topology(d, r);
+		break;
+	case FPGAD__REQUEST__BODY_PROBE:
+		do_probe(d, s, req->probe, r);
 		break;
 	case FPGAD__REQUEST__BODY_OPEN_XFER_QUEUE:
 		xfer_requests_open_queue(d, s, req->open_xfer_queue, &r->resp, &r->xfer);

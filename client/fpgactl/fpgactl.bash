@@ -34,7 +34,7 @@ _fpgactl_options()
 
 _fpgactl()
 {
-	local commands="status channels watch clients version stats reset capture send topo read write"
+	local commands="status channels watch clients version stats reset capture send topo probe read write"
 	local line=${COMP_LINE:0:COMP_POINT} words cur prev i w cmd="" url="" nurl=0 npos=0
 	local -a pos=()
 
@@ -76,7 +76,7 @@ _fpgactl()
 	case $cmd/$npos in
 	stats/1|reset/1)
 		mapfile -t COMPREPLY < <(compgen -W "$(_fpgactl_channels "$url" "")" -- "$cur") ;;
-	capture/1)
+	capture/1|probe/1)
 		mapfile -t COMPREPLY < <(compgen -W "$(_fpgactl_channels "$url" c2h)" -- "$cur") ;;
 	send/1)
 		mapfile -t COMPREPLY < <(compgen -W "$(_fpgactl_channels "$url" h2c)" -- "$cur") ;;

@@ -57,6 +57,7 @@ int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o);
 int fpgactl_send(fpgad_client *c, const struct fpgactl_opts *o);
 /* topo.c */
 int fpgactl_topo(fpgad_client *c, const struct fpgactl_opts *o);
+int fpgactl_probe(fpgad_client *c, const struct fpgactl_opts *o);
 /* xfer.c: card memory to a file and back. */
 int fpgactl_read(fpgad_client *c, const struct fpgactl_opts *o);
 int fpgactl_write(fpgad_client *c, const struct fpgactl_opts *o);

@@ -324,6 +324,8 @@ static const struct fpgactl_cmd cmds[] = {
 	{ "send", ARGS_CHANNEL, "hand -n frames to the card (h2c)", fpgactl_send },
 	{ "topo", ARGS_NONE, "card x GPU topology, peer-to-peer verdict, auto's choice",
 	  fpgactl_topo },
+	{ "probe", ARGS_CHANNEL, "measure an idle auto channel again and run it in the faster mode",
+	  fpgactl_probe },
 	{ "read", "ADDR LEN FILE", "card memory to FILE ('-': stdout)",
 	  fpgactl_read },
 	{ "write", "ADDR FILE", "FILE ('-': stdin) to card memory",

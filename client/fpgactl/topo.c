@@ -3,7 +3,7 @@
  * topo.c - fpgactl topo: the card against every GPU of fpgad's host, the
  * way nvidia-smi topo -m shows GPU pairs, with the verdict on
  * peer-to-peer and, for each channel, the mode auto chose and the rates
- * it measured.
+ * it measured; fpgactl probe: measure an idle channel again.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -174,5 +174,28 @@ int fpgactl_topo(fpgad_client *c, const struct fpgactl_opts *o)
 	else
 		print_text(t);
 	fpgad_topology_free(t);
+	return 0;
+}
+
+int fpgactl_probe(fpgad_client *c, const struct fpgactl_opts *o)
+{
+	struct fpgad_probe p;
+	int r = fpgad_channel_probe(c, o->channel, &p);
+
+	if (r < 0)
+		return fpgactl_fail(c, o->channel, r);
+	if (o->json) {
+		fpgactl_print_json(json_pack("{s:s, s:s, s:s, s:f, s:f, s:b}",
+					     "channel", o->channel, "mode", p.mode,
+					     "mode_reason", p.mode_reason,
+					     "gpudirect_bps", p.gpudirect_bps,
+					     "bounce_bps", p.bounce_bps,
+					     "switched", p.switched));
+		return 0;
+	}
+	printf("channel %s: %s%s (%s)\n", o->channel, p.mode,
+	       p.switched ? ", switched" : "", p.mode_reason);
+	printf("gpudirect  %.1f GB/s\nbounce     %.1f GB/s\n",
+	       p.gpudirect_bps / 1e9, p.bounce_bps / 1e9);
 	return 0;
 }

@@ -403,6 +403,25 @@ struct fpgad_topology {
  */
 FPGAD_EXPORT int fpgad_topology_get(fpgad_client *c, struct fpgad_topology **ret_topo);
 FPGAD_EXPORT void fpgad_topology_free(struct fpgad_topology *t);
+
+/* What a probe measured and chose (fpgad_channel_probe). */
+struct fpgad_probe {
+	char mode[16];		/* the mode the channel runs in now */
+	char mode_reason[192];	/* auto's reason, with both rates */
+	double gpudirect_bps;	/* measured; 0 = not measured or failed */
+	double bounce_bps;
+	bool switched;		/* the mode changed */
+};
+
+/*
+ * Measure channel @name (c2h, GPU memory, mode = auto) again in gpudirect
+ * and in bounce, as fpgad did at start, and run it in the mode auto
+ * chooses now.  The channel must be idle: -EBUSY while leased (the probe
+ * borrows its DMA engine for up to twice [device] probe_ms); -EINVAL for a
+ * channel whose mode is set, or in host memory.  Local socket only.
+ */
+FPGAD_EXPORT int fpgad_channel_probe(fpgad_client *c, const char *name,
+				     struct fpgad_probe *ret_probe);
 /* --- card memory transfers ------------------------------------------------ */
 
 /*

@@ -16,7 +16,8 @@
 # gpudirect, bn: bounce, sh: for shared readers) and one H2C channel (hc);
 # fpgactl --json status shows cuda memory, both modes and how the GPU is
 # shared (time-slicing, then mps); fpgactl topo reports the sim card as
-# simulated and sh's (mode auto) choice with both probes' rates; two
+# simulated and sh's (mode auto) choice with both probes' rates; fpgactl
+# probe measures sh again (and is refused while sh is leased); two
 # gpu_client processes at once, one per channel, each verifying every frame
 # in place with a CUDA kernel (itself checked first: --selftest); a client
 # that releases each frame on the
@@ -299,6 +300,47 @@ suite() {
 		fi
 	else
 		fail "fpgactl topo: $(head -1 "$LOGS/topo.txt")"
+	fi
+
+	# --- probe: sh (mode auto) measured again, idle; refused while leased --------------
+
+	if [ "$MEMORY" = cuda ]; then
+		if "$FPGACTL" --url "$URL" --json probe sh > "$LOGS/probe.json" 2>&1; then
+			j=$(tr -d ' \n' < "$LOGS/probe.json")
+			case $j in
+			*'"mode":"gpudirect"'*|*'"mode":"bounce"'*)
+				if echo "$j" | grep -q '"gpudirect_bps":0[,.}]\|"bounce_bps":0[,.}]'; then
+					fail "probe sh: a mode was not measured: $j"
+				else
+					pass "probe sh: $j"
+				fi ;;
+			*) fail "probe sh: $j" ;;
+			esac
+		else
+			fail "fpgactl probe sh: $(head -1 "$LOGS/probe.json")"
+		fi
+		# Leased: the engine is not the probe's to borrow.
+		"$CLIENT" --frames 1000000 --timeout "$GPU_TIMEOUT_MS" "$URL" sh \
+			> "$LOGS/probe-holder.log" 2>&1 &
+		holder=$!
+		CLIENT_PIDS="$CLIENT_PIDS $holder"
+		i=0
+		until "$FPGACTL" --url "$URL" channels 2>/dev/null |
+		      awk '$1 == "sh" && $6 > 0 { f = 1 } END { exit !f }' ||
+		      [ $i -ge 100 ]; do
+			sleep 0.05
+			i=$((i + 1))
+		done
+		if out=$("$FPGACTL" --url "$URL" probe sh 2>&1); then
+			fail "probe sh while leased succeeded: $out"
+		else
+			case $out in
+			*"is leased"*) pass "probe sh while leased: refused ($out)" ;;
+			*) fail "probe sh while leased: $out" ;;
+			esac
+		fi
+		kill "$holder" 2>/dev/null || true
+		wait "$holder" 2>/dev/null || true
 	fi
 
 	# --- clients ------------------------------------------------------------------------

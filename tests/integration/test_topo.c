@@ -201,6 +201,54 @@ static void test_remote(void **state)
 	harness_stop_ok(&p);
 }
 
+/*
+ * Probe: refused, with the reason, for a channel it cannot serve; refused
+ * on the remote listener; never a change to the channel.  (A probe that
+ * measures and switches needs a GPU: tests/gpu/run.sh.)
+ */
+static void test_probe_refusals(void **state)
+{
+	struct fpgad_probe pr;
+	struct fpgad_proc p;
+	char conf[256], url[64];
+	fpgad_client *c, *rc;
+	int port = 20000 + (getpid() + 11) % 20000;
+
+	(void)state;
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
+	snprintf(conf, sizeof(conf),
+		 "[control]\nremote = %s\n[channel a]\n[channel b]\nengine = 1\nmode = bounce\n",
+		 url);
+	harness_start_ok(&p, conf, NULL);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	/* No such channel. */
+	assert_int_equal(fpgad_channel_probe(c, "nosuch", &pr), -ENOENT);
+	/* A mode the configuration sets: nothing to choose. */
+	assert_int_equal(fpgad_channel_probe(c, "b", &pr), -EINVAL);
+	assert_non_null(strstr(fpgad_errmsg(c), "its mode is set in the configuration"));
+	/* mode = auto, but in host memory (no GPU here, or memory = host). */
+	if (fpgad_channel_probe(c, "a", &pr) == -EINVAL)
+		assert_non_null(strstr(fpgad_errmsg(c), "host memory: there is no mode to choose"));
+	/* Not a name at all. */
+	assert_int_equal(fpgad_channel_probe(c, "a\x01", &pr), -EINVAL);
+	/* The remote listener is read-only. */
+	assert_int_equal(fpgad_connect(url, &rc), 0);
+	assert_int_equal(fpgad_channel_probe(rc, "a", &pr), -EACCES);
+	fpgad_disconnect(rc);
+	/* Nothing changed: the channels still stream. */
+	{
+		fpgad_channel *ch;
+		struct fpgad_frame f;
+
+		assert_int_equal(fpgad_channel_open(c, "b", 0, &ch), 0);
+		assert_int_equal(fpgad_frame_wait(ch, &f, 5000), 0);
+		assert_int_equal(fpgad_frame_release(ch, &f), 0);
+		assert_int_equal(fpgad_channel_close(ch), 0);
+	}
+	fpgad_disconnect(c);
+	harness_stop_ok(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -208,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_missing_root),
 		cmocka_unit_test(test_own_host),
 		cmocka_unit_test(test_remote),
+		cmocka_unit_test(test_probe_refusals),
 	};
 
 	return cmocka_run_group_tests_name("topo", tests, NULL, NULL);

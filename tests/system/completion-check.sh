@@ -72,7 +72,7 @@ commands=$(echo "$help" | sed -n '/^Commands:/,$p' | awk 'NR > 1 && NF { print $
 options=$( (echo "$help" | grep -o -e '--[a-z][a-z-]*'; echo --help) | sort -u | tr '\n' ' ')
 expect "fpgactl " "${commands% }"
 expect "fpgactl --" "${options% }"
-expect "fpgactl " "capture channels clients read reset send stats status topo version watch write"
+expect "fpgactl " "capture channels clients probe read reset send stats status topo version watch write"
 expect "fpgactl st" "stats status"
 expect "fpgactl --js" "--json"
 expect "fpgactl -" "--count --help --json --newest --poll-us --reconnect --shared --timeout --url --verify -n"
@@ -94,6 +94,7 @@ expect "fpgactl write --" "--help --json --timeout --url"
 expect "fpgactl channels --" "--help --json --url"
 # Channel names.
 expect "fpgactl --url $url capture " "c2h0 c2h1"
+expect "fpgactl --url $url probe " "c2h0 c2h1"
 expect "fpgactl --url $url send " "h2c0"
 expect "fpgactl --url $url stats " "c2h0 c2h1 h2c0"
 expect "fpgactl --json --url=$url reset c2h" "c2h0 c2h1"
