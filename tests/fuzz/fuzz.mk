@@ -1,7 +1,7 @@
 # libFuzzer harnesses, one per decoder of untrusted bytes.  `make fuzz`
 # builds them (clang, ASan/UBSan) and runs each for FUZZ_SECONDS.
 
-FUZZ_SECONDS ?= 15
+FUZZ_SECONDS ?= 8
 FUZZ_DIR := $(BUILD)/fuzz
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -Icommon -Iclient/include -Iclient -Idaemon \
