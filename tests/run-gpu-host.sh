@@ -58,6 +58,10 @@ tests/gpu/xfer.sh "$BUILD" "$OUT/logs/gpu-xfer" > "$OUT/logs/gpu-xfer.log" 2>&1
 echo "gpu xfer: exit $?" >> "$S"
 tail -n 30 "$OUT/logs/gpu-xfer.log" >> "$S"
 
+echo "== CUDA in fpgad under PR_SET_MDWE (MemoryDenyWriteExecute= without systemd)" >> "$S"
+tests/gpu/mdwe.sh "$BUILD" >> "$S" 2>&1
+echo "mdwe: exit $?" >> "$S"
+
 echo "== MPS and a consumer of another uid" >> "$S"
 tests/gpu/mps_users.sh "$BUILD" "$OUT/logs/mps-users" >> "$S" 2>&1
 
