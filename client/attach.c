@@ -257,7 +257,6 @@ int attach_reopen(fpgad_channel *ch, int timeout_ms)
 	uint64_t deadline = clock_deadline_ns(timeout_ms);
 	fpgad_client *c = ch->c;
 	char name[sizeof(ch->info.name)];
-	bool greeted = false;
 	int r;
 
 	snprintf(name, sizeof(name), "%s", ch->info.name);
@@ -272,18 +271,16 @@ int attach_reopen(fpgad_channel *ch, int timeout_ms)
 		conn_set_timeouts(c, left < ATTACH_RETRY_MS * 10 ? left + 1 :
 				     ATTACH_RETRY_MS * 10);
 		/*
-		 * An OpenChannel that timed out goes again, alone, as it was:
-		 * fpgad may have granted it, and then answers from its cache.
+		 * Hello only on a new connection: an OpenChannel that timed
+		 * out then goes again, alone, as it was, and fpgad answers it
+		 * from its cache if it granted it.
 		 */
-		r = greeted ? 0 : conn_hello(c);
-		greeted = r == 0;
+		r = conn_hello(c);
 		if (r == 0)
 			r = attach_lease(ch, name);
 		if (r == 0 || (r != -ETIMEDOUT && r != -ECONNREFUSED &&
 			       r != -EPIPE && r != -ECONNRESET && r != -EAGAIN))
 			break;
-		if (r != -ETIMEDOUT)
-			greeted = false;	/* another connection: Hello first */
 		if (deadline && clock_now_ns() + ATTACH_RETRY_MS *
 		    CLOCK_NS_PER_MS >= deadline) {
 			r = -ETIMEDOUT;

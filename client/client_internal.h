@@ -50,6 +50,12 @@ struct fpgad_client {
 	size_t unanswered_len;
 	uint64_t unanswered_id;
 	/*
+	 * Hello is said once per connection (conn_gen): a retry after a
+	 * timeout then goes straight to the request that timed out.
+	 */
+	bool greeted;
+	unsigned greeted_gen;
+	/*
 	 * Until Hello is answered: a connection fpgad closes is one it
 	 * refused (over its listener's limit), and the wait ends at once.
 	 */

@@ -214,9 +214,12 @@ int conn_hello(fpgad_client *c)
 {
 	Fpgad__Request req = FPGAD__REQUEST__INIT;
 	Fpgad__Hello h = FPGAD__HELLO__INIT;
+	unsigned gen = atomic_load(&c->conn_gen);
 	Fpgad__Response *resp;
 	int r;
 
+	if (c->greeted && c->greeted_gen == gen)
+		return 0;
 	h.version = FPGAD_PROTOCOL_VERSION;
 	h.min_version = FPGAD_PROTOCOL_MIN_VERSION;
 	h.software = "libfpgad " FPGAD_VERSION;
@@ -230,6 +233,8 @@ int conn_hello(fpgad_client *c)
 		return r;
 	snprintf(c->server, sizeof(c->server), "%s", resp->hello->software);
 	fpgad__response__free_unpacked(resp, NULL);
+	c->greeted = true;
+	c->greeted_gen = gen;
 	return 0;
 }
 

@@ -217,6 +217,63 @@ static void test_reconnect_after_stop(void **state)
 	ride_through(SIGTERM);
 }
 
+/*
+ * A consumer that only polls (timeout 0) rides through a restart too,
+ * though each poll leaves fpgad a millisecond: an OpenChannel whose reply
+ * came too late is asked again (and answered from fpgad's cache) by the
+ * next poll, never refused as "already open".
+ */
+static void test_reconnect_polling(void **state)
+{
+	struct fpgad_proc p;
+	struct fpgad_frame f;
+	fpgad_channel *ch;
+	fpgad_client *c;
+	unsigned stale = 0, timeouts = 0;
+	uint64_t end;
+	int r;
+
+	(void)state;
+	/* 512 MiB of fresh ring for each lease: slower than a millisecond. */
+	harness_start_ok(&p, "[channel big]\nslots = 64\nslot_size = 8M\n"
+			 "frame_size = 64K\nmemory = host\n", NULL);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	fpgad_set_reconnect(c, true);
+	assert_int_equal(fpgad_channel_open(c, "big", 0, &ch), 0);
+	assert_int_equal(fpgad_frame_wait(ch, &f, 5000), 0);
+	assert_int_equal(fpgad_frame_release(ch, &f), 0);
+	assert_int_equal(harness_restart(&p, SIGKILL), 0);
+	end = harness_now_ms() + 20000;
+	for (;;) {
+		if (harness_now_ms() > end)
+			fail_msg("no frame within 20 s after the restart: %u timeouts, %s",
+				 timeouts, fpgad_errmsg(c));
+		r = fpgad_frame_wait(ch, &f, 0);
+		if (r == -ETIMEDOUT) {
+			timeouts++;
+			usleep(1000);
+			continue;
+		}
+		if (r == -ESTALE) {
+			stale++;
+			continue;
+		}
+		if (r)
+			fail_msg("wait(0) after the restart: %s: %s", strerror(-r),
+				 fpgad_errmsg(c));
+		if (stale)
+			break;
+		/* A frame of the old ring, published before the kill. */
+		assert_int_equal(fpgad_frame_release(ch, &f), 0);
+	}
+	assert_int_equal(stale, 1);
+	assert_int_equal(fpgad_frame_release(ch, &f), 0);
+	print_message("      back after %u polls that timed out\n", timeouts);
+	assert_int_equal(fpgad_channel_close(ch), 0);
+	fpgad_disconnect(c);
+	harness_stop_ok(&p);
+}
+
 /* fpgactl capture rides through a restart with --reconnect. */
 static void test_capture_reconnects(void **state)
 {
@@ -502,6 +559,7 @@ int main(void)
 		cmocka_unit_test(test_old_handle_cannot_end_new_lease),
 		cmocka_unit_test(test_reconnect_after_kill9),
 		cmocka_unit_test(test_reconnect_after_stop),
+		cmocka_unit_test(test_reconnect_polling),
 		cmocka_unit_test(test_capture_reconnects),
 		cmocka_unit_test(test_corruption_flagged),
 		cmocka_unit_test(test_hang_recovered),
