@@ -15,14 +15,12 @@
 
 PyTypeObject *pyfpgad_channel_type;
 
-/* A blocking wait gives the GIL back and looks at signals this often. */
-#define CHANNEL_SLICE_MS 100
 /*
- * With reconnect on, a wait that finds fpgad gone leases the channel again
- * within what is left of its timeout; slices this long leave a restarted
- * fpgad time to answer.
+ * A blocking wait gives the GIL back and looks at signals this often.  With
+ * reconnect on, a slice that ends while fpgad leases the channel again
+ * leaves nothing half done: libfpgad asks again in the next one.
  */
-#define CHANNEL_RECONNECT_SLICE_MS 1000
+#define CHANNEL_SLICE_MS 100
 
 static uint64_t now_ns(void)
 {
@@ -213,8 +211,7 @@ static PyObject *channel_take(struct pyfpgad_channel *ch, double timeout_s, bool
 		blocked = pyfpgad_client_reconnect_blocked(cl, ch);
 		if (blocked)
 			fpgad_set_reconnect(cl->c, false);
-		slice = timeout_s == 0 ? 0 :
-			cl->reconnect ? CHANNEL_RECONNECT_SLICE_MS : CHANNEL_SLICE_MS;
+		slice = timeout_s == 0 ? 0 : CHANNEL_SLICE_MS;
 		if (deadline) {
 			uint64_t now = now_ns();
 			uint64_t left = deadline > now ? deadline - now : 0;
@@ -223,8 +220,8 @@ static PyObject *channel_take(struct pyfpgad_channel *ch, double timeout_s, bool
 				slice = (int)((left + 999999u) / 1000000u);
 		}
 		/* A frame already there is taken without letting the GIL go. */
-		r = cl->reconnect ? -ETIMEDOUT : fpgad_frame_wait(ch->ch, &f, 0);
-		if (r == -ETIMEDOUT && (slice > 0 || cl->reconnect)) {
+		r = fpgad_frame_wait(ch->ch, &f, 0);
+		if (r == -ETIMEDOUT && slice > 0) {
 			Py_BEGIN_ALLOW_THREADS
 			r = fpgad_frame_wait(ch->ch, &f, slice);
 			Py_END_ALLOW_THREADS
