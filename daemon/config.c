@@ -735,10 +735,9 @@ out:
 const struct config_channel *config_channel_find(const struct config *cfg,
 						 const char *name)
 {
-	for (unsigned i = 0; i < cfg->n_channels; i++)
-		if (strcmp(cfg->channels[i].name, name) == 0)
-			return &cfg->channels[i];
-	return NULL;
+	int i = channel_index(cfg, name);
+
+	return i < 0 ? NULL : &cfg->channels[i];
 }
 
 const char *config_where(const struct config *cfg, enum config_section section,

@@ -427,7 +427,8 @@ static void do_probe(struct daemon *d, struct session *s,
 		     const Fpgad__ProbeRequest *in, struct reply *r)
 {
 	struct channel *ch = find_channel(d, in->name, r);
-	struct probe_call pc = { .d = d };
+	/* Its configuration, not the channel's: auto may have run it bounce. */
+	struct probe_call pc = { .d = d, .cc = config_channel_find(&d->cfg, in->name) };
 	Fpgad__ProbeReply *o = &r->body.probe;
 	struct channel_stats st;
 	bool switched = false;
@@ -436,9 +437,6 @@ static void do_probe(struct daemon *d, struct session *s,
 
 	if (!ch)
 		return;
-	for (unsigned i = 0; i < d->cfg.n_channels; i++)
-		if (!strcmp(d->cfg.channels[i].name, in->name))
-			pc.cc = &d->cfg.channels[i];
 	if (pc.cc->mode != MODE_AUTO || d->cfg.device.auto_choice == AUTO_FIRST) {
 		reply_error(r, FPGAD__STATUS_CODE__STATUS_BAD_REQUEST,
 			    "channel %s: %s: there is nothing for a probe to choose",
