@@ -122,7 +122,7 @@ static void test_every_key(void **state)
 		"[channel cam0]\ndirection = c2h\nengine = 1\nslots = 16\n"
 		"slot_size = 2M\nframe_size = 1048576\nframe_rate = 120\n"
 		"queue_depth = 8\npoll_us = 250\nmemory = cuda\nmode = bounce\npolicy = block\n"
-		"gpu = 1\n"
+		"gpu = 1\nintegrity = crc32c\npacing = wait\n"
 		"[channel out0]\ndirection = h2c\nmemory = host\nmode = host\n",
 		&cfg, err, sizeof(err)), 0);
 	assert_int_equal(cfg.daemon.log_level, 7);
@@ -171,6 +171,10 @@ static void test_every_key(void **state)
 	assert_int_equal(cfg.channels[0].memory, MEMORY_CUDA);
 	assert_int_equal(cfg.channels[0].mode, MODE_BOUNCE);
 	assert_int_equal(cfg.channels[0].policy, POLICY_BLOCK);
+	assert_int_equal(cfg.channels[0].integrity, INTEGRITY_CRC32C);
+	assert_int_equal(cfg.channels[0].pacing, PACING_WAIT);
+	assert_int_equal(cfg.channels[1].integrity, INTEGRITY_NONE);
+	assert_int_equal(cfg.channels[1].pacing, PACING_HYBRID);
 	assert_string_equal(cfg.channels[0].gpu, "1");
 	assert_string_equal(cfg.channels[1].name, "out0");
 	assert_int_equal(cfg.channels[1].direction, DIR_H2C);
@@ -200,6 +204,9 @@ static void test_errors(void **state)
 	expect_error("[channel a]\nmode = fast\n", 2,
 		     "mode: 'fast' is not one of auto, gpudirect, bounce, host");
 	expect_error("[channel a]\npolicy = newest\n", 2, "block, drop-oldest");
+	expect_error("[channel a]\nintegrity = md5\n", 2, "none, crc32c");
+	expect_error("[channel a]\nintegrity = crc32c\nintegrity = none\n", 3, "integrity");
+	expect_error("[channel a]\npacing = spin\n", 2, "hybrid, wait");
 	expect_error("[sim]\nlink = gen9x8\n", 2, "link: 'gen9x8'");
 	expect_error("[sim]\nlink = gen3x3\n", 2, "link: 'gen3x3'");
 	expect_error("[control]\nsocket_mode = 660\n", 2, "octal mode");
