@@ -257,13 +257,39 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 -include debian/deb.mk
 -include tests/system/system.mk
 
+# make check: every tier in turn through tests/tier.sh (a banner before
+# each, its output also in $(BUILD)/check/TIER.log), then a table of the
+# tiers' results; a failed tier does not stop the later ones, but a failed
+# build does.
+CHECK_TIERS = build run-unit valgrind sanitize integration $(CHECK_EXTRA)
+CHECK_SUMMARY = $(BUILD)/check/summary
+TIER_MAKE_build := all unit
+TIER_DESC_build := fpgad, fpgactl, libfpgad and the unit suites
+TIER_DESC_run-unit := the CMocka unit suites, one per module
+TIER_DESC_valgrind := the unit suites under valgrind (leaks and errors)
+TIER_DESC_sanitize := the unit suites built with ASan and UBSan
+TIER_DESC_integration := real fpgad processes, sockets and clients
+TIER_DESC_fuzz := libFuzzer on every decoder of untrusted bytes
+TIER_DESC_hostile := hostile peers and users, from the protocol up
+TIER_DESC_python-check := the Python package's pytest suite
+TIER_DESC_man-check := man pages against the code
+TIER_DESC_completion-check := bash completion against fpgactl
+TIER_DESC_pc-check := pkg-config files: a program built against each
+TIER_DESC_kmod-bringup := the first-card bring-up tool builds, its script parses
+TIER_DESC_kmod-check := fpgad_dma.ko built and booted in QEMU with the edu device
+TIER_DESC_kmod-model := fpgad_dma.ko's engine code against a PG195 engine model
+TIER_DESC_gpu-check := the GPU suite (skips without a GPU)
+TIER_DESC_gpu-xfer-check := card memory transfers on a GPU (skips without one)
+TIER_DESC_system-check := the Debian packages under systemd in QEMU
+
 check: deps
-	$(Q)$(MAKE) --no-print-directory all unit
-	$(Q)$(MAKE) --no-print-directory run-unit
-	$(Q)$(MAKE) --no-print-directory valgrind
-	$(Q)$(MAKE) --no-print-directory sanitize
-	$(Q)$(MAKE) --no-print-directory integration
-	$(Q)$(MAKE) --no-print-directory $(CHECK_EXTRA)
+	@mkdir -p $(BUILD)/check && rm -f $(CHECK_SUMMARY)
+	@rc=0; k=0; n=$(words $(CHECK_TIERS)); \
+	$(foreach t,$(CHECK_TIERS),k=$$((k + 1)); \
+	tests/tier.sh $(CHECK_SUMMARY) $$k $$n $(t) '$(or $(TIER_DESC_$(t)),$(t))' \
+		$(MAKE) --no-print-directory $(or $(TIER_MAKE_$(t)),$(t)) || \
+		{ rc=1; [ $(t) != build ] || { tests/tier.sh $(CHECK_SUMMARY) --table; exit 1; }; };) \
+	tests/tier.sh $(CHECK_SUMMARY) --table || rc=1; exit $$rc
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
