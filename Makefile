@@ -56,7 +56,12 @@ CFLAGS_GEN := -std=c11 -fPIC -fvisibility=hidden -MMD -MP $(CFLAGS) $(if $(filte
 
 ifeq ($(CUDA),1)
 CPPFLAGS_ALL += -DFPGAD_CUDA=1 -I$(CUDA_HOME)/include
-CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt
+CUDA_LIBDIR ?= $(CUDA_HOME)/lib64
+CUDA_LIBS := -L$(CUDA_LIBDIR) -lcudart_static -ldl -lrt
+# fpgad.pc names the toolkit's library folder as the variable cudalibdir,
+# which a user with the toolkit elsewhere overrides (pkg-config
+# --define-variable=cudalibdir=DIR).
+PC_CUDA_LIBS := -L$${cudalibdir} -lcudart_static -ldl -lrt
 endif
 
 ifeq ($(STATIC),1)
@@ -195,7 +200,7 @@ INTERNAL_LIBS := $(BUILD)/libfpgad-core.a $(BUILD)/libfpgad-client.a \
 	$(BUILD)/libfpgad-common.a
 
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))|g' -e 's|@VERSION@|$(VERSION)|g' \
-	-e 's|@CUDA_LIBS@|$(CUDA_LIBS)|g'
+	-e 's|@CUDA_LIBS@|$(PC_CUDA_LIBS)|g' -e 's|@CUDA_LIBDIR@|$(CUDA_LIBDIR)|g'
 
 $(BUILD)/fpgad.pc: client/fpgad.pc.in Makefile
 	$(call msg,GEN,$@)

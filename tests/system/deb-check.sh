@@ -71,6 +71,23 @@ has libfpgad0 "/usr/lib/$ma/libfpgad.so.0"
 has libfpgad-dev /usr/include/fpgad.h /usr/include/fpgad_frames.h /usr/include/fpgad_xfer.h \
 	/usr/include/fpgad_simframe.h "/usr/lib/$ma/libfpgad.a" \
 	"/usr/lib/$ma/libfpgad.so" "/usr/lib/$ma/pkgconfig/fpgad.pc" /usr/share/man/man3/libfpgad.3.gz
+# The packaged fpgad.pc: every library a static link needs is found in a
+# folder it names (the CUDA runtime included, where the package has it).
+pcdir=$(mktemp -d /tmp/fpgad-debpc.XXXXXX)
+dpkg-deb -x "$(deb libfpgad-dev)" "$pcdir"
+pcf=$(find "$pcdir" -name fpgad.pc | head -n 1)
+pclibs=$(PKG_CONFIG_LIBDIR=$(dirname "$pcf") pkg-config --static --libs fpgad 2>&1)
+if echo "$pclibs" | grep -q -- -lcudart_static; then
+	found=
+	for d in $(echo "$pclibs" | tr ' ' '\n' | sed -n 's/^-L//p'); do
+		[ -f "$d/libcudart_static.a" ] && found=$d
+	done
+	[ -n "$found" ] && ok "libfpgad-dev: fpgad.pc finds libcudart_static.a in $found" ||
+		bad "libfpgad-dev: fpgad.pc names -lcudart_static but no -L folder holding it: $pclibs"
+else
+	ok "libfpgad-dev: fpgad.pc needs no CUDA runtime (a build without CUDA)"
+fi
+rm -rf "$pcdir"
 dkms_name=$(sed -n 's/^PACKAGE_NAME="\(.*\)"/\1/p' kmod/dkms.conf)
 dkms_ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' kmod/dkms.conf)
 has fpgad-dkms "/usr/src/$dkms_name-$dkms_ver/dkms.conf" "/usr/src/$dkms_name-$dkms_ver/Kbuild" \
