@@ -37,7 +37,7 @@ PY_LIBS := $(CLIENT_LIBS) -ldl
 PY_SHIP = true
 endif
 
-DEBS += python3-dev python3-numpy python3-pytest python3-setuptools
+DEBS += python3-dev python3-numpy python3-pytest python3-setuptools python3-venv python3-wheel
 
 .PHONY: python python-check
 
@@ -59,7 +59,7 @@ $(PY_DIR)/%: python/fpgad/%
 	$(Q)cp $< $@
 
 ifneq ($(PY_HAVE_DEV),)
-python: $(PY_EXT) $(PY_FILES)
+python: $(PY_EXT) $(PY_FILES) $(BUILD)/fpgad.pc
 else
 python:
 	@echo "python: not built: no Python.h for $(PYTHON) (Debian: python3-dev)"
@@ -74,7 +74,9 @@ python-check: all python
 		exit 0; fi; \
 	echo "== python/tests ($(PYTHON))"; \
 	FPGAD_BUILD=$(BUILD) PYTHONPATH=$(BUILD)/python PYTHONDONTWRITEBYTECODE=1 \
-		$(PYTHON) -m pytest -p no:cacheprovider -q python/tests
+		$(PYTHON) -m pytest -p no:cacheprovider -q python/tests; \
+	echo "== python/tests/install.sh (README's steps in a fresh venv)"; \
+	BUILD=$(BUILD) PYTHON=$(PYTHON) python/tests/install.sh
 
 CHECK_EXTRA += python-check
 

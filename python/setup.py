@@ -30,11 +30,21 @@ def build_tree():
 
 
 def private_libs(pc):
-    """Libs.private of a build tree's fpgad.pc (the CUDA runtime, if any)."""
+    """Libs.private of a build tree's fpgad.pc (the CUDA runtime, if any),
+    its ${variables} expanded as pkg-config would."""
+    out = subprocess.run(["pkg-config", "--print-variables", pc], capture_output=True,
+                         text=True)
+    env = {}
+    for name in out.stdout.split():
+        env[name] = subprocess.check_output(["pkg-config", "--variable=" + name, pc],
+                                            text=True).strip()
     with open(pc) as f:
         for line in f:
             if line.startswith("Libs.private:"):
-                return shlex.split(line.split(":", 1)[1])
+                libs = line.split(":", 1)[1]
+                for name, value in env.items():
+                    libs = libs.replace("${%s}" % name, value)
+                return shlex.split(libs)
     return []
 
 

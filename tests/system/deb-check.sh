@@ -68,6 +68,8 @@ done
 has fpgactl /usr/bin/fpgactl /usr/share/man/man1/fpgactl.1.gz \
 	/usr/share/bash-completion/completions/fpgactl
 has libfpgad0 "/usr/lib/$ma/libfpgad.so.0"
+has python3-fpgad /usr/lib/python3/dist-packages/fpgad/__init__.py \
+	/usr/lib/python3/dist-packages/fpgad/_fpgad.abi3.so
 has libfpgad-dev /usr/include/fpgad.h /usr/include/fpgad_frames.h /usr/include/fpgad_xfer.h \
 	/usr/include/fpgad_simframe.h "/usr/lib/$ma/libfpgad.a" \
 	"/usr/lib/$ma/libfpgad.so" "/usr/lib/$ma/pkgconfig/fpgad.pc" /usr/share/man/man3/libfpgad.3.gz
