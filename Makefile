@@ -265,7 +265,7 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 # make check: every tier in turn through tests/tier.sh (a banner before
 # each, its output also in $(BUILD)/check/TIER.log), then a table of the
 # tiers' results; a failed tier does not stop the later ones, but a failed
-# build does.
+# build does.  A description is quoted in single quotes: it holds none.
 CHECK_TIERS = build run-unit valgrind sanitize integration $(CHECK_EXTRA)
 CHECK_SUMMARY = $(BUILD)/check/summary
 TIER_MAKE_build := all unit
@@ -276,13 +276,13 @@ TIER_DESC_sanitize := the unit suites built with ASan and UBSan
 TIER_DESC_integration := real fpgad processes, sockets and clients
 TIER_DESC_fuzz := libFuzzer on every decoder of untrusted bytes
 TIER_DESC_hostile := hostile peers and users, from the protocol up
-TIER_DESC_python-check := the Python package's pytest suite
+TIER_DESC_python-check := the pytest suite of the Python package
 TIER_DESC_man-check := man pages against the code
 TIER_DESC_completion-check := bash completion against fpgactl
 TIER_DESC_pc-check := pkg-config files: a program built against each
 TIER_DESC_kmod-bringup := the first-card bring-up tool builds, its script parses
 TIER_DESC_kmod-check := fpgad_dma.ko built and booted in QEMU with the edu device
-TIER_DESC_kmod-model := fpgad_dma.ko's engine code against a PG195 engine model
+TIER_DESC_kmod-model := the engine code of fpgad_dma.ko against a PG195 engine model
 TIER_DESC_gpu-check := the GPU suite (skips without a GPU)
 TIER_DESC_gpu-xfer-check := card memory transfers on a GPU (skips without one)
 TIER_DESC_system-check := the Debian packages under systemd in QEMU
