@@ -19,7 +19,7 @@ V       ?= 0
 STATIC  ?= 0
 SANITIZE ?= 0
 
-VERSION := $(shell sed -n 's/^\#define FPGAD_VERSION_STRING "\(.*\)"/\1/p' client/include/fpgad.h)
+VERSION := $(shell sed -n 's/^\#define FPGAD_VERSION_STRING "\(.*\)"/\1/p' include/fpgad.h)
 
 CUDA_HOME ?= /usr/local/cuda
 NVCC ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard $(CUDA_HOME)/bin/nvcc))
@@ -41,8 +41,8 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 # Every object sees the public headers and the shared helpers; each part
 # sees its own headers only (tests see everything they test).
 CPPFLAGS_ALL := -D_GNU_SOURCE -DFPGAD_VERSION='"$(VERSION)"' \
-	-Icommon -Iclient/include -Ikmod/uapi -I$(BUILD)/gen
-INC_DAEMON := -Idaemon -Idaemon/sim
+	-Icommon -Iinclude -Ikmod/uapi -I$(BUILD)/gen
+INC_DAEMON := -Idaemon
 INC_CLIENT := -Iclient -DFPGAD_BUILDING_LIBRARY
 CFLAGS_ALL := -std=c11 $(WARN) -fPIC -fvisibility=hidden -MMD -MP $(CFLAGS)
 
@@ -83,7 +83,7 @@ cuda_filter = $(filter-out $(if $(filter 1,$(CUDA)),%_nocuda.c,%_cuda.c),$(1))
 
 COMMON_SRC := $(call cuda_filter,$(wildcard common/*.c))
 DAEMON_SRC := $(call cuda_filter,$(filter-out daemon/main.c,\
-	$(wildcard daemon/*.c daemon/sim/*.c)))
+	$(wildcard daemon/*.c daemon/*/*.c daemon/*/*/*.c)))
 CLIENT_SRC := $(call cuda_filter,$(wildcard client/*.c))
 FPGACTL_SRC := $(wildcard client/fpgactl/*.c)
 
@@ -183,7 +183,7 @@ $(BUILD)/libfpgad.so: $(CLIENT_OBJ) $(COMMON_OBJ) client/libfpgad.map
 		-Wl,--version-script=client/libfpgad.map $(LDFLAGS) \
 		-o $@ $(filter %.o,$^) $(CUDA_LIBS) $(CLIENT_LIBS)
 
-# fpgad's accept() guard (daemon/fdlimit.c) must be what libnng calls.
+# fpgad's accept() guard (daemon/control/fdlimit.c) must be what libnng calls.
 FPGAD_EXPORTS := -Wl,--export-dynamic-symbol=accept \
 	-Wl,--export-dynamic-symbol=accept4
 
@@ -261,6 +261,7 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 -include man/man.mk
 -include debian/deb.mk
 -include tests/system/system.mk
+-include tests/arch/arch.mk
 
 # make check: every tier in turn through tests/tier.sh (a banner before
 # each, its output also in $(BUILD)/check/TIER.log), then a table of the
@@ -286,6 +287,7 @@ TIER_DESC_kmod-model := the engine code of fpgad_dma.ko against a PG195 engine m
 TIER_DESC_gpu-check := the GPU suite (skips without a GPU)
 TIER_DESC_gpu-xfer-check := card memory transfers on a GPU (skips without one)
 TIER_DESC_system-check := the Debian packages under systemd in QEMU
+TIER_DESC_arch-check := includes and calls against tests/arch/layers
 
 check: deps
 	@mkdir -p $(BUILD)/check && rm -f $(CHECK_SUMMARY)
@@ -314,7 +316,7 @@ install: all
 	install -m 0755 $(BUILD)/libfpgad.so $(DESTDIR)$(LIBDIR)/libfpgad.so.0
 	ln -sf libfpgad.so.0 $(DESTDIR)$(LIBDIR)/libfpgad.so
 	$(PC_SED) client/fpgad.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/fpgad.pc
-	install -m 0644 client/include/fpgad*.h $(DESTDIR)$(PREFIX)/include/
+	install -m 0644 include/fpgad*.h $(DESTDIR)$(PREFIX)/include/
 	install -m 0644 systemd/fpgad.conf $(DESTDIR)/etc/fpgad/fpgad.conf.example
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' systemd/fpgad.service.in > \
 		$(DESTDIR)$(PREFIX)/lib/systemd/system/fpgad.service

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * frame_consumer.h - libfpgad's end of the frame plane (the ABI is
- * client/include/fpgad_frames.h; what both ends share is
+ * include/fpgad_frames.h; what both ends share is
  * common/frame_ring.h).
  *
  * The consumer validates the header against the mapped length before it

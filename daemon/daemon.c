@@ -13,19 +13,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "channel.h"
+#include "channel/channel.h"
+#include "channel/lease.h"
 #include "clock.h"
 #include "daemon.h"
-#include "device.h"
-#include "lease.h"
-#include "log.h"
-#include "memory.h"
+#include "device/device.h"
+#include "memory/memory.h"
 #include "metrics.h"
-#include "notify.h"
-#include "p2p.h"
 #include "requests.h"
-#include "runtime.h"
-#include "xfer.h"
+#include "service/log.h"
+#include "service/notify.h"
+#include "service/runtime.h"
+#include "topology/p2p.h"
+#include "xfer/xfer.h"
 
 static void on_connected(void *user, const struct peer *p)
 {
@@ -214,7 +214,7 @@ static int check_engines(struct daemon *d)
 
 static int create_channels(struct daemon *d)
 {
-	char where[PATH_MAX + 16];
+	char where[PATH_MAX + 16], why[256];
 	int r;
 
 	for (unsigned i = 0; i < d->cfg.n_channels; i++) {
@@ -224,14 +224,14 @@ static int create_channels(struct daemon *d)
 		/* auto measured bounce as the better mode: ask for it. */
 		if (pc && pc->mode == MODE_BOUNCE)
 			cc.mode = MODE_BOUNCE;
+		why[0] = 0;
 		r = channel_create(&d->cfg, &cc, d->dev_ops, d->dev,
-				   &d->channels[i]);
+				   &d->channels[i], why, sizeof(why));
 		if (r < 0) {
-			/* channel_create() said why; say where it is set up. */
-			log_err("%s: [channel %s] not created",
+			log_err("%s: [channel %s] %s",
 				config_where(&d->cfg, CONFIG_CHANNEL, i, NULL, where,
 					     sizeof(where)),
-				d->cfg.channels[i].name);
+				d->cfg.channels[i].name, why[0] ? why : strerror(-r));
 			return r;
 		}
 		d->n_channels++;
@@ -475,8 +475,11 @@ void daemon_stop(struct daemon *d)
 	d->handoff = NULL;
 	xfer_stop(d->xfer);
 	d->xfer = NULL;
-	for (unsigned i = 0; i < d->n_channels; i++)
+	/* Leases end first (their lessees are told), then the channels go. */
+	for (unsigned i = 0; i < d->n_channels; i++) {
+		lease_end_all(d->channels[i]);
 		channel_destroy(d->channels[i]);
+	}
 	d->n_channels = 0;
 	p2p_free(d->p2p);
 	d->p2p = NULL;

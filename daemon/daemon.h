@@ -10,12 +10,12 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "config.h"
-#include "control.h"
-#include "handoff.h"
-#include "fdlimit.h"
-#include "log.h"
-#include "session.h"
+#include "config/config.h"
+#include "control/control.h"
+#include "control/fdlimit.h"
+#include "control/handoff.h"
+#include "control/session.h"
+#include "service/log.h"
 
 struct channel;
 struct device;

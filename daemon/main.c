@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "daemon.h"
-#include "log.h"
+#include "service/log.h"
 
 static void usage(FILE *f)
 {

@@ -15,11 +15,11 @@
 #include <string.h>
 
 #include "clock.h"
+#include "control/fdlimit.h"
 #include "daemon.h"
 #include "errmap.h"
-#include "fdlimit.h"
-#include "log.h"
 #include "metrics.h"
+#include "service/log.h"
 
 struct metrics {
 	struct daemon *d;

@@ -252,16 +252,21 @@ int harness_run(const char *cmdline, char *out, size_t len)
 
 bool harness_log_contains(const struct fpgad_proc *p, const char *what)
 {
-	char buf[65536];
+	return harness_log_count(p, what) > 0;
+}
+
+unsigned harness_log_count(const struct fpgad_proc *p, const char *what)
+{
+	char line[4096];
 	FILE *f = fopen(p->log, "r");
-	size_t n;
+	unsigned n = 0;
 
 	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, what) != NULL;
 	fclose(f);
-	return strstr(buf, what) != NULL;
+	return n;
 }
 
 void harness_start_ok(struct fpgad_proc *p, const char *config, const char *env)

@@ -53,6 +53,8 @@ int harness_run(const char *cmdline, char *out, size_t len);
 
 /* Does fpgad's log contain @what? */
 bool harness_log_contains(const struct fpgad_proc *p, const char *what);
+/* How many lines of fpgad's log hold @what. */
+unsigned harness_log_count(const struct fpgad_proc *p, const char *what);
 
 uint64_t harness_now_ms(void);
 

@@ -25,8 +25,8 @@
 
 #include <cmocka.h>
 
-#include "fpgad.h"
 #include "client_internal.h"
+#include "fpgad.h"
 #include "fpgad.pb-c.h"
 #include "harness.h"
 
@@ -338,7 +338,10 @@ static void test_unavailable_device_stops_start(void **state)
 	}
 	status = harness_wait_exit(&p, 5000);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
-	assert_true(harness_log_contains(&p, "channel a: memory = cuda, but"));
+	/* Said once, where it is decided, with the line that asks for it. */
+	assert_true(harness_log_contains(&p, ":1: [channel a] memory = cuda, but"));
+	assert_int_equal(harness_log_count(&p, "memory = cuda"), 1);
+	assert_int_equal(harness_log_count(&p, "<3>"), 1);
 	harness_stop(&p);
 }
 

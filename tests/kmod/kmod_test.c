@@ -4,7 +4,7 @@
  * against fpgad_dma.ko bound to QEMU's edu device, with vgem loaded.
  *
  * The last part drives the same device through the daemon's xdma backend
- * (daemon/device_xdma.c, linked in), as fpgad's streaming threads do.
+ * (daemon/device/xdma/device_xdma.c, linked in), as fpgad's streaming threads do.
  *
  * With an argument it checks FPGAD_DMA_IOC_P2P_PATH in the q35 boots
  * tests/kmod/run.sh makes: "p2p-switch" (edu and a peer under two
@@ -42,7 +42,7 @@
 #include <drm.h>
 #include <drm_mode.h>
 
-#include "device.h"
+#include "device/device.h"
 #include "fpgad_dma.h"
 #include "kmod_xfer.h"
 

@@ -68,7 +68,7 @@ covers man/fpgad.conf.5 "keys of systemd/fpgad.conf" \
 	$(sed -n 's/^\([a-z_]*\) *=.*/\1/p' systemd/fpgad.conf | sort -u)
 # shellcheck disable=SC2046
 covers man/libfpgad.3 "functions of fpgad.h" \
-	$(grep -o 'fpgad_[a-z_]*(' client/include/fpgad.h | tr -d '(' | sort -u)
+	$(grep -o 'fpgad_[a-z_]*(' include/fpgad.h | tr -d '(' | sort -u)
 # shellcheck disable=SC2046
 covers man/fpgad.8 "metrics of daemon/metrics.c" \
 	$(grep -o '"fpgad_[a-z_]*' daemon/metrics.c | tr -d '"' | sort -u)

@@ -22,9 +22,9 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "fdlimit.h"
-#include "log.h"
+#include "config/config.h"
+#include "control/fdlimit.h"
+#include "service/log.h"
 
 static void test_plan(void **state)
 {

@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
+#include "channel/frame_producer.h"
 #include "frame_consumer.h"
-#include "frame_producer.h"
 
 #if defined(__has_include)
 #if __has_include(<valgrind/valgrind.h>)

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "memory.h"
+#include "memory/memory.h"
 
 static void test_alloc_rounds_and_aligns(void **state)
 {

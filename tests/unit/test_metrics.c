@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "histogram.h"
+#include "channel/histogram.h"
 #include "metrics.h"
 
 static const char expected[] =

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "channel_impl.h"
+#include "channel/channel_impl.h"
 #include "clock.h"
 
 /* The scripted card: completes once the clock passes @due_ns. */

@@ -16,9 +16,9 @@
 
 #include <cmocka.h>
 
+#include "device/sim/sim.h"
 #include "fpgad_simframe.h"
-#include "probe.h"
-#include "sim.h"
+#include "topology/probe.h"
 
 #define SLOT (64u << 10)
 #define SLOTS 8u

@@ -22,12 +22,12 @@
 
 #include <cmocka.h>
 
-#include "copy.h"
 #include "crc32c.h"
-#include "device.h"
+#include "device/device.h"
+#include "device/sim/sim.h"
 #include "fpgad_simframe.h"
-#include "memory.h"
-#include "sim.h"
+#include "memory/copy.h"
+#include "memory/memory.h"
 
 #define SLOT (64u << 10)
 #define FRAME 40000u
