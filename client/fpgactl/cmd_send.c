@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * send.c - fpgactl send: lease an h2c channel and hand the card N frames
+ * cmd_send.c - fpgactl send: lease an h2c channel and hand the card N frames
  * in the sim frame format, then report the rate and what the card made of
  * them (the simulated card's sink verifies each frame it reads).
  */

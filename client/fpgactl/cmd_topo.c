@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * topo.c - fpgactl topo: the card against every GPU of fpgad's host, the
+ * cmd_topo.c - fpgactl topo: the card against every GPU of fpgad's host, the
  * way nvidia-smi topo -m shows GPU pairs, with the verdict on
  * peer-to-peer and, for each channel, the mode auto chose and the rates
  * it measured; fpgactl probe: measure an idle channel again.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * watch.c - fpgactl watch [CHANNEL...]: every second, each channel's
+ * cmd_watch.c - fpgactl watch [CHANNEL...]: every second, each channel's
  * frames/s, GB/s, drops and errors in that second and the mean latency
  * from DMA end to publication, from the difference of two ChannelStats.
  * On a terminal the table is redrawn in place; otherwise each interval
@@ -102,12 +102,8 @@ static void print_json(const struct watch_row *w, const struct watch_rates *x,
 			      "errors", (json_int_t)x->errors,
 			      "latency_us", x->latency_us < 0 ? json_null() :
 							       json_real(x->latency_us));
-	char *text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 
-	if (text)
-		puts(text);
-	free(text);
-	json_decref(o);
+	fpgactl_print_json_line(o);
 }
 
 static void print_line(const struct watch_row *w, const struct watch_rates *x,

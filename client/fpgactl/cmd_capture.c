@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * capture.c - fpgactl capture: lease a channel, take N frames, optionally
+ * cmd_capture.c - fpgactl capture: lease a channel, take N frames, optionally
  * verify each against the sim frame format, and report throughput, drops,
  * verify errors and wake-up latency (DMA end to this process running).
  */
