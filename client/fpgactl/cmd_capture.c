@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +67,7 @@ static void report(const struct fpgactl_opts *o, const struct capture *cap,
 
 	if (o->json) {
 		json_t *j = json_pack(
-			"{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:{s:f, s:f, s:f}}",
+			"{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:{s:o, s:o, s:o}}",
 			"channel", info->name, "memory",
 			info->memory == FPGAD_MEMORY_CUDA ? "cuda" : "host",
 			"mode", info->mode,
@@ -75,10 +76,13 @@ static void report(const struct fpgactl_opts *o, const struct capture *cap,
 			"errors", (json_int_t)cap->errors,
 			"flagged", (json_int_t)cap->flagged,
 			"restarts", (json_int_t)cap->restarts,
-			"drops", (json_int_t)cap->drops, "fps", fps, "gbps", gbps,
-			"latency_us", "p50", percentile_us(cap, 0.50),
-			"p99", percentile_us(cap, 0.99),
-			"max", percentile_us(cap, 1.0));
+			"drops", (json_int_t)cap->drops,
+			"fps", fpgactl_json_num(secs > 0 ? fps : NAN),
+			"gbps", fpgactl_json_num(secs > 0 ? gbps : NAN),
+			"latency_us",
+			"p50", fpgactl_json_num(cap->n_lat ? percentile_us(cap, 0.50) : NAN),
+			"p99", fpgactl_json_num(cap->n_lat ? percentile_us(cap, 0.99) : NAN),
+			"max", fpgactl_json_num(cap->n_lat ? percentile_us(cap, 1.0) : NAN));
 		fpgactl_print_json(j);
 		return;
 	}
@@ -104,16 +108,19 @@ static void report(const struct fpgactl_opts *o, const struct capture *cap,
 }
 
 static int take(fpgad_channel *ch, const struct fpgactl_opts *o,
-		struct capture *cap, const void *pattern, uint64_t psize)
+		struct capture *cap, const void *pattern, uint64_t psize,
+		struct fpgactl_progress *bar)
 {
 	struct fpgad_frame f;
 	uint64_t woke, off = 0;
 	int r;
 
 	while (cap->frames < o->count) {
+		fpgactl_progress_show(bar, cap->frames);
 		r = fpgad_frame_wait(ch, &f, o->timeout_ms);
 		woke = clock_now_ns();
 		if (r == -ESTALE && o->reconnect) {
+			fpgactl_progress_end(bar);
 			cap->restarts++;
 			cap->fresh = true;
 			fprintf(stderr, "fpgactl: fpgad restarted; reconnected to %s after %llu frames\n",
@@ -132,6 +139,7 @@ static int take(fpgad_channel *ch, const struct fpgactl_opts *o,
 			cap->drops += f.seq - cap->last_seq - 1;
 		} else if (f.seq <= cap->last_seq) {
 			cap->errors++;
+			fpgactl_progress_end(bar);
 			fprintf(stderr, "fpgactl: frame %llu after frame %llu: duplicated or out of order\n",
 				(unsigned long long)f.seq,
 				(unsigned long long)cap->last_seq);
@@ -150,12 +158,14 @@ static int take(fpgad_channel *ch, const struct fpgactl_opts *o,
 			} else if (!(f.flags & FPGAD_FRAME_F_ERROR)) {
 				/* Bad and not flagged: the worst kind. */
 				cap->errors++;
-				if (cap->errors <= 5)
+				if (cap->errors <= 5) {
+					fpgactl_progress_end(bar);
 					fprintf(stderr, "fpgactl: frame %llu: %s at byte %llu\n",
 						(unsigned long long)f.seq,
 						r < -4 ? strerror(-r) :
 						fpgad_simframe_strerror(r),
 						(unsigned long long)off);
+				}
 			}
 		}
 		r = fpgad_frame_release(ch, &f);
@@ -163,12 +173,14 @@ static int take(fpgad_channel *ch, const struct fpgactl_opts *o,
 			return r;
 	}
 	cap->t1_ns = clock_now_ns();
+	fpgactl_progress_show(bar, cap->frames);
 	return 0;
 }
 
 int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o)
 {
 	struct fpgad_channel_info info;
+	struct fpgactl_progress bar;
 	struct capture cap = { 0 };
 	void *pattern = NULL;
 	uint64_t psize = 0;
@@ -176,10 +188,9 @@ int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o)
 	int r, code = 1;
 
 	fpgad_set_reconnect(c, o->reconnect);
-	r = fpgad_channel_open(c, o->channel, o->shared ? FPGAD_OPEN_SHARED : 0, &ch);
-	if (r < 0)
-		return fpgactl_fail(c, o->channel, r);
-	fpgad_channel_get_info(ch, &info);
+	if (fpgactl_lease(c, o->channel, o->shared ? FPGAD_OPEN_SHARED : 0, "c2h",
+			  &ch, &info))
+		return 1;
 	fpgad_channel_set_newest(ch, o->newest);
 	fpgad_channel_set_poll(ch, o->poll_us);
 	cap.lat_ns = malloc(MAX_SAMPLES * sizeof(*cap.lat_ns));
@@ -193,8 +204,10 @@ int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o)
 		fprintf(stderr, "fpgactl: out of memory\n");
 		goto out;
 	}
-	r = take(ch, o, &cap, pattern, psize);
+	fpgactl_progress_start(&bar, o->count, false, false);
+	r = take(ch, o, &cap, pattern, psize, &bar);
 	if (r < 0) {
+		fpgactl_progress_end(&bar);
 		fprintf(stderr, "fpgactl: capture %s: after %llu frames: %s\n",
 			o->channel, (unsigned long long)cap.frames,
 			r == -ETIMEDOUT ? "no frame within the timeout" :

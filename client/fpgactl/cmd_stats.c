@@ -17,7 +17,7 @@ int fpgactl_stats(fpgad_client *c, const struct fpgactl_opts *o)
 	if (r < 0)
 		return fpgactl_fail(c, o->channel, r);
 	if (o->json) {
-		fpgactl_print_json(json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I}",
+		fpgactl_print_json(json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I}",
 				     "channel", o->channel, "state", st.state,
 				     "mode", st.mode,
 				     "frames", (json_int_t)st.frames,
@@ -31,7 +31,7 @@ int fpgactl_stats(fpgad_client *c, const struct fpgactl_opts *o)
 				     "card_good", (json_int_t)st.card_good,
 				     "card_bad", (json_int_t)st.card_bad,
 				     "integrity_errors", (json_int_t)st.integrity_errors,
-				     "queued_avg", st.queued_avg,
+				     "queued_avg", fpgactl_json_num(st.queued_avg),
 				     "latency_ns_total", (json_int_t)st.latency_ns_total,
 				     "latency_frames", (json_int_t)st.latency_frames));
 		return 0;

@@ -10,15 +10,29 @@
 
 #include "fpgactl.h"
 
+/*
+ * fpgactl's version and fpgad's; with --json the daemon's fields carry the
+ * names and values `status --json` gives them (version, pid).
+ */
 int fpgactl_version(fpgad_client *c, const struct fpgactl_opts *o)
 {
-	if (o->json) {
-		fpgactl_print_json(json_pack("{s:s, s:s, s:i}", "client", fpgad_version(),
-				     "server", fpgad_server_software(c),
-				     "protocol", FPGAD_PROTOCOL_VERSION));
+	struct fpgad_status *s;
+	int r;
+
+	if (!o->json) {
+		printf("fpgactl %s\n%s\n", fpgad_version(), fpgad_server_software(c));
 		return 0;
 	}
-	printf("fpgactl %s\n%s\n", fpgad_version(), fpgad_server_software(c));
+	r = fpgad_status_get(c, &s);
+	if (r < 0)
+		return fpgactl_fail(c, "version", r);
+	fpgactl_print_json(json_pack("{s:s, s:i, s:{s:s, s:I, s:s}}",
+				     "client", fpgad_version(),
+				     "protocol", FPGAD_PROTOCOL_VERSION,
+				     "server", "version", s->version,
+				     "pid", (json_int_t)s->pid,
+				     "software", fpgad_server_software(c)));
+	fpgad_status_free(s);
 	return 0;
 }
 

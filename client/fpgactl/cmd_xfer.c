@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,9 +52,10 @@ static void report(const struct fpgactl_opts *o, const char *op,
 			file, secs, gbps);
 		return;
 	}
-	j = json_pack("{s:s, s:I, s:I, s:s, s:f, s:f}", "op", op, "card_addr",
+	j = json_pack("{s:s, s:I, s:I, s:s, s:o, s:o}", "op", op, "card_addr",
 		      (json_int_t)addr, "length", (json_int_t)len, "file", file,
-		      "seconds", secs, "gbps", gbps);
+		      "seconds", fpgactl_json_num(secs),
+		      "gbps", fpgactl_json_num(secs > 0 ? gbps : NAN));
 	if (!data_on_stdout) {
 		fpgactl_print_json(j);
 		return;

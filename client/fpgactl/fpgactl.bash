@@ -19,7 +19,7 @@ _fpgactl_options()
 {
 	local cmd=$1 nurl=$2 o="--json --help"
 	case $cmd in
-	"") o="$o -n --count --verify --newest --poll-us --shared --reconnect --timeout" ;;
+	"") o="$o --version -n --count --verify --newest --poll-us --shared --reconnect --timeout" ;;
 	status) o="$o --timeout" ;;
 	watch) o="$o -n --count" ;;
 	capture) o="$o -n --count --verify --newest --poll-us --shared --reconnect --timeout" ;;

@@ -47,12 +47,24 @@ struct json_t;
 void fpgactl_print_json(struct json_t *o);
 /* The same on one line (a stream of objects: watch). */
 void fpgactl_print_json_line(struct json_t *o);
-/* @v rounded to @decimals places; NAN (not known) is null. */
-struct json_t *fpgactl_json_num(double v, int decimals);
+/*
+ * A measured value (a rate, a latency, a time) as JSON: rounded to
+ * FPGACTL_JSON_DIGITS significant digits; NAN (not measured) is null.
+ */
+#define FPGACTL_JSON_DIGITS 4
+struct json_t *fpgactl_json_num(double v);
 /* One line on stderr naming fpgad's reason; returns the exit code 1. */
 int fpgactl_fail(fpgad_client *c, const char *what, int r);
 /* Why fpgad_connect(@url) failed with @r, in words, into @buf. */
 const char *fpgactl_connect_error(const char *url, int r, char *buf, size_t len);
+/*
+ * Lease channel @name (fpgad_channel_open @flags) if it runs @direction
+ * ("c2h", "h2c"); else one line naming the command for it.  0, or the
+ * exit code 1 after saying why.
+ */
+int fpgactl_lease(fpgad_client *c, const char *name, unsigned flags,
+		  const char *direction, fpgad_channel **ret_ch,
+		  struct fpgad_channel_info *ret_info);
 /* @ms as people read a duration: "42s", "5m07s", "3h12m", "2d04h". */
 const char *fpgactl_duration_text(uint64_t ms, char *buf, size_t len);
 

@@ -84,6 +84,8 @@ static void usage(FILE *f)
 		   "  --timeout MS   give up waiting for a frame after MS (capture,\n"
 		   "                 send), for a transfer (read, write), for a host's\n"
 		   "                 answer (status with several --url)\n"
+		   "  -h, --help     print this help and exit\n"
+		   "  --version      print fpgactl's version and exit\n"
 		   "\nADDR and LEN take K, M and G suffixes (binary) and 0x hexadecimal.\n"
 		   "\nCommands:\n", FPGAD_DEFAULT_URL);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
@@ -124,6 +126,35 @@ static bool arity_ok(const struct fpgactl_cmd *cmd, const char *const *pos,
 	return false;
 }
 
+/*
+ * One line for the option @arg getopt did not take (@ch: ':' it needs an
+ * argument, '?' unknown or given one it does not take); the exit code 2.
+ */
+static int bad_option(const struct option *opts, int ch, const char *arg)
+{
+	char name[64];
+	size_t n;
+
+	if (arg[0] != '-' || arg[1] != '-')
+		snprintf(name, sizeof(name), "-%c", optopt);
+	else
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg, "="), arg);
+	n = strlen(name);
+	if (ch == ':') {
+		fprintf(stderr, "fpgactl: option '%s' needs an argument", name);
+	} else {
+		const char *what = "unknown option '%s'";
+
+		for (const struct option *p = opts; p->name && arg[n] == '='; p++)
+			if (!strcmp(p->name, name + 2))
+				what = "option '%s' takes no argument";
+		fprintf(stderr, "fpgactl: ");
+		fprintf(stderr, what, name);
+	}
+	fprintf(stderr, " (try 'fpgactl --help')\n");
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -137,6 +168,7 @@ int main(int argc, char **argv)
 		{ "reconnect", no_argument, NULL, 'R' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'v' },
 		{ 0 },
 	};
 	struct fpgactl_opts o = { .count = 1000, .timeout_ms = 5000 };
@@ -149,8 +181,9 @@ int main(int argc, char **argv)
 	int ch, r;
 
 	/* Options may stand before or after the command and its arguments. */
+	opterr = 0;
 	while (optind < argc) {
-		ch = getopt_long(argc, argv, "+n:h", opts, NULL);
+		ch = getopt_long(argc, argv, "+:n:h", opts, NULL);
 		if (ch == -1) {
 			if (n_pos == 1 + FPGACTL_MAX_CHANNELS) {
 				fprintf(stderr, "fpgactl: unexpected argument '%s' (at most %d channels)\n",
@@ -195,7 +228,8 @@ int main(int argc, char **argv)
 			o.timeout_ms = (int)v;
 			break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'v': printf("fpgactl %s\n", fpgad_version()); return 0;
+		default: return bad_option(opts, ch, argv[optind - 1]);
 		}
 	}
 	if (!n_pos) {
@@ -206,7 +240,7 @@ int main(int argc, char **argv)
 		if (strcmp(pos[0], cmds[i].name) == 0)
 			cmd = &cmds[i];
 	if (!cmd) {
-		fprintf(stderr, "fpgactl: unknown command '%s' (try --help)\n", pos[0]);
+		fprintf(stderr, "fpgactl: unknown command '%s' (try 'fpgactl --help')\n", pos[0]);
 		return 2;
 	}
 	if (!arity_ok(cmd, pos, n_pos))

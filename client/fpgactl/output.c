@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * output.c - what every fpgactl command prints the same way: JSON (field
- * order kept, numbers rounded to what they are worth, missing values as
- * null), the one line a failure gets, why a connect failed, durations
- * for people, and the progress line of long commands on a terminal.
+ * order kept, measured numbers rounded to what they are worth, missing
+ * values as null), the one line a failure gets, why a connect failed,
+ * durations for people, the progress line of long commands on a
+ * terminal, and the lease capture and send take (the right direction).
  */
 #include <errno.h>
 #include <jansson.h>
@@ -16,7 +17,7 @@
 #include "clock.h"
 #include "fpgactl.h"
 
-/* Rounded values print in at most this many significant digits. */
+/* What a double prints as: enough for any value fpgactl_json_num() made. */
 #define JSON_DIGITS 15
 
 static void print_json_flags(json_t *o, size_t flags)
@@ -41,13 +42,14 @@ void fpgactl_print_json_line(json_t *o)
 	print_json_flags(o, JSON_COMPACT);
 }
 
-json_t *fpgactl_json_num(double v, int decimals)
+json_t *fpgactl_json_num(double v)
 {
-	double scale = pow(10, decimals);
+	char text[32];
 
 	if (!isfinite(v))
 		return json_null();
-	return json_real(round(v * scale) / scale);
+	snprintf(text, sizeof(text), "%.*g", FPGACTL_JSON_DIGITS, v);
+	return json_real(strtod(text, NULL));
 }
 
 int fpgactl_fail(fpgad_client *c, const char *what, int r)
@@ -156,4 +158,26 @@ void fpgactl_progress_end(struct fpgactl_progress *p)
 	if (p->shown)
 		fputc('\n', stderr);
 	p->shown = false;
+}
+
+int fpgactl_lease(fpgad_client *c, const char *name, unsigned flags,
+		  const char *direction, fpgad_channel **ret_ch,
+		  struct fpgad_channel_info *ret_info)
+{
+	struct fpgad_channel_info info;
+	fpgad_channel *ch;
+	int r = fpgad_channel_open(c, name, flags, &ch);
+
+	if (r < 0)
+		return fpgactl_fail(c, name, r);
+	fpgad_channel_get_info(ch, &info);
+	if (strcmp(info.direction, direction)) {
+		fprintf(stderr, "fpgactl: %s is a %s channel: use %s\n", name,
+			info.direction, !strcmp(info.direction, "h2c") ? "send" : "capture");
+		fpgad_channel_close(ch);
+		return 1;
+	}
+	*ret_ch = ch;
+	*ret_info = info;
+	return 0;
 }
