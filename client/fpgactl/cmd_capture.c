@@ -29,21 +29,9 @@ struct capture {
 	uint64_t t0_ns, t1_ns;
 };
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static double percentile_us(const struct capture *cap, double p)
 {
-	uint64_t i;
-
-	if (!cap->n_lat)
-		return 0;
-	i = (uint64_t)(p * (double)(cap->n_lat - 1));
-	return (double)cap->lat_ns[i] / 1000.0;
+	return fpgactl_percentile_us(cap->lat_ns, cap->n_lat, p);
 }
 
 static int verify(fpgad_channel *ch, const struct fpgad_frame *f,
@@ -215,7 +203,7 @@ int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o)
 			strerror(-r));
 		goto out;
 	}
-	qsort(cap.lat_ns, cap.n_lat, sizeof(*cap.lat_ns), cmp_u64);
+	fpgactl_sort_ns(cap.lat_ns, cap.n_lat);
 	report(o, &cap, &info);
 	code = cap.errors ? 1 : 0;
 out:

@@ -65,6 +65,10 @@ const char *fpgactl_connect_error(const char *url, int r, char *buf, size_t len)
 int fpgactl_lease(fpgad_client *c, const char *name, unsigned flags,
 		  const char *direction, fpgad_channel **ret_ch,
 		  struct fpgad_channel_info *ret_info);
+/* Sort latencies (ns) for fpgactl_percentile_us(). */
+void fpgactl_sort_ns(uint64_t *ns, uint64_t n);
+/* The @p (0..1) percentile of @n sorted latencies in us; 0 when @n is 0. */
+double fpgactl_percentile_us(const uint64_t *sorted_ns, uint64_t n, double p);
 /* @ms as people read a duration: "42s", "5m07s", "3h12m", "2d04h". */
 const char *fpgactl_duration_text(uint64_t ms, char *buf, size_t len);
 
@@ -110,6 +114,8 @@ int fpgactl_probe(fpgad_client *c, const struct fpgactl_opts *o);
 /* cmd_xfer.c: card memory to a file and back. */
 int fpgactl_read(fpgad_client *c, const struct fpgactl_opts *o);
 int fpgactl_write(fpgad_client *c, const struct fpgactl_opts *o);
+/* cmd_bench.c: card memory and streaming figures. */
+int fpgactl_bench(fpgad_client *c, const struct fpgactl_opts *o);
 /* cmd_watch.c */
 int fpgactl_watch(fpgad_client *c, const struct fpgactl_opts *o);
 

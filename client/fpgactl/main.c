@@ -52,6 +52,8 @@ static const struct fpgactl_cmd cmds[] = {
 	  .help = "card x GPU topology, peer-to-peer verdict, auto's choice" },
 	{ .name = "probe", .args = ARGS_CHANNEL, .run = fpgactl_probe,
 	  .help = "measure an idle auto channel again and run it in the faster mode" },
+	{ .name = "bench", .args = ARGS_CHANNELS, .run = fpgactl_bench,
+	  .help = "card memory read/write 4 KiB-8 MiB and c2h streaming: GB/s, p50/p99" },
 	{ .name = "read", .args = "ADDR LEN FILE", .run = fpgactl_read,
 	  .help = "card memory to FILE ('-': stdout)" },
 	{ .name = "write", .args = "ADDR FILE", .run = fpgactl_write,
@@ -75,7 +77,8 @@ static void usage(FILE *f)
 		   "                 %s); status takes several\n"
 		   "  --json         print JSON (read commands)\n"
 		   "  -n, --count N  frames to take or send (capture, send), intervals\n"
-		   "                 to show (watch; default: until interrupted)\n"
+		   "                 to show (watch; default: until interrupted),\n"
+		   "                 transfers per size and frames (bench; default 64)\n"
 		   "  --verify       check every frame's content (capture)\n"
 		   "  --newest       skip to the newest ready frame (capture)\n"
 		   "  --poll-us US   busy-poll US microseconds before sleeping (capture)\n"

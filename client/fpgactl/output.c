@@ -181,3 +181,22 @@ int fpgactl_lease(fpgad_client *c, const char *name, unsigned flags,
 	*ret_info = info;
 	return 0;
 }
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void fpgactl_sort_ns(uint64_t *ns, uint64_t n)
+{
+	qsort(ns, n, sizeof(*ns), cmp_u64);
+}
+
+double fpgactl_percentile_us(const uint64_t *sorted_ns, uint64_t n, double p)
+{
+	if (!n)
+		return 0;
+	return (double)sorted_ns[(uint64_t)(p * (double)(n - 1))] / 1000.0;
+}

@@ -4,7 +4,8 @@
  * processes: refusals of the wrong channel direction, watch when fpgad
  * goes away and on a terminal (its header, q to quit), --version and
  * option errors, version --json against status --json, JSON numbers
- * rounded and missing values null, the progress line on a terminal.
+ * rounded and missing values null, the progress line on a terminal, and
+ * bench's sweep (short: -n 3).
  * Terminals are pseudo-terminals of the test's own (forkpty) or script(1).
  */
 #include <ctype.h>
@@ -350,6 +351,90 @@ static void test_progress(void **state)
 	harness_stop_ok(&p);
 }
 
+/* The histogram's counts of one bench row add up to its count. */
+static void check_bench_row(json_t *row, json_int_t size, json_int_t count)
+{
+	json_t *hist = json_object_get(row, "histogram"), *lat = json_object_get(row, "latency_us");
+	json_int_t sum = 0;
+	size_t i;
+	json_t *b;
+
+	assert_int_equal(json_integer_value(json_object_get(row, "size")), size);
+	assert_int_equal(json_integer_value(json_object_get(row, "count")), count);
+	assert_true(json_real_value(json_object_get(row, "gbps")) > 0);
+	assert_true(json_real_value(json_object_get(lat, "p50")) <=
+		    json_real_value(json_object_get(lat, "p99")));
+	json_array_foreach(hist, i, b)
+		sum += json_integer_value(json_object_get(b, "count"));
+	assert_int_equal(sum, count);
+}
+
+/*
+ * bench: card memory read and write at every power of two from 4 KiB to
+ * 8 MiB, then the c2h channel; a leased channel is skipped, said so; the
+ * card keeps its bytes.
+ */
+static void test_bench(void **state)
+{
+	static unsigned char before[4096], after[4096];
+	struct fpgad_proc p;
+	static char out[1 << 18];
+	json_t *j, *card, *streams;
+	fpgad_client *c;
+	fpgad_channel *ch;
+	unsigned k = 0;
+
+	(void)state;
+	harness_start_ok(&p, TWO_CHANNELS, NULL);
+	for (size_t i = 0; i < sizeof(before); i++)
+		before[i] = (unsigned char)(i * 7 + 3);
+	{
+		fpgad_buffer *b;
+
+		assert_int_equal(fpgad_connect(p.url, &c), 0);
+		assert_int_equal(fpgad_buffer_alloc_host(c, sizeof(before), &b), 0);
+		memcpy(fpgad_buffer_data(b), before, sizeof(before));
+		assert_int_equal(fpgad_write(b, 0, 0, sizeof(before), 5000), 0);
+		fpgad_buffer_unregister(b);
+	}
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "--json bench -n 3"), 0);
+	j = parse_json(out);
+	card = json_object_get(j, "card_memory");
+	assert_string_equal(json_string_value(json_object_get(card, "mode")), "host");
+	assert_int_equal(json_array_size(json_object_get(card, "read")), 12);
+	assert_int_equal(json_array_size(json_object_get(card, "write")), 12);
+	for (json_int_t size = 4096; size <= (8 << 20); size *= 2, k++) {
+		check_bench_row(json_array_get(json_object_get(card, "read"), k), size, 3);
+		check_bench_row(json_array_get(json_object_get(card, "write"), k), size, 3);
+	}
+	streams = json_object_get(j, "streaming");
+	assert_int_equal(json_array_size(streams), 1);	/* out is h2c */
+	assert_string_equal(json_string_value(json_object_get(json_array_get(streams, 0),
+							      "channel")), "cam");
+	check_bench_row(json_array_get(streams, 0), 16384, 3);
+	json_decref(j);
+	{
+		fpgad_buffer *b;
+
+		assert_int_equal(fpgad_buffer_alloc_host(c, sizeof(after), &b), 0);
+		assert_int_equal(fpgad_read(b, 0, 0, sizeof(after), 5000), 0);
+		memcpy(after, fpgad_buffer_data(b), sizeof(after));
+		fpgad_buffer_unregister(b);
+		assert_memory_equal(after, before, sizeof(before));
+	}
+
+	/* Leased by another: skipped, and said so; text with its histograms. */
+	assert_int_equal(fpgad_channel_open(c, "cam", 0, &ch), 0);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "bench -n 2"), 0);
+	assert_non_null(strstr(out, "\nread        4 KiB        2 "));
+	assert_non_null(strstr(out, "\nwrite       8 MiB        2 "));
+	assert_non_null(strstr(out, "latency of read at 8 MiB (us):\n"));
+	assert_non_null(strstr(out, "cam: skipped (leased by 1 process)"));
+	fpgad_channel_close(ch);
+	fpgad_disconnect(c);
+	harness_stop_ok(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -360,6 +445,7 @@ int main(void)
 		cmocka_unit_test(test_version_json),
 		cmocka_unit_test(test_json_numbers),
 		cmocka_unit_test(test_progress),
+		cmocka_unit_test(test_bench),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -72,7 +72,7 @@ commands=$(echo "$help" | sed -n '/^Commands:/,$p' | awk 'NR > 1 && NF { print $
 options=$( (echo "$help" | grep -o -e '--[a-z][a-z-]*'; echo --help) | sort -u | tr '\n' ' ')
 expect "fpgactl " "${commands% }"
 expect "fpgactl --" "${options% }"
-expect "fpgactl " "capture channels clients probe read reset send stats status topo version watch write"
+expect "fpgactl " "bench capture channels clients probe read reset send stats status topo version watch write"
 expect "fpgactl st" "stats status"
 expect "fpgactl --js" "--json"
 expect "fpgactl -" "--count --help --json --newest --poll-us --reconnect --shared --timeout --url --verify --version -n"
@@ -113,6 +113,10 @@ expect "fpgactl --url $url watch -n " ""
 expect "fpgactl --url $url watch -n 3 --json c2h1 " "c2h0 h2c0"
 expect "fpgactl --url $url watch --count 3 c2h" "c2h0 c2h1"
 FPGAD_URL=$url expect "fpgactl watch h" "h2c0"
+# bench: any number of c2h channels, each once.
+expect "fpgactl --url $url bench " "c2h0 c2h1"
+expect "fpgactl --url $url bench c2h1 " "c2h0"
+expect "fpgactl --url $url bench -" "--count --help --json --timeout -n"
 # read ADDR LEN FILE, write ADDR FILE: a file name for FILE only.
 expect "fpgactl --url $url read " ""
 expect "fpgactl --url $url read 0x1000 " ""
