@@ -2,9 +2,10 @@
 /*
  * cmd_bench.c - fpgactl bench [CHANNEL...]: the figures a user compares
  * with a vendor's table.  Card memory: reads and then writes of 4 KiB to
- * 8 MiB (powers of two), -n of each size (default 64), one at a time
- * through a host buffer, each timed from the call to its result: GB/s,
- * p50 and p99 latency.  The writes put back the bytes the first read took
+ * 8 MiB (powers of two), -n of each size (default 64), one at a time,
+ * each timed from the call to its result (GB/s, p50 and p99 latency),
+ * through a host buffer and through GPU memory in gpudirect and in bounce
+ * mode (each skipped, with the reason, where it cannot be had).  The writes put back the bytes the first read took
  * from the same addresses, so card memory keeps what it held.  Streaming:
  * each idle c2h channel (or those named), -n frames at the channel's frame
  * size in its mode: GB/s and the latency from the end of a frame's DMA to
@@ -28,6 +29,7 @@
 #define BENCH_SIZES 12		/* 4 KiB .. 8 MiB */
 #define BENCH_BUCKETS 24	/* < 1 us, 1-2 us, ... 2^22 us and above */
 #define BENCH_BAR 40
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
 
 /* One measured row: n operations of size bytes. */
 struct bench_row {
@@ -150,8 +152,9 @@ static void print_histogram(const char *what, const struct bench_row *r)
 	}
 }
 
-/* The card memory sweep: rows[0..n_sizes) reads, then as many writes. */
+/* The card memory sweep of one mode: its reads, then as many writes. */
 struct card_sweep {
+	const char *mode;	/* "host", "gpudirect", "bounce" */
 	uint64_t count;
 	unsigned n_sizes;
 	struct bench_row read[BENCH_SIZES], write[BENCH_SIZES];
@@ -180,61 +183,111 @@ static int measure_xfers(fpgad_client *c, fpgad_buffer *b, xfer_fn fn,
 	return 0;
 }
 
-static int card_sweep(fpgad_client *c, const struct fpgactl_opts *o,
-		      struct card_sweep *sw)
+/* Every size up to @max through @b; the card's bytes are put back. */
+static int sweep(fpgad_client *c, const struct fpgactl_opts *o, fpgad_buffer *b,
+		 uint64_t max, struct card_sweep *sw)
 {
-	struct fpgad_xfer_rules rules;
-	uint64_t max = BENCH_MAX_SIZE;
-	fpgad_buffer *b = NULL;
 	int r;
 
-	r = fpgad_xfer_rules(c, &rules);
-	if (r < 0) {
-		snprintf(sw->skipped, sizeof(sw->skipped), "%s",
-			 fpgad_errmsg(c)[0] ? fpgad_errmsg(c) : strerror(-r));
-		return 0;
-	}
-	max = rules.max_length < max ? rules.max_length : max;
-	max = rules.card_memory < max ? rules.card_memory : max;
-	if (max < BENCH_MIN_SIZE) {
-		snprintf(sw->skipped, sizeof(sw->skipped),
-			 "card memory or its transfers are below %llu bytes",
-			 (unsigned long long)BENCH_MIN_SIZE);
-		return 0;
-	}
-	r = fpgad_buffer_alloc_host(c, max, &b);
-	if (r < 0)
-		return fpgactl_fail(c, "bench: host buffer", r);
 	/* The card's bytes, which every write puts back where they were. */
 	r = fpgad_read(b, 0, 0, max, o->timeout_ms);
-	if (r < 0) {
-		r = fpgactl_fail(c, "bench: read", r);
-		goto out;
-	}
+	if (r < 0)
+		return fpgactl_fail(c, "bench: read", r);
 	for (uint64_t size = BENCH_MIN_SIZE; size <= max && sw->n_sizes < BENCH_SIZES;
 	     size *= 2) {
-		unsigned i = sw->n_sizes;
+		unsigned i = sw->n_sizes++;
 
 		if (row_init(&sw->read[i], size, sw->count) ||
-		    row_init(&sw->write[i], size, sw->count)) {
-			sw->n_sizes++;
-			r = fpgactl_fail(NULL, "bench", -ENOMEM);
-			goto out;
-		}
-		sw->n_sizes++;
+		    row_init(&sw->write[i], size, sw->count))
+			return fpgactl_fail(NULL, "bench", -ENOMEM);
 		sw->read[i].n = sw->write[i].n = sw->count;
 		r = measure_xfers(c, b, fpgad_read, &sw->read[i], o->timeout_ms);
 		if (r)
-			goto out;
+			return r;
 	}
 	for (unsigned i = 0; i < sw->n_sizes; i++) {
 		r = measure_xfers(c, b, fpgad_write, &sw->write[i], o->timeout_ms);
 		if (r)
-			goto out;
+			return r;
 	}
+	return 0;
+}
+
+/*
+ * The transfer modes measured: a host buffer, and GPU memory (one
+ * allocation) registered in gpudirect and then in bounce mode.
+ */
+static const struct {
+	const char *name;
+	enum fpgad_mode mode;
+} bench_modes[] = {
+	{ "host", FPGAD_MODE_HOST },
+	{ "gpudirect", FPGAD_MODE_GPUDIRECT },
+	{ "bounce", FPGAD_MODE_BOUNCE },
+};
+#define BENCH_MODES (sizeof(bench_modes) / sizeof(bench_modes[0]))
+
+/* A buffer of @max bytes for @sw's mode; 1 with @sw->skipped set: no sweep. */
+static int sweep_buffer(fpgad_client *c, enum fpgad_mode mode, uint64_t max,
+			void **gpu, struct card_sweep *sw, fpgad_buffer **ret_buf)
+{
+	int r;
+
+	if (mode == FPGAD_MODE_HOST) {
+		r = fpgad_buffer_alloc_host(c, max, ret_buf);
+		return r < 0 ? fpgactl_fail(c, "bench: host buffer", r) : 0;
+	}
+	if (!*gpu && gpumem_alloc(max, gpu, sw->skipped, sizeof(sw->skipped)) < 0)
+		return 1;
+	r = fpgad_buffer_register(c, *gpu, max, 0, ret_buf);
+	if (r == 0) {
+		r = fpgad_buffer_set_mode(*ret_buf, mode);
+		if (r < 0)
+			fpgad_buffer_unregister(*ret_buf);
+	}
+	if (r < 0) {
+		snprintf(sw->skipped, sizeof(sw->skipped), "%s",
+			 fpgad_errmsg(c)[0] ? fpgad_errmsg(c) : strerror(-r));
+		return 1;
+	}
+	return 0;
+}
+
+static int card_sweeps(fpgad_client *c, const struct fpgactl_opts *o,
+		       struct card_sweep sw[BENCH_MODES])
+{
+	struct fpgad_xfer_rules rules;
+	uint64_t max = BENCH_MAX_SIZE;
+	char why[256] = "";
+	void *gpu = NULL;
+	int r = fpgad_xfer_rules(c, &rules);
+
+	if (r < 0)
+		snprintf(why, sizeof(why), "%s", fpgad_errmsg(c)[0] ? fpgad_errmsg(c) :
+			 strerror(-r));
+	else if ((max = MIN(max, MIN(rules.max_length, rules.card_memory))) < BENCH_MIN_SIZE)
+		snprintf(why, sizeof(why), "card memory or its transfers are below 4 KiB");
 	r = 0;
-out:
-	fpgad_buffer_unregister(b);
+	for (unsigned m = 0; m < BENCH_MODES; m++) {
+		fpgad_buffer *b = NULL;
+
+		sw[m].mode = bench_modes[m].name;
+		if (why[0]) {
+			snprintf(sw[m].skipped, sizeof(sw[m].skipped), "%s", why);
+			continue;
+		}
+		r = sweep_buffer(c, bench_modes[m].mode, max, &gpu, &sw[m], &b);
+		if (r == 1) {
+			r = 0;
+			continue;
+		}
+		if (r == 0)
+			r = sweep(c, o, b, max, &sw[m]);
+		fpgad_buffer_unregister(b);
+		if (r)
+			break;
+	}
+	gpumem_free(gpu);
 	return r;
 }
 
@@ -334,23 +387,28 @@ static int stream_sweep(fpgad_client *c, const struct fpgactl_opts *o,
 	return r;
 }
 
+static json_t *sweep_json(const struct card_sweep *sw)
+{
+	json_t *rd, *wr;
+
+	if (sw->skipped[0])
+		return json_pack("{s:s, s:s}", "mode", sw->mode, "skipped", sw->skipped);
+	rd = json_array();
+	wr = json_array();
+	for (unsigned i = 0; i < sw->n_sizes; i++) {
+		json_array_append_new(rd, row_json(&sw->read[i]));
+		json_array_append_new(wr, row_json(&sw->write[i]));
+	}
+	return json_pack("{s:s, s:o, s:o}", "mode", sw->mode, "read", rd, "write", wr);
+}
+
 static void print_json(const struct card_sweep *sw, const struct stream_run *runs,
 		       unsigned n_runs)
 {
-	json_t *card, *streams = json_array();
+	json_t *card = json_array(), *streams = json_array();
 
-	if (sw->skipped[0]) {
-		card = json_pack("{s:s}", "skipped", sw->skipped);
-	} else {
-		json_t *rd = json_array(), *wr = json_array();
-
-		for (unsigned i = 0; i < sw->n_sizes; i++) {
-			json_array_append_new(rd, row_json(&sw->read[i]));
-			json_array_append_new(wr, row_json(&sw->write[i]));
-		}
-		card = json_pack("{s:s, s:o, s:o}", "mode", "host", "read", rd,
-				 "write", wr);
-	}
+	for (unsigned m = 0; m < BENCH_MODES; m++)
+		json_array_append_new(card, sweep_json(&sw[m]));
 	for (unsigned i = 0; i < n_runs; i++) {
 		const struct stream_run *s = &runs[i];
 		json_t *o;
@@ -368,25 +426,37 @@ static void print_json(const struct card_sweep *sw, const struct stream_run *run
 				     "streaming", streams));
 }
 
+#define BENCH_HEAD "%-8s %8s %8s %9s %10s %10s\n"
+
+static void print_sweep(const struct card_sweep *sw)
+{
+	char what[64];
+
+	if (sw->skipped[0]) {
+		printf("card memory, %s: skipped (%s)\n", sw->mode, sw->skipped);
+		return;
+	}
+	printf("card memory, %s (%s buffer), one transfer at a time\n", sw->mode,
+	       strcmp(sw->mode, "host") ? "GPU" : "host");
+	printf(BENCH_HEAD, "OP", "SIZE", "COUNT", "GB/S", "P50(us)", "P99(us)");
+	for (unsigned i = 0; i < sw->n_sizes; i++)
+		print_row("read", &sw->read[i]);
+	for (unsigned i = 0; i < sw->n_sizes; i++)
+		print_row("write", &sw->write[i]);
+	if (!sw->n_sizes)
+		return;
+	snprintf(what, sizeof(what), "read (%s)", sw->mode);
+	print_histogram(what, &sw->read[sw->n_sizes - 1]);
+	snprintf(what, sizeof(what), "write (%s)", sw->mode);
+	print_histogram(what, &sw->write[sw->n_sizes - 1]);
+	printf("\n");
+}
+
 static void print_text(const struct card_sweep *sw, const struct stream_run *runs,
 		       unsigned n_runs)
 {
-	const char *head = "%-8s %8s %8s %9s %10s %10s\n";
-
-	if (sw->skipped[0]) {
-		printf("card memory: skipped (%s)\n", sw->skipped);
-	} else {
-		printf("card memory through a host buffer (mode host), one transfer at a time\n");
-		printf(head, "OP", "SIZE", "COUNT", "GB/S", "P50(us)", "P99(us)");
-		for (unsigned i = 0; i < sw->n_sizes; i++)
-			print_row("read", &sw->read[i]);
-		for (unsigned i = 0; i < sw->n_sizes; i++)
-			print_row("write", &sw->write[i]);
-		if (sw->n_sizes) {
-			print_histogram("read", &sw->read[sw->n_sizes - 1]);
-			print_histogram("write", &sw->write[sw->n_sizes - 1]);
-		}
-	}
+	for (unsigned m = 0; m < BENCH_MODES; m++)
+		print_sweep(&sw[m]);
 	printf("\nstreaming (c2h), DMA end to wake-up\n");
 	if (!n_runs)
 		printf("no c2h channel\n");
@@ -394,7 +464,7 @@ static void print_text(const struct card_sweep *sw, const struct stream_run *run
 		if (runs[i].skipped[0])
 			printf("%s: skipped (%s)\n", runs[i].channel, runs[i].skipped);
 	}
-	printf(head, "CHANNEL", "FRAME", "FRAMES", "GB/S", "P50(us)", "P99(us)");
+	printf(BENCH_HEAD, "CHANNEL", "FRAME", "FRAMES", "GB/S", "P50(us)", "P99(us)");
 	for (unsigned i = 0; i < n_runs; i++)
 		if (!runs[i].skipped[0])
 			print_row(runs[i].channel, &runs[i].row);
@@ -410,23 +480,28 @@ static void print_text(const struct card_sweep *sw, const struct stream_run *run
 
 int fpgactl_bench(fpgad_client *c, const struct fpgactl_opts *o)
 {
-	struct card_sweep sw = { .count = o->count_given ? o->count : BENCH_COUNT };
+	uint64_t count = o->count_given ? o->count : BENCH_COUNT;
+	struct card_sweep sw[BENCH_MODES];
 	struct stream_run *runs = NULL;
 	unsigned n_runs = 0;
 	int r;
 
-	r = card_sweep(c, o, &sw);
+	for (unsigned m = 0; m < BENCH_MODES; m++)
+		sw[m] = (struct card_sweep){ .count = count };
+	r = card_sweeps(c, o, sw);
 	if (!r)
-		r = stream_sweep(c, o, sw.count, &runs, &n_runs);
+		r = stream_sweep(c, o, count, &runs, &n_runs);
 	if (!r) {
 		if (o->json)
-			print_json(&sw, runs, n_runs);
+			print_json(sw, runs, n_runs);
 		else
-			print_text(&sw, runs, n_runs);
+			print_text(sw, runs, n_runs);
 	}
-	for (unsigned i = 0; i < sw.n_sizes; i++) {
-		row_free(&sw.read[i]);
-		row_free(&sw.write[i]);
+	for (unsigned m = 0; m < BENCH_MODES; m++) {
+		for (unsigned i = 0; i < sw[m].n_sizes; i++) {
+			row_free(&sw[m].read[i]);
+			row_free(&sw[m].write[i]);
+		}
 	}
 	for (unsigned i = 0; i < n_runs; i++)
 		row_free(&runs[i].row);

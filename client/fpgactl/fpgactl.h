@@ -116,6 +116,13 @@ int fpgactl_read(fpgad_client *c, const struct fpgactl_opts *o);
 int fpgactl_write(fpgad_client *c, const struct fpgactl_opts *o);
 /* cmd_bench.c: card memory and streaming figures. */
 int fpgactl_bench(fpgad_client *c, const struct fpgactl_opts *o);
+/*
+ * gpumem_cuda.c (gpumem_nocuda.c without CUDA): @len bytes of GPU memory
+ * (cudaMalloc, the current device), or -errno with why in @why.
+ */
+int gpumem_alloc(uint64_t len, void **ret_ptr, char *why, size_t whylen);
+/* Accepts NULL. */
+void gpumem_free(void *ptr);
 /* cmd_watch.c */
 int fpgactl_watch(fpgad_client *c, const struct fpgactl_opts *o);
 
