@@ -316,10 +316,11 @@ int fpgactl_watch(fpgad_client *c, const struct fpgactl_opts *o)
 	char when[32];
 	int r;
 
-	fpgad_set_timeout(c, WATCH_ASK_MS < o->timeout_ms ? WATCH_ASK_MS : o->timeout_ms);
 	r = watch_rows(&w);
 	if (r)
 		goto out;
+	/* Short waits from here: sample() tells a slow fpgad from a gone one. */
+	fpgad_set_timeout(c, WATCH_ASK_MS < o->timeout_ms ? WATCH_ASK_MS : o->timeout_ms);
 	r = sample(&w);
 	keys_on(&w);
 	t_prev = clock_now_ns();
