@@ -164,7 +164,10 @@ static int wait_child(pid_t pid, int ms)
 	return -1;
 }
 
-/* On a terminal: the header (version, uptime, clients) and q quits, exit 0. */
+/*
+ * On a terminal: the header (version, uptime, clients) and q quits, exit
+ * 0; fpgad killed under it: "fpgad went away", exit 1.
+ */
 static void test_watch_terminal(void **state)
 {
 	static char screen[65536];
@@ -200,7 +203,30 @@ static void test_watch_terminal(void **state)
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	close(master);
-	harness_stop_ok(&p);
+
+	/* fpgad killed under the table: said below it, exit 1. */
+	have = 0;
+	screen[0] = '\0';
+	pid = forkpty(&master, NULL, NULL, NULL);
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl(harness_bin("fpgactl"), "fpgactl", "--url", p.url, "watch",
+		      "--timeout", "60000", (char *)NULL);
+		_exit(127);
+	}
+	assert_true(read_until(master, screen, sizeof(screen), &have, "q quits", 10000));
+	kill(p.pid, SIGKILL);
+	assert_true(harness_wait_exit(&p, 10000) >= 0);
+	if (!read_until(master, screen, sizeof(screen), &have, "fpgad went away", 30000)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fail_msg("watch did not say fpgad went away:\n%s", screen);
+	}
+	status = wait_child(pid, 10000);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 1);
+	close(master);
+	harness_stop(&p);
 }
 
 /* --version; an unknown option or a missing argument: one line, exit 2. */
