@@ -22,7 +22,7 @@ _fpgactl_options()
 	case $cmd in
 	"") o="$o --version -n --count --verify --newest --poll-us --shared --reconnect --timeout" ;;
 	status) o="$o --timeout" ;;
-	watch) o="$o -n --count" ;;
+	watch) o="$o -n --count --timeout" ;;
 	capture) o="$o -n --count --verify --newest --poll-us --shared --reconnect --timeout" ;;
 	send|bench) o="$o -n --count --timeout" ;;
 	read|write) o="$o --timeout" ;;

@@ -86,7 +86,7 @@ expect "fpgactl --url $url --url ipc:///nonexistent/fpgad.sock status --t" "--ti
 expect "fpgactl --url $url status --url ipc:///nonexistent/fpgad.sock --u" "--url"
 expect "fpgactl --url $url stats --" "--help --json"
 expect "fpgactl stats --" "--help --json --url"
-expect "fpgactl --url $url watch -" "--count --help --json -n"
+expect "fpgactl --url $url watch -" "--count --help --json --timeout -n"
 expect "fpgactl --url $url capture c2h0 --" "--count --help --json --newest --poll-us --reconnect --shared --timeout --verify"
 expect "fpgactl --url $url send h2c0 -" "--count --help --json --timeout -n"
 expect "fpgactl --url $url read --" "--help --json --timeout"
