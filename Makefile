@@ -85,7 +85,7 @@ COMMON_SRC := $(call cuda_filter,$(wildcard common/*.c))
 DAEMON_SRC := $(call cuda_filter,$(filter-out daemon/main.c,\
 	$(wildcard daemon/*.c daemon/*/*.c daemon/*/*/*.c)))
 CLIENT_SRC := $(call cuda_filter,$(wildcard client/*.c))
-FPGACTL_SRC := $(wildcard client/fpgactl/*.c)
+FPGACTL_SRC := $(call cuda_filter,$(wildcard client/fpgactl/*.c))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 PROTO_OBJ := $(BUILD)/obj/gen/fpgad.pb-c.o
