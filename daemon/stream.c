@@ -24,6 +24,14 @@
 #define STREAM_WAIT_MS 100
 /* How often a starved stream looks for stream-ordered releases. */
 #define STREAM_ASYNC_POLL_NS 20000ull
+/*
+ * The longest a starved stream sleeps on a lessee's releases: they wake it,
+ * so this only bounds what a lost wake-up could cost; 1 ms while the lessee
+ * uses stream-ordered releases (a consumer of ABI minor 3 counts them but
+ * need not wake the stream).
+ */
+#define STREAM_RELEASE_WAIT_MS 10
+#define STREAM_ASYNC_WAIT_MS 1
 
 /* --- slot bookkeeping (ch->lock held) ----------------------------------- */
 
@@ -369,6 +377,7 @@ static void reap_copies(struct channel *ch, int block)
 static void wait_release(struct channel *ch)
 {
 	struct lease *l = ch->leases;
+	int wait_ms;
 
 	/* Stream-ordered releases wake nobody: look again shortly. */
 	for (struct lease *a = ch->leases; a; a = a->next) {
@@ -390,8 +399,10 @@ static void wait_release(struct channel *ch)
 		return;
 	}
 	ch->waiting_on = l;
+	wait_ms = frame_producer_async_recent(l->prod, clock_now_ns()) ?
+		  STREAM_ASYNC_WAIT_MS : STREAM_RELEASE_WAIT_MS;
 	pthread_mutex_unlock(&ch->lock);
-	frame_producer_wait(l->prod, 10);
+	frame_producer_wait(l->prod, wait_ms);
 	pthread_mutex_lock(&ch->lock);
 	ch->waiting_on = NULL;
 	pthread_cond_broadcast(&ch->cond);
