@@ -22,8 +22,6 @@
 
 /* The longest the thread waits for the card before it looks around. */
 #define STREAM_WAIT_MS 100
-/* How often a starved stream looks for stream-ordered releases. */
-#define STREAM_ASYNC_POLL_NS 20000ull
 /*
  * The longest a starved stream sleeps on a lessee's releases: they wake it,
  * so this only bounds what a lost wake-up could cost; 1 ms while the lessee
@@ -65,6 +63,7 @@ static void reclaim(struct channel *ch)
 
 	for (struct lease *l = ch->leases; l; l = l->next) {
 		while ((n = frame_producer_reclaim(l->prod, out, CHANNEL_BATCH)) > 0) {
+			pace_async_progress(ch);
 			for (int i = 0; i < n; i++)
 				stream_returned(ch, l, &out[i]);
 			if (n < CHANNEL_BATCH)
@@ -383,7 +382,7 @@ static void wait_release(struct channel *ch)
 	for (struct lease *a = ch->leases; a; a = a->next) {
 		if (!a->closing && frame_producer_async_pending(a->prod)) {
 			pthread_mutex_unlock(&ch->lock);
-			pace_nap(ch, clock_now_ns() + STREAM_ASYNC_POLL_NS);
+			pace_nap(ch, pace_async_due(ch, clock_now_ns()));
 			pthread_mutex_lock(&ch->lock);
 			return;
 		}
