@@ -79,8 +79,16 @@ start() {
 
 c_run() { # NAME CHANNEL [--async]
 	one "$1" "$BUILD/bench/bench_stream" --seconds "$RELEASE_SECONDS" --warmup 32 \
-		--verify gpu --depth 8 ${3:-} "$URL" "$2"
+		--verify gpu --depth 8 ${3:-} --daemon-pid "$FPGAD_PID" "$URL" "$2"
 	[ "$(jget "$LINE" errors)" = 0 ] || die "$1: verify errors: $LINE"
+}
+
+# ch_cpu: CPU us per frame of the channel's streaming thread (ch-NAME) in
+# the last C run's JSON line.
+ch_cpu() {
+	for t in $(jget "$LINE" daemon_threads); do
+		case $t in ch-*) echo "${t#*=}" ;; esac
+	done | head -1
 }
 
 py_run() { # NAME CHANNEL sync|stream
@@ -95,15 +103,17 @@ rows() {
 	for s in $RELEASE_SIZES; do
 		for lang in C Python; do
 			[ $lang = C ] || [ -n "$PYLIB" ] || continue
-			cpu= str= rat= low=
+			cpu= str= rat= low= thr=
 			k=1
 			while [ $k -le "$RELEASE_REPEATS" ]; do
 				n=$1-$lang-$s-$k
 				if [ $lang = C ]; then
 					c_run "rel-cpu-$n" "r_$s"
 					a=$(jget "$LINE" fps)
+					ta=$(ch_cpu)
 					c_run "rel-stream-$n" "r_$s" --async
 					b=$(jget "$LINE" fps)
+					thr="$thr${thr:+, }$ta / $(ch_cpu)"
 				else
 					py_run "rel-cpu-$n" "r_$s" sync
 					a=$(jget "$LINE" fps)
@@ -119,7 +129,7 @@ rows() {
 			done
 			lbl=$lang
 			[ $lang = C ] || lbl="Python ($PYLIB)"
-			echo "| $1 | $lbl | $s | $cpu | $str | $rat | **$low** |" >> "$MD"
+			echo "| $1 | $lbl | $s | $cpu | $str | $rat | **$low** | ${thr:--} |" >> "$MD"
 		done
 	done
 }
@@ -146,10 +156,12 @@ done
 	echo "C: bench_stream --verify gpu [--async], $RELEASE_SECONDS s; Python:"
 	echo "python/tests/gpu_frames.py verify --release sync|stream, $RELEASE_PY_FRAMES frames."
 	echo "$RELEASE_REPEATS runs of each, in turn; frames/s of each run, stream/CPU of each run,"
-	echo "then the lowest of them (target: >= 1.0 at 1 MiB, >= 0.9 at 64 KiB)."
+	echo "then the lowest of them (target: >= 1.0 at 1 MiB, >= 0.9 at 64 KiB). The"
+	echo "last column: CPU us per frame of fpgad's streaming thread (ch-NAME), CPU"
+	echo "release / stream release, per run (C only)."
 	echo
-	echo "| GPU sharing | consumer | frame | CPU release frames/s | stream release frames/s | stream/CPU per run | lowest |"
-	echo "|---|---|---|---|---|---|---|"
+	echo "| GPU sharing | consumer | frame | CPU release frames/s | stream release frames/s | stream/CPU per run | lowest | fpgad ch thread us/frame |"
+	echo "|---|---|---|---|---|---|---|---|"
 } >> "$MD"
 
 for sharing in $RELEASE_SHARING; do
