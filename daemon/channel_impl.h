@@ -132,6 +132,14 @@ void pace_poke(struct channel *ch);
 #define PACE_ASYNC_POLL_NS 20000ull
 #define PACE_ASYNC_POLL_MAX_NS 1000000ull
 uint64_t pace_async_due(struct channel *ch, uint64_t now);
+/*
+ * Until when to spin for them before napping: the first PACE_ASYNC_SPIN_NS
+ * they are awaited (a GPU usually stores a release within microseconds
+ * of the work before it, and a nap costs a VM tens of microseconds), then
+ * 0: no spin until slots came back.  Call after pace_async_due().
+ */
+#define PACE_ASYNC_SPIN_NS 30000ull
+uint64_t pace_async_spin_until(const struct channel *ch, uint64_t now);
 void pace_async_progress(struct channel *ch);
 
 /*

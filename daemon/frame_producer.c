@@ -336,12 +336,16 @@ static int producer_check(const void *arg)
 {
 	const struct frame_producer *p = arg;
 
-	if (!p->outstanding || async_pending(p))
-		return 1;
+	return !p->outstanding || async_pending(p) ||
+	       frame_producer_returned(p);
+}
+
+bool frame_producer_returned(const struct frame_producer *p)
+{
 	for (uint32_t i = 0; i < p->n_desc; i++)
 		if (p->shadow[i].used && shadow_done(p, i))
-			return 1;
-	return 0;
+			return true;
+	return false;
 }
 
 int frame_producer_wait(struct frame_producer *p, int timeout_ms)

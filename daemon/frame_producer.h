@@ -88,6 +88,12 @@ void frame_producer_raise(struct frame_producer *p, uint32_t events);
  * nobody, so after 0 the caller looks again while they are pending.
  */
 int frame_producer_wait(struct frame_producer *p, int timeout_ms);
+/*
+ * Whether the consumer released or skipped a frame whose slot is not taken
+ * back yet (frame_producer_reclaim would return it).  Read-only: the
+ * streaming thread may spin on it without the channel's lock.
+ */
+bool frame_producer_returned(const struct frame_producer *p);
 /* Whether @slot is out with the consumer. */
 bool frame_producer_slot_out(const struct frame_producer *p, uint32_t slot);
 /*

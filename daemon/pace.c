@@ -85,6 +85,13 @@ uint64_t pace_async_due(struct channel *ch, uint64_t now)
 	return now + step;
 }
 
+uint64_t pace_async_spin_until(const struct channel *ch, uint64_t now)
+{
+	uint64_t end = ch->pace.async_since_ns + PACE_ASYNC_SPIN_NS;
+
+	return ch->pace.async_since_ns && now < end ? end : 0;
+}
+
 void pace_async_progress(struct channel *ch)
 {
 	ch->pace.async_since_ns = 0;

@@ -18,6 +18,7 @@
 #include "channel_impl.h"
 #include "clock.h"
 #include "crc32c.h"
+#include "futex.h"
 #include "log.h"
 
 /* The longest the thread waits for the card before it looks around. */
@@ -372,6 +373,31 @@ static void reap_copies(struct channel *ch, int block)
 	}
 }
 
+/*
+ * @l has stream-ordered releases on their way, which wake nobody: spin a
+ * little for one to land, else nap until pace.c says to look again.  Like
+ * a sleep on @l's releases, without the lock, @l marked as waited on.
+ */
+static void await_async(struct channel *ch, struct lease *l)
+{
+	uint64_t now = clock_now_ns(), due, spin;
+
+	due = pace_async_due(ch, now);
+	spin = pace_async_spin_until(ch, now);
+	ch->waiting_on = l;
+	pthread_mutex_unlock(&ch->lock);
+	while (now < spin && !frame_producer_returned(l->prod) &&
+	       !atomic_load_explicit(&ch->stop, memory_order_relaxed)) {
+		futex_spin();
+		now = clock_now_ns();
+	}
+	if (now >= spin)
+		pace_nap(ch, due);
+	pthread_mutex_lock(&ch->lock);
+	ch->waiting_on = NULL;
+	pthread_cond_broadcast(&ch->cond);
+}
+
 /* Nothing queued and no free slot: sleep until a lessee releases one. */
 static void wait_release(struct channel *ch)
 {
@@ -381,9 +407,7 @@ static void wait_release(struct channel *ch)
 	/* Stream-ordered releases wake nobody: look again shortly. */
 	for (struct lease *a = ch->leases; a; a = a->next) {
 		if (!a->closing && frame_producer_async_pending(a->prod)) {
-			pthread_mutex_unlock(&ch->lock);
-			pace_nap(ch, pace_async_due(ch, clock_now_ns()));
-			pthread_mutex_lock(&ch->lock);
+			await_async(ch, a);
 			return;
 		}
 	}

@@ -1017,9 +1017,11 @@ static void test_async_release_wakes(void **state)
 	/* Counted, not stored yet: a wait returns at once, nothing to take. */
 	assert_true(frame_producer_async_pending(p));
 	assert_int_equal(frame_producer_wait(p, 0), 0);
+	assert_false(frame_producer_returned(p));
 	assert_int_equal(frame_producer_reclaim(p, back, 2), 0);
 	gpu_stores(&a);
 	assert_false(frame_producer_async_pending(p));
+	assert_true(frame_producer_returned(p));
 	assert_int_equal(frame_producer_wait(p, 0), 0);
 	assert_int_equal(frame_producer_reclaim(p, back, 2), 1);
 	assert_int_equal(back[0].slot, 0);

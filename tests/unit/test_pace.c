@@ -210,8 +210,9 @@ static void test_busy_poll(void **state)
 }
 
 /*
- * Awaited stream-ordered releases: looked for every PACE_ASYNC_POLL_NS at
- * first, less often the longer none comes back, soon again once slots do.
+ * Awaited stream-ordered releases: spun for briefly, then looked for every
+ * PACE_ASYNC_POLL_NS, less often the longer none comes back; soon again,
+ * with a spin, once slots do.
  */
 static void test_async_backs_off(void **state)
 {
@@ -219,15 +220,22 @@ static void test_async_backs_off(void **state)
 	uint64_t t = 1000000000ull;
 
 	(void)state;
+	assert_int_equal(pace_async_spin_until(ch, t), 0);
 	assert_int_equal(pace_async_due(ch, t), t + PACE_ASYNC_POLL_NS);
+	/* Spin only in the first PACE_ASYNC_SPIN_NS of the wait. */
+	assert_int_equal(pace_async_spin_until(ch, t + 1000), t + PACE_ASYNC_SPIN_NS);
+	assert_int_equal(pace_async_spin_until(ch, t + PACE_ASYNC_SPIN_NS), 0);
 	/* 160 us awaited: a sixteenth of it is still under the short step. */
 	assert_int_equal(pace_async_due(ch, t + 160000), t + 160000 + PACE_ASYNC_POLL_NS);
 	assert_int_equal(pace_async_due(ch, t + 3200000), t + 3200000 + 200000);
 	assert_int_equal(pace_async_due(ch, t + 100000000),
 			 t + 100000000 + PACE_ASYNC_POLL_MAX_NS);
 	pace_async_progress(ch);
+	assert_int_equal(pace_async_spin_until(ch, t + 200000000), 0);
 	assert_int_equal(pace_async_due(ch, t + 200000000),
 			 t + 200000000 + PACE_ASYNC_POLL_NS);
+	assert_int_equal(pace_async_spin_until(ch, t + 200000000),
+			 t + 200000000 + PACE_ASYNC_SPIN_NS);
 }
 
 int main(void)
