@@ -155,7 +155,7 @@ $(BUILD)/obj/gen/fpgad.pb-c.o: $(PROTO_C)
 
 $(BUILD)/obj/daemon/%.o: INC_DIR := $(INC_DAEMON)
 $(BUILD)/obj/client/%.o: INC_DIR := $(INC_CLIENT)
-$(BUILD)/obj/tests/%.o: INC_DIR := $(INC_DAEMON) -Iclient
+$(BUILD)/obj/tests/%.o: INC_DIR := $(INC_DAEMON) -Iclient -Itests/lib
 
 $(BUILD)/obj/%.o: %.c | $(PROTO_H)
 	$(call msg,CC,$<)
@@ -249,6 +249,7 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 	@echo "== tests/integration/symbols.sh"; BUILD=$(BUILD) tests/integration/symbols.sh
 	@echo "== tests/integration/install.sh"; BUILD=$(BUILD) tests/integration/install.sh
 
+-include tests/lib/lib.mk
 -include kmod/kmod.mk
 -include tests/fuzz/fuzz.mk
 -include tests/gpu/gpu.mk

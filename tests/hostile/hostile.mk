@@ -12,7 +12,7 @@ $(HOSTILE_PEER): $(BUILD)/obj/tests/hostile/hostile_peer.o $(BUILD)/libfpgad-com
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lprotobuf-c
 
-$(RING_PEER): $(BUILD)/obj/tests/hostile/ring_peer.o $(BUILD)/libfpgad-common.a
+$(RING_PEER): $(BUILD)/obj/tests/hostile/ring_peer.o $(TEST_LIB_RAW) $(BUILD)/libfpgad-common.a
 	$(call msg,LD,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lnng -lprotobuf-c
