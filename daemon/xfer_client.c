@@ -13,6 +13,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "fdclose.h"
 #include "log.h"
 #include "xfer_impl.h"
 
@@ -65,8 +66,7 @@ void xfer_client_maybe_free(struct xfer *x, struct xfer_client *c)
 		xfer_server_free(c->srv);
 	}
 	/* The client sees its link hang up: the queue is over. */
-	if (c->link_fd >= 0)
-		close(c->link_fd);
+	fdclose_untrusted(c->link_fd);
 	free(c->bufs);
 	free(c->gens);
 	free(c);
@@ -284,23 +284,25 @@ out:
 bool xfer_link(struct xfer *x, void *target, int fd)
 {
 	bool ours = false;
+	int old = -1;
 
 	if (!x)
 		return false;
 	pthread_mutex_lock(&x->lock);
 	if (target == x) {
 		/* A buffer's handoff: nothing to keep. */
-		close(fd);
+		old = fd;
 		ours = true;
 	}
 	for (struct xfer_client *c = x->clients; c && !ours; c = c->next) {
 		if (c != target)
 			continue;
-		if (c->link_fd >= 0)
-			close(c->link_fd);
+		old = c->link_fd;
 		c->link_fd = fd;
 		ours = true;
 	}
 	pthread_mutex_unlock(&x->lock);
+	/* With nothing held. */
+	fdclose_untrusted(old);
 	return ours;
 }
