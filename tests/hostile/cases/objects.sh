@@ -1,0 +1,99 @@
+# Objects a client hands fpgad: memory fpgad touches with the CPU,
+# descriptors fpgad ends up closing, and connections to the handoff
+# socket.  None may kill fpgad, block its loop or shut out other users.
+
+OBJ_CONF='[transfer]
+queue_entries = 64
+[channel c2h0]
+memory = host
+frame_size = 64K
+slots = 8'
+
+# fpgad alive, and its loop answering root's status within 3 s.
+obj_alive() {
+	local out
+	kill -0 "$FPGAD_PID" 2>/dev/null || { tail -5 "$FPGAD_LOG"; fail "fpgad died: $1"; }
+	out=$(timeout 3 "$FPGACTL" --url "$FPGAD_URL" status 2>&1) ||
+		fail "status did not answer within 3 s after $1: $out"
+}
+
+# A hugetlb memfd, sealed against shrinking, registered as a transfer
+# buffer, punched empty while every free huge page is taken, then read
+# into: fpgad's copy would fault and fpgad die (SIGBUS).  fpgad refuses
+# hugetlbfs memory at registration, saying why.  Huge pages are made for
+# the case and the old setting restored.
+case_hugetlb_buffer() {
+	local knob=/proc/sys/vm/nr_hugepages old out
+	old=$(cat "$knob")
+	echo $((old + 2)) > "$knob" 2>/dev/null ||
+		skip "cannot set vm.nr_hugepages"
+	trap 'echo "$old" > '"$knob"'; hostile_case_cleanup' EXIT
+	fpgad_start_shared "$OBJ_CONF"
+	out=$(member "$OBJECT_PEER" memory "$FPGAD_URL" hugetlb 2>&1)
+	say "$out"
+	obj_alive "a hugetlb buffer punched and read into"
+	expect_out "$out" "register: -22 "
+	expect_out "$out" "hugetlbfs memory is refused"
+	fpgad_stop
+}
+hostile_case hugetlb_buffer root "a hugetlb buffer is refused: fpgad never faults on it"
+
+# A sparse memfd would make fpgad allocate (and be charged for) the
+# client's pages: refused, saying so.  An allocated one punched empty
+# after registration is still served (its pages come back as zeros).
+case_sparse_buffer() {
+	local out
+	fpgad_start_shared "$OBJ_CONF"
+	out=$(member "$OBJECT_PEER" memory "$FPGAD_URL" sparse 2>&1)
+	say "$out"
+	expect_out "$out" "register: -22 "
+	expect_out "$out" "the memfd is sparse (0 of 2097152 bytes allocated)"
+	out=$(member "$OBJECT_PEER" memory "$FPGAD_URL" punch 2>&1)
+	say "$out"
+	expect_out "$out" "read: 0 ok"
+	obj_alive "a buffer punched after registration"
+	fpgad_stop
+}
+hostile_case sparse_buffer any "a sparse buffer is refused; one punched later is served"
+
+# obj_linger HOW [CHANNEL]: a TCP socket with unsent data and SO_LINGER
+# {1, 30} handed to fpgad along HOW; fpgad closes the last reference and
+# its loop must not sleep in that close.
+obj_linger() {
+	fpgad_start_shared "$OBJ_CONF"
+	background member "$OBJECT_PEER" linger "$FPGAD_URL" "$FPGAD_RT/fpgad.handoff" "$@"
+	wait_for "$CASE_DIR/bg.$BG.out" "sent: " 10
+	expect_in "$CASE_DIR/bg.$BG.out" "sent: ok"
+	# The close happens as fpgad ends the connection or the lease.
+	sleep 0.5
+	obj_alive "a lingering socket closed by fpgad ($1)"
+	release_background "$BG"
+	fpgad_stop
+}
+
+case_linger_handoff_fds() { obj_linger handoff-fds; }
+hostile_case linger_handoff_fds any "a lingering socket sent with a bad handoff request does not block the loop"
+case_linger_handoff_queued() { obj_linger handoff-queued; }
+hostile_case linger_handoff_queued any "a lingering socket queued behind a bad handoff request does not block the loop"
+case_linger_lease() { obj_linger lease c2h0; }
+hostile_case linger_lease any "a lingering socket queued on a lease's link does not block the loop"
+case_linger_xfer() { obj_linger xfer; }
+hostile_case linger_xfer any "a lingering socket queued on a transfer queue's link does not block the loop"
+
+# One member holds 80 idle connections on the handoff socket, reopening
+# each as fpgad closes it; another user's leases still get their rings.
+case_handoff_flood_uid() {
+	local i out
+	fpgad_start_shared "$OBJ_CONF"
+	background as fpgad-h2 "$OBJECT_PEER" flood "$FPGAD_RT/fpgad.handoff" 80
+	wait_for "$CASE_DIR/bg.$BG.out" "open=" 10
+	for i in $(seq 10); do
+		out=$(timeout 10 "$FPGACTL" --url "$FPGAD_URL" capture c2h0 -n 2 --timeout 5000 2>&1) ||
+			fail "root's lease $i under another uid's handoff flood: $out"
+	done
+	release_background "$BG"
+	say "flood: $(tr '\n' ' ' < "$CASE_DIR/bg.$BG.out")"
+	obj_alive "a handoff flood"
+	fpgad_stop
+}
+hostile_case handoff_flood_uid root "one uid's idle handoff connections leave other uids' handoffs working"
