@@ -277,8 +277,10 @@ int lease_claim(struct channel *ch, const uint8_t *token,
 
 void lease_link(struct lease *l, int fd)
 {
-	fdclose_untrusted(l->link_fd);
+	int old = l->link_fd;
+
 	l->link_fd = fd;
+	fdclose_untrusted(old);
 }
 
 void lease_let_go(struct lease *l, struct slots *sl, unsigned slot)
