@@ -134,29 +134,61 @@ static int lingering_socket(int *ret_listener)
 	return s;
 }
 
-/* One message of @len bytes on @sock, with @fd attached when >= 0. */
-static int send_with_fd(int sock, const void *buf, size_t len, int fd)
+/* @mh: one message of @len bytes, with @fd attached when >= 0. */
+static void msg_with_fd(struct msghdr *mh, struct iovec *iov, char *ctl,
+			size_t ctl_len, const void *buf, size_t len, int fd)
+{
+	struct cmsghdr *cm;
+
+	iov->iov_base = (void *)buf;
+	iov->iov_len = len;
+	*mh = (struct msghdr){ .msg_iov = iov, .msg_iovlen = 1 };
+	if (fd < 0)
+		return;
+	memset(ctl, 0, ctl_len);
+	mh->msg_control = ctl;
+	mh->msg_controllen = CMSG_SPACE(sizeof(int));
+	cm = CMSG_FIRSTHDR(mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
+}
+
+/*
+ * Send @n_plain messages of @buf, then one with @fd, in one call: fpgad
+ * reads the first before it can end the connection on the last.
+ */
+static int send_with_fd(int sock, const void *buf, size_t len,
+			unsigned n_plain, int fd)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	} ctl[2];
+	struct mmsghdr mm[2];
+	struct iovec iov[2];
+	unsigned n = 0;
 
-	if (fd >= 0) {
-		struct cmsghdr *cm;
+	memset(mm, 0, sizeof(mm));
+	if (n_plain)
+		msg_with_fd(&mm[n].msg_hdr, &iov[n], ctl[n].buf,
+			    sizeof(ctl[n].buf), buf, len, -1), n++;
+	msg_with_fd(&mm[n].msg_hdr, &iov[n], ctl[n].buf, sizeof(ctl[n].buf),
+		    buf, len, fd);
+	n++;
+	return sendmmsg(sock, mm, n, MSG_NOSIGNAL) == (int)n ? 0 :
+	       errno ? -errno : -EPIPE;
+}
 
-		memset(&ctl, 0, sizeof(ctl));
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = sizeof(ctl.buf);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
-	}
-	return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
+/* Drop our copy of @s; if it never reached fpgad, without lingering. */
+static void drop_socket(int s, int failed)
+{
+	struct linger off = { 0, 0 };
+
+	if (failed)
+		setsockopt(s, SOL_SOCKET, SO_LINGER, &off, sizeof(off));
+	close(s);
 }
 
 static int dial_handoff(const char *path)
@@ -213,23 +245,21 @@ static int cmd_linger(const char *url, const char *path, const char *how,
 		bool queued = how[8] == 'q';
 
 		/* The second message waits in the queue fpgad closes. */
-		r = send_with_fd(h, garbage, sizeof(garbage), queued ? -1 : s);
-		if (!r && queued)
-			r = send_with_fd(h, garbage, sizeof(garbage), s);
-		close(s);
+		r = send_with_fd(h, garbage, sizeof(garbage), queued, s);
+		drop_socket(s, r);
 		if (h >= 0)
 			close(h);
 	} else if (fpgad_connect(url, &c) == 0) {
 		if (strcmp(how, "lease") == 0 && channel &&
 		    fpgad_channel_open(c, channel, 0, &ch) == 0) {
-			r = send_with_fd(ch->link, garbage, sizeof(garbage), s);
-			close(s);
+			r = send_with_fd(ch->link, garbage, sizeof(garbage), 0, s);
+			drop_socket(s, r);
 			fpgad_channel_close(ch);
 		} else if (strcmp(how, "xfer") == 0) {
 			int link = xfer_link(c);
 
-			r = send_with_fd(link, garbage, sizeof(garbage), s);
-			close(s);
+			r = send_with_fd(link, garbage, sizeof(garbage), 0, s);
+			drop_socket(s, r);
 			close(link);
 		}
 		fpgad_disconnect(c);
