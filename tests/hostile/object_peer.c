@@ -12,6 +12,9 @@
  *	hand fpgad a TCP socket with unsent data and SO_LINGER {1, 30}
  *	along that path and let fpgad close the last reference; holds the
  *	socket's listener until stdin ends
+ *   object_peer regions URL      two connections at once, each with its
+ *	transfer queue: the second writes a pattern at card address 0, the
+ *	first reads its own address 0; prints whether it saw the pattern
  *   object_peer flood HANDOFF_PATH N     N idle connections to the
  *	handoff socket, reopened as fpgad closes them, until stdin ends
  *
@@ -271,6 +274,39 @@ static int cmd_linger(const char *url, const char *path, const char *how,
 	return r ? 1 : 0;
 }
 
+static int cmd_regions(const char *url)
+{
+	fpgad_client *c[2] = { NULL, NULL };
+	fpgad_buffer *b[2] = { NULL, NULL };
+	unsigned char *w, *r;
+	int ret = 2;
+
+	for (int i = 0; i < 2; i++)
+		if (fpgad_connect(url, &c[i]) < 0 ||
+		    fpgad_buffer_alloc_host(c[i], 4096, &b[i]) < 0)
+			goto out;
+	/* Queues in order: the first connection's is made first. */
+	r = fpgad_buffer_data(b[0]);
+	w = fpgad_buffer_data(b[1]);
+	if (fpgad_read(b[0], 0, 0, 4096, 5000) < 0)
+		goto out;
+	memset(w, 0xa5, 4096);
+	if (fpgad_write(b[1], 0, 0, 4096, 5000) < 0 ||
+	    fpgad_read(b[0], 0, 0, 4096, 5000) < 0)
+		goto out;
+	printf("first queue at 0: %s\n", r[0] == 0xa5 ? "the second's bytes" :
+	       "its own");
+	ret = 0;
+out:
+	if (ret)
+		printf("regions: %s\n", c[0] ? fpgad_errmsg(c[0]) : "no connection");
+	for (int i = 0; i < 2; i++) {
+		fpgad_buffer_unregister(b[i]);
+		fpgad_disconnect(c[i]);
+	}
+	return ret;
+}
+
 /* N idle connections, each reopened once fpgad closes it. */
 static int cmd_flood(const char *path, unsigned n)
 {
@@ -316,10 +352,12 @@ int main(int argc, char **argv)
 	if (argc >= 5 && strcmp(argv[1], "linger") == 0)
 		return cmd_linger(argv[2], argv[3], argv[4],
 				  argc > 5 ? argv[5] : NULL);
+	if (argc == 3 && strcmp(argv[1], "regions") == 0)
+		return cmd_regions(argv[2]);
 	if (argc == 4 && strcmp(argv[1], "flood") == 0)
 		return cmd_flood(argv[2], (unsigned)strtoul(argv[3], NULL, 10));
 	fprintf(stderr, "usage: object_peer memory URL hugetlb|sparse|punch | "
 		"linger URL HANDOFF_PATH handoff-fds|handoff-queued|lease CHANNEL|xfer | "
-		"flood HANDOFF_PATH N\n");
+		"regions URL | flood HANDOFF_PATH N\n");
 	return 2;
 }

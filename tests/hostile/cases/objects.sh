@@ -99,3 +99,34 @@ case_handoff_flood_uid() {
 	fpgad_stop
 }
 hostile_case handoff_flood_uid root "one uid's idle handoff connections leave other uids' handoffs working"
+
+# [transfer] card_regions: a queue's card addresses are its own region,
+# scrubbed when the queue ends.  A member writes at card address 0 and
+# leaves; the next queue (root's, given the same region) reads zeros
+# there, and nothing past its region.  Two queues at once each have their
+# own address 0.
+case_card_regions() {
+	local out
+	fpgad_start_shared "[transfer]
+card_regions = 4"
+	expect_in "$FPGAD_LOG" "card memory in 4 regions of 536870912 bytes"
+	head -c 65536 /dev/urandom > "$CASE_DIR/secret"
+	chmod 0644 "$CASE_DIR/secret"
+	out=$(member "$FPGACTL" --url "$FPGAD_URL" write 0 "$CASE_DIR/secret" 2>&1) ||
+		fail "the member's write: $out"
+	"$FPGACTL" --url "$FPGAD_URL" read 0 65536 "$CASE_DIR/read" > /dev/null 2>&1 ||
+		fail "root's read of its region"
+	cmp -s "$CASE_DIR/read" <(head -c 65536 /dev/zero) ||
+		fail "root read something other than zeros where the member wrote"
+	out=$("$FPGACTL" --url "$FPGAD_URL" read 536870912 4096 "$CASE_DIR/past" 2>&1) &&
+		fail "a read past the region was served"
+	expect_out "$out" "card"
+	say "past the region: $out"
+	# Two queues at once: each card address 0 is its own.
+	out=$(member "$OBJECT_PEER" regions "$FPGAD_URL" 2>&1) ||
+		fail "two queues at once: $out"
+	expect_out "$out" "first queue at 0: its own"
+	obj_alive "card regions"
+	fpgad_stop
+}
+hostile_case card_regions any "card_regions: a queue sees only its region, scrubbed before the next queue gets it"
