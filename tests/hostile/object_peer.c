@@ -180,8 +180,10 @@ static int send_with_fd(int sock, const void *buf, size_t len,
 	msg_with_fd(&mm[n].msg_hdr, &iov[n], ctl[n].buf, sizeof(ctl[n].buf),
 		    buf, len, fd);
 	n++;
-	return sendmmsg(sock, mm, n, MSG_NOSIGNAL) == (int)n ? 0 :
-	       errno ? -errno : -EPIPE;
+	errno = 0;
+	if (sendmmsg(sock, mm, n, MSG_NOSIGNAL) == (int)n)
+		return 0;
+	return errno ? -errno : -EPIPE;	/* not all of them went */
 }
 
 /* Drop our copy of @s; if it never reached fpgad, without lingering. */
@@ -244,14 +246,20 @@ static int cmd_linger(const char *url, const char *path, const char *how,
 	}
 	if (strcmp(how, "handoff-fds") == 0 ||
 	    strcmp(how, "handoff-queued") == 0) {
-		int h = dial_handoff(path);
 		bool queued = how[8] == 'q';
 
-		/* The second message waits in the queue fpgad closes. */
-		r = send_with_fd(h, garbage, sizeof(garbage), queued, s);
+		/*
+		 * The second message waits in the queue fpgad closes.  Where
+		 * fpgad ended the connection before it went, again.
+		 */
+		for (int i = 0; i < 20 && r; i++) {
+			int h = dial_handoff(path);
+
+			r = send_with_fd(h, garbage, sizeof(garbage), queued, s);
+			if (h >= 0)
+				close(h);
+		}
 		drop_socket(s, r);
-		if (h >= 0)
-			close(h);
 	} else if (fpgad_connect(url, &c) == 0) {
 		if (strcmp(how, "lease") == 0 && channel &&
 		    fpgad_channel_open(c, channel, 0, &ch) == 0) {
