@@ -423,6 +423,7 @@ static void apply_reload(struct daemon *d, const struct config *n)
 	    o->transfer.max_length != n->transfer.max_length ||
 	    o->transfer.bounce_slots != n->transfer.bounce_slots ||
 	    o->transfer.poll_us != n->transfer.poll_us ||
+	    o->transfer.card_regions != n->transfer.card_regions ||
 	    o->n_channels != n->n_channels ||
 	    memcmp(o->channels, n->channels, sizeof(o->channels)))
 		log_notice("reload: socket, listener, device, sim, transfer engine and channel settings take effect at the next start");

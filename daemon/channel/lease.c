@@ -14,6 +14,7 @@
 #include "channel/channel_impl.h"
 #include "channel/lease.h"
 #include "clock.h"
+#include "control/fdclose.h"
 #include "service/log.h"
 
 static void lease_destroy(struct lease *l, uint32_t events);
@@ -84,8 +85,7 @@ static void lease_destroy(struct lease *l, uint32_t events)
 	if (l->desc)
 		memory_host_ops.free(l->desc);
 	/* The lessee sees its link hang up: the lease is over. */
-	if (l->link_fd >= 0)
-		close(l->link_fd);
+	fdclose_untrusted(l->link_fd);
 	free(l->held);
 	free(l);
 }
@@ -277,7 +277,8 @@ int lease_claim(struct channel *ch, const uint8_t *token,
 
 void lease_link(struct lease *l, int fd)
 {
-	if (l->link_fd >= 0)
-		close(l->link_fd);
+	int old = l->link_fd;
+
 	l->link_fd = fd;
+	fdclose_untrusted(old);
 }

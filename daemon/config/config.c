@@ -246,6 +246,7 @@ static const struct key transfer_keys[] = {
 	KZ(struct config_transfer, max_registered),
 	KU(struct config_transfer, bounce_slots, 1, 64),
 	KU(struct config_transfer, poll_us, 0, 1000000),
+	KU(struct config_transfer, card_regions, 0, 1024),
 };
 
 static const struct key metrics_keys[] = {

@@ -79,6 +79,9 @@ struct config_transfer {
 	unsigned bounce_slots;		/* pinned staging parts for bounce mode */
 	unsigned poll_us;		/* the transfer thread spins this long
 					   for work before it sleeps */
+	unsigned card_regions;		/* card memory split into this many
+					   regions, one per queue; 0 = one
+					   address space for all */
 };
 
 /* The Prometheus exposition (metrics.c): read-only, its own listener. */

@@ -11,17 +11,21 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "control/fdclose.h"
 #include "control/handoff.h"
 #include "control/protocol.h"
 #include "service/log.h"
 
 /* A request is a token and a few bytes of framing. */
 #define HANDOFF_MAX_REQUEST PROTOCOL_HANDOFF_MAX
+/* The most descriptors one message can carry (the kernel's SCM_MAX_FD). */
+#define HANDOFF_SCM_MAX_FD 253
 
 struct hconn {
 	struct hconn *next;
 	struct handoff *h;
 	int fd;
+	uid_t uid;
 	uv_poll_t poll;
 	uv_timer_t timer;
 	unsigned open_handles;
@@ -58,7 +62,10 @@ static void conn_closed(uv_handle_t *handle)
 	handoff_release(h);
 }
 
-/* Forget @c; close its socket unless it was handed to a lease. */
+/*
+ * Forget @c; close its socket unless it was handed to a lease (what the
+ * client queued on it is the client's: fdclose.h).
+ */
 static void conn_end(struct hconn *c, bool close_fd)
 {
 	struct handoff *h = c->h;
@@ -74,7 +81,7 @@ static void conn_end(struct hconn *c, bool close_fd)
 	uv_close((uv_handle_t *)&c->poll, conn_closed);
 	uv_close((uv_handle_t *)&c->timer, conn_closed);
 	if (close_fd)
-		close(c->fd);
+		fdclose_untrusted(c->fd);
 }
 
 static void reply(int fd, int code, const char *msg, const int *fds,
@@ -116,12 +123,14 @@ static void reply(int fd, int code, const char *msg, const int *fds,
 /*
  * Receive one request and the descriptors that came with it (at most
  * HANDOFF_MAX_IN_FDS; any more are closed at once): its length, as recv().
+ * Room for as many as a message can carry: the kernel would close any
+ * that did not fit, in this thread, where the close could block.
  */
 static ssize_t conn_recv(int fd, uint8_t *buf, size_t len, int *in_fds,
 			 unsigned *ret_n_in)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int) * 8)];
+		char buf[CMSG_SPACE(sizeof(int) * HANDOFF_SCM_MAX_FD)];
 		struct cmsghdr align;
 	} ctl;
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
@@ -144,7 +153,7 @@ static ssize_t conn_recv(int fd, uint8_t *buf, size_t len, int *in_fds,
 			if (n_in < HANDOFF_MAX_IN_FDS)
 				in_fds[n_in++] = in;
 			else
-				close(in);
+				fdclose_untrusted(in);
 		}
 	}
 	*ret_n_in = n_in;
@@ -154,8 +163,7 @@ static ssize_t conn_recv(int fd, uint8_t *buf, size_t len, int *in_fds,
 static void close_fds(const int *fds, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
+		fdclose_untrusted(fds[i]);
 }
 
 /* One request on @c: answer it, and hand the connection on or close it. */
@@ -234,18 +242,34 @@ static void on_conn_timeout(uv_timer_t *t)
 	conn_end(t->data, true);
 }
 
+/* Whether @uid may have one more connection pending on @h. */
+static bool conn_room_for(const struct handoff *h, uid_t uid)
+{
+	unsigned n = 0;
+
+	if (h->n_conns >= HANDOFF_MAX_PENDING)
+		return false;
+	for (const struct hconn *c = h->conns; c; c = c->next)
+		n += c->uid == uid;
+	return n < HANDOFF_MAX_PENDING_UID;
+}
+
 static void conn_add(struct handoff *h, int fd)
 {
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
 	struct hconn *c;
 
-	if (h->n_conns >= HANDOFF_MAX_PENDING || !(c = calloc(1, sizeof(*c)))) {
-		close(fd);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 ||
+	    !conn_room_for(h, cred.uid) || !(c = calloc(1, sizeof(*c)))) {
+		fdclose_untrusted(fd);
 		return;
 	}
 	c->h = h;
 	c->fd = fd;
+	c->uid = cred.uid;
 	if (uv_poll_init(h->loop, &c->poll, fd) < 0) {
-		close(fd);
+		fdclose_untrusted(fd);
 		free(c);
 		return;
 	}

@@ -16,7 +16,9 @@
  *
  * Runs on the libuv loop thread.  A connection that sends nothing within
  * HANDOFF_TIMEOUT_MS is closed; at most HANDOFF_MAX_PENDING are served at
- * once, the rest are closed when accepted.
+ * once, and at most HANDOFF_MAX_PENDING_UID from one uid (so that one
+ * user's idle connections cannot shut out every other user's handoffs);
+ * the rest are closed when accepted.
  */
 #ifndef FPGAD_HANDOFF_H
 #define FPGAD_HANDOFF_H
@@ -33,6 +35,7 @@
 #define HANDOFF_MAX_IN_FDS 2
 #define HANDOFF_TIMEOUT_MS 2000
 #define HANDOFF_MAX_PENDING 64
+#define HANDOFF_MAX_PENDING_UID 8
 
 struct handoff;
 

@@ -142,6 +142,11 @@ struct device_ops {
 	 * to take; the next wait() clears it).  Owned by the queue.
 	 */
 	int (*completion_fd)(struct device_queue *q);
+	/*
+	 * Optional: make [@addr, @addr + @len) of card memory read back as
+	 * zeros (a card region between two clients).  0 or -errno.
+	 */
+	int (*scrub)(struct device *dev, uint64_t addr, uint64_t len);
 };
 
 extern const struct device_ops device_sim_ops;

@@ -13,6 +13,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "control/fdclose.h"
 #include "service/log.h"
 #include "xfer/xfer_impl.h"
 
@@ -41,10 +42,50 @@ struct xfer_client *xfer_client_get(struct xfer *x,
 	c->pid = who->pid;
 	c->uid = who->uid;
 	c->link_fd = -1;
+	c->region = -1;
 	c->ready_tail = &c->ready;
 	c->next = x->clients;
 	x->clients = c;
 	return c;
+}
+
+/* A free card region for @c's queue (x->lock held): 0 or -EBUSY. */
+static int xfer_region_take(struct xfer *x, struct xfer_client *c,
+			    char *err, size_t errlen)
+{
+	unsigned n = x->cfg.card_regions;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (x->region_used[i])
+			continue;
+		x->region_used[i] = true;
+		c->region = (int)i;
+		c->card_base = (uint64_t)i * x->region_size;
+		return 0;
+	}
+	snprintf(err, errlen, "card memory: all %u regions are in use "
+		 "([transfer] card_regions)", n);
+	return -EBUSY;
+}
+
+/*
+ * @c's region back, scrubbed first: the next queue must not read what
+ * this one wrote.  No transfer of @c is on the card any more.
+ */
+static void xfer_region_put(struct xfer *x, struct xfer_client *c)
+{
+	int r;
+
+	if (c->region < 0)
+		return;
+	r = x->ops->scrub(x->dev, c->card_base, x->region_size);
+	if (r) {
+		/* Kept out of use rather than handed on unscrubbed. */
+		log_err("transfer: cannot scrub card region %d: %s; it stays "
+			"out of use", c->region, strerror(-r));
+		return;
+	}
+	x->region_used[c->region] = false;
 }
 
 void xfer_client_maybe_free(struct xfer *x, struct xfer_client *c)
@@ -64,9 +105,9 @@ void xfer_client_maybe_free(struct xfer *x, struct xfer_client *c)
 		epoll_ctl(x->epfd, EPOLL_CTL_DEL, doorbell, NULL);
 		xfer_server_free(c->srv);
 	}
+	xfer_region_put(x, c);
 	/* The client sees its link hang up: the queue is over. */
-	if (c->link_fd >= 0)
-		close(c->link_fd);
+	fdclose_untrusted(c->link_fd);
 	free(c->bufs);
 	free(c->gens);
 	free(c);
@@ -177,6 +218,11 @@ int xfer_open_queue(struct xfer *x, const struct xfer_who *who,
 		snprintf(err, errlen, "this connection has its transfer queue already");
 		goto out;
 	}
+	if (x->region_used) {
+		r = xfer_region_take(x, c, err, errlen);
+		if (r)
+			goto out;
+	}
 	snprintf(hint, sizeof(hint), "fpgad-xfer-%d", (int)who->pid);
 	r = xfer_server_create(x->cfg.queue_entries, &x->rules, hint, &c->srv);
 	if (!r)
@@ -190,6 +236,8 @@ int xfer_open_queue(struct xfer *x, const struct xfer_who *who,
 			 strerror(-r));
 		xfer_server_free(c->srv);
 		c->srv = NULL;
+		xfer_region_put(x, c);
+		c->region = -1;
 		goto out;
 	}
 	c->token_valid = true;
@@ -284,23 +332,25 @@ out:
 bool xfer_link(struct xfer *x, void *target, int fd)
 {
 	bool ours = false;
+	int old = -1;
 
 	if (!x)
 		return false;
 	pthread_mutex_lock(&x->lock);
 	if (target == x) {
 		/* A buffer's handoff: nothing to keep. */
-		close(fd);
+		old = fd;
 		ours = true;
 	}
 	for (struct xfer_client *c = x->clients; c && !ours; c = c->next) {
 		if (c != target)
 			continue;
-		if (c->link_fd >= 0)
-			close(c->link_fd);
+		old = c->link_fd;
 		c->link_fd = fd;
 		ours = true;
 	}
 	pthread_mutex_unlock(&x->lock);
+	/* With nothing held. */
+	fdclose_untrusted(old);
 	return ours;
 }

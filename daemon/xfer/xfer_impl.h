@@ -122,6 +122,8 @@ struct xfer_client {
 	uint8_t token[HANDOFF_TOKEN_SIZE];
 	bool token_valid;
 	int link_fd;			/* kept from the handoff, -1 before */
+	int region;			/* its card region, -1: none */
+	uint64_t card_base;		/* where its card address 0 is */
 	bool gone;
 	/* Buffers: id = generation << 32 | (index + 1). */
 	struct xfer_buffer **bufs;
@@ -161,6 +163,10 @@ struct xfer {
 	atomic_bool stop;
 	int epfd;
 	int wake_fd;			/* eventfd: the loop thread pokes */
+
+	/* [transfer] card_regions: one region of card memory per queue. */
+	uint64_t region_size;
+	bool *region_used;
 
 	struct xfer_client *clients;
 	unsigned rr;			/* where dispatch starts, in turn */

@@ -24,8 +24,8 @@
 
 #include "fpgad.h"
 #include "fpgad.pb-c.h"
-#include "raw_request.h"
 #include "fpgad_simframe.h"
+#include "raw_request.h"
 
 int main(int argc, char **argv)
 {

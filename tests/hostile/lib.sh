@@ -85,6 +85,22 @@ fpgad_start() {
 	fail "fpgad did not start"
 }
 
+# fpgad_start_shared CONFIG: fpgad_start, and as root the socket group let
+# in, so that its member fpgad-h2 (see member) is another uid than root.
+fpgad_start_shared() {
+	local conf=$1
+	[ "$HOSTILE_ROOT" = 1 ] && conf="[control]
+group = $HOSTILE_GROUP
+$conf"
+	fpgad_start "$conf"
+}
+
+# member CMD...: as the socket group's member fpgad-h2 when root, else as
+# this user.
+member() {
+	if [ "$HOSTILE_ROOT" = 1 ]; then as fpgad-h2 "$@"; else "$@"; fi
+}
+
 # fpgad_stop: SIGTERM, and its exit status must be 0.
 fpgad_stop() {
 	local st
@@ -206,7 +222,7 @@ hostile_main() {
 
 	[ ${#list[@]} -gt 0 ] || list=("${HOSTILE_NAMES[@]}")
 	if [ ! -x "$BUILD/fpgad" ] || [ ! -x "$BUILD/hostile/hostile_peer" ] ||
-	   [ ! -x "$BUILD/hostile/ring_peer" ]; then
+	   [ ! -x "$BUILD/hostile/ring_peer" ] || [ ! -x "$BUILD/hostile/object_peer" ]; then
 		say "hostile: build $BUILD/fpgad and the peers in $BUILD/hostile first (make hostile)"
 		return 1
 	fi
@@ -214,9 +230,9 @@ hostile_main() {
 	HOSTILE_BIN=$(mktemp -d /tmp/fpgad-hostile-bin.XXXXXX) || return 1
 	chmod 0755 "$HOSTILE_BIN"
 	cp "$BUILD/fpgad" "$BUILD/fpgactl" "$BUILD/hostile/hostile_peer" \
-		"$BUILD/hostile/ring_peer" "$HOSTILE_BIN/"
+		"$BUILD/hostile/ring_peer" "$BUILD/hostile/object_peer" "$HOSTILE_BIN/"
 	export FPGAD=$HOSTILE_BIN/fpgad FPGACTL=$HOSTILE_BIN/fpgactl PEER=$HOSTILE_BIN/hostile_peer
-	export RING_PEER=$HOSTILE_BIN/ring_peer
+	export RING_PEER=$HOSTILE_BIN/ring_peer OBJECT_PEER=$HOSTILE_BIN/object_peer
 	export HOSTILE_ROOT=0
 	if [ "$(id -u)" = 0 ]; then
 		if hostile_users_create; then

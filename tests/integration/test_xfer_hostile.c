@@ -114,6 +114,7 @@ static int memfd(uint64_t len, unsigned seals, void **ret_map)
 
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, (off_t)len), 0);
+	assert_int_equal(posix_fallocate(fd, 0, (off_t)len), 0);
 	if (ret_map) {
 		*ret_map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
 				fd, 0);

@@ -553,4 +553,5 @@ const struct device_ops device_sim_ops = {
 	.sink_counts = sim_sink_counts,
 	.mem_queue_open = sim_mem_queue_open,
 	.completion_fd = sim_completion_fd,
+	.scrub = sim_card_scrub,
 };
