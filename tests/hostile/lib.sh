@@ -4,8 +4,13 @@
 # 77 (skip, after saying why) or anything else (fail, after saying why).
 
 HOSTILE_CASE_LIMIT=60		# seconds one case may take
-HOSTILE_USERS="fpgad-h1 fpgad-h2"
-HOSTILE_GROUP=fpgad-hg		# the local socket's group; fpgad-h2 is in it
+# The users and group are this run's own (a random tag in their names), so
+# that two runs of the tier on one machine neither share nor delete them.
+HOSTILE_TAG=${HOSTILE_TAG:-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')}
+H1=fpgad-h1-$HOSTILE_TAG	# another uid, not in the socket's group
+H2=fpgad-h2-$HOSTILE_TAG	# a member of the socket's group
+HOSTILE_USERS="$H1 $H2"
+HOSTILE_GROUP=fpgad-hg-$HOSTILE_TAG	# the local socket's group
 HOSTILE_NAMES=()
 declare -A HOSTILE_NEEDS HOSTILE_WHAT
 
@@ -36,9 +41,9 @@ hostile_users_create() {
 	hostile_users_remove
 	groupadd --system "$HOSTILE_GROUP" &&
 	useradd --system --no-create-home --shell /usr/sbin/nologin \
-		--user-group fpgad-h1 &&
+		--user-group "$H1" &&
 	useradd --system --no-create-home --shell /usr/sbin/nologin \
-		--user-group --groups "$HOSTILE_GROUP" fpgad-h2
+		--user-group --groups "$HOSTILE_GROUP" "$H2"
 }
 
 # as USER CMD...: run as USER with its own groups.
@@ -86,7 +91,7 @@ fpgad_start() {
 }
 
 # fpgad_start_shared CONFIG: fpgad_start, and as root the socket group let
-# in, so that its member fpgad-h2 (see member) is another uid than root.
+# in, so that its member $H2 (see member) is another uid than root.
 fpgad_start_shared() {
 	local conf=$1
 	[ "$HOSTILE_ROOT" = 1 ] && conf="[control]
@@ -95,10 +100,10 @@ $conf"
 	fpgad_start "$conf"
 }
 
-# member CMD...: as the socket group's member fpgad-h2 when root, else as
+# member CMD...: as the socket group's member $H2 when root, else as
 # this user.
 member() {
-	if [ "$HOSTILE_ROOT" = 1 ]; then as fpgad-h2 "$@"; else "$@"; fi
+	if [ "$HOSTILE_ROOT" = 1 ]; then as "$H2" "$@"; else "$@"; fi
 }
 
 # fpgad_stop: SIGTERM, and its exit status must be 0.

@@ -12,13 +12,13 @@ case_fd_exhaustion() {
 group = $HOSTILE_GROUP
 remote = tcp://127.0.0.1:$port
 max_clients = 8" 256
-	background as_outsider fpgad-h1 "$PEER" flood 127.0.0.1 "$port" 400
+	background as_outsider "$H1" "$PEER" flood 127.0.0.1 "$port" 400
 	wait_for "$CASE_DIR/bg.$BG.out" "open=" 30
 	# Within libfpgad's own reply timeout (5 s): no wait for the idle
 	# peers to time out.
 	out=$(timeout 5 "$FPGACTL" --url "$FPGAD_URL" status) ||
 		fail "local status under the flood: $out"
-	out=$(as fpgad-h2 timeout 5 "$FPGACTL" --url "$FPGAD_URL" status) ||
+	out=$(as "$H2" timeout 5 "$FPGACTL" --url "$FPGAD_URL" status) ||
 		fail "a group member's status under the flood: $out"
 	wait_for "$FPGAD_LOG" "refusing tcp 127.0.0.1:"
 	fds=$(ls "/proc/$FPGAD_PID/fd" | wc -l)
@@ -30,7 +30,7 @@ max_clients = 8" 256
 	[ $((t1 - t0)) -lt $((hz * 3 / 10)) ] || fail "fpgad spins: $((t1 - t0)) ticks of $hz in 1 s"
 	release_background "$BG"
 	say "flood: $(tr '\n' ' ' < "$CASE_DIR/bg.$BG.out")"
-	out=$(as fpgad-h1 timeout 10 "$FPGACTL" --url "tcp://127.0.0.1:$port" status) ||
+	out=$(as "$H1" timeout 10 "$FPGACTL" --url "tcp://127.0.0.1:$port" status) ||
 		fail "remote status after the flood: $out"
 	out=$(timeout 10 "$FPGACTL" --url "$FPGAD_URL" status) ||
 		fail "local status after the flood: $out"

@@ -87,7 +87,7 @@ hostile_case linger_xfer any "a lingering socket queued on a transfer queue's li
 case_handoff_flood_uid() {
 	local i out
 	fpgad_start_shared "$OBJ_CONF"
-	background as fpgad-h2 "$OBJECT_PEER" flood "$FPGAD_RT/fpgad.handoff" 80
+	background as "$H2" "$OBJECT_PEER" flood "$FPGAD_RT/fpgad.handoff" 80
 	wait_for "$CASE_DIR/bg.$BG.out" "open=" 10
 	for i in $(seq 10); do
 		out=$(timeout 10 "$FPGACTL" --url "$FPGAD_URL" capture c2h0 -n 2 --timeout 5000 2>&1) ||

@@ -115,10 +115,10 @@ case_squat_shm() {
 	[ "$HOSTILE_ROOT" = 1 ] || skip "needs root to squat as another user"
 	for n in c2h0desc.0 c2h0data.0 c2h0 h2c0; do
 		for p in $(seq 1 64) $$; do
-			as fpgad-h1 touch "/dev/shm/fpgad.$p.$n" 2>/dev/null
+			as "$H1" touch "/dev/shm/fpgad.$p.$n" 2>/dev/null
 		done
 	done
-	as fpgad-h1 touch /dev/shm/fpgad.c2h0 /dev/shm/fpgad-c2h0
+	as "$H1" touch /dev/shm/fpgad.c2h0 /dev/shm/fpgad-c2h0
 	before=$(ls /dev/shm | sort)
 	fpgad_start "$RING_CHANNEL"
 	capture_ok
