@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -369,4 +370,29 @@ void handoff_stop(struct handoff *h)
 	}
 	if (!h->poll_init)
 		handoff_release(h);
+}
+
+/* --- tokens ------------------------------------------------------------------ */
+
+int handoff_token_make(struct handoff_token *t)
+{
+	ssize_t n = getrandom(t->bytes, sizeof(t->bytes), 0);
+
+	t->valid = n == (ssize_t)sizeof(t->bytes);
+	return t->valid ? 0 : -EAGAIN;
+}
+
+int handoff_token_claim(struct handoff_token *t, const uint8_t *token,
+			const struct handoff_peer *peer, pid_t pid, uid_t uid,
+			const char *what, char *err, size_t errlen)
+{
+	if (!t->valid || memcmp(t->bytes, token, sizeof(t->bytes)) != 0)
+		return -ENOENT;
+	if (peer->pid != pid || peer->uid != uid) {
+		snprintf(err, errlen, "%s is pid %d's, not pid %d's (uid %u)", what,
+			 (int)pid, (int)peer->pid, (unsigned)peer->uid);
+		return -EACCES;
+	}
+	t->valid = false;
+	return 0;
 }

@@ -121,7 +121,7 @@ void xfer_client_end(struct xfer *x, struct xfer_client *c)
 		return;
 	c->gone = true;
 	c->session = NULL;
-	c->token_valid = false;
+	c->token.valid = false;
 	if (c->srv)
 		xfer_server_raise(c->srv, FPGAD_XFER_EVENT_CLOSED);
 	/* What has not started is canceled; a transfer half started ends
@@ -226,7 +226,7 @@ int xfer_open_queue(struct xfer *x, const struct xfer_who *who,
 	snprintf(hint, sizeof(hint), "fpgad-xfer-%d", (int)who->pid);
 	r = xfer_server_create(x->cfg.queue_entries, &x->rules, hint, &c->srv);
 	if (!r)
-		r = xfer_random(c->token, sizeof(c->token));
+		r = handoff_token_make(&c->token);
 	if (!r) {
 		xfer_server_fds(c->srv, &memfd, &doorbell);
 		r = xfer_epoll_add(x, doorbell, true);
@@ -240,9 +240,8 @@ int xfer_open_queue(struct xfer *x, const struct xfer_who *who,
 		c->region = -1;
 		goto out;
 	}
-	c->token_valid = true;
 	memset(ret_grant, 0, sizeof(*ret_grant));
-	memcpy(ret_grant->token, c->token, sizeof(c->token));
+	memcpy(ret_grant->token, c->token.bytes, sizeof(ret_grant->token));
 	ret_grant->size = xfer_server_size(c->srv);
 	ret_grant->entries = x->cfg.queue_entries;
 	log_info("transfer: queue of %u entries for pid %d (uid %u)",
@@ -252,26 +251,13 @@ out:
 	return r;
 }
 
-static int xfer_claim_check(const struct xfer_client *c,
-			    const struct handoff_peer *peer, const char *what,
-			    char *err, size_t errlen)
-{
-	if (peer->pid == c->pid && peer->uid == c->uid)
-		return 0;
-	snprintf(err, errlen, "%s is pid %d's, not pid %d's (uid %u)", what,
-		 (int)c->pid, (int)peer->pid, (unsigned)peer->uid);
-	return -EACCES;
-}
-
 /* A pending host buffer's memfd: the first descriptor that came. */
 static int xfer_claim_buffer(struct xfer *x, struct xfer_buffer *b,
 			     const struct handoff_peer *peer, char *err,
 			     size_t errlen)
 {
-	int r = xfer_claim_check(b->c, peer, "the buffer", err, errlen);
+	int r;
 
-	if (r)
-		return r;
 	for (unsigned i = 0; i < peer->n_fds; i++) {
 		int fd = peer->fds[i];
 
@@ -305,19 +291,22 @@ int xfer_claim(struct xfer *x, const uint8_t *token,
 		return -ENOENT;
 	pthread_mutex_lock(&x->lock);
 	for (struct xfer_client *c = x->clients; c; c = c->next) {
-		if (!c->token_valid || memcmp(c->token, token, sizeof(c->token)))
+		r = handoff_token_claim(&c->token, token, peer, c->pid, c->uid,
+					"the transfer queue", err, errlen);
+		if (r == -ENOENT)
 			continue;
-		r = xfer_claim_check(c, peer, "the transfer queue", err, errlen);
 		if (r)
 			goto out;
-		c->token_valid = false;
 		xfer_server_fds(c->srv, &ret_fds[0], &ret_fds[1]);
 		*ret_n_fds = 2;
 		*ret_target = c;
 		goto out;
 	}
 	b = xfer_buffer_pending(x, token);
-	if (b) {
+	if (b)
+		r = handoff_token_claim(&b->token, token, peer, b->c->pid, b->c->uid,
+					"the buffer", err, errlen);
+	if (b && !r) {
 		r = xfer_claim_buffer(x, b, peer, err, errlen);
 		if (!r) {
 			*ret_n_fds = 0;

@@ -79,7 +79,7 @@ struct xfer_buffer {
 	unsigned inflight;		/* transfers using it */
 	bool ready;			/* a host buffer got its memfd */
 	bool dead;			/* unregistered, or its connection gone */
-	uint8_t token[HANDOFF_TOKEN_SIZE];
+	struct handoff_token token;	/* host memory: for its memfd */
 };
 
 /* One entry being served. */
@@ -119,8 +119,7 @@ struct xfer_client {
 	pid_t pid;
 	uid_t uid;
 	struct xfer_server *srv;	/* its queue, once asked for */
-	uint8_t token[HANDOFF_TOKEN_SIZE];
-	bool token_valid;
+	struct handoff_token token;	/* for its queue's handoff */
 	int link_fd;			/* kept from the handoff, -1 before */
 	int region;			/* its card region, -1: none */
 	uint64_t card_base;		/* where its card address 0 is */
@@ -220,8 +219,5 @@ struct xfer_buffer *xfer_buffer_pending(struct xfer *x, const uint8_t *token);
 /* The memfd of pending @b arrived: map it, pin it. */
 int xfer_buffer_attach_fd(struct xfer *x, struct xfer_buffer *b, int fd,
 			  char *err, size_t errlen);
-
-/* Random bytes for tokens (getrandom). */
-int xfer_random(void *buf, size_t len);
 
 #endif

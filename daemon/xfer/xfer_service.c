@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -27,11 +26,6 @@
 #define XFER_DEFAULT_PART (8ull << 20)
 
 static const char *const dir_names[] = { "c2h", "h2c" };
-
-int xfer_random(void *buf, size_t len)
-{
-	return getrandom(buf, len, 0) == (ssize_t)len ? 0 : -EAGAIN;
-}
 
 void xfer_poke(struct xfer *x)
 {
