@@ -570,8 +570,8 @@ static const char *ipv6_literal_end(const char *host)
 
 /*
  * [metrics] listen: http://ADDRESS:PORT/PATH, ADDRESS an IPv4 address, an
- * [IPv6 address] or a host name, PORT 1-65535, PATH of letters, digits
- * and / - . _ ~.  Whether the address can be bound is known at start.
+ * [IPv6 address] or a host name, PORT 0-65535 (0: a free port the kernel
+ * picks, logged at start), PATH of letters, digits and / - . _ ~.  Whether the address can be bound is known at start.
  */
 static int check_listen_url(const char *url, char *err, size_t len)
 {
@@ -604,8 +604,8 @@ static int check_listen_url(const char *url, char *err, size_t len)
 	p = end + 1;
 	errno = 0;
 	port = strtoul(p, &pend, 10);
-	if (errno || port < 1 || port > 65535 || (*pend && *pend != '/'))
-		return snprintf(err, len, "listen: '%s': port '%.*s' is not a number from 1 to 65535",
+	if (errno || port > 65535 || (*pend && *pend != '/'))
+		return snprintf(err, len, "listen: '%s': port '%.*s' is not a number from 0 to 65535",
 				url, (int)strcspn(p, "/"), p), -EINVAL;
 	if (*pend != '/')
 		return snprintf(err, len, "listen: '%s' has no path after the port (such as /metrics)",

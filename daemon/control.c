@@ -63,6 +63,7 @@ struct listener {
 	nng_socket sock;
 	bool open;
 	nng_listener l;
+	char bound[256];		/* remote: the URL with the port bound */
 	struct control_ctx ctxs[CONTROL_CTXS];
 
 	/* Admitted connections; nng threads, under pipes_lock. */
@@ -347,6 +348,26 @@ static void listener_fini(struct listener *lst)
 	lst->pipes = NULL;
 }
 
+/*
+ * @url with the port the listener holds, which differs when @url asks for
+ * port 0 (any free port): what a client must dial, logged at start.
+ */
+static void bound_url(struct listener *lst, const char *url)
+{
+	const char *colon = strrchr(url, ':');
+	int port;
+
+	snprintf(lst->bound, sizeof(lst->bound), "%s", url);
+	if (colon && nng_listener_get_int(lst->l, NNG_OPT_TCP_BOUND_PORT, &port) == 0)
+		snprintf(lst->bound, sizeof(lst->bound), "%.*s:%d",
+			 (int)(colon - url), url, port);
+}
+
+const char *control_remote_url(const struct control *ctl)
+{
+	return ctl->remote.bound;
+}
+
 static int listener_start(struct control *ctl, struct listener *lst,
 			  enum listener_kind kind, const char *url,
 			  const struct control_options *opt)
@@ -395,6 +416,8 @@ static int listener_start(struct control *ctl, struct listener *lst,
 	rv = nng_listener_start(lst->l, 0);
 	if (rv)
 		goto fail;
+	if (kind != LISTENER_LOCAL)
+		bound_url(lst, url);
 	for (unsigned i = 0; i < CONTROL_CTXS; i++) {
 		struct control_ctx *c = &lst->ctxs[i];
 

@@ -63,6 +63,11 @@ void control_stop(struct control *ctl);
 void control_reply(struct control_ctx *ctx, const void *buf, size_t len);
 /* Close one connection (e.g. when a client exceeds a limit). */
 void control_close_pipe(struct control *ctl, uint32_t pipe_id);
+/*
+ * The remote listener's URL with the port it bound ("" without one):
+ * remote = tcp://ADDRESS:0 listens on a port the kernel picks.
+ */
+const char *control_remote_url(const struct control *ctl);
 /* New connection limits (reload); connections already open stay. */
 void control_set_limits(struct control *ctl, unsigned max_clients,
 			unsigned max_remote_clients);

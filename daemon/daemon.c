@@ -390,7 +390,7 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 	}
 
 	log_info("fpgad %s listening on %s%s%s", FPGAD_VERSION, d->socket_url,
-		 cfg->control.remote[0] ? " and " : "", cfg->control.remote);
+		 cfg->control.remote[0] ? " and " : "", control_remote_url(d->ctl));
 	notify_ready();
 	update_status(d);
 	return 0;

@@ -7,6 +7,7 @@
  * (seconds, bytes), _total on counters, one HELP and one TYPE line per
  * family, then its samples, per channel labelled channel= and direction=.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <nng/nng.h>
 #include <nng/supplemental/http/http.h>
@@ -292,6 +293,24 @@ static void cap_connections(struct metrics *m, unsigned max_clients)
 		    "[metrics] max_clients");
 }
 
+/* listen = with the port bound (port 0 there: one the kernel picked). */
+static const char *bound_url(struct metrics *m, char *buf, size_t len)
+{
+	const char *colon = strrchr(m->url->u_host, ':');
+	struct sockaddr_storage ss;
+	nng_sockaddr na;
+	int port;
+
+	if (!colon || nng_http_server_get_addr(m->srv, &na) != 0 ||
+	    peer_sockaddr_from_nng(&na, &ss) < 0)
+		return m->d->cfg.metrics.listen;
+	port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port :
+						((struct sockaddr_in *)&ss)->sin_port);
+	snprintf(buf, len, "%s://%.*s:%d%s", m->url->u_scheme,
+		 (int)(colon - m->url->u_host), m->url->u_host, port, m->url->u_path);
+	return buf;
+}
+
 int metrics_start(struct daemon *d, struct metrics **ret_m)
 {
 	const struct config_metrics *mc = &d->cfg.metrics;
@@ -330,7 +349,7 @@ int metrics_start(struct daemon *d, struct metrics **ret_m)
 		log_warn("metrics: the listener does not call fpgad's accept guard (accept is not exported): [metrics] max_clients is not enforced");
 	cap_connections(m, mc->max_clients);
 	log_info("metrics: serving %s, at most %u connections at once",
-		 mc->listen, mc->max_clients);
+		 bound_url(m, where, sizeof(where)), mc->max_clients);
 	*ret_m = m;
 	return 0;
 fail:

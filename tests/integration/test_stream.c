@@ -457,9 +457,9 @@ static void test_remote_cannot_open(void **state)
 	char conf[128], url[64];
 
 	(void)state;
-	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", 20000 + (getpid() + 7) % 20000);
-	snprintf(conf, sizeof(conf), "[control]\nremote = %s\n", url);
+	snprintf(conf, sizeof(conf), "[control]\nremote = tcp://127.0.0.1:0\n");
 	harness_start_ok(&p, conf, NULL);
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", harness_remote_port(&p));
 	assert_int_equal(fpgad_connect(url, &c), 0);
 	assert_int_equal(fpgad_channel_open(c, "c2h0", 0, &ch), -EACCES);
 	assert_int_equal(fpgad_channel_reset(c, "c2h0"), -EACCES);

@@ -674,12 +674,11 @@ static void test_remote_refused(void **state)
 	char conf[128], url[64];
 	fpgad_client *c;
 	fpgad_buffer *b;
-	int port = 20000 + (getpid() + 29) % 20000;
 
 	(void)state;
-	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
-	snprintf(conf, sizeof(conf), "[control]\nremote = %s\n", url);
+	snprintf(conf, sizeof(conf), "[control]\nremote = tcp://127.0.0.1:0\n");
 	harness_start_ok(&p, conf, NULL);
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", harness_remote_port(&p));
 	assert_int_equal(fpgad_connect(url, &c), 0);
 	req.body_case = FPGAD__REQUEST__BODY_OPEN_XFER_QUEUE;
 	req.open_xfer_queue = &open;

@@ -6,12 +6,12 @@
 # and everything works again when they leave.
 case_fd_exhaustion() {
 	local port out t0 t1 hz fds
-	port=$(free_port)
 	hz=$(getconf CLK_TCK)
 	fpgad_start "[control]
 group = $HOSTILE_GROUP
-remote = tcp://127.0.0.1:$port
+remote = tcp://127.0.0.1:0
 max_clients = 8" 256
+	port=$(remote_port)
 	background as_outsider fpgad-h1 "$PEER" flood 127.0.0.1 "$port" 400
 	wait_for "$CASE_DIR/bg.$BG.out" "open=" 30
 	# Within libfpgad's own reply timeout (5 s): no wait for the idle
@@ -41,12 +41,10 @@ hostile_case fd_exhaustion root "400 idle tcp peers under RLIMIT_NOFILE 256: loc
 # The descriptor budget at start: the soft limit raised to the hard one,
 # and a remote limit the descriptors cannot hold lowered, with a notice.
 case_descriptor_budget() {
-	local port
-	port=$(free_port)
 	FPGAD_RT=$CASE_DIR/rt
 	mkdir -p "$FPGAD_RT"
-	printf '[control]\nremote = tcp://127.0.0.1:%s\nmax_clients = 8\nmax_remote_clients = 1000\n' \
-		"$port" > "$CASE_DIR/fpgad.conf"
+	printf '[control]\nremote = tcp://127.0.0.1:0\nmax_clients = 8\nmax_remote_clients = 1000\n' \
+		> "$CASE_DIR/fpgad.conf"
 	prlimit --nofile=128:256 "$FPGAD" -c "$CASE_DIR/fpgad.conf" --runtime-dir "$FPGAD_RT" \
 		> "$CASE_DIR/fpgad.log" 2>&1 &
 	FPGAD_PID=$!
