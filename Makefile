@@ -256,6 +256,7 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 -include man/man.mk
 -include debian/deb.mk
 -include tests/system/system.mk
+-include tests/mutants/mutants.mk
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory all unit
