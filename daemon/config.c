@@ -65,6 +65,8 @@ void config_defaults(struct config *cfg)
 	cfg->control.max_message = 64 * 1024;
 	cfg->control.max_clients = 64;
 	cfg->control.max_remote_clients = 16;
+	cfg->control.max_remote_per_address = 4;
+	cfg->control.remote_idle_timeout_ms = 60000;
 	cfg->control.max_leases = 16;
 	cfg->control.max_pinned = 4ull << 30;
 	cfg->device.backend = BACKEND_SIM;
@@ -83,6 +85,8 @@ void config_defaults(struct config *cfg)
 	cfg->transfer.max_registered = 4ull << 30;
 	cfg->transfer.bounce_slots = 8;
 	cfg->metrics.max_clients = 8;
+	cfg->metrics.max_per_address = 2;
+	cfg->metrics.idle_timeout_ms = 20000;
 	cfg->n_channels = 1;
 	cfg->channels[0] = default_channel;
 }
@@ -215,6 +219,8 @@ static const struct key control_keys[] = {
 	{ "max_message", K_SIZE, offsetof(struct config_control, max_message), 0, 1024, 0, NULL, 0 },
 	KU(struct config_control, max_clients, 1, 4096),
 	KU(struct config_control, max_remote_clients, 1, 4096),
+	KU(struct config_control, max_remote_per_address, 0, 4096),
+	KU(struct config_control, remote_idle_timeout_ms, 0, 86400000),
 	KU(struct config_control, max_leases, 1, 1024),
 	KZ(struct config_control, max_pinned),
 };
@@ -252,6 +258,8 @@ static const struct key transfer_keys[] = {
 static const struct key metrics_keys[] = {
 	KS(struct config_metrics, listen),
 	KU(struct config_metrics, max_clients, 1, 1024),
+	KU(struct config_metrics, max_per_address, 0, 1024),
+	KU(struct config_metrics, idle_timeout_ms, 0, 86400000),
 };
 
 static const struct key channel_keys[] = {

@@ -44,6 +44,8 @@ struct control_options {
 	size_t max_message;		/* request body, bytes */
 	unsigned max_clients;		/* local listener */
 	unsigned max_remote_clients;	/* remote listener */
+	unsigned max_remote_per_address; /* remote, from one address; 0: any */
+	unsigned remote_idle_ms;	/* remote, closed after no request; 0: never */
 };
 
 /*
@@ -69,8 +71,12 @@ void control_close_pipe(struct control *ctl, uint32_t pipe_id);
  */
 const char *control_remote_url(const struct control *ctl);
 /* New connection limits (reload); connections already open stay. */
-void control_set_limits(struct control *ctl, unsigned max_clients,
-			unsigned max_remote_clients);
+void control_set_limits(struct control *ctl, const struct control_options *opt);
+/*
+ * Close the remote connections that sent no request for remote_idle_ms
+ * (logged, rate-limited); the loop calls it from a timer.
+ */
+void control_close_idle(struct control *ctl);
 
 
 #endif

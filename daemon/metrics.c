@@ -279,7 +279,7 @@ static void serve(nng_aio *aio)
 }
 
 /* Count its connections against [metrics] max_clients where they arrive. */
-static void cap_connections(struct metrics *m, unsigned max_clients)
+static void cap_connections(struct metrics *m, const struct config_metrics *mc)
 {
 	struct sockaddr_storage ss;
 	nng_sockaddr na;
@@ -289,8 +289,9 @@ static void cap_connections(struct metrics *m, unsigned max_clients)
 		log_warn("metrics: the listener's address is unknown: its connections are not limited");
 		return;
 	}
-	fdlimit_cap((struct sockaddr *)&ss, sizeof(ss), max_clients, "metrics",
+	fdlimit_cap((struct sockaddr *)&ss, sizeof(ss), mc->max_clients, "metrics",
 		    "[metrics] max_clients");
+	fdlimit_cap_set(mc->max_clients, mc->max_per_address, mc->idle_timeout_ms);
 }
 
 /* listen = with the port bound (port 0 there: one the kernel picked). */
@@ -347,7 +348,7 @@ int metrics_start(struct daemon *d, struct metrics **ret_m)
 	m->started = true;
 	if (!fdlimit_guard_in_effect())
 		log_warn("metrics: the listener does not call fpgad's accept guard (accept is not exported): [metrics] max_clients is not enforced");
-	cap_connections(m, mc->max_clients);
+	cap_connections(m, mc);
 	log_info("metrics: serving %s, at most %u connections at once",
 		 bound_url(m, where, sizeof(where)), mc->max_clients);
 	*ret_m = m;
@@ -376,8 +377,15 @@ void metrics_stop(struct metrics *m)
 	free(m);
 }
 
-void metrics_set_limit(struct metrics *m, unsigned max_clients)
+void metrics_set_limits(struct metrics *m, const struct config_metrics *mc)
 {
 	if (m)
-		fdlimit_cap_set(max_clients);
+		fdlimit_cap_set(mc->max_clients, mc->max_per_address,
+				mc->idle_timeout_ms);
+}
+
+void metrics_close_idle(struct metrics *m)
+{
+	if (m)
+		fdlimit_cap_close_idle();
 }

@@ -355,7 +355,8 @@ static void test_bad_listen(void **state)
 
 /*
  * Idle HTTP connections beyond [metrics] max_clients are closed as they
- * come; the local socket and the remote listener keep every place.
+ * come (from one address here: no limit per address, which test_limits
+ * covers); the local socket and the remote listener keep every place.
  */
 static void test_flood(void **state)
 {
@@ -368,7 +369,7 @@ static void test_flood(void **state)
 	int code = -1;
 
 	(void)state;
-	snprintf(extra, sizeof(extra), "max_clients = 3\n[control]\nmax_clients = 2\n"
+	snprintf(extra, sizeof(extra), "max_clients = 3\nmax_per_address = 0\n[control]\nmax_clients = 2\n"
 		 "remote = tcp://127.0.0.1:0\nmax_remote_clients = 1\n");
 	config_with_metrics(conf, sizeof(conf), extra);
 	harness_start_ok(&p, conf, NULL);

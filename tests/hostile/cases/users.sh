@@ -76,6 +76,7 @@ case_tcp_flood() {
 	fpgad_start "[control]
 group = $HOSTILE_GROUP
 remote = tcp://127.0.0.1:0
+max_remote_per_address = 0
 max_clients = 8"
 	port=$(remote_port)
 	background as_outsider fpgad-h1 "$PEER" flood 127.0.0.1 "$port" 64 sp
