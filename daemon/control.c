@@ -340,7 +340,7 @@ static void ctx_done(void *arg)
 	it->ctx = c;
 	it->msg = msg;
 	peer_of(c->lst, nng_msg_get_pipe(msg), &it->peer);
-	if (c->lst->idle_ms)
+	if (c->lst->kind != LISTENER_LOCAL)
 		pipe_touch(c->lst, it->peer.pipe_id);
 	c->state = CTX_LOOP;
 	enqueue(ctl, it);

@@ -154,23 +154,37 @@ static void test_remote_per_address(void **state)
 }
 
 /*
- * 16 idle peers from 16 addresses fill max_remote_clients; they are closed
- * after remote_idle_timeout_ms without a request, and a newcomer is served.
+ * 16 idle peers from 16 addresses fill max_remote_clients (beside one
+ * client that keeps asking); they are closed after remote_idle_timeout_ms
+ * without a request, and a newcomer is served.  The client that asks all
+ * along is never closed.
  */
 static void test_remote_idle_timeout(void **state)
 {
+	struct fpgad_status *s;
 	struct fpgad_proc p;
+	fpgad_client *busy;
 	char url[64];
 	int fd[PEERS], port;
 
 	(void)state;
-	start_remote(&p, "remote_idle_timeout_ms = 500\n", url, sizeof(url));
+	start_remote(&p, "remote_idle_timeout_ms = 1000\n", url, sizeof(url));
 	port = harness_remote_port(&p);
-	for (int i = 0; i < PEERS; i++)
-		fd[i] = idle_req_peer(2 + i, port);
-	assert_true(remote_status_within(url, SERVED_WITHIN_MS));
+	assert_int_equal(fpgad_connect(url, &busy), 0);
+	/* It asks between peers, then every 100 ms for 2.5 timeouts. */
+	for (int i = 0; i < PEERS + 25; i++) {
+		if (i < PEERS)
+			fd[i] = idle_req_peer(2 + i, port);
+		else
+			usleep(100000);
+		assert_int_equal(fpgad_status_get(busy, &s), 0);
+		fpgad_status_free(s);
+	}
 	assert_true(closed_within(fd[0], 5000));
-	assert_true(harness_log_contains(&p, "no request for 500 ms (remote_idle_timeout_ms)"));
+	assert_false(harness_log_contains(&p, "control: closing tcp 127.0.0.1:"));
+	assert_true(remote_status_within(url, SERVED_WITHIN_MS));
+	assert_true(harness_log_contains(&p, "no request for 1000 ms (remote_idle_timeout_ms)"));
+	fpgad_disconnect(busy);
 	for (int i = 0; i < PEERS; i++)
 		close(fd[i]);
 	harness_stop_ok(&p);
