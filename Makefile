@@ -290,6 +290,8 @@ TIER_DESC_gpu-xfer-check := card memory transfers on a GPU (skips without one)
 TIER_DESC_system-check := the Debian packages under systemd in QEMU
 TIER_DESC_arch-check := includes and calls against tests/arch/layers
 
+-include tests/mutants/mutants.mk
+
 check: deps
 	@mkdir -p $(BUILD)/check && rm -f $(CHECK_SUMMARY)
 	@rc=0; k=0; n=$(words $(CHECK_TIERS)); \

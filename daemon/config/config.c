@@ -64,6 +64,8 @@ void config_defaults(struct config *cfg)
 	cfg->control.max_message = 64 * 1024;
 	cfg->control.max_clients = 64;
 	cfg->control.max_remote_clients = 16;
+	cfg->control.max_remote_per_address = 4;
+	cfg->control.remote_idle_timeout_ms = 60000;
 	cfg->control.max_leases = 16;
 	cfg->control.max_pinned = 4ull << 30;
 	cfg->device.backend = BACKEND_SIM;
@@ -82,6 +84,8 @@ void config_defaults(struct config *cfg)
 	cfg->transfer.max_registered = 4ull << 30;
 	cfg->transfer.bounce_slots = 8;
 	cfg->metrics.max_clients = 8;
+	cfg->metrics.max_per_address = 2;
+	cfg->metrics.idle_timeout_ms = 20000;
 	cfg->n_channels = 1;
 	cfg->channels[0] = default_channel;
 }
@@ -214,6 +218,8 @@ static const struct key control_keys[] = {
 	{ "max_message", K_SIZE, offsetof(struct config_control, max_message), 0, 1024, 0, NULL, 0 },
 	KU(struct config_control, max_clients, 1, 4096),
 	KU(struct config_control, max_remote_clients, 1, 4096),
+	KU(struct config_control, max_remote_per_address, 0, 4096),
+	KU(struct config_control, remote_idle_timeout_ms, 0, 86400000),
 	KU(struct config_control, max_leases, 1, 1024),
 	KZ(struct config_control, max_pinned),
 };
@@ -252,6 +258,8 @@ static const struct key transfer_keys[] = {
 static const struct key metrics_keys[] = {
 	KS(struct config_metrics, listen),
 	KU(struct config_metrics, max_clients, 1, 1024),
+	KU(struct config_metrics, max_per_address, 0, 1024),
+	KU(struct config_metrics, idle_timeout_ms, 0, 86400000),
 };
 
 static const struct key channel_keys[] = {
@@ -570,8 +578,8 @@ static const char *ipv6_literal_end(const char *host)
 
 /*
  * [metrics] listen: http://ADDRESS:PORT/PATH, ADDRESS an IPv4 address, an
- * [IPv6 address] or a host name, PORT 1-65535, PATH of letters, digits
- * and / - . _ ~.  Whether the address can be bound is known at start.
+ * [IPv6 address] or a host name, PORT 0-65535 (0: a free port the kernel
+ * picks, logged at start), PATH of letters, digits and / - . _ ~.  Whether the address can be bound is known at start.
  */
 static int check_listen_url(const char *url, char *err, size_t len)
 {
@@ -604,8 +612,8 @@ static int check_listen_url(const char *url, char *err, size_t len)
 	p = end + 1;
 	errno = 0;
 	port = strtoul(p, &pend, 10);
-	if (errno || port < 1 || port > 65535 || (*pend && *pend != '/'))
-		return snprintf(err, len, "listen: '%s': port '%.*s' is not a number from 1 to 65535",
+	if (errno || port > 65535 || (*pend && *pend != '/'))
+		return snprintf(err, len, "listen: '%s': port '%.*s' is not a number from 0 to 65535",
 				url, (int)strcspn(p, "/"), p), -EINVAL;
 	if (*pend != '/')
 		return snprintf(err, len, "listen: '%s' has no path after the port (such as /metrics)",

@@ -183,14 +183,12 @@ expect_out() {
 	fail "no '$2' in the output"
 }
 
-# free_port: a tcp port on 127.0.0.1 nobody listens on.
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 20000))
-		! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && break
-	done
-	echo "$p"
+# remote_port: the port of fpgad's remote listener, which the case's
+# configuration asks for as tcp://127.0.0.1:0 (fpgad logs the port bound),
+# so that no case picks a port another run could hold.
+remote_port() {
+	wait_for "$FPGAD_LOG" "listening on" >&2
+	sed -n 's/.* and tcp:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$FPGAD_LOG" | tail -n 1
 }
 
 # cpu_ticks PID: utime + stime, in clock ticks.

@@ -352,12 +352,11 @@ static void test_remote_listener_is_read_only(void **state)
 	struct fpgad_proc p;
 	char conf[128], url[64];
 	fpgad_client *c;
-	int port = 20000 + getpid() % 20000;
 
 	(void)state;
-	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
-	snprintf(conf, sizeof(conf), "[control]\nremote = %s\n", url);
+	snprintf(conf, sizeof(conf), "[control]\nremote = tcp://127.0.0.1:0\n");
 	harness_start_ok(&p, conf, NULL);
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", harness_remote_port(&p));
 	assert_int_equal(fpgad_connect(url, &c), 0);
 	assert_int_equal(fpgad_status_get(c, &s), 0);
 	assert_int_equal(s->pid, p.pid);
@@ -375,7 +374,6 @@ static void test_remote_tls(void **state)
 	struct fpgad_status *s;
 	struct fpgad_proc p;
 	fpgad_client *c;
-	int port = 20000 + (getpid() + 13) % 20000;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
@@ -388,10 +386,11 @@ static void test_remote_tls(void **state)
 		print_message("skipped: openssl cannot make a test certificate\n");
 		skip();
 	}
-	snprintf(url, sizeof(url), "tls+tcp://localhost:%d", port);
-	snprintf(conf, sizeof(conf), "[control]\nremote = tls+tcp://127.0.0.1:%d\n"
-		 "tls_cert_key = %s/fpgad.pem\n", port, dir);
+	snprintf(conf, sizeof(conf), "[control]\nremote = tls+tcp://127.0.0.1:0\n"
+		 "tls_cert_key = %s/fpgad.pem\n", dir);
 	harness_start_ok(&p, conf, NULL);
+	snprintf(url, sizeof(url), "tls+tcp://localhost:%d",
+		 harness_bound_port(&p, " and tls+tcp://127.0.0.1:"));
 
 	unsetenv("FPGAD_TLS_CA");
 	assert_int_equal(fpgad_connect(url, &c), -EINVAL);

@@ -73,11 +73,12 @@ hostile_case reset_other_uid root "a FAILED channel leased by another uid: only 
 # closed at once, and local clients (root, a group member) are served.
 case_tcp_flood() {
 	local port out n remote
-	port=$(free_port)
 	fpgad_start "[control]
 group = $HOSTILE_GROUP
-remote = tcp://127.0.0.1:$port
+remote = tcp://127.0.0.1:0
+max_remote_per_address = 0
 max_clients = 8"
+	port=$(remote_port)
 	background as_outsider "$H1" "$PEER" flood 127.0.0.1 "$port" 64 sp
 	wait_for "$CASE_DIR/bg.$BG.out" "open=64"
 	# Local clients, root and a group member, are served all along.
