@@ -80,6 +80,7 @@ static int roundtrip(fpgad_client *c, const void *buf, size_t len,
 	if (rv)
 		goto fail;
 	*ret_msg = nng_aio_get_msg(c->aio);
+	c->reply_pipe = reconnect_reply_conn(*ret_msg);
 	return 0;
 fail:
 	conn_set_errmsg(c, "control socket: %s", nng_strerror(rv));
@@ -214,11 +215,10 @@ int conn_hello(fpgad_client *c)
 {
 	Fpgad__Request req = FPGAD__REQUEST__INIT;
 	Fpgad__Hello h = FPGAD__HELLO__INIT;
-	unsigned gen = atomic_load(&c->conn_gen);
 	Fpgad__Response *resp;
 	int r;
 
-	if (c->greeted && c->greeted_gen == gen)
+	if (reconnect_conn_alive(c, c->greeted_pipe))
 		return 0;
 	h.version = FPGAD_PROTOCOL_VERSION;
 	h.min_version = FPGAD_PROTOCOL_MIN_VERSION;
@@ -233,8 +233,7 @@ int conn_hello(fpgad_client *c)
 		return r;
 	snprintf(c->server, sizeof(c->server), "%s", resp->hello->software);
 	fpgad__response__free_unpacked(resp, NULL);
-	c->greeted = true;
-	c->greeted_gen = gen;
+	c->greeted_pipe = c->reply_pipe;
 	return 0;
 }
 

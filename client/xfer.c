@@ -45,7 +45,7 @@ struct xfer_ctx {
 	struct xfer_queue *q;
 	int doorbell;
 	int link;
-	unsigned conn_gen;
+	uint32_t conn;			/* the connection that granted it */
 	bool lost;			/* the queue ended: -EPIPE from now on */
 	struct xfer_slot *slots;
 	uint32_t n_slots;
@@ -110,7 +110,7 @@ static int xfer_open(struct xfer_ctx *xf)
 	fpgad_client *c = xf->c;
 	Fpgad__OpenXferQueueReply *o;
 	Fpgad__Response *resp;
-	unsigned gen = atomic_load(&c->conn_gen);
+	uint32_t conn;
 	int fds[2], r;
 
 	req.body_case = FPGAD__REQUEST__BODY_OPEN_XFER_QUEUE;
@@ -121,6 +121,7 @@ static int xfer_open(struct xfer_ctx *xf)
 	if (r)
 		return r;
 	o = resp->open_xfer_queue;
+	conn = c->reply_pipe;
 	r = handoff_exchange(c, o->handoff_path, &o->handoff_token, NULL, 0,
 			     fds, 2, &xf->link);
 	if (r == 0) {
@@ -144,7 +145,7 @@ static int xfer_open(struct xfer_ctx *xf)
 		xfer_unmap(xf);
 		return r;
 	}
-	xf->conn_gen = gen;
+	xf->conn = conn;
 	xf->lost = false;
 	return 0;
 }
@@ -154,7 +155,7 @@ static bool xfer_gone(struct xfer_ctx *xf, bool look_at_link)
 {
 	struct pollfd p = { .fd = xf->link, .events = POLLIN };
 
-	if (atomic_load(&xf->c->conn_gen) != xf->conn_gen ||
+	if (!reconnect_conn_alive(xf->c, xf->conn) ||
 	    (xfer_queue_events(xf->q) & FPGAD_XFER_EVENT_CLOSED))
 		return true;
 	/* fpgad writes nothing after the handoff: readable means closed. */
