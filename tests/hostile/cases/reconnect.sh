@@ -71,3 +71,26 @@ case_restart_storm() {
 }
 hostile_case restart_storm any "6 reconnecting consumers through 25 SIGKILL restarts: all frames verified, no lease left"
 
+# More idle connections on fpgad.handoff than fpgad serves at once: a
+# lessee's handoff is reset, and libfpgad presents its token again within
+# its timeout (fpgad closes the idle ones after 2 s) instead of failing.
+case_handoff_reset_retried() {
+	fpgad_start "$RING_CHANNEL"
+	background python3 -c '
+import socket, sys, time
+held = []
+for i in range(80):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(sys.argv[1])
+    held.append(s)
+time.sleep(0.3)
+print("holding", len(held), flush=True)
+sys.stdin.read()
+' "$FPGAD_RT/fpgad.handoff"
+	wait_for "$CASE_DIR/bg.$BG.out" "holding 80"
+	out=$("$FPGACTL" --url "$FPGAD_URL" capture c2h0 -n 20 --verify --timeout 5000 2>&1) ||
+		{ say "$out"; fail "a handoff reset by fpgad was not tried again"; }
+	release_background "$BG"
+	fpgad_stop
+}
+hostile_case handoff_reset_retried any "a handoff reset while fpgad's pending handoffs are full is tried again"
