@@ -46,7 +46,7 @@ struct fpgad_client {
 	 */
 	_Atomic uint32_t live_pipe;
 	uint32_t reply_pipe;		/* the one that carried the last reply */
-	uint64_t down_since_ns;		/* reconnecting without a connection */
+	uint64_t down_since_ns;		/* reconnecting, no answer since */
 	nng_aio *aio;			/* a round trip's reply */
 	int rt_timeout_ms;		/* this round trip's (conn_set_timeouts) */
 	/*
@@ -147,13 +147,13 @@ struct fpgad_channel {
  */
 int reconnect_open(fpgad_client *c, bool wait);
 void reconnect_close(fpgad_client *c);
-/* The connection that carried @msg, a reply. */
-uint32_t reconnect_reply_conn(const nng_msg *msg);
+/* @msg, a reply, came: note the connection that carried it. */
+void reconnect_replied(fpgad_client *c, nng_msg *msg);
 /* Is @conn (reconnect_reply_conn) still the connection that is up? */
 bool reconnect_conn_alive(fpgad_client *c, uint32_t conn);
 /*
- * A reconnect attempt failed: when no connection came up for a while,
- * the dialer is not trusted any longer and a new socket replaces it.
+ * A reconnect attempt failed: when no answer came for a while, the dialer
+ * is not trusted any longer and a new socket replaces it.
  */
 void reconnect_attempt_failed(fpgad_client *c);
 

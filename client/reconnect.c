@@ -13,8 +13,9 @@
  *
  * nng's dialer redials by itself, but one that stopped doing so (nng
  * 1.5.2's can, after a storm of refused connections) would leave a client
- * waiting forever: while no connection is up for RECONNECT_STUCK_MS, each
- * failed attempt gets a new socket and dialer.
+ * waiting forever (so would a connection that carries no answer): while no
+ * answer came for RECONNECT_STUCK_MS, each failed attempt gets a new socket
+ * and dialer.
  */
 #include <errno.h>
 #include <nng/nng.h>
@@ -31,7 +32,7 @@
 /* After fpgad restarts, be back within a fraction of a second. */
 #define RECONNECT_REDIAL_MIN_MS 20
 #define RECONNECT_REDIAL_MAX_MS 250
-/* No connection for this long, redials or not: a new socket. */
+/* No answer for this long, redials or not: a new socket. */
 #define RECONNECT_STUCK_MS (4 * RECONNECT_REDIAL_MAX_MS)
 
 /*
@@ -123,9 +124,10 @@ void reconnect_close(fpgad_client *c)
 	atomic_store(&c->live_pipe, 0);
 }
 
-uint32_t reconnect_reply_conn(const nng_msg *msg)
+void reconnect_replied(fpgad_client *c, nng_msg *msg)
 {
-	return nng_pipe_id(nng_msg_get_pipe(msg));
+	c->reply_pipe = nng_pipe_id(nng_msg_get_pipe(msg));
+	c->down_since_ns = 0;
 }
 
 bool reconnect_conn_alive(fpgad_client *c, uint32_t conn)
@@ -142,17 +144,13 @@ void reconnect_attempt_failed(fpgad_client *c)
 			reconnect_close(c);
 		return;
 	}
-	if (atomic_load(&c->live_pipe)) {
-		c->down_since_ns = 0;
-		return;
-	}
 	if (!c->down_since_ns) {
 		c->down_since_ns = now;
 		return;
 	}
 	if (now - c->down_since_ns < RECONNECT_STUCK_MS * CLOCK_NS_PER_MS)
 		return;
-	conn_log(c, FPGAD_LOG_INFO, "%s: no connection for %d ms: a new socket",
+	conn_log(c, FPGAD_LOG_INFO, "%s: no answer for %d ms: a new socket",
 		 c->url, RECONNECT_STUCK_MS);
 	reconnect_close(c);
 	/* Failing, the next attempt tries again. */
