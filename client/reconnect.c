@@ -13,9 +13,10 @@
  *
  * nng's dialer redials by itself, but one that stopped doing so (nng
  * 1.5.2's can, after a storm of refused connections) would leave a client
- * waiting forever (so would a connection that carries no answer): while no
- * answer came for RECONNECT_STUCK_MS, each failed attempt gets a new socket
- * and dialer.
+ * waiting forever (so would a connection whose negotiation never ends, or
+ * that carries no answer): while no answer came for RECONNECT_STUCK_MS with
+ * no connection up, or RECONNECT_SILENT_MS with one, each failed attempt
+ * gets a new socket and dialer.
  */
 #include <errno.h>
 #include <nng/nng.h>
@@ -32,8 +33,13 @@
 /* After fpgad restarts, be back within a fraction of a second. */
 #define RECONNECT_REDIAL_MIN_MS 20
 #define RECONNECT_REDIAL_MAX_MS 250
-/* No answer for this long, redials or not: a new socket. */
+/*
+ * No answer for this long, redials or not: a new socket; with no
+ * connection up, or with one up that answers nothing (a caller polling
+ * with short timeouts waits on a slow fpgad, not on a broken connection).
+ */
 #define RECONNECT_STUCK_MS (4 * RECONNECT_REDIAL_MAX_MS)
+#define RECONNECT_SILENT_MS (20 * RECONNECT_REDIAL_MAX_MS)
 
 /*
  * Runs on an nng thread before a new connection carries anything: it is
@@ -138,6 +144,7 @@ bool reconnect_conn_alive(fpgad_client *c, uint32_t conn)
 void reconnect_attempt_failed(fpgad_client *c)
 {
 	uint64_t now = clock_now_ns();
+	unsigned long long stuck_ms;
 
 	if (!c->sock_open) {
 		if (reconnect_open(c, false) < 0)
@@ -148,10 +155,12 @@ void reconnect_attempt_failed(fpgad_client *c)
 		c->down_since_ns = now;
 		return;
 	}
-	if (now - c->down_since_ns < RECONNECT_STUCK_MS * CLOCK_NS_PER_MS)
+	stuck_ms = atomic_load(&c->live_pipe) ? RECONNECT_SILENT_MS :
+						 RECONNECT_STUCK_MS;
+	if (now - c->down_since_ns < stuck_ms * CLOCK_NS_PER_MS)
 		return;
-	conn_log(c, FPGAD_LOG_INFO, "%s: no answer for %d ms: a new socket",
-		 c->url, RECONNECT_STUCK_MS);
+	conn_log(c, FPGAD_LOG_INFO, "%s: no answer for %llu ms: a new socket",
+		 c->url, stuck_ms);
 	reconnect_close(c);
 	/* Failing, the next attempt tries again. */
 	if (reconnect_open(c, false) < 0)
