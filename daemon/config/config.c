@@ -421,6 +421,13 @@ static const struct {
 	[CONFIG_METRICS] = { "metrics", metrics_keys, N(metrics_keys), offsetof(struct config, metrics) },
 };
 
+/* A section fpgad does not know stops it, at its header's line. */
+static int unknown_section(struct parse_state *ps, const char *section)
+{
+	return fail(ps, "unknown section [%s] (expected daemon, control, device, sim, transfer, metrics or 'channel NAME')",
+		    section);
+}
+
 static int handler(void *user, const char *section, const char *name,
 		   const char *value)
 {
@@ -445,8 +452,28 @@ static int handler(void *user, const char *section, const char *name,
 				 &cfg->channels[i], cfg->lines.channel_key[i],
 				 name, value);
 	}
-	return fail(ps, "unknown section [%s] (expected daemon, control, device, sim, transfer, metrics or 'channel NAME')",
-		    section);
+	return unknown_section(ps, section);
+}
+
+/*
+ * A section's header, seen before its keys (or with none): a channel
+ * section declares its channel, a fixed one records its line, any other
+ * is refused here, at the header's line.
+ */
+static void section_header(struct parse_state *ps, const char *name)
+{
+	if (strncmp(name, "channel ", 8) == 0) {
+		if (!ps->err[0])
+			channel_declare(ps, name + 8);
+		return;
+	}
+	for (unsigned i = 0; i < CONFIG_SECTIONS; i++) {
+		if (strcmp(name, sections[i].name) == 0) {
+			ps->cfg->lines.section[i] = ps->line;
+			return;
+		}
+	}
+	unknown_section(ps, name);
 }
 
 static char *reader(char *buf, int size, void *stream)
@@ -459,13 +486,8 @@ static char *reader(char *buf, int size, void *stream)
 		char name[64];
 
 		ps->line++;
-		/* A channel section with no keys still declares a channel. */
-		if (sscanf(p, "[channel %63[^]]]", name) == 1 && !ps->err[0])
-			channel_declare(ps, name);
-		for (unsigned i = 0; i < CONFIG_SECTIONS; i++)
-			if (sscanf(p, "[%63[^]]]", name) == 1 &&
-			    strcmp(name, sections[i].name) == 0)
-				ps->cfg->lines.section[i] = ps->line;
+		if (sscanf(p, "[%63[^]]]", name) == 1)
+			section_header(ps, name);
 	}
 	return r;
 }

@@ -399,6 +399,8 @@ static bool xfer_take_from(struct xfer *x, struct xfer_client *c)
 	if (c->barrier) {
 		if (c->outstanding > 1)
 			return false;
+		/* It starts now: every entry ahead of it completed. */
+		c->barrier->t_start_ns = clock_now_ns();
 		xfer_ready_add(c, c->barrier);
 		c->barrier = NULL;
 		work = true;

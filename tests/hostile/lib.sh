@@ -66,7 +66,7 @@ as_outsider() {
 # RLIMIT_NOFILE nofile when given; waits until the local socket answers.
 # Sets FPGAD_PID, FPGAD_URL, FPGAD_LOG, FPGAD_CONF, FPGAD_RT.
 fpgad_start() {
-	local conf=$1 nofile=${2:-} i
+	local conf=$1 nofile=${2:-}
 	FPGAD_RT=$CASE_DIR/rt
 	FPGAD_CONF=$CASE_DIR/fpgad.conf
 	FPGAD_LOG=$CASE_DIR/fpgad.log
@@ -81,10 +81,16 @@ fpgad_start() {
 	fi
 	FPGAD_PID=$!
 	echo "$FPGAD_PID" >> "$CASE_DIR/pids"
-	for i in $(seq 100); do
+	fpgad_wait_up
+}
+
+# fpgad_wait_up: until fpgad $FPGAD_PID answers on $FPGAD_URL.
+fpgad_wait_up() {
+	local i
+	for i in $(seq 250); do
 		"$FPGACTL" --url "$FPGAD_URL" status >/dev/null 2>&1 && return 0
 		kill -0 "$FPGAD_PID" 2>/dev/null || break
-		sleep 0.05
+		sleep 0.02
 	done
 	cat "$FPGAD_LOG"
 	fail "fpgad did not start"

@@ -204,7 +204,9 @@ static void test_errors(void **state)
 {
 	(void)state;
 	expect_error("[daemon]\nbogus = 1\n", 2, "unknown key 'bogus' in [daemon]");
-	expect_error("[nope]\nx = 1\n", 2, "unknown section [nope]");
+	/* At the header's line, with keys or without. */
+	expect_error("[nope]\nx = 1\n", 1, "unknown section [nope]");
+	expect_error("[daemon]\n\n[frobnicator]\n", 3, "unknown section [frobnicator]");
 	expect_error("\n\n[channel a]\nslots = 1\n", 4, "slots: '1' is not a whole number from 2");
 	expect_error("[channel a]\nslots = many\n", 2, "slots");
 	expect_error("[channel a]\nslot_size = 12Q\n", 2, "slot_size: '12Q' is not a size");
