@@ -165,7 +165,7 @@ static gid_t lookup_group(const char *name)
 
 static int open_device(struct daemon *d)
 {
-	char where[PATH_MAX + 16];
+	char where[PATH_MAX + 16], why[PATH_MAX + 128];
 	struct device_info info;
 	int r;
 
@@ -177,14 +177,15 @@ static int open_device(struct daemon *d)
 			backend_kind_name(d->cfg.device.backend));
 		return -ENODEV;
 	}
-	r = d->dev_ops->open(&d->cfg, &d->dev);
+	why[0] = 0;
+	r = d->dev_ops->open(&d->cfg, &d->dev, why, sizeof(why));
 	if (r < 0) {
 		/* The xdma backend's own words are about its path. */
 		log_err("%s: device: cannot open %s backend: %s",
 			config_where(&d->cfg, CONFIG_DEVICE, 0,
 				     d->cfg.device.backend == BACKEND_XDMA ? "path" : "backend",
 				     where, sizeof(where)),
-			d->dev_ops->name, strerror(-r));
+			d->dev_ops->name, why[0] ? why : strerror(-r));
 		return r;
 	}
 	r = d->dev_ops->info(d->dev, &info);

@@ -329,6 +329,9 @@ static void test_unavailable_device_stops_start(void **state)
 	status = harness_wait_exit(&p, 5000);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
 	assert_true(harness_log_contains(&p, "/nonexistent/fpgad9: No such file or directory"));
+	/* One line: the config line, the backend and its own words. */
+	assert_true(harness_log_contains(&p, ":3: device: cannot open xdma backend: xdma: "));
+	assert_int_equal(harness_log_count(&p, "<3>"), 1);
 	harness_stop(&p);
 
 	if (harness_start(&p, "[channel a]\nmemory = cuda\n", NULL) == 0) {
