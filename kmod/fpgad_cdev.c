@@ -27,6 +27,7 @@
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 
+#include "fpgad_compat.h"
 #include "fpgad_drv.h"
 
 /* --- channels ------------------------------------------------------------ */
@@ -905,5 +906,5 @@ const struct file_operations fpgad_fops = {
 	.poll = fpgad_poll,
 	.unlocked_ioctl = fpgad_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = no_llseek,
+	FPGAD_NO_LLSEEK
 };

@@ -17,6 +17,7 @@
 #include <linux/pci.h>
 #include <linux/slab.h>
 
+#include "fpgad_compat.h"
 #include "fpgad_drv.h"
 
 #define FPGAD_MAX_IDS		16
@@ -292,7 +293,7 @@ static int __init fpgad_init(void)
 	if (ret)
 		return ret;
 
-	fpgad_class = class_create(THIS_MODULE, FPGAD_DMA_CLASS);
+	fpgad_class = fpgad_class_create(FPGAD_DMA_CLASS);
 	if (IS_ERR(fpgad_class)) {
 		ret = PTR_ERR(fpgad_class);
 		goto err_region;
@@ -336,4 +337,4 @@ module_exit(fpgad_exit);
 
 MODULE_DESCRIPTION("fpgad DMA driver for XDMA FPGA cards (GPUDirect via dma-buf)");
 MODULE_LICENSE("Dual MIT/GPL");
-MODULE_IMPORT_NS(DMA_BUF);
+FPGAD_IMPORT_NS_DMA_BUF;

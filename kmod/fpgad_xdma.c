@@ -37,6 +37,7 @@
 #include <linux/pci.h>
 #include <linux/slab.h>
 
+#include "fpgad_compat.h"
 #include "fpgad_drv.h"
 #include "xdma_desc.h"
 
@@ -478,7 +479,7 @@ static int xdma_setup_irqs(struct fpgad_dev *fdev, struct xdma *x)
 	int ret, v;
 
 	ret = pci_alloc_irq_vectors(pdev, 1, fdev->nchans,
-				    PCI_IRQ_MSIX | PCI_IRQ_MSI | PCI_IRQ_LEGACY);
+				    PCI_IRQ_MSIX | PCI_IRQ_MSI | PCI_IRQ_INTX);
 	if (ret < 0) {
 		dev_err(&pdev->dev, "no interrupt vectors: %d\n", ret);
 		return ret;

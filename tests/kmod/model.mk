@@ -23,7 +23,7 @@ KMODEL_LINUX_H := atomic.h cdev.h compiler.h delay.h device.h dma-buf.h \
 	io-64-nonatomic-lo-hi.h ioctl.h jiffies.h kernel.h list.h math64.h mm.h \
 	module.h mutex.h pci.h pci-p2pdma.h poll.h scatterlist.h \
 	refcount.h sched/signal.h slab.h spinlock.h stddef.h timekeeping.h types.h \
-	uaccess.h wait.h workqueue.h xarray.h
+	uaccess.h version.h wait.h workqueue.h xarray.h
 KMODEL_STUBS := $(addprefix $(KMODEL_OUT)/include/linux/,$(KMODEL_LINUX_H))
 KMODEL_CFLAGS := -std=gnu11 -O1 -g $(WARN) -Wno-unused-parameter \
 	-fno-omit-frame-pointer -fsanitize=address,undefined \

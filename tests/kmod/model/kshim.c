@@ -614,14 +614,6 @@ long compat_ptr_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 	return -ENOTTY;
 }
 
-loff_t no_llseek(struct file *f, loff_t off, int whence)
-{
-	(void)f;
-	(void)off;
-	(void)whence;
-	return -ESPIPE;
-}
-
 long long kshim_sysfs(const char *name, const char *attr)
 {
 	struct cdev *c = kshim_cdev_get(name);
@@ -939,7 +931,7 @@ void kshim_pci_defaults(struct kshim_pci_config *cfg)
 	cfg->vendor = PCI_VENDOR_ID_XILINX;
 	cfg->device = 0x9038;
 	cfg->dma_bar = 1;
-	cfg->irq_modes = PCI_IRQ_MSIX | PCI_IRQ_MSI | PCI_IRQ_LEGACY;
+	cfg->irq_modes = PCI_IRQ_MSIX | PCI_IRQ_MSI | PCI_IRQ_INTX;
 	cfg->msix_vectors = 32;
 	cfg->intx_pin = 1;
 	cfg->link_gen = 2;
@@ -1443,7 +1435,7 @@ int pci_alloc_irq_vectors(struct pci_dev *p, unsigned int min,
 		xm_set_irq_mode(ks->xm, XM_IRQ_MSI);
 		return 1;
 	}
-	if ((flags & PCI_IRQ_LEGACY) && (offered & PCI_IRQ_LEGACY) &&
+	if ((flags & PCI_IRQ_INTX) && (offered & PCI_IRQ_INTX) &&
 	    min <= 1 && p->irq) {
 		ks->nvec = 1;
 		ks->irq_mode = XM_IRQ_INTX;

@@ -43,6 +43,13 @@
 #include <asm-generic/ioctl.h>
 #include <linux/pci_regs.h>
 
+/*
+ * The kernel the shim stands for: the newest interfaces (fpgad_compat.h);
+ * the older spellings are built by the kmod tier against Debian's 6.1.
+ */
+#define KERNEL_VERSION(a, b, c)	(((a) << 16) + ((b) << 8) + ((c) > 255 ? 255 : (c)))
+#define LINUX_VERSION_CODE	KERNEL_VERSION(6, 12, 0)
+
 /* --- types and compiler ---------------------------------------------------- */
 
 typedef uint8_t u8;
@@ -451,7 +458,7 @@ static inline void *dev_get_drvdata(const struct device *dev) { return dev->driv
 static inline void dev_set_drvdata(struct device *dev, void *d) { dev->driver_data = d; }
 
 struct class *kshim_class_create(const char *name);
-#define class_create(owner, name)	kshim_class_create(name)
+#define class_create(name)		kshim_class_create(name)
 void class_destroy(struct class *cls);
 
 #define MINORBITS		20
@@ -506,7 +513,6 @@ int cdev_device_add(struct cdev *cdev, struct device *dev);
 void cdev_device_del(struct cdev *cdev, struct device *dev);
 static inline int stream_open(struct inode *i, struct file *f) { (void)i; (void)f; return 0; }
 long compat_ptr_ioctl(struct file *f, unsigned int cmd, unsigned long arg);
-loff_t no_llseek(struct file *f, loff_t off, int whence);
 static inline void poll_wait(struct file *f, wait_queue_head_t *wq, poll_table *p)
 {
 	(void)f; (void)wq; (void)p;
@@ -760,7 +766,7 @@ void kshim_mmio_write32(u32 val, volatile void __iomem *addr);
 #define PCI_STD_NUM_BARS	6
 #define PCI_ANY_ID		(~0u)
 #define PCI_VENDOR_ID_XILINX	0x10ee
-#define PCI_IRQ_LEGACY		(1 << 0)
+#define PCI_IRQ_INTX		(1 << 0)
 #define PCI_IRQ_MSI		(1 << 1)
 #define PCI_IRQ_MSIX		(1 << 2)
 #define PCI_DEVFN(slot, fn)	((((slot) & 0x1f) << 3) | ((fn) & 0x07))

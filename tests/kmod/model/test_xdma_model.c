@@ -805,7 +805,7 @@ static void test_intx_pin(void **state)
 	u64 h;
 
 	(void)state;
-	fx.cfg.irq_modes = PCI_IRQ_LEGACY;
+	fx.cfg.irq_modes = PCI_IRQ_INTX;
 	fx.cfg.intx_pin = 2;
 	plug();
 	assert_false(kshim_pci_command(fx.card) & PCI_COMMAND_INTX_DISABLE);
@@ -830,7 +830,7 @@ static void test_intx_no_spurious(void **state)
 	u64 h;
 
 	(void)state;
-	fx.cfg.irq_modes = PCI_IRQ_LEGACY;
+	fx.cfg.irq_modes = PCI_IRQ_INTX;
 	plug();
 	f = open_dev();
 	h = pin_host(f, buf, 8 * KIB);
