@@ -15,9 +15,12 @@
  * XDMA_RING_DESCS per channel; a transfer that needs more descriptors runs
  * as several lists in turn.  Completion is taken from the channel's MSI-X
  * (or MSI, or legacy INTx) interrupt, or with poll_mode=1 (read once per
- * list) from the poll-mode write-back of the completed descriptor count.
- * Every error the engine can log is enabled in both modes, so that it
- * stops the engine and shows in the status register and the write-back.
+ * list) from the poll-mode write-back of the completed descriptor count,
+ * which PG195 ("Poll Mode") makes only with both Pollmode_wb_enable and
+ * ie_descriptor_completed set, and only for completed descriptors.  Every
+ * error the engine can log is enabled in both modes, so that it stops the
+ * engine and shows in the status register, which the poll loop reads on
+ * every round: an error writes nothing back.
  *
  * After every list, and after a timeout or cancel, the Run bit is cleared
  * and the driver waits for Busy to drop, so no DMA of the transfer is
@@ -224,9 +227,19 @@ static int xdma_wait(struct fpgad_chan *ch, u32 count, unsigned long deadline,
 		}
 	}
 
+	/*
+	 * The write-back counts every completed descriptor (PG195, "Poll
+	 * Mode"); an engine stopped by an error writes nothing back, so the
+	 * status register is read on every round as well.
+	 */
 	for (;;) {
 		wb = le32_to_cpu(READ_ONCE(*(__le32 *)xc->wb));
 		if ((wb & XDMA_WB_ERR) || (wb & XDMA_WB_COUNT) >= count)
+			return 0;
+		status = xdma_rd(x, xc->regs + XDMA_CH_STATUS);
+		if (status == XDMA_GONE)
+			return -ENODEV;
+		if (status & XDMA_STAT_ERRORS)
 			return 0;
 		if (fpgad_chan_aborted(ch))
 			return -ECANCELED;
@@ -256,7 +269,8 @@ static int xdma_run_list(struct fpgad_chan *ch, struct xdma_desc_list *l,
 		WRITE_ONCE(*xc->wb, 0);
 		xdma_wr(x, xc->regs + XDMA_CH_POLL_WB_LO, lower_32_bits(xc->wb_bus));
 		xdma_wr(x, xc->regs + XDMA_CH_POLL_WB_HI, upper_32_bits(xc->wb_bus));
-		control |= XDMA_CTRL_POLL_WB;
+		/* Both bits, or no write-back (PG195, "Poll Mode"). */
+		control |= XDMA_CTRL_POLL_WB | XDMA_CTRL_IE_COMPLETED;
 	} else {
 		control |= XDMA_CTRL_IE_STOPPED | XDMA_CTRL_IE_COMPLETED;
 		xdma_wr(x, XDMA_IRQ_BLOCK + XDMA_IRQ_CHAN_EN_W1S,

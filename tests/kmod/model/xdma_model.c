@@ -81,6 +81,7 @@
 #define ERR_DECODE		0	/* AXI: DECERR is the first bit */
 #define ERR_SLAVE		1	/* AXI: SLVERR the second */
 #define S_LOGGED		0x00fffe7eu	/* bits [23:9] and [6:1] */
+#define C_IE_COMPLETED		(1u << 2)
 #define C_POLL_WB		(1u << 26)
 
 /* Descriptor. */
@@ -91,7 +92,6 @@
 #define D_FETCH_BLOCK		4096u
 #define D_LEN_MASK		0x0fffffffu
 
-#define WB_ERR			(1u << 31)
 #define CHUNK			4096u
 #define LEFTOVER_TAIL_MS	50
 #define MAX_FAULTS		8
@@ -636,13 +636,23 @@ static enum xm_step xm_move(struct xm_chan *c, unsigned long gen, uint64_t src,
 	return STEP_OK;
 }
 
-static void xm_writeback(struct xm_chan *c, uint32_t extra)
+/*
+ * PG195, "Poll Mode": "the completed descriptor count writeback occurs when
+ * the DMA completes a transfer for a descriptor, and ie_descriptor_completed
+ * and Pollmode_wb_enable are set.  The completed descriptor count reported
+ * is the total number of completed descriptors since the DMA was initiated
+ * (not just those descriptors with the Completed flag set)."  Nothing is
+ * written back when the engine stops on an error: the driver sees those in
+ * the status register.
+ */
+static void xm_writeback(struct xm_chan *c)
 {
 	struct xm *m = c->m;
 	uint64_t bus = (uint64_t)c->wb_hi << 32 | c->wb_lo;
-	uint32_t v = htole32((c->completed & 0x00ffffffu) | extra);
+	uint32_t v = htole32(c->completed & 0x00ffffffu);
 
-	if (!(c->control & C_POLL_WB))
+	if ((c->control & (C_POLL_WB | C_IE_COMPLETED)) !=
+	    (C_POLL_WB | C_IE_COMPLETED))
 		return;
 	xm_host(m, bus, &v, sizeof(v), true);
 	m->st.writebacks++;
@@ -700,31 +710,26 @@ static void xm_run_list(struct xm_chan *c, unsigned long gen)
 			if ((d.control >> 16) != D_MAGIC ||
 			    (int)c->list_index == c->bad_magic) {
 				c->list_index++;
-				if (xm_error(c, S_MAGIC))
-					xm_writeback(c, WB_ERR);
+				xm_error(c, S_MAGIC);
 				return;
 			}
 			c->list_index++;
 			if (!d.bytes || (d.bytes & ~D_LEN_MASK)) {
-				if (xm_error(c, S_INVALID_LEN))
-					xm_writeback(c, WB_ERR);
+				xm_error(c, S_INVALID_LEN);
 				return;
 			}
 			switch (xm_move(c, gen, d.src, d.dst, d.bytes)) {
 			case STEP_ABORT:
-				return;
 			case STEP_ERROR:
-				xm_writeback(c, WB_ERR);
 				return;
 			case STEP_OK:
 				break;
 			}
 			c->completed++;
 			m->st.descriptors++;
-			if (d.control & D_COMPLETED) {
+			if (d.control & D_COMPLETED)
 				c->status |= S_DESC_COMPLETED & c->control;
-				xm_writeback(c, 0);
-			}
+			xm_writeback(c);
 			if (d.control & D_STOP) {
 				c->status |= S_DESC_STOPPED & c->control;
 				return;

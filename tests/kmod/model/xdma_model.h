@@ -14,7 +14,9 @@
  *     neighbours in one read that must stay inside 4 KiB, checks the magic
  *     and the length, moves the bytes between host memory (through the
  *     DMA callback) and card memory, counts completed descriptors, writes
- *     the count back in poll mode, stops at a Stop descriptor, or after
+ *     the count back after each one when Pollmode_wb_enable and
+ *     ie_descriptor_completed are both set (PG195, "Poll Mode"; never on
+ *     an error), stops at a Stop descriptor, or after
  *     the descriptor it is on when Run is cleared;
  *   - status bits, error bits and interrupts only where the control
  *     register and the interrupt enable mask enable them: an error that is
