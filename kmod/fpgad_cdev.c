@@ -153,8 +153,14 @@ void fpgad_chan_wedge(struct fpgad_chan *ch)
 		ch->dir == FPGAD_DMA_C2H ? "C2H" : "H2C", ch->hw_index);
 }
 
-/* The engine of @ch is known to be stopped: let the held pin go.  hw_lock. */
-static void fpgad_chan_unwedge(struct fpgad_chan *ch)
+/*
+ * The engine of @ch is known to be stopped (hw_lock held): the channel
+ * takes transfers again and the pin it held is returned, for the caller to
+ * put once hw_lock is released: the last put of a dma-buf pin takes the
+ * reservation lock, which an exporter holds while its move_notify waits
+ * for the engine, that is for hw_lock.
+ */
+static struct fpgad_pin *fpgad_chan_unwedge(struct fpgad_chan *ch)
 {
 	struct fpgad_pin *held;
 	bool was;
@@ -167,19 +173,19 @@ static void fpgad_chan_unwedge(struct fpgad_chan *ch)
 	spin_unlock(&ch->lock);
 	if (was)
 		atomic64_dec(&ch->fdev->ctr.wedged);
-	fpgad_pin_put(held);
+	return held;
 }
 
 /*
  * The card can no longer write anything (bus mastering off, or removed):
- * every pin a wedged channel held may go.
+ * every pin a wedged channel held may go.  No hw_lock held.
  */
 void fpgad_chans_release_held(struct fpgad_dev *fdev)
 {
 	unsigned int i;
 
 	for (i = 0; i < fdev->nchans; i++)
-		fpgad_chan_unwedge(&fdev->chans[i]);
+		fpgad_pin_put(fpgad_chan_unwedge(&fdev->chans[i]));
 }
 
 /*
@@ -188,6 +194,7 @@ void fpgad_chans_release_held(struct fpgad_dev *fdev)
  */
 static int fpgad_dev_reset(struct fpgad_dev *fdev)
 {
+	struct fpgad_pin *held[2 * FPGAD_MAX_CHANNELS] = { NULL };
 	struct pci_dev *pdev = fdev->pdev;
 	unsigned int i;
 	int ret;
@@ -212,59 +219,15 @@ static int fpgad_dev_reset(struct fpgad_dev *fdev)
 		ret = -EIO;
 		goto out;
 	}
-	fpgad_chans_release_held(fdev);
+	for (i = 0; i < fdev->nchans; i++)
+		held[i] = fpgad_chan_unwedge(&fdev->chans[i]);
 	dev_info(&pdev->dev, "function reset: every engine stopped\n");
 out:
 	for (i = fdev->nchans; i-- > 0;)
 		mutex_unlock(&fdev->chans[i].hw_lock);
+	for (i = 0; i < ARRAY_SIZE(held); i++)
+		fpgad_pin_put(held[i]);
 	return ret;
-}
-
-static bool fpgad_chan_runs(struct fpgad_chan *ch, struct fpgad_pin *pin)
-{
-	bool runs;
-
-	spin_lock(&ch->lock);
-	runs = ch->cur && ch->cur->pin == pin;
-	spin_unlock(&ch->lock);
-	return runs;
-}
-
-/*
- * The exporter takes @pin's memory back: no new transfer may use it, and
- * when this returns no engine writes it any more.  A running transfer is
- * cancelled and its engine stopped; an engine that will not stop (or one
- * that a wedged channel left on this pin) has the card's bus mastering
- * switched off, the only way left to keep it out of memory that is about
- * to be reused.  Sleeps.
- */
-void fpgad_pin_revoke(struct fpgad_pin *pin)
-{
-	struct fpgad_dev *fdev = pin->fdev;
-	unsigned int i;
-	bool stuck = false;
-
-	WRITE_ONCE(pin->dead, true);
-	for (i = 0; i < fdev->nchans; i++) {
-		struct fpgad_chan *ch = &fdev->chans[i];
-
-		spin_lock(&ch->lock);
-		if (ch->cur && ch->cur->pin == pin) {
-			ch->abort = true;
-			wake_up_all(&ch->wq);
-		}
-		spin_unlock(&ch->lock);
-		wait_event(ch->idle_wq, !fpgad_chan_runs(ch, pin));
-		spin_lock(&ch->lock);
-		stuck |= ch->held == pin;
-		spin_unlock(&ch->lock);
-	}
-	if (stuck) {
-		WRITE_ONCE(fdev->master_off, true);
-		pci_clear_master(fdev->pdev);
-		dev_err(&fdev->pdev->dev,
-			"memory revoked under an engine that did not stop: bus mastering is off until RESET resets the function\n");
-	}
 }
 
 /*
@@ -725,6 +688,7 @@ err:
 static int fpgad_ioc_reset(struct fpgad_file *file, void __user *arg)
 {
 	struct fpgad_dev *fdev = file->fdev;
+	struct fpgad_pin *held = NULL;
 	struct fpgad_dma_reset r;
 	struct fpgad_chan *ch;
 	int ret;
@@ -746,8 +710,9 @@ static int fpgad_ioc_reset(struct fpgad_file *file, void __user *arg)
 	mutex_lock(&ch->hw_lock);
 	ret = fdev->engine->reset(ch);
 	if (!ret)
-		fpgad_chan_unwedge(ch);
+		held = fpgad_chan_unwedge(ch);
 	mutex_unlock(&ch->hw_lock);
+	fpgad_pin_put(held);
 	/*
 	 * The engine did not stop: only resetting the function is left; and
 	 * only that turns bus mastering back on after a revoke.

@@ -91,6 +91,7 @@ void kshim_usleep(unsigned long us)
 {
 	struct timespec ts = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
 
+	kshim_might_sleep("a sleep");
 	nanosleep(&ts, NULL);
 }
 
@@ -1617,10 +1618,12 @@ static bool kshim_irq_run(unsigned int irq)
 		if (!irqs[i].handler || irqs[i].irq != irq)
 			continue;
 		any = true;
+		kshim_irq_enter();
 		if (irqs[i].handler((int)irq, irqs[i].dev) == IRQ_HANDLED)
 			irq_st.handled++;
 		else
 			irq_st.unhandled++;
+		kshim_irq_exit();
 	}
 	if (!any)
 		irq_st.misrouted++;
@@ -1676,10 +1679,12 @@ int kshim_irq_fire(struct kshim_pci *ks, unsigned int nr)
 	if (irq < 0)
 		return irq;
 	pthread_mutex_lock(&irq_lock);
+	kshim_irq_enter();
 	for (i = 0; i < ARRAY_SIZE(irqs); i++)
 		if (irqs[i].handler && irqs[i].irq == (unsigned int)irq &&
 		    irqs[i].handler(irq, irqs[i].dev) == IRQ_HANDLED)
 			handled++;
+	kshim_irq_exit();
 	pthread_mutex_unlock(&irq_lock);
 	return handled;
 }
@@ -1704,6 +1709,7 @@ int kshim_dmabuf_new(void *mem, size_t size)
 	b->mem = mem;
 	b->resv = &b->resv_obj;
 	pthread_mutex_init(&b->resv_obj.lock, NULL);
+	b->resv_obj.dep.name = "dma_resv";
 	atomic_store(&b->refs, 1);
 	pthread_mutex_lock(&dmabuf_lock);
 	for (i = 0; i < MAX_DMABUFS && dmabufs[i]; i++)
@@ -1834,11 +1840,12 @@ void kshim_dmabuf_move(int fd)
 
 	if (!b || !b->attach)
 		return;
-	pthread_mutex_lock(&b->resv_obj.lock);
+	/* Exporters call move_notify with the reservation held. */
+	dma_resv_lock(b->resv, NULL);
 	b->attach->importer_ops->move_notify(b->attach);
 	/* From here on the old location is not the buffer's any more. */
 	kshim_map_del(b);
-	pthread_mutex_unlock(&b->resv_obj.lock);
+	dma_resv_unlock(b->resv);
 }
 
 unsigned int kshim_dmabuf_attachments(void)
@@ -1864,7 +1871,16 @@ struct kshim_gpu_pin {
 	void *data;
 };
 
+/*
+ * NVIDIA's put_pages waits for a free callback that runs on the same page
+ * table (GDRCopy's comments; nv-p2p.h: the callback and put_pages are
+ * serialised): a lock held across put_pages that the callback takes is a
+ * deadlock.  The callback runs "holding" this class, put_pages takes it.
+ */
+static const struct kshim_dep gpu_callback_dep = { "nvidia_p2p free callback" };
 static pthread_mutex_t gpu_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gpu_cond = PTHREAD_COND_INITIALIZER;
+static struct nvidia_p2p_page_table *gpu_in_callback[MAX_GPU_PINS];
 static u64 gpu_va, gpu_len;
 static void *gpu_host;
 static struct kshim_gpu_pin gpu_pins[MAX_GPU_PINS];
@@ -1921,12 +1937,27 @@ static void kshim_gpu_pin_drop(struct nvidia_p2p_page_table *pt)
 	pthread_mutex_unlock(&gpu_lock);
 }
 
+static bool kshim_gpu_in_callback(const struct nvidia_p2p_page_table *pt)
+{
+	unsigned int i;
+
+	for (i = 0; i < MAX_GPU_PINS; i++)
+		if (gpu_in_callback[i] == pt)
+			return true;
+	return false;
+}
+
 int nvidia_p2p_put_pages(u64 p2p_token, u32 va_space, u64 va,
 			 struct nvidia_p2p_page_table *pt)
 {
 	(void)p2p_token;
 	(void)va_space;
 	(void)va;
+	kshim_might_lock(&gpu_callback_dep, 0);
+	pthread_mutex_lock(&gpu_lock);
+	while (kshim_gpu_in_callback(pt))
+		pthread_cond_wait(&gpu_cond, &gpu_lock);
+	pthread_mutex_unlock(&gpu_lock);
 	kshim_gpu_pin_drop(pt);
 	free(pt);
 	return 0;
@@ -2003,6 +2034,16 @@ void kshim_gpu_free(u64 gpu_addr)
 	}
 	pthread_mutex_unlock(&gpu_lock);
 	/* The callback frees the mapping and the page table itself. */
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		pthread_mutex_lock(&gpu_lock);
+		gpu_in_callback[i] = pins[i].pt;
+		pthread_mutex_unlock(&gpu_lock);
+		kshim_lock_acquire(&gpu_callback_dep, 0, KSHIM_LOCK_SLEEPING);
 		pins[i].free_cb(pins[i].data);
+		kshim_lock_release(&gpu_callback_dep, KSHIM_LOCK_SLEEPING);
+		pthread_mutex_lock(&gpu_lock);
+		gpu_in_callback[i] = NULL;
+		pthread_cond_broadcast(&gpu_cond);
+		pthread_mutex_unlock(&gpu_lock);
+	}
 }

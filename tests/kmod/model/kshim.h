@@ -159,7 +159,7 @@ void kshim_log(const struct device *dev, const char *level, const char *fmt, ...
 					     __FILE__, __LINE__, #c); _c; })
 #define WARN_ON_ONCE(c)		WARN_ON(c)
 #define BUG_ON(c)		do { if (c) abort(); } while (0)
-#define might_sleep()		do { } while (0)
+#define might_sleep()		kshim_might_sleep("might_sleep()")
 #define cond_resched()		do { } while (0)
 #define lockdep_assert_held(l)	do { (void)(l); } while (0)
 
@@ -191,22 +191,65 @@ static inline unsigned int refcount_read(const refcount_t *r) { return atomic_lo
 
 /* --- locks ------------------------------------------------------------------------ */
 
-typedef struct { pthread_mutex_t m; } spinlock_t;
-struct mutex { pthread_mutex_t m; };
+/*
+ * Every lock is checked by klockdep.c: lock order (an acquisition edge
+ * that closes a cycle between classes), sleeping in atomic context, and a
+ * spinlock taken both in an interrupt handler and with interrupts on.
+ * A lock's class is the place it was initialised.
+ */
+struct kshim_dep {
+	const char *name;
+};
 
-#define spin_lock_init(l)	pthread_mutex_init(&(l)->m, NULL)
-#define spin_lock(l)		pthread_mutex_lock(&(l)->m)
-#define spin_unlock(l)		pthread_mutex_unlock(&(l)->m)
-#define spin_lock_irq(l)	spin_lock(l)
-#define spin_unlock_irq(l)	spin_unlock(l)
-#define spin_lock_irqsave(l, f)	do { (f) = 0; spin_lock(l); } while (0)
-#define spin_unlock_irqrestore(l, f) do { (void)(f); spin_unlock(l); } while (0)
-#define mutex_init(l)		pthread_mutex_init(&(l)->m, NULL)
+enum kshim_lock_kind {
+	KSHIM_LOCK_SLEEPING,		/* mutex, dma_resv, a wait */
+	KSHIM_LOCK_SPIN,		/* spin_lock: interrupts on */
+	KSHIM_LOCK_SPIN_IRQ,		/* spin_lock_irq, spin_lock_irqsave */
+};
+
+void kshim_lock_acquire(const struct kshim_dep *dep, unsigned int sub,
+			enum kshim_lock_kind kind);
+void kshim_lock_release(const struct kshim_dep *dep, enum kshim_lock_kind kind);
+/* A wait for whoever holds @dep: an acquisition edge, nothing held after. */
+void kshim_might_lock(const struct kshim_dep *dep, unsigned int sub);
+/* Reports a sleep while a spinlock is held or in an interrupt handler. */
+void kshim_might_sleep(const char *what);
+void kshim_irq_enter(void);
+void kshim_irq_exit(void);
+
+#define KSHIM_STR2(x)		#x
+#define KSHIM_STR(x)		KSHIM_STR2(x)
+#define KSHIM_SITE(l)		__FILE__ ":" KSHIM_STR(__LINE__) " " #l
+
+typedef struct { pthread_mutex_t m; struct kshim_dep dep; } spinlock_t;
+struct mutex { pthread_mutex_t m; struct kshim_dep dep; };
+
+#define kshim_lock(l, sub, kind) do {					\
+	kshim_lock_acquire(&(l)->dep, (sub), (kind));			\
+	pthread_mutex_lock(&(l)->m);					\
+} while (0)
+#define kshim_unlock(l, kind) do {					\
+	pthread_mutex_unlock(&(l)->m);					\
+	kshim_lock_release(&(l)->dep, (kind));				\
+} while (0)
+
+#define spin_lock_init(l) do {						\
+	pthread_mutex_init(&(l)->m, NULL);				\
+	(l)->dep.name = KSHIM_SITE(l);					\
+} while (0)
+#define spin_lock(l)		kshim_lock(l, 0, KSHIM_LOCK_SPIN)
+#define spin_unlock(l)		kshim_unlock(l, KSHIM_LOCK_SPIN)
+#define spin_lock_irq(l)	kshim_lock(l, 0, KSHIM_LOCK_SPIN_IRQ)
+#define spin_unlock_irq(l)	kshim_unlock(l, KSHIM_LOCK_SPIN_IRQ)
+#define spin_lock_irqsave(l, f)	do { (f) = 0; spin_lock_irq(l); } while (0)
+#define spin_unlock_irqrestore(l, f) do { (void)(f); spin_unlock_irq(l); } while (0)
+#define mutex_init(l)		spin_lock_init(l)
 #define mutex_destroy(l)	pthread_mutex_destroy(&(l)->m)
-#define mutex_lock(l)		pthread_mutex_lock(&(l)->m)
-#define mutex_unlock(l)		pthread_mutex_unlock(&(l)->m)
-#define mutex_lock_nested(l, s)	mutex_lock(l)
-#define DEFINE_MUTEX(n)		struct mutex n = { PTHREAD_MUTEX_INITIALIZER }
+#define mutex_lock(l)		kshim_lock(l, 0, KSHIM_LOCK_SLEEPING)
+#define mutex_lock_nested(l, s)	kshim_lock(l, (s), KSHIM_LOCK_SLEEPING)
+#define mutex_unlock(l)		kshim_unlock(l, KSHIM_LOCK_SLEEPING)
+#define DEFINE_MUTEX(n)		struct mutex n = { PTHREAD_MUTEX_INITIALIZER, { #n } }
+#define might_lock(l)		kshim_might_lock(&(l)->dep, 0)
 
 /* --- lists --------------------------------------------------------------------- */
 
@@ -312,6 +355,7 @@ void kshim_wait_sleep(wait_queue_head_t *wq, unsigned long gen,
 #define wake_up_interruptible_all(wq)	kshim_wake(wq)
 
 #define wait_event(wq, cond) do {					\
+	kshim_might_sleep("wait_event");				\
 	for (;;) {							\
 		unsigned long _g = kshim_wait_gen(&(wq));		\
 		if (cond)						\
@@ -326,6 +370,7 @@ void kshim_wait_sleep(wait_queue_head_t *wq, unsigned long gen,
 #define wait_event_timeout(wq, cond, timeout) ({			\
 	unsigned long _end = jiffies + (unsigned long)(timeout);	\
 	long _left;							\
+	kshim_might_sleep("wait_event_timeout");			\
 	for (;;) {							\
 		unsigned long _g = kshim_wait_gen(&(wq));		\
 		_left = (long)(_end - jiffies);				\
@@ -351,11 +396,16 @@ void kshim_wait_sleep(wait_queue_head_t *wq, unsigned long gen,
 #define __GFP_ZERO	4u
 
 void *kshim_alloc(size_t n, bool zero);
-static inline void *kmalloc(size_t n, gfp_t f) { (void)f; return kshim_alloc(n, false); }
-static inline void *kzalloc(size_t n, gfp_t f) { (void)f; return kshim_alloc(n, true); }
+static inline void kshim_gfp(gfp_t f)
+{
+	if (f == GFP_KERNEL)
+		kshim_might_sleep("a GFP_KERNEL allocation");
+}
+static inline void *kmalloc(size_t n, gfp_t f) { kshim_gfp(f); return kshim_alloc(n, false); }
+static inline void *kzalloc(size_t n, gfp_t f) { kshim_gfp(f); return kshim_alloc(n, true); }
 static inline void *kcalloc(size_t n, size_t s, gfp_t f)
 {
-	(void)f;
+	kshim_gfp(f);
 	if (s && n > SIZE_MAX / s)
 		return NULL;
 	return kshim_alloc(n * s, true);
@@ -679,6 +729,7 @@ static inline void dma_sync_sgtable_for_cpu(struct device *d, struct sg_table *t
 
 struct dma_resv {
 	pthread_mutex_t lock;
+	struct kshim_dep dep;		/* one class: reservation_ww_class */
 };
 
 struct dma_buf_attachment;
@@ -724,9 +775,14 @@ void dma_buf_unmap_attachment(struct dma_buf_attachment *attach,
 static inline int dma_resv_lock(struct dma_resv *r, void *ctx)
 {
 	(void)ctx;
+	kshim_lock_acquire(&r->dep, 0, KSHIM_LOCK_SLEEPING);
 	return pthread_mutex_lock(&r->lock);
 }
-static inline void dma_resv_unlock(struct dma_resv *r) { pthread_mutex_unlock(&r->lock); }
+static inline void dma_resv_unlock(struct dma_resv *r)
+{
+	pthread_mutex_unlock(&r->lock);
+	kshim_lock_release(&r->dep, KSHIM_LOCK_SLEEPING);
+}
 
 /* --- interrupts ------------------------------------------------------------------------ */
 

@@ -66,6 +66,11 @@ __poll_t kshim_poll(struct kshim_file *f);
 void kshim_close(struct kshim_file *f);
 bool kshim_cdev_exists(const char *name);
 
+/* What the lock checker (klockdep.c) reported; forget: a fresh graph. */
+u64 kshim_lock_violations(void);
+const char *kshim_lock_last_violation(void);
+void kshim_lock_forget(void);
+
 /* A sysfs attribute of device @name as a number; -1 when absent. */
 long long kshim_sysfs(const char *name, const char *attr);
 

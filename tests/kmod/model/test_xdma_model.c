@@ -66,6 +66,7 @@ static int set_up(void **state)
 	kshim_pci_defaults(&fx.cfg);
 	params_default();
 	kshim_log_clear();
+	kshim_lock_forget();
 	return 0;
 }
 
@@ -108,6 +109,10 @@ static int tear_down(void **state)
 	assert_int_equal(kshim_dma_mappings(), 0);
 	assert_int_equal(kshim_dmabuf_attachments(), 0);
 	assert_int_equal(kshim_warnings(), 0);
+	if (kshim_lock_violations())
+		fail_msg("lock checker: %llu reports, last: %s",
+			 (unsigned long long)kshim_lock_violations(),
+			 kshim_lock_last_violation());
 	kshim_topology_clear();
 	return 0;
 }
@@ -935,6 +940,128 @@ static void test_dmabuf_move_notify(void **state)
 	free(buf);
 }
 
+/* --- lock order (klockdep.c) ------------------------------------------------------------ */
+
+static void assert_no_lock_report(void)
+{
+	if (kshim_lock_violations())
+		fail_msg("lock checker: %s", kshim_lock_last_violation());
+}
+
+/*
+ * nv-p2p: nvidia_p2p_put_pages waits for a free callback running on the
+ * same pages, so no lock the callback takes may be held across it.  One
+ * pin released by UNPIN (put_pages), one whose GPU memory is freed (the
+ * callback): each order is recorded once, and together they close a cycle
+ * if release holds the pin's lock across put_pages.
+ */
+static void test_lock_order_nvp2p_put_pages(void **state)
+{
+	const u64 gpu = 0x7f0000000000ull, n = 128 * KIB;
+	struct fpgad_dma_pin_nvp2p p = { .gpu_addr = gpu, .length = n / 2 };
+	struct fpgad_dma_unpin u;
+	struct kshim_file *f;
+	u8 *mem = buf_new(n);
+
+	(void)state;
+	plug();
+	kshim_gpu_mem(gpu, mem, n);
+	f = open_dev();
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_PIN_NVP2P, &p), 0);
+	u.handle = p.handle;
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_UNPIN, &u), 0);
+	p.gpu_addr = gpu + n / 2;
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_PIN_NVP2P, &p), 0);
+	kshim_gpu_free(gpu);
+	assert_no_lock_report();
+	/* The dead pin is released after its callback: put_pages not called. */
+	u.handle = p.handle;
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_UNPIN, &u), 0);
+	assert_int_equal(kshim_sysfs(DEV, "pins"), 0);
+	assert_no_lock_report();
+	close_dev(f);
+	free(mem);
+}
+
+/*
+ * dma_resv_lock against hw_lock: RESET of a wedged channel lets go of the
+ * pin the engine held; when that is the last reference to a dma-buf pin,
+ * its release takes the reservation lock.  An exporter calls move_notify
+ * with the reservation held, and the revoke waits for the engine, that is
+ * for whoever holds hw_lock.  The pin must be let go after hw_lock.
+ */
+static void test_lock_order_resv_hw_lock(void **state)
+{
+	const size_t n = 64 * KIB;
+	struct fpgad_dma_completion c;
+	struct kshim_file *f;
+	u8 *buf = buf_new(n), *other = buf_new(n);
+	int fd, fd2;
+	u64 h;
+
+	(void)state;
+	plug();
+	fd = kshim_dmabuf_new(buf, n);
+	fd2 = kshim_dmabuf_new(other, n);
+	assert_int_equal(xm_fault_add(fx.xm, 0, 0, n, XM_FAULT_HANG), 0);
+	f = open_dev();
+	h = pin_dmabuf(f, fd);
+	assert_int_equal(submit(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 1, 50), 0);
+	c = wait_one(f);
+	assert_true(c.flags & FPGAD_DMA_COMPLETION_WEDGED);
+	close_dev(f);			/* the wedged channel holds the last ref */
+	kshim_dmabuf_put(fd);
+	xm_fault_clear(fx.xm);
+	wait_idle(0, 0);
+	f = open_dev();
+	assert_int_equal(reset_chan(f, FPGAD_DMA_H2C, 0), 0);
+	assert_int_equal(kshim_dmabuf_attachments(), 0);
+	pin_dmabuf(f, fd2);
+	kshim_dmabuf_move(fd2);
+	assert_no_lock_report();
+	close_dev(f);
+	kshim_dmabuf_put(fd2);
+	free(buf);
+	free(other);
+}
+
+/* The checker itself: an AB-BA, a mutex under a spinlock, a sleep in an IRQ. */
+static void test_lock_checker(void **state)
+{
+	struct mutex a, b;
+	spinlock_t s;
+
+	(void)state;
+	mutex_init(&a);
+	mutex_init(&b);
+	spin_lock_init(&s);
+	mutex_lock(&a);
+	mutex_lock(&b);
+	mutex_unlock(&b);
+	mutex_unlock(&a);
+	assert_int_equal(kshim_lock_violations(), 0);
+	mutex_lock(&b);
+	mutex_lock(&a);
+	mutex_unlock(&a);
+	mutex_unlock(&b);
+	assert_int_equal(kshim_lock_violations(), 1);
+	assert_non_null(strstr(kshim_lock_last_violation(), "AB-BA"));
+	spin_lock(&s);
+	mutex_lock(&a);
+	mutex_unlock(&a);
+	spin_unlock(&s);
+	assert_int_equal(kshim_lock_violations(), 2);
+	assert_non_null(strstr(kshim_lock_last_violation(), "spinlock"));
+	kshim_irq_enter();
+	might_sleep();
+	kshim_irq_exit();
+	assert_int_equal(kshim_lock_violations(), 3);
+	assert_non_null(strstr(kshim_lock_last_violation(), "interrupt"));
+	mutex_destroy(&a);
+	mutex_destroy(&b);
+	kshim_lock_forget();
+}
+
 /* Revoked while the engine is hung: bus mastering goes off, RESET brings it back. */
 static void test_revoke_hung(void **state)
 {
@@ -1267,6 +1394,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_p2p_same_switch, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_p2p_host_bridge, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_p2p_errors, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_lock_order_nvp2p_put_pages, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_lock_order_resv_hw_lock, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_lock_checker, set_up, tear_down),
 	};
 
 	if (argc > 1)
