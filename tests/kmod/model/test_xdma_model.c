@@ -1396,7 +1396,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_p2p_errors, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_lock_order_nvp2p_put_pages, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_lock_order_resv_hw_lock, set_up, tear_down),
-		cmocka_unit_test_setup_teardown(test_lock_checker, set_up, tear_down),
+		cmocka_unit_test(test_lock_checker),
 	};
 
 	if (argc > 1)

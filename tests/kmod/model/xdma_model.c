@@ -250,7 +250,9 @@ static void xm_set_control(struct xm_chan *c, uint32_t val)
 			     c->dir ? "c2h" : "h2c", c->n);
 		return;
 	}
+	/* Busy from the Run edge on, not from when the engine thread wakes. */
 	c->start = true;
+	c->busy = true;
 	pthread_cond_broadcast(&m->cond);
 }
 
@@ -886,6 +888,8 @@ static void xm_chan_defaults(struct xm_chan *c)
 	c->int_mask = 0;
 	c->wb_lo = c->wb_hi = 0;
 	c->desc_lo = c->desc_hi = c->desc_adj = 0;
+	if (c->start)
+		c->busy = false;	/* a Run edge no engine took up yet */
 	c->start = false;
 	c->bad_magic = -1;
 }
