@@ -16,6 +16,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
 #include <linux/fs.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
@@ -411,26 +412,72 @@ static int fpgad_release(struct inode *inode, struct file *filp)
 
 /* --- ioctls -------------------------------------------------------------- */
 
-static int fpgad_ioc_version(struct fpgad_file *file, void __user *arg)
+/*
+ * Every ioctl's argument, copied in by fpgad_ioctl() at the size the caller
+ * was built with (_IOC_SIZE): a shorter, older structure is zero-extended,
+ * a longer, newer one must be zero past what this driver knows
+ * (copy_struct_from_user, E2BIG otherwise).  Out goes what the caller's
+ * size holds.
+ */
+union fpgad_ioc_arg {
+	struct fpgad_dma_version version;
+	struct fpgad_dma_info info;
+	struct fpgad_dma_pin_host host;
+	struct fpgad_dma_pin_dmabuf dmabuf;
+	struct fpgad_dma_pin_nvp2p nvp2p;
+	struct fpgad_dma_unpin unpin;
+	struct fpgad_dma_submit submit;
+	struct fpgad_dma_reset reset;
+	struct fpgad_dma_p2p_path p2p;
+};
+
+struct fpgad_ioc_call {
+	void __user *arg;
+	size_t usize;			/* the caller's structure */
+	unsigned int nr;
+};
+
+static int fpgad_ioc_out(const struct fpgad_ioc_call *c, const void *k,
+			 size_t ksize)
 {
-	struct fpgad_dma_version v;
-	u32 caller;
+	return copy_to_user(c->arg, k, min(c->usize, ksize)) ? -EFAULT : 0;
+}
 
-	if (copy_from_user(&v, arg, sizeof(v)))
-		return -EFAULT;
-	if (v.reserved[0] || v.reserved[1])
+/*
+ * The caller speaks ABI @caller: the same major and a minor no newer than
+ * the driver's (minors only add).  The reply names the version the file
+ * speaks, the caller's when it is understood, so that an older fpgad that
+ * compares for equality keeps working with a newer module.
+ */
+static bool fpgad_abi_understood(u32 caller)
+{
+	return FPGAD_DMA_ABI_MAJOR(caller) ==
+	       FPGAD_DMA_ABI_MAJOR(FPGAD_DMA_ABI_VERSION) &&
+	       FPGAD_DMA_ABI_MINOR(caller) <=
+	       FPGAD_DMA_ABI_MINOR(FPGAD_DMA_ABI_VERSION);
+}
+
+static int fpgad_ioc_version(struct fpgad_file *file, union fpgad_ioc_arg *a,
+			     const struct fpgad_ioc_call *c)
+{
+	struct fpgad_dma_version *v = &a->version;
+	u32 caller = v->abi_version;
+	bool ok = fpgad_abi_understood(caller);
+	int ret;
+
+	if (v->driver_version || v->reserved)
 		return -EINVAL;
-	caller = v.abi_version;
-
-	memset(&v, 0, sizeof(v));
-	v.abi_version = FPGAD_DMA_ABI_VERSION;
-	v.features = FPGAD_DMA_FEAT_DMABUF | FPGAD_DMA_FEAT_POLL_WB;
+	memset(v, 0, sizeof(*v));
+	v->abi_version = ok ? caller : FPGAD_DMA_ABI_VERSION;
+	v->driver_version = FPGAD_DMA_ABI_VERSION;
+	v->features = FPGAD_DMA_FEAT_DMABUF | FPGAD_DMA_FEAT_POLL_WB;
 #ifdef FPGAD_NVP2P
-	v.features |= FPGAD_DMA_FEAT_NVP2P;
+	v->features |= FPGAD_DMA_FEAT_NVP2P;
 #endif
-	if (copy_to_user(arg, &v, sizeof(v)))
-		return -EFAULT;
-	WRITE_ONCE(file->versioned, caller == FPGAD_DMA_ABI_VERSION);
+	ret = fpgad_ioc_out(c, v, sizeof(*v));
+	if (ret)
+		return ret;
+	WRITE_ONCE(file->versioned, ok);
 	return 0;
 }
 
@@ -452,7 +499,8 @@ static u32 fpgad_default_timeout_ms(struct fpgad_dev *fdev, u64 length)
 	return (u32)min_t(u64, ms, U32_MAX);
 }
 
-static int fpgad_ioc_info(struct fpgad_file *file, void __user *arg)
+static int fpgad_ioc_info(struct fpgad_file *file, union fpgad_ioc_arg *a,
+			  const struct fpgad_ioc_call *c)
 {
 	struct fpgad_dev *fdev = file->fdev;
 	struct pci_dev *pdev = fdev->pdev;
@@ -482,7 +530,7 @@ static int fpgad_ioc_info(struct fpgad_file *file, void __user *arg)
 	in.default_timeout_ms = READ_ONCE(fpgad_timeout_ms);
 	in.timeout_bytes_per_ms = fpgad_timeout_rate(fdev);
 	strscpy(in.engine, fdev->engine->name, sizeof(in.engine));
-	return copy_to_user(arg, &in, sizeof(in)) ? -EFAULT : 0;
+	return fpgad_ioc_out(c, &in, sizeof(in));
 }
 
 /* Give @pin a handle in @file and write it to @ret_handle. */
@@ -499,51 +547,47 @@ static int fpgad_pin_install(struct fpgad_file *file, struct fpgad_pin *pin,
 	return 0;
 }
 
-static int fpgad_ioc_pin(struct fpgad_file *file, unsigned int cmd,
-			 void __user *arg)
+static int fpgad_ioc_pin(struct fpgad_file *file, union fpgad_ioc_arg *a,
+			 const struct fpgad_ioc_call *c)
 {
 	struct fpgad_dev *fdev = file->fdev;
-	union {
-		struct fpgad_dma_pin_host host;
-		struct fpgad_dma_pin_dmabuf dmabuf;
-		struct fpgad_dma_pin_nvp2p nvp2p;
-	} u;
-	size_t size = _IOC_SIZE(cmd);
+	union fpgad_ioc_arg *u = a;
 	struct fpgad_pin *pin = NULL;
 	u64 handle, *ret_handle;
+	size_t ksize;
 	int ret;
-
-	if (copy_from_user(&u, arg, size))
-		return -EFAULT;
 
 	mutex_lock(&file->lock);
 	ret = -ENODEV;
 	if (file->torn)
 		goto out;
 
-	switch (cmd) {
-	case FPGAD_DMA_IOC_PIN_HOST:
+	switch (c->nr) {
+	case _IOC_NR(FPGAD_DMA_IOC_PIN_HOST):
+		ksize = sizeof(u->host);
 		ret = -EINVAL;
-		if (u.host.flags || u.host.reserved)
+		if (u->host.flags || u->host.reserved)
 			goto out;
-		ret = fpgad_pin_host(fdev, u.host.addr, u.host.length, &pin);
-		ret_handle = &u.host.handle;
+		ret = fpgad_pin_host(fdev, u->host.addr, u->host.length, &pin);
+		ret_handle = &u->host.handle;
 		break;
-	case FPGAD_DMA_IOC_PIN_DMABUF:
+	case _IOC_NR(FPGAD_DMA_IOC_PIN_DMABUF):
+		ksize = sizeof(u->dmabuf);
 		ret = -EINVAL;
-		if (u.dmabuf.flags)
+		if (u->dmabuf.flags)
 			goto out;
-		ret = fpgad_pin_dmabuf(fdev, u.dmabuf.fd, u.dmabuf.offset,
-				       u.dmabuf.length, &pin);
-		ret_handle = &u.dmabuf.handle;
+		ret = fpgad_pin_dmabuf(fdev, u->dmabuf.fd, u->dmabuf.offset,
+				       u->dmabuf.length, &pin);
+		ret_handle = &u->dmabuf.handle;
 		break;
 	default:
+		ksize = sizeof(u->nvp2p);
 		ret = -EINVAL;
-		if (u.nvp2p.flags || u.nvp2p.reserved)
+		if (u->nvp2p.flags || u->nvp2p.reserved)
 			goto out;
-		ret = fpgad_pin_nvp2p(fdev, u.nvp2p.gpu_addr, u.nvp2p.length,
+		ret = fpgad_pin_nvp2p(fdev, u->nvp2p.gpu_addr, u->nvp2p.length,
 				      &pin);
-		ret_handle = &u.nvp2p.handle;
+		ret_handle = &u->nvp2p.handle;
 		break;
 	}
 	if (ret)
@@ -553,9 +597,9 @@ static int fpgad_ioc_pin(struct fpgad_file *file, unsigned int cmd,
 	if (ret)
 		goto err_release;
 	*ret_handle = handle;
-	if (copy_to_user(arg, &u, size)) {
+	ret = fpgad_ioc_out(c, u, ksize);
+	if (ret) {
 		xa_erase(&file->pins, handle);
-		ret = -EFAULT;
 		goto err_release;
 	}
 	goto out;
@@ -567,14 +611,13 @@ out:
 	return ret;
 }
 
-static int fpgad_ioc_unpin(struct fpgad_file *file, void __user *arg)
+static int fpgad_ioc_unpin(struct fpgad_file *file, union fpgad_ioc_arg *a,
+			   const struct fpgad_ioc_call *c)
 {
-	struct fpgad_dma_unpin u;
+	struct fpgad_dma_unpin u = a->unpin;
 	struct fpgad_pin *pin;
 	int ret;
 
-	if (copy_from_user(&u, arg, sizeof(u)))
-		return -EFAULT;
 	if (!u.handle || u.handle > U32_MAX)
 		return -ENOENT;
 
@@ -597,18 +640,17 @@ out:
 	return ret;
 }
 
-static int fpgad_ioc_submit(struct fpgad_file *file, void __user *arg)
+static int fpgad_ioc_submit(struct fpgad_file *file, union fpgad_ioc_arg *a,
+			    const struct fpgad_ioc_call *c)
 {
 	struct fpgad_dev *fdev = file->fdev;
-	struct fpgad_dma_submit s;
+	struct fpgad_dma_submit s = a->submit;
 	struct fpgad_chan *ch;
 	struct fpgad_pin *pin;
 	struct fpgad_xfer *x;
 	bool full;
 	int ret;
 
-	if (copy_from_user(&s, arg, sizeof(s)))
-		return -EFAULT;
 	if (s.flags)
 		return -EINVAL;
 	if (!s.length || s.length > fdev->max_transfer)
@@ -685,16 +727,14 @@ err:
 	return ret;
 }
 
-static int fpgad_ioc_reset(struct fpgad_file *file, void __user *arg)
+static int fpgad_ioc_reset(struct fpgad_file *file, union fpgad_ioc_arg *a,
+			   const struct fpgad_ioc_call *c)
 {
 	struct fpgad_dev *fdev = file->fdev;
+	struct fpgad_dma_reset r = a->reset;
 	struct fpgad_pin *held = NULL;
-	struct fpgad_dma_reset r;
 	struct fpgad_chan *ch;
 	int ret;
-
-	if (copy_from_user(&r, arg, sizeof(r)))
-		return -EFAULT;
 
 	mutex_lock(&file->lock);
 	ret = -ENODEV;
@@ -728,59 +768,78 @@ out:
 	return ret;
 }
 
-static int fpgad_ioc_p2p_path(struct fpgad_file *file, void __user *arg)
+static int fpgad_ioc_p2p_path(struct fpgad_file *file, union fpgad_ioc_arg *a,
+			      const struct fpgad_ioc_call *c)
 {
 	struct fpgad_dev *fdev = file->fdev;
-	struct fpgad_dma_p2p_path p;
+	struct fpgad_dma_p2p_path *p = &a->p2p;
 	int ret;
 
-	if (copy_from_user(&p, arg, sizeof(p)))
-		return -EFAULT;
-	if (p.reserved0 || p.reserved1)
+	if (p->reserved0 || p->reserved1)
 		return -EINVAL;
 	if (READ_ONCE(fdev->dead))
 		return -ENODEV;
-	ret = fpgad_p2p_path(fdev->pdev, &p);
+	ret = fpgad_p2p_path(fdev->pdev, p, capable(CAP_SYS_ADMIN));
 	if (ret == -E2BIG) {
 		/* Only the count needed goes back. */
-		if (copy_to_user(arg + offsetof(struct fpgad_dma_p2p_path, n_hops),
-				 &p.n_hops, sizeof(p.n_hops)))
+		if (copy_to_user(c->arg + offsetof(struct fpgad_dma_p2p_path, n_hops),
+				 &p->n_hops, sizeof(p->n_hops)))
 			return -EFAULT;
 		return ret;
 	}
 	if (ret)
 		return ret;
-	return copy_to_user(arg, &p, sizeof(p)) ? -EFAULT : 0;
+	return fpgad_ioc_out(c, p, sizeof(*p));
 }
+
+struct fpgad_ioc_desc {
+	size_t size;			/* this driver's structure */
+	size_t min;			/* ABI 0.2's: shorter is refused */
+	int (*fn)(struct fpgad_file *file, union fpgad_ioc_arg *a,
+		  const struct fpgad_ioc_call *c);
+};
+
+#define FPGAD_IOC(cmd, s, f) \
+	[_IOC_NR(cmd)] = { sizeof(struct s), sizeof(struct s), f }
+
+static const struct fpgad_ioc_desc fpgad_iocs[] = {
+	FPGAD_IOC(FPGAD_DMA_IOC_VERSION, fpgad_dma_version, fpgad_ioc_version),
+	FPGAD_IOC(FPGAD_DMA_IOC_INFO, fpgad_dma_info, fpgad_ioc_info),
+	FPGAD_IOC(FPGAD_DMA_IOC_PIN_HOST, fpgad_dma_pin_host, fpgad_ioc_pin),
+	FPGAD_IOC(FPGAD_DMA_IOC_PIN_DMABUF, fpgad_dma_pin_dmabuf, fpgad_ioc_pin),
+	FPGAD_IOC(FPGAD_DMA_IOC_PIN_NVP2P, fpgad_dma_pin_nvp2p, fpgad_ioc_pin),
+	FPGAD_IOC(FPGAD_DMA_IOC_UNPIN, fpgad_dma_unpin, fpgad_ioc_unpin),
+	FPGAD_IOC(FPGAD_DMA_IOC_SUBMIT, fpgad_dma_submit, fpgad_ioc_submit),
+	FPGAD_IOC(FPGAD_DMA_IOC_RESET, fpgad_dma_reset, fpgad_ioc_reset),
+	FPGAD_IOC(FPGAD_DMA_IOC_P2P_PATH, fpgad_dma_p2p_path, fpgad_ioc_p2p_path),
+};
 
 static long fpgad_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	struct fpgad_file *file = filp->private_data;
-	void __user *argp = (void __user *)arg;
+	struct fpgad_ioc_call c = {
+		.arg = (void __user *)arg,
+		.usize = _IOC_SIZE(cmd),
+		.nr = _IOC_NR(cmd),
+	};
+	const struct fpgad_ioc_desc *d;
+	union fpgad_ioc_arg a;
+	int ret;
 
-	if (cmd == FPGAD_DMA_IOC_VERSION)
-		return fpgad_ioc_version(file, argp);
-	if (!READ_ONCE(file->versioned))
-		return -EPROTO;
-
-	switch (cmd) {
-	case FPGAD_DMA_IOC_INFO:
-		return fpgad_ioc_info(file, argp);
-	case FPGAD_DMA_IOC_PIN_HOST:
-	case FPGAD_DMA_IOC_PIN_DMABUF:
-	case FPGAD_DMA_IOC_PIN_NVP2P:
-		return fpgad_ioc_pin(file, cmd, argp);
-	case FPGAD_DMA_IOC_UNPIN:
-		return fpgad_ioc_unpin(file, argp);
-	case FPGAD_DMA_IOC_SUBMIT:
-		return fpgad_ioc_submit(file, argp);
-	case FPGAD_DMA_IOC_RESET:
-		return fpgad_ioc_reset(file, argp);
-	case FPGAD_DMA_IOC_P2P_PATH:
-		return fpgad_ioc_p2p_path(file, argp);
-	default:
+	if (_IOC_TYPE(cmd) != FPGAD_DMA_IOC_MAGIC ||
+	    _IOC_DIR(cmd) != (_IOC_READ | _IOC_WRITE) ||
+	    c.nr >= ARRAY_SIZE(fpgad_iocs) || !fpgad_iocs[c.nr].fn)
 		return -ENOTTY;
-	}
+	d = &fpgad_iocs[c.nr];
+	if (c.usize < d->min)
+		return -EINVAL;
+	if (c.nr != _IOC_NR(FPGAD_DMA_IOC_VERSION) &&
+	    !READ_ONCE(file->versioned))
+		return -EPROTO;
+	ret = copy_struct_from_user(&a, d->size, c.arg, c.usize);
+	if (ret)
+		return ret;
+	return d->fn(file, &a, &c);
 }
 
 /* --- completions: read() and poll() ---------------------------------------- */

@@ -224,7 +224,8 @@ struct fpgad_xfer {
 u64 fpgad_link_rate(struct pci_dev *pdev);
 
 /* fpgad_p2p.c */
-int fpgad_p2p_path(struct pci_dev *card, struct fpgad_dma_p2p_path *p);
+int fpgad_p2p_path(struct pci_dev *card, struct fpgad_dma_p2p_path *p,
+		   bool raw_acs);
 
 /* fpgad_cdev.c */
 extern const struct file_operations fpgad_fops;

@@ -18,7 +18,7 @@ KMODEL_SRC := $(KMODEL_DIR)/test_xdma_model.c $(KMODEL_DIR)/kshim.c \
 	$(KMODEL_DIR)/klockdep.c $(KMODEL_DIR)/xdma_model.c
 # Every <linux/...> header the module includes becomes a one-line file that
 # includes kshim.h; one missing here fails the build with its name.
-KMODEL_LINUX_H := atomic.h cdev.h compiler.h delay.h device.h dma-buf.h \
+KMODEL_LINUX_H := atomic.h capability.h cdev.h compiler.h delay.h device.h dma-buf.h \
 	dma-mapping.h dma-resv.h fs.h idr.h interrupt.h \
 	io-64-nonatomic-lo-hi.h ioctl.h jiffies.h kernel.h list.h lockdep.h math64.h mm.h \
 	module.h mutex.h pci.h pci-p2pdma.h poll.h scatterlist.h \

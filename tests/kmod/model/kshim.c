@@ -607,6 +607,18 @@ void kshim_close(struct kshim_file *f)
 	free(f);
 }
 
+static bool kshim_admin = true;
+
+void kshim_set_admin(bool admin)
+{
+	kshim_admin = admin;
+}
+
+bool capable(int cap)
+{
+	return cap == CAP_SYS_ADMIN && kshim_admin;
+}
+
 long compat_ptr_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 {
 	(void)f;

@@ -453,6 +453,25 @@ static inline unsigned long copy_to_user(void __user *to, const void *from,
 	return 0;
 }
 
+/* The kernel's: zero-extend a shorter @usize, refuse a longer non-zero tail. */
+static inline int copy_struct_from_user(void *dst, size_t ksize,
+					const void __user *src, size_t usize)
+{
+	size_t n = usize < ksize ? usize : ksize, i;
+
+	if (!src)
+		return -EFAULT;
+	for (i = ksize; i < usize; i++)
+		if (((const unsigned char *)src)[i])
+			return -E2BIG;
+	memset(dst, 0, ksize);
+	memcpy(dst, src, n);
+	return 0;
+}
+
+#define CAP_SYS_ADMIN		21
+bool capable(int cap);
+
 /* --- devices, files, sysfs ----------------------------------------------------- */
 
 struct attribute {

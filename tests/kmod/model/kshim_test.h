@@ -71,6 +71,9 @@ u64 kshim_lock_violations(void);
 const char *kshim_lock_last_violation(void);
 void kshim_lock_forget(void);
 
+/* Whether the caller of the file operations has CAP_SYS_ADMIN (default). */
+void kshim_set_admin(bool admin);
+
 /* A sysfs attribute of device @name as a number; -1 when absent. */
 long long kshim_sysfs(const char *name, const char *attr);
 

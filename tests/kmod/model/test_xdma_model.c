@@ -803,6 +803,62 @@ static void test_poll_mode_errors(void **state)
 	free(buf);
 }
 
+/*
+ * Every error bit the engine logs, raised at the first descriptor, in the
+ * middle of the list and after the last one has been counted, in both
+ * completion modes: each fails the transfer with -EIO (not -ETIMEDOUT: an
+ * error is seen at once), and the channel goes on.  After the last
+ * descriptor the completed count is whole: only the status bit tells.
+ */
+static void test_error_bits_everywhere(void **state)
+{
+	static const struct {
+		const char *name;
+		u32 bit;
+	} errs[] = {
+		{ "align", XM_ERR_ALIGN }, { "magic", XM_ERR_MAGIC },
+		{ "length", XM_ERR_LENGTH }, { "read", XM_ERR_READ },
+		{ "write", XM_ERR_WRITE }, { "desc", XM_ERR_DESC },
+	};
+	/* Three descriptors: 1 MiB each at most. */
+	const size_t n = 2 * MIB + 4 * KIB;
+	const struct {
+		unsigned int index;
+		bool after;
+	} at[] = { { 0, false }, { 1, false }, { 1, true }, { 2, true } };
+	struct kshim_file *f;
+	u8 *buf = buf_new(n);
+	unsigned int e, a, mode, dir;
+	long long errors = 0;
+	u64 h;
+
+	(void)state;
+	fx.cfg.xm.card_size = 4 * MIB;
+	plug();
+	f = open_dev();
+	h = pin_host(f, buf, n);
+	for (mode = 0; mode < 2; mode++) {
+		assert_int_equal(kshim_param_set("poll_mode", mode ? "1" : "0"), 0);
+		for (e = 0; e < ARRAY_SIZE(errs); e++)
+			for (a = 0; a < ARRAY_SIZE(at); a++)
+				for (dir = 0; dir < 2; dir++) {
+					xm_error_at(fx.xm, dir, 0, errs[e].bit,
+						    at[a].index, at[a].after);
+					if (xfer(f, dir, 0, h, 0, 0, n, 5000) != -EIO)
+						fail_msg("%s error at descriptor %u%s, %s, %s: not -EIO",
+							 errs[e].name, at[a].index,
+							 at[a].after ? " (after)" : "",
+							 dir ? "C2H" : "H2C",
+							 mode ? "poll" : "interrupt");
+					errors++;
+				}
+		assert_int_equal(kshim_sysfs(DEV, "errors"), errors);
+		assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 0), 0);
+	}
+	close_dev(f);
+	free(buf);
+}
+
 /* --- interrupts ------------------------------------------------------------------ */
 
 /* Legacy INTx on pin INTB: the engines must raise INTB. */
@@ -938,6 +994,70 @@ static void test_dmabuf_move_notify(void **state)
 	close_dev(f);
 	kshim_dmabuf_put(fd);
 	free(buf);
+}
+
+/* --- uapi versions -------------------------------------------------------------------- */
+
+/* INFO as a newer fpgad would ask for it: a field more at the end. */
+struct info_next {
+	struct fpgad_dma_info in;
+	__u64 more;
+};
+#define IOC_INFO_NEXT	_IOWR(FPGAD_DMA_IOC_MAGIC, 0x01, struct info_next)
+/* SUBMIT cut short: older than any ABI the driver knows. */
+#define IOC_SUBMIT_SHORT _IOWR(FPGAD_DMA_IOC_MAGIC, 0x06, struct fpgad_dma_reset)
+
+static long version_as(struct kshim_file *f, u32 abi,
+		       struct fpgad_dma_version *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->abi_version = abi;
+	return kshim_ioctl(f, FPGAD_DMA_IOC_VERSION, v);
+}
+
+/*
+ * An older fpgad (a minor behind, comparing the reply for equality) keeps
+ * working with this module; a newer minor or another major does not; a
+ * structure grows at its end without breaking either side.
+ */
+static void test_abi_versions(void **state)
+{
+	const u32 older = FPGAD_DMA_ABI_VERSION - 1;
+	struct fpgad_dma_version v;
+	struct fpgad_dma_info in;
+	struct fpgad_dma_reset r = { 0, 0 };
+	struct info_next next;
+	struct kshim_file *f;
+
+	(void)state;
+	plug();
+	assert_int_equal(kshim_open(DEV, &f), 0);
+	fx.files[0] = f;
+	assert_int_equal(FPGAD_DMA_ABI_MAJOR(older),
+			 FPGAD_DMA_ABI_MAJOR(FPGAD_DMA_ABI_VERSION));
+	assert_int_equal(version_as(f, older, &v), 0);
+	assert_int_equal(v.abi_version, older);
+	assert_int_equal(v.driver_version, FPGAD_DMA_ABI_VERSION);
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_INFO, &in), 0);
+
+	assert_int_equal(version_as(f, FPGAD_DMA_ABI_VERSION + 1, &v), 0);
+	assert_int_equal(v.abi_version, FPGAD_DMA_ABI_VERSION);
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_INFO, &in), -EPROTO);
+	assert_int_equal(version_as(f, FPGAD_DMA_ABI(1, 0), &v), 0);
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_INFO, &in), -EPROTO);
+	v.abi_version = FPGAD_DMA_ABI_VERSION;
+	v.driver_version = 1;
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_VERSION, &v), -EINVAL);
+
+	assert_int_equal(version_as(f, FPGAD_DMA_ABI_VERSION, &v), 0);
+	memset(&next, 0, sizeof(next));
+	assert_int_equal(kshim_ioctl(f, IOC_INFO_NEXT, &next), 0);
+	assert_string_equal(next.in.engine, "xdma");
+	assert_int_equal(next.more, 0);
+	memset(&next, 0, sizeof(next));
+	next.more = 1;
+	assert_int_equal(kshim_ioctl(f, IOC_INFO_NEXT, &next), -E2BIG);
+	assert_int_equal(kshim_ioctl(f, IOC_SUBMIT_SHORT, &r), -EINVAL);
 }
 
 /* --- lock order (klockdep.c) ------------------------------------------------------------ */
@@ -1269,6 +1389,15 @@ static void test_p2p_same_switch(void **state)
 	assert_int_equal(p.hops[2].acs_ctrl, PCI_ACS_RR | PCI_ACS_CR);
 	assert_int_equal(p.distance, -1);
 	assert_int_equal(p.verdict, FPGAD_P2P_ACS_REDIRECT);
+	/* Without CAP_SYS_ADMIN: the verdict and the flags, no raw registers. */
+	kshim_set_admin(false);
+	assert_int_equal(p2p_path(f, gpu, &p), 0);
+	kshim_set_admin(true);
+	assert_int_equal(p.verdict, FPGAD_P2P_ACS_REDIRECT);
+	assert_int_equal(p.hops[2].flags, FPGAD_P2P_HOP_ACS | FPGAD_P2P_HOP_REDIRECT);
+	assert_int_equal(p.hops[0].acs_cap, 0);
+	assert_int_equal(p.hops[2].acs_cap, 0);
+	assert_int_equal(p.hops[2].acs_ctrl, 0);
 	/* Source validation alone redirects nothing. */
 	kshim_set_acs(ds2, acs, PCI_ACS_SV);
 	assert_int_equal(p2p_path(f, gpu, &p), 0);
@@ -1381,6 +1510,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_stream_refused, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_h2c_write_error, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_poll_mode_errors, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_error_bits_everywhere, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_intx_pin, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_intx_no_spurious, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_timeout_scales, set_up, tear_down),
@@ -1394,6 +1524,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_p2p_same_switch, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_p2p_host_bridge, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_p2p_errors, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_abi_versions, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_lock_order_nvp2p_put_pages, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_lock_order_resv_hw_lock, set_up, tear_down),
 		cmocka_unit_test(test_lock_checker),

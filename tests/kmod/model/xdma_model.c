@@ -124,6 +124,9 @@ struct xm_chan {
 	uint64_t list_t0;		/* when it started, us */
 	uint64_t list_bytes;		/* bytes it moved */
 	int bad_magic;			/* index with a bad magic, or -1 */
+	int err_index;			/* xm_error_at(): descriptor, or -1 */
+	uint32_t err_bits;
+	bool err_after;
 };
 
 struct xm {
@@ -679,6 +682,44 @@ static struct xm_desc xm_desc_decode(const uint8_t *p)
 	return d;
 }
 
+/*
+ * Nxt_adj (PG195, "Descriptors"): the number of descriptors that follow the
+ * next one contiguously, which the engine fetches with it in one read.  A
+ * count that reaches past the list's Stop descriptor makes the engine
+ * fetch, and may make it run, memory that is no descriptor of the list.
+ */
+static void xm_check_adjacent(struct xm_chan *c, const uint8_t *block,
+			      uint32_t adj)
+{
+	uint32_t k;
+
+	for (k = 0; k < adj; k++) {
+		struct xm_desc d = xm_desc_decode(block + k * D_SIZE);
+
+		if (d.control & D_STOP) {
+			xm_violation(c->m, "%s%u: Nxt_adj fetches %u descriptors "
+				     "past the Stop descriptor", c->dir ?
+				     "c2h" : "h2c", c->n, adj - k);
+			return;
+		}
+	}
+}
+
+/*
+ * xm_error_at(): the error of the descriptor just started (the list_index
+ * of which is one past it), before it moves data or, @after, once it is
+ * counted complete (a late AXI response: PG195's read and write error bits
+ * report them whenever they arrive).  True when it stopped the engine.
+ */
+static bool xm_injected(struct xm_chan *c, bool after)
+{
+	if (c->err_index < 0 || c->err_after != after ||
+	    (unsigned int)c->err_index + 1 != c->list_index)
+		return false;
+	c->err_index = -1;
+	return xm_error(c, c->err_bits);
+}
+
 /* Run the list the SGDMA registers point at until it stops. */
 static void xm_run_list(struct xm_chan *c, unsigned long gen)
 {
@@ -707,6 +748,7 @@ static void xm_run_list(struct xm_chan *c, unsigned long gen)
 			xm_error(c, S_DESC_ERR(ERR_UR));
 			return;
 		}
+		xm_check_adjacent(c, block, adj);
 		for (k = 0; k <= adj; k++) {
 			d = xm_desc_decode(block + k * D_SIZE);
 			if ((d.control >> 16) != D_MAGIC ||
@@ -720,6 +762,8 @@ static void xm_run_list(struct xm_chan *c, unsigned long gen)
 				xm_error(c, S_INVALID_LEN);
 				return;
 			}
+			if (xm_injected(c, false))
+				return;
 			switch (xm_move(c, gen, d.src, d.dst, d.bytes)) {
 			case STEP_ABORT:
 			case STEP_ERROR:
@@ -729,6 +773,8 @@ static void xm_run_list(struct xm_chan *c, unsigned long gen)
 			}
 			c->completed++;
 			m->st.descriptors++;
+			if (xm_injected(c, true))
+				return;
 			if (d.control & D_COMPLETED)
 				c->status |= S_DESC_COMPLETED & c->control;
 			xm_writeback(c);
@@ -789,6 +835,7 @@ static void *xm_engine(void *arg)
 			m->st.starts++;
 			xm_run_list(c, gen);
 			c->bad_magic = -1;
+			c->err_index = -1;
 		}
 		c->busy = false;
 		pthread_cond_broadcast(&m->cond);
@@ -892,6 +939,7 @@ static void xm_chan_defaults(struct xm_chan *c)
 		c->busy = false;	/* a Run edge no engine took up yet */
 	c->start = false;
 	c->bad_magic = -1;
+	c->err_index = -1;
 }
 
 struct xm *xm_new(const struct xm_config *cfg, const struct xm_callbacks *cb)
@@ -1084,6 +1132,16 @@ void xm_bad_magic(struct xm *m, unsigned int dir, unsigned int ch,
 {
 	pthread_mutex_lock(&m->lock);
 	m->ch[dir][ch].bad_magic = (int)index;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void xm_error_at(struct xm *m, unsigned int dir, unsigned int ch,
+		 uint32_t bits, unsigned int index, bool after)
+{
+	pthread_mutex_lock(&m->lock);
+	m->ch[dir][ch].err_bits = bits;
+	m->ch[dir][ch].err_index = (int)index;
+	m->ch[dir][ch].err_after = after;
 	pthread_mutex_unlock(&m->lock);
 }
 
