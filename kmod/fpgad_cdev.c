@@ -640,6 +640,22 @@ out:
 	return ret;
 }
 
+/*
+ * The engine's address alignment (INFO's align), on the card side and on
+ * the host side; an unaligned address would stop the engine with an ALIGN
+ * error mid-transfer.
+ */
+static bool fpgad_aligned(const struct fpgad_dev *fdev,
+			  const struct fpgad_pin *pin,
+			  const struct fpgad_dma_submit *s)
+{
+	u64 host = pin->phase + s->offset;
+
+	return fdev->align <= 1 ||
+	       (IS_ALIGNED(s->card_addr, fdev->align) &&
+		IS_ALIGNED(host, fdev->align));
+}
+
 static int fpgad_ioc_submit(struct fpgad_file *file, union fpgad_ioc_arg *a,
 			    const struct fpgad_ioc_call *c)
 {
@@ -679,6 +695,9 @@ static int fpgad_ioc_submit(struct fpgad_file *file, union fpgad_ioc_arg *a,
 		goto err;
 	ret = -EINVAL;
 	if (s.offset > pin->length || s.length > pin->length - s.offset)
+		goto err;
+	ret = -EINVAL;
+	if (!fpgad_aligned(fdev, pin, &s))
 		goto err;
 	ret = -ENOLINK;
 	if (READ_ONCE(pin->dead))

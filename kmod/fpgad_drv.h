@@ -170,6 +170,7 @@ struct fpgad_pin {
 	enum fpgad_pin_kind kind;
 	u64 length;			/* bytes usable through the pin */
 	u64 base;			/* offset of byte 0 in sgt */
+	u64 phase;			/* byte 0's DMA address modulo a page */
 	struct sg_table *sgt;		/* DMA-mapped for fdev->pdev */
 	atomic_t users;			/* transfers queued or running */
 	bool dead;			/* revoked by the exporter */

@@ -166,6 +166,7 @@ int fpgad_pin_host(struct fpgad_dev *fdev, u64 addr, u64 length,
 		goto err_table;
 	pin->sgt = &pin->host.table;
 	pin->base = 0;
+	pin->phase = offset_in_page(addr);
 	fpgad_pin_account(pin, 1);
 	*ret_pin = pin;
 	return 0;
@@ -244,6 +245,7 @@ int fpgad_pin_dmabuf(struct fpgad_dev *fdev, int fd, u64 offset, u64 length,
 	if (!pin)
 		goto err_put;
 	pin->base = offset;
+	pin->phase = offset_in_page(offset);
 
 	attach = dma_buf_dynamic_attach(buf, &fdev->pdev->dev,
 					&fpgad_importer_ops, pin);

@@ -36,6 +36,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/interrupt.h>
 #include <linux/jiffies.h>
+#include <linux/log2.h>
 #include <linux/math64.h>
 #include <linux/pci.h>
 #include <linux/slab.h>
@@ -101,6 +102,7 @@
 #define XDMA_SG_DESC_ADJ	0x88
 
 /* IRQ block registers. */
+#define XDMA_IRQ_USER_EN	0x04
 #define XDMA_IRQ_CHAN_EN	0x10
 #define XDMA_IRQ_CHAN_EN_W1S	0x14
 #define XDMA_IRQ_CHAN_EN_W1C	0x18
@@ -473,6 +475,8 @@ static int xdma_hw_init(struct fpgad_dev *fdev)
 	}
 	xdma_wr(x, XDMA_IRQ_BLOCK + XDMA_IRQ_CHAN_EN_W1C,
 		(u32)GENMASK(fdev->nchans - 1, 0));
+	/* User (AXI) interrupts are the card design's: none for us. */
+	xdma_wr(x, XDMA_IRQ_BLOCK + XDMA_IRQ_USER_EN, 0);
 	xdma_program_vectors(fdev, x);
 	/* Read back: all of it has landed, and the card is there. */
 	if (xdma_rd(x, XDMA_IRQ_BLOCK + XDMA_IRQ_CHAN_EN) == XDMA_GONE)
@@ -597,8 +601,8 @@ static int xdma_probe(struct fpgad_dev *fdev)
 		xc->regs = c2h ? XDMA_C2H_CHAN(n) : XDMA_H2C_CHAN(n);
 		xc->sgdma = c2h ? XDMA_C2H_SGDMA(n) : XDMA_H2C_SGDMA(n);
 		xc->irq_bit = k;
-		xc->align = max_t(u32, 1, (xdma_rd(x, xc->regs +
-						   XDMA_CH_ALIGNMENTS) >> 16) & 0xff);
+		xc->align = roundup_pow_of_two(max_t(u32, 1,
+			(xdma_rd(x, xc->regs + XDMA_CH_ALIGNMENTS) >> 16) & 0xff));
 		fdev->align = max(fdev->align, xc->align);
 		xc->ring = dma_alloc_coherent(&pdev->dev, XDMA_COHERENT_BYTES,
 					      &xc->ring_bus, GFP_KERNEL);

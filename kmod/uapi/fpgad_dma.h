@@ -23,7 +23,8 @@
  * 0.2 added P2P_PATH, the wedged channel (COMPLETION_WEDGED, EIO from
  * SUBMIT and RESET, EAGAIN from RESET) and timeouts that grow with the
  * length (info.timeout_bytes_per_ms); 0.3 the minor rule above, VERSION's
- * driver_version, and P2P_PATH's raw ACS registers for CAP_SYS_ADMIN only.
+ * driver_version, P2P_PATH's raw ACS registers for CAP_SYS_ADMIN only, and
+ * SUBMIT's EINVAL for addresses not aligned to info.align.
  *
  * Model
  * -----
@@ -145,8 +146,10 @@ struct fpgad_dma_info {
 	__u32 link_width;	/* out: negotiated lanes, 0 = not PCIe */
 	__u64 card_memory;	/* out: bytes of card address space that
 				 * card_addr may span, 0 = unknown */
-	__u32 align;		/* out: card_addr, offset and length should be
-				 * multiples of this for full speed */
+	__u32 align;		/* out: the engine's address alignment:
+				 * SUBMIT's card_addr and the host address
+				 * of its first byte must be multiples of
+				 * it (EINVAL); length need not */
 	__u32 max_inflight;	/* out: outstanding transfers per file */
 	__u64 max_transfer;	/* out: largest length of one SUBMIT */
 	__u16 vendor;		/* out: PCI vendor id */

@@ -20,7 +20,7 @@ KMODEL_SRC := $(KMODEL_DIR)/test_xdma_model.c $(KMODEL_DIR)/kshim.c \
 # includes kshim.h; one missing here fails the build with its name.
 KMODEL_LINUX_H := atomic.h capability.h cdev.h compiler.h delay.h device.h dma-buf.h \
 	dma-mapping.h dma-resv.h fs.h idr.h interrupt.h \
-	io-64-nonatomic-lo-hi.h ioctl.h jiffies.h kernel.h list.h lockdep.h math64.h mm.h \
+	io-64-nonatomic-lo-hi.h ioctl.h jiffies.h kernel.h list.h lockdep.h log2.h math64.h mm.h \
 	module.h mutex.h pci.h pci-p2pdma.h poll.h scatterlist.h \
 	refcount.h sched/signal.h slab.h spinlock.h stddef.h timekeeping.h types.h \
 	uaccess.h version.h wait.h workqueue.h xarray.h

@@ -120,6 +120,15 @@ typedef int irqreturn_t;
 #define clamp_t(t, v, lo, hi) min_t(t, max_t(t, v, lo), hi)
 
 static inline u64 div64_u64(u64 a, u64 b) { return a / b; }
+#define IS_ALIGNED(x, a)	(((x) & ((typeof(x))(a) - 1)) == 0)
+static inline unsigned long roundup_pow_of_two(unsigned long n)
+{
+	unsigned long p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
 
 #define le32_to_cpu(v)		((u32)(v))
 #define cpu_to_le32(v)		((u32)(v))

@@ -1323,6 +1323,39 @@ static void test_align_per_channel(void **state)
 	close_dev(f);
 }
 
+/* SUBMIT refuses addresses off the engine's alignment, card or host side. */
+static void test_align_enforced(void **state)
+{
+	const size_t n = 16 * KIB;
+	struct kshim_file *f;
+	u8 *buf = buf_new(n + 64);
+	u64 h, odd;
+
+	(void)state;
+	fx.cfg.xm.align[0] = fx.cfg.xm.align[1] = 0x00400140;
+	plug();
+	f = open_dev();
+	h = pin_host(f, buf, n);
+	odd = pin_host(f, buf + 1, n);		/* byte 0 one past 64 */
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0x40, 4 * KIB, 0), 0);
+	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, 64, 0x80, 100, 0), 0);
+	assert_int_equal(submit(f, FPGAD_DMA_H2C, 0, h, 0, 0x41, 64, 1, 0), -EINVAL);
+	assert_int_equal(submit(f, FPGAD_DMA_C2H, 0, h, 8, 0x40, 64, 2, 0), -EINVAL);
+	assert_int_equal(submit(f, FPGAD_DMA_H2C, 0, odd, 0, 0x40, 64, 3, 0), -EINVAL);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, odd, 63, 0x40, 64, 0), 0);
+	close_dev(f);
+	free(buf);
+}
+
+/* User interrupts a previous driver left enabled are masked at probe. */
+static void test_user_irqs_masked(void **state)
+{
+	(void)state;
+	fx.cfg.xm.user_irq_en = 0xffff;
+	plug();
+	assert_int_equal(xm_mmio_read(fx.xm, 0x2004), 0);
+}
+
 /* --- the PCI path to a peer (P2P_PATH) ----------------------------------------------- */
 
 static int p2p_path(struct kshim_file *f, const struct pci_dev *peer,
@@ -1521,6 +1554,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_poll_mode_switch, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_leftover_engine, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_align_per_channel, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_align_enforced, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_user_irqs_masked, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_p2p_same_switch, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_p2p_host_bridge, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_p2p_errors, set_up, tear_down),

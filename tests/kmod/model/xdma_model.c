@@ -951,6 +951,7 @@ struct xm *xm_new(const struct xm_config *cfg, const struct xm_callbacks *cb)
 	if (!m || cfg->n_h2c > XM_MAX_CHANNELS || cfg->n_c2h > XM_MAX_CHANNELS)
 		abort();
 	m->cfg = *cfg;
+	m->user_en = cfg->user_irq_en;
 	m->cb = *cb;
 	m->card = calloc(1, cfg->card_size);
 	if (!m->card)

@@ -73,6 +73,8 @@ struct xm_config {
 	uint64_t card_size;		/* bytes of card memory */
 	uint64_t bytes_per_ms;		/* engine rate; 0 = unlimited */
 	bool left_running;		/* H2C 0 runs a list at start */
+	uint32_t user_irq_en;		/* user interrupts a previous driver
+					 * left enabled */
 };
 
 struct xm_stats {
