@@ -180,6 +180,7 @@ struct fpgad_pin {
 			struct page **pages;
 			unsigned long npages;
 			struct sg_table table;
+			struct mm_struct *mm;	/* charged: locked_vm */
 		} host;
 		struct {
 			struct dma_buf *buf;

@@ -25,6 +25,7 @@
 #include <linux/lockdep.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 
 #include "fpgad_drv.h"
@@ -65,6 +66,8 @@ static void fpgad_unpin_host(struct fpgad_pin *pin)
 	/* The card may have written any of them. */
 	unpin_user_pages_dirty_lock(pin->host.pages, pin->host.npages, true);
 	kvfree(pin->host.pages);
+	account_locked_vm(pin->host.mm, pin->host.npages, false);
+	mmdrop(pin->host.mm);
 }
 
 /* --- revoke ----------------------------------------------------------------------- */
@@ -135,11 +138,20 @@ int fpgad_pin_host(struct fpgad_dev *fdev, u64 addr, u64 length,
 	pin = fpgad_pin_new(fdev, FPGAD_PIN_HOST, length, fpgad_unpin_host);
 	if (!pin)
 		return -ENOMEM;
+	/*
+	 * Long-term pins are the caller's locked memory: charged to its
+	 * RLIMIT_MEMLOCK (unless CAP_IPC_LOCK), as VFIO charges them.
+	 */
+	ret = account_locked_vm(current->mm, npages, true);
+	if (ret)
+		goto err_free;
+	pin->host.mm = current->mm;
+	mmgrab(pin->host.mm);
 	pin->host.pages = kvmalloc_array(npages, sizeof(struct page *),
 					 GFP_KERNEL);
 	if (!pin->host.pages) {
 		ret = -ENOMEM;
-		goto err_free;
+		goto err_charge;
 	}
 
 	while (done < npages) {
@@ -176,6 +188,9 @@ err_table:
 err_unpin:
 	unpin_user_pages(pin->host.pages, done);
 	kvfree(pin->host.pages);
+err_charge:
+	account_locked_vm(pin->host.mm, npages, false);
+	mmdrop(pin->host.mm);
 err_free:
 	kfree(pin);
 	return ret;

@@ -23,8 +23,9 @@
  * 0.2 added P2P_PATH, the wedged channel (COMPLETION_WEDGED, EIO from
  * SUBMIT and RESET, EAGAIN from RESET) and timeouts that grow with the
  * length (info.timeout_bytes_per_ms); 0.3 the minor rule above, VERSION's
- * driver_version, P2P_PATH's raw ACS registers for CAP_SYS_ADMIN only, and
- * SUBMIT's EINVAL for addresses not aligned to info.align.
+ * driver_version, P2P_PATH's raw ACS registers for CAP_SYS_ADMIN only,
+ * SUBMIT's EINVAL for addresses not aligned to info.align, and PIN_HOST's
+ * charge to RLIMIT_MEMLOCK.
  *
  * Model
  * -----
@@ -170,7 +171,11 @@ struct fpgad_dma_info {
  * FPGAD_DMA_IOC_PIN_HOST - pin [addr, addr + length) of the caller's memory
  * (writable mappings only: the card may write into it).  Any alignment is
  * accepted; page-aligned memory gives the fewest DMA segments.
- * Errors: EINVAL (length 0 or too large), EFAULT (unmapped), ENOMEM.
+ * The pages are charged to the caller's locked memory (RLIMIT_MEMLOCK, as
+ * mlock() and VFIO do) until the pin is released, unless it has
+ * CAP_IPC_LOCK.
+ * Errors: EINVAL (length 0 or too large), EFAULT (unmapped), ENOMEM (out
+ * of memory, or beyond RLIMIT_MEMLOCK).
  */
 struct fpgad_dma_pin_host {
 	__u64 addr;		/* in: user virtual address */

@@ -22,7 +22,7 @@ KMODEL_LINUX_H := atomic.h capability.h cdev.h compiler.h delay.h device.h dma-b
 	dma-mapping.h dma-resv.h fs.h idr.h interrupt.h \
 	io-64-nonatomic-lo-hi.h ioctl.h jiffies.h kernel.h list.h lockdep.h log2.h math64.h mm.h \
 	module.h mutex.h pci.h pci-p2pdma.h poll.h scatterlist.h \
-	refcount.h sched/signal.h slab.h spinlock.h stddef.h timekeeping.h types.h \
+	refcount.h sched/mm.h sched/signal.h slab.h spinlock.h stddef.h timekeeping.h types.h \
 	uaccess.h version.h wait.h workqueue.h xarray.h
 KMODEL_STUBS := $(addprefix $(KMODEL_OUT)/include/linux/,$(KMODEL_LINUX_H))
 KMODEL_CFLAGS := -std=gnu11 -O1 -g $(WARN) -Wno-unused-parameter \

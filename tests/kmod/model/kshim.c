@@ -608,6 +608,10 @@ void kshim_close(struct kshim_file *f)
 }
 
 static bool kshim_admin = true;
+static struct mm_struct kshim_mm;
+static struct task_struct kshim_task = { &kshim_mm };
+struct task_struct *current = &kshim_task;
+static unsigned long kshim_memlock = ULONG_MAX;	/* pages */
 
 void kshim_set_admin(bool admin)
 {
@@ -616,7 +620,35 @@ void kshim_set_admin(bool admin)
 
 bool capable(int cap)
 {
-	return cap == CAP_SYS_ADMIN && kshim_admin;
+	return (cap == CAP_SYS_ADMIN || cap == CAP_IPC_LOCK) && kshim_admin;
+}
+
+void kshim_set_memlock(unsigned long bytes)
+{
+	kshim_memlock = bytes / PAGE_SIZE;
+}
+
+long kshim_locked_vm(void)
+{
+	return __atomic_load_n(&kshim_mm.locked_vm, __ATOMIC_SEQ_CST);
+}
+
+/* mm/util.c's: RLIMIT_MEMLOCK binds unless CAP_IPC_LOCK. */
+int account_locked_vm(struct mm_struct *mm, unsigned long pages, bool inc)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	int ret = 0;
+
+	pthread_mutex_lock(&lock);
+	if (!inc)
+		mm->locked_vm -= (long)pages;
+	else if (!capable(CAP_IPC_LOCK) &&
+		 (unsigned long)mm->locked_vm + pages > kshim_memlock)
+		ret = -ENOMEM;
+	else
+		mm->locked_vm += (long)pages;
+	pthread_mutex_unlock(&lock);
+	return ret;
 }
 
 long compat_ptr_ioctl(struct file *f, unsigned int cmd, unsigned long arg)

@@ -432,6 +432,19 @@ size_t strscpy(char *dst, const char *src, size_t n);
 #define offset_in_page(p)	((unsigned long)(p) & ~PAGE_MASK)
 #define TASK_SIZE		(1UL << 47)
 
+/* The caller's memory: locked_vm against RLIMIT_MEMLOCK (kshim_test.h). */
+struct mm_struct {
+	long locked_vm;			/* pages */
+};
+struct task_struct {
+	struct mm_struct *mm;
+};
+extern struct task_struct *current;
+#define CAP_IPC_LOCK		14
+int account_locked_vm(struct mm_struct *mm, unsigned long pages, bool inc);
+static inline void mmgrab(struct mm_struct *mm) { (void)mm; }
+static inline void mmdrop(struct mm_struct *mm) { (void)mm; }
+
 /* A page is named by its user-space address. */
 struct page;
 #define page_address(p)		((void *)(p))

@@ -71,8 +71,11 @@ u64 kshim_lock_violations(void);
 const char *kshim_lock_last_violation(void);
 void kshim_lock_forget(void);
 
-/* Whether the caller of the file operations has CAP_SYS_ADMIN (default). */
+/* Whether the caller has CAP_SYS_ADMIN and CAP_IPC_LOCK (default: yes). */
 void kshim_set_admin(bool admin);
+/* The caller's RLIMIT_MEMLOCK (default: unlimited) and its locked_vm. */
+void kshim_set_memlock(unsigned long bytes);
+long kshim_locked_vm(void);
 
 /* A sysfs attribute of device @name as a number; -1 when absent. */
 long long kshim_sysfs(const char *name, const char *attr);

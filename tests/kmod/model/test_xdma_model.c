@@ -67,6 +67,8 @@ static int set_up(void **state)
 	params_default();
 	kshim_log_clear();
 	kshim_lock_forget();
+	kshim_set_admin(true);
+	kshim_set_memlock(ULONG_MAX);
 	return 0;
 }
 
@@ -1347,6 +1349,46 @@ static void test_align_enforced(void **state)
 	free(buf);
 }
 
+/*
+ * Host pins are the caller's locked memory: charged to RLIMIT_MEMLOCK and
+ * refused beyond it, given back when the pin goes.
+ */
+static void test_pin_memlock(void **state)
+{
+	const size_t n = 16 * PAGE_SIZE;
+	struct fpgad_dma_pin_host p = { 0 };
+	struct fpgad_dma_unpin u;
+	struct kshim_file *f;
+	u8 *buf = buf_new(2 * n);
+	u64 h;
+
+	(void)state;
+	plug();
+	f = open_dev();
+	kshim_set_admin(false);
+	kshim_set_memlock(n + 8 * PAGE_SIZE);
+	h = pin_host(f, buf, n);
+	assert_int_equal(kshim_locked_vm(), 16);
+	p.addr = (uintptr_t)(buf + n);
+	p.length = n;
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_PIN_HOST, &p), -ENOMEM);
+	assert_int_equal(kshim_locked_vm(), 16);
+	u.handle = h;
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_UNPIN, &u), 0);
+	assert_int_equal(kshim_locked_vm(), 0);
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_PIN_HOST, &p), 0);
+	assert_int_equal(kshim_locked_vm(), 16);
+	close_dev(f);
+	assert_int_equal(kshim_locked_vm(), 0);
+	/* CAP_IPC_LOCK is not bound by it. */
+	kshim_set_admin(true);
+	f = open_dev();
+	pin_host(f, buf, 2 * n);
+	close_dev(f);
+	kshim_set_memlock(ULONG_MAX);
+	free(buf);
+}
+
 /* User interrupts a previous driver left enabled are masked at probe. */
 static void test_user_irqs_masked(void **state)
 {
@@ -1556,6 +1598,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_align_per_channel, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_align_enforced, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_user_irqs_masked, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_pin_memlock, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_p2p_same_switch, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_p2p_host_bridge, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_p2p_errors, set_up, tear_down),
