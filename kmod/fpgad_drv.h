@@ -224,6 +224,7 @@ struct fpgad_xfer {
 
 /* fpgad_main.c */
 u64 fpgad_link_rate(struct pci_dev *pdev);
+extern struct dentry *fpgad_debugfs;	/* /sys/kernel/debug/fpgad_dma */
 
 /* fpgad_p2p.c */
 int fpgad_p2p_path(struct pci_dev *card, struct fpgad_dma_p2p_path *p,

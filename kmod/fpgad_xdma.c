@@ -32,6 +32,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/interrupt.h>
@@ -39,6 +40,7 @@
 #include <linux/log2.h>
 #include <linux/math64.h>
 #include <linux/pci.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 
 #include "fpgad_compat.h"
@@ -144,6 +146,14 @@ struct xdma {
 	u8 intx_vec;			/* that pin, 0 = INTA */
 	unsigned int stop_ms;
 	struct xdma_chan *xc;		/* parallel to fdev->chans */
+	struct dentry *dbg;		/* fpgad_dma/<PCI address>/ */
+};
+
+/* What libxdma's engine_reg_dump shows, read without side effects. */
+struct xdma_regs {
+	u32 control, status, completed, int_mask;
+	u32 desc_lo, desc_hi, adj;
+	u32 irq_en, irq_req, wb;
 };
 
 static u32 xdma_rd(struct xdma *x, u32 reg)
@@ -165,6 +175,56 @@ static const char *xdma_dir(const struct fpgad_chan *ch)
 {
 	return ch->dir == FPGAD_DMA_C2H ? "C2H" : "H2C";
 }
+
+static void xdma_regs_read(struct fpgad_chan *ch, struct xdma_regs *r)
+{
+	struct xdma *x = ch->fdev->engine_priv;
+	struct xdma_chan *xc = ch->priv;
+
+	r->control = xdma_rd(x, xc->regs + XDMA_CH_CONTROL);
+	r->status = xdma_rd(x, xc->regs + XDMA_CH_STATUS);
+	r->completed = xdma_rd(x, xc->regs + XDMA_CH_COMPLETED);
+	r->int_mask = xdma_rd(x, xc->regs + XDMA_CH_INT_MASK);
+	r->desc_lo = xdma_rd(x, xc->sgdma + XDMA_SG_DESC_LO);
+	r->desc_hi = xdma_rd(x, xc->sgdma + XDMA_SG_DESC_HI);
+	r->adj = xdma_rd(x, xc->sgdma + XDMA_SG_DESC_ADJ);
+	r->irq_en = xdma_rd(x, XDMA_IRQ_BLOCK + XDMA_IRQ_CHAN_EN);
+	r->irq_req = xdma_rd(x, XDMA_IRQ_BLOCK + XDMA_IRQ_CHAN_REQ);
+	r->wb = le32_to_cpu(READ_ONCE(*(__le32 *)xc->wb));
+}
+
+#define XDMA_REGS_FMT "control %08x status %08x completed %u int_mask %08x descriptors %08x%08x adj %u irq_en %08x irq_req %08x poll_wb %08x"
+#define XDMA_REGS_ARGS(r) (r)->control, (r)->status, (r)->completed, \
+	(r)->int_mask, (r)->desc_hi, (r)->desc_lo, (r)->adj, (r)->irq_en, \
+	(r)->irq_req, (r)->wb
+
+/* A timeout: the engine's registers, in the log once, before it is stopped. */
+static void xdma_timeout_dump(struct fpgad_chan *ch, u32 count)
+{
+	struct xdma_regs r;
+
+	xdma_regs_read(ch, &r);
+	dev_err(&ch->fdev->pdev->dev,
+		"XDMA %s channel %u timed out, %u descriptors listed: " XDMA_REGS_FMT "\n",
+		xdma_dir(ch), ch->hw_index, count, XDMA_REGS_ARGS(&r));
+}
+
+/* /sys/kernel/debug/fpgad_dma/<PCI address>/regs: every channel's. */
+static int xdma_regs_show(struct seq_file *m, void *data)
+{
+	struct fpgad_dev *fdev = data;
+	struct xdma_regs r;
+	unsigned int k;
+
+	for (k = 0; k < fdev->nchans; k++) {
+		xdma_regs_read(&fdev->chans[k], &r);
+		seq_printf(m, "%s %u: " XDMA_REGS_FMT "\n",
+			   xdma_dir(&fdev->chans[k]), fdev->chans[k].hw_index,
+			   XDMA_REGS_ARGS(&r));
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(xdma_regs);
 
 /*
  * Clear Run and wait for Busy to drop; then no DMA of the list is pending.
@@ -282,6 +342,8 @@ static int xdma_run_list(struct fpgad_chan *ch, struct xdma_desc_list *l,
 	xdma_wr(x, xc->regs + XDMA_CH_CONTROL, control);
 
 	ret = xdma_wait(ch, l->count, deadline, poll);
+	if (ret == -ETIMEDOUT)
+		xdma_timeout_dump(ch, l->count);
 	status = xdma_rd(x, xc->regs + XDMA_CH_STATUS);
 	done = xdma_rd(x, xc->regs + XDMA_CH_COMPLETED);
 	if (poll)
@@ -636,6 +698,8 @@ static int xdma_probe(struct fpgad_dev *fdev)
 		goto err_irqs;
 	}
 
+	x->dbg = debugfs_create_dir(pci_name(pdev), fpgad_debugfs);
+	debugfs_create_file("regs", 0400, x->dbg, fdev, &xdma_regs_fops);
 	dev_info(&pdev->dev, "XDMA on BAR %d, %d %s vector(s), %s completion, alignment %u\n",
 		 x->bar_index, x->nvec,
 		 x->intx ? "INTx" : pdev->msix_enabled ? "MSI-X" : "MSI",
@@ -663,6 +727,7 @@ static void xdma_remove(struct fpgad_dev *fdev)
 	struct xdma *x = fdev->engine_priv;
 	unsigned int k;
 
+	debugfs_remove_recursive(x->dbg);
 	/* No transfer runs any more; make sure no engine does either. */
 	for (k = 0; k < fdev->nchans; k++) {
 		xdma_stop(&fdev->chans[k]);

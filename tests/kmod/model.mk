@@ -18,10 +18,10 @@ KMODEL_SRC := $(KMODEL_DIR)/test_xdma_model.c $(KMODEL_DIR)/kshim.c \
 	$(KMODEL_DIR)/klockdep.c $(KMODEL_DIR)/xdma_model.c
 # Every <linux/...> header the module includes becomes a one-line file that
 # includes kshim.h; one missing here fails the build with its name.
-KMODEL_LINUX_H := atomic.h capability.h cdev.h compiler.h delay.h device.h dma-buf.h \
+KMODEL_LINUX_H := atomic.h capability.h cdev.h debugfs.h compiler.h delay.h device.h dma-buf.h \
 	dma-mapping.h dma-resv.h fs.h idr.h interrupt.h \
 	io-64-nonatomic-lo-hi.h ioctl.h jiffies.h kernel.h list.h lockdep.h log2.h math64.h mm.h \
-	module.h mutex.h pci.h pci-p2pdma.h poll.h scatterlist.h \
+	module.h mutex.h pci.h pci-p2pdma.h poll.h scatterlist.h seq_file.h \
 	refcount.h sched/mm.h sched/signal.h slab.h spinlock.h stddef.h timekeeping.h types.h \
 	uaccess.h version.h wait.h workqueue.h xarray.h
 KMODEL_STUBS := $(addprefix $(KMODEL_OUT)/include/linux/,$(KMODEL_LINUX_H))

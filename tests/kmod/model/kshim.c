@@ -2091,3 +2091,122 @@ void kshim_gpu_free(u64 gpu_addr)
 		pthread_mutex_unlock(&gpu_lock);
 	}
 }
+
+/* --- seq_file, debugfs ----------------------------------------------------------------------- */
+
+void seq_printf(struct seq_file *m, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(m->buf + m->count, m->size - m->count, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		m->count += (size_t)n < m->size - m->count ? (size_t)n :
+			    m->size - m->count - 1;
+}
+
+void seq_puts(struct seq_file *m, const char *s)
+{
+	seq_printf(m, "%s", s);
+}
+
+#define MAX_DEBUGFS	32
+
+struct dentry {
+	char path[256];
+	struct dentry *parent;
+	void *data;
+	const struct file_operations *fops;
+	bool used;
+};
+
+static struct dentry debugfs[MAX_DEBUGFS];
+static pthread_mutex_t debugfs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct dentry *kshim_debugfs_add(const char *name, struct dentry *parent,
+					void *data, const struct file_operations *fops)
+{
+	struct dentry *d = NULL;
+	unsigned int i;
+
+	pthread_mutex_lock(&debugfs_lock);
+	for (i = 0; i < MAX_DEBUGFS && debugfs[i].used; i++)
+		;
+	if (i < MAX_DEBUGFS) {
+		d = &debugfs[i];
+		snprintf(d->path, sizeof(d->path), "%.120s%s%.120s",
+			 parent ? parent->path : "", parent ? "/" : "", name);
+		d->parent = parent;
+		d->data = data;
+		d->fops = fops;
+		d->used = true;
+	}
+	pthread_mutex_unlock(&debugfs_lock);
+	return d ? d : ERR_PTR(-ENOMEM);
+}
+
+struct dentry *debugfs_create_dir(const char *name, struct dentry *parent)
+{
+	return kshim_debugfs_add(name, parent, NULL, NULL);
+}
+
+struct dentry *debugfs_create_file(const char *name, unsigned short mode,
+				   struct dentry *parent, void *data,
+				   const struct file_operations *fops)
+{
+	(void)mode;
+	return kshim_debugfs_add(name, parent, data, fops);
+}
+
+static bool kshim_debugfs_below(const struct dentry *d, const struct dentry *top)
+{
+	for (; d; d = d->parent)
+		if (d == top)
+			return true;
+	return false;
+}
+
+void debugfs_remove_recursive(struct dentry *top)
+{
+	unsigned int i;
+
+	if (IS_ERR_OR_NULL(top))
+		return;
+	pthread_mutex_lock(&debugfs_lock);
+	for (i = MAX_DEBUGFS; i-- > 0;)
+		if (debugfs[i].used && kshim_debugfs_below(&debugfs[i], top))
+			memset(&debugfs[i], 0, sizeof(debugfs[i]));
+	pthread_mutex_unlock(&debugfs_lock);
+}
+
+int kshim_debugfs_read(const char *path, char *buf, size_t size)
+{
+	struct seq_file m = { buf, size, 0, NULL };
+	const struct dentry *d = NULL;
+	unsigned int i;
+
+	pthread_mutex_lock(&debugfs_lock);
+	for (i = 0; i < MAX_DEBUGFS; i++)
+		if (debugfs[i].used && debugfs[i].fops &&
+		    !strcmp(debugfs[i].path, path))
+			d = &debugfs[i];
+	pthread_mutex_unlock(&debugfs_lock);
+	if (!d)
+		return -ENOENT;
+	buf[0] = '\0';
+	m.private = d->data;
+	return d->fops->kshim_show(&m, d->data);
+}
+
+unsigned int kshim_debugfs_entries(void)
+{
+	unsigned int i, n = 0;
+
+	pthread_mutex_lock(&debugfs_lock);
+	for (i = 0; i < MAX_DEBUGFS; i++)
+		n += debugfs[i].used;
+	pthread_mutex_unlock(&debugfs_lock);
+	return n;
+}

@@ -573,6 +573,8 @@ struct file;
 struct poll_table_struct;
 typedef struct poll_table_struct poll_table;
 
+struct seq_file;
+
 struct file_operations {
 	struct module *owner;
 	int (*open)(struct inode *, struct file *);
@@ -582,7 +584,29 @@ struct file_operations {
 	long (*unlocked_ioctl)(struct file *, unsigned int, unsigned long);
 	long (*compat_ioctl)(struct file *, unsigned int, unsigned long);
 	loff_t (*llseek)(struct file *, loff_t, int);
+	int (*kshim_show)(struct seq_file *, void *);	/* debugfs */
 };
+
+/* --- seq_file, debugfs: a file is its show(); kshim_debugfs_read() --------- */
+
+struct seq_file {
+	char *buf;
+	size_t size, count;
+	void *private;
+};
+void seq_printf(struct seq_file *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void seq_puts(struct seq_file *m, const char *s);
+#define DEFINE_SHOW_ATTRIBUTE(name)					\
+	static const struct file_operations name##_fops = {		\
+		.kshim_show = name##_show,				\
+	}
+struct dentry;
+struct dentry *debugfs_create_dir(const char *name, struct dentry *parent);
+struct dentry *debugfs_create_file(const char *name, unsigned short mode,
+				   struct dentry *parent, void *data,
+				   const struct file_operations *fops);
+void debugfs_remove_recursive(struct dentry *d);
 
 struct cdev {
 	const struct file_operations *ops;

@@ -77,6 +77,13 @@ void kshim_set_admin(bool admin);
 void kshim_set_memlock(unsigned long bytes);
 long kshim_locked_vm(void);
 
+/*
+ * A debugfs file by its path below the debugfs root ("fpgad_dma/0000:00:01.0/regs"):
+ * its show() into @buf; -ENOENT when there is no such file.
+ */
+int kshim_debugfs_read(const char *path, char *buf, size_t size);
+unsigned int kshim_debugfs_entries(void);
+
 /* A sysfs attribute of device @name as a number; -1 when absent. */
 long long kshim_sysfs(const char *name, const char *attr);
 

@@ -24,6 +24,7 @@
 #include "uapi/fpgad_dma.h"
 
 #define DEV		"fpgad0"
+#define PCI_CARD	"0000:00:01.0"
 #define WAIT_MS		5000
 #define KIB		1024u
 #define MIB		(1024u * 1024u)
@@ -375,6 +376,39 @@ static void test_poll_mode(void **state)
 	assert_true(st.writebacks >= 2);
 	assert_int_equal(st.irq_messages, 0);
 	close_dev(f);
+	free(buf);
+}
+
+/*
+ * A timeout logs the engine's registers (status, control, completed count:
+ * libxdma's engine_reg_dump); debugfs shows every channel's at any time
+ * and goes with the card.
+ */
+static void test_register_dump(void **state)
+{
+	const size_t n = 64 * KIB;
+	struct kshim_file *f;
+	u8 *buf = buf_new(n);
+	char regs[1024];
+	u64 h;
+
+	(void)state;
+	fx.cfg.xm.bytes_per_ms = 1000;		/* 64 ms for the one descriptor */
+	plug();
+	f = open_dev();
+	h = pin_host(f, buf, n);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 20), -ETIMEDOUT);
+	assert_true(kshim_log_has("timed out"));
+	assert_true(kshim_log_has("completed 0 int_mask"));
+	assert_int_equal(kshim_debugfs_read("fpgad_dma/" PCI_CARD "/regs",
+					    regs, sizeof(regs)), 0);
+	assert_non_null(strstr(regs, "H2C 0: control "));
+	assert_non_null(strstr(regs, "C2H 0: control "));
+	close_dev(f);
+	kshim_pci_remove(fx.card);
+	fx.card = NULL;
+	assert_int_equal(kshim_debugfs_read("fpgad_dma/" PCI_CARD "/regs",
+					    regs, sizeof(regs)), -ENOENT);
 	free(buf);
 }
 
@@ -1571,6 +1605,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_multi_list, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_poll_mode, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_timeout_recovers, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_register_dump, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_c2h_read_error, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_magic_error, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_lost_interrupt, set_up, tear_down),

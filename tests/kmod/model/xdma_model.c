@@ -244,6 +244,11 @@ static void xm_set_control(struct xm_chan *c, uint32_t val)
 	bool falling = (c->control & C_RUN) && !(val & C_RUN);
 
 	c->control = val;
+	if (falling && c->start) {
+		/* Run cleared before the engine took the list up: idle. */
+		c->start = false;
+		c->busy = false;
+	}
 	if (falling)
 		pthread_cond_broadcast(&m->cond);
 	if (!rising)
