@@ -465,7 +465,7 @@ static int fpgad_ioc_version(struct fpgad_file *file, union fpgad_ioc_arg *a,
 	bool ok = fpgad_abi_understood(caller);
 	int ret;
 
-	if (v->driver_version || v->reserved)
+	if (v->reserved)
 		return -EINVAL;
 	memset(v, 0, sizeof(*v));
 	v->abi_version = ok ? caller : FPGAD_DMA_ABI_VERSION;

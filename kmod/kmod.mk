@@ -88,6 +88,16 @@ $(KMOD_BRINGUP): $(BUILD)/obj/tests/kmod/bringup.o $(BUILD)/libfpgad-core.a \
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
 
+# The same checks, static and without the GPU memory backend, for the QEMU
+# guest: run.sh's dry run of bringup.sh against the edu device.
+KMOD_BRINGUP_GUEST := $(BUILD)/tests/kmod/bringup-guest
+
+$(KMOD_BRINGUP_GUEST): tests/kmod/bringup.c kmod/uapi/fpgad_dma.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -static -std=gnu11 -D_GNU_SOURCE -DBRINGUP_NO_MEMORY -O2 -Wall \
+		-Wextra -Werror -Ikmod/uapi -o $@ tests/kmod/bringup.c
+
 # Built and its script parsed in make check; run only on a card's host.
 kmod-bringup: $(KMOD_BRINGUP)
 	$(Q)sh -n tests/kmod/bringup.sh
@@ -98,13 +108,14 @@ kmod-check:
 		echo "kmod-check: SKIP: no kernel headers for $(KMOD_KVER) (apt-get install linux-headers-amd64)"; \
 		[ "$(KMOD_STRICT)" != 1 ]; exit $$?; fi; \
 	$(MAKE) --no-print-directory kmod-matrix && \
-	$(MAKE) --no-print-directory $(KMOD_GUEST) || exit 1; \
+	$(MAKE) --no-print-directory $(KMOD_GUEST) $(KMOD_BRINGUP_GUEST) || exit 1; \
 	failed=; skipped=; \
 	for k in $(KMOD_KVERS); do \
 		boots="$(KMOD_OLD_BOOTS)"; \
 		[ "$$k" = "$(lastword $(KMOD_KVERS))" ] && boots="$(KMOD_BOOTS)"; \
 		echo "== kmod-check: $$k ($$boots)"; \
-		rc=0; KVER=$$k tests/kmod/run.sh $(BUILD)/kmod/$$k/fpgad_dma.ko \
+		rc=0; KVER=$$k BRINGUP_GUEST=$(KMOD_BRINGUP_GUEST) \
+			tests/kmod/run.sh $(BUILD)/kmod/$$k/fpgad_dma.ko \
 			$(KMOD_GUEST) $(BUILD)/kmod-test/$$k $$boots || rc=$$?; \
 		case $$rc in 0) ;; 77) skipped="$$skipped $$k" ;; \
 		*) failed="$$failed $$k" ;; esac; \

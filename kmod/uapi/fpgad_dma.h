@@ -134,8 +134,9 @@ struct fpgad_dma_version {
 	__u32 abi_version;	/* in: FPGAD_DMA_ABI_VERSION of the caller;
 				 * out: the version the file speaks */
 	__u32 features;		/* out: FPGAD_DMA_FEAT_* */
-	__u32 driver_version;	/* in: zero; out: the driver's
-				 * FPGAD_DMA_ABI_VERSION (0.3 on; 0 before) */
+	__u32 driver_version;	/* in: ignored (a reply may be reused);
+				 * out: the driver's FPGAD_DMA_ABI_VERSION
+				 * (0.3 on; 0 before) */
 	__u32 reserved;		/* in/out: zero */
 };
 

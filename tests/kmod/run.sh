@@ -18,7 +18,9 @@
 #   run.sh MODULE.ko GUEST_TEST_BINARY [WORKDIR [BOOT...]]
 #
 # Environment: KVER (kernel release, default: the one MODULE.ko was built
-# for), QEMU (default qemu-system-x86_64), KMOD_TIMEOUT (seconds per boot,
+# for), BRINGUP_GUEST (a static bring-up program: the main boot then runs
+# tests/kmod/bringup.sh --edu with it, which must pass), QEMU (default
+# qemu-system-x86_64), KMOD_TIMEOUT (seconds per boot,
 # default 150), ACCEL (kvm or tcg; default kvm when /dev/kvm is usable and
 # the CPU has vmx or svm).
 #
@@ -72,6 +74,11 @@ mkdir -p "$root/bin" "$root/modules" "$root/proc" "$root/sys" "$root/dev" \
 cp "$busybox" "$root/bin/busybox" &&
 cp "$ko" "$root/fpgad_dma.ko" &&
 cp "$guest_bin" "$root/kmod_test" || fail "cannot copy files into the initramfs"
+if [ -n "${BRINGUP_GUEST:-}" ]; then
+	cp "$BRINGUP_GUEST" "$root/bringup" &&
+	cp "$(dirname "$0")/bringup.sh" "$root/bringup.sh" ||
+		fail "cannot copy the bring-up program and script into the initramfs"
+fi
 : > "$root/modules/order"
 for m in $vgem_order; do
 	name=$(basename "$m" | sed 's/\.ko\..*$/.ko/')
@@ -153,6 +160,14 @@ echo "$bdf" > /sys/bus/pci/drivers/fpgad_dma/bind || result "FAIL bind $bdf"
 rmmod fpgad_dma || result "FAIL second rmmod"
 grep -q '^fpgad_dma ' /proc/modules && result "FAIL fpgad_dma still loaded"
 
+# bringup.sh as on a card's host, against edu: it must pass here.
+if [ -x /bringup ]; then
+	echo "== bringup.sh --edu (dry run)"
+	BRINGUP=/bringup KO=/fpgad_dma.ko sh /bringup.sh --edu
+	brc=$?
+	[ "$brc" = 0 ] || result "FAIL bringup.sh dry run exited $brc"
+fi
+
 scan_log
 [ "$rc" = 0 ] || result "FAIL kmod_test exited $rc"
 result "PASS"
@@ -195,7 +210,7 @@ run_boot() {
 		ACCEL=tcg exec "$0" "$ko" "$guest_bin" "$work" $boots
 	fi
 
-	tr -d '\r' < "$log" | grep -a -E '^(ok|not ok|kmod_test|counters|==|KMOD-TEST-RESULT)'
+	tr -d '\r' < "$log" | grep -a -E '^(ok|not ok|kmod_test|counters|==|KMOD-TEST-RESULT|PASS |FAIL |SKIP |NOTE |bringup)'
 	result=$(tr -d '\r' < "$log" | sed -n 's/^KMOD-TEST-RESULT: //p' | tail -n 1)
 	case "$result" in
 	PASS)
