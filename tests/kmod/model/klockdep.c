@@ -49,6 +49,7 @@ static char last_violation[400];
 struct klock_held {
 	unsigned int cls;
 	const struct kshim_dep *dep;
+	bool spin;
 };
 
 static __thread struct klock_held held[MAX_HELD];
@@ -125,11 +126,18 @@ static void klock_edge(unsigned int a, unsigned int b)
 /* dep_lock. */
 static void klock_check_sleep(const char *what)
 {
-	if (irq_depth)
+	unsigned int i = n_held;
+
+	if (irq_depth) {
 		klock_report("%s in an interrupt handler", what);
-	else if (n_spin)
-		klock_report("%s while holding spinlock %s", what,
-			     classes[held[n_held - 1].cls].name);
+		return;
+	}
+	while (n_spin && i-- > 0)
+		if (held[i].spin) {
+			klock_report("%s while holding spinlock %s", what,
+				     classes[held[i].cls].name);
+			return;
+		}
 }
 
 void kshim_might_sleep(const char *what)
@@ -173,6 +181,7 @@ void kshim_lock_acquire(const struct kshim_dep *dep, unsigned int sub,
 		abort();
 	held[n_held].cls = cls;
 	held[n_held].dep = dep;
+	held[n_held].spin = kind != KSHIM_LOCK_SLEEPING;
 	n_held++;
 	if (kind != KSHIM_LOCK_SLEEPING)
 		n_spin++;
