@@ -117,6 +117,8 @@ DEBS := build-essential pkg-config libsystemd-dev libprotobuf-c-dev \
 # No Debian package ships it alone; deps installs packages with services
 # kept from starting (policy-rc.d), so no Prometheus server comes up.
 DEBS += prometheus
+# The kernel module is built and booted against both of Debian 12's kernels.
+DEBS += linux-headers-6.12-amd64 linux-image-6.12-amd64
 
 deps:
 	@missing=$$(for p in $(DEBS); do \
