@@ -42,7 +42,7 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 # sees its own headers only (tests see everything they test).
 CPPFLAGS_ALL := -D_GNU_SOURCE -DFPGAD_VERSION='"$(VERSION)"' \
 	-Icommon -Iclient/include -Ikmod/uapi -I$(BUILD)/gen
-INC_DAEMON := -Idaemon -Idaemon/sim
+INC_DAEMON := -Idaemon -Idaemon/sim -Idaemon/net
 INC_CLIENT := -Iclient -DFPGAD_BUILDING_LIBRARY
 CFLAGS_ALL := -std=c11 $(WARN) -fPIC -fvisibility=hidden -MMD -MP $(CFLAGS)
 
@@ -83,7 +83,7 @@ cuda_filter = $(filter-out $(if $(filter 1,$(CUDA)),%_nocuda.c,%_cuda.c),$(1))
 
 COMMON_SRC := $(call cuda_filter,$(wildcard common/*.c))
 DAEMON_SRC := $(call cuda_filter,$(filter-out daemon/main.c,\
-	$(wildcard daemon/*.c daemon/sim/*.c)))
+	$(wildcard daemon/*.c daemon/sim/*.c daemon/net/*.c)))
 CLIENT_SRC := $(call cuda_filter,$(wildcard client/*.c))
 FPGACTL_SRC := $(wildcard client/fpgactl/*.c)
 

@@ -4,7 +4,7 @@
 FUZZ_SECONDS ?= 8
 FUZZ_DIR := $(BUILD)/fuzz
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=all -Icommon -Iclient/include -Iclient -Idaemon \
+	-fno-sanitize-recover=all -Icommon -Iclient/include -Iclient -Idaemon -Idaemon/net \
 	-I$(BUILD)/gen
 
 $(FUZZ_DIR)/fuzz_protocol: tests/fuzz/fuzz_protocol.c daemon/protocol.c common/names.c \
@@ -12,8 +12,11 @@ $(FUZZ_DIR)/fuzz_protocol: tests/fuzz/fuzz_protocol.c daemon/protocol.c common/n
 $(FUZZ_DIR)/fuzz_frame_ring: tests/fuzz/fuzz_frame_ring.c client/frame_consumer.c \
 	common/frame_ring.c common/futex.c common/clock.c
 $(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c daemon/config.c common/names.c
+$(FUZZ_DIR)/fuzz_net_frame: tests/fuzz/fuzz_net_frame.c daemon/net/net_frame.c \
+	daemon/net/roce_wire.c
 
-FUZZ_BIN := $(FUZZ_DIR)/fuzz_protocol $(FUZZ_DIR)/fuzz_frame_ring $(FUZZ_DIR)/fuzz_config
+FUZZ_BIN := $(FUZZ_DIR)/fuzz_protocol $(FUZZ_DIR)/fuzz_frame_ring $(FUZZ_DIR)/fuzz_config \
+	$(FUZZ_DIR)/fuzz_net_frame
 
 $(FUZZ_BIN): | $(PROTO_H)
 	$(call msg,FUZZCC,$@)
