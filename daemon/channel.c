@@ -312,6 +312,11 @@ int channel_probe(struct channel *ch, channel_measure_fn measure, void *user,
 	bool busy;
 	int r;
 
+	if (ch->cfg.source != SOURCE_CARD) {
+		snprintf(err, errlen, "channel %s is a network source: its frames reach a GPU by bounce, there is no mode to choose",
+			 ch->cfg.name);
+		return -EINVAL;
+	}
 	if (ch->memory != MEMORY_CUDA || ch->cfg.direction != DIR_C2H) {
 		snprintf(err, errlen, "channel %s is %s in %s memory: there is no mode to choose",
 			 ch->cfg.name, direction_name(ch->cfg.direction),

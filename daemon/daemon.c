@@ -199,7 +199,7 @@ static int check_engines(struct daemon *d)
 		unsigned n = cc->direction == DIR_C2H ? info.c2h_channels :
 							info.h2c_channels;
 
-		if (cc->engine < n)
+		if (cc->engine < n || cc->source != SOURCE_CARD)
 			continue;
 		log_err("%s: [channel %s] engine %u: the card (%s) has %u %s engine%s (0-%u)",
 			config_where(&d->cfg, CONFIG_CHANNEL, i, "engine", where,
@@ -224,8 +224,13 @@ static int create_channels(struct daemon *d)
 		/* auto measured bounce as the better mode: ask for it. */
 		if (pc && pc->mode == MODE_BOUNCE)
 			cc.mode = MODE_BOUNCE;
-		r = channel_create(&d->cfg, &cc, d->dev_ops, d->dev,
-				   &d->channels[i]);
+		/* A network source is a device of its own (net.h). */
+		if (cc.source == SOURCE_CARD)
+			r = channel_create(&d->cfg, &cc, d->dev_ops, d->dev,
+					   &d->channels[i]);
+		else
+			r = channel_create(&d->cfg, &cc, &device_net_ops, NULL,
+					   &d->channels[i]);
 		if (r < 0) {
 			/* channel_create() said why; say where it is set up. */
 			log_err("%s: [channel %s] not created",

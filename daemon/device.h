@@ -28,6 +28,7 @@
 #ifndef FPGAD_DEVICE_H
 #define FPGAD_DEVICE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -35,6 +36,7 @@
 struct device;
 struct device_queue;
 struct fpgad_dma_p2p_path;
+struct net_stats;
 
 struct device_info {
 	char name[64];			/* "sim", "xdma 10ee:9038 0000:01:00.0" */
@@ -142,10 +144,22 @@ struct device_ops {
 	 * to take; the next wait() clears it).  Owned by the queue.
 	 */
 	int (*completion_fd)(struct device_queue *q);
+	/*
+	 * Optional, for a network source (daemon/net/net.h): its endpoint,
+	 * target and counters.  Any thread.
+	 */
+	int (*net_stats)(struct device_queue *q, struct net_stats *ret_stats);
+	/*
+	 * The queue completes when a remote sender sends, not when a card
+	 * finishes: armed slots waiting long is not a hung engine.
+	 */
+	bool sender_paced;
 };
 
 extern const struct device_ops device_sim_ops;
 extern const struct device_ops device_xdma_ops;
+/* Network sources: needs no open device (queue_open takes NULL). */
+extern const struct device_ops device_net_ops;
 
 struct mem_region;
 struct memory_ops;
