@@ -12,6 +12,7 @@
 
 #include "channel_impl.h"
 #include "log.h"
+#include "net.h"
 
 const char *channel_state_name(enum channel_state st)
 {
@@ -407,6 +408,20 @@ void channel_get_stats(struct channel *ch, struct channel_stats *ret_stats)
 	if (ch->ops->sink_counts && ch->cfg.direction == DIR_H2C)
 		ch->ops->sink_counts(ch->q, &ret_stats->card_good,
 				     &ret_stats->card_bad);
+	{
+		struct net_stats ns;
+
+		ret_stats->network = channel_net_stats(ch, &ns) == 0;
+		if (ret_stats->network)
+			ret_stats->net = ns.cnt;
+	}
+}
+
+int channel_net_stats(struct channel *ch, struct net_stats *ret_stats)
+{
+	if (!ch->ops->net_stats)
+		return -ENODEV;
+	return ch->ops->net_stats(ch->q, ret_stats);
 }
 
 bool channel_is_streaming(struct channel *ch)

@@ -60,6 +60,23 @@ static const struct stats_family counters[] = {
 	  offsetof(struct channel_stats, integrity_errors) },
 };
 
+/* uint64_t fields of a network channel's (source = udp) net counters. */
+#define NET_FAMILY(f, help) \
+	{ "fpgad_channel_net_" #f "_total", help, offsetof(struct channel_stats, net.f) }
+static const struct stats_family net_counters[] = {
+	NET_FAMILY(packets, "Network channels: datagrams from the sender."),
+	NET_FAMILY(bytes, "Network channels: payload bytes written into slots."),
+	NET_FAMILY(lost_packets, "Network channels: packets lost (PSNs skipped); their frames were not delivered."),
+	NET_FAMILY(late_packets, "Network channels: duplicated or reordered packets, ignored."),
+	NET_FAMILY(incomplete_frames, "Network channels: torn frames (a packet lost, late, misplaced or an immediate lost), never delivered."),
+	NET_FAMILY(no_slot_frames, "Network channels: frames that started while no slot was free, dropped (a sender has no backpressure)."),
+	NET_FAMILY(bad_packets, "Network channels: datagrams that were not a UC RDMA WRITE into the ring."),
+	NET_FAMILY(wrong_qp, "Network channels: packets to another QP number, ignored."),
+	NET_FAMILY(wrong_rkey, "Network channels: packets with another (a stale ring's) R_Key, ignored."),
+	NET_FAMILY(wrong_sender, "Network channels: datagrams from an address other than the sender's, ignored."),
+	NET_FAMILY(kernel_drops, "Network channels: datagrams the kernel dropped, the socket's buffer full (SO_RXQ_OVFL)."),
+};
+
 /* struct histo fields. */
 static const struct stats_family histograms[] = {
 	{ "fpgad_channel_dma_duration_seconds",
@@ -140,13 +157,17 @@ static void format_states(FILE *f, const struct metrics_snapshot *snap)
 	}
 }
 
+/* @net_only: the network channels' samples only. */
 static void format_counter(FILE *f, const struct metrics_snapshot *snap,
-			   const struct stats_family *c)
+			   const struct stats_family *c, bool net_only)
 {
 	family(f, c->name, "counter", c->help);
 	for (unsigned i = 0; i < snap->n_channels; i++) {
 		const struct metrics_channel *mc = &snap->channels[i];
 		uint64_t v;
+
+		if (net_only && !mc->st.network)
+			continue;
 
 		memcpy(&v, (const char *)&mc->st + c->offset, sizeof(v));
 		channel_sample(f, c->name, mc);
@@ -197,7 +218,14 @@ int metrics_format(const struct metrics_snapshot *snap, char **ret_text,
 	format_daemon(f, snap);
 	format_states(f, snap);
 	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
-		format_counter(f, snap, &counters[i]);
+		format_counter(f, snap, &counters[i], false);
+	for (unsigned c = 0; c < snap->n_channels; c++) {
+		if (!snap->channels[c].st.network)
+			continue;
+		for (size_t i = 0; i < sizeof(net_counters) / sizeof(net_counters[0]); i++)
+			format_counter(f, snap, &net_counters[i], true);
+		break;
+	}
 	for (size_t i = 0; i < sizeof(histograms) / sizeof(histograms[0]); i++)
 		format_histogram(f, snap, &histograms[i]);
 	if (ferror(f) | fclose(f)) {

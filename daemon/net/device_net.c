@@ -422,9 +422,8 @@ static int net_pin(struct device_queue *q, const struct dev_region *r,
 	p->addr = r->addr;
 	p->length = r->length;
 	/* A new ring: a new key, and the sender starts over. */
-	q->nf.cfg.rkey = new_rkey(q);
-	q->nf.synced = false;
-	q->shown.rkey = q->nf.cfg.rkey;
+	q->shown.rkey = new_rkey(q);
+	net_frame_restart(&q->nf, q->shown.rkey);
 	*ret_handle = (uint64_t)p->gen << 32 | (uint64_t)(p - q->pins + 1);
 	pthread_mutex_unlock(&q->lock);
 	log_debug("net: %s: ring pinned, R_Key 0x%08x", q->ch.name, q->shown.rkey);

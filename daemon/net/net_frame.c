@@ -18,6 +18,15 @@ void net_frame_init(struct net_frame *nf, const struct net_frame_cfg *cfg,
 	nf->user = user;
 }
 
+void net_frame_restart(struct net_frame *nf, uint32_t rkey)
+{
+	nf->cfg.rkey = rkey;
+	nf->synced = false;
+	nf->seq_valid = false;
+	nf->active = false;
+	nf->torn = false;
+}
+
 bool net_frame_release(struct net_frame *nf, struct net_slot *ret_slot)
 {
 	bool had = nf->have_slot;

@@ -94,6 +94,12 @@ void net_frame_packet(struct net_frame *nf, const void *buf, size_t len,
 		      uint64_t now_ns);
 
 /*
+ * A new ring with key @rkey: the sender is told anew and starts over (its
+ * PSNs and frame numbers); packets with the old key are refused from now.
+ */
+void net_frame_restart(struct net_frame *nf, uint32_t rkey);
+
+/*
  * Give back the slot the receiver holds (a reset): true and *ret_slot
  * when it held one.  The frame under way is forgotten.
  */
