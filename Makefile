@@ -261,6 +261,7 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 -include man/man.mk
 -include debian/deb.mk
 -include tests/system/system.mk
+-include tests/net/net.mk
 
 # make check: every tier in turn through tests/tier.sh (a banner before
 # each, its output also in $(BUILD)/check/TIER.log), then a table of the
