@@ -470,6 +470,61 @@ static void test_bad_immediate(void **state)
 	assert_int_equal(f->nf.cnt.incomplete_frames, 1);
 }
 
+static void skip_psn(struct fix *f)
+{
+	uint8_t b[ROCE_MAX_PACKET];
+
+	/* No byte missing, but a PSN skipped: a packet was lost. */
+	for (unsigned i = 0; i < f->n_pkt; i++) {
+		memcpy(b, f->pkt[i], f->len[i]);
+		if (i >= 3) {
+			uint32_t psn = (f->tx.psn - f->n_pkt + i + 1) & ROCE_PSN_MASK;
+
+			hsb_put(b + 9, psn, 3);
+			if (i == f->n_pkt - 1)
+				hsb_put(b + ROCE_BTH_SIZE + ROCE_RETH_SIZE,
+					(psn & 0xfffffu) << 12 | 1, 4);
+		}
+		net_frame_packet(&f->nf, b, f->len[i], 0);
+	}
+	f->tx.psn++;
+}
+
+static void test_psn_gap_alone(void **state)
+{
+	struct fix *f = *state;
+
+	around(f, skip_psn);
+	assert_int_equal(f->nf.cnt.lost_packets, 1);
+	assert_int_equal(f->nf.cnt.incomplete_frames, 1);
+	assert_int_equal(f->n_done, 2);
+	assert_delivered(f, 2);
+}
+
+static void overlap(struct fix *f)
+{
+	uint8_t b[ROCE_MAX_PACKET];
+
+	/* Every PSN in order, but packet 2 rewrites packet 1's bytes. */
+	for (unsigned i = 0; i < f->n_pkt; i++) {
+		memcpy(b, f->pkt[i], f->len[i]);
+		if (i == 2)
+			memcpy(b + ROCE_BTH_SIZE, f->pkt[1] + ROCE_BTH_SIZE, 8);
+		net_frame_packet(&f->nf, b, f->len[i], 0);
+	}
+}
+
+static void test_overlapping_write(void **state)
+{
+	struct fix *f = *state;
+
+	around(f, overlap);
+	assert_int_equal(f->nf.cnt.lost_packets, 0);
+	assert_int_equal(f->nf.cnt.incomplete_frames, 1);
+	assert_int_equal(f->n_done, 2);
+	assert_delivered(f, 2);
+}
+
 static void test_stale_frame_number(void **state)
 {
 	struct fix *f = *state;
@@ -531,6 +586,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_out_of_ring, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_frame_too_long, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_immediate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_psn_gap_alone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_overlapping_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_frame_number, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_release, setup, teardown),
 	};
