@@ -25,3 +25,15 @@ net-check: all $(HSB_SENDER) $(NET_CONSUMER)
 
 TIER_DESC_net-check := network sources: UDP frames over veth, every fault counted
 CHECK_EXTRA += net-check
+
+# The benchmark: fpgad's UDP path against a bare recvmmsg loop, same sender,
+# same run (tests/bench/net.sh; BENCHMARKS.md's network section).
+BENCH_RECV := $(BUILD)/bench/bench_recv
+$(BENCH_RECV): $(BUILD)/obj/tests/bench/bench_recv.o $(BUILD)/obj/tests/bench/bench_util.o
+	$(call msg,LD,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^
+
+.PHONY: bench-net
+bench-net: all $(HSB_SENDER) $(NET_CONSUMER) $(BENCH_RECV)
+	@BUILD=$(BUILD) tests/bench/net.sh
