@@ -12,7 +12,7 @@ $(FUZZ_DIR)/fuzz_protocol: tests/fuzz/fuzz_protocol.c daemon/protocol.c common/n
 $(FUZZ_DIR)/fuzz_frame_ring: tests/fuzz/fuzz_frame_ring.c client/frame_consumer.c \
 	common/frame_ring.c common/futex.c common/clock.c
 $(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c daemon/config.c common/names.c
-$(FUZZ_DIR)/fuzz_net_frame: tests/fuzz/fuzz_net_frame.c daemon/net/net_frame.c \
+$(FUZZ_DIR)/fuzz_net_frame: tests/fuzz/fuzz_net_frame.c tests/net/hsb_tx.h daemon/net/net_frame.c \
 	daemon/net/roce_wire.c
 
 FUZZ_BIN := $(FUZZ_DIR)/fuzz_protocol $(FUZZ_DIR)/fuzz_frame_ring $(FUZZ_DIR)/fuzz_config \
