@@ -9,7 +9,7 @@
 # then the mean ratio with its spread.  Figures, never assertions.
 #
 # Environment: BUILD (build), RUNS (3), SECONDS (2), FRAME (1048576),
-# MTU (9000).
+# MTU (9000), MEMORY (host, or cuda: bounce into a GPU ring).
 set -u
 BUILD=${BUILD:-build}
 RUNS=${RUNS:-3}
@@ -41,7 +41,7 @@ slots = $SLOTS
 slot_size = $(( (FRAME + 4095) / 4096 * 4096 ))
 frame_size = $FRAME
 queue_depth = $SLOTS
-memory = host
+memory = ${MEMORY:-host}
 CONF
 "$BUILD/fpgad" --config "$dir/fpgad.conf" 2>"$dir/fpgad.log" &
 pid=$!

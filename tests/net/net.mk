@@ -17,7 +17,7 @@ $(HSB_SENDER): $(BUILD)/obj/tests/net/hsb_sender.o $(INTERNAL_LIBS)
 $(NET_CONSUMER): $(BUILD)/obj/tests/net/net_consumer.o $(BUILD)/libfpgad.a
 	$(call msg,LD,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(CLIENT_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
 
 .PHONY: net-check
 net-check: all $(HSB_SENDER) $(NET_CONSUMER)

@@ -9,7 +9,8 @@
 # (fpgactl --json stats) must count each fault.  Names carry a random
 # suffix; everything is removed on exit.  Needs root (namespaces).
 #
-# Environment: BUILD (default build).  Exit status: 0 passed, 1 failed.
+# Environment: BUILD (default build), MEMORY (the ring's: host, the
+# default, or cuda: bounce into a GPU ring).  Exit status: 0 passed, 1 failed.
 set -u
 BUILD=${BUILD:-build}
 pass=0
@@ -71,7 +72,7 @@ slots = $SLOTS
 slot_size = 64K
 frame_size = $FRAME
 queue_depth = $SLOTS
-memory = host
+memory = ${MEMORY:-host}
 CONF
 ip netns exec "$ns_rx" "$BUILD/fpgad" --config "$dir/fpgad.conf" 2>"$dir/fpgad.log" &
 pid=$!
@@ -83,7 +84,8 @@ done
 
 stats() { "$BUILD/fpgactl" --url "$url" --json stats net0; }
 port=$(stats | jq -r '.net.listen' | sed 's/.*://')
-[ -n "$port" ] && [ "$port" != 0 ] && ok "net0 listens on $RX:$port (port 0 in the file)" ||
+[ -n "$port" ] && [ "$port" != 0 ] &&
+	ok "net0 listens on $RX:$port (port 0 in the file), mode $(stats | jq -r .mode)" ||
 	bad "net0's bound port: '$port'"
 
 # Start a consumer and wait until it holds the lease; its output in $1;
