@@ -143,6 +143,7 @@ static void fill_summary(struct channel *ch, Fpgad__ChannelSummary *s)
 	s->frames = st.frames;
 	s->drops = st.drops;
 	s->lessees = st.lessees;
+	s->source = (char *)source_kind_name(cc->source);
 }
 
 static void do_status(struct daemon *d, struct reply *r)

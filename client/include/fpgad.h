@@ -118,6 +118,8 @@ struct fpgad_channel_summary {
 	uint64_t frames;
 	uint64_t drops;
 	uint32_t lessees;
+	char source[8];		/* "card", "udp" (a network sender: stats
+				   has its endpoint and counters) */
 };
 
 struct fpgad_status {

@@ -17,6 +17,10 @@ pass=0
 fail=0
 ok() { pass=$((pass + 1)); echo "net: PASS: $*"; }
 bad() { fail=$((fail + 1)); echo "net: FAIL: $*"; }
+# check CASE WHAT GOT WANT
+check() {
+	if [ "$3" = "$4" ]; then ok "$1: $2 = $3"; else bad "$1: $2 = $3, want $4"; fi
+}
 
 if [ "$(id -u)" != 0 ]; then
 	echo "net: SKIP: needs root to create network namespaces and a veth pair"
@@ -88,6 +92,8 @@ port=$(stats | jq -r '.net.listen' | sed 's/.*://')
 	ok "net0 listens on $RX:$port (port 0 in the file), mode $(stats | jq -r .mode)" ||
 	bad "net0's bound port: '$port'"
 
+check channels "net0's source" "$("$BUILD/fpgactl" --url "$url" --json channels | jq -r '.channels[0].source')" udp
+
 # Start a consumer and wait until it holds the lease; its output in $1;
 # $2: how long it waits for a first frame (ms).
 consume() {
@@ -108,11 +114,6 @@ delta() {
 	a=$(echo "$before" | jq -r "$1")
 	b=$(echo "$after" | jq -r "$1")
 	echo $((b - a))
-}
-
-# check CASE WHAT GOT WANT
-check() {
-	if [ "$3" = "$4" ]; then ok "$1: $2 = $3"; else bad "$1: $2 = $3, want $4"; fi
 }
 
 # run_case NAME FAULT: send 300 frames at 1000 frames/s, every 7th faulted.
