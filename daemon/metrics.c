@@ -61,20 +61,40 @@ static const struct stats_family counters[] = {
 };
 
 /* uint64_t fields of a network channel's (source = udp) net counters. */
-#define NET_FAMILY(f, help) \
-	{ "fpgad_channel_net_" #f "_total", help, offsetof(struct channel_stats, net.f) }
 static const struct stats_family net_counters[] = {
-	NET_FAMILY(packets, "Network channels: datagrams from the sender."),
-	NET_FAMILY(bytes, "Network channels: payload bytes written into slots."),
-	NET_FAMILY(lost_packets, "Network channels: packets lost (PSNs skipped); their frames were not delivered."),
-	NET_FAMILY(late_packets, "Network channels: duplicated or reordered packets, ignored."),
-	NET_FAMILY(incomplete_frames, "Network channels: torn frames (a packet lost, late, misplaced or an immediate lost), never delivered."),
-	NET_FAMILY(no_slot_frames, "Network channels: frames that started while no slot was free, dropped (a sender has no backpressure)."),
-	NET_FAMILY(bad_packets, "Network channels: datagrams that were not a UC RDMA WRITE into the ring."),
-	NET_FAMILY(wrong_qp, "Network channels: packets to another QP number, ignored."),
-	NET_FAMILY(wrong_rkey, "Network channels: packets with another (a stale ring's) R_Key, ignored."),
-	NET_FAMILY(wrong_sender, "Network channels: datagrams from an address other than the sender's, ignored."),
-	NET_FAMILY(kernel_drops, "Network channels: datagrams the kernel dropped, the socket's buffer full (SO_RXQ_OVFL)."),
+	{ "fpgad_channel_net_packets_total",
+	  "Network channels: datagrams from the sender.",
+	  offsetof(struct channel_stats, net.packets) },
+	{ "fpgad_channel_net_bytes_total",
+	  "Network channels: payload bytes written into slots.",
+	  offsetof(struct channel_stats, net.bytes) },
+	{ "fpgad_channel_net_lost_packets_total",
+	  "Network channels: packets lost (PSNs skipped); their frames were not delivered.",
+	  offsetof(struct channel_stats, net.lost_packets) },
+	{ "fpgad_channel_net_late_packets_total",
+	  "Network channels: duplicated or reordered packets, ignored.",
+	  offsetof(struct channel_stats, net.late_packets) },
+	{ "fpgad_channel_net_incomplete_frames_total",
+	  "Network channels: torn frames (a packet lost, late, misplaced or an immediate lost), never delivered.",
+	  offsetof(struct channel_stats, net.incomplete_frames) },
+	{ "fpgad_channel_net_no_slot_frames_total",
+	  "Network channels: frames that started while no slot was free, dropped (a sender has no backpressure).",
+	  offsetof(struct channel_stats, net.no_slot_frames) },
+	{ "fpgad_channel_net_bad_packets_total",
+	  "Network channels: datagrams that were not a UC RDMA WRITE into the ring.",
+	  offsetof(struct channel_stats, net.bad_packets) },
+	{ "fpgad_channel_net_wrong_qp_total",
+	  "Network channels: packets to another QP number, ignored.",
+	  offsetof(struct channel_stats, net.wrong_qp) },
+	{ "fpgad_channel_net_wrong_rkey_total",
+	  "Network channels: packets with another (a stale ring's) R_Key, ignored.",
+	  offsetof(struct channel_stats, net.wrong_rkey) },
+	{ "fpgad_channel_net_wrong_sender_total",
+	  "Network channels: datagrams from an address other than the sender's, ignored.",
+	  offsetof(struct channel_stats, net.wrong_sender) },
+	{ "fpgad_channel_net_kernel_drops_total",
+	  "Network channels: datagrams the kernel dropped, the socket's buffer full (SO_RXQ_OVFL).",
+	  offsetof(struct channel_stats, net.kernel_drops) },
 };
 
 /* struct histo fields. */
