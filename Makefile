@@ -19,7 +19,7 @@ V       ?= 0
 STATIC  ?= 0
 SANITIZE ?= 0
 
-VERSION := $(shell sed -n 's/^\#define FPGAD_VERSION_STRING "\(.*\)"/\1/p' client/include/fpgad.h)
+VERSION := $(shell sed -n 's/^\#define FPGAD_VERSION_STRING "\(.*\)"/\1/p' include/fpgad.h)
 
 CUDA_HOME ?= /usr/local/cuda
 NVCC ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard $(CUDA_HOME)/bin/nvcc))
@@ -41,8 +41,8 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 # Every object sees the public headers and the shared helpers; each part
 # sees its own headers only (tests see everything they test).
 CPPFLAGS_ALL := -D_GNU_SOURCE -DFPGAD_VERSION='"$(VERSION)"' \
-	-Icommon -Iclient/include -Ikmod/uapi -I$(BUILD)/gen
-INC_DAEMON := -Idaemon -Idaemon/sim -Idaemon/net
+	-Icommon -Iinclude -Ikmod/uapi -I$(BUILD)/gen
+INC_DAEMON := -Idaemon
 INC_CLIENT := -Iclient -DFPGAD_BUILDING_LIBRARY
 CFLAGS_ALL := -std=c11 $(WARN) -fPIC -fvisibility=hidden -MMD -MP $(CFLAGS)
 
@@ -83,9 +83,9 @@ cuda_filter = $(filter-out $(if $(filter 1,$(CUDA)),%_nocuda.c,%_cuda.c),$(1))
 
 COMMON_SRC := $(call cuda_filter,$(wildcard common/*.c))
 DAEMON_SRC := $(call cuda_filter,$(filter-out daemon/main.c,\
-	$(wildcard daemon/*.c daemon/sim/*.c daemon/net/*.c)))
+	$(wildcard daemon/*.c daemon/*/*.c daemon/*/*/*.c)))
 CLIENT_SRC := $(call cuda_filter,$(wildcard client/*.c))
-FPGACTL_SRC := $(wildcard client/fpgactl/*.c)
+FPGACTL_SRC := $(call cuda_filter,$(wildcard client/fpgactl/*.c))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 PROTO_OBJ := $(BUILD)/obj/gen/fpgad.pb-c.o
@@ -155,7 +155,7 @@ $(BUILD)/obj/gen/fpgad.pb-c.o: $(PROTO_C)
 
 $(BUILD)/obj/daemon/%.o: INC_DIR := $(INC_DAEMON)
 $(BUILD)/obj/client/%.o: INC_DIR := $(INC_CLIENT)
-$(BUILD)/obj/tests/%.o: INC_DIR := $(INC_DAEMON) -Iclient
+$(BUILD)/obj/tests/%.o: INC_DIR := $(INC_DAEMON) -Iclient -Itests/lib
 
 $(BUILD)/obj/%.o: %.c | $(PROTO_H)
 	$(call msg,CC,$<)
@@ -183,7 +183,7 @@ $(BUILD)/libfpgad.so: $(CLIENT_OBJ) $(COMMON_OBJ) client/libfpgad.map
 		-Wl,--version-script=client/libfpgad.map $(LDFLAGS) \
 		-o $@ $(filter %.o,$^) $(CUDA_LIBS) $(CLIENT_LIBS)
 
-# fpgad's accept() guard (daemon/fdlimit.c) must be what libnng calls.
+# fpgad's accept() guard (daemon/control/fdlimit.c) must be what libnng calls.
 FPGAD_EXPORTS := -Wl,--export-dynamic-symbol=accept \
 	-Wl,--export-dynamic-symbol=accept4
 
@@ -249,6 +249,7 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 	@echo "== tests/integration/symbols.sh"; BUILD=$(BUILD) tests/integration/symbols.sh
 	@echo "== tests/integration/install.sh"; BUILD=$(BUILD) tests/integration/install.sh
 
+-include tests/lib/lib.mk
 -include kmod/kmod.mk
 -include tests/fuzz/fuzz.mk
 -include tests/gpu/gpu.mk
@@ -261,12 +262,13 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 -include man/man.mk
 -include debian/deb.mk
 -include tests/system/system.mk
+-include tests/arch/arch.mk
 -include tests/net/net.mk
 
 # make check: every tier in turn through tests/tier.sh (a banner before
 # each, its output also in $(BUILD)/check/TIER.log), then a table of the
 # tiers' results; a failed tier does not stop the later ones, but a failed
-# build does.
+# build does.  A description is quoted in single quotes: it holds none.
 CHECK_TIERS = build run-unit valgrind sanitize integration $(CHECK_EXTRA)
 CHECK_SUMMARY = $(BUILD)/check/summary
 TIER_MAKE_build := all unit
@@ -277,16 +279,19 @@ TIER_DESC_sanitize := the unit suites built with ASan and UBSan
 TIER_DESC_integration := real fpgad processes, sockets and clients
 TIER_DESC_fuzz := libFuzzer on every decoder of untrusted bytes
 TIER_DESC_hostile := hostile peers and users, from the protocol up
-TIER_DESC_python-check := the Python package's pytest suite
+TIER_DESC_python-check := the pytest suite of the Python package
 TIER_DESC_man-check := man pages against the code
 TIER_DESC_completion-check := bash completion against fpgactl
 TIER_DESC_pc-check := pkg-config files: a program built against each
 TIER_DESC_kmod-bringup := the first-card bring-up tool builds, its script parses
 TIER_DESC_kmod-check := fpgad_dma.ko built and booted in QEMU with the edu device
-TIER_DESC_kmod-model := fpgad_dma.ko's engine code against a PG195 engine model
+TIER_DESC_kmod-model := the engine code of fpgad_dma.ko against a PG195 engine model
 TIER_DESC_gpu-check := the GPU suite (skips without a GPU)
 TIER_DESC_gpu-xfer-check := card memory transfers on a GPU (skips without one)
 TIER_DESC_system-check := the Debian packages under systemd in QEMU
+TIER_DESC_arch-check := includes and calls against tests/arch/layers
+
+-include tests/mutants/mutants.mk
 
 check: deps
 	@mkdir -p $(BUILD)/check && rm -f $(CHECK_SUMMARY)
@@ -315,7 +320,7 @@ install: all
 	install -m 0755 $(BUILD)/libfpgad.so $(DESTDIR)$(LIBDIR)/libfpgad.so.0
 	ln -sf libfpgad.so.0 $(DESTDIR)$(LIBDIR)/libfpgad.so
 	$(PC_SED) client/fpgad.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/fpgad.pc
-	install -m 0644 client/include/fpgad*.h $(DESTDIR)$(PREFIX)/include/
+	install -m 0644 include/fpgad*.h $(DESTDIR)$(PREFIX)/include/
 	install -m 0644 systemd/fpgad.conf $(DESTDIR)/etc/fpgad/fpgad.conf.example
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' systemd/fpgad.service.in > \
 		$(DESTDIR)$(PREFIX)/lib/systemd/system/fpgad.service

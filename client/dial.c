@@ -4,11 +4,11 @@
  * the cause of a failed connection in words an operator can act on.
  *
  * nng reports a failed TLS handshake as one error code, whatever went
- * wrong.  When a dial fails at the handshake, a probe connection made
+ * wrong.  When a dial fails at the handshake, a diagnosis connection made
  * here with mbed TLS (nng's TLS engine on Debian) finds out why: a plain
  * tcp:// listener where TLS was asked for or the reverse, a certificate
  * signed by a CA not in $FPGAD_TLS_CA, expired or not yet valid, or made
- * out for another name or address.  The probe verifies nothing on its
+ * out for another name or address.  The diagnosis verifies nothing on its
  * own behalf: it only explains a refusal; the connection that is used is
  * always nng's, verified by nng.
  *
@@ -50,7 +50,7 @@
 #define SAN_DNS 2
 #define SAN_IP 7
 
-#define PROBE_TIMEOUT_MS 2000
+#define DIAGNOSIS_TIMEOUT_MS 2000
 #define SP_PEEK_MS 300
 
 /* Why the calling thread's last fpgad_connect() failed in dial(). */
@@ -255,9 +255,9 @@ static void format_time(const mbedtls_x509_time *t, char *buf, size_t len)
 		 t->day, t->hour, t->min, t->sec);
 }
 
-/* --- the probe ------------------------------------------------------------ */
+/* --- the diagnosis -------------------------------------------------------- */
 
-struct probe {
+struct diagnosis {
 	mbedtls_net_context net;
 	mbedtls_ssl_context ssl;
 	mbedtls_ssl_config conf;
@@ -266,7 +266,7 @@ struct probe {
 	mbedtls_ctr_drbg_context drbg;
 };
 
-static void probe_fini(struct probe *p)
+static void diagnosis_fini(struct diagnosis *p)
 {
 	mbedtls_ssl_free(&p->ssl);
 	mbedtls_ssl_config_free(&p->conf);
@@ -288,21 +288,22 @@ static bool speaks_sp(int fd)
 	       memcmp(head, "\0SP\0", 4) == 0;
 }
 
-enum probe_result {
-	PROBE_UNREACHABLE,	/* no TCP connection: nothing to add */
-	PROBE_PLAIN,		/* a plain (SP over TCP) listener */
-	PROBE_NOT_TLS,		/* something that fails the TLS handshake */
-	PROBE_TLS,		/* a TLS handshake completed */
+enum diagnosis_result {
+	DIAGNOSIS_UNREACHABLE,	/* no TCP connection: nothing to add */
+	DIAGNOSIS_PLAIN,		/* a plain (SP over TCP) listener */
+	DIAGNOSIS_NOT_TLS,		/* something that fails the TLS handshake */
+	DIAGNOSIS_TLS,		/* a TLS handshake completed */
 };
 
 /*
  * Connect to @ep and try a TLS handshake that verifies the chain against
  * @ca (NULL: none) but neither fails on it nor checks the name.
  */
-static enum probe_result probe_run(struct probe *p, const struct endpoint *ep,
-				   const char *ca, int *ret_ca_err)
+static enum diagnosis_result diagnosis_run(struct diagnosis *p,
+					   const struct endpoint *ep,
+					   const char *ca, int *ret_ca_err)
 {
-	static const char pers[] = "fpgad-dial-probe";
+	static const char pers[] = "fpgad-dial-diagnosis";
 	int r;
 
 	mbedtls_net_init(&p->net);
@@ -314,38 +315,38 @@ static enum probe_result probe_run(struct probe *p, const struct endpoint *ep,
 	*ret_ca_err = 0;
 
 	if (mbedtls_net_connect(&p->net, ep->host, ep->port, MBEDTLS_NET_PROTO_TCP))
-		return PROBE_UNREACHABLE;
+		return DIAGNOSIS_UNREACHABLE;
 	if (speaks_sp(p->net.fd))
-		return PROBE_PLAIN;
+		return DIAGNOSIS_PLAIN;
 	if (ca) {
 		r = mbedtls_x509_crt_parse_file(&p->ca, ca);
 		if (r < 0) {
 			*ret_ca_err = r;
-			return PROBE_UNREACHABLE;
+			return DIAGNOSIS_UNREACHABLE;
 		}
 	}
 #if MBEDTLS_VERSION_MAJOR >= 3
 	if (psa_crypto_init() != PSA_SUCCESS)
-		return PROBE_UNREACHABLE;
+		return DIAGNOSIS_UNREACHABLE;
 #endif
 	if (mbedtls_ctr_drbg_seed(&p->drbg, mbedtls_entropy_func, &p->entropy,
 				  (const unsigned char *)pers, sizeof(pers) - 1) ||
 	    mbedtls_ssl_config_defaults(&p->conf, MBEDTLS_SSL_IS_CLIENT,
 					MBEDTLS_SSL_TRANSPORT_STREAM,
 					MBEDTLS_SSL_PRESET_DEFAULT))
-		return PROBE_UNREACHABLE;
+		return DIAGNOSIS_UNREACHABLE;
 	mbedtls_ssl_conf_authmode(&p->conf, MBEDTLS_SSL_VERIFY_OPTIONAL);
 	mbedtls_ssl_conf_ca_chain(&p->conf, &p->ca, NULL);
 	mbedtls_ssl_conf_rng(&p->conf, mbedtls_ctr_drbg_random, &p->drbg);
-	mbedtls_ssl_conf_read_timeout(&p->conf, PROBE_TIMEOUT_MS);
+	mbedtls_ssl_conf_read_timeout(&p->conf, DIAGNOSIS_TIMEOUT_MS);
 	if (mbedtls_ssl_setup(&p->ssl, &p->conf))
-		return PROBE_UNREACHABLE;
+		return DIAGNOSIS_UNREACHABLE;
 	mbedtls_ssl_set_bio(&p->ssl, &p->net, mbedtls_net_send, NULL,
 			    mbedtls_net_recv_timeout);
 	do {
 		r = mbedtls_ssl_handshake(&p->ssl);
 	} while (r == MBEDTLS_ERR_SSL_WANT_READ || r == MBEDTLS_ERR_SSL_WANT_WRITE);
-	return r == 0 ? PROBE_TLS : PROBE_NOT_TLS;
+	return r == 0 ? DIAGNOSIS_TLS : DIAGNOSIS_NOT_TLS;
 }
 
 /* Explain a tls+tcp:// dial that nng refused; 0 when nothing was found. */
@@ -355,31 +356,31 @@ static int explain_tls(fpgad_client *c, const struct endpoint *ep,
 	const char *want = server_name_env();
 	const mbedtls_x509_crt *crt;
 	char held[160], when[32], issuer[128];
-	struct probe p;
+	struct diagnosis p;
 	uint32_t flags;
 	int ca_err, r = 0;
 
 	if (!want || !want[0])
 		want = ep->host;
-	switch (probe_run(&p, ep, ca, &ca_err)) {
-	case PROBE_UNREACHABLE:
+	switch (diagnosis_run(&p, ep, ca, &ca_err)) {
+	case DIAGNOSIS_UNREACHABLE:
 		if (ca_err) {
 			dial_fail_msg(c, "FPGAD_TLS_CA=%s: not a PEM file of CA certificates", ca);
 			r = -EINVAL;
 		}
 		break;
-	case PROBE_PLAIN:
+	case DIAGNOSIS_PLAIN:
 		dial_fail_msg(c, "%s: fpgad listens there without TLS: use tcp://%s%s%s:%s",
 			      c->url, strchr(ep->host, ':') ? "[" : "", ep->host,
 			      strchr(ep->host, ':') ? "]" : "", ep->port);
 		r = -EPROTO;
 		break;
-	case PROBE_NOT_TLS:
+	case DIAGNOSIS_NOT_TLS:
 		dial_fail_msg(c, "%s: the TLS handshake failed: the server does not speak TLS, or no protocol version or cipher suite is common",
 			      c->url);
 		r = -EPROTO;
 		break;
-	case PROBE_TLS:
+	case DIAGNOSIS_TLS:
 		crt = mbedtls_ssl_get_peer_cert(&p.ssl);
 		flags = mbedtls_ssl_get_verify_result(&p.ssl);
 		if (!crt) {
@@ -420,23 +421,23 @@ static int explain_tls(fpgad_client *c, const struct endpoint *ep,
 		r = -EACCES;
 		break;
 	}
-	probe_fini(&p);
+	diagnosis_fini(&p);
 	return r;
 }
 
 /* Explain a tcp:// dial that failed after connecting: a TLS listener? */
 static int explain_tcp(fpgad_client *c, const struct endpoint *ep)
 {
-	struct probe p;
+	struct diagnosis p;
 	int ca_err, r = 0;
 
-	if (probe_run(&p, ep, NULL, &ca_err) == PROBE_TLS) {
+	if (diagnosis_run(&p, ep, NULL, &ca_err) == DIAGNOSIS_TLS) {
 		dial_fail_msg(c, "%s: fpgad listens there with TLS: use tls+tcp://%s%s%s:%s and set FPGAD_TLS_CA",
 			      c->url, strchr(ep->host, ':') ? "[" : "", ep->host,
 			      strchr(ep->host, ':') ? "]" : "", ep->port);
 		r = -EPROTO;
 	}
-	probe_fini(&p);
+	diagnosis_fini(&p);
 	return r;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * xfer_queue.h - the client's end of the transfer queue (the ABI is
- * client/include/fpgad_xfer.h; what both ends share is common/xfer_ring.h).
+ * include/fpgad_xfer.h; what both ends share is common/xfer_ring.h).
  *
  * The client checks the queue's geometry before it trusts it, pushes
  * submission entries, tells fpgad (the doorbell, only when fpgad sleeps),

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * frame_ring.h - what both ends of the frame plane share (the ABI itself
- * is client/include/fpgad_frames.h): the ring's geometry and size, the
+ * is include/fpgad_frames.h): the ring's geometry and size, the
  * check a consumer makes before it trusts a mapped ring, a frame as the
  * two ends pass it, and the futex wake-up protocol of the ABI.  The
- * producer end is daemon/frame_producer.c, the consumer end
+ * producer end is daemon/channel/frame_producer.c, the consumer end
  * client/frame_consumer.c.
  *
  * The shared fields are plain fixed-width integers in the ABI header; both

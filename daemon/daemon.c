@@ -13,19 +13,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "channel.h"
+#include "channel/channel.h"
+#include "channel/lease.h"
 #include "clock.h"
 #include "daemon.h"
-#include "device.h"
-#include "lease.h"
-#include "log.h"
-#include "memory.h"
+#include "device/device.h"
+#include "memory/memory.h"
 #include "metrics.h"
-#include "notify.h"
-#include "p2p.h"
 #include "requests.h"
-#include "runtime.h"
-#include "xfer.h"
+#include "service/log.h"
+#include "service/notify.h"
+#include "service/runtime.h"
+#include "topology/p2p.h"
+#include "xfer/xfer.h"
 
 static void on_connected(void *user, const struct peer *p)
 {
@@ -121,6 +121,20 @@ static void on_watchdog(uv_timer_t *t)
 	update_status(d);
 }
 
+/*
+ * How often idle remote and metrics connections are looked for: their
+ * timeouts are kept to within this.
+ */
+#define IDLE_SWEEP_MS 250
+
+static void on_idle_sweep(uv_timer_t *t)
+{
+	struct daemon *d = t->data;
+
+	control_close_idle(d->ctl);
+	metrics_close_idle(d->metrics);
+}
+
 static void on_signal(uv_signal_t *sig, int signum)
 {
 	struct daemon *d = sig->data;
@@ -151,7 +165,7 @@ static gid_t lookup_group(const char *name)
 
 static int open_device(struct daemon *d)
 {
-	char where[PATH_MAX + 16];
+	char where[PATH_MAX + 16], why[PATH_MAX + 128];
 	struct device_info info;
 	int r;
 
@@ -163,14 +177,15 @@ static int open_device(struct daemon *d)
 			backend_kind_name(d->cfg.device.backend));
 		return -ENODEV;
 	}
-	r = d->dev_ops->open(&d->cfg, &d->dev);
+	why[0] = 0;
+	r = d->dev_ops->open(&d->cfg, &d->dev, why, sizeof(why));
 	if (r < 0) {
 		/* The xdma backend's own words are about its path. */
 		log_err("%s: device: cannot open %s backend: %s",
 			config_where(&d->cfg, CONFIG_DEVICE, 0,
 				     d->cfg.device.backend == BACKEND_XDMA ? "path" : "backend",
 				     where, sizeof(where)),
-			d->dev_ops->name, strerror(-r));
+			d->dev_ops->name, why[0] ? why : strerror(-r));
 		return r;
 	}
 	r = d->dev_ops->info(d->dev, &info);
@@ -214,7 +229,7 @@ static int check_engines(struct daemon *d)
 
 static int create_channels(struct daemon *d)
 {
-	char where[PATH_MAX + 16];
+	char where[PATH_MAX + 16], why[256];
 	int r;
 
 	for (unsigned i = 0; i < d->cfg.n_channels; i++) {
@@ -224,19 +239,19 @@ static int create_channels(struct daemon *d)
 		/* auto measured bounce as the better mode: ask for it. */
 		if (pc && pc->mode == MODE_BOUNCE)
 			cc.mode = MODE_BOUNCE;
-		/* A network source is a device of its own (net.h). */
+		why[0] = 0;
+		/* A network source is a device of its own (device/net/net.h). */
 		if (cc.source == SOURCE_CARD)
 			r = channel_create(&d->cfg, &cc, d->dev_ops, d->dev,
-					   &d->channels[i]);
+					   &d->channels[i], why, sizeof(why));
 		else
 			r = channel_create(&d->cfg, &cc, &device_net_ops, NULL,
-					   &d->channels[i]);
+					   &d->channels[i], why, sizeof(why));
 		if (r < 0) {
-			/* channel_create() said why; say where it is set up. */
-			log_err("%s: [channel %s] not created",
+			log_err("%s: [channel %s] %s",
 				config_where(&d->cfg, CONFIG_CHANNEL, i, NULL, where,
 					     sizeof(where)),
-				d->cfg.channels[i].name);
+				d->cfg.channels[i].name, why[0] ? why : strerror(-r));
 			return r;
 		}
 		d->n_channels++;
@@ -363,6 +378,8 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 	opt.max_message = cfg->control.max_message;
 	opt.max_clients = cfg->control.max_clients;
 	opt.max_remote_clients = d->fds.remote_clients;
+	opt.max_remote_per_address = cfg->control.max_remote_per_address;
+	opt.remote_idle_ms = cfg->control.remote_idle_timeout_ms;
 	r = control_start(&d->loop, &opt, &h, &d->ctl);
 	if (r < 0)
 		goto fail;
@@ -380,13 +397,15 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 	uv_signal_init(&d->loop, &d->sig_int);
 	uv_signal_init(&d->loop, &d->sig_hup);
 	uv_timer_init(&d->loop, &d->watchdog);
+	uv_timer_init(&d->loop, &d->idle_sweep);
 	d->sig_term.data = d->sig_int.data = d->sig_hup.data = d;
-	d->watchdog.data = d;
+	d->watchdog.data = d->idle_sweep.data = d;
 	d->handles_init = true;
 	uv_signal_start(&d->sig_term, on_signal, SIGTERM);
 	uv_signal_start(&d->sig_int, on_signal, SIGINT);
 	uv_signal_start(&d->sig_hup, on_signal, SIGHUP);
 
+	uv_timer_start(&d->idle_sweep, on_idle_sweep, IDLE_SWEEP_MS, IDLE_SWEEP_MS);
 	d->watchdog_usec = notify_watchdog_usec();
 	if (d->watchdog_usec) {
 		uint64_t ms = d->watchdog_usec / 2000;
@@ -395,7 +414,7 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 	}
 
 	log_info("fpgad %s listening on %s%s%s", FPGAD_VERSION, d->socket_url,
-		 cfg->control.remote[0] ? " and " : "", cfg->control.remote);
+		 cfg->control.remote[0] ? " and " : "", control_remote_url(d->ctl));
 	notify_ready();
 	update_status(d);
 	return 0;
@@ -408,6 +427,21 @@ int daemon_run(struct daemon *d)
 {
 	uv_run(&d->loop, UV_RUN_DEFAULT);
 	return d->exit_code;
+}
+
+/* The listeners' connection limits from d->cfg, after a reload. */
+static void reload_limits(struct daemon *d)
+{
+	const struct config_control *c = &d->cfg.control;
+	struct control_options opt = {
+		.max_clients = c->max_clients,
+		.max_remote_clients = d->fds.remote_clients,
+		.max_remote_per_address = c->max_remote_per_address,
+		.remote_idle_ms = c->remote_idle_timeout_ms,
+	};
+
+	control_set_limits(d->ctl, &opt);
+	metrics_set_limits(d->metrics, &d->cfg.metrics);
 }
 
 /* What can change without a restart: logging, limits and idle channels. */
@@ -428,21 +462,25 @@ static void apply_reload(struct daemon *d, const struct config *n)
 	    o->transfer.max_length != n->transfer.max_length ||
 	    o->transfer.bounce_slots != n->transfer.bounce_slots ||
 	    o->transfer.poll_us != n->transfer.poll_us ||
+	    o->transfer.card_regions != n->transfer.card_regions ||
 	    o->n_channels != n->n_channels ||
 	    memcmp(o->channels, n->channels, sizeof(o->channels)))
 		log_notice("reload: socket, listener, device, sim, transfer engine and channel settings take effect at the next start");
 	o->daemon.log_level = n->daemon.log_level;
 	o->control.max_clients = n->control.max_clients;
 	o->control.max_remote_clients = n->control.max_remote_clients;
+	o->control.max_remote_per_address = n->control.max_remote_per_address;
+	o->control.remote_idle_timeout_ms = n->control.remote_idle_timeout_ms;
 	o->control.max_leases = n->control.max_leases;
 	o->control.max_pinned = n->control.max_pinned;
 	o->transfer.max_buffers = n->transfer.max_buffers;
 	o->transfer.max_registered = n->transfer.max_registered;
 	o->metrics.max_clients = n->metrics.max_clients;
+	o->metrics.max_per_address = n->metrics.max_per_address;
+	o->metrics.idle_timeout_ms = n->metrics.idle_timeout_ms;
 	log_level = n->daemon.log_level;
 	plan_descriptors(d, o);
-	control_set_limits(d->ctl, o->control.max_clients, d->fds.remote_clients);
-	metrics_set_limit(d->metrics, o->metrics.max_clients);
+	reload_limits(d);
 }
 
 void daemon_reload(struct daemon *d)
@@ -480,8 +518,11 @@ void daemon_stop(struct daemon *d)
 	d->handoff = NULL;
 	xfer_stop(d->xfer);
 	d->xfer = NULL;
-	for (unsigned i = 0; i < d->n_channels; i++)
+	/* Leases end first (their lessees are told), then the channels go. */
+	for (unsigned i = 0; i < d->n_channels; i++) {
+		lease_end_all(d->channels[i]);
 		channel_destroy(d->channels[i]);
+	}
 	d->n_channels = 0;
 	p2p_free(d->p2p);
 	d->p2p = NULL;
@@ -494,6 +535,7 @@ void daemon_stop(struct daemon *d)
 		close_handle((uv_handle_t *)&d->sig_int);
 		close_handle((uv_handle_t *)&d->sig_hup);
 		close_handle((uv_handle_t *)&d->watchdog);
+		close_handle((uv_handle_t *)&d->idle_sweep);
 		d->handles_init = false;
 	}
 	if (d->loop_init) {

@@ -10,12 +10,12 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "config.h"
-#include "control.h"
-#include "handoff.h"
-#include "fdlimit.h"
-#include "log.h"
-#include "session.h"
+#include "config/config.h"
+#include "control/control.h"
+#include "control/fdlimit.h"
+#include "control/handoff.h"
+#include "control/session.h"
+#include "service/log.h"
 
 struct channel;
 struct device;
@@ -52,6 +52,7 @@ struct daemon {
 
 	uv_signal_t sig_term, sig_int, sig_hup;
 	uv_timer_t watchdog;
+	uv_timer_t idle_sweep;
 	bool handles_init;
 	uint64_t watchdog_usec;
 	int exit_code;

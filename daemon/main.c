@@ -9,9 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "daemon.h"
-#include "log.h"
+#include "memory/fault_guard.h"
+#include "service/log.h"
 
 static void usage(FILE *f)
 {
@@ -92,7 +93,9 @@ int main(int argc, char **argv)
 		cfg->daemon.log_level = LOG_DEBUG;
 
 	/* Whatever stopped the start was logged where it was found. */
-	r = daemon_start(d, cfg);
+	r = fault_guard_init();
+	if (r == 0)
+		r = daemon_start(d, cfg);
 	if (r < 0) {
 		code = 1;
 		goto out;

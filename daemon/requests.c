@@ -15,16 +15,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "channel.h"
+#include "channel/channel.h"
+#include "channel/lease.h"
 #include "clock.h"
+#include "control/protocol.h"
 #include "daemon.h"
+#include "device/net/net.h"
 #include "fpgad.h"
-#include "lease.h"
-#include "log.h"
-#include "net.h"
-#include "p2p.h"
-#include "protocol.h"
 #include "requests.h"
+#include "service/log.h"
+#include "topology/p2p.h"
 #include "xfer_requests.h"
 
 #define MSG_LEN 256

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "control.h"
+#include "control/control.h"
 
 struct daemon;
 

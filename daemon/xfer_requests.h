@@ -10,9 +10,9 @@
 #ifndef FPGAD_XFER_REQUESTS_H
 #define FPGAD_XFER_REQUESTS_H
 
+#include "control/session.h"
 #include "fpgad.pb-c.h"
-#include "session.h"
-#include "xfer.h"
+#include "xfer/xfer.h"
 
 struct daemon;
 

@@ -38,10 +38,10 @@ kmod:
 		grep -v -e 'Skipping BTF generation' $(BUILD)/kmod.log; exit $$rc
 
 # The guest program links the daemon's xdma backend to drive it as well.
-KMOD_GUEST_SRC := tests/kmod/kmod_test.c tests/kmod/kmod_xfer.c daemon/device_xdma.c daemon/log.c \
+KMOD_GUEST_SRC := tests/kmod/kmod_test.c tests/kmod/kmod_xfer.c daemon/device/xdma/device_xdma.c daemon/service/log.c \
 	common/clock.c
 
-$(KMOD_GUEST): $(KMOD_GUEST_SRC) tests/kmod/kmod_xfer.h kmod/uapi/fpgad_dma.h daemon/device.h
+$(KMOD_GUEST): $(KMOD_GUEST_SRC) tests/kmod/kmod_xfer.h kmod/uapi/fpgad_dma.h daemon/device/device.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -static -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror \

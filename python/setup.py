@@ -51,7 +51,7 @@ def private_libs(pc):
 def config():
     b = build_tree()
     if b:
-        return dict(include_dirs=[os.path.join(TOP, "client", "include")],
+        return dict(include_dirs=[os.path.join(TOP, "include")],
                     extra_objects=[os.path.join(b, "libfpgad.a")],
                     extra_link_args=["-Wl,--exclude-libs,ALL"] +
                     private_libs(os.path.join(b, "fpgad.pc")) + ["-ldl"])

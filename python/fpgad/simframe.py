@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The frame format of fpgad's simulated card (client/include/fpgad_simframe.h),
+"""The frame format of fpgad's simulated card (include/fpgad_simframe.h),
 in NumPy: make and check frames without a card, e.g. to test a pipeline.
 
 A frame of L bytes is a 64-byte header (magic, header size, source,

@@ -22,9 +22,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include "../gpu/gpu_verify.h"
 #include "bench_util.h"
 #include "fpgad_simframe.h"
-#include "../gpu/gpu_verify.h"
 
 #define FRAME (1u << 20)
 #define COPY_BUFS 8

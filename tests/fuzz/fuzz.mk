@@ -4,16 +4,16 @@
 FUZZ_SECONDS ?= 8
 FUZZ_DIR := $(BUILD)/fuzz
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=all -Icommon -Iclient/include -Iclient -Idaemon -Idaemon/net \
+	-fno-sanitize-recover=all -Icommon -Iinclude -Iclient -Idaemon \
 	-I$(BUILD)/gen
 
-$(FUZZ_DIR)/fuzz_protocol: tests/fuzz/fuzz_protocol.c daemon/protocol.c common/names.c \
+$(FUZZ_DIR)/fuzz_protocol: tests/fuzz/fuzz_protocol.c daemon/control/protocol.c common/names.c \
 	$(PROTO_C)
 $(FUZZ_DIR)/fuzz_frame_ring: tests/fuzz/fuzz_frame_ring.c client/frame_consumer.c \
 	common/frame_ring.c common/futex.c common/clock.c
-$(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c daemon/config.c common/names.c
-$(FUZZ_DIR)/fuzz_net_frame: tests/fuzz/fuzz_net_frame.c tests/net/hsb_tx.h daemon/net/net_frame.c \
-	daemon/net/roce_wire.c
+$(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c daemon/config/config.c common/names.c
+$(FUZZ_DIR)/fuzz_net_frame: tests/fuzz/fuzz_net_frame.c tests/net/hsb_tx.h \
+	daemon/device/net/net_frame.c daemon/device/net/roce_wire.c
 
 FUZZ_BIN := $(FUZZ_DIR)/fuzz_protocol $(FUZZ_DIR)/fuzz_frame_ring $(FUZZ_DIR)/fuzz_config \
 	$(FUZZ_DIR)/fuzz_net_frame

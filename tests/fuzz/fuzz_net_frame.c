@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "../net/hsb_tx.h"
-#include "net_frame.h"
+#include "device/net/net_frame.h"
 
 #define SLOTS 4
 #define SLOT_SIZE 4096u

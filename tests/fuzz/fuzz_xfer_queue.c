@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * fuzz_xfer_queue.c - libFuzzer: fpgad's end of a transfer queue
- * (daemon/xfer_server.c) while a hostile client writes bytes the fuzzer
+ * (daemon/xfer/xfer_server.c) while a hostile client writes bytes the fuzzer
  * chooses anywhere in the shared queue between fpgad's steps: taking
  * entries, completing them, arming and disarming must never crash, never
  * take more than the completions it can post, and keep its own geometry;
@@ -15,8 +15,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "xfer/xfer_server.h"
 #include "xfer_queue.h"
-#include "xfer_server.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,7 +9,7 @@
 
 GPU_DIR := $(BUILD)/gpu
 GPU_ARCH ?= -gencode arch=compute_90,code=[sm_90,compute_90]
-NVCC_FLAGS := -O2 -std=c++17 $(GPU_ARCH) -Iclient/include -Itests/gpu \
+NVCC_FLAGS := -O2 -std=c++17 $(GPU_ARCH) -Iinclude -Itests/gpu \
 	-Xcompiler -Wall,-Wextra,-fno-exceptions,-fno-rtti,-fno-threadsafe-statics
 GPU_VERIFY_OBJ := $(GPU_DIR)/verify_kernel.o
 GPU_BIN := $(GPU_DIR)/gpu_client $(GPU_DIR)/gpu_h2c $(GPU_DIR)/gpu_stale
@@ -18,17 +18,17 @@ GPU_BIN := $(GPU_DIR)/gpu_client $(GPU_DIR)/gpu_h2c $(GPU_DIR)/gpu_stale
 
 ifeq ($(CUDA),1)
 $(GPU_VERIFY_OBJ): tests/gpu/verify_kernel.cu tests/gpu/gpu_verify.h \
-		client/include/fpgad_simframe.h
+		include/fpgad_simframe.h
 	$(call msg,NVCC,$<)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(NVCC) $(NVCC_FLAGS) -c -o $@ $<
 
 $(GPU_DIR)/gpu_client: $(BUILD)/obj/tests/gpu/gpu_client.o $(GPU_VERIFY_OBJ) \
-		$(BUILD)/libfpgad.a
+		$(TEST_LIB_GPU) $(BUILD)/libfpgad.a
 $(GPU_DIR)/gpu_h2c: $(BUILD)/obj/tests/gpu/gpu_h2c.o $(GPU_VERIFY_OBJ) \
 		$(BUILD)/libfpgad.a
 
-$(GPU_DIR)/gpu_stale: $(BUILD)/obj/tests/gpu/gpu_stale.o $(BUILD)/libfpgad.a
+$(GPU_DIR)/gpu_stale: $(BUILD)/obj/tests/gpu/gpu_stale.o $(TEST_LIB_RAW) $(BUILD)/libfpgad.a
 
 $(GPU_BIN):
 	$(call msg,LD,$@)

@@ -252,16 +252,42 @@ int harness_run(const char *cmdline, char *out, size_t len)
 
 bool harness_log_contains(const struct fpgad_proc *p, const char *what)
 {
-	char buf[65536];
+	return harness_log_count(p, what) > 0;
+}
+
+unsigned harness_log_count(const struct fpgad_proc *p, const char *what)
+{
+	char line[4096];
 	FILE *f = fopen(p->log, "r");
-	size_t n;
+	unsigned n = 0;
 
 	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, what) != NULL;
 	fclose(f);
-	return strstr(buf, what) != NULL;
+	return n;
+}
+
+int harness_bound_port(const struct fpgad_proc *p, const char *before)
+{
+	FILE *f = fopen(p->log, "r");
+	char line[1024], *at;
+	int port = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if ((at = strstr(line, before)))
+			port = atoi(at + strlen(before));
+	if (f)
+		fclose(f);
+	if (port <= 0)
+		fail_msg("no port after '%s' in fpgad's log %s", before, p->log);
+	return port;
+}
+
+int harness_remote_port(const struct fpgad_proc *p)
+{
+	return harness_bound_port(p, " and tcp://127.0.0.1:");
 }
 
 void harness_start_ok(struct fpgad_proc *p, const char *config, const char *env)

@@ -9,7 +9,7 @@ trap 'rm -rf "$root"' EXIT INT TERM
 make --no-print-directory -s install DESTDIR="$root" PREFIX=/usr >/dev/null
 for f in usr/sbin/fpgad usr/bin/fpgactl usr/lib/libfpgad.so.0 usr/lib/libfpgad.a \
 	 usr/include/fpgad.h usr/include/fpgad_frames.h usr/include/fpgad_xfer.h \
-	 usr/include/fpgad_simframe.h usr/lib/pkgconfig/fpgad.pc \
+	 usr/include/fpgad_simframe.h usr/include/fpgad_abi.h usr/lib/pkgconfig/fpgad.pc \
 	 usr/lib/systemd/system/fpgad.service etc/fpgad/fpgad.conf.example \
 	 usr/lib/sysusers.d/fpgad.conf usr/lib/tmpfiles.d/fpgad.conf \
 	 usr/lib/udev/rules.d/60-fpgad.rules usr/share/fpgad/fpgad-remote.conf \

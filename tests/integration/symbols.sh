@@ -2,13 +2,13 @@
 # SPDX-License-Identifier: MIT
 #
 # tests/integration/symbols.sh - libfpgad.so exports exactly the functions
-# that client/include/fpgad.h declares: no internal symbol leaks out, and
+# that include/fpgad.h declares: no internal symbol leaks out, and
 # no declared function is missing.
 set -eu
 
 BUILD=${BUILD:-build}
 so=$BUILD/libfpgad.so
-header=client/include/fpgad.h
+header=include/fpgad.h
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

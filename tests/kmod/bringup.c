@@ -38,7 +38,7 @@
 #include <unistd.h>
 
 #include "fpgad_dma.h"
-#include "memory.h"
+#include "memory/memory.h"
 
 #define MIB		(1024u * 1024u)
 #define WAIT_MS		30000

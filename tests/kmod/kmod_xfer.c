@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * kmod_xfer.c - card memory transfers through the daemon's xdma backend
- * (daemon/device_xdma.c) on QEMU's edu device, as fpgad's transfer thread
+ * (daemon/device/xdma/device_xdma.c) on QEMU's edu device, as fpgad's transfer thread
  * drives it: memory queues (mem_queue_open) of both directions, their
  * completion descriptors (what the thread polls), host memory pinned the
  * way fpgad pins a client's registered memfd, a vgem dma-buf standing in
@@ -21,7 +21,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "device.h"
+#include "device/device.h"
 #include "kmod_xfer.h"
 
 #define XDEV "/dev/fpgad0"
@@ -76,7 +76,7 @@ void kmod_xfer_tests(void (*check)(int ok, const char *fmt, ...),
 	ok = check;
 	memset(&cfg, 0, sizeof(cfg));
 	snprintf(cfg.device.path, sizeof(cfg.device.path), "%s", XDEV);
-	if (ops->open(&cfg, &d)) {
+	if (ops->open(&cfg, &d, NULL, 0)) {
 		ok(0, "xfer: xdma backend open");
 		return;
 	}

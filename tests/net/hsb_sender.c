@@ -34,10 +34,10 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "config.h"
+#include "config/config.h"
+#include "device/net/net.h"
 #include "fpgad_simframe.h"
 #include "hsb_tx.h"
-#include "net.h"
 
 enum fault { F_NONE, F_DROP, F_DUP, F_REORDER, F_LOSE_IMM, F_BAD_RKEY,
 	     F_BAD_QPN, F_WRONG_SENDER };

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "roce_wire.h"
+#include "device/net/roce_wire.h"
 
 struct hsb_tx {
 	uint32_t qpn, rkey;

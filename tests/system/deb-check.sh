@@ -71,7 +71,7 @@ has libfpgad0 "/usr/lib/$ma/libfpgad.so.0"
 has python3-fpgad /usr/lib/python3/dist-packages/fpgad/__init__.py \
 	/usr/lib/python3/dist-packages/fpgad/_fpgad.abi3.so
 has libfpgad-dev /usr/include/fpgad.h /usr/include/fpgad_frames.h /usr/include/fpgad_xfer.h \
-	/usr/include/fpgad_simframe.h "/usr/lib/$ma/libfpgad.a" \
+	/usr/include/fpgad_simframe.h /usr/include/fpgad_abi.h "/usr/lib/$ma/libfpgad.a" \
 	"/usr/lib/$ma/libfpgad.so" "/usr/lib/$ma/pkgconfig/fpgad.pc" /usr/share/man/man3/libfpgad.3.gz
 # The packaged fpgad.pc: every library a static link needs is found in a
 # folder it names (the CUDA runtime included, where the package has it).

@@ -18,13 +18,13 @@
 
 #include <cmocka.h>
 
-#include "channel.h"
-#include "lease.h"
-#include "device.h"
+#include "channel/channel.h"
+#include "channel/frame_producer.h"
+#include "channel/lease.h"
+#include "device/device.h"
 #include "fpgad_simframe.h"
 #include "frame_consumer.h"
-#include "frame_producer.h"
-#include "log.h"
+#include "service/log.h"
 
 struct fixture {
 	struct config cfg;
@@ -153,15 +153,16 @@ static void make(struct fixture *fx, const char *extra_sim, enum ring_policy p,
 	cc->policy = p;
 	if (extra_sim)
 		fx->cfg.sim.fault_error = (unsigned)atoi(extra_sim);
-	assert_int_equal(device_sim_ops.open(&fx->cfg, &fx->dev), 0);
+	assert_int_equal(device_sim_ops.open(&fx->cfg, &fx->dev, NULL, 0), 0);
 	assert_int_equal(channel_create(&fx->cfg, cc, &device_sim_ops, fx->dev,
-					&fx->ch), 0);
+					&fx->ch, NULL, 0), 0);
 	fx->s1.peer.pid = 101;
 	fx->s2.peer.pid = 102;
 }
 
 static void unmake(struct fixture *fx)
 {
+	lease_end_all(fx->ch);
 	channel_destroy(fx->ch);
 	device_sim_ops.close(fx->dev);
 }
@@ -472,8 +473,9 @@ static void test_h2c_send(void **state)
 	cc->memory = MEMORY_HOST;
 	cc->slots = 4;
 	cc->slot_size = cc->frame_size = 64 * 1024;
-	assert_int_equal(device_sim_ops.open(&fx.cfg, &fx.dev), 0);
-	assert_int_equal(channel_create(&fx.cfg, cc, &device_sim_ops, fx.dev, &fx.ch), 0);
+	assert_int_equal(device_sim_ops.open(&fx.cfg, &fx.dev, NULL, 0), 0);
+	assert_int_equal(channel_create(&fx.cfg, cc, &device_sim_ops, fx.dev, &fx.ch,
+					NULL, 0), 0);
 	assert_int_equal(lease_open(fx.ch, &fx.s1, true, &fx.cfg.control, &r.g,
 				      err, sizeof(err)), -EINVAL);
 	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), 0);

@@ -16,8 +16,8 @@
 #include <cmocka.h>
 
 #include "../net/hsb_tx.h"
-#include "net_frame.h"
-#include "roce_wire.h"
+#include "device/net/net_frame.h"
+#include "device/net/roce_wire.h"
 
 #define SLOTS 4
 #define SLOT_SIZE 8192u

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "../fake_sysfs.h"
-#include "p2p.h"
+#include "topology/p2p.h"
 
 static struct fake_sysfs fs;
 

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "session.h"
+#include "control/session.h"
 
 static void test_add_find_remove(void **state)
 {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* test_slots.c - the slot ownership state machine (daemon/slots.c). */
+/* test_slots.c - the slot ownership state machine (daemon/channel/slots.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "slots.h"
+#include "channel/slots.h"
 
 /* Deterministic pseudo-random numbers (xorshift64*). */
 static uint64_t rng_next(uint64_t *s)

@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "../fake_sysfs.h"
-#include "topology.h"
+#include "topology/topology.h"
 
 static struct fake_sysfs fs;
 

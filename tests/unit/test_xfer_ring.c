@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_xfer_ring.c - the transfer plane's ABI (fpgad_xfer.h) and its two
- * ends: fpgad's (daemon/xfer_server.c) and the client's
+ * ends: fpgad's (daemon/xfer/xfer_server.c) and the client's
  * (client/xfer_queue.c) talking through one mapped queue; the checks a
  * client makes of a queue; the rules' names and messages.
  */
@@ -20,9 +20,9 @@
 #include <cmocka.h>
 
 #include "fpgad_xfer.h"
+#include "xfer/xfer_server.h"
 #include "xfer_queue.h"
 #include "xfer_ring.h"
-#include "xfer_server.h"
 
 static const struct xfer_server_rules rules = {
 	.card_memory = 2ull << 30,

@@ -1,0 +1,889 @@
+// SPDX-License-Identifier: MIT
+/*
+ * config.c - fpgad.conf: INI (libinih) into struct config.
+ *
+ * The file is read through ini_parse_stream() with a reader that counts
+ * lines, so every error names file:line.  Values are checked where they are
+ * parsed; cross-key rules (slot_size >= frame_size, ...) are checked per
+ * channel at the end and reported at the line of the key they are about
+ * (the channel's section line when the key is not in the file).  The line
+ * of every key read is kept in cfg->lines for checks made after loading.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "config/config.h"
+#include "names.h"
+#include "size.h"
+
+#define MAX_SLOTS 4096u
+#define MAX_SLOT_SIZE (1ull << 31)
+
+struct parse_state {
+	struct config *cfg;
+	FILE *file;
+	unsigned line;
+	bool file_channels;		/* a [channel] section was seen */
+	unsigned err_line;
+	char err[256];
+};
+
+static const struct config_channel default_channel = {
+	.name = "c2h0",
+	.direction = DIR_C2H,
+	.engine = 0,
+	.slots = 8,
+	.slot_size = 1u << 20,
+	.frame_size = 1u << 20,
+	.frame_rate = 0,
+	.queue_depth = 4,
+	.memory = MEMORY_AUTO,
+	.mode = MODE_AUTO,
+	.policy = POLICY_DROP_OLDEST,
+	.mtu = 1500,
+	.qpn = 0x100,
+};
+
+void config_defaults(struct config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->daemon.log_level = LOG_INFO;
+	snprintf(cfg->daemon.runtime_dir, sizeof(cfg->daemon.runtime_dir),
+		 "/run/fpgad");
+	snprintf(cfg->control.group, sizeof(cfg->control.group), "fpga");
+	cfg->control.socket_mode = 0660;
+	cfg->control.max_message = 64 * 1024;
+	cfg->control.max_clients = 64;
+	cfg->control.max_remote_clients = 16;
+	cfg->control.max_remote_per_address = 4;
+	cfg->control.remote_idle_timeout_ms = 60000;
+	cfg->control.max_leases = 16;
+	cfg->control.max_pinned = 4ull << 30;
+	cfg->device.backend = BACKEND_SIM;
+	snprintf(cfg->device.path, sizeof(cfg->device.path), "/dev/fpgad0");
+	snprintf(cfg->device.gpu, sizeof(cfg->device.gpu), "0");
+	cfg->device.dma_timeout_ms = 1000;
+	cfg->device.auto_choice = AUTO_MEASURE;
+	cfg->device.probe_bytes = 256ull << 20;
+	cfg->device.probe_ms = 200;
+	cfg->sim.card_memory = 2ull << 30;
+	cfg->sim.seed = 1;
+	cfg->transfer.engines = 1;
+	cfg->transfer.queue_entries = 256;
+	cfg->transfer.max_length = 1ull << 30;
+	cfg->transfer.max_buffers = 64;
+	cfg->transfer.max_registered = 4ull << 30;
+	cfg->transfer.bounce_slots = 8;
+	cfg->metrics.max_clients = 8;
+	cfg->metrics.max_per_address = 2;
+	cfg->metrics.idle_timeout_ms = 20000;
+	cfg->n_channels = 1;
+	cfg->channels[0] = default_channel;
+}
+
+static int fail(struct parse_state *ps, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int fail(struct parse_state *ps, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ps->err[0])
+		return 0;
+	ps->err_line = ps->line;
+	va_start(ap, fmt);
+	vsnprintf(ps->err, sizeof(ps->err), fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+static int parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	if (*s == '-' || *s == '\0')
+		return -EINVAL;
+	v = strtoul(s, &end, 0);
+	if (errno || *end != '\0')
+		return -EINVAL;
+	if (v < min || v > max)
+		return -ERANGE;
+	*ret = (unsigned)v;
+	return 0;
+}
+
+static int parse_enum(const char *s, const char *const *names, unsigned n,
+		      int *ret)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (names[i] && strcasecmp(s, names[i]) == 0) {
+			*ret = (int)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static const char *const backend_names[] = { "sim", "xdma" };
+static const char *const direction_names[] = { "c2h", "h2c" };
+static const char *const memory_names[] = { "auto", "cuda", "host" };
+static const char *const mode_names[] = { "auto", "gpudirect", "bounce", "host" };
+static const char *const policy_names[] = { "block", "drop-oldest" };
+static const char *const integrity_names[] = { "none", "crc32c" };
+static const char *const pacing_names[] = { "hybrid", "wait" };
+static const char *const auto_choice_names[] = { "measure", "first" };
+static const char *const source_names[] = { "card", "udp" };
+static const char *const level_names[] = {
+	[LOG_ERR] = "err", [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
+	[LOG_INFO] = "info", [LOG_DEBUG] = "debug",
+};
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+const char *backend_kind_name(enum backend_kind k) { return backend_names[k]; }
+const char *direction_name(enum direction d) { return direction_names[d]; }
+const char *memory_kind_name(enum memory_kind k) { return memory_names[k]; }
+const char *transfer_mode_name(enum transfer_mode m) { return mode_names[m]; }
+const char *ring_policy_name(enum ring_policy p) { return policy_names[p]; }
+const char *integrity_name(enum integrity i) { return integrity_names[i]; }
+const char *auto_choice_name(enum auto_choice c) { return auto_choice_names[c]; }
+const char *source_kind_name(enum source_kind s) { return source_names[s]; }
+
+static int parse_link(const char *s, struct link_model *ret)
+{
+	unsigned gen, width;
+	char tail;
+
+	if (strcasecmp(s, "unlimited") == 0) {
+		ret->gen = ret->width = 0;
+		return 0;
+	}
+	if (sscanf(s, "gen%ux%u%c", &gen, &width, &tail) != 2)
+		return -EINVAL;
+	if (gen < 1 || gen > 5)
+		return -ERANGE;
+	if (width != 1 && width != 2 && width != 4 && width != 8 && width != 16)
+		return -ERANGE;
+	ret->gen = gen;
+	ret->width = width;
+	return 0;
+}
+
+static int copy_string(char *dst, size_t len, const char *s)
+{
+	if (strlen(s) >= len)
+		return -ENAMETOOLONG;
+	memcpy(dst, s, strlen(s) + 1);
+	return 0;
+}
+
+/* Key tables: one entry per key, with the parser to apply. */
+enum key_type { K_UINT, K_SIZE, K_STRING, K_ENUM, K_MODE, K_LINK, K_LEVEL,
+	K_POW2 };
+
+struct key {
+	const char *name;
+	enum key_type type;
+	size_t offset;
+	size_t len;			/* strings: buffer size */
+	unsigned min, max;		/* uints */
+	const char *const *names;	/* enums */
+	unsigned n_names;
+};
+
+#define KU(s, f, lo, hi) { #f, K_UINT, offsetof(s, f), 0, lo, hi, NULL, 0 }
+#define KZ(s, f) { #f, K_SIZE, offsetof(s, f), 0, 0, 0, NULL, 0 }
+#define KS(s, f) { #f, K_STRING, offsetof(s, f), sizeof(((s *)0)->f), 0, 0, NULL, 0 }
+#define KE(s, f, tbl) { #f, K_ENUM, offsetof(s, f), 0, 0, 0, tbl, N(tbl) }
+
+static const struct key daemon_keys[] = {
+	{ "log_level", K_LEVEL, offsetof(struct config_daemon, log_level), 0, 0, 0, NULL, 0 },
+	KS(struct config_daemon, runtime_dir),
+};
+
+static const struct key control_keys[] = {
+	KS(struct config_control, group),
+	{ "socket_mode", K_MODE, offsetof(struct config_control, socket_mode), 0, 0, 0777, NULL, 0 },
+	KS(struct config_control, remote),
+	KS(struct config_control, tls_cert_key),
+	{ "max_message", K_SIZE, offsetof(struct config_control, max_message), 0, 1024, 0, NULL, 0 },
+	KU(struct config_control, max_clients, 1, 4096),
+	KU(struct config_control, max_remote_clients, 1, 4096),
+	KU(struct config_control, max_remote_per_address, 0, 4096),
+	KU(struct config_control, remote_idle_timeout_ms, 0, 86400000),
+	KU(struct config_control, max_leases, 1, 1024),
+	KZ(struct config_control, max_pinned),
+};
+
+static const struct key device_keys[] = {
+	KE(struct config_device, backend, backend_names),
+	KS(struct config_device, path),
+	KS(struct config_device, gpu),
+	KU(struct config_device, dma_timeout_ms, 1, 600000),
+	KE(struct config_device, auto_choice, auto_choice_names),
+	{ "probe_bytes", K_SIZE, offsetof(struct config_device, probe_bytes), 0, 4096, 0, NULL, 0 },
+	KU(struct config_device, probe_ms, 0, 10000),
+};
+
+static const struct key sim_keys[] = {
+	KZ(struct config_sim, card_memory),
+	{ "link", K_LINK, offsetof(struct config_sim, link), 0, 0, 0, NULL, 0 },
+	KU(struct config_sim, seed, 0, ~0u),
+	KU(struct config_sim, fault_timeout, 0, ~0u),
+	KU(struct config_sim, fault_error, 0, ~0u),
+	KU(struct config_sim, fault_corrupt, 0, ~0u),
+	KU(struct config_sim, fault_hang, 0, ~0u),
+};
+
+static const struct key transfer_keys[] = {
+	KU(struct config_transfer, engines, 0, 8),
+	{ "queue_entries", K_POW2, offsetof(struct config_transfer, queue_entries), 0, 8, 2048, NULL, 0 },
+	{ "max_length", K_SIZE, offsetof(struct config_transfer, max_length), 0, 1, 0, NULL, 0 },
+	KU(struct config_transfer, max_buffers, 1, 65536),
+	KZ(struct config_transfer, max_registered),
+	KU(struct config_transfer, bounce_slots, 1, 64),
+	KU(struct config_transfer, poll_us, 0, 1000000),
+	KU(struct config_transfer, card_regions, 0, 1024),
+};
+
+static const struct key metrics_keys[] = {
+	KS(struct config_metrics, listen),
+	KU(struct config_metrics, max_clients, 1, 1024),
+	KU(struct config_metrics, max_per_address, 0, 1024),
+	KU(struct config_metrics, idle_timeout_ms, 0, 86400000),
+};
+
+static const struct key channel_keys[] = {
+	KE(struct config_channel, direction, direction_names),
+	KU(struct config_channel, engine, 0, 63),
+	KU(struct config_channel, slots, 2, MAX_SLOTS),
+	KZ(struct config_channel, slot_size),
+	KZ(struct config_channel, frame_size),
+	KU(struct config_channel, frame_rate, 0, 10000000),
+	KU(struct config_channel, queue_depth, 1, 64),
+	KU(struct config_channel, poll_us, 0, 1000000),
+	KE(struct config_channel, memory, memory_names),
+	KE(struct config_channel, mode, mode_names),
+	KE(struct config_channel, policy, policy_names),
+	KE(struct config_channel, integrity, integrity_names),
+	KE(struct config_channel, pacing, pacing_names),
+	KS(struct config_channel, gpu),
+	KE(struct config_channel, source, source_names),
+	KS(struct config_channel, listen),
+	KS(struct config_channel, sender),
+	KU(struct config_channel, mtu, 256, 9216),
+	KU(struct config_channel, qpn, 2, 0xffffff),
+	KU(struct config_channel, rkey, 0, ~0u),
+};
+
+static int apply_key(struct parse_state *ps, const char *section,
+		     const struct key *keys, size_t n_keys, void *base,
+		     unsigned *lines, const char *name, const char *value)
+{
+	const struct key *k = NULL;
+	char *field;
+	uint64_t size;
+	int r, e;
+
+	for (size_t i = 0; i < n_keys; i++)
+		if (strcmp(keys[i].name, name) == 0)
+			k = &keys[i];
+	if (!k)
+		return fail(ps, "unknown key '%s' in [%s]", name, section);
+	if (lines[k - keys])
+		return fail(ps, "[%s] %s is set twice: first at line %u, again here",
+			    section, name, lines[k - keys]);
+	lines[k - keys] = ps->line;
+	field = (char *)base + k->offset;
+
+	switch (k->type) {
+	case K_UINT:
+		r = parse_uint(value, k->min, k->max, (unsigned *)field);
+		if (r < 0)
+			return fail(ps, "%s: '%s' is not a whole number from %u to %u",
+				    name, value, k->min, k->max);
+		return 1;
+	case K_SIZE:
+		r = size_parse(value, &size);
+		if (r < 0 || size < k->min)
+			return fail(ps, "%s: '%s' is not a size (a number with optional K, M or G)%s",
+				    name, value, r < 0 ? "" : ", or too small");
+		*(uint64_t *)field = size;
+		return 1;
+	case K_STRING:
+		if (copy_string(field, k->len, value) < 0)
+			return fail(ps, "%s: value longer than %zu characters",
+				    name, k->len - 1);
+		return 1;
+	case K_ENUM:
+		r = parse_enum(value, k->names, k->n_names, &e);
+		if (r < 0) {
+			char list[128] = "";
+
+			for (unsigned i = 0; i < k->n_names; i++)
+				snprintf(list + strlen(list), sizeof(list) - strlen(list),
+					 "%s%s", i ? ", " : "", k->names[i]);
+			return fail(ps, "%s: '%s' is not one of %s", name, value, list);
+		}
+		*(int *)field = e;
+		return 1;
+	case K_POW2:
+		r = parse_uint(value, k->min, k->max, (unsigned *)field);
+		if (r < 0 || (*(unsigned *)field & (*(unsigned *)field - 1)))
+			return fail(ps, "%s: '%s' is not a power of two from %u to %u",
+				    name, value, k->min, k->max);
+		return 1;
+	case K_MODE:
+		r = parse_uint(value, 0, 0777, (unsigned *)field);
+		if (r < 0 || value[0] != '0')
+			return fail(ps, "%s: '%s' is not an octal mode such as 0660",
+				    name, value);
+		return 1;
+	case K_LINK:
+		if (parse_link(value, (struct link_model *)field) < 0)
+			return fail(ps, "%s: '%s' is not 'unlimited' or genGxW (G 1-5, W 1, 2, 4, 8 or 16)",
+				    name, value);
+		return 1;
+	case K_LEVEL:
+		r = parse_enum(value, level_names, N(level_names), &e);
+		if (r < 0)
+			return fail(ps, "%s: '%s' is not one of err, warning, notice, info, debug",
+				    name, value);
+		*(int *)field = e;
+		return 1;
+	}
+	return fail(ps, "internal: key type");
+}
+
+/* The channel named @name that the file declared, or NULL. */
+static int channel_index(const struct config *cfg, const char *name)
+{
+	for (unsigned i = 0; i < cfg->n_channels; i++)
+		if (strcmp(cfg->channels[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* A [channel NAME] header: a new channel, declared once. */
+static void channel_declare(struct parse_state *ps, const char *name)
+{
+	struct config *cfg = ps->cfg;
+	int i;
+
+	if (!ps->file_channels) {
+		/* The file describes its channels: drop the built-in one. */
+		ps->file_channels = true;
+		cfg->n_channels = 0;
+	}
+	i = channel_index(cfg, name);
+	if (i >= 0) {
+		fail(ps, "[channel %s] is declared twice: first at line %u, again here",
+		     name, cfg->lines.channel[i]);
+		return;
+	}
+	if (!name_valid(name)) {
+		fail(ps, "[channel %s]: a channel name is 1-%d letters, digits, '_' or '-'",
+		     name, CONFIG_NAME_MAX - 1);
+		return;
+	}
+	if (cfg->n_channels == CONFIG_MAX_CHANNELS) {
+		fail(ps, "[channel %s]: more than %d channels", name,
+		     CONFIG_MAX_CHANNELS);
+		return;
+	}
+	cfg->lines.channel[cfg->n_channels] = ps->line;
+	cfg->channels[cfg->n_channels] = default_channel;
+	snprintf(cfg->channels[cfg->n_channels].name, CONFIG_NAME_MAX, "%.*s",
+		 CONFIG_NAME_MAX - 1, name);
+	cfg->n_channels++;
+}
+
+_Static_assert(N(daemon_keys) <= CONFIG_MAX_KEYS && N(control_keys) <= CONFIG_MAX_KEYS &&
+	       N(device_keys) <= CONFIG_MAX_KEYS && N(sim_keys) <= CONFIG_MAX_KEYS &&
+	       N(metrics_keys) <= CONFIG_MAX_KEYS && N(channel_keys) <= CONFIG_MAX_KEYS,
+	       "cfg->lines has room for every key");
+
+static const struct {
+	const char *name;
+	const struct key *keys;
+	size_t n_keys;
+	size_t offset;			/* of the section's struct in struct config */
+} sections[CONFIG_SECTIONS] = {
+	[CONFIG_DAEMON] = { "daemon", daemon_keys, N(daemon_keys), offsetof(struct config, daemon) },
+	[CONFIG_CONTROL] = { "control", control_keys, N(control_keys), offsetof(struct config, control) },
+	[CONFIG_DEVICE] = { "device", device_keys, N(device_keys), offsetof(struct config, device) },
+	[CONFIG_SIM] = { "sim", sim_keys, N(sim_keys), offsetof(struct config, sim) },
+	[CONFIG_TRANSFER] = { "transfer", transfer_keys, N(transfer_keys),
+			      offsetof(struct config, transfer) },
+	[CONFIG_METRICS] = { "metrics", metrics_keys, N(metrics_keys), offsetof(struct config, metrics) },
+};
+
+/* A section fpgad does not know stops it, at its header's line. */
+static int unknown_section(struct parse_state *ps, const char *section)
+{
+	return fail(ps, "unknown section [%s] (expected daemon, control, device, sim, transfer, metrics or 'channel NAME')",
+		    section);
+}
+
+static int handler(void *user, const char *section, const char *name,
+		   const char *value)
+{
+	struct parse_state *ps = user;
+	struct config *cfg = ps->cfg;
+
+	if (ps->err[0])
+		return 0;
+	for (unsigned i = 0; i < CONFIG_SECTIONS; i++)
+		if (strcmp(section, sections[i].name) == 0)
+			return apply_key(ps, section, sections[i].keys,
+					 sections[i].n_keys,
+					 (char *)cfg + sections[i].offset,
+					 cfg->lines.key[i], name, value);
+	if (strncmp(section, "channel ", 8) == 0) {
+		int i = channel_index(cfg, section + 8);
+
+		/* The header was refused; that error is the one to report. */
+		if (i < 0)
+			return 0;
+		return apply_key(ps, section, channel_keys, N(channel_keys),
+				 &cfg->channels[i], cfg->lines.channel_key[i],
+				 name, value);
+	}
+	return unknown_section(ps, section);
+}
+
+/*
+ * A section's header, seen before its keys (or with none): a channel
+ * section declares its channel, a fixed one records its line, any other
+ * is refused here, at the header's line.
+ */
+static void section_header(struct parse_state *ps, const char *name)
+{
+	if (strncmp(name, "channel ", 8) == 0) {
+		if (!ps->err[0])
+			channel_declare(ps, name + 8);
+		return;
+	}
+	for (unsigned i = 0; i < CONFIG_SECTIONS; i++) {
+		if (strcmp(name, sections[i].name) == 0) {
+			ps->cfg->lines.section[i] = ps->line;
+			return;
+		}
+	}
+	unknown_section(ps, name);
+}
+
+static char *reader(char *buf, int size, void *stream)
+{
+	struct parse_state *ps = stream;
+	char *r = fgets(buf, size, ps->file);
+
+	if (r) {
+		const char *p = buf + strspn(buf, " \t");
+		char name[64];
+
+		ps->line++;
+		if (sscanf(p, "[%63[^]]]", name) == 1)
+			section_header(ps, name);
+	}
+	return r;
+}
+
+static const struct key *find_key(const struct key *keys, size_t n,
+				  const char *name)
+{
+	for (size_t i = 0; name && i < n; i++)
+		if (strcmp(keys[i].name, name) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+/* The line of @key in channel @i, 0 when the file does not set it. */
+static unsigned channel_key_line(const struct config *cfg, unsigned i,
+				 const char *key)
+{
+	const struct key *k = find_key(channel_keys, N(channel_keys), key);
+
+	return k ? cfg->lines.channel_key[i][k - channel_keys] : 0;
+}
+
+/* The line of @key in channel @i, else of the channel's section. */
+static unsigned channel_line(const struct config *cfg, unsigned i,
+			     const char *key)
+{
+	unsigned line = channel_key_line(cfg, i, key);
+
+	return line ? line : cfg->lines.channel[i];
+}
+
+int config_parse_endpoint(const char *s, bool need_port,
+			  struct sockaddr_storage *ret_addr)
+{
+	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+	char host[INET6_ADDRSTRLEN];
+	const char *end, *port = NULL;
+	unsigned p = 0;
+	size_t n;
+
+	if (*s == '[') {
+		end = strchr(s, ']');
+		if (!end)
+			return -EINVAL;
+		n = (size_t)(end - s - 1);
+		s++;
+		if (end[1] == ':')
+			port = end + 2;
+		else if (end[1])
+			return -EINVAL;
+	} else {
+		end = strchr(s, ':');
+		n = end ? (size_t)(end - s) : strlen(s);
+		if (end)
+			port = end + 1;
+	}
+	if (n == 0 || n >= sizeof(host) || (need_port && !port) ||
+	    (port && parse_uint(port, 0, 65535, &p) < 0))
+		return -EINVAL;
+	memcpy(host, s, n);
+	host[n] = '\0';
+	if (inet_pton(AF_INET, host, &in->sin_addr) == 1) {
+		in->sin_family = AF_INET;
+		in->sin_port = htons((uint16_t)p);
+	} else if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)p);
+	} else {
+		return -EINVAL;
+	}
+	*ret_addr = ss;
+	return 0;
+}
+
+/* The rules of a network channel's keys; *ret_line: the key they are about. */
+static int check_net_channel(const struct config *cfg, unsigned i, char *err,
+			     size_t len, unsigned *ret_line)
+{
+	static const char *const net_keys[] = { "listen", "sender", "mtu", "qpn", "rkey" };
+	const struct config_channel *ch = &cfg->channels[i];
+	struct sockaddr_storage a;
+
+	if (ch->source == SOURCE_CARD) {
+		for (size_t k = 0; k < N(net_keys); k++) {
+			*ret_line = channel_key_line(cfg, i, net_keys[k]);
+			if (*ret_line)
+				return snprintf(err, len, "[channel %s] %s is for a network source (source = udp)",
+						ch->name, net_keys[k]), -EINVAL;
+		}
+		return 0;
+	}
+	*ret_line = channel_line(cfg, i, "source");
+	if (ch->direction != DIR_C2H)
+		return snprintf(err, len, "[channel %s] a network source sends to the host: direction must be c2h",
+				ch->name), -EINVAL;
+	*ret_line = channel_line(cfg, i, "listen");
+	if (config_parse_endpoint(ch->listen, true, &a) < 0)
+		return snprintf(err, len, "[channel %s] listen: '%s' is not ADDRESS:PORT (a numeric IPv4 address or [IPv6 address]; port 0 = any free port)",
+				ch->name, ch->listen), -EINVAL;
+	*ret_line = channel_line(cfg, i, "sender");
+	if (config_parse_endpoint(ch->sender, false, &a) < 0)
+		return snprintf(err, len, "[channel %s] sender: '%s' is not the sender's ADDRESS or ADDRESS:PORT (numeric): a network channel takes packets from its sender only",
+				ch->name, ch->sender), -EINVAL;
+	return 0;
+}
+
+/* The cross-key rules of channel @i; *ret_line: the key they are about. */
+static int check_channel(const struct config *cfg, unsigned i, char *err,
+			 size_t len, unsigned *ret_line)
+{
+	const struct config_channel *ch = &cfg->channels[i];
+
+	if (ch->slot_size == 0 || ch->slot_size % MEMORY_SLOT_ALIGN) {
+		*ret_line = channel_line(cfg, i, "slot_size");
+		return snprintf(err, len, "[channel %s] slot_size %llu is not a positive multiple of %u",
+				ch->name, (unsigned long long)ch->slot_size,
+				MEMORY_SLOT_ALIGN), -EINVAL;
+	}
+	if (ch->slot_size > MAX_SLOT_SIZE) {
+		*ret_line = channel_line(cfg, i, "slot_size");
+		return snprintf(err, len, "[channel %s] slot_size above %llu",
+				ch->name, MAX_SLOT_SIZE), -EINVAL;
+	}
+	if (ch->frame_size < 64 || ch->frame_size > ch->slot_size) {
+		*ret_line = channel_key_line(cfg, i, "frame_size");
+		if (!*ret_line)
+			*ret_line = channel_line(cfg, i, "slot_size");
+		return snprintf(err, len, "[channel %s] frame_size %llu must be from 64 bytes to slot_size (%llu)",
+				ch->name, (unsigned long long)ch->frame_size,
+				(unsigned long long)ch->slot_size), -EINVAL;
+	}
+	if (ch->memory == MEMORY_HOST && (ch->mode == MODE_GPUDIRECT ||
+					  ch->mode == MODE_BOUNCE)) {
+		*ret_line = channel_line(cfg, i, "mode");
+		return snprintf(err, len, "[channel %s] mode %s needs GPU memory, but memory = host",
+				ch->name, mode_names[ch->mode]), -EINVAL;
+	}
+	if (ch->memory == MEMORY_CUDA && ch->mode == MODE_HOST) {
+		*ret_line = channel_line(cfg, i, "mode");
+		return snprintf(err, len, "[channel %s] mode host needs host memory, but memory = cuda",
+				ch->name), -EINVAL;
+	}
+	if (check_net_channel(cfg, i, err, len, ret_line) < 0)
+		return -EINVAL;
+	for (unsigned j = 0; j < i; j++) {
+		/* A network channel takes no engine of the card. */
+		if (ch->source != SOURCE_CARD ||
+		    cfg->channels[j].source != SOURCE_CARD)
+			continue;
+		if (cfg->channels[j].direction == ch->direction &&
+		    cfg->channels[j].engine == ch->engine) {
+			*ret_line = channel_line(cfg, i, "engine");
+			return snprintf(err, len, "[channel %s] engine %u already used by channel %s",
+					ch->name, ch->engine, cfg->channels[j].name), -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* The line of @key in fixed section @sec, 0 when not in the file. */
+static unsigned key_line(const struct config *cfg, enum config_section sec,
+			 const char *key)
+{
+	const struct key *k = find_key(sections[sec].keys, sections[sec].n_keys, key);
+
+	return k ? cfg->lines.key[sec][k - sections[sec].keys] : 0;
+}
+
+/* The host of an http URL, from @host to @end: a name or an IPv4 address. */
+static bool host_name_valid(const char *host, const char *end)
+{
+	for (const char *p = host; p < end; p++)
+		if (!isalnum((unsigned char)*p) && *p != '.' && *p != '-')
+			return false;
+	return end > host;
+}
+
+/* An [IPv6 address] at @host; where it ends (past ']') or NULL. */
+static const char *ipv6_literal_end(const char *host)
+{
+	const char *end = strchr(host, ']');
+	struct in6_addr a;
+	char buf[INET6_ADDRSTRLEN];
+
+	if (!end || (size_t)(end - host - 1) >= sizeof(buf))
+		return NULL;
+	memcpy(buf, host + 1, (size_t)(end - host - 1));
+	buf[end - host - 1] = '\0';
+	return inet_pton(AF_INET6, buf, &a) == 1 ? end + 1 : NULL;
+}
+
+/*
+ * [metrics] listen: http://ADDRESS:PORT/PATH, ADDRESS an IPv4 address, an
+ * [IPv6 address] or a host name, PORT 0-65535 (0: a free port the kernel
+ * picks, logged at start), PATH of letters, digits and / - . _ ~.  Whether the address can be bound is known at start.
+ */
+static int check_listen_url(const char *url, char *err, size_t len)
+{
+	const char *host = url + 7, *end, *p;
+	unsigned long port;
+	char *pend;
+
+	if (strncmp(url, "https://", 8) == 0)
+		return snprintf(err, len, "listen: '%s': metrics are served over plain http only (a TLS proxy in front can serve https)",
+				url), -EINVAL;
+	if (strncmp(url, "http://", 7) != 0)
+		return snprintf(err, len, "listen: '%s' is not http://ADDRESS:PORT/PATH (such as http://0.0.0.0:9110/metrics)",
+				url), -EINVAL;
+	if (*host == '[') {
+		end = ipv6_literal_end(host);
+		if (!end)
+			return snprintf(err, len, "listen: '%s': the address in [] is not an IPv6 address",
+					url), -EINVAL;
+	} else {
+		end = host + strcspn(host, ":/");
+		if (end == host)
+			return snprintf(err, len, "listen: '%s' has no address (0.0.0.0 for every IPv4 address, [::] for every address)",
+					url), -EINVAL;
+		if (!host_name_valid(host, end))
+			return snprintf(err, len, "listen: '%s': '%.*s' is not an IPv4 address, an [IPv6 address] or a host name",
+					url, (int)(end - host), host), -EINVAL;
+	}
+	if (*end != ':' || !isdigit((unsigned char)end[1]))
+		return snprintf(err, len, "listen: '%s' has no port (ADDRESS:PORT)", url), -EINVAL;
+	p = end + 1;
+	errno = 0;
+	port = strtoul(p, &pend, 10);
+	if (errno || port > 65535 || (*pend && *pend != '/'))
+		return snprintf(err, len, "listen: '%s': port '%.*s' is not a number from 0 to 65535",
+				url, (int)strcspn(p, "/"), p), -EINVAL;
+	if (*pend != '/')
+		return snprintf(err, len, "listen: '%s' has no path after the port (such as /metrics)",
+				url), -EINVAL;
+	for (p = pend; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("/-._~", *p))
+			return snprintf(err, len, "listen: '%s': a path holds letters, digits and / - . _ ~ only",
+					url), -EINVAL;
+	return 0;
+}
+
+/* The rules across sections; *ret_line: the key they are about. */
+static int check_config(const struct config *cfg, char *err, size_t len,
+			unsigned *ret_line)
+{
+	char msg[320];
+	int r;
+
+	for (unsigned i = 0; i < cfg->n_channels; i++) {
+		r = check_channel(cfg, i, msg, sizeof(msg), ret_line);
+		if (r < 0)
+			return snprintf(err, len, "%s", msg), r;
+	}
+	if (strncmp(cfg->control.remote, "tls+tcp://", 10) == 0 &&
+	    !cfg->control.tls_cert_key[0]) {
+		*ret_line = key_line(cfg, CONFIG_CONTROL, "remote");
+		return snprintf(err, len, "remote = %s needs tls_cert_key (a PEM file with the certificate and its key)",
+				cfg->control.remote), -EINVAL;
+	}
+	if (cfg->metrics.listen[0]) {
+		r = check_listen_url(cfg->metrics.listen, err, len);
+		if (r < 0) {
+			*ret_line = key_line(cfg, CONFIG_METRICS, "listen");
+			return r;
+		}
+	}
+	if (cfg->daemon.runtime_dir[0] != '/') {
+		*ret_line = key_line(cfg, CONFIG_DAEMON, "runtime_dir");
+		return snprintf(err, len, "runtime_dir must be an absolute path"), -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Open @path for reading if it is a regular file: never a directory, a
+ * FIFO (which would block the start) or a device.
+ */
+static FILE *open_regular(const char *path, char *err, size_t errlen, int *ret_err)
+{
+	struct stat st;
+	FILE *f;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		*ret_err = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0) {
+		*ret_err = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*ret_err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		snprintf(err, errlen, "%s: is %s, not a configuration file",
+			 path, S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+		close(fd);
+		return NULL;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		*ret_err = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
+int config_load(const char *path, struct config *ret_cfg, char *err,
+		size_t errlen)
+{
+	struct parse_state ps = { 0 };
+	struct config *cfg;
+	char msg[512];
+	unsigned line = 0;
+	int r;
+
+	cfg = malloc(sizeof(*cfg));
+	if (!cfg)
+		return -ENOMEM;
+	config_defaults(cfg);
+	ps.cfg = cfg;
+	ps.file = open_regular(path, err, errlen, &r);
+	if (!ps.file)
+		goto out;
+	r = ini_parse_stream(reader, &ps, handler, &ps);
+	fclose(ps.file);
+	if (r != 0 || ps.err[0]) {
+		if (r < 0)
+			snprintf(err, errlen, "%s: cannot read", path);
+		else
+			snprintf(err, errlen, "%s:%u: %s", path,
+				 ps.err[0] ? ps.err_line : (unsigned)r,
+				 ps.err[0] ? ps.err : "syntax error (expected [section] or key = value)");
+		r = -EINVAL;
+		goto out;
+	}
+	r = check_config(cfg, msg, sizeof(msg), &line);
+	if (r < 0) {
+		if (line)
+			snprintf(err, errlen, "%s:%u: %s", path, line, msg);
+		else
+			snprintf(err, errlen, "%s: %s", path, msg);
+		goto out;
+	}
+	snprintf(cfg->path, sizeof(cfg->path), "%s", path);
+	*ret_cfg = *cfg;
+	r = 0;
+out:
+	free(cfg);
+	return r;
+}
+
+const struct config_channel *config_channel_find(const struct config *cfg,
+						 const char *name)
+{
+	int i = channel_index(cfg, name);
+
+	return i < 0 ? NULL : &cfg->channels[i];
+}
+
+const char *config_where(const struct config *cfg, enum config_section section,
+			 unsigned channel, const char *key, char *buf, size_t len)
+{
+	unsigned line;
+
+	if (!cfg->path[0]) {
+		snprintf(buf, len, "built-in defaults");
+		return buf;
+	}
+	if (section == CONFIG_CHANNEL)
+		line = channel < cfg->n_channels ? channel_line(cfg, channel, key) : 0;
+	else if (section < CONFIG_SECTIONS)
+		line = key_line(cfg, section, key) ? key_line(cfg, section, key) :
+						     cfg->lines.section[section];
+	else
+		line = 0;
+	if (line)
+		snprintf(buf, len, "%s:%u", cfg->path, line);
+	else
+		snprintf(buf, len, "%s", cfg->path);
+	return buf;
+}

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+/*
+ * copy_nocuda.c - the copy engine of a build without CUDA (copy.h): no
+ * engine opens and no host memory is page-locked, so bounce mode and the
+ * sim's GPU "DMA" are refused where they are set up, by name.
+ */
+#include <errno.h>
+
+#include "memory/copy.h"
+
+int copy_open(int gpu, unsigned depth, struct copy_engine **ret_ce)
+{
+	(void)gpu;
+	(void)depth;
+	(void)ret_ce;
+	return -EOPNOTSUPP;
+}
+
+void copy_close(struct copy_engine *ce)
+{
+	(void)ce;
+}
+
+int copy_gpu(const struct copy_engine *ce)
+{
+	(void)ce;
+	return -1;
+}
+
+int copy_submit(struct copy_engine *ce, void *dst, const void *src,
+		size_t len, enum copy_kind kind, uint64_t cookie)
+{
+	(void)ce;
+	(void)dst;
+	(void)src;
+	(void)len;
+	(void)kind;
+	(void)cookie;
+	return -EOPNOTSUPP;
+}
+
+int copy_chain(struct copy_engine *ce, void *dst, const void *src, size_t len,
+	       enum copy_kind kind)
+{
+	(void)ce;
+	(void)dst;
+	(void)src;
+	(void)len;
+	(void)kind;
+	return -EOPNOTSUPP;
+}
+
+int copy_reap(struct copy_engine *ce, int block, struct copy_done *ret_done)
+{
+	(void)ce;
+	(void)block;
+	(void)ret_done;
+	return 0;
+}
+
+unsigned copy_pending(const struct copy_engine *ce)
+{
+	(void)ce;
+	return 0;
+}
+
+int copy_host_alloc(size_t len, void **ret_ptr)
+{
+	(void)len;
+	(void)ret_ptr;
+	return -EOPNOTSUPP;
+}
+
+void copy_host_free(void *ptr)
+{
+	(void)ptr;
+}
+
+int copy_host_register(void *ptr, size_t len)
+{
+	(void)ptr;
+	(void)len;
+	return -EOPNOTSUPP;
+}
+
+void copy_host_unregister(void *ptr)
+{
+	(void)ptr;
+}

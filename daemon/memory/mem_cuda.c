@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mem_cuda.c - the CUDA memory backend: one cudaMalloc per ring.
+ *
+ * The ring is rounded up to MEMORY_CUDA_GRANULE (2 MiB, the GPU's large
+ * page, which is also what GPUDirect pins), exported once with
+ * cudaIpcGetMemHandle for the lease holder, and marked SYNC_MEMOPS so that
+ * DMA by the card and CUDA copies see each other's writes in order.
+ *
+ * Driver API functions (dma-buf export, pointer attributes) are reached
+ * through cudaGetDriverEntryPointByVersion: fpgad never links libcuda, so
+ * it starts, and says why there is no GPU, on machines without a driver.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime_api.h>
+
+#include "cudriver.h"
+#include "errmap.h"
+#include "memory/copy.h"
+#include "memory/memory.h"
+#include "service/log.h"
+
+_Static_assert(sizeof(cudaIpcMemHandle_t) == MEMORY_IPC_HANDLE_SIZE,
+	       "IPC handle fits mem_region.ipc_handle");
+
+static bool memory_cuda_is_index(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i]; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return i > 0 && i < 6;
+}
+
+int memory_cuda_probe(const char *gpu, int *ret_ordinal, char *why,
+		      size_t whylen)
+{
+	int count = 0, ordinal;
+	char none[1];
+	cudaError_t e;
+
+	if (!why || !whylen) {
+		why = none;
+		whylen = sizeof(none);
+	}
+	e = cudaGetDeviceCount(&count);
+	if (e != cudaSuccess) {
+		snprintf(why, whylen, "no CUDA driver: cudaGetDeviceCount: %s",
+			 cudaGetErrorString(e));
+		return -ENODEV;
+	}
+	if (count <= 0) {
+		snprintf(why, whylen, "no CUDA device");
+		return -ENODEV;
+	}
+	if (!gpu || !gpu[0]) {
+		ordinal = 0;
+	} else if (memory_cuda_is_index(gpu)) {
+		ordinal = atoi(gpu);
+		if (ordinal >= count) {
+			snprintf(why, whylen, "gpu %s: there are %d CUDA "
+				 "devices", gpu, count);
+			return -ENODEV;
+		}
+	} else {
+		e = cudaDeviceGetByPCIBusId(&ordinal, gpu);
+		if (e != cudaSuccess) {
+			snprintf(why, whylen, "gpu %s: "
+				 "cudaDeviceGetByPCIBusId: %s", gpu,
+				 cudaGetErrorString(e));
+			return -ENODEV;
+		}
+	}
+	*ret_ordinal = ordinal;
+	return 0;
+}
+
+/* A driver API function by name, or NULL (logged) when the driver lacks it. */
+static void *memory_cuda_entry(const char *symbol, unsigned version)
+{
+	char why[160];
+	void *fn = cudriver_entry(symbol, version, why, sizeof(why));
+
+	if (!fn)
+		log_warn("memory: %s", why);
+	return fn;
+}
+
+int memory_cuda_mps(int ordinal, bool *ret_mps)
+{
+	PFN_cuDeviceGetAttribute_v2000 get;
+	int on = 0;
+
+	get = (PFN_cuDeviceGetAttribute_v2000)
+		memory_cuda_entry("cuDeviceGetAttribute", 2000);
+	if (!get)
+		return -EOPNOTSUPP;
+	if (get(&on, CU_DEVICE_ATTRIBUTE_MPS_ENABLED, ordinal) != CUDA_SUCCESS)
+		return -EOPNOTSUPP;
+	*ret_mps = on != 0;
+	return 0;
+}
+
+static void memory_cuda_free(struct mem_region *r)
+{
+	if (!r)
+		return;
+	if (r->dev) {
+		cudaSetDevice(r->gpu);
+		if (r->imported)
+			cudaIpcCloseMemHandle(r->dev);
+		else
+			cudaFree(r->dev);
+	}
+	free(r);
+}
+
+/* Card DMA and CUDA copies to the ring stay ordered (GPUDirect RDMA rule). */
+static void memory_cuda_sync_memops(struct mem_region *r)
+{
+	PFN_cuPointerSetAttribute_v6000 set;
+	unsigned int one = 1;
+	CUresult cr;
+
+	set = (PFN_cuPointerSetAttribute_v6000)
+		memory_cuda_entry("cuPointerSetAttribute", 6000);
+	if (!set)
+		return;
+	cr = set(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS,
+		 (CUdeviceptr)(uintptr_t)r->dev);
+	if (cr != CUDA_SUCCESS)
+		log_warn("memory: GPU %d: cannot set SYNC_MEMOPS: CUresult %d",
+			 r->gpu, (int)cr);
+}
+
+static int memory_cuda_alloc(size_t size, const char *gpu,
+			     const char *name_hint, unsigned flags,
+			     struct mem_region **ret_region)
+{
+	cudaIpcMemHandle_t h;
+	struct mem_region *r;
+	char why[192];
+	cudaError_t e;
+	int ordinal, ret;
+
+	(void)flags;
+	if (!size || size > SIZE_MAX - MEMORY_CUDA_GRANULE)
+		return -EINVAL;
+	ret = memory_cuda_probe(gpu, &ordinal, why, sizeof(why));
+	if (ret) {
+		log_err("memory: %s: %s", name_hint ? name_hint : "ring", why);
+		return ret;
+	}
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->kind = MEMORY_CUDA;
+	r->size = (size + MEMORY_CUDA_GRANULE - 1) / MEMORY_CUDA_GRANULE *
+		  MEMORY_CUDA_GRANULE;
+	r->gpu = ordinal;
+	r->fd = -1;
+
+	e = cudaSetDevice(ordinal);
+	if (e == cudaSuccess)
+		e = cudaMalloc(&r->dev, r->size);
+	if (e != cudaSuccess) {
+		r->dev = NULL;
+		log_err("memory: %s: cannot allocate %zu bytes on GPU %d: %s",
+			name_hint ? name_hint : "ring", r->size, ordinal,
+			cudaGetErrorString(e));
+		ret = errmap_cuda(e);
+		goto fail;
+	}
+	memory_cuda_sync_memops(r);
+
+	e = cudaIpcGetMemHandle(&h, r->dev);
+	if (e != cudaSuccess) {
+		log_err("memory: %s: cannot export GPU memory: "
+			"cudaIpcGetMemHandle: %s",
+			name_hint ? name_hint : "ring", cudaGetErrorString(e));
+		ret = errmap_cuda(e);
+		goto fail;
+	}
+	memcpy(r->ipc_handle, &h, sizeof(h));
+	if (cudaDeviceGetPCIBusId(r->gpu_bus_id, sizeof(r->gpu_bus_id),
+				  ordinal) != cudaSuccess)
+		r->gpu_bus_id[0] = '\0';
+
+	*ret_region = r;
+	return 0;
+
+fail:
+	memory_cuda_free(r);
+	return ret;
+}
+
+static int memory_cuda_export_dmabuf(struct mem_region *r, uint64_t offset,
+				     uint64_t len, int *ret_fd)
+{
+	PFN_cuMemGetHandleForAddressRange_v11070 get;
+	long page = sysconf(_SC_PAGESIZE);
+	CUresult cr;
+	int fd = -1;
+
+	if (!r || !r->dev || !len || offset > r->size ||
+	    len > r->size - offset || page <= 0 ||
+	    offset % (uint64_t)page || len % (uint64_t)page)
+		return -EINVAL;
+	if (cudaSetDevice(r->gpu) != cudaSuccess)
+		return -ENODEV;
+	get = (PFN_cuMemGetHandleForAddressRange_v11070)
+		memory_cuda_entry("cuMemGetHandleForAddressRange", 11070);
+	if (!get)
+		return -EOPNOTSUPP;
+	cr = get(&fd, (CUdeviceptr)(uintptr_t)r->dev + offset, len,
+		 CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+	if (cr != CUDA_SUCCESS) {
+		log_err("memory: GPU %d: no dma-buf for %" PRIu64 " bytes: "
+			"cuMemGetHandleForAddressRange: CUresult %d", r->gpu,
+			len, (int)cr);
+		return errmap_cu(cr);
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+/*
+ * A client's GPU allocation, for card transfers: opened once here (the
+ * caller keeps one region per allocation, however many buffers it holds),
+ * its size from the driver so that no buffer reaches past it.
+ */
+static int memory_cuda_import(const struct mem_import *imp,
+			      struct mem_region **ret_region, char *why,
+			      size_t whylen)
+{
+	PFN_cuMemGetAddressRange_v3020 range;
+	CUdeviceptr base = 0;
+	cudaIpcMemHandle_t h;
+	struct mem_region *r;
+	size_t size = 0;
+	cudaError_t e;
+	int ordinal;
+
+	e = cudaDeviceGetByPCIBusId(&ordinal, imp->gpu_bus_id);
+	if (e != cudaSuccess) {
+		snprintf(why, whylen, "GPU %s is not visible to fpgad: %s",
+			 imp->gpu_bus_id, cudaGetErrorString(e));
+		return errmap_cuda(e);
+	}
+	range = (PFN_cuMemGetAddressRange_v3020)
+		memory_cuda_entry("cuMemGetAddressRange", 3020);
+	if (!range) {
+		snprintf(why, whylen, "the CUDA driver has no cuMemGetAddressRange");
+		return -EOPNOTSUPP;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->kind = MEMORY_CUDA;
+	r->gpu = ordinal;
+	r->fd = -1;
+	r->imported = true;
+	memcpy(&h, imp->ipc_handle, sizeof(h));
+	memcpy(r->ipc_handle, imp->ipc_handle, sizeof(r->ipc_handle));
+	snprintf(r->gpu_bus_id, sizeof(r->gpu_bus_id), "%s", imp->gpu_bus_id);
+	e = cudaSetDevice(ordinal);
+	if (e == cudaSuccess)
+		e = cudaIpcOpenMemHandle(&r->dev, h,
+					 cudaIpcMemLazyEnablePeerAccess);
+	if (e != cudaSuccess) {
+		r->dev = NULL;
+		snprintf(why, whylen, "cannot open the IPC handle on GPU %s: %s",
+			 imp->gpu_bus_id, cudaGetErrorString(e));
+		memory_cuda_free(r);
+		return errmap_cuda(e);
+	}
+	if (range(&base, &size, (CUdeviceptr)(uintptr_t)r->dev) !=
+	    CUDA_SUCCESS || base != (CUdeviceptr)(uintptr_t)r->dev || !size) {
+		snprintf(why, whylen, "cannot tell the size of the allocation");
+		memory_cuda_free(r);
+		return -EINVAL;
+	}
+	r->size = size;
+	*ret_region = r;
+	return 0;
+}
+
+const struct memory_ops memory_cuda_ops = {
+	.name = "cuda",
+	.alloc = memory_cuda_alloc,
+	.free = memory_cuda_free,
+	.export_dmabuf = memory_cuda_export_dmabuf,
+	.import = memory_cuda_import,
+};

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memory.h - memory backends: where ring slots live.
+ *
+ *   host: a sealed memfd, mapped by the daemon; the lease holder maps the
+ *         descriptor it is handed over the handoff socket (handoff.c).
+ *   cuda: one cudaMalloc per ring (size rounded up to 2 MiB), exported once
+ *         with cudaIpcGetMemHandle; the client maps it once with
+ *         cudaIpcOpenMemHandle.  Available only in builds with CUDA and on
+ *         hosts where a GPU answers.
+ *
+ * Both also import memory a client registered for card transfers: a memfd
+ * it made (host), an allocation it exported with cudaIpcGetMemHandle
+ * (cuda).
+ *
+ * All functions return 0 or a negative errno; ret_* are written on success.
+ */
+#ifndef FPGAD_MEMORY_H
+#define FPGAD_MEMORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config/config.h"
+
+#define MEMORY_CUDA_GRANULE (2u << 20)
+#define MEMORY_IPC_HANDLE_SIZE 64
+
+/* alloc() flags. */
+#define MEMORY_LESSEE_READS 0x1u	/* lessees only read it: seal it so */
+
+struct mem_region {
+	enum memory_kind kind;		/* MEMORY_HOST or MEMORY_CUDA */
+	size_t size;			/* bytes usable (rounded) */
+	void *host;			/* host mapping (host kind), else NULL */
+	void *dev;			/* device pointer (cuda kind), else NULL */
+	int gpu;			/* CUDA ordinal (cuda kind) */
+	char gpu_bus_id[32];		/* its PCI bus id: ordinals differ between
+					   processes, bus ids do not */
+	int fd;				/* host kind: the sealed memfd, else -1 */
+	uint8_t ipc_handle[MEMORY_IPC_HANDLE_SIZE]; /* cuda kind */
+	bool imported;			/* import(): another process's memory */
+};
+
+/* What import() reaches: memory of another process. */
+struct mem_import {
+	uint64_t length;		/* host: bytes wanted */
+	int fd;				/* host: a memfd; the region's on success */
+	const uint8_t *ipc_handle;	/* cuda: cudaIpcMemHandle_t */
+	const char *gpu_bus_id;		/* cuda: the GPU's PCI bus id */
+};
+
+struct memory_ops {
+	const char *name;
+	/*
+	 * @size bytes (rounded up to MEMORY_SLOT_ALIGN, or to
+	 * MEMORY_CUDA_GRANULE in GPU memory), all of it allocated now;
+	 * @name_hint names the memfd in /proc/<pid>/fd (host kind).
+	 */
+	int (*alloc)(size_t size, const char *gpu, const char *name_hint,
+		     unsigned flags, struct mem_region **ret_region);
+	void (*free)(struct mem_region *r);
+	/* A dma-buf fd for [offset, offset+len), for PIN_DMABUF. */
+	int (*export_dmabuf)(struct mem_region *r, uint64_t offset,
+			     uint64_t len, int *ret_fd);
+	/*
+	 * Reach memory of another process.  host: map @imp->fd, which must
+	 * be a writable memfd sealed against shrinking and at least
+	 * @imp->length bytes long (the region takes the descriptor); cuda:
+	 * open the allocation @imp->ipc_handle names, all of it, on the GPU
+	 * with @imp->gpu_bus_id.  free() lets go of it.  @why says what was
+	 * wrong.
+	 */
+	int (*import)(const struct mem_import *imp,
+		      struct mem_region **ret_region, char *why,
+		      size_t whylen);
+};
+
+extern const struct memory_ops memory_host_ops;
+extern const struct memory_ops memory_cuda_ops;
+
+/*
+ * Probe for a usable GPU: 0 and the ordinal when one answers, else a
+ * negative errno and a one-line reason ("built without CUDA",
+ * "no CUDA driver: ...") in @why.
+ */
+int memory_cuda_probe(const char *gpu, int *ret_ordinal, char *why,
+		      size_t whylen);
+
+/*
+ * Whether this process's CUDA contexts on GPU @ordinal are shared through
+ * the Multi-Process Service (an MPS control daemon answered when CUDA
+ * started): -EOPNOTSUPP when the driver cannot tell.
+ */
+int memory_cuda_mps(int ordinal, bool *ret_mps);
+
+/*
+ * The ops for MEMORY_HOST or MEMORY_CUDA (in a build without CUDA, a table
+ * whose alloc fails: mem_nocuda.c); NULL for MEMORY_AUTO (probe and
+ * choose first).
+ */
+const struct memory_ops *memory_ops_for(enum memory_kind kind);
+
+#endif
