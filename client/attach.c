@@ -335,6 +335,34 @@ void *fpgad_slot_data(const fpgad_channel *ch, uint32_t slot)
 	return ch->base + (uint64_t)slot * ch->info.slot_size;
 }
 
+static void net_stats_from(const Fpgad__NetStats *n,
+			   struct fpgad_channel_stats *ret_stats)
+{
+	struct fpgad_net_stats *o = &ret_stats->net;
+
+	ret_stats->network = true;
+	snprintf(o->listen, sizeof(o->listen), "%s", n->listen);
+	snprintf(o->sender, sizeof(o->sender), "%s", n->sender);
+	o->mtu = n->mtu;
+	o->payload = n->payload;
+	o->qpn = n->qpn;
+	o->rkey = n->rkey;
+	o->va_base = n->va_base;
+	o->page_stride = n->page_stride;
+	o->pages = n->pages;
+	o->packets = n->packets;
+	o->payload_bytes = n->payload_bytes;
+	o->lost_packets = n->lost_packets;
+	o->late_packets = n->late_packets;
+	o->incomplete_frames = n->incomplete_frames;
+	o->no_slot_frames = n->no_slot_frames;
+	o->bad_packets = n->bad_packets;
+	o->wrong_qp = n->wrong_qp;
+	o->wrong_rkey = n->wrong_rkey;
+	o->wrong_sender = n->wrong_sender;
+	o->kernel_drops = n->kernel_drops;
+}
+
 int fpgad_channel_stats(fpgad_client *c, const char *name,
 			struct fpgad_channel_stats *ret_stats)
 {
@@ -368,6 +396,8 @@ int fpgad_channel_stats(fpgad_client *c, const char *name,
 	ret_stats->integrity_errors = s->integrity_errors;
 	ret_stats->latency_ns_total = s->latency_ns_total;
 	ret_stats->latency_frames = s->latency_frames;
+	if (s->net)
+		net_stats_from(s->net, ret_stats);
 	fpgad__response__free_unpacked(resp, NULL);
 	return 0;
 }

@@ -61,6 +61,43 @@ static const struct stats_family counters[] = {
 	  offsetof(struct channel_stats, integrity_errors) },
 };
 
+/* uint64_t fields of a network channel's (source = udp) net counters. */
+static const struct stats_family net_counters[] = {
+	{ "fpgad_channel_net_packets_total",
+	  "Network channels: datagrams from the sender.",
+	  offsetof(struct channel_stats, net.packets) },
+	{ "fpgad_channel_net_bytes_total",
+	  "Network channels: payload bytes written into slots.",
+	  offsetof(struct channel_stats, net.bytes) },
+	{ "fpgad_channel_net_lost_packets_total",
+	  "Network channels: packets lost (PSNs skipped); their frames were not delivered.",
+	  offsetof(struct channel_stats, net.lost_packets) },
+	{ "fpgad_channel_net_late_packets_total",
+	  "Network channels: duplicated or reordered packets, ignored.",
+	  offsetof(struct channel_stats, net.late_packets) },
+	{ "fpgad_channel_net_incomplete_frames_total",
+	  "Network channels: torn frames (a packet lost, late, misplaced or an immediate lost), never delivered.",
+	  offsetof(struct channel_stats, net.incomplete_frames) },
+	{ "fpgad_channel_net_no_slot_frames_total",
+	  "Network channels: frames that started while no slot was free, dropped (a sender has no backpressure).",
+	  offsetof(struct channel_stats, net.no_slot_frames) },
+	{ "fpgad_channel_net_bad_packets_total",
+	  "Network channels: datagrams that were not a UC RDMA WRITE into the ring.",
+	  offsetof(struct channel_stats, net.bad_packets) },
+	{ "fpgad_channel_net_wrong_qp_total",
+	  "Network channels: packets to another QP number, ignored.",
+	  offsetof(struct channel_stats, net.wrong_qp) },
+	{ "fpgad_channel_net_wrong_rkey_total",
+	  "Network channels: packets with another (a stale ring's) R_Key, ignored.",
+	  offsetof(struct channel_stats, net.wrong_rkey) },
+	{ "fpgad_channel_net_wrong_sender_total",
+	  "Network channels: datagrams from an address other than the sender's, ignored.",
+	  offsetof(struct channel_stats, net.wrong_sender) },
+	{ "fpgad_channel_net_kernel_drops_total",
+	  "Network channels: datagrams the kernel dropped, the socket's buffer full (SO_RXQ_OVFL).",
+	  offsetof(struct channel_stats, net.kernel_drops) },
+};
+
 /* struct histo fields. */
 static const struct stats_family histograms[] = {
 	{ "fpgad_channel_dma_duration_seconds",
@@ -141,13 +178,17 @@ static void format_states(FILE *f, const struct metrics_snapshot *snap)
 	}
 }
 
+/* @net_only: the network channels' samples only. */
 static void format_counter(FILE *f, const struct metrics_snapshot *snap,
-			   const struct stats_family *c)
+			   const struct stats_family *c, bool net_only)
 {
 	family(f, c->name, "counter", c->help);
 	for (unsigned i = 0; i < snap->n_channels; i++) {
 		const struct metrics_channel *mc = &snap->channels[i];
 		uint64_t v;
+
+		if (net_only && !mc->st.network)
+			continue;
 
 		memcpy(&v, (const char *)&mc->st + c->offset, sizeof(v));
 		channel_sample(f, c->name, mc);
@@ -198,7 +239,14 @@ int metrics_format(const struct metrics_snapshot *snap, char **ret_text,
 	format_daemon(f, snap);
 	format_states(f, snap);
 	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
-		format_counter(f, snap, &counters[i]);
+		format_counter(f, snap, &counters[i], false);
+	for (unsigned c = 0; c < snap->n_channels; c++) {
+		if (!snap->channels[c].st.network)
+			continue;
+		for (size_t i = 0; i < sizeof(net_counters) / sizeof(net_counters[0]); i++)
+			format_counter(f, snap, &net_counters[i], true);
+		break;
+	}
 	for (size_t i = 0; i < sizeof(histograms) / sizeof(histograms[0]); i++)
 		format_histogram(f, snap, &histograms[i]);
 	if (ferror(f) | fclose(f)) {

@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "control/protocol.h"
 #include "daemon.h"
+#include "device/net/net.h"
 #include "fpgad.h"
 #include "requests.h"
 #include "service/log.h"
@@ -45,6 +46,8 @@ struct reply {
 	struct p2p_answer *topology;
 	struct xfer_reply xfer;
 	char mode[32];
+	struct net_stats net;
+	Fpgad__NetStats net_msg;
 	/* Arrays the body points into, freed after packing. */
 	void *arrays[4];
 };
@@ -140,6 +143,7 @@ static void fill_summary(struct channel *ch, Fpgad__ChannelSummary *s)
 	s->frames = st.frames;
 	s->drops = st.drops;
 	s->lessees = st.lessees;
+	s->source = (char *)source_kind_name(cc->source);
 }
 
 static void do_status(struct daemon *d, struct reply *r)
@@ -309,6 +313,37 @@ static void do_close_channel(struct daemon *d, struct session *s,
 	r->resp.close_channel = &r->body.close_channel;
 }
 
+/* A network channel's part of ChannelStats, pointing into @ns. */
+static Fpgad__NetStats *net_stats_message(const struct net_stats *ns,
+					  Fpgad__NetStats *o)
+{
+	const struct net_counters *c = &ns->cnt;
+
+	fpgad__net_stats__init(o);
+	o->source = (char *)source_kind_name(SOURCE_UDP);
+	o->listen = (char *)ns->listen;
+	o->sender = (char *)ns->sender;
+	o->mtu = ns->mtu;
+	o->payload = ns->payload;
+	o->qpn = ns->qpn;
+	o->rkey = ns->rkey;
+	o->va_base = ns->layout.base;
+	o->page_stride = ns->layout.stride;
+	o->pages = ns->layout.pages;
+	o->packets = c->packets;
+	o->payload_bytes = c->bytes;
+	o->lost_packets = c->lost_packets;
+	o->late_packets = c->late_packets;
+	o->incomplete_frames = c->incomplete_frames;
+	o->no_slot_frames = c->no_slot_frames;
+	o->bad_packets = c->bad_packets;
+	o->wrong_qp = c->wrong_qp;
+	o->wrong_rkey = c->wrong_rkey;
+	o->wrong_sender = c->wrong_sender;
+	o->kernel_drops = c->kernel_drops;
+	return o;
+}
+
 static void do_channel_stats(struct daemon *d,
 			     const Fpgad__ChannelStatsRequest *in,
 			     struct reply *r)
@@ -340,6 +375,8 @@ static void do_channel_stats(struct daemon *d,
 	o->integrity_errors = st.integrity_errors;
 	o->latency_ns_total = st.latency.sum_ns;
 	o->latency_frames = st.latency.count;
+	if (channel_net_stats(ch, &r->net) == 0)
+		o->net = net_stats_message(&r->net, &r->net_msg);
 	r->resp.body_case = FPGAD__RESPONSE__BODY_CHANNEL_STATS;
 	r->resp.channel_stats = o;
 }
