@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "channel_counters.h"
 #include "client_internal.h"
 #include "clock.h"
 #include "frame_consumer.h"
@@ -382,18 +383,11 @@ int fpgad_channel_stats(fpgad_client *c, const char *name,
 	memset(ret_stats, 0, sizeof(*ret_stats));
 	snprintf(ret_stats->state, sizeof(ret_stats->state), "%s", s->state);
 	snprintf(ret_stats->mode, sizeof(ret_stats->mode), "%s", s->mode);
-	ret_stats->frames = s->frames;
-	ret_stats->bytes = s->bytes;
-	ret_stats->drops = s->drops;
-	ret_stats->stalls = s->stalls;
-	ret_stats->errors = s->errors;
-	ret_stats->recoveries = s->recoveries;
-	ret_stats->copies = s->copies;
+#define COPY_COUNTER(f, h) ret_stats->f = s->f;
+	CHANNEL_COUNTERS(COPY_COUNTER)
+#undef COPY_COUNTER
 	ret_stats->dma_ns_total = s->dma_ns_total;
-	ret_stats->card_good = s->card_good;
-	ret_stats->card_bad = s->card_bad;
 	ret_stats->queued_avg = s->queued_avg;
-	ret_stats->integrity_errors = s->integrity_errors;
 	ret_stats->latency_ns_total = s->latency_ns_total;
 	ret_stats->latency_frames = s->latency_frames;
 	if (s->net)

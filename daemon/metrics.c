@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "channel_counters.h"
 #include "clock.h"
 #include "control/fdlimit.h"
 #include "daemon.h"
@@ -36,30 +37,13 @@ struct stats_family {
 	size_t offset;
 };
 
-/* uint64_t fields. */
+/* uint64_t fields: the channel counters that are families of their own. */
+#define COUNTER_FAMILY(f, h) \
+	{ "fpgad_channel_" #f "_total", h, offsetof(struct channel_stats, f) },
 static const struct stats_family counters[] = {
-	{ "fpgad_channel_frames_total",
-	  "Frames the channel moved: published to its lessees (c2h), or read by the card (h2c).",
-	  offsetof(struct channel_stats, frames) },
-	{ "fpgad_channel_bytes_total",
-	  "Bytes the card's DMA moved in transfers that completed.",
-	  offsetof(struct channel_stats, bytes) },
-	{ "fpgad_channel_drops_total",
-	  "Frames lost: ready frames nobody held, taken back under policy drop-oldest (c2h); frames of the writer the card lost (h2c).",
-	  offsetof(struct channel_stats, drops) },
-	{ "fpgad_channel_stalls_total",
-	  "Times the card waited for a free slot under policy block.",
-	  offsetof(struct channel_stats, stalls) },
-	{ "fpgad_channel_errors_total",
-	  "DMA errors and timeouts, and transfers that could not be started or copied.",
-	  offsetof(struct channel_stats, errors) },
-	{ "fpgad_channel_recoveries_total",
-	  "Engine resets after a DMA error or timeout.",
-	  offsetof(struct channel_stats, recoveries) },
-	{ "fpgad_channel_integrity_errors_total",
-	  "Frames whose CRC-32C did not match (integrity = crc32c); published flagged ERROR.",
-	  offsetof(struct channel_stats, integrity_errors) },
+	CHANNEL_COUNTERS(COUNTER_FAMILY)
 };
+#undef COUNTER_FAMILY
 
 /* uint64_t fields of a network channel's (source = udp) net counters. */
 static const struct stats_family net_counters[] = {
@@ -239,7 +223,8 @@ int metrics_format(const struct metrics_snapshot *snap, char **ret_text,
 	format_daemon(f, snap);
 	format_states(f, snap);
 	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
-		format_counter(f, snap, &counters[i], false);
+		if (counters[i].help)
+			format_counter(f, snap, &counters[i], false);
 	for (unsigned c = 0; c < snap->n_channels; c++) {
 		if (!snap->channels[c].st.network)
 			continue;

@@ -17,6 +17,7 @@
 
 #include "channel/channel.h"
 #include "channel/lease.h"
+#include "channel_counters.h"
 #include "clock.h"
 #include "control/protocol.h"
 #include "daemon.h"
@@ -358,21 +359,14 @@ static void do_channel_stats(struct daemon *d,
 	fpgad__channel_stats_reply__init(o);
 	o->name = (char *)channel_config(ch)->name;
 	o->state = (char *)channel_state_name(st.state);
-	o->frames = st.frames;
-	o->bytes = st.bytes;
-	o->drops = st.drops;
-	o->stalls = st.stalls;
-	o->errors = st.errors;
-	o->recoveries = st.recoveries;
-	o->copies = st.copies;
+#define COPY_COUNTER(f, h) o->f = st.f;
+	CHANNEL_COUNTERS(COPY_COUNTER)
+#undef COPY_COUNTER
 	o->dma_ns_total = st.dma.sum_ns;
 	o->uptime_ms = (clock_now_ns() - d->start_ns) / 1000000;
 	o->mode = (char *)transfer_mode_name(st.mode);
-	o->card_good = st.card_good;
 	o->queued_avg = st.completions ?
 		(double)st.queued_total / (double)st.completions : 0;
-	o->card_bad = st.card_bad;
-	o->integrity_errors = st.integrity_errors;
 	o->latency_ns_total = st.latency.sum_ns;
 	o->latency_frames = st.latency.count;
 	if (channel_net_stats(ch, &r->net) == 0)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "fpgactl.h"
+#include "channel_counters.h"
 
 /* A network channel's part of stats, as JSON. */
 static json_t *net_json(const struct fpgad_net_stats *n)
@@ -59,24 +60,22 @@ int fpgactl_stats(fpgad_client *c, const struct fpgactl_opts *o)
 	if (r < 0)
 		return fpgactl_fail(c, o->channel, r);
 	if (o->json) {
-		fpgactl_print_json(json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:o*}",
-				     "channel", o->channel, "state", st.state,
-				     "mode", st.mode,
-				     "frames", (json_int_t)st.frames,
-				     "bytes", (json_int_t)st.bytes,
-				     "drops", (json_int_t)st.drops,
-				     "stalls", (json_int_t)st.stalls,
-				     "errors", (json_int_t)st.errors,
-				     "recoveries", (json_int_t)st.recoveries,
-				     "copies", (json_int_t)st.copies,
-				     "dma_ns_total", (json_int_t)st.dma_ns_total,
-				     "card_good", (json_int_t)st.card_good,
-				     "card_bad", (json_int_t)st.card_bad,
-				     "integrity_errors", (json_int_t)st.integrity_errors,
-				     "queued_avg", fpgactl_json_num(st.queued_avg),
-				     "latency_ns_total", (json_int_t)st.latency_ns_total,
-				     "latency_frames", (json_int_t)st.latency_frames,
-				     "net", st.network ? net_json(&st.net) : NULL));
+		json_t *j = json_pack("{s:s, s:s, s:s}", "channel", o->channel,
+				      "state", st.state, "mode", st.mode);
+
+#define COUNTER_JSON(f, h) \
+		json_object_set_new(j, #f, json_integer((json_int_t)st.f));
+		CHANNEL_COUNTERS(COUNTER_JSON)
+#undef COUNTER_JSON
+		json_object_set_new(j, "dma_ns_total", json_integer((json_int_t)st.dma_ns_total));
+		json_object_set_new(j, "queued_avg", fpgactl_json_num(st.queued_avg));
+		json_object_set_new(j, "latency_ns_total",
+				    json_integer((json_int_t)st.latency_ns_total));
+		json_object_set_new(j, "latency_frames",
+				    json_integer((json_int_t)st.latency_frames));
+		if (st.network)
+			json_object_set_new(j, "net", net_json(&st.net));
+		fpgactl_print_json(j);
 		return 0;
 	}
 	printf("channel %s: %s, %s\n", o->channel, st.state, st.mode);
