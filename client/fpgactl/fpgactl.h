@@ -16,6 +16,7 @@
 struct fpgactl_opts {
 	const char *url;
 	const char *const *urls;	/* every --url, in order (status) */
+	const char *const *labels;	/* a row's name for each, or NULL: the URL */
 	unsigned n_urls;
 	bool json;
 	bool verify;
@@ -65,5 +66,13 @@ int fpgactl_write(fpgad_client *c, const struct fpgactl_opts *o);
 int fpgactl_watch(fpgad_client *c, const struct fpgactl_opts *o);
 /* hosts.c: status of every --url, one row each; 1 if any is unreachable. */
 int fpgactl_status_hosts(const struct fpgactl_opts *o);
+/*
+ * cards.c: --all: @cmd against every card's fpgad (@status_run: the status
+ * command, one row per card).  While it runs with --json,
+ * fpgactl_print_json() appends to fpgactl_json_sink instead of printing.
+ */
+extern struct json_t *fpgactl_json_sink;
+int fpgactl_all(const struct fpgactl_cmd *cmd, const struct fpgactl_opts *o,
+		int (*status_run)(fpgad_client *, const struct fpgactl_opts *));
 
 #endif
