@@ -4,9 +4,13 @@
  * (place.h), over the sysfs tree topology.c reads.
  */
 #include <errno.h>
+#include <linux/mempolicy.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "topology/place.h"
 
@@ -130,4 +134,31 @@ void place_cpulist_format(const cpu_set_t *cpus, char *buf, size_t len)
 					off ? "," : "", c, e);
 		c = e;
 	}
+}
+
+int place_on_node(const struct topo_source *src, int node, char *what, size_t wlen)
+{
+	unsigned long mask[(1024 + 8 * sizeof(unsigned long) - 1) / (8 * sizeof(unsigned long))] = { 0 };
+	const size_t bits = 8 * sizeof(unsigned long);
+	char list[256];
+	cpu_set_t cpus;
+	int r;
+
+	if (node < 0 || node >= 1024)
+		return -EINVAL;
+	r = place_node_cpus(src, node, &cpus);
+	if (r < 0)
+		return r;
+	r = -pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
+	if (r < 0)
+		return r;
+	place_cpulist_format(&cpus, list, sizeof(list));
+	mask[node / bits] = 1ul << (node % bits);
+	if (syscall(SYS_set_mempolicy, MPOL_PREFERRED, mask, 1024 + 1) < 0)
+		snprintf(what, wlen, "node %d: threads on CPUs %s; memory anywhere (set_mempolicy: %s)",
+			 node, list, strerror(errno));
+	else
+		snprintf(what, wlen, "node %d: threads on CPUs %s, memory preferred there",
+			 node, list);
+	return 0;
 }

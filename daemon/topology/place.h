@@ -31,6 +31,16 @@ int place_nearest_gpu(const struct topo_source *src, const char *card,
  */
 int place_node_cpus(const struct topo_source *src, int node, cpu_set_t *ret_cpus);
 
+/*
+ * Run the calling thread, and every thread it starts from now on, on the
+ * CPUs of node @node, and prefer that node's memory for what they
+ * allocate and touch (set_mempolicy MPOL_PREFERRED: never a failure when
+ * the node is full).  @what gets what was done, in one line.  -errno when
+ * the node's CPUs are unknown or the affinity cannot be set; a memory
+ * policy the kernel refuses is said in @what, not a failure.
+ */
+int place_on_node(const struct topo_source *src, int node, char *what, size_t wlen);
+
 /* @cpus as a cpulist ("0-15,32-47") into @buf. */
 void place_cpulist_format(const cpu_set_t *cpus, char *buf, size_t len);
 

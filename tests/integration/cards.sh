@@ -31,13 +31,16 @@ ctl() { "$BUILD/fpgactl" "$@"; }
 # start NAME: fpgad for card NAME with one host channel cam_NAME.
 start() {
 	mkdir "$root/$1"
-	printf '[channel cam_%s]\nmemory = host\nslots = 4\nslot_size = 4K\nframe_size = 4K\nframe_rate = 2000\n' \
-		"$1" >"$root/$1.conf"
+	printf '[sim]\nnuma_node = %s\n[channel cam_%s]\nmemory = host\nslots = 4\nslot_size = 4K\nframe_size = 4K\nframe_rate = 2000\n' \
+		"$2" "$1" >"$root/$1.conf"
 	"$BUILD/fpgad" -c "$root/$1.conf" --runtime-dir "$root/$1" >"$root/$1.log" 2>&1 &
 	pids="$pids $!"
 }
-start a
-start b
+# Card a modelled on node 0 where the host has one, b on none.
+node=none
+[ -r /sys/devices/system/node/node0/cpulist ] && node=0
+start a $node
+start b none
 for n in a b; do
 	i=0
 	until [ -S "$root/$n/fpgad.sock" ] && ctl --card "$n" version >/dev/null 2>&1; do
@@ -46,6 +49,13 @@ for n in a b; do
 		sleep 0.05
 	done
 done
+
+# NUMA: a's threads on node 0's CPUs; b not placed.
+if [ $node = 0 ]; then
+	grep -q "numa: node 0: threads on CPUs $(cat /sys/devices/system/node/node0/cpulist)" "$root/a.log" ||
+		fail "card a: no placement on node 0 in its log"
+fi
+grep -q "numa:" "$root/b.log" && fail "card b (numa_node = none) was placed"
 
 # Names: each card's own fpgad, by option and by environment.
 ctl --card a channels | grep -q '^cam_a ' || fail "--card a does not show cam_a"

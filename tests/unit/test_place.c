@@ -7,6 +7,7 @@
  * complex, then one across the nodes; each node's CPUs are its cpulist.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -182,6 +183,44 @@ static void test_node_cpus_malformed(void **state)
 	}
 }
 
+static void *placed_child(void *arg)
+{
+	pthread_getaffinity_np(pthread_self(), sizeof(cpu_set_t), arg);
+	return NULL;
+}
+
+/* On its own thread: place it on node 2 (CPU 0), then start a thread. */
+static void *placed(void *arg)
+{
+	cpu_set_t *ret = arg;
+	char what[256];
+	pthread_t t;
+
+	assert_int_equal(place_on_node(&src, 2, what, sizeof(what)), 0);
+	assert_non_null(strstr(what, "node 2: threads on CPUs 0"));
+	/* A thread started after it inherits the node's CPUs. */
+	assert_int_equal(pthread_create(&t, NULL, placed_child, ret), 0);
+	pthread_join(t, NULL);
+	return NULL;
+}
+
+static void test_on_node(void **state)
+{
+	char path[512], what[64];
+	cpu_set_t got;
+	pthread_t t;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/devices/system/node/node2/cpulist", fs.sysfs);
+	fake_sysfs_put(path, "0\n");
+	CPU_ZERO(&got);
+	assert_int_equal(pthread_create(&t, NULL, placed, &got), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(CPU_COUNT(&got), 1);
+	assert_true(CPU_ISSET(0, &got));
+	assert_int_equal(place_on_node(&src, 5, what, sizeof(what)), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -191,6 +230,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_gpu_and_bad_address, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_node_cpus, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_node_cpus_malformed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_on_node, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
