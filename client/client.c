@@ -233,6 +233,8 @@ int fpgad_status_get(fpgad_client *c, struct fpgad_status **ret_status)
 	s->transfer_bytes = sr->transfer_bytes;
 	s->transfer_errors = sr->transfer_errors;
 	s->transfer_refused = sr->transfer_refused;
+	COPY(s->numa, sr->numa);
+	COPY(s->gpu_choice, sr->gpu_choice);
 	s->n_channels = (uint32_t)sr->n_channels;
 	for (size_t i = 0; i < sr->n_channels; i++) {
 		const Fpgad__ChannelSummary *in = sr->channels[i];

@@ -21,12 +21,12 @@
 #include "device/device.h"
 #include "memory/memory.h"
 #include "metrics.h"
+#include "placement.h"
 #include "requests.h"
 #include "service/log.h"
 #include "service/notify.h"
 #include "service/runtime.h"
 #include "topology/p2p.h"
-#include "topology/place.h"
 #include "xfer/xfer.h"
 
 static void on_connected(void *user, const struct peer *p)
@@ -188,65 +188,6 @@ static int open_device(struct daemon *d)
 }
 
 /* Each channel's engine exists on the card: else name the config line. */
-/*
- * numa = auto: the card's NUMA node (sysfs numa_node; the sim models
- * [sim] numa_node) for the threads started from here on (streaming,
- * transfers) and the rings they allocate.  A card on no node, or a host
- * that does not say, runs anywhere (said once); a node the config names
- * that the host lacks stops the start.
- */
-static int place_threads(struct daemon *d)
-{
-	const char *root = getenv(P2P_TEST_ROOT_ENV);
-	struct topo_source src = { 0 };
-	struct device_info info;
-	struct topo_end *end;
-	char sysfs[PATH_MAX], warn[160] = "", what[320];
-	int node = -1, r;
-
-	if (d->cfg.device.numa == NUMA_OFF)
-		return 0;
-	if (root && root[0]) {
-		snprintf(sysfs, sizeof(sysfs), "%.*s/sys", PATH_MAX - 8, root);
-		src.sysfs = sysfs;
-	}
-	r = d->dev_ops->info(d->dev, &info);
-	if (r < 0)
-		return r;
-	if (!info.pci_addr[0]) {
-		char *e;
-
-		if (!strcmp(d->cfg.sim.numa_node, "none"))
-			return 0;
-		node = (int)strtol(d->cfg.sim.numa_node, &e, 10);
-		if (*e || e == d->cfg.sim.numa_node || node < 0) {
-			log_err("[sim] numa_node: '%s' is not a node number or none",
-				d->cfg.sim.numa_node);
-			return -EINVAL;
-		}
-	} else {
-		end = malloc(sizeof(*end));
-		if (!end)
-			return -ENOMEM;
-		if (topology_end(&src, info.pci_addr, end, warn, sizeof(warn)) == 0)
-			node = end->numa_node;
-		free(end);
-		if (node < 0) {
-			log_notice("numa: the card %s is on no NUMA node: threads run anywhere",
-				   info.pci_addr);
-			return 0;
-		}
-	}
-	r = place_on_node(&src, node, what, sizeof(what));
-	if (r < 0) {
-		log_err("numa: node %d: its CPUs cannot be used (%s); numa = off runs anywhere",
-			node, strerror(-r));
-		return r;
-	}
-	log_info("numa: %s", what);
-	return 0;
-}
-
 static int check_engines(struct daemon *d)
 {
 	struct device_info info;
@@ -398,10 +339,13 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 	r = check_engines(d);
 	if (r < 0)
 		goto fail;
+	r = placement_gpu(d);
+	if (r < 0)
+		goto fail;
 	r = p2p_survey(&d->cfg, d->dev_ops, d->dev, &d->p2p);
 	if (r < 0)
 		goto fail;
-	r = place_threads(d);
+	r = placement_threads(d);
 	if (r < 0)
 		goto fail;
 	r = create_channels(d);

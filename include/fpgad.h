@@ -172,6 +172,9 @@ struct fpgad_status {
 	uint64_t transfer_bytes;
 	uint64_t transfer_errors;	/* failed on the card */
 	uint64_t transfer_refused;	/* broke a rule */
+	/* Where the card's work runs; "" when not placed. */
+	char numa[192];		/* numa = auto: the node, its CPUs, memory */
+	char gpu_choice[192];	/* gpu = nearest: which GPU and why */
 };
 
 FPGAD_EXPORT int fpgad_status_get(fpgad_client *c, struct fpgad_status **ret_status);

@@ -35,7 +35,17 @@ static const char *class_words(enum topo_class c)
 	}
 }
 
-int place_nearest_gpu(const struct topo_source *src, const char *card,
+/* The class that ranks @p: the simulated card's by the node it models. */
+static enum topo_class pair_class(const struct topo_pair *p, int sim_node)
+{
+	if (p->cls != TOPO_CLASS_SIM || sim_node < 0)
+		return p->cls;
+	if (p->gpu.numa_node < 0)
+		return TOPO_CLASS_UNKNOWN;
+	return p->gpu.numa_node == sim_node ? TOPO_CLASS_NODE : TOPO_CLASS_SYS;
+}
+
+int place_nearest_gpu(const struct topo_source *src, const char *card, int sim_node,
 		      const char (*gpus)[TOPO_ADDR_LEN], unsigned n,
 		      unsigned *ret_index, char *why, size_t wlen)
 {
@@ -55,14 +65,20 @@ int place_nearest_gpu(const struct topo_source *src, const char *card,
 		r = topology_pair(src, &host, card, gpus[i], p);
 		if (r < 0)
 			goto out;
-		if (best < 0 || class_rank(p->cls) < class_rank(best_cls)) {
+		if (best < 0 || class_rank(pair_class(p, sim_node)) < class_rank(best_cls)) {
 			best = (int)i;
-			best_cls = p->cls;
+			best_cls = pair_class(p, sim_node);
 		}
 	}
 	*ret_index = (unsigned)best;
-	snprintf(why, wlen, "nearest: GPU %d (%s), %s (%s)", best, gpus[best],
-		 class_words(best_cls), topology_class_name(best_cls));
+	if (!strcmp(card, TOPO_SIM) && sim_node >= 0)
+		snprintf(why, wlen, best_cls == TOPO_CLASS_NODE ?
+			 "nearest: GPU %d (%s), on node %d like the simulated card (%s)" :
+			 "nearest: GPU %d (%s), the first: none on node %d, the simulated card's (%s)",
+			 best, gpus[best], sim_node, topology_class_name(best_cls));
+	else
+		snprintf(why, wlen, "nearest: GPU %d (%s), %s (%s)", best, gpus[best],
+			 class_words(best_cls), topology_class_name(best_cls));
 out:
 	free(p);
 	return r;

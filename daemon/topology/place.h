@@ -16,11 +16,13 @@
  * Of the @n GPUs @gpus (PCI addresses), the index of the one nearest to
  * card @card (a PCI address or TOPO_SIM): the lowest class, PIX (same
  * switch) before PXB, PHB (same root complex), NODE (same NUMA node) and
- * SYS; an unknown path last; the lowest index among equals.  @why gets
- * the choice in one line, naming the GPU and the path.  -ENODEV when
- * @n is 0, -EINVAL for an address that is not one.
+ * SYS; an unknown path last; the lowest index among equals.  The
+ * simulated card has no PCI path: with @sim_node >= 0 (the node it
+ * models) a GPU of that node counts as NODE and the others as SYS.  @why
+ * gets the choice in one line, naming the GPU and the path.  -ENODEV
+ * when @n is 0, -EINVAL for an address that is not one.
  */
-int place_nearest_gpu(const struct topo_source *src, const char *card,
+int place_nearest_gpu(const struct topo_source *src, const char *card, int sim_node,
 		      const char (*gpus)[TOPO_ADDR_LEN], unsigned n,
 		      unsigned *ret_index, char *why, size_t wlen);
 

@@ -182,6 +182,8 @@ class Status:
     pid: int
     gpu_sharing: str
     gpu_sharing_note: str
+    numa: str          # numa = auto: the card's node, its CPUs; "" not placed
+    gpu_choice: str    # gpu = nearest: which GPU and why; "" not asked
     channels: List[ChannelSummary]
 
 

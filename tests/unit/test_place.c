@@ -97,8 +97,8 @@ static unsigned nearest(const char *card, const unsigned *list, unsigned n, char
 
 	for (unsigned i = 0; i < n; i++)
 		memcpy(sub[i], gpus[list[i]], TOPO_ADDR_LEN);
-	assert_int_equal(place_nearest_gpu(&src, card, (const char (*)[TOPO_ADDR_LEN])sub, n,
-					   &idx, why, wlen), 0);
+	assert_int_equal(place_nearest_gpu(&src, card, -1, (const char (*)[TOPO_ADDR_LEN])sub,
+					   n, &idx, why, wlen), 0);
 	return idx;
 }
 
@@ -138,15 +138,36 @@ static void test_other_node_last(void **state)
 	assert_non_null(strstr(why, "another NUMA node (SYS)"));
 }
 
+/* The simulated card: the first GPU of the node it models, else the first. */
+static void test_sim_card_by_node(void **state)
+{
+	char why[256];
+	unsigned idx = 99;
+
+	(void)state;
+	assert_int_equal(place_nearest_gpu(&src, TOPO_SIM, 1, gpus, 4, &idx, why, sizeof(why)), 0);
+	assert_int_equal(idx, 2);
+	assert_non_null(strstr(why, "GPU 2 (0000:84:00.0), on node 1 like the simulated card (NODE)"));
+	assert_int_equal(place_nearest_gpu(&src, TOPO_SIM, 0, gpus, 4, &idx, why, sizeof(why)), 0);
+	assert_int_equal(idx, 0);
+	assert_int_equal(place_nearest_gpu(&src, TOPO_SIM, 3, gpus, 4, &idx, why, sizeof(why)), 0);
+	assert_int_equal(idx, 0);
+	assert_non_null(strstr(why, "the first: none on node 3"));
+	assert_int_equal(place_nearest_gpu(&src, TOPO_SIM, -1, gpus + 1, 3, &idx, why,
+					   sizeof(why)), 0);
+	assert_int_equal(idx, 0);
+	assert_non_null(strstr(why, "simulated card: no PCI path"));
+}
+
 static void test_no_gpu_and_bad_address(void **state)
 {
 	char why[64];
 	unsigned idx;
 
 	(void)state;
-	assert_int_equal(place_nearest_gpu(&src, CARD_A, gpus, 0, &idx, why, sizeof(why)),
+	assert_int_equal(place_nearest_gpu(&src, CARD_A, -1, gpus, 0, &idx, why, sizeof(why)),
 			 -ENODEV);
-	assert_int_equal(place_nearest_gpu(&src, "not-an-address", gpus, 4, &idx, why,
+	assert_int_equal(place_nearest_gpu(&src, "not-an-address", -1, gpus, 4, &idx, why,
 					   sizeof(why)), -EINVAL);
 }
 
@@ -227,6 +248,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_same_switch_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_same_root_complex_next, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_other_node_last, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sim_card_by_node, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_gpu_and_bad_address, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_node_cpus, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_node_cpus_malformed, setup, teardown),
