@@ -38,10 +38,12 @@ stop_all() { for p in $pids; do kill "$p" 2>/dev/null || :; done; for p in $pids
 trap 'stop_all; rm -rf "$root"' EXIT
 export FPGAD_RUNTIME_ROOT="$root"
 
-# run N: N cards, card i's channel on GPU i, N consumers at once; prints
-# "GBPS CPU_NS_PER_FRAME" and fails when a consumer does.
+# run N [SHIFT]: N cards, card i's channel on GPU i, N consumers at once,
+# card i's on GPU (i + SHIFT) % N (SHIFT 0: its ring's own GPU, else
+# through peer access); prints "GBPS CPU_NS_PER_FRAME" and fails when a
+# consumer does.
 run() {
-	n=$1 i=0 cpids= rc=0
+	n=$1 shift_by=${2:-0} i=0 cpids= rc=0
 	rm -rf "${root:?}"/*
 	while [ $i -lt "$n" ]; do
 		mkdir "$root/card$i"
@@ -63,7 +65,7 @@ run() {
 	cpu0=$(for p in $pids; do awk '{ print $14 + $15 }' "/proc/$p/stat"; done | awk '{ s += $1 } END { print s }')
 	i=0
 	while [ $i -lt "$n" ]; do
-		CUDA_VISIBLE_DEVICES=$i "$client" --frames "$FRAMES" "ipc://$root/card$i/fpgad.sock" cam \
+		"$client" --device $(((i + shift_by) % n)) --frames "$FRAMES" "ipc://$root/card$i/fpgad.sock" cam \
 			>"$root/client$i.json" 2>"$root/client$i.err" &
 		cpids="$cpids $!"
 		i=$((i + 1))
@@ -72,7 +74,7 @@ run() {
 	cpu1=$(for p in $pids; do awk '{ print $14 + $15 }' "/proc/$p/stat"; done | awk '{ s += $1 } END { print s }')
 	stop_all
 	if [ $rc != 0 ]; then
-		echo "multigpu: FAIL: a consumer of $n failed:"; cat "$root"/client*.err "$root"/client*.json
+		cat "$root"/client*.err "$root"/client*.json >"$root/failed.txt"
 		return 1
 	fi
 	cat "$root"/client*.json | python3 -c '
@@ -86,8 +88,18 @@ print("%.3f %.0f" % (sum(r["gbps"] for r in rows), cpu_ns / frames if frames els
 }
 
 if [ "$mode" = suite ]; then
-	out=$(run 2) || exit 1
+	out=$(run 2) || { echo "multigpu: FAIL: a consumer on its ring's GPU:"; cat "$root/failed.txt"; exit 1; }
 	echo "multigpu: 2 cards on 2 GPUs, $FRAMES frames each verified: PASS ($out GB/s, ns CPU/frame)"
+	# Each consumer on the other card's GPU: peer access, or a refusal
+	# that names both GPUs.
+	if out=$(run 2 1); then
+		echo "multigpu: consumers on the other GPU (peer access), $FRAMES frames each verified: PASS ($out)"
+	elif grep -q "the ring is on GPU [0-9] (.*) and this thread works on GPU [0-9] (.*): the pair has no peer access" "$root/failed.txt"; then
+		echo "multigpu: consumers on the other GPU: refused, naming both GPUs (no peer access on this host): PASS"
+		grep -m1 "no peer access" "$root/failed.txt"
+	else
+		echo "multigpu: FAIL: a consumer on the other GPU:"; cat "$root/failed.txt"; exit 1
+	fi
 	exit 0
 fi
 echo
@@ -109,7 +121,8 @@ echo "|---|---|---|---|---|"
 base= cbase=
 for n in 1 2 4; do
 	[ "$n" -le "$ngpu" ] || break
-	set -- $(run $n)
+	res=$(run $n) || { cat "$root/failed.txt" >&2; exit 1; }
+	set -- $res
 	[ -n "$base" ] || { base=$1; cbase=$2; }
 	echo "| $n | $1 | $(echo "$1 $base" | awk '{ printf "%.2f", $2 > 0 ? $1 / $2 : 0 }') | $2 | $(echo "$2 $cbase" | awk '{ printf "%.2f", $2 > 0 ? $1 / $2 : 0 }') |"
 done
