@@ -227,7 +227,10 @@ struct fpgad_channel_info {
  * memory through one cudaIpcOpenMemHandle (the first one in a process
  * creates the CUDA context, about 0.1 s).  -EBUSY when another process
  * holds it (fpgad_errmsg() says who), -ENOENT for an unknown channel,
- * -ENODEV for GPU memory in a process without CUDA.
+ * -ENODEV for GPU memory in a process without CUDA.  A calling thread
+ * whose current CUDA device is not the ring's gets the ring mapped on its
+ * own device through peer access, or -EXDEV (fpgad_errmsg() names both
+ * GPUs) where the pair has none.
  */
 FPGAD_EXPORT int fpgad_channel_open(fpgad_client *c, const char *name, unsigned flags,
 				    fpgad_channel **ret_ch);
