@@ -99,4 +99,9 @@ while [ -S "$root/a/fpgad.sock" ]; do
 done
 [ "$(ctl --all --json status | python3 -c 'import json,sys; print(" ".join(h["card"] for h in json.load(sys.stdin)))')" = b ] ||
 	fail "status --all lists a stopped card"
+out=$(FPGAD_RUNTIME_ROOT="$root/none" ctl --all status 2>&1) && fail "--all with no card succeeded"
+echo "$out" | grep -q "no card's fpgad runs (no NAME/fpgad.sock under $root/none)" ||
+	fail "--all with no card: unclear error: $out"
+out=$(ctl --all capture cam_b 2>&1) && fail "--all capture succeeded"
+echo "$out" | grep -q "capture takes one card" || fail "--all capture: unclear error: $out"
 echo "cards: two instances by name, --all, no cross-talk: PASS"
