@@ -149,9 +149,19 @@ int placement_threads(struct daemon *d)
 		goto out;
 	}
 	r = place_on_node(&site->src, site->node, d->numa_placed, sizeof(d->numa_placed));
+	if (r < 0 && !strcmp(site->card, TOPO_SIM)) {
+		/* [sim] numa_node names a node this host lacks: the config's error. */
+		log_err("numa: [sim] numa_node = %d: its CPUs cannot be used (%s)", site->node,
+			strerror(-r));
+		goto out;
+	}
 	if (r < 0) {
-		log_err("numa: node %d: its CPUs cannot be used (%s); numa = off runs anywhere",
-			site->node, strerror(-r));
+		/* A real card's node, out of this process's reach (a cpuset). */
+		snprintf(d->numa_placed, sizeof(d->numa_placed),
+			 "node %d: its CPUs cannot be used (%s): threads run anywhere",
+			 site->node, strerror(-r));
+		log_warn("numa: %s", d->numa_placed);
+		r = 0;
 		goto out;
 	}
 	log_info("numa: %s", d->numa_placed);

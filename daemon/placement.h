@@ -19,8 +19,9 @@ int placement_gpu(struct daemon *d);
 /*
  * numa = auto: the calling thread, and so every thread it starts from
  * here on (streaming, transfers), on the CPUs of the card's node, its
- * memory preferred there; d->numa_placed says so.  A card on no node runs
- * anywhere; a node the config names that the host lacks fails the start.
+ * memory preferred there; d->numa_placed says so.  A card on no node, or
+ * on one whose CPUs this process may not use, runs anywhere (said); a
+ * node [sim] numa_node names that the host lacks fails the start.
  */
 int placement_threads(struct daemon *d);
 

@@ -320,7 +320,7 @@ static void test_nearest_gpu_and_numa(void **state)
 	assert_int_not_equal(harness_start(&p, "[sim]\nnuma_node = 5\n", env), 0);
 	status = harness_wait_exit(&p, 5000);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
-	assert_true(harness_log_contains(&p, "numa: node 5: its CPUs cannot be used"));
+	assert_true(harness_log_contains(&p, "numa: [sim] numa_node = 5: its CPUs cannot be used"));
 	harness_stop(&p);
 	assert_int_not_equal(harness_start(&p, "[sim]\nnuma_node = one\n", env), 0);
 	harness_wait_exit(&p, 5000);
