@@ -249,6 +249,7 @@ $(BUILD)/itests/hold_frame: $(BUILD)/obj/tests/integration/hold_frame.o $(BUILD)
 integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 	@set -e; for t in $(ITEST_BIN); do echo "== $$t"; BUILD=$(BUILD) $$t; done
 	@echo "== tests/integration/symbols.sh"; BUILD=$(BUILD) tests/integration/symbols.sh
+	@echo "== tests/integration/cards.sh"; BUILD=$(BUILD) tests/integration/cards.sh
 	@echo "== tests/integration/install.sh"; BUILD=$(BUILD) tests/integration/install.sh
 
 -include tests/lib/lib.mk

@@ -4,6 +4,7 @@
  * settings, and the read-only queries Status and ListClients.
  */
 #include <errno.h>
+#include <limits.h>
 #include <nng/nng.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,10 +19,21 @@ const char *fpgad_version(void)
 	return FPGAD_VERSION;
 }
 
+/* $FPGAD_CARD when set and $FPGAD_URL is not: the card to connect to. */
+static const char *env_card(void)
+{
+	const char *url = getenv("FPGAD_URL"), *card = getenv("FPGAD_CARD");
+
+	return (!url || !url[0]) && card && card[0] ? card : NULL;
+}
+
 const char *fpgad_default_url(void)
 {
-	const char *env = getenv("FPGAD_URL");
+	static _Thread_local char card_url[PATH_MAX + 8];
+	const char *env = getenv("FPGAD_URL"), *card = env_card();
 
+	if (card)
+		return fpgad_card_url(card, card_url, sizeof(card_url)) < 0 ? "" : card_url;
 	return env && env[0] ? env : FPGAD_DEFAULT_URL;
 }
 
@@ -39,6 +51,8 @@ int fpgad_connect(const char *url, fpgad_client **ret_client)
 	fpgad_client *c;
 	int rv, r;
 
+	if (!url && env_card())
+		return fpgad_connect_card(env_card(), ret_client);
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -153,6 +167,8 @@ int fpgad_status_get(fpgad_client *c, struct fpgad_status **ret_status)
 	s->transfer_bytes = sr->transfer_bytes;
 	s->transfer_errors = sr->transfer_errors;
 	s->transfer_refused = sr->transfer_refused;
+	COPY(s->numa, sr->numa);
+	COPY(s->gpu_choice, sr->gpu_choice);
 	s->n_channels = (uint32_t)sr->n_channels;
 	for (size_t i = 0; i < sr->n_channels; i++) {
 		const Fpgad__ChannelSummary *in = sr->channels[i];

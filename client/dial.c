@@ -79,6 +79,15 @@ void client_dial_begin(void)
 	dial_error[0] = '\0';
 }
 
+void client_dial_set_errmsg(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(dial_error, sizeof(dial_error), fmt, ap);
+	va_end(ap);
+}
+
 /* $FPGAD_TLS_SERVER_NAME, when set: "" when unset, NULL when invalid. */
 static const char *server_name_env(void)
 {

@@ -24,6 +24,8 @@ int client_dial_tls_setup(fpgad_client *c, nng_dialer d, const char *ca);
  * only).
  */
 int client_dial_failed(fpgad_client *c, int nng_err);
+/* Set the thread's last-failure message for a connect that never dialed. */
+void client_dial_set_errmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Why the calling thread's last fpgad_connect() failed to dial, or "". */
 const char *client_dial_errmsg(void);
 

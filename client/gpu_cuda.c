@@ -15,11 +15,53 @@
 #include "cudriver.h"
 #include "errmap.h"
 
+/*
+ * The GPU the calling thread works on: the device of its current CUDA
+ * context, or -1 when it has none (it never chose one).
+ */
+static int caller_gpu(void)
+{
+	PFN_cuCtxGetCurrent_v4000 get_current;
+	PFN_cuCtxGetDevice_v2000 get_device;
+	CUcontext ctx = NULL;
+	CUdevice dev;
+	char why[128];
+
+	get_current = (PFN_cuCtxGetCurrent_v4000)cudriver_entry("cuCtxGetCurrent", 4000,
+								 why, sizeof(why));
+	get_device = (PFN_cuCtxGetDevice_v2000)cudriver_entry("cuCtxGetDevice", 2000,
+							       why, sizeof(why));
+	if (!get_current || !get_device || get_current(&ctx) != CUDA_SUCCESS || !ctx ||
+	    get_device(&dev) != CUDA_SUCCESS)
+		return -1;
+	return (int)dev;
+}
+
+/* "GPU 1 (0000:41:00.0)" into @buf. */
+static const char *gpu_name(int gpu, char *buf, size_t len)
+{
+	char id[32];
+
+	if (cudaDeviceGetPCIBusId(id, sizeof(id), gpu) != cudaSuccess) {
+		cudaGetLastError();
+		snprintf(id, sizeof(id), "bus id unknown");
+	}
+	snprintf(buf, len, "GPU %d (%s)", gpu, id);
+	return buf;
+}
+
+/*
+ * A thread that works on another GPU than the ring's maps the ring on its
+ * own GPU through peer access, where the pair allows it; a thread that
+ * chose no GPU maps it on the ring's (made current).
+ */
 int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 	    void **ret_ptr, char *why, size_t whylen)
 {
+	char ring[64], own[64];
 	cudaIpcMemHandle_t h;
 	cudaError_t e = cudaSuccess;
+	int cur, can = 0;
 	void *ptr;
 
 	if (bus_id && bus_id[0])
@@ -29,10 +71,28 @@ int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 			 cudaGetErrorString(e));
 		return errmap_cuda(e);
 	}
-	e = cudaSetDevice(gpu);
+	cur = caller_gpu();
+	if (cur >= 0 && cur != gpu) {
+		e = cudaDeviceCanAccessPeer(&can, cur, gpu);
+		if (e != cudaSuccess || !can) {
+			cudaGetLastError();
+			snprintf(why, whylen, "the ring is on %s and this thread works on %s: the pair has no peer access (cudaDeviceCanAccessPeer); consume on %s",
+				 gpu_name(gpu, ring, sizeof(ring)), gpu_name(cur, own, sizeof(own)),
+				 ring);
+			return -EXDEV;
+		}
+	} else {
+		e = cudaSetDevice(gpu);
+	}
 	if (e == cudaSuccess) {
 		memcpy(&h, ipc_handle, sizeof(h));
 		e = cudaIpcOpenMemHandle(&ptr, h, cudaIpcMemLazyEnablePeerAccess);
+	}
+	if (e != cudaSuccess && cur >= 0 && cur != gpu) {
+		snprintf(why, whylen, "the ring is on %s, this thread works on %s: cannot map it through peer access: %s",
+			 gpu_name(gpu, ring, sizeof(ring)), gpu_name(cur, own, sizeof(own)),
+			 cudaGetErrorString(e));
+		return errmap_cuda(e);
 	}
 	if (e != cudaSuccess) {
 		snprintf(why, whylen, "cannot map it: %s", cudaGetErrorString(e));

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <grp.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "device/device.h"
 #include "memory/memory.h"
 #include "metrics.h"
+#include "placement.h"
 #include "requests.h"
 #include "service/log.h"
 #include "service/notify.h"
@@ -357,7 +359,13 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 	r = check_engines(d);
 	if (r < 0)
 		goto fail;
+	r = placement_gpu(d);
+	if (r < 0)
+		goto fail;
 	r = p2p_survey(&d->cfg, d->dev_ops, d->dev, &d->p2p);
+	if (r < 0)
+		goto fail;
+	r = placement_threads(d);
 	if (r < 0)
 		goto fail;
 	r = create_channels(d);

@@ -50,6 +50,10 @@ struct daemon {
 	const char *gpu_sharing;	/* "mps", "time-slicing", "unknown", "" */
 	const char *gpu_sharing_note;
 
+	/* Where the card's work runs (placement.c), "" when not placed. */
+	char numa_placed[192];		/* "node 1: threads on CPUs 4-7, ..." */
+	char gpu_choice[192];		/* gpu = nearest: which and why */
+
 	uv_signal_t sig_term, sig_int, sig_hup;
 	uv_timer_t watchdog;
 	uv_timer_t idle_sweep;

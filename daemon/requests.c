@@ -182,6 +182,8 @@ static void do_status(struct daemon *d, struct reply *r)
 	s->pid = (uint32_t)getpid();
 	s->gpu_sharing = (char *)d->gpu_sharing;
 	s->gpu_sharing_note = (char *)d->gpu_sharing_note;
+	s->numa = d->numa_placed;
+	s->gpu_choice = d->gpu_choice;
 	xfer_requests_status(d, s, &r->xfer);
 	r->resp.body_case = FPGAD__RESPONSE__BODY_STATUS;
 	r->resp.status = s;

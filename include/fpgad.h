@@ -59,11 +59,41 @@ typedef struct fpgad_client fpgad_client;
 /* Library version as "0.1.0". */
 FPGAD_EXPORT const char *fpgad_version(void);
 
-/* The URL fpgad_connect() uses for NULL: $FPGAD_URL, else the default. */
+/*
+ * The URL fpgad_connect() uses for NULL: $FPGAD_URL, else the card named
+ * by $FPGAD_CARD (fpgad_card_url()), else the default.  "" when
+ * $FPGAD_CARD is not a card name.
+ */
 FPGAD_EXPORT const char *fpgad_default_url(void);
 
+/* Where the fpgad of each card listens when $FPGAD_RUNTIME_ROOT is unset. */
+#define FPGAD_RUNTIME_ROOT "/run/fpgad"
+
 /*
- * Connect and exchange Hello.  @url NULL means fpgad_default_url().
+ * The URL of card @name's fpgad (the unit fpgad@NAME.service):
+ * ipc://ROOT/NAME/fpgad.sock, ROOT being $FPGAD_RUNTIME_ROOT or
+ * FPGAD_RUNTIME_ROOT.  A name is 1-64 letters, digits, '_', '-' and '.',
+ * not starting with '.': else -EINVAL; -ENAMETOOLONG when @len is short.
+ */
+FPGAD_EXPORT int fpgad_card_url(const char *name, char *buf, size_t len);
+/*
+ * fpgad_connect() to card @name's fpgad.  -ENOENT when no such card runs
+ * (fpgad_errmsg(NULL) names the cards that do), -EINVAL for a bad name.
+ */
+FPGAD_EXPORT int fpgad_connect_card(const char *name, fpgad_client **ret_client);
+
+/* The cards whose fpgad has a socket under the runtime root, by name. */
+struct fpgad_card_list {
+	uint32_t n_cards;
+	char **names;		/* sorted */
+};
+/* An empty list when the root does not exist; -errno on other failures. */
+FPGAD_EXPORT int fpgad_cards_get(struct fpgad_card_list **ret_list);
+FPGAD_EXPORT void fpgad_cards_free(struct fpgad_card_list *l);
+
+/*
+ * Connect and exchange Hello.  @url NULL means fpgad_default_url() (with
+ * $FPGAD_CARD set and $FPGAD_URL not: fpgad_connect_card()).
  * Fails with -ECONNREFUSED when nothing listens, -EUSERS when fpgad closed
  * the connection without answering (its listener is at its connection
  * limit), -EPROTO when the protocol versions do not overlap or TLS is
@@ -151,6 +181,9 @@ struct fpgad_status {
 	uint64_t transfer_bytes;
 	uint64_t transfer_errors;	/* failed on the card */
 	uint64_t transfer_refused;	/* broke a rule */
+	/* Where the card's work runs; "" when not placed. */
+	char numa[192];		/* numa = auto: the node, its CPUs, memory */
+	char gpu_choice[192];	/* gpu = nearest: which GPU and why */
 };
 
 FPGAD_EXPORT int fpgad_status_get(fpgad_client *c, struct fpgad_status **ret_status);
@@ -203,7 +236,10 @@ struct fpgad_channel_info {
  * memory through one cudaIpcOpenMemHandle (the first one in a process
  * creates the CUDA context, about 0.1 s).  -EBUSY when another process
  * holds it (fpgad_errmsg() says who), -ENOENT for an unknown channel,
- * -ENODEV for GPU memory in a process without CUDA.
+ * -ENODEV for GPU memory in a process without CUDA.  A calling thread
+ * whose current CUDA device is not the ring's gets the ring mapped on its
+ * own device through peer access, or -EXDEV (fpgad_errmsg() names both
+ * GPUs) where the pair has none.
  */
 FPGAD_EXPORT int fpgad_channel_open(fpgad_client *c, const char *name, unsigned flags,
 				    fpgad_channel **ret_ch);

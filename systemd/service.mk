@@ -3,7 +3,9 @@
 # service.mk - what operators install beside the binaries (included by the
 # root Makefile; `make install` runs install-service).
 #
-#   make install-service    the unit's drop-ins (remote listener, MPS), an
+#   make install-service    the template unit fpgad@.service (one fpgad
+#                           per card: systemd/template.sed made from
+#                           fpgad.service.in), the unit's drop-ins (remote listener, MPS), an
 #                           MPS control daemon unit to start from, and
 #                           fpgactl's bash completion, under PREFIX and
 #                           DESTDIR
@@ -15,6 +17,10 @@
 install: install-service
 
 install-service:
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
+	sed -f systemd/template.sed systemd/fpgad.service.in | \
+		sed 's|@SBINDIR@|$(PREFIX)/sbin|g' > \
+		$(DESTDIR)$(PREFIX)/lib/systemd/system/fpgad@.service
 	install -D -m 0644 systemd/fpgad-remote.conf \
 		$(DESTDIR)$(PREFIX)/share/fpgad/fpgad-remote.conf
 	install -D -m 0644 systemd/fpgad-mps.conf \

@@ -62,6 +62,10 @@ echo "== CUDA in fpgad under PR_SET_MDWE (MemoryDenyWriteExecute= without system
 tests/gpu/mdwe.sh "$BUILD" >> "$S" 2>&1
 echo "mdwe: exit $?" >> "$S"
 
+echo "== several cards: two sim cards on two GPUs, a verifying consumer each" >> "$S"
+tests/bench/multigpu.sh "$BUILD" suite >> "$S" 2>&1
+echo "multigpu: exit $? (77: skipped)" >> "$S"
+
 echo "== MPS and a consumer of another uid" >> "$S"
 tests/gpu/mps_users.sh "$BUILD" "$OUT/logs/mps-users" >> "$S" 2>&1
 

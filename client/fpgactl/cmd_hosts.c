@@ -18,6 +18,7 @@
 
 struct host {
 	const char *url;
+	const char *label;		/* the row's name: the URL or the card */
 	int timeout_ms;
 	pthread_t thread;
 	bool started;
@@ -122,7 +123,7 @@ static void print_row(const struct host *h, int width)
 	char up[32];
 
 	if (!s) {
-		printf("%-*s unreachable: %s\n", width, h->url, h->error);
+		printf("%-*s unreachable: %s\n", width, h->label, h->error);
 		return;
 	}
 	for (uint32_t i = 0; i < s->n_channels; i++) {
@@ -133,7 +134,7 @@ static void print_row(const struct host *h, int width)
 	}
 	fpgactl_duration_text(s->uptime_ms, up, sizeof(up));
 	printf("%-*s %-8s %7s %-16.16s %-9s %7u %8u %9u %6u %14llu %10llu\n", width,
-	       h->url, s->version, up, s->backend, s->mode, s->clients,
+	       h->label, s->version, up, s->backend, s->mode, s->clients,
 	       s->n_channels, streaming, failed, (unsigned long long)frames,
 	       (unsigned long long)drops);
 }
@@ -143,9 +144,10 @@ static void print_table(const struct hosts *hs)
 	int width = 4;
 
 	for (unsigned i = 0; i < hs->n; i++)
-		if ((int)strlen(hs->h[i].url) > width)
-			width = (int)strlen(hs->h[i].url);
-	printf("%-*s %-8s %7s %-16s %-9s %7s %8s %9s %6s %14s %10s\n", width, "HOST",
+		if ((int)strlen(hs->h[i].label) > width)
+			width = (int)strlen(hs->h[i].label);
+	printf("%-*s %-8s %7s %-16s %-9s %7s %8s %9s %6s %14s %10s\n", width,
+	       hs->h[0].label == hs->h[0].url ? "HOST" : "CARD",
 	       "VERSION", "UPTIME", "BACKEND", "MODE", "CLIENTS", "CHANNELS",
 	       "STREAMING", "FAILED", "FRAMES", "DROPS");
 	for (unsigned i = 0; i < hs->n; i++)
@@ -160,6 +162,9 @@ static void print_json(const struct hosts *hs)
 		const struct host *h = &hs->h[i];
 		json_t *o = json_pack("{s:s, s:b}", "url", h->url, "reachable",
 				      h->status != NULL);
+
+		if (h->label != h->url)
+			json_object_set_new(o, "card", json_string(h->label));
 
 		if (h->status) {
 			json_t *st = fpgactl_status_json(h->status);
@@ -189,6 +194,7 @@ static struct hosts *hosts_new(const struct fpgactl_opts *o)
 	}
 	for (unsigned i = 0; i < hs->n; i++) {
 		hs->h[i].url = o->urls[i];
+		hs->h[i].label = o->labels ? o->labels[i] : o->urls[i];
 		hs->h[i].timeout_ms = o->timeout_ms;
 	}
 	pthread_mutex_init(&hs->lock, NULL);

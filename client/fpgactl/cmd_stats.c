@@ -7,8 +7,8 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "fpgactl.h"
 #include "channel_counters.h"
+#include "fpgactl.h"
 
 /* A network channel's part of stats, as JSON. */
 static json_t *net_json(const struct fpgad_net_stats *n)

@@ -63,7 +63,7 @@ static json_t *channels_json(const struct fpgad_status *s)
 
 json_t *fpgactl_status_json(const struct fpgad_status *s)
 {
-	return json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:I, s:o, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	return json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:I, s:o, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:s}",
 			 "version", s->version,
 			 "pid", (json_int_t)s->pid,
 			 "uptime_ms", (json_int_t)s->uptime_ms,
@@ -81,7 +81,8 @@ json_t *fpgactl_status_json(const struct fpgad_status *s)
 			 "transfers", (json_int_t)s->transfers,
 			 "transfer_bytes", (json_int_t)s->transfer_bytes,
 			 "transfer_errors", (json_int_t)s->transfer_errors,
-			 "transfer_refused", (json_int_t)s->transfer_refused);
+			 "transfer_refused", (json_int_t)s->transfer_refused,
+			 "numa", s->numa, "gpu_choice", s->gpu_choice);
 }
 
 int fpgactl_status(fpgad_client *c, const struct fpgactl_opts *o)
@@ -105,6 +106,10 @@ int fpgactl_status(fpgad_client *c, const struct fpgactl_opts *o)
 		printf("gpu:      %s%s%s%s\n", s->gpu_sharing,
 		       s->gpu_sharing_note[0] ? " (" : "", s->gpu_sharing_note,
 		       s->gpu_sharing_note[0] ? ")" : "");
+	if (s->numa[0])
+		printf("numa:     %s\n", s->numa);
+	if (s->gpu_choice[0])
+		printf("choice:   %s\n", s->gpu_choice);
 	printf("clients:  %u\n", s->clients);
 	printf("card memory: %llu MiB; transfer engines: %s\n",
 	       (unsigned long long)(s->card_memory >> 20), s->transfer_engines);

@@ -1,16 +1,16 @@
 # SPDX-License-Identifier: MIT
 # fpgactl.bash - bash completion for fpgactl: commands, the options each
-# command takes, the channel names of the fpgad that --url (or $FPGAD_URL)
-# reaches (c2h ones for capture, h2c ones for send, any number for watch,
-# any number of c2h ones for bench),
-# and file names for read and write.
+# command takes, the cards that run (--card), the channel names of the
+# fpgad that --url or --card (or $FPGAD_URL, $FPGAD_CARD) reaches (c2h ones
+# for capture, h2c ones for send, any number for watch, any number of c2h
+# ones for bench), and file names for read and write.
 
-# _fpgactl_channels URL DIR: channel names from `fpgactl channels`, of
-# direction DIR (c2h, h2c) or all when DIR is empty.
+# _fpgactl_channels URL DIR [CARD]: channel names from `fpgactl channels`,
+# of direction DIR (c2h, h2c) or all when DIR is empty.
 _fpgactl_channels()
 {
-	local url=$1 dir=$2
-	fpgactl ${url:+--url "$url"} channels 2>/dev/null |
+	local url=$1 dir=$2 card=${3:-}
+	fpgactl ${url:+--url "$url"} ${card:+--card "$card"} channels 2>/dev/null |
 		awk -v dir="$dir" 'NR > 1 && NF && (dir == "" || $2 == dir) { print $1 }'
 }
 
@@ -30,13 +30,17 @@ _fpgactl_options()
 	if [[ -z $cmd || $cmd == status ]] || ((nurl == 0)); then
 		o="$o --url"
 	fi
+	((nurl == 0)) && o="$o --card"
+	case $cmd in
+	""|status|channels|clients|version|topo) ((nurl == 0)) && o="$o --all" ;;
+	esac
 	echo "$o"
 }
 
 _fpgactl()
 {
 	local commands="status channels watch clients version stats reset capture send topo probe bench read write"
-	local line=${COMP_LINE:0:COMP_POINT} words cur prev i w cmd="" url="" nurl=0 npos=0
+	local line=${COMP_LINE:0:COMP_POINT} words cur prev i w cmd="" url="" card="" nurl=0 npos=0
 	local -a pos=()
 
 	# Words split at blanks only: bash's COMP_WORDS also splits URLs at
@@ -56,6 +60,7 @@ _fpgactl()
 		case $w in
 		--url) [[ -z $url ]] && url=${words[i+1]}; ((++nurl, ++i)) ;;
 		--url=*) [[ -z $url ]] && url=${w#--url=}; ((++nurl)) ;;
+		--card) card=${words[i+1]}; ((++i)) ;;
 		-n|--count|--poll-us|--timeout) ((i++)) ;;
 		-*) ;;
 		*) pos+=("$w"); [[ -z $cmd ]] && cmd=$w ;;
@@ -65,6 +70,10 @@ _fpgactl()
 
 	case $prev in
 	--url|-n|--count|--poll-us|--timeout) return ;;
+	--card)
+		mapfile -t COMPREPLY < <(compgen -W "$(cd "${FPGAD_RUNTIME_ROOT:-/run/fpgad}" 2>/dev/null &&
+			for d in */fpgad.sock; do [[ -S $d ]] && echo "${d%/fpgad.sock}"; done)" -- "$cur")
+		return ;;
 	esac
 	if [[ $cur == -* ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "$(_fpgactl_options "$cmd" "$nurl")" -- "$cur")
@@ -76,16 +85,16 @@ _fpgactl()
 	fi
 	case $cmd/$npos in
 	stats/1|reset/1)
-		mapfile -t COMPREPLY < <(compgen -W "$(_fpgactl_channels "$url" "")" -- "$cur") ;;
+		mapfile -t COMPREPLY < <(compgen -W "$(_fpgactl_channels "$url" "" "$card")" -- "$cur") ;;
 	capture/1|probe/1)
-		mapfile -t COMPREPLY < <(compgen -W "$(_fpgactl_channels "$url" c2h)" -- "$cur") ;;
+		mapfile -t COMPREPLY < <(compgen -W "$(_fpgactl_channels "$url" c2h "$card")" -- "$cur") ;;
 	send/1)
-		mapfile -t COMPREPLY < <(compgen -W "$(_fpgactl_channels "$url" h2c)" -- "$cur") ;;
+		mapfile -t COMPREPLY < <(compgen -W "$(_fpgactl_channels "$url" h2c "$card")" -- "$cur") ;;
 	watch/*|bench/*)
 		# Any number of channels (c2h ones for bench), each once.
 		local ch left="" dir=""
 		[[ $cmd == bench ]] && dir=c2h
-		for ch in $(_fpgactl_channels "$url" "$dir"); do
+		for ch in $(_fpgactl_channels "$url" "$dir" "$card"); do
 			[[ " ${pos[*]:1} " == *" $ch "* ]] || left="$left $ch"
 		done
 		mapfile -t COMPREPLY < <(compgen -W "$left" -- "$cur") ;;

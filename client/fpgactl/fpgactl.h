@@ -21,6 +21,7 @@
 struct fpgactl_opts {
 	const char *url;
 	const char *const *urls;	/* every --url, in order (status) */
+	const char *const *labels;	/* a row's name for each, or NULL: the URL */
 	unsigned n_urls;
 	bool json;
 	bool verify;
@@ -114,6 +115,15 @@ int fpgactl_probe(fpgad_client *c, const struct fpgactl_opts *o);
 /* cmd_xfer.c: card memory to a file and back. */
 int fpgactl_read(fpgad_client *c, const struct fpgactl_opts *o);
 int fpgactl_write(fpgad_client *c, const struct fpgactl_opts *o);
+/*
+ * cmd_all.c: --all: @run against every card's fpgad, or @run_hosts (not
+ * NULL for status) once with every card's URL, one row per card.  While it
+ * runs with --json, fpgactl_print_json() appends to fpgactl_json_sink
+ * instead of printing.
+ */
+extern struct json_t *fpgactl_json_sink;
+int fpgactl_all(fpgactl_run_fn run, int (*run_hosts)(const struct fpgactl_opts *o),
+		const struct fpgactl_opts *o);
 /* cmd_bench.c: card memory and streaming figures. */
 int fpgactl_bench(fpgad_client *c, const struct fpgactl_opts *o);
 /*

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,10 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: fpgactl [OPTION]... COMMAND [ARG]...\n\n"
 		   "  --url URL      fpgad's control socket (default $FPGAD_URL, else\n"
 		   "                 %s); status takes several\n"
+		   "  --card NAME    the fpgad of card NAME (fpgad@NAME.service; default\n"
+		   "                 $FPGAD_CARD when $FPGAD_URL is unset)\n"
+		   "  --all          every card's fpgad on this host (status, topo, and\n"
+		   "                 the other commands without arguments)\n"
 		   "  --json         print JSON (read commands)\n"
 		   "  -n, --count N  frames to take or send (capture, send), intervals\n"
 		   "                 to show (watch; default: until interrupted),\n"
@@ -163,6 +168,8 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "url", required_argument, NULL, 'u' },
+		{ "card", required_argument, NULL, 'C' },
+		{ "all", no_argument, NULL, 'A' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "verify", no_argument, NULL, 'V' },
@@ -180,7 +187,9 @@ int main(int argc, char **argv)
 	const char *pos[1 + FPGACTL_MAX_CHANNELS], *urls[FPGACTL_MAX_URLS];
 	unsigned n_pos = 0, n_urls = 0;
 	fpgad_client *c = NULL;
-	char why[256];
+	const char *card = NULL;
+	bool all = false;
+	char why[256], card_url[PATH_MAX + 8];
 	uint64_t v;
 	int ch, r;
 
@@ -205,6 +214,8 @@ int main(int argc, char **argv)
 			}
 			urls[n_urls++] = optarg;
 			break;
+		case 'C': card = optarg; break;
+		case 'A': all = true; break;
 		case 'j': o.json = true; break;
 		case 'V': o.verify = true; break;
 		case 'N': o.newest = true; break;
@@ -254,6 +265,18 @@ int main(int argc, char **argv)
 	o.n_args = o.n_channels = n_pos - 1;
 	o.urls = urls;
 	o.n_urls = n_urls;
+	if ((card != NULL) + (n_urls > 0) + all > 1) {
+		fprintf(stderr, "fpgactl: --url, --card and --all each name where fpgad is: give one\n");
+		return 2;
+	}
+	if (all) {
+		if (cmd->args[0]) {
+			fprintf(stderr, "fpgactl: %s takes one card; --all is for commands without arguments\n",
+				cmd->name);
+			return 2;
+		}
+		return fpgactl_all(cmd->run, cmd->run_hosts, &o);
+	}
 	if (n_urls > 1) {
 		if (!cmd->run_hosts) {
 			fprintf(stderr, "fpgactl: %s takes one --url; several are for status\n",
@@ -262,8 +285,21 @@ int main(int argc, char **argv)
 		}
 		return cmd->run_hosts(&o);
 	}
-	o.url = n_urls ? urls[0] : fpgad_default_url();
-	r = fpgad_connect(o.url, &c);
+	/* $FPGAD_CARD, as fpgad_connect(NULL) takes it: failures name the card. */
+	if (!card && !n_urls && !(getenv("FPGAD_URL") && getenv("FPGAD_URL")[0]) &&
+	    getenv("FPGAD_CARD") && getenv("FPGAD_CARD")[0])
+		card = getenv("FPGAD_CARD");
+	if (card) {
+		o.url = fpgad_card_url(card, card_url, sizeof(card_url)) < 0 ? card : card_url;
+		r = fpgad_connect_card(card, &c);
+	} else {
+		o.url = n_urls ? urls[0] : fpgad_default_url();
+		r = fpgad_connect(n_urls ? urls[0] : NULL, &c);
+	}
+	if (r < 0 && card) {
+		fprintf(stderr, "fpgactl: %s\n", fpgactl_connect_error("", r, why, sizeof(why)));
+		return 1;
+	}
 	if (r < 0) {
 		fprintf(stderr, "fpgactl: cannot reach fpgad at %s: %s\n", o.url,
 			fpgactl_connect_error(o.url, r, why, sizeof(why)));

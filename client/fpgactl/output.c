@@ -32,8 +32,14 @@ static void print_json_flags(json_t *o, size_t flags)
 	json_decref(o);
 }
 
+json_t *fpgactl_json_sink;
+
 void fpgactl_print_json(json_t *o)
 {
+	if (fpgactl_json_sink && o) {
+		json_array_append_new(fpgactl_json_sink, o);
+		return;
+	}
 	print_json_flags(o, JSON_INDENT(2));
 }
 

@@ -81,6 +81,7 @@ void config_defaults(struct config *cfg)
 	cfg->device.probe_ms = 200;
 	cfg->sim.card_memory = 2ull << 30;
 	cfg->sim.seed = 1;
+	snprintf(cfg->sim.numa_node, sizeof(cfg->sim.numa_node), "none");
 	cfg->transfer.engines = 1;
 	cfg->transfer.queue_entries = 256;
 	cfg->transfer.max_length = 1ull << 30;
@@ -148,6 +149,7 @@ static const char *const integrity_names[] = { "none", "crc32c" };
 static const char *const pacing_names[] = { "hybrid", "wait" };
 static const char *const auto_choice_names[] = { "measure", "first" };
 static const char *const source_names[] = { "card", "udp" };
+static const char *const numa_names[] = { "auto", "off" };
 static const char *const level_names[] = {
 	[LOG_ERR] = "err", [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
 	[LOG_INFO] = "info", [LOG_DEBUG] = "debug",
@@ -238,6 +240,7 @@ static const struct key device_keys[] = {
 	KE(struct config_device, auto_choice, auto_choice_names),
 	{ "probe_bytes", K_SIZE, offsetof(struct config_device, probe_bytes), 0, 4096, 0, NULL, 0 },
 	KU(struct config_device, probe_ms, 0, 10000),
+	KE(struct config_device, numa, numa_names),
 };
 
 static const struct key sim_keys[] = {
@@ -248,6 +251,7 @@ static const struct key sim_keys[] = {
 	KU(struct config_sim, fault_error, 0, ~0u),
 	KU(struct config_sim, fault_corrupt, 0, ~0u),
 	KU(struct config_sim, fault_hang, 0, ~0u),
+	KS(struct config_sim, numa_node),
 };
 
 static const struct key transfer_keys[] = {

@@ -36,6 +36,7 @@ enum pacing { PACING_HYBRID, PACING_WAIT };
 enum source_kind { SOURCE_CARD, SOURCE_UDP };
 /* How mode = auto picks between gpudirect and bounce. */
 enum auto_choice { AUTO_MEASURE, AUTO_FIRST };
+enum numa_policy { NUMA_AUTO, NUMA_OFF };
 
 struct config_daemon {
 	int log_level;			/* syslog priority, LOG_ERR..LOG_DEBUG */
@@ -71,6 +72,7 @@ struct config_sim {
 	unsigned fault_error;
 	unsigned fault_corrupt;
 	unsigned fault_hang;
+	char numa_node[16];		/* the node modelled: a number, or "none" */
 };
 
 /* Card memory transfers for clients (fpgad_xfer.h). */
@@ -104,6 +106,7 @@ struct config_device {
 	enum auto_choice auto_choice;	/* measure, or the first mode that works */
 	uint64_t probe_bytes;		/* per mode and channel, at most */
 	unsigned probe_ms;		/* per mode and channel, at most; 0 = none */
+	enum numa_policy numa;		/* threads and rings on the card's node */
 };
 
 struct config_channel {

@@ -182,6 +182,8 @@ class Status:
     pid: int
     gpu_sharing: str
     gpu_sharing_note: str
+    numa: str          # numa = auto: the card's node, its CPUs; "" not placed
+    gpu_choice: str    # gpu = nearest: which GPU and why; "" not asked
     channels: List[ChannelSummary]
 
 
@@ -355,9 +357,14 @@ class Client:
 
 
 def connect(url: Optional[str] = None, timeout: Optional[float] = 5.0,
-            reconnect: bool = False) -> Client:
-    """Connect to fpgad at ``url`` (default: $FPGAD_URL, else
-    ipc:///run/fpgad/fpgad.sock).
+            reconnect: bool = False, card: Optional[str] = None) -> Client:
+    """Connect to fpgad at ``url`` (default: $FPGAD_URL, else the card
+    named by $FPGAD_CARD, else ipc:///run/fpgad/fpgad.sock).
+
+    card: the fpgad of the card of that name instead of an URL (the unit
+    fpgad@NAME.service, its socket under $FPGAD_RUNTIME_ROOT or
+    /run/fpgad); NotFoundError when no such card runs, ValueError for
+    both url and card.
 
     timeout: seconds each request may take (None: no limit).
     reconnect: ride through a restart of fpgad: a wait() that finds fpgad
@@ -376,7 +383,7 @@ def connect(url: Optional[str] = None, timeout: Optional[float] = 5.0,
         raise ValueError("timeout must be None or >= 0")
     else:
         ms = int(timeout * 1000)
-    return Client(_fpgad.connect(url, ms, reconnect))
+    return Client(_fpgad.connect(url, ms, reconnect, card))
 
 
 def version() -> str:
@@ -385,7 +392,8 @@ def version() -> str:
 
 
 def default_url() -> str:
-    """The URL connect() uses without one: $FPGAD_URL, else the default."""
+    """The URL connect() uses without one: $FPGAD_URL, else $FPGAD_CARD's,
+    else the default."""
     return _fpgad.default_url()
 
 

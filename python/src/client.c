@@ -7,8 +7,8 @@
  */
 #include <string.h>
 
-#include "pyfpgad.h"
 #include "channel_counters.h"
+#include "pyfpgad.h"
 
 PyTypeObject *pyfpgad_client_type;
 
@@ -146,11 +146,12 @@ static PyObject *client_status(PyObject *self, PyObject *unused)
 		}
 		Py_DECREF(c);
 	}
-	d = Py_BuildValue("{s:s,s:K,s:s,s:s,s:s,s:I,s:I,s:s,s:s,s:O}",
+	d = Py_BuildValue("{s:s,s:K,s:s,s:s,s:s,s:I,s:I,s:s,s:s,s:s,s:s,s:O}",
 			  "version", s->version, "uptime_ms", (unsigned long long)s->uptime_ms,
 			  "backend", s->backend, "mode", s->mode, "mode_reason", s->mode_reason,
 			  "clients", s->clients, "pid", s->pid, "gpu_sharing", s->gpu_sharing,
-			  "gpu_sharing_note", s->gpu_sharing_note, "channels", chans);
+			  "gpu_sharing_note", s->gpu_sharing_note, "numa", s->numa,
+			  "gpu_choice", s->gpu_choice, "channels", chans);
 out:
 	Py_XDECREF(chans);
 	fpgad_status_free(s);

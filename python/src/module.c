@@ -5,6 +5,7 @@
  * exception classes, and the one place a negative errno becomes one of
  * them.
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -109,25 +110,33 @@ static PyObject *mod_default_url(PyObject *self, PyObject *unused)
 
 static PyObject *mod_connect(PyObject *self, PyObject *args, PyObject *kwds)
 {
-	static char *kwlist[] = { "url", "timeout_ms", "reconnect", NULL };
-	const char *url = NULL;
+	static char *kwlist[] = { "url", "timeout_ms", "reconnect", "card", NULL };
+	const char *url = NULL, *card = NULL;
+	char card_url[PATH_MAX + 8];
 	int timeout_ms = 5000, reconnect = 0, r;
 	struct pyfpgad_client *cl;
 	fpgad_client *c = NULL;
 
 	(void)self;
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|zip:connect", kwlist, &url,
-					 &timeout_ms, &reconnect))
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|zipz:connect", kwlist, &url,
+					 &timeout_ms, &reconnect, &card))
 		return NULL;
+	if (url && card)
+		return PyErr_Format(PyExc_ValueError, "give url or card, not both");
+	if (card && fpgad_card_url(card, card_url, sizeof(card_url)) == 0)
+		url = card_url;
 	if (timeout_ms < -1)
 		return PyErr_Format(PyExc_ValueError,
 				    "timeout_ms must be -1 (none) or >= 0, not %d", timeout_ms);
 	Py_BEGIN_ALLOW_THREADS
-	r = fpgad_connect(url, &c);
+	r = card ? fpgad_connect_card(card, &c) : fpgad_connect(url, &c);
 	Py_END_ALLOW_THREADS
 	if (r < 0) {
 		char what[300];
 
+		/* libfpgad's reason names the card. */
+		if (card)
+			return pyfpgad_raise(r, "connect", fpgad_errmsg(NULL));
 		snprintf(what, sizeof(what), "connect to %s", url ? url : fpgad_default_url());
 		return pyfpgad_raise(r, what, NULL);
 	}

@@ -31,6 +31,32 @@ def test_default_url_follows_environment(monkeypatch):
     assert fpgad.default_url() == "ipc:///tmp/elsewhere.sock"
 
 
+def test_connect_by_card_name(daemon, monkeypatch):
+    root, name = os.path.split(daemon.dir)
+    monkeypatch.setenv("FPGAD_RUNTIME_ROOT", root)
+    monkeypatch.delenv("FPGAD_URL", raising=False)
+    with fpgad.connect(card=name) as c:
+        assert c.status().pid == daemon.proc.pid
+        assert c.url == daemon.url
+    monkeypatch.setenv("FPGAD_CARD", name)
+    assert fpgad.default_url() == daemon.url
+    with fpgad.connect() as c:
+        assert c.status().pid == daemon.proc.pid
+
+
+def test_connect_unknown_or_bad_card(tmp_path, monkeypatch):
+    monkeypatch.setenv("FPGAD_RUNTIME_ROOT", str(tmp_path))
+    with pytest.raises(fpgad.NotFoundError) as e:
+        fpgad.connect(card="nosuchcard")
+    assert "nosuchcard" in str(e.value)
+    with pytest.raises(fpgad.Error) as e:
+        fpgad.connect(card="../etc")
+    assert e.value.errno == errno.EINVAL
+    assert "not a card name" in str(e.value)
+    with pytest.raises(ValueError):
+        fpgad.connect("ipc:///nowhere", card="a")
+
+
 def test_status_is_a_dataclass(client, daemon):
     s = client.status()
     assert isinstance(s, fpgad.Status)

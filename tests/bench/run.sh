@@ -675,6 +675,12 @@ fi
 # --- g. card memory transfers ------------------------------------------------------------------
 
 "$TOP/tests/bench/xfer.sh" "$BUILD" "$OUTD" "$MD" || die "card memory transfers (see $OUTD)"
+# --- h. several cards and GPUs -------------------------------------------------------------
+
+if [ -n "$GPU" ]; then
+	"$TOP/tests/bench/multigpu.sh" "$BUILD" bench >> "$MD" 2> "$OUTD/multigpu.log" ||
+		log "several cards and GPUs: failed (see $OUTD/multigpu.log)"
+fi
 echo >> "$MD"
 echo "Total time: $(($(date +%s) - T0)) s." >> "$MD"
 

@@ -5,9 +5,13 @@
  * (verify_kernel.cu) on the device pointer libfpgad hands out, release it
  * once its check finished, and print one JSON line:
  *
- *   gpu_client [--shared] [--frames N] [--depth D] [--timeout MS] URL CHANNEL
+ *   gpu_client [--shared] [--frames N] [--depth D] [--timeout MS] [--device G] URL CHANNEL
  *   gpu_client --probe
  *   gpu_client --selftest   (the checker itself: a bad byte, a wrong seq)
+ *
+ * --device G verifies on CUDA device G, chosen before the channel is
+ * opened: a ring on another GPU is then reached through peer access
+ * (libfpgad maps it on G), or the open fails naming both GPUs.
  *
  * --host-ok accepts a channel in host memory and checks its frames on the
  * CPU instead, so that this program and tests/gpu/run.sh can be exercised
@@ -191,7 +195,7 @@ static int take(fpgad_channel *ch, struct gpu_verifier *v, struct run *run,
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: gpu_client [--shared] [--frames N] [--depth D] [--timeout MS] [--host-ok] [--async] URL CHANNEL\n"
+	fprintf(out, "usage: gpu_client [--shared] [--frames N] [--depth D] [--timeout MS] [--host-ok] [--async] [--device G] URL CHANNEL\n"
 		     "       gpu_client --probe\n"
 		     "       gpu_client --selftest\n");
 }
@@ -207,6 +211,7 @@ int main(int argc, char **argv)
 		{ "selftest", no_argument, NULL, 'S' },
 		{ "host-ok", no_argument, NULL, 'H' },
 		{ "async", no_argument, NULL, 'a' },
+		{ "device", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -216,7 +221,7 @@ int main(int argc, char **argv)
 	fpgad_client *c = NULL;
 	unsigned long long count = 10000;
 	unsigned depth = 4, flags = 0;
-	int timeout_ms = 5000, opt, r, code = 1;
+	int timeout_ms = 5000, device = -1, opt, r, code = 1;
 	bool host_ok = false, async = false;
 	struct rusage ru0, ru1;
 	struct run *run;
@@ -232,6 +237,7 @@ int main(int argc, char **argv)
 		case 'S': return selftest();
 		case 'H': host_ok = true; break;
 		case 'a': async = true; break;
+		case 'D': device = atoi(optarg); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -246,6 +252,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	/* The consumer's own GPU first: its context is current at the open. */
+	if (device >= 0 && gpu_verifier_create(device, depth, &v) < 0) {
+		fprintf(stderr, "gpu_client: GPU %d: %s\n", device, gpu_verify_errmsg(v));
+		goto out;
+	}
 	r = fpgad_connect(argv[optind], &c);
 	if (r < 0) {
 		fprintf(stderr, "gpu_client: connect %s: %s\n", argv[optind],
@@ -268,7 +279,7 @@ int main(int argc, char **argv)
 	}
 	if (depth > info.slots - 1)
 		depth = info.slots > 1 ? info.slots - 1 : 1;
-	r = run->cpu ? 0 : gpu_verifier_create(info.gpu, depth, &v);
+	r = run->cpu || v ? 0 : gpu_verifier_create(info.gpu, depth, &v);
 	if (r < 0) {
 		fprintf(stderr, "gpu_client: GPU %d: %s\n", info.gpu,
 			gpu_verify_errmsg(v));

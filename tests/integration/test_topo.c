@@ -2,8 +2,9 @@
 /*
  * test_topo.c - fpgactl topo against real fpgad processes on the simulated
  * card: over a fake host tree (FPGAD_TEST_SYSROOT: two NVIDIA GPUs on two
- * NUMA nodes, devices that are no GPUs, a configured GPU that is absent),
- * over the host's own /sys, and on the read-only remote listener.
+ * NUMA nodes, devices that are no GPUs, a configured GPU that is absent;
+ * gpu = nearest and numa = auto there), over the host's own /sys, and on
+ * the read-only remote listener.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -246,6 +247,85 @@ static void test_probe_refusals(void **state)
 	harness_stop_ok(&p);
 }
 
+#define MEM_ANYWHERE "node 1: threads on CPUs 0; memory anywhere (set_mempolicy: "
+
+/* Node @n's CPUs in the fake tree: CPU 0, which every host has. */
+static void node_cpus(int n)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/devices/system/node/node%d/cpulist", fs.sysfs, n);
+	fake_sysfs_put(path, "0\n");
+}
+
+/* Status of @p's fpgad: fails the test when it does not answer. */
+static struct fpgad_status *status_of(const struct fpgad_proc *p)
+{
+	struct fpgad_status *s;
+	fpgad_client *c;
+
+	assert_int_equal(fpgad_connect(p->url, &c), 0);
+	assert_int_equal(fpgad_status_get(c, &s), 0);
+	fpgad_disconnect(c);
+	return s;
+}
+
+/*
+ * gpu = nearest and numa = auto over the fake host (a GPU on each of two
+ * nodes): the simulated card modelled on node 1 gets node 1's GPU and
+ * node 1's CPUs, on node 0 node 0's, and status says which and why.
+ */
+static void test_nearest_gpu_and_numa(void **state)
+{
+	static char env[128];
+	struct fpgad_status *s;
+	struct fpgad_proc p;
+	char out[4096], cmd[512];
+	int status;
+
+	(void)state;
+	build_host();
+	node_cpus(0);
+	node_cpus(1);
+	snprintf(env, sizeof(env), "FPGAD_TEST_SYSROOT=%s", fs.root);
+	harness_start_ok(&p, "[device]\ngpu = nearest\n[sim]\nnuma_node = 1\n"
+			 "[channel c]\nmemory = host\n", env);
+	s = status_of(&p);
+	assert_string_equal(s->gpu_choice,
+			    "nearest: GPU 1 (0000:81:00.0), on node 1 like the simulated card (NODE)");
+	/* The memory policy is the real kernel's: node 1 may not exist here. */
+	if (strcmp(s->numa, "node 1: threads on CPUs 0, memory preferred there") &&
+	    strncmp(s->numa, MEM_ANYWHERE, strlen(MEM_ANYWHERE)))
+		fail_msg("numa: '%s'", s->numa);
+	fpgad_status_free(s);
+	snprintf(cmd, sizeof(cmd), "%s --url %s status", harness_bin("fpgactl"), p.url);
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "\nnuma:     node 1: threads on CPUs 0"));
+	assert_non_null(strstr(out, "\nchoice:   nearest: GPU 1 (0000:81:00.0)"));
+	harness_stop_ok(&p);
+
+	/* A channel's own gpu = nearest; numa = off places nothing. */
+	harness_start_ok(&p, "[device]\nnuma = off\n[sim]\nnuma_node = 0\n"
+			 "[channel c]\nmemory = host\ngpu = nearest\n", env);
+	s = status_of(&p);
+	assert_non_null(strstr(s->gpu_choice, "GPU 0 (0000:01:00.0), on node 0"));
+	assert_string_equal(s->numa, "off");
+	fpgad_status_free(s);
+	harness_stop_ok(&p);
+
+	/* A node the host lacks stops the start, by name. */
+	assert_int_not_equal(harness_start(&p, "[sim]\nnuma_node = 5\n", env), 0);
+	status = harness_wait_exit(&p, 5000);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+	assert_true(harness_log_contains(&p, "numa: [sim] numa_node = 5: its CPUs cannot be used"));
+	harness_stop(&p);
+	assert_int_not_equal(harness_start(&p, "[sim]\nnuma_node = one\n", env), 0);
+	harness_wait_exit(&p, 5000);
+	assert_true(harness_log_contains(&p, "[sim] numa_node: 'one' is not a node number or none"));
+	harness_stop(&p);
+	fake_sysfs_remove(&fs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -254,6 +334,7 @@ int main(void)
 		cmocka_unit_test(test_own_host),
 		cmocka_unit_test(test_remote),
 		cmocka_unit_test(test_probe_refusals),
+		cmocka_unit_test(test_nearest_gpu_and_numa),
 	};
 
 	return cmocka_run_group_tests_name("topo", tests, NULL, NULL);

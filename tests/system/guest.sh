@@ -242,6 +242,26 @@ check "nothing left behind: no /run/fpgad, no fpgad objects in /dev/shm" \
 	sh -c '[ ! -e /run/fpgad ] && ! ls /dev/shm | grep -q fpgad'
 check "fpgad logged its stop" sh -c 'journalctl -u fpgad -o cat --no-pager | grep -q "^fpgad stopped$"'
 
+# --- two cards: template instances fpgad@a and fpgad@b, side by side -----------
+for c in a b; do
+	printf '[channel cam_%s]\nmemory = host\nslots = 4\nslot_size = 4K\nframe_size = 4K\nframe_rate = 1000\n' \
+		"$c" >/etc/fpgad/$c.conf
+done
+check "systemctl start fpgad@a fpgad@b" systemctl start fpgad@a fpgad@b
+check "each instance has its own runtime directory and socket" \
+	sh -c '[ -S /run/fpgad/a/fpgad.sock ] && [ -S /run/fpgad/b/fpgad.sock ]'
+check "fpgactl --card a shows card a's channel only" \
+	sh -c 'fpgactl --card a channels | grep -q "^cam_a " && ! fpgactl --card a channels | grep -q "^cam_b "'
+check "FPGAD_CARD=b reaches card b" sh -c 'FPGAD_CARD=b fpgactl channels | grep -q "^cam_b "'
+check "fpgactl --all status: one row per instance" \
+	sh -c '[ "$(fpgactl --all status | grep -c "^[ab] ")" = 2 ]'
+check "capture on card a" fpgactl --card a -n 50 --verify capture cam_a
+check "systemctl stop fpgad@a leaves fpgad@b serving" \
+	sh -c 'systemctl stop fpgad@a && [ ! -e /run/fpgad/a ] && fpgactl --card b version'
+check "systemctl stop fpgad@b" systemctl stop fpgad@b
+rm -f /etc/fpgad/a.conf /etc/fpgad/b.conf
+rmdir /run/fpgad 2>/dev/null || :
+
 note "checks took $(at) s"
 if [ "$failed" = 0 ]; then
 	echo "SYSTEM-RESULT: PASS $n checks"
