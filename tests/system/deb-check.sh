@@ -123,10 +123,12 @@ else
 	dpkg-deb -x "$(deb fpgad-dkms)" "$debdir/dkms/root"
 	src=$(cd "$debdir/dkms/root/usr/src" && pwd)
 	out=$(cd "$debdir/dkms" && pwd)
+	# DKMS compresses the module as the kernel does (6.12: .ko.xz).
 	# shellcheck disable=SC2016
 	unshare -m sh -c 'mount -t tmpfs tmpfs /var/lib/dkms &&
 		dkms build -m "$1" -v "$2" -k "$3" --sourcetree "$4" --dkmstree /var/lib/dkms &&
-		cp "/var/lib/dkms/$1/$2/$3/$(uname -m)/module/fpgad_dma.ko" "$5/"' \
+		m="/var/lib/dkms/$1/$2/$3/$(uname -m)/module/fpgad_dma.ko" &&
+		if [ -f "$m.xz" ]; then xz -dc "$m.xz" > "$5/fpgad_dma.ko"; else cp "$m" "$5/"; fi' \
 		sh "$dkms_name" "$dkms_ver" "$KVER" "$src" "$out" >"$out/dkms.log" 2>&1
 	if [ -f "$out/fpgad_dma.ko" ] &&
 	   [ "$(modinfo -F vermagic "$out/fpgad_dma.ko" | cut -d' ' -f1)" = "$KVER" ]; then
