@@ -63,8 +63,12 @@ hostile_case sparse_buffer any "a sparse buffer is refused; one punched later is
 # its loop must not sleep in that close.
 obj_linger() {
 	fpgad_start_shared "$OBJ_CONF"
+	# Queued behind the request: fpgad stopped while both go in, so that
+	# it cannot read the first and close before the second is queued.
+	[ "$1" = handoff-queued ] && kill -STOP "$FPGAD_PID"
 	background member "$OBJECT_PEER" linger "$FPGAD_URL" "$FPGAD_RT/fpgad.handoff" "$@"
 	wait_for "$CASE_DIR/bg.$BG.out" "sent: " 10
+	[ "$1" = handoff-queued ] && kill -CONT "$FPGAD_PID"
 	expect_in "$CASE_DIR/bg.$BG.out" "sent: ok"
 	# The close happens as fpgad ends the connection or the lease.
 	sleep 0.5
