@@ -274,6 +274,9 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 # build does.  A description is quoted in single quotes: it holds none.
 CHECK_TIERS = build run-unit valgrind sanitize integration $(CHECK_EXTRA)
 CHECK_SUMMARY = $(BUILD)/check/summary
+# Each tier builds what it needs with this many jobs (its tests run one
+# after another all the same).
+CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 TIER_MAKE_build := all unit
 TIER_DESC_build := fpgad, fpgactl, libfpgad and the unit suites
 TIER_DESC_run-unit := the CMocka unit suites, one per module
@@ -301,7 +304,7 @@ check: deps
 	@rc=0; k=0; n=$(words $(CHECK_TIERS)); \
 	$(foreach t,$(CHECK_TIERS),k=$$((k + 1)); \
 	tests/tier.sh $(CHECK_SUMMARY) $$k $$n $(t) '$(or $(TIER_DESC_$(t)),$(t))' \
-		$(MAKE) --no-print-directory $(or $(TIER_MAKE_$(t)),$(t)) || \
+		$(MAKE) --no-print-directory -j$(CHECK_JOBS) $(or $(TIER_MAKE_$(t)),$(t)) || \
 		{ rc=1; [ $(t) != build ] || { tests/tier.sh $(CHECK_SUMMARY) --table; exit 1; }; };) \
 	tests/tier.sh $(CHECK_SUMMARY) --table || rc=1; exit $$rc
 
