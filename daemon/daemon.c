@@ -443,13 +443,15 @@ static void apply_reload(struct daemon *d, const struct config *n)
 void daemon_reload(struct daemon *d)
 {
 	struct config n;
-	char err[512];
+	char err[CONFIG_ERR_LEN];
 
 	notify_reloading();
 	if (!d->cfg.path[0]) {
 		log_info("reload: running on built-in defaults, no file to re-read");
 	} else if (config_load(d->cfg.path, &n, err, sizeof(err)) < 0) {
-		log_err("reload: %s; keeping the running configuration", err);
+		log_lines(LOG_ERR, "reload: ", err);
+		log_err("reload: %s not applied; keeping the running configuration",
+			d->cfg.path);
 	} else {
 		apply_reload(d, &n);
 		log_info("reload: %s applied", d->cfg.path);

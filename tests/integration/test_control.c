@@ -5,6 +5,7 @@
  * sequence through a fake NOTIFY_SOCKET.
  */
 #include <errno.h>
+#include <grp.h>
 #include <jansson.h>
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
@@ -289,7 +290,7 @@ static void test_reload_keeps_good_config(void **state)
 	harness_start_ok(&p, "[daemon]\nlog_level = info\n", NULL);
 	f = fopen(p.conf, "w");
 	assert_non_null(f);
-	fputs("[daemon]\nlog_level = info\nno_such_key = 1\n", f);
+	fputs("[daemon]\nlog_level = info\nno_such_key = 1\nlog_lvel = debug\n", f);
 	fclose(f);
 	kill(p.pid, SIGHUP);
 	assert_int_equal(harness_notify_expect(&p, "RELOADING=1", 2000), 0);
@@ -298,8 +299,62 @@ static void test_reload_keeps_good_config(void **state)
 	assert_int_equal(fpgad_status_get(c, &s), 0);
 	fpgad_status_free(s);
 	fpgad_disconnect(c);
-	assert_true(harness_log_contains(&p, "fpgad.conf:3: unknown key 'no_such_key' in [daemon]; keeping the running configuration"));
+	/* Every error, as --check-config reports them, then the verdict. */
+	assert_true(harness_log_contains(&p, "reload: "));
+	assert_true(harness_log_contains(&p, "fpgad.conf:3: unknown key 'no_such_key' in [daemon]"));
+	assert_true(harness_log_contains(&p, "fpgad.conf:4: unknown key 'log_lvel' in [daemon]; did you mean log_level?"));
+	assert_true(harness_log_contains(&p, "not applied; keeping the running configuration"));
 	harness_stop_ok(&p);
+}
+
+/* fpgad --check-config FILE: the output and exit status of `cmd`. */
+static int check_config(const char *text, char *out, size_t len)
+{
+	char path[] = "/tmp/fpgad-check-config.XXXXXX", cmd[512];
+	int fd = mkstemp(path), rc;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "%s --check-config %s 2>&1", harness_bin("fpgad"), path);
+	rc = harness_run(cmd, out, len);
+	unlink(path);
+	return rc;
+}
+
+/* Every error of a file, each at its line, the nearest key; exit 1. */
+static void test_check_config(void **state)
+{
+	struct group *gr = getgrgid(getgid());
+	char out[8192], text[512];
+
+	(void)state;
+	assert_int_equal(check_config("[daemon]\nlog_level = loud\n"
+				      "[channel a]\nslotz = 4\nmode = fast\n"
+				      "not ini at all\n"
+				      "[channel b]\nslot_size = 5000\nengine = 1\n",
+				      out, sizeof(out)), 1);
+	if (!strstr(out, ":2: log_level: 'loud'") ||
+	    !strstr(out, ":4: unknown key 'slotz' in [channel a]; did you mean slots?") ||
+	    !strstr(out, ":5: mode: 'fast'") || !strstr(out, ":6: syntax error") ||
+	    !strstr(out, ":8: [channel b] slot_size 5000 is not a positive multiple") ||
+	    !strstr(out, "5 errors"))
+		fail_msg("want all five errors, got: %s", out);
+
+	/* The host: a group that is not there, rings larger than memory. */
+	assert_int_equal(check_config("[control]\ngroup = fpgad-no-such-group\n"
+				      "[channel a]\nslots = 4096\nslot_size = 2G\n",
+				      out, sizeof(out)), 1);
+	if (!strstr(out, ":2: [control] group 'fpgad-no-such-group' does not exist") ||
+	    !strstr(out, ":4: [channel a] ring of 4096 slots") || !strstr(out, "2 errors"))
+		fail_msg("want the group and the ring refused, got: %s", out);
+
+	/* A good file, with a group this process has. */
+	assert_non_null(gr);
+	snprintf(text, sizeof(text), "[control]\ngroup = %s\n[channel a]\nslots = 4\n",
+		 gr->gr_name);
+	if (check_config(text, out, sizeof(out)) != 0 || !strstr(out, "configuration OK"))
+		fail_msg("a good file was refused: %s", out);
 }
 
 static void test_bad_config_stops_start(void **state)
@@ -646,6 +701,7 @@ int main(void)
 		cmocka_unit_test(test_oversize_then_good),
 		cmocka_unit_test(test_notify_sequence),
 		cmocka_unit_test(test_reload_keeps_good_config),
+		cmocka_unit_test(test_check_config),
 		cmocka_unit_test(test_bad_config_stops_start),
 		cmocka_unit_test(test_unavailable_device_stops_start),
 		cmocka_unit_test(test_remote_listener_is_read_only),
