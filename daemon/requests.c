@@ -230,11 +230,19 @@ static void do_list_clients(struct daemon *d, struct reply *r)
 static struct channel *find_channel(struct daemon *d, const char *name,
 				    struct reply *r)
 {
+	char names[CONFIG_MAX_CHANNELS * CONFIG_NAME_MAX] = "";
+	size_t n = 0;
+
 	for (unsigned i = 0; i < d->n_channels; i++)
 		if (strcmp(channel_config(d->channels[i])->name, name) == 0)
 			return d->channels[i];
+	/* Say which there are: the fix is usually one of them. */
+	for (unsigned i = 0; i < d->n_channels && n < sizeof(names); i++)
+		n += (size_t)snprintf(names + n, sizeof(names) - n, " %s",
+				      channel_config(d->channels[i])->name);
 	reply_error(r, FPGAD__STATUS_CODE__STATUS_NOT_FOUND,
-		    "no channel named '%s'", name);
+		    "no channel named '%s'; channels:%s", name,
+		    d->n_channels ? names : " none");
 	return NULL;
 }
 

@@ -126,8 +126,12 @@ static PyObject *mod_connect(PyObject *self, PyObject *args, PyObject *kwds)
 	r = fpgad_connect(url, &c);
 	Py_END_ALLOW_THREADS
 	if (r < 0) {
+		/* libfpgad's words for this thread's failed connect name the URL. */
+		const char *why = fpgad_errmsg(NULL);
 		char what[300];
 
+		if (why[0])
+			return pyfpgad_raise(r, "connect", why);
 		snprintf(what, sizeof(what), "connect to %s", url ? url : fpgad_default_url());
 		return pyfpgad_raise(r, what, NULL);
 	}
