@@ -45,6 +45,8 @@ struct reply {
 	struct p2p_answer *topology;
 	struct xfer_reply xfer;
 	char mode[32];
+	struct p2p_card card;
+	Fpgad__CardInventory card_msg;
 	/* Arrays the body points into, freed after packing. */
 	void *arrays[4];
 };
@@ -142,6 +144,29 @@ static void fill_summary(struct channel *ch, Fpgad__ChannelSummary *s)
 	s->lessees = st.lessees;
 }
 
+/* The card's inventory, read now (its link may have retrained). */
+static void fill_card(struct daemon *d, struct reply *r)
+{
+	Fpgad__CardInventory *m = &r->card_msg;
+	const struct topo_inventory *inv = &r->card.inv;
+
+	p2p_card(d->p2p, &r->card);
+	fpgad__card_inventory__init(m);
+	m->pci_address = (char *)inv->addr;
+	m->vendor_id = inv->vendor;
+	m->device_id = inv->device;
+	m->subsystem_vendor_id = inv->subsystem_vendor;
+	m->subsystem_device_id = inv->subsystem_device;
+	m->link_gen = inv->link_gen;
+	m->link_width = inv->link_width;
+	m->max_link_gen = inv->max_link_gen;
+	m->max_link_width = inv->max_link_width;
+	m->numa_node = inv->numa_node;
+	m->driver = (char *)inv->driver;
+	m->module_version = (char *)inv->module_version;
+	m->simulates = r->card.simulates;
+}
+
 static void do_status(struct daemon *d, struct reply *r)
 {
 	Fpgad__StatusReply *s = &r->body.status;
@@ -178,6 +203,8 @@ static void do_status(struct daemon *d, struct reply *r)
 	s->gpu_sharing = (char *)d->gpu_sharing;
 	s->gpu_sharing_note = (char *)d->gpu_sharing_note;
 	xfer_requests_status(d, s, &r->xfer);
+	fill_card(d, r);
+	s->card = &r->card_msg;
 	r->resp.body_case = FPGAD__RESPONSE__BODY_STATUS;
 	r->resp.status = s;
 }

@@ -48,6 +48,8 @@ void fpgactl_print_json(struct json_t *o);
 int fpgactl_fail(fpgad_client *c, const char *what, int r);
 /* Why fpgad_connect(@url) failed with @r, in words, into @buf. */
 const char *fpgactl_connect_error(const char *url, int r, char *buf, size_t len);
+/* "PCIe Gen3 x8", or "unknown" when either is 0; returns @buf. */
+const char *fpgactl_link_name(unsigned gen, unsigned width, char *buf, size_t len);
 /* The JSON object `status --json` prints for @s (a new reference). */
 struct json_t *fpgactl_status_json(const struct fpgad_status *s);
 
