@@ -85,7 +85,7 @@ COMMON_SRC := $(call cuda_filter,$(wildcard common/*.c))
 DAEMON_SRC := $(call cuda_filter,$(filter-out daemon/main.c,\
 	$(wildcard daemon/*.c daemon/*/*.c daemon/*/*/*.c)))
 CLIENT_SRC := $(call cuda_filter,$(wildcard client/*.c))
-FPGACTL_SRC := $(wildcard client/fpgactl/*.c)
+FPGACTL_SRC := $(call cuda_filter,$(wildcard client/fpgactl/*.c))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 PROTO_OBJ := $(BUILD)/obj/gen/fpgad.pb-c.o
@@ -155,7 +155,7 @@ $(BUILD)/obj/gen/fpgad.pb-c.o: $(PROTO_C)
 
 $(BUILD)/obj/daemon/%.o: INC_DIR := $(INC_DAEMON)
 $(BUILD)/obj/client/%.o: INC_DIR := $(INC_CLIENT)
-$(BUILD)/obj/tests/%.o: INC_DIR := $(INC_DAEMON) -Iclient
+$(BUILD)/obj/tests/%.o: INC_DIR := $(INC_DAEMON) -Iclient -Itests/lib
 
 $(BUILD)/obj/%.o: %.c | $(PROTO_H)
 	$(call msg,CC,$<)
@@ -249,6 +249,7 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 	@echo "== tests/integration/symbols.sh"; BUILD=$(BUILD) tests/integration/symbols.sh
 	@echo "== tests/integration/install.sh"; BUILD=$(BUILD) tests/integration/install.sh
 
+-include tests/lib/lib.mk
 -include kmod/kmod.mk
 -include tests/fuzz/fuzz.mk
 -include tests/gpu/gpu.mk
@@ -288,6 +289,8 @@ TIER_DESC_gpu-check := the GPU suite (skips without a GPU)
 TIER_DESC_gpu-xfer-check := card memory transfers on a GPU (skips without one)
 TIER_DESC_system-check := the Debian packages under systemd in QEMU
 TIER_DESC_arch-check := includes and calls against tests/arch/layers
+
+-include tests/mutants/mutants.mk
 
 check: deps
 	@mkdir -p $(BUILD)/check && rm -f $(CHECK_SUMMARY)

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
-#include <stdatomic.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -187,7 +186,6 @@ static int attach_lease(fpgad_channel *ch, const char *name)
 	Fpgad__OpenChannelRequest body = FPGAD__OPEN_CHANNEL_REQUEST__INIT;
 	fpgad_client *c = ch->c;
 	Fpgad__Response *resp;
-	unsigned gen = atomic_load(&c->conn_gen);
 	int r;
 
 	body.name = (char *)name;
@@ -197,7 +195,8 @@ static int attach_lease(fpgad_channel *ch, const char *name)
 	r = simple_request(c, &req, FPGAD__RESPONSE__BODY_OPEN_CHANNEL, &resp);
 	if (r < 0)
 		return r;
-	ch->conn_gen = gen;
+	/* The lease lives as long as the connection that carried its grant. */
+	ch->conn = c->reply_pipe;
 	ch->events = 0;
 	r = map_reply(ch, resp->open_channel);
 	fpgad__response__free_unpacked(resp, NULL);
@@ -246,7 +245,7 @@ bool attach_lease_gone(fpgad_channel *ch)
 {
 	struct pollfd p = { .fd = ch->link, .events = POLLIN };
 
-	if (ch->link < 0 || atomic_load(&ch->c->conn_gen) != ch->conn_gen)
+	if (ch->link < 0 || !reconnect_conn_alive(ch->c, ch->conn))
 		return true;
 	/* fpgad writes nothing after the handoff: readable means closed. */
 	return poll(&p, 1, 0) > 0;
@@ -281,6 +280,7 @@ int attach_reopen(fpgad_channel *ch, int timeout_ms)
 		if (r == 0 || (r != -ETIMEDOUT && r != -ECONNREFUSED &&
 			       r != -EPIPE && r != -ECONNRESET && r != -EAGAIN))
 			break;
+		reconnect_attempt_failed(c);
 		if (deadline && clock_now_ns() + ATTACH_RETRY_MS *
 		    CLOCK_NS_PER_MS >= deadline) {
 			r = -ETIMEDOUT;
@@ -310,7 +310,7 @@ int fpgad_channel_close(fpgad_channel *ch)
 		}
 	}
 	/* A lease of a connection that is gone ended with it. */
-	if (ch->lease_id && atomic_load(&c->conn_gen) == ch->conn_gen)
+	if (ch->lease_id && reconnect_conn_alive(c, ch->conn))
 		r = close_lease(ch);
 	unmap(ch);
 	return r;

@@ -158,8 +158,13 @@ int fpgad_buffer_alloc_host(fpgad_client *c, uint64_t length,
 	fd = memfd_create("fpgad-buffer", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
-	/* Sealed: fpgad's mapping of it can never lose a page. */
+	/*
+	 * Allocated in full (fpgad refuses a sparse buffer: its pages are
+	 * charged to this process, not to fpgad) and sealed: fpgad's
+	 * mapping of it can never lose a page.
+	 */
 	if (ftruncate(fd, (off_t)len) < 0 ||
+	    (errno = posix_fallocate(fd, 0, (off_t)len)) != 0 ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
 		int e = -errno;
 

@@ -5,9 +5,6 @@
  */
 #include <errno.h>
 #include <nng/nng.h>
-#include <nng/protocol/reqrep0/req.h>
-#include <nng/supplemental/tls/tls.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +12,6 @@
 #include "client_internal.h"
 #include "dial.h"
 #include "errmap.h"
-
-#define CLIENT_REDIAL_MIN_MS 20
-#define CLIENT_REDIAL_MAX_MS 250
 
 const char *fpgad_version(void)
 {
@@ -31,56 +25,9 @@ const char *fpgad_default_url(void)
 	return env && env[0] ? env : FPGAD_DEFAULT_URL;
 }
 
-/*
- * tls+tcp:// verifies fpgad's certificate against $FPGAD_TLS_CA, under
- * $FPGAD_TLS_SERVER_NAME when set; a failure is explained (dial.c).
- */
-static int dial(fpgad_client *c)
-{
-	nng_dialer d;
-	int rv, r;
-
-	client_dial_begin();
-	rv = nng_dialer_create(&d, c->sock, c->url);
-	/* After fpgad restarts, be back within a fraction of a second. */
-	if (rv == 0)
-		rv = nng_dialer_set_ms(d, NNG_OPT_RECONNMINT, CLIENT_REDIAL_MIN_MS);
-	if (rv == 0)
-		rv = nng_dialer_set_ms(d, NNG_OPT_RECONNMAXT, CLIENT_REDIAL_MAX_MS);
-	if (rv == 0 && strncmp(c->url, "tls+", 4) == 0) {
-		r = client_dial_tls_setup(c, d, getenv("FPGAD_TLS_CA"));
-		if (r < 0)
-			return r;
-	}
-	if (rv == 0)
-		rv = nng_dialer_start(d, 0);
-	return rv ? client_dial_failed(c, rv) : 0;
-}
-
-/*
- * Runs on an nng thread when the connection to fpgad is lost: every lease
- * made on it ended (count them).  fpgad closes a connection over its
- * listener's limit before it answers anything: while Hello waits, a closed
- * connection ends the wait.
- */
-static void on_pipe_gone(nng_pipe p, nng_pipe_ev ev, void *arg)
-{
-	fpgad_client *c = arg;
-
-	(void)p;
-	(void)ev;
-	atomic_fetch_add(&c->conn_gen, 1);
-	pthread_mutex_lock(&c->lock);
-	if (c->connecting) {
-		c->refused = true;
-		nng_aio_cancel(c->aio);
-	}
-	pthread_mutex_unlock(&c->lock);
-}
-
 static void client_free(fpgad_client *c)
 {
-	nng_close(c->sock);
+	reconnect_close(c);
 	nng_aio_free(c->aio);
 	free(c->unanswered);
 	pthread_mutex_destroy(&c->lock);
@@ -105,21 +52,8 @@ int fpgad_connect(const char *url, fpgad_client **ret_client)
 		free(c);
 		return errmap_nng(rv);
 	}
-	rv = nng_req0_open(&c->sock);
-	if (rv) {
-		nng_aio_free(c->aio);
-		pthread_mutex_destroy(&c->lock);
-		free(c);
-		return errmap_nng(rv);
-	}
-	conn_set_timeouts(c, c->timeout_ms);
-	/* A lost connection ends every lease made on it: count them. */
-	rv = nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, on_pipe_gone, c);
-	if (rv) {
-		r = errmap_nng(rv);
-		goto fail;
-	}
-	r = dial(c);
+	/* The socket and its dialer: fpgad must answer now. */
+	r = reconnect_open(c, true);
 	if (r < 0)
 		goto fail;
 	r = conn_hello(c);

@@ -3,6 +3,7 @@
  * client_internal.h - what libfpgad's files share; not installed.
  *
  *   conn.c      the control connection: round trips, status codes, errors
+ *   reconnect.c the socket and dialer, the live connection, a new socket
  *   client.c    connect, disconnect, Status, ListClients
  *   attach.c    lease a channel and map its ring and descriptor ring
  *   frames.c    take, release and submit frames on a leased channel
@@ -29,6 +30,7 @@ struct xfer_ctx;
 
 struct fpgad_client {
 	nng_socket sock;
+	bool sock_open;			/* sock is open (reconnect.c) */
 	char url[512];
 	char server[64];
 	char errmsg[256];
@@ -38,7 +40,13 @@ struct fpgad_client {
 	void *log_user;
 	struct fpgad_channel *channels;	/* open channels, for disconnect */
 	bool reconnect;			/* fpgad_set_reconnect() */
-	_Atomic unsigned conn_gen;	/* connections to fpgad lost so far */
+	/*
+	 * The connection (nng pipe id) that is up now, 0 while none is: a
+	 * lease or queue lives as long as the connection that granted it.
+	 */
+	_Atomic uint32_t live_pipe;
+	uint32_t reply_pipe;		/* the one that carried the last reply */
+	uint64_t down_since_ns;		/* reconnecting, no answer since */
 	nng_aio *aio;			/* a round trip's reply */
 	int rt_timeout_ms;		/* this round trip's (conn_set_timeouts) */
 	/*
@@ -50,11 +58,10 @@ struct fpgad_client {
 	size_t unanswered_len;
 	uint64_t unanswered_id;
 	/*
-	 * Hello is said once per connection (conn_gen): a retry after a
-	 * timeout then goes straight to the request that timed out.
+	 * Hello is said once per connection: a retry after a timeout then
+	 * goes straight to the request that timed out.
 	 */
-	bool greeted;
-	unsigned greeted_gen;
+	uint32_t greeted_pipe;
 	/*
 	 * Until Hello is answered: a connection fpgad closes is one it
 	 * refused (over its listener's limit), and the wait ends at once.
@@ -111,7 +118,7 @@ struct fpgad_channel {
 	fpgad_client *c;
 	unsigned flags;			/* FPGAD_OPEN_* */
 	uint64_t lease_id;		/* 0 while it has none */
-	unsigned conn_gen;		/* c->conn_gen when leased */
+	uint32_t conn;			/* the connection that granted the lease */
 	int link;			/* the handoff connection, kept */
 	struct fpgad_channel_info info;
 	uint8_t *base;			/* host mapping or device pointer */
@@ -133,6 +140,22 @@ struct fpgad_channel {
 	uint64_t *host_pos;		/* cuda: which frame each copy holds */
 	uint64_t host_copies;
 };
+
+/*
+ * reconnect.c: open c->sock and dial c->url (@wait: fail unless fpgad
+ * answers now; otherwise nng dials in the background).
+ */
+int reconnect_open(fpgad_client *c, bool wait);
+void reconnect_close(fpgad_client *c);
+/* @msg, a reply, came: note the connection that carried it. */
+void reconnect_replied(fpgad_client *c, nng_msg *msg);
+/* Is @conn (reconnect_reply_conn) still the connection that is up? */
+bool reconnect_conn_alive(fpgad_client *c, uint32_t conn);
+/*
+ * A reconnect attempt failed: when no answer came for a while, the dialer
+ * is not trusted any longer and a new socket replaces it.
+ */
+void reconnect_attempt_failed(fpgad_client *c);
 
 /* conn.c */
 /* Hello: check that fpgad speaks our protocol, learn its software string. */

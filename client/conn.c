@@ -80,6 +80,7 @@ static int roundtrip(fpgad_client *c, const void *buf, size_t len,
 	if (rv)
 		goto fail;
 	*ret_msg = nng_aio_get_msg(c->aio);
+	reconnect_replied(c, *ret_msg);
 	return 0;
 fail:
 	conn_set_errmsg(c, "control socket: %s", nng_strerror(rv));
@@ -117,14 +118,23 @@ static int pack_request(fpgad_client *c, Fpgad__Request *req, uint8_t *stackbuf,
 	return 0;
 }
 
-/* Keep @buf (a request that timed out) for a retry, or forget the last. */
-static void remember_unanswered(fpgad_client *c, const void *buf, size_t len,
-				uint64_t id)
+/*
+ * After a round trip of request @id (@buf): keep it when it timed out (@r)
+ * for a retry with the same id; forget the kept one once it is answered.
+ * Another request answered meanwhile (Hello on a new connection) leaves
+ * it kept: its retry must still go with its own id.
+ */
+static void remember_unanswered(fpgad_client *c, int r, const void *buf,
+				size_t len, uint64_t id)
 {
-	free(c->unanswered);
-	c->unanswered = NULL;
-	if (!buf)
+	if (r != -ETIMEDOUT) {
+		if (c->unanswered && id == c->unanswered_id) {
+			free(c->unanswered);
+			c->unanswered = NULL;
+		}
 		return;
+	}
+	free(c->unanswered);
 	c->unanswered = malloc(len);
 	if (!c->unanswered)
 		return;		/* a retry then goes as a new request */
@@ -147,7 +157,7 @@ int conn_transact(fpgad_client *c, Fpgad__Request *req,
 	if (r < 0)
 		return r;
 	r = roundtrip(c, buf, len, &msg);
-	remember_unanswered(c, r == -ETIMEDOUT ? buf : NULL, len, req->id);
+	remember_unanswered(c, r, buf, len, req->id);
 	if (buf != stackbuf)
 		free(buf);
 	if (r < 0)
@@ -214,11 +224,10 @@ int conn_hello(fpgad_client *c)
 {
 	Fpgad__Request req = FPGAD__REQUEST__INIT;
 	Fpgad__Hello h = FPGAD__HELLO__INIT;
-	unsigned gen = atomic_load(&c->conn_gen);
 	Fpgad__Response *resp;
 	int r;
 
-	if (c->greeted && c->greeted_gen == gen)
+	if (reconnect_conn_alive(c, c->greeted_pipe))
 		return 0;
 	h.version = FPGAD_PROTOCOL_VERSION;
 	h.min_version = FPGAD_PROTOCOL_MIN_VERSION;
@@ -233,8 +242,7 @@ int conn_hello(fpgad_client *c)
 		return r;
 	snprintf(c->server, sizeof(c->server), "%s", resp->hello->software);
 	fpgad__response__free_unpacked(resp, NULL);
-	c->greeted = true;
-	c->greeted_gen = gen;
+	c->greeted_pipe = c->reply_pipe;
 	return 0;
 }
 

@@ -399,5 +399,11 @@ int frame_consumer_async_words(struct frame_consumer *c,
 	ret->count = ++c->async_issued;
 	atomic_store_explicit(FR_A32(&c->hdr->async_issued), ret->count,
 			      memory_order_seq_cst);
+	/*
+	 * The GPU's stores will wake nobody: a producer asleep now would sleep
+	 * through them.  Wake it as a release does; it sees the count ahead of
+	 * async_done and looks at the state words until the GPU caught up.
+	 */
+	frame_ring_wake(&c->hdr->prod_waiting, &c->hdr->prod_futex);
 	return 0;
 }

@@ -62,7 +62,8 @@ struct frame_async {
 
 /*
  * The stores that release held frame @f from a GPU stream; counts the
- * release as issued (ABI minor 3).  -EINVAL if @f is not held.
+ * release as issued (ABI minor 3) and wakes the producer if it sleeps, so
+ * that it looks for the GPU's stores.  -EINVAL if @f is not held.
  */
 int frame_consumer_async_words(struct frame_consumer *c,
 			       const struct frame_ring_frame *f,

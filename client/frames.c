@@ -12,8 +12,15 @@
 #include "crc32c.h"
 #include "frame_consumer.h"
 
-/* How often a waiting consumer checks that its lease is still there. */
-#define FRAMES_LIVENESS_MS 50
+/*
+ * How often a waiting consumer checks that its lease is still there, and
+ * the slack left for waking up and checking: together within the bound
+ * fpgad.h promises.
+ */
+#define FRAMES_LIVENESS_MS 40
+#define FRAMES_WAKE_SLACK_MS 10
+_Static_assert(FRAMES_LIVENESS_MS + FRAMES_WAKE_SLACK_MS <= FPGAD_GONE_NOTICE_MS,
+	       "a waiter checks less often than FPGAD_GONE_NOTICE_MS promises");
 
 void fpgad_channel_set_newest(fpgad_channel *ch, bool newest)
 {

@@ -14,8 +14,12 @@
 #include <unistd.h>
 
 #include "client_internal.h"
+#include "clock.h"
 
 #define HANDOFF_MAX_FDS 2
+/* A handoff fpgad reset: the pauses before trying again. */
+#define HANDOFF_RETRY_MIN_MS 5
+#define HANDOFF_RETRY_MAX_MS 80
 
 static int handoff_fail(fpgad_client *c, int r, const char *fmt,
 			const char *what)
@@ -59,15 +63,18 @@ static int handoff_send(int sock, const ProtobufCBinaryData *token,
 	return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -errno;
 }
 
-int handoff_exchange(fpgad_client *c, const char *path,
-		     const ProtobufCBinaryData *token, const int *send_fds,
-		     unsigned n_send, int *fds, unsigned want, int *ret_link)
+/*
+ * Connect to @sa, send the request and take the reply with its
+ * descriptors: the socket, connected, in @ret_sock even on failure.
+ */
+static int handoff_try(fpgad_client *c, const struct sockaddr_un *sa,
+		       const ProtobufCBinaryData *token, const int *send_fds,
+		       unsigned n_send, int *fds, unsigned want, int *ret_sock)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * HANDOFF_MAX_FDS)];
 		struct cmsghdr align;
 	} ctl;
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	Fpgad__HandoffReply *rep;
 	uint8_t in[512];
 	struct iovec iov = { .iov_base = in, .iov_len = sizeof(in) };
@@ -78,28 +85,20 @@ int handoff_exchange(fpgad_client *c, const char *path,
 	ssize_t n;
 	int sock, r;
 
-	if (!token->len || !path || !path[0] || strlen(path) >= sizeof(sa.sun_path))
-		return handoff_fail(c, -EBADMSG, "fpgad named no handoff socket%s: %s", "");
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (sock < 0 || connect(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		r = handoff_fail(c, -errno, "cannot reach fpgad's handoff socket %s: %s",
-				 path);
-		goto out;
-	}
+	*ret_sock = sock;
+	if (sock < 0 || connect(sock, (const struct sockaddr *)sa, sizeof(*sa)) < 0)
+		return handoff_fail(c, -errno, "cannot reach fpgad's handoff socket %s: %s",
+				    sa->sun_path);
 	r = handoff_send(sock, token, send_fds, n_send);
-	if (r) {
-		handoff_fail(c, r, "handoff %s: %s", path);
-		goto out;
-	}
+	if (r)
+		return handoff_fail(c, r, "handoff %s: %s", sa->sun_path);
 	do {
 		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
 	} while (n < 0 && errno == EINTR);
-	if (n <= 0) {
-		r = handoff_fail(c, n < 0 ? -errno : -ECONNRESET, "handoff %s: %s",
-				 path);
-		goto out;
-	}
+	if (n <= 0)
+		return handoff_fail(c, n < 0 ? -errno : -ECONNRESET, "handoff %s: %s",
+				    sa->sun_path);
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm;
 	     cm = CMSG_NXTHDR(&mh, cm)) {
 		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
@@ -130,13 +129,42 @@ int handoff_exchange(fpgad_client *c, const char *path,
 	if (r < 0)
 		while (got)
 			close(fds[--got]);
-out:
-	if (r == 0 && ret_link) {
-		*ret_link = sock;
-	} else if (sock >= 0) {
-		close(sock);
-	}
 	return r;
+}
+
+int handoff_exchange(fpgad_client *c, const char *path,
+		     const ProtobufCBinaryData *token, const int *send_fds,
+		     unsigned n_send, int *fds, unsigned want, int *ret_link)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	uint64_t deadline = clock_deadline_ns(c->timeout_ms);
+	unsigned pause_ms = HANDOFF_RETRY_MIN_MS;
+	int sock, left, r;
+
+	if (!token->len || !path || !path[0] || strlen(path) >= sizeof(sa.sun_path))
+		return handoff_fail(c, -EBADMSG, "fpgad named no handoff socket%s: %s", "");
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	for (;;) {
+		r = handoff_try(c, &sa, token, send_fds, n_send, fds, want, &sock);
+		if (r == 0 && ret_link) {
+			*ret_link = sock;
+			return 0;
+		}
+		if (sock >= 0)
+			close(sock);
+		/*
+		 * fpgad closed the connection before it read the token (its
+		 * pending handoffs were full, or it timed out): the token is
+		 * still good, so try again while the timeout lasts.
+		 */
+		left = clock_ms_left(deadline);
+		if ((r != -ECONNRESET && r != -EPIPE && r != -EAGAIN) ||
+		    (left >= 0 && left < (int)pause_ms))
+			return r;
+		usleep(pause_ms * 1000);
+		if (pause_ms < HANDOFF_RETRY_MAX_MS)
+			pause_ms *= 2;
+	}
 }
 
 int handoff_map(int fd, uint64_t len, int prot, void **ret_map)

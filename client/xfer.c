@@ -45,7 +45,7 @@ struct xfer_ctx {
 	struct xfer_queue *q;
 	int doorbell;
 	int link;
-	unsigned conn_gen;
+	uint32_t conn;			/* the connection that granted it */
 	bool lost;			/* the queue ended: -EPIPE from now on */
 	struct xfer_slot *slots;
 	uint32_t n_slots;
@@ -110,7 +110,7 @@ static int xfer_open(struct xfer_ctx *xf)
 	fpgad_client *c = xf->c;
 	Fpgad__OpenXferQueueReply *o;
 	Fpgad__Response *resp;
-	unsigned gen = atomic_load(&c->conn_gen);
+	uint32_t conn;
 	int fds[2], r;
 
 	req.body_case = FPGAD__REQUEST__BODY_OPEN_XFER_QUEUE;
@@ -121,6 +121,7 @@ static int xfer_open(struct xfer_ctx *xf)
 	if (r)
 		return r;
 	o = resp->open_xfer_queue;
+	conn = c->reply_pipe;
 	r = handoff_exchange(c, o->handoff_path, &o->handoff_token, NULL, 0,
 			     fds, 2, &xf->link);
 	if (r == 0) {
@@ -144,7 +145,7 @@ static int xfer_open(struct xfer_ctx *xf)
 		xfer_unmap(xf);
 		return r;
 	}
-	xf->conn_gen = gen;
+	xf->conn = conn;
 	xf->lost = false;
 	return 0;
 }
@@ -154,19 +155,19 @@ static bool xfer_gone(struct xfer_ctx *xf, bool look_at_link)
 {
 	struct pollfd p = { .fd = xf->link, .events = POLLIN };
 
-	if (atomic_load(&xf->c->conn_gen) != xf->conn_gen ||
+	if (!reconnect_conn_alive(xf->c, xf->conn) ||
 	    (xfer_queue_events(xf->q) & FPGAD_XFER_EVENT_CLOSED))
 		return true;
 	/* fpgad writes nothing after the handoff: readable means closed. */
 	return look_at_link && poll(&p, 1, 0) > 0;
 }
 
-/* @x completes here, without fpgad, with @status. */
+/* @x completes here, without fpgad, with @status (and @rule broken). */
 static void xfer_fail_local(struct xfer_ctx *xf, struct fpgad_xfer *x,
-			    int status)
+			    int status, uint32_t rule)
 {
 	x->status = status;
-	x->rule = 0;
+	x->rule = rule;
 	x->done = 0;
 	x->fail_addr = 0;
 	x->limit = 0;
@@ -187,7 +188,7 @@ static void xfer_fail_all(struct xfer_ctx *xf, int status)
 		if (s->buf)
 			s->buf->pending--;
 		if (s->x)
-			xfer_fail_local(xf, s->x, status);
+			xfer_fail_local(xf, s->x, status, FPGAD_XFER_RULE_NONE);
 		s->used = false;
 		s->x = NULL;
 		s->buf = NULL;
@@ -357,15 +358,16 @@ static bool xfer_push(struct xfer_ctx *xf, struct fpgad_xfer *x)
 	uint32_t idx;
 	int r;
 
+	/* Not registered on this connection: as fpgad would answer it. */
 	if (x->buf && x->buf->c != xf->c) {
-		xfer_fail_local(xf, x, -EINVAL);
+		xfer_fail_local(xf, x, -ENOENT, FPGAD_XFER_RULE_BUFFER);
 		return false;
 	}
 	/* The card reads or partly overwrites GPU memory: make it current. */
 	if (x->buf) {
 		r = buffer_sync_device(x->buf);
 		if (r) {
-			xfer_fail_local(xf, x, r);
+			xfer_fail_local(xf, x, r, FPGAD_XFER_RULE_NONE);
 			return false;
 		}
 	}
@@ -484,14 +486,12 @@ const char *fpgad_xfer_strerror(const struct fpgad_xfer *x, char *buf,
 		snprintf(buf, len, "still running");
 		return buf;
 	}
-	/* Completed here, not by fpgad. */
-	if (x->status && !x->t_end_ns) {
+	/* Completed here, not by fpgad, and no rule broken. */
+	if (x->status && !x->t_end_ns && !x->rule) {
 		snprintf(buf, len, "%s", x->status == -EPIPE ?
 			 "fpgad went away before it completed" :
 			 x->status == -ETIMEDOUT ?
 			 "no result within the timeout (it may still run)" :
-			 x->status == -EINVAL ?
-			 "the buffer is not one of this connection" :
 			 strerror(-x->status));
 		return buf;
 	}

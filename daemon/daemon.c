@@ -121,6 +121,20 @@ static void on_watchdog(uv_timer_t *t)
 	update_status(d);
 }
 
+/*
+ * How often idle remote and metrics connections are looked for: their
+ * timeouts are kept to within this.
+ */
+#define IDLE_SWEEP_MS 250
+
+static void on_idle_sweep(uv_timer_t *t)
+{
+	struct daemon *d = t->data;
+
+	control_close_idle(d->ctl);
+	metrics_close_idle(d->metrics);
+}
+
 static void on_signal(uv_signal_t *sig, int signum)
 {
 	struct daemon *d = sig->data;
@@ -151,7 +165,7 @@ static gid_t lookup_group(const char *name)
 
 static int open_device(struct daemon *d)
 {
-	char where[PATH_MAX + 16];
+	char where[PATH_MAX + 16], why[PATH_MAX + 128];
 	struct device_info info;
 	int r;
 
@@ -163,14 +177,15 @@ static int open_device(struct daemon *d)
 			backend_kind_name(d->cfg.device.backend));
 		return -ENODEV;
 	}
-	r = d->dev_ops->open(&d->cfg, &d->dev);
+	why[0] = 0;
+	r = d->dev_ops->open(&d->cfg, &d->dev, why, sizeof(why));
 	if (r < 0) {
 		/* The xdma backend's own words are about its path. */
 		log_err("%s: device: cannot open %s backend: %s",
 			config_where(&d->cfg, CONFIG_DEVICE, 0,
 				     d->cfg.device.backend == BACKEND_XDMA ? "path" : "backend",
 				     where, sizeof(where)),
-			d->dev_ops->name, strerror(-r));
+			d->dev_ops->name, why[0] ? why : strerror(-r));
 		return r;
 	}
 	r = d->dev_ops->info(d->dev, &info);
@@ -358,6 +373,8 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 	opt.max_message = cfg->control.max_message;
 	opt.max_clients = cfg->control.max_clients;
 	opt.max_remote_clients = d->fds.remote_clients;
+	opt.max_remote_per_address = cfg->control.max_remote_per_address;
+	opt.remote_idle_ms = cfg->control.remote_idle_timeout_ms;
 	r = control_start(&d->loop, &opt, &h, &d->ctl);
 	if (r < 0)
 		goto fail;
@@ -375,13 +392,15 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 	uv_signal_init(&d->loop, &d->sig_int);
 	uv_signal_init(&d->loop, &d->sig_hup);
 	uv_timer_init(&d->loop, &d->watchdog);
+	uv_timer_init(&d->loop, &d->idle_sweep);
 	d->sig_term.data = d->sig_int.data = d->sig_hup.data = d;
-	d->watchdog.data = d;
+	d->watchdog.data = d->idle_sweep.data = d;
 	d->handles_init = true;
 	uv_signal_start(&d->sig_term, on_signal, SIGTERM);
 	uv_signal_start(&d->sig_int, on_signal, SIGINT);
 	uv_signal_start(&d->sig_hup, on_signal, SIGHUP);
 
+	uv_timer_start(&d->idle_sweep, on_idle_sweep, IDLE_SWEEP_MS, IDLE_SWEEP_MS);
 	d->watchdog_usec = notify_watchdog_usec();
 	if (d->watchdog_usec) {
 		uint64_t ms = d->watchdog_usec / 2000;
@@ -390,7 +409,7 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 	}
 
 	log_info("fpgad %s listening on %s%s%s", FPGAD_VERSION, d->socket_url,
-		 cfg->control.remote[0] ? " and " : "", cfg->control.remote);
+		 cfg->control.remote[0] ? " and " : "", control_remote_url(d->ctl));
 	notify_ready();
 	update_status(d);
 	return 0;
@@ -403,6 +422,21 @@ int daemon_run(struct daemon *d)
 {
 	uv_run(&d->loop, UV_RUN_DEFAULT);
 	return d->exit_code;
+}
+
+/* The listeners' connection limits from d->cfg, after a reload. */
+static void reload_limits(struct daemon *d)
+{
+	const struct config_control *c = &d->cfg.control;
+	struct control_options opt = {
+		.max_clients = c->max_clients,
+		.max_remote_clients = d->fds.remote_clients,
+		.max_remote_per_address = c->max_remote_per_address,
+		.remote_idle_ms = c->remote_idle_timeout_ms,
+	};
+
+	control_set_limits(d->ctl, &opt);
+	metrics_set_limits(d->metrics, &d->cfg.metrics);
 }
 
 /* What can change without a restart: logging, limits and idle channels. */
@@ -423,21 +457,25 @@ static void apply_reload(struct daemon *d, const struct config *n)
 	    o->transfer.max_length != n->transfer.max_length ||
 	    o->transfer.bounce_slots != n->transfer.bounce_slots ||
 	    o->transfer.poll_us != n->transfer.poll_us ||
+	    o->transfer.card_regions != n->transfer.card_regions ||
 	    o->n_channels != n->n_channels ||
 	    memcmp(o->channels, n->channels, sizeof(o->channels)))
 		log_notice("reload: socket, listener, device, sim, transfer engine and channel settings take effect at the next start");
 	o->daemon.log_level = n->daemon.log_level;
 	o->control.max_clients = n->control.max_clients;
 	o->control.max_remote_clients = n->control.max_remote_clients;
+	o->control.max_remote_per_address = n->control.max_remote_per_address;
+	o->control.remote_idle_timeout_ms = n->control.remote_idle_timeout_ms;
 	o->control.max_leases = n->control.max_leases;
 	o->control.max_pinned = n->control.max_pinned;
 	o->transfer.max_buffers = n->transfer.max_buffers;
 	o->transfer.max_registered = n->transfer.max_registered;
 	o->metrics.max_clients = n->metrics.max_clients;
+	o->metrics.max_per_address = n->metrics.max_per_address;
+	o->metrics.idle_timeout_ms = n->metrics.idle_timeout_ms;
 	log_level = n->daemon.log_level;
 	plan_descriptors(d, o);
-	control_set_limits(d->ctl, o->control.max_clients, d->fds.remote_clients);
-	metrics_set_limit(d->metrics, o->metrics.max_clients);
+	reload_limits(d);
 }
 
 void daemon_reload(struct daemon *d)
@@ -494,6 +532,7 @@ void daemon_stop(struct daemon *d)
 		close_handle((uv_handle_t *)&d->sig_int);
 		close_handle((uv_handle_t *)&d->sig_hup);
 		close_handle((uv_handle_t *)&d->watchdog);
+		close_handle((uv_handle_t *)&d->idle_sweep);
 		d->handles_init = false;
 	}
 	if (d->loop_init) {

@@ -52,6 +52,7 @@ struct daemon {
 
 	uv_signal_t sig_term, sig_int, sig_hup;
 	uv_timer_t watchdog;
+	uv_timer_t idle_sweep;
 	bool handles_init;
 	uint64_t watchdog_usec;
 	int exit_code;

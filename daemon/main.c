@@ -11,6 +11,7 @@
 
 #include "config/config.h"
 #include "daemon.h"
+#include "memory/fault_guard.h"
 #include "preflight.h"
 #include "service/log.h"
 
@@ -147,7 +148,9 @@ int main(int argc, char **argv)
 		cfg->daemon.log_level = LOG_DEBUG;
 
 	/* Whatever stopped the start was logged where it was found. */
-	r = daemon_start(d, cfg);
+	r = fault_guard_init();
+	if (r == 0)
+		r = daemon_start(d, cfg);
 	if (r < 0) {
 		code = 1;
 		goto out;

@@ -7,6 +7,7 @@
  * (seconds, bytes), _total on counters, one HELP and one TYPE line per
  * family, then its samples, per channel labelled channel= and direction=.
  */
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <nng/nng.h>
@@ -461,7 +462,7 @@ static void serve(nng_aio *aio)
 }
 
 /* Count its connections against [metrics] max_clients where they arrive. */
-static void cap_connections(struct metrics *m, unsigned max_clients)
+static void cap_connections(struct metrics *m, const struct config_metrics *mc)
 {
 	struct sockaddr_storage ss;
 	nng_sockaddr na;
@@ -471,8 +472,27 @@ static void cap_connections(struct metrics *m, unsigned max_clients)
 		log_warn("metrics: the listener's address is unknown: its connections are not limited");
 		return;
 	}
-	fdlimit_cap((struct sockaddr *)&ss, sizeof(ss), max_clients, "metrics",
+	fdlimit_cap((struct sockaddr *)&ss, sizeof(ss), mc->max_clients, "metrics",
 		    "[metrics] max_clients");
+	fdlimit_cap_set(mc->max_clients, mc->max_per_address, mc->idle_timeout_ms);
+}
+
+/* listen = with the port bound (port 0 there: one the kernel picked). */
+static const char *bound_url(struct metrics *m, char *buf, size_t len)
+{
+	const char *colon = strrchr(m->url->u_host, ':');
+	struct sockaddr_storage ss;
+	nng_sockaddr na;
+	int port;
+
+	if (!colon || nng_http_server_get_addr(m->srv, &na) != 0 ||
+	    peer_sockaddr_from_nng(&na, &ss) < 0)
+		return m->d->cfg.metrics.listen;
+	port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port :
+						((struct sockaddr_in *)&ss)->sin_port);
+	snprintf(buf, len, "%s://%.*s:%d%s", m->url->u_scheme,
+		 (int)(colon - m->url->u_host), m->url->u_host, port, m->url->u_path);
+	return buf;
 }
 
 int metrics_start(struct daemon *d, struct metrics **ret_m)
@@ -511,9 +531,9 @@ int metrics_start(struct daemon *d, struct metrics **ret_m)
 	m->started = true;
 	if (!fdlimit_guard_in_effect())
 		log_warn("metrics: the listener does not call fpgad's accept guard (accept is not exported): [metrics] max_clients is not enforced");
-	cap_connections(m, mc->max_clients);
+	cap_connections(m, mc);
 	log_info("metrics: serving %s, at most %u connections at once",
-		 mc->listen, mc->max_clients);
+		 bound_url(m, where, sizeof(where)), mc->max_clients);
 	*ret_m = m;
 	return 0;
 fail:
@@ -540,8 +560,15 @@ void metrics_stop(struct metrics *m)
 	free(m);
 }
 
-void metrics_set_limit(struct metrics *m, unsigned max_clients)
+void metrics_set_limits(struct metrics *m, const struct config_metrics *mc)
 {
 	if (m)
-		fdlimit_cap_set(max_clients);
+		fdlimit_cap_set(mc->max_clients, mc->max_per_address,
+				mc->idle_timeout_ms);
+}
+
+void metrics_close_idle(struct metrics *m)
+{
+	if (m)
+		fdlimit_cap_close_idle();
 }

@@ -78,7 +78,12 @@ int metrics_format(const struct metrics_snapshot *snap, char **ret_text,
 int metrics_start(struct daemon *d, struct metrics **ret_m);
 /* Stop serving; returns once no handler runs any more.  Accepts NULL. */
 void metrics_stop(struct metrics *m);
-/* A new [metrics] max_clients (reload); open connections stay. */
-void metrics_set_limit(struct metrics *m, unsigned max_clients);
+/*
+ * New [metrics] max_clients, max_per_address and idle_timeout_ms (reload);
+ * open connections stay.  Accepts NULL.
+ */
+void metrics_set_limits(struct metrics *m, const struct config_metrics *mc);
+/* Shut down connections idle past [metrics] idle_timeout_ms; accepts NULL. */
+void metrics_close_idle(struct metrics *m);
 
 #endif

@@ -41,6 +41,13 @@ extern "C" {
 	((FPGAD_VERSION_MAJOR << 16) | (FPGAD_VERSION_MINOR << 8) | FPGAD_VERSION_PATCH)
 
 /* Control protocol version spoken, and the oldest accepted. */
+/*
+ * fpgad_frame_wait() notices that fpgad stopped or died within this many
+ * milliseconds, whatever its timeout: it checks every 40 ms, and the rest
+ * is the wake-up's slack (more only when the process is not scheduled).
+ */
+#define FPGAD_GONE_NOTICE_MS 50
+
 #define FPGAD_PROTOCOL_VERSION 2
 #define FPGAD_PROTOCOL_MIN_VERSION 2
 
@@ -85,8 +92,8 @@ FPGAD_EXPORT void fpgad_set_timeout(fpgad_client *c, int timeout_ms);
  * is back), then returns -ESTALE once: every frame held until then is
  * gone, and so is every pointer into the old ring (fpgad_slot_data() of
  * the new ring may differ).  The next wait takes frames of the new ring.
- * Without it, fpgad_frame_wait() returns -EPIPE within 100 ms of fpgad's
- * death and the channel stays dead.
+ * Without it, fpgad_frame_wait() returns -EPIPE within
+ * FPGAD_GONE_NOTICE_MS (50 ms) of fpgad's death and the channel stays dead.
  */
 FPGAD_EXPORT void fpgad_set_reconnect(fpgad_client *c, bool reconnect);
 
@@ -264,7 +271,8 @@ FPGAD_EXPORT void fpgad_channel_set_poll(fpgad_channel *ch, unsigned us);
 /*
  * Take the next frame, waiting up to @timeout_ms (-1 = forever, 0 = do
  * not wait): 0, -ETIMEDOUT, -EPIPE (the lease ended, or fpgad stopped or
- * died: noticed within 100 ms whatever the timeout), -ESTALE (with
+ * died: noticed within FPGAD_GONE_NOTICE_MS, 50 ms, whatever the
+ * timeout), -ESTALE (with
  * fpgad_set_reconnect(): fpgad came back and the channel was leased
  * again).  The slot stays yours, and is never written, until
  * fpgad_frame_release().

@@ -224,10 +224,14 @@ struct fpgad_frames_header {
 	 * a GPU store a descriptor's RELEASED state (its low 32 bits) once the
 	 * GPU work queued before it is done, with no CPU thread waiting.  It
 	 * counts each such release it queues in async_issued (a CPU store,
-	 * before it queues the GPU's), and has the GPU store that count in
-	 * async_done after the state.  Such a release wakes nobody: while the
-	 * two differ, the producer looks at the state words now and then
-	 * instead of sleeping on prod_futex alone.
+	 * before it queues the GPU's), then wakes the producer as a release
+	 * does (the fence, prod_waiting, prod_futex; see Wake-ups above), and
+	 * has the GPU store that count in async_done after the state.  The
+	 * GPU's stores wake nobody: while the two counts differ, the producer
+	 * looks at the state words now and then instead of sleeping on
+	 * prod_futex; it reads both counts before any state word.  Without the
+	 * wake (a consumer of minor 3 needed none), a producer that went to
+	 * sleep just before the count moved notices only when its sleep ends.
 	 */
 	uint32_t async_issued;
 	uint32_t async_done;

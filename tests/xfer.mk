@@ -32,7 +32,7 @@ fuzz: $(FUZZ_XFER)
 # Transfers against the raw copy of the same size and direction
 # (tests/bench/xfer.sh, called by tests/bench/run.sh).
 $(BENCH_DIR)/bench_xfer: $(BUILD)/obj/tests/bench/bench_xfer.o \
-		$(BENCH_UTIL_OBJ) $(BUILD)/libfpgad.a
+		$(BENCH_UTIL_OBJ) $(TEST_LIB_GPU) $(BUILD)/libfpgad.a
 	$(call msg,LD,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
@@ -41,7 +41,7 @@ bench-bin: $(BENCH_DIR)/bench_xfer
 # The GPU variants (tests/gpu/xfer.sh): built where nvcc is, run where a
 # GPU is; elsewhere they skip, saying why.
 ifeq ($(CUDA),1)
-$(GPU_DIR)/gpu_xfer: $(BUILD)/obj/tests/gpu/gpu_xfer.o $(BUILD)/libfpgad.a
+$(GPU_DIR)/gpu_xfer: $(BUILD)/obj/tests/gpu/gpu_xfer.o $(TEST_LIB_GPU) $(BUILD)/libfpgad.a
 	$(call msg,LD,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)

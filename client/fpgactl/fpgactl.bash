@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # fpgactl.bash - bash completion for fpgactl: commands, the options each
 # command takes, the channel names of the fpgad that --url (or $FPGAD_URL)
-# reaches (c2h ones for capture, h2c ones for send, any number for watch),
+# reaches (c2h ones for capture, h2c ones for send, any number for watch,
+# any number of c2h ones for bench),
 # and file names for read and write.
 
 # _fpgactl_channels URL DIR: channel names from `fpgactl channels`, of
@@ -19,11 +20,11 @@ _fpgactl_options()
 {
 	local cmd=$1 nurl=$2 o="--json --help"
 	case $cmd in
-	"") o="$o -n --count --verify --newest --poll-us --shared --reconnect --timeout" ;;
+	"") o="$o --version -n --count --verify --newest --poll-us --shared --reconnect --timeout" ;;
 	status) o="$o --timeout" ;;
-	watch) o="$o -n --count" ;;
+	watch) o="$o -n --count --timeout" ;;
 	capture) o="$o -n --count --verify --newest --poll-us --shared --reconnect --timeout" ;;
-	send) o="$o -n --count --timeout" ;;
+	send|bench) o="$o -n --count --timeout" ;;
 	read|write) o="$o --timeout" ;;
 	esac
 	if [[ -z $cmd || $cmd == status ]] || ((nurl == 0)); then
@@ -34,7 +35,7 @@ _fpgactl_options()
 
 _fpgactl()
 {
-	local commands="status channels watch clients version stats reset capture send topo probe read write"
+	local commands="status channels watch clients version stats reset capture send topo probe bench read write"
 	local line=${COMP_LINE:0:COMP_POINT} words cur prev i w cmd="" url="" nurl=0 npos=0
 	local -a pos=()
 
@@ -80,10 +81,11 @@ _fpgactl()
 		mapfile -t COMPREPLY < <(compgen -W "$(_fpgactl_channels "$url" c2h)" -- "$cur") ;;
 	send/1)
 		mapfile -t COMPREPLY < <(compgen -W "$(_fpgactl_channels "$url" h2c)" -- "$cur") ;;
-	watch/*)
-		# Any number of channels, each once.
-		local ch left=""
-		for ch in $(_fpgactl_channels "$url" ""); do
+	watch/*|bench/*)
+		# Any number of channels (c2h ones for bench), each once.
+		local ch left="" dir=""
+		[[ $cmd == bench ]] && dir=c2h
+		for ch in $(_fpgactl_channels "$url" "$dir"); do
 			[[ " ${pos[*]:1} " == *" $ch "* ]] || left="$left $ch"
 		done
 		mapfile -t COMPREPLY < <(compgen -W "$left" -- "$cur") ;;

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* fpgactl.h - what fpgactl's commands share. */
+/*
+ * fpgactl.h - what fpgactl's commands share: the options main.c parsed,
+ * the entry point of each command (cmd_*.c) and the output helpers
+ * (output.c).  main.c parses and dispatches; the command files call the
+ * helpers and libfpgad, never back into main.c.
+ */
 #ifndef FPGACTL_H
 #define FPGACTL_H
 
@@ -33,39 +38,94 @@ struct fpgactl_opts {
 	unsigned n_channels;
 };
 
-struct fpgactl_cmd {
-	const char *name;
-	const char *args;	/* positional arguments, for usage */
-	const char *help;
-	int (*run)(fpgad_client *c, const struct fpgactl_opts *o);
-};
+/* A command: its entry point returns the exit status (0, 1; 2: usage). */
+typedef int (*fpgactl_run_fn)(fpgad_client *c, const struct fpgactl_opts *o);
 
+/* output.c */
 struct json_t;
-
 /* Print @o indented (stable field order) and free it; NULL prints nothing. */
 void fpgactl_print_json(struct json_t *o);
+/* The same on one line (a stream of objects: watch). */
+void fpgactl_print_json_line(struct json_t *o);
+/*
+ * A measured value (a rate, a latency, a time) as JSON: rounded to
+ * FPGACTL_JSON_DIGITS significant digits; NAN (not measured) is null.
+ */
+#define FPGACTL_JSON_DIGITS 4
+struct json_t *fpgactl_json_num(double v);
 /* One line on stderr naming fpgad's reason; returns the exit code 1. */
 int fpgactl_fail(fpgad_client *c, const char *what, int r);
 /* Why fpgad_connect(@url) failed with @r, in words, into @buf. */
 const char *fpgactl_connect_error(const char *url, int r, char *buf, size_t len);
 /* "PCIe Gen3 x8", or "unknown" when either is 0; returns @buf. */
 const char *fpgactl_link_name(unsigned gen, unsigned width, char *buf, size_t len);
+/*
+ * Lease channel @name (fpgad_channel_open @flags) if it runs @direction
+ * ("c2h", "h2c"); else one line naming the command for it.  0, or the
+ * exit code 1 after saying why.
+ */
+int fpgactl_lease(fpgad_client *c, const char *name, unsigned flags,
+		  const char *direction, fpgad_channel **ret_ch,
+		  struct fpgad_channel_info *ret_info);
+/* Sort latencies (ns) for fpgactl_percentile_us(). */
+void fpgactl_sort_ns(uint64_t *ns, uint64_t n);
+/* The @p (0..1) percentile of @n sorted latencies in us; 0 when @n is 0. */
+double fpgactl_percentile_us(const uint64_t *sorted_ns, uint64_t n, double p);
+/* @ms as people read a duration: "42s", "5m07s", "3h12m", "2d04h". */
+const char *fpgactl_duration_text(uint64_t ms, char *buf, size_t len);
+
+/*
+ * A progress line on stderr (a bar, the amount, the rate and the time
+ * left) for a command that runs long, only when stderr is a terminal:
+ * from the start with @at_once (known to be long), else once the work
+ * has run a second.  The last update (@done reaches @total) ends the
+ * line; fpgactl_progress_end() ends one left open (a failure).
+ */
+struct fpgactl_progress {
+	bool tty;
+	bool at_once;
+	bool shown;		/* a line is open on stderr */
+	bool bytes;		/* amounts in bytes, else in frames */
+	uint64_t total;
+	uint64_t t0_ns, t_drawn_ns;
+};
+void fpgactl_progress_start(struct fpgactl_progress *p, uint64_t total,
+			    bool bytes, bool at_once);
+void fpgactl_progress_show(struct fpgactl_progress *p, uint64_t done);
+void fpgactl_progress_end(struct fpgactl_progress *p);
+
+/* cmd_status.c: the daemon's records (status, channels, clients, version). */
+int fpgactl_status(fpgad_client *c, const struct fpgactl_opts *o);
+int fpgactl_channels(fpgad_client *c, const struct fpgactl_opts *o);
+int fpgactl_clients(fpgad_client *c, const struct fpgactl_opts *o);
+int fpgactl_version(fpgad_client *c, const struct fpgactl_opts *o);
 /* The JSON object `status --json` prints for @s (a new reference). */
 struct json_t *fpgactl_status_json(const struct fpgad_status *s);
-
-/* capture.c */
+/* cmd_hosts.c: status of every --url, one row each; 1 if any is unreachable. */
+int fpgactl_status_hosts(const struct fpgactl_opts *o);
+/* cmd_stats.c: one channel's counters, and its reset. */
+int fpgactl_stats(fpgad_client *c, const struct fpgactl_opts *o);
+int fpgactl_reset(fpgad_client *c, const struct fpgactl_opts *o);
+/* cmd_capture.c */
 int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o);
-/* send.c */
+/* cmd_send.c */
 int fpgactl_send(fpgad_client *c, const struct fpgactl_opts *o);
-/* topo.c */
+/* cmd_topo.c */
 int fpgactl_topo(fpgad_client *c, const struct fpgactl_opts *o);
 int fpgactl_probe(fpgad_client *c, const struct fpgactl_opts *o);
-/* xfer.c: card memory to a file and back. */
+/* cmd_xfer.c: card memory to a file and back. */
 int fpgactl_read(fpgad_client *c, const struct fpgactl_opts *o);
 int fpgactl_write(fpgad_client *c, const struct fpgactl_opts *o);
-/* watch.c */
+/* cmd_bench.c: card memory and streaming figures. */
+int fpgactl_bench(fpgad_client *c, const struct fpgactl_opts *o);
+/*
+ * gpumem_cuda.c (gpumem_nocuda.c without CUDA): @len bytes of GPU memory
+ * (cudaMalloc, the current device), or -errno with why in @why.
+ */
+int gpumem_alloc(uint64_t len, void **ret_ptr, char *why, size_t whylen);
+/* Accepts NULL. */
+void gpumem_free(void *ptr);
+/* cmd_watch.c */
 int fpgactl_watch(fpgad_client *c, const struct fpgactl_opts *o);
-/* hosts.c: status of every --url, one row each; 1 if any is unreachable. */
-int fpgactl_status_hosts(const struct fpgactl_opts *o);
 
 #endif

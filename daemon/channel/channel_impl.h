@@ -42,6 +42,8 @@ struct pace {
 	uint64_t jitter_ns;		/* average distance from that average */
 	uint64_t last_end_ns;		/* the latest DMA end seen */
 	uint64_t late_ns;		/* how late timers wake it, on average */
+	uint64_t async_since_ns;	/* stream-ordered releases awaited since
+					   (0: none awaited, or slots came back) */
 };
 
 struct channel {
@@ -119,6 +121,26 @@ void pace_forget(struct channel *ch);
 void pace_nap(struct channel *ch, uint64_t t);
 /* Wake the thread from a pace_wait() nap (stop). */
 void pace_poke(struct channel *ch);
+/*
+ * A starved stream awaits stream-ordered releases, which wake nobody: when
+ * to look again after @now.  Soon (PACE_ASYNC_POLL_NS) while they have been
+ * awaited briefly, then later the longer nothing comes back (a sixteenth of
+ * the wait so far, at most PACE_ASYNC_POLL_MAX_NS): a consumer that counts
+ * releases it never stores costs fpgad little.  pace_async_progress() when
+ * slots come back.
+ */
+#define PACE_ASYNC_POLL_NS 20000ull
+#define PACE_ASYNC_POLL_MAX_NS 1000000ull
+uint64_t pace_async_due(struct channel *ch, uint64_t now);
+/*
+ * Until when to spin for them before napping: the first PACE_ASYNC_SPIN_NS
+ * they are awaited (a GPU usually stores a release within microseconds
+ * of the work before it, and a nap costs a VM tens of microseconds), then
+ * 0: no spin until slots came back.  Call after pace_async_due().
+ */
+#define PACE_ASYNC_SPIN_NS 30000ull
+uint64_t pace_async_spin_until(const struct channel *ch, uint64_t now);
+void pace_async_progress(struct channel *ch);
 
 /*
  * policy.c: a FREE slot for the card (FREE -> DMA), or -EAGAIN when the

@@ -34,6 +34,8 @@ struct frame_producer {
 	uint32_t event_seq;
 	uint32_t event_count[FPGAD_EVENT_COUNT];
 	unsigned outstanding;
+	uint32_t async_seen;	/* async_issued when last looked at ... */
+	uint64_t async_seen_ns;	/* ... and when it last moved (0: never) */
 	uint32_t *slot_desc;	/* per slot: descriptor + 1, 0 = not out */
 	struct shadow shadow[];	/* per descriptor: what was published */
 };
@@ -310,17 +312,40 @@ void frame_producer_raise(struct frame_producer *p, uint32_t events)
 	frame_ring_wake(&p->hdr->cons_waiting, &p->hdr->cons_futex);
 }
 
-/* > 0 when a slot is back to take (or none is out): see fpgad_frames.h. */
+/*
+ * Stream-ordered releases are on their way.  The counters are read before
+ * any state word: a GPU stores a descriptor's state before async_done, so
+ * when async_done has caught up with async_issued, the states it covers
+ * are visible to the loads that follow.
+ */
+static bool async_pending(const struct frame_producer *p)
+{
+	uint32_t issued = atomic_load_explicit(FR_A32(&p->hdr->async_issued),
+					       memory_order_relaxed);
+
+	return issued != atomic_load_explicit(FR_A32(&p->hdr->async_done),
+					      memory_order_acquire);
+}
+
+/*
+ * > 0 when a slot is back to take, none is out, or stream-ordered releases
+ * are on their way (the GPU's stores wake nobody: the caller looks again
+ * shortly); see fpgad_frames.h.
+ */
 static int producer_check(const void *arg)
 {
 	const struct frame_producer *p = arg;
 
-	if (!p->outstanding)
-		return 1;
+	return !p->outstanding || async_pending(p) ||
+	       frame_producer_returned(p);
+}
+
+bool frame_producer_returned(const struct frame_producer *p)
+{
 	for (uint32_t i = 0; i < p->n_desc; i++)
 		if (p->shadow[i].used && shadow_done(p, i))
-			return 1;
-	return 0;
+			return true;
+	return false;
 }
 
 int frame_producer_wait(struct frame_producer *p, int timeout_ms)
@@ -336,8 +361,18 @@ bool frame_producer_slot_out(const struct frame_producer *p, uint32_t slot)
 
 bool frame_producer_async_pending(const struct frame_producer *p)
 {
-	return atomic_load_explicit(FR_A32(&p->hdr->async_issued),
-				    memory_order_relaxed) !=
-	       atomic_load_explicit(FR_A32(&p->hdr->async_done),
-				    memory_order_relaxed);
+	return async_pending(p);
+}
+
+bool frame_producer_async_recent(struct frame_producer *p, uint64_t now_ns)
+{
+	uint32_t issued = atomic_load_explicit(FR_A32(&p->hdr->async_issued),
+					       memory_order_relaxed);
+
+	if (issued != p->async_seen) {
+		p->async_seen = issued;
+		p->async_seen_ns = now_ns;
+	}
+	return p->async_seen_ns &&
+	       now_ns - p->async_seen_ns < FRAME_PRODUCER_ASYNC_RECENT_NS;
 }

@@ -81,10 +81,19 @@ int frame_producer_revoke(struct frame_producer *p, uint32_t slot);
 /* Raise FPGAD_EVENT_* bits and wake the consumer if it sleeps. */
 void frame_producer_raise(struct frame_producer *p, uint32_t events);
 /*
- * Sleep until the consumer released something (or nothing is out), at
- * most @timeout_ms (-1 = forever, 0 = just check): 0, -ETIMEDOUT, -EINTR.
+ * Sleep until the consumer released something (or nothing is out), or has
+ * stream-ordered releases on their way, at most @timeout_ms (-1 = forever,
+ * 0 = just check): 0, -ETIMEDOUT, -EINTR.  A consumer that queues such a
+ * release wakes this sleep when it counts it; the GPU's stores later wake
+ * nobody, so after 0 the caller looks again while they are pending.
  */
 int frame_producer_wait(struct frame_producer *p, int timeout_ms);
+/*
+ * Whether the consumer released or skipped a frame whose slot is not taken
+ * back yet (frame_producer_reclaim would return it).  Read-only: the
+ * streaming thread may spin on it without the channel's lock.
+ */
+bool frame_producer_returned(const struct frame_producer *p);
 /* Whether @slot is out with the consumer. */
 bool frame_producer_slot_out(const struct frame_producer *p, uint32_t slot);
 /*
@@ -92,5 +101,14 @@ bool frame_producer_slot_out(const struct frame_producer *p, uint32_t slot);
  * nobody: look for them now and then).  A hint from consumer memory.
  */
 bool frame_producer_async_pending(const struct frame_producer *p);
+/*
+ * Whether the consumer counted a stream-ordered release in the last
+ * FRAME_PRODUCER_ASYNC_RECENT_NS before @now_ns (CLOCK_MONOTONIC): the
+ * caller then sleeps briefly, so that a consumer which counts its releases
+ * but does not wake the producer (ABI minor 3 asked for no wake) is still
+ * served.  A hint from consumer memory.
+ */
+#define FRAME_PRODUCER_ASYNC_RECENT_NS 1000000000ull
+bool frame_producer_async_recent(struct frame_producer *p, uint64_t now_ns);
 
 #endif

@@ -14,11 +14,12 @@
 #include "channel/channel_impl.h"
 #include "channel/lease.h"
 #include "clock.h"
+#include "control/fdclose.h"
 #include "service/log.h"
 
 static void lease_destroy(struct lease *l, uint32_t events);
 
-/* Random bytes: lease ids and handoff tokens must not be guessable. */
+/* Random bytes: lease ids must not be guessable. */
 static int random_bytes(void *buf, size_t len)
 {
 	ssize_t n = getrandom(buf, len, 0);
@@ -54,11 +55,10 @@ static int lease_create(const char *channel, const struct frame_ring_geometry *g
 	}
 	r = random_bytes(&l->id, sizeof(l->id));
 	if (r == 0)
-		r = random_bytes(l->token, sizeof(l->token));
+		r = handoff_token_make(&l->token);
 	if (r < 0)
 		goto fail;
 	l->id |= 1;	/* never 0: CloseChannel's "this connection's lease" */
-	l->token_valid = true;
 	snprintf(hint, sizeof(hint), "fpgad-%s-desc", channel);
 	r = memory_host_ops.alloc(size, NULL, hint, 0, &l->desc);
 	if (r < 0)
@@ -84,8 +84,7 @@ static void lease_destroy(struct lease *l, uint32_t events)
 	if (l->desc)
 		memory_host_ops.free(l->desc);
 	/* The lessee sees its link hang up: the lease is over. */
-	if (l->link_fd >= 0)
-		close(l->link_fd);
+	fdclose_untrusted(l->link_fd);
 	free(l->held);
 	free(l);
 }
@@ -191,7 +190,7 @@ int lease_open(struct channel *ch, struct session *s, bool shared,
 		 ch->memory == MEMORY_CUDA ? ch->mem->gpu_bus_id : "");
 	memcpy(ret_grant->ipc_handle, ch->mem->ipc_handle,
 	       sizeof(ret_grant->ipc_handle));
-	memcpy(ret_grant->token, l->token, sizeof(ret_grant->token));
+	memcpy(ret_grant->token, l->token.bytes, sizeof(ret_grant->token));
 	ret_grant->lease_id = l->id;
 	ret_grant->desc_size = l->desc->size;
 	log_info("channel %s: leased %s by pid %d (uid %u)", ch->cfg.name,
@@ -254,17 +253,17 @@ int lease_claim(struct channel *ch, const uint8_t *token,
 		unsigned *ret_n_fds, struct lease **ret_lease, char *err,
 		size_t errlen)
 {
+	char what[64];
+
+	snprintf(what, sizeof(what), "channel %s: the lease", ch->cfg.name);
 	for (struct lease *l = ch->leases; l; l = l->next) {
-		if (!l->token_valid ||
-		    memcmp(l->token, token, sizeof(l->token)) != 0)
+		int r = handoff_token_claim(&l->token, token, peer, l->pid, l->uid,
+					    what, err, errlen);
+
+		if (r == -ENOENT)
 			continue;
-		if (peer->uid != l->uid || peer->pid != l->pid) {
-			snprintf(err, errlen, "channel %s: the lease is pid %d's, not pid %d's (uid %u)",
-				 ch->cfg.name, (int)l->pid, (int)peer->pid,
-				 (unsigned)peer->uid);
-			return -EACCES;
-		}
-		l->token_valid = false;
+		if (r)
+			return r;
 		ret_fds[0] = l->desc->fd;
 		*ret_n_fds = 1;
 		if (ch->memory == MEMORY_HOST)
@@ -277,7 +276,8 @@ int lease_claim(struct channel *ch, const uint8_t *token,
 
 void lease_link(struct lease *l, int fd)
 {
-	if (l->link_fd >= 0)
-		close(l->link_fd);
+	int old = l->link_fd;
+
 	l->link_fd = fd;
+	fdclose_untrusted(old);
 }

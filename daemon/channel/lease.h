@@ -38,8 +38,7 @@ struct lease {
 	uid_t uid;
 	pid_t pid;
 	uint64_t id;			/* random, odd; the ring's generation too */
-	uint8_t token[HANDOFF_TOKEN_SIZE]; /* for the handoff, once */
-	bool token_valid;
+	struct handoff_token token;	/* for the handoff, once */
 	int link_fd;			/* handoff connection, kept; -1 before */
 	struct mem_region *desc;	/* the descriptor ring (a memfd) */
 	struct frame_producer *prod;

@@ -70,6 +70,33 @@ void pace_poke(struct channel *ch)
 	futex_wake((uint32_t *)&ch->pace.nap, false);
 }
 
+uint64_t pace_async_due(struct channel *ch, uint64_t now)
+{
+	struct pace *p = &ch->pace;
+	uint64_t step;
+
+	if (!p->async_since_ns || p->async_since_ns > now)
+		p->async_since_ns = now;
+	step = (now - p->async_since_ns) / 16;
+	if (step < PACE_ASYNC_POLL_NS)
+		step = PACE_ASYNC_POLL_NS;
+	if (step > PACE_ASYNC_POLL_MAX_NS)
+		step = PACE_ASYNC_POLL_MAX_NS;
+	return now + step;
+}
+
+uint64_t pace_async_spin_until(const struct channel *ch, uint64_t now)
+{
+	uint64_t end = ch->pace.async_since_ns + PACE_ASYNC_SPIN_NS;
+
+	return ch->pace.async_since_ns && now < end ? end : 0;
+}
+
+void pace_async_progress(struct channel *ch)
+{
+	ch->pace.async_since_ns = 0;
+}
+
 void pace_nap(struct channel *ch, uint64_t t)
 {
 	uint32_t v = atomic_load(&ch->pace.nap);

@@ -18,12 +18,19 @@
 #include "channel/channel_impl.h"
 #include "clock.h"
 #include "crc32c.h"
+#include "futex.h"
 #include "service/log.h"
 
 /* The longest the thread waits for the card before it looks around. */
 #define STREAM_WAIT_MS 100
-/* How often a starved stream looks for stream-ordered releases. */
-#define STREAM_ASYNC_POLL_NS 20000ull
+/*
+ * The longest a starved stream sleeps on a lessee's releases: they wake it,
+ * so this only bounds what a lost wake-up could cost; 1 ms while the lessee
+ * uses stream-ordered releases (a consumer of ABI minor 3 counts them but
+ * need not wake the stream).
+ */
+#define STREAM_RELEASE_WAIT_MS 10
+#define STREAM_ASYNC_WAIT_MS 1
 
 /* --- slot bookkeeping (ch->lock held) ----------------------------------- */
 
@@ -57,6 +64,7 @@ static void reclaim(struct channel *ch)
 
 	for (struct lease *l = ch->leases; l; l = l->next) {
 		while ((n = frame_producer_reclaim(l->prod, out, CHANNEL_BATCH)) > 0) {
+			pace_async_progress(ch);
 			for (int i = 0; i < n; i++)
 				stream_returned(ch, l, &out[i]);
 			if (n < CHANNEL_BATCH)
@@ -365,17 +373,41 @@ static void reap_copies(struct channel *ch, int block)
 	}
 }
 
+/*
+ * @l has stream-ordered releases on their way, which wake nobody: spin a
+ * little for one to land, else nap until pace.c says to look again.  Like
+ * a sleep on @l's releases, without the lock, @l marked as waited on.
+ */
+static void await_async(struct channel *ch, struct lease *l)
+{
+	uint64_t now = clock_now_ns(), due, spin;
+
+	due = pace_async_due(ch, now);
+	spin = pace_async_spin_until(ch, now);
+	ch->waiting_on = l;
+	pthread_mutex_unlock(&ch->lock);
+	while (now < spin && !frame_producer_returned(l->prod) &&
+	       !atomic_load_explicit(&ch->stop, memory_order_relaxed)) {
+		futex_spin();
+		now = clock_now_ns();
+	}
+	if (now >= spin)
+		pace_nap(ch, due);
+	pthread_mutex_lock(&ch->lock);
+	ch->waiting_on = NULL;
+	pthread_cond_broadcast(&ch->cond);
+}
+
 /* Nothing queued and no free slot: sleep until a lessee releases one. */
 static void wait_release(struct channel *ch)
 {
 	struct lease *l = ch->leases;
+	int wait_ms;
 
 	/* Stream-ordered releases wake nobody: look again shortly. */
 	for (struct lease *a = ch->leases; a; a = a->next) {
 		if (!a->closing && frame_producer_async_pending(a->prod)) {
-			pthread_mutex_unlock(&ch->lock);
-			pace_nap(ch, clock_now_ns() + STREAM_ASYNC_POLL_NS);
-			pthread_mutex_lock(&ch->lock);
+			await_async(ch, a);
 			return;
 		}
 	}
@@ -390,8 +422,10 @@ static void wait_release(struct channel *ch)
 		return;
 	}
 	ch->waiting_on = l;
+	wait_ms = frame_producer_async_recent(l->prod, clock_now_ns()) ?
+		  STREAM_ASYNC_WAIT_MS : STREAM_RELEASE_WAIT_MS;
 	pthread_mutex_unlock(&ch->lock);
-	frame_producer_wait(l->prod, 10);
+	frame_producer_wait(l->prod, wait_ms);
 	pthread_mutex_lock(&ch->lock);
 	ch->waiting_on = NULL;
 	pthread_cond_broadcast(&ch->cond);

@@ -41,8 +41,6 @@ struct parse_state {
 	FILE *file;
 	unsigned line;
 	bool file_channels;		/* a [channel] section was seen */
-	unsigned section_line;		/* of the last [section] header */
-	unsigned bad_section;		/* its line, once reported unknown */
 	bool channel_refused;		/* its [channel NAME] header was */
 	unsigned n_errs;		/* found, kept or not */
 	struct config_error errs[CONFIG_MAX_ERRORS];
@@ -73,6 +71,8 @@ void config_defaults(struct config *cfg)
 	cfg->control.max_message = 64 * 1024;
 	cfg->control.max_clients = 64;
 	cfg->control.max_remote_clients = 16;
+	cfg->control.max_remote_per_address = 4;
+	cfg->control.remote_idle_timeout_ms = 60000;
 	cfg->control.max_leases = 16;
 	cfg->control.max_pinned = 4ull << 30;
 	cfg->device.backend = BACKEND_SIM;
@@ -91,6 +91,8 @@ void config_defaults(struct config *cfg)
 	cfg->transfer.max_registered = 4ull << 30;
 	cfg->transfer.bounce_slots = 8;
 	cfg->metrics.max_clients = 8;
+	cfg->metrics.max_per_address = 2;
+	cfg->metrics.idle_timeout_ms = 20000;
 	cfg->n_channels = 1;
 	cfg->channels[0] = default_channel;
 }
@@ -287,6 +289,8 @@ static const struct key control_keys[] = {
 	{ "max_message", K_SIZE, offsetof(struct config_control, max_message), 0, 1024, 0, NULL, 0 },
 	KU(struct config_control, max_clients, 1, 4096),
 	KU(struct config_control, max_remote_clients, 1, 4096),
+	KU(struct config_control, max_remote_per_address, 0, 4096),
+	KU(struct config_control, remote_idle_timeout_ms, 0, 86400000),
 	KU(struct config_control, max_leases, 1, 1024),
 	KZ(struct config_control, max_pinned),
 };
@@ -319,11 +323,14 @@ static const struct key transfer_keys[] = {
 	KZ(struct config_transfer, max_registered),
 	KU(struct config_transfer, bounce_slots, 1, 64),
 	KU(struct config_transfer, poll_us, 0, 1000000),
+	KU(struct config_transfer, card_regions, 0, 1024),
 };
 
 static const struct key metrics_keys[] = {
 	KS(struct config_metrics, listen),
 	KU(struct config_metrics, max_clients, 1, 1024),
+	KU(struct config_metrics, max_per_address, 0, 1024),
+	KU(struct config_metrics, idle_timeout_ms, 0, 86400000),
 };
 
 static const struct key channel_keys[] = {
@@ -497,13 +504,30 @@ static const struct {
 	[CONFIG_METRICS] = { "metrics", metrics_keys, N(metrics_keys), offsetof(struct config, metrics) },
 };
 
+/* A section fpgad does not know, at its header's line: the nearest known. */
+static int unknown_section(struct parse_state *ps, const char *section)
+{
+	const char *near = NULL;
+	unsigned best = SUGGEST_MAX_DISTANCE + 1;
+	char word[16];
+
+	for (unsigned i = 0; i < CONFIG_SECTIONS; i++)
+		nearer(section, sections[i].name, &near, &best);
+	/* "[chanel b]": the first word is a typo of channel. */
+	snprintf(word, sizeof(word), "%.*s", (int)strcspn(section, " "), section);
+	if (strchr(section, ' ') && edit_distance(word, "channel") <= SUGGEST_MAX_DISTANCE)
+		near = "channel NAME";
+	if (near)
+		return fail(ps, "unknown section [%s]; did you mean [%s]?", section, near);
+	return fail(ps, "unknown section [%s] (expected daemon, control, device, sim, transfer, metrics or 'channel NAME')",
+		    section);
+}
+
 static int handler(void *user, const char *section, const char *name,
 		   const char *value)
 {
 	struct parse_state *ps = user;
 	struct config *cfg = ps->cfg;
-	const char *near = NULL;
-	unsigned best = SUGGEST_MAX_DISTANCE + 1;
 
 	for (unsigned i = 0; i < CONFIG_SECTIONS; i++)
 		if (strcmp(section, sections[i].name) == 0)
@@ -521,24 +545,29 @@ static int handler(void *user, const char *section, const char *name,
 				 &cfg->channels[i], cfg->lines.channel_key[i],
 				 name, value);
 	}
-	for (unsigned i = 0; i < CONFIG_SECTIONS; i++)
-		nearer(section, sections[i].name, &near, &best);
-	if (strchr(section, ' ') && edit_distance(section, "channel") > SUGGEST_MAX_DISTANCE) {
-		char word[16];
+	/* Its header said so (section_header()), once. */
+	return 1;
+}
 
-		/* "[chanel b]": the first word is a typo of channel. */
-		snprintf(word, sizeof(word), "%.*s", (int)strcspn(section, " "), section);
-		if (edit_distance(word, "channel") <= SUGGEST_MAX_DISTANCE)
-			near = "channel NAME";
+/*
+ * A section's header, seen before its keys (or with none): a channel
+ * section declares its channel, a fixed one records its line, any other
+ * is refused here, at the header's line.
+ */
+static void section_header(struct parse_state *ps, const char *name)
+{
+	ps->channel_refused = false;
+	if (strncmp(name, "channel ", 8) == 0) {
+		channel_declare(ps, name + 8);
+		return;
 	}
-	/* One error per unknown section, at its first key. */
-	if (ps->bad_section == ps->section_line)
-		return 1;
-	ps->bad_section = ps->section_line;
-	if (near)
-		return fail(ps, "unknown section [%s]; did you mean [%s]?", section, near);
-	return fail(ps, "unknown section [%s] (expected daemon, control, device, sim, transfer, metrics or 'channel NAME')",
-		    section);
+	for (unsigned i = 0; i < CONFIG_SECTIONS; i++) {
+		if (strcmp(name, sections[i].name) == 0) {
+			ps->cfg->lines.section[i] = ps->line;
+			return;
+		}
+	}
+	unknown_section(ps, name);
 }
 
 /*
@@ -565,19 +594,10 @@ static char *reader(char *buf, int size, void *stream)
 		char name[64];
 
 		ps->line++;
-		if (*p == '[')
-			ps->section_line = ps->line;
-		if (*p == '[')
-			ps->channel_refused = false;
 		if (!line_is_ini(p))
 			report(ps, ps->line, "syntax error (expected [section] or key = value)");
-		/* A channel section with no keys still declares a channel. */
-		if (sscanf(p, "[channel %63[^]]]", name) == 1)
-			channel_declare(ps, name);
-		for (unsigned i = 0; i < CONFIG_SECTIONS; i++)
-			if (sscanf(p, "[%63[^]]]", name) == 1 &&
-			    strcmp(name, sections[i].name) == 0)
-				ps->cfg->lines.section[i] = ps->line;
+		if (sscanf(p, "[%63[^]]]", name) == 1)
+			section_header(ps, name);
 	}
 	return r;
 }
@@ -685,8 +705,8 @@ static const char *ipv6_literal_end(const char *host)
 
 /*
  * [metrics] listen: http://ADDRESS:PORT/PATH, ADDRESS an IPv4 address, an
- * [IPv6 address] or a host name, PORT 1-65535, PATH of letters, digits
- * and / - . _ ~.  Whether the address can be bound is known at start.
+ * [IPv6 address] or a host name, PORT 0-65535 (0: a free port the kernel
+ * picks, logged at start), PATH of letters, digits and / - . _ ~.  Whether the address can be bound is known at start.
  */
 static int check_listen_url(const char *url, char *err, size_t len)
 {
@@ -719,8 +739,8 @@ static int check_listen_url(const char *url, char *err, size_t len)
 	p = end + 1;
 	errno = 0;
 	port = strtoul(p, &pend, 10);
-	if (errno || port < 1 || port > 65535 || (*pend && *pend != '/'))
-		return snprintf(err, len, "listen: '%s': port '%.*s' is not a number from 1 to 65535",
+	if (errno || port > 65535 || (*pend && *pend != '/'))
+		return snprintf(err, len, "listen: '%s': port '%.*s' is not a number from 0 to 65535",
 				url, (int)strcspn(p, "/"), p), -EINVAL;
 	if (*pend != '/')
 		return snprintf(err, len, "listen: '%s' has no path after the port (such as /metrics)",

@@ -49,6 +49,8 @@ struct config_control {
 	uint64_t max_message;		/* NNG_OPT_RECVMAXSZ */
 	unsigned max_clients;		/* local connections at once */
 	unsigned max_remote_clients;	/* remote connections at once */
+	unsigned max_remote_per_address; /* ... from one address, 0 = any */
+	unsigned remote_idle_timeout_ms; /* no request for so long: closed, 0 = never */
 	unsigned max_leases;		/* leases per client */
 	uint64_t max_pinned;		/* ring bytes per client */
 };
@@ -80,12 +82,17 @@ struct config_transfer {
 	unsigned bounce_slots;		/* pinned staging parts for bounce mode */
 	unsigned poll_us;		/* the transfer thread spins this long
 					   for work before it sleeps */
+	unsigned card_regions;		/* card memory split into this many
+					   regions, one per queue; 0 = one
+					   address space for all */
 };
 
 /* The Prometheus exposition (metrics.c): read-only, its own listener. */
 struct config_metrics {
 	char listen[256];		/* http://ADDRESS:PORT/PATH, "" = off */
 	unsigned max_clients;		/* connections at once */
+	unsigned max_per_address;	/* ... from one address, 0 = any */
+	unsigned idle_timeout_ms;	/* nothing answered for so long: closed, 0 = never */
 };
 
 struct config_device {

@@ -13,6 +13,13 @@
  * and closes it otherwise; nng reports NNG_PIPE_EV_REM_POST for every pipe
  * that saw ADD_PRE, closed there or not, so only an admitted id frees a
  * place and only admitted connections reach the loop.
+ *
+ * The remote listener also bounds what one address and an idle
+ * connection can hold: ADD_PRE refuses a connection from an address that
+ * has max_remote_per_address admitted already, and control_close_idle()
+ * (a loop timer's) closes a remote connection that sent no request for
+ * remote_idle_timeout_ms, so idle peers cannot keep every place for as
+ * long as they like.
  */
 #include <errno.h>
 #include <grp.h>
@@ -27,6 +34,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "control/control.h"
 #include "errmap.h"
 #include "service/log.h"
@@ -47,6 +55,13 @@ struct item {
 
 enum ctx_state { CTX_RECV, CTX_LOOP, CTX_SEND, CTX_STOPPED };
 
+/* An admitted connection: its pipe, its peer's address, its last request. */
+struct pipe_rec {
+	uint32_t id;
+	uint8_t addr[16];		/* remote: IPv6, or IPv4-mapped */
+	uint64_t active_ms;
+};
+
 struct control_ctx {
 	struct listener *lst;
 	nng_ctx ctx;
@@ -63,14 +78,17 @@ struct listener {
 	nng_socket sock;
 	bool open;
 	nng_listener l;
+	char bound[256];		/* remote: the URL with the port bound */
 	struct control_ctx ctxs[CONTROL_CTXS];
 
 	/* Admitted connections; nng threads, under pipes_lock. */
 	pthread_mutex_t pipes_lock;
-	uint32_t *pipes;
+	struct pipe_rec *pipes;
 	unsigned n_pipes;
 	unsigned limit;
-	struct log_limit refused;
+	unsigned per_address;		/* 0: no limit per address */
+	unsigned idle_ms;		/* 0: idle connections stay */
+	struct log_limit refused, idle;
 };
 
 struct control {
@@ -129,31 +147,110 @@ static void peer_of(struct listener *lst, nng_pipe p, struct peer *ret)
 	ret->creds = true;
 }
 
+/* @p's peer address as 16 bytes (peer_addr_key); zeros if unknown. */
+static void pipe_addr_key(nng_pipe p, uint8_t key[16])
+{
+	struct sockaddr_storage ss = { 0 };
+	nng_sockaddr na;
+
+	if (nng_pipe_get_addr(p, NNG_OPT_REMADDR, &na) != 0 ||
+	    peer_sockaddr_from_nng(&na, &ss) < 0)
+		ss.ss_family = AF_UNSPEC;
+	peer_addr_key(&ss, key);
+}
+
+/* Admitted connections from the address @key; under pipes_lock. */
+static unsigned pipes_from(const struct listener *lst, const uint8_t key[16])
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < lst->n_pipes; i++)
+		n += memcmp(lst->pipes[i].addr, key, 16) == 0;
+	return n;
+}
+
 /* ADD_PRE: admit @p while there is room, else close it at once. */
 static void pipe_admit(struct listener *lst, nng_pipe p)
 {
-	uint32_t id = (uint32_t)nng_pipe_id(p);
-	unsigned n, limit;
+	struct pipe_rec rec = { .id = (uint32_t)nng_pipe_id(p),
+				.active_ms = clock_now_ns() / 1000000 };
+	unsigned n, limit, from = 0, per_address;
 	char name[PEER_NAME_MAX];
 	struct peer peer;
 	bool admit;
 
+	if (lst->kind != LISTENER_LOCAL)
+		pipe_addr_key(p, rec.addr);
 	pthread_mutex_lock(&lst->pipes_lock);
 	n = lst->n_pipes;
 	limit = lst->limit;
-	admit = n < limit && n < CONTROL_MAX_PIPES;
+	per_address = lst->per_address;
+	if (per_address)
+		from = pipes_from(lst, rec.addr);
+	admit = n < limit && n < CONTROL_MAX_PIPES && (!per_address || from < per_address);
 	if (admit)
-		lst->pipes[lst->n_pipes++] = id;
+		lst->pipes[lst->n_pipes++] = rec;
 	pthread_mutex_unlock(&lst->pipes_lock);
 	if (admit)
 		return;
 	peer_of(lst, p, &peer);
-	log_limited(&lst->refused, LOG_WARNING,
-		    "control: refusing %s: %u connections on the %s listener already (%s %u)",
-		    peer_name(&peer, name, sizeof(name)), n,
-		    lst->kind == LISTENER_LOCAL ? "local" : "remote",
-		    lst->limit_key, limit);
+	peer_name(&peer, name, sizeof(name));
+	if (n < limit)
+		log_limited(&lst->refused, LOG_WARNING,
+			    "control: refusing %s: %u connections from its address already (max_remote_per_address %u)",
+			    name, from, per_address);
+	else
+		log_limited(&lst->refused, LOG_WARNING,
+			    "control: refusing %s: %u connections on the %s listener already (%s %u)",
+			    name, n, lst->kind == LISTENER_LOCAL ? "local" : "remote",
+			    lst->limit_key, limit);
 	nng_pipe_close(p);
+}
+
+/* A request came on @id: it is not idle. */
+static void pipe_touch(struct listener *lst, uint32_t id)
+{
+	pthread_mutex_lock(&lst->pipes_lock);
+	for (unsigned i = 0; i < lst->n_pipes; i++) {
+		if (lst->pipes[i].id == id) {
+			lst->pipes[i].active_ms = clock_now_ns() / 1000000;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lst->pipes_lock);
+}
+
+void control_close_idle(struct control *ctl)
+{
+	struct listener *lst = &ctl->remote;
+	uint64_t now = clock_now_ns() / 1000000;
+	uint32_t ids[64];
+	unsigned n = 0, idle_ms;
+	char name[PEER_NAME_MAX];
+	struct peer peer;
+
+	if (!lst->pipes)
+		return;
+	pthread_mutex_lock(&lst->pipes_lock);
+	idle_ms = lst->idle_ms;
+	for (unsigned i = 0; idle_ms && i < lst->n_pipes && n < 64; i++) {
+		if (now - lst->pipes[i].active_ms < idle_ms)
+			continue;
+		/* Closed once: its REM_POST takes the record away. */
+		lst->pipes[i].active_ms = now;
+		ids[n++] = lst->pipes[i].id;
+	}
+	pthread_mutex_unlock(&lst->pipes_lock);
+	for (unsigned i = 0; i < n; i++) {
+		nng_pipe p = NNG_PIPE_INITIALIZER;
+
+		p.id = ids[i];
+		peer_of(lst, p, &peer);
+		log_limited(&lst->idle, LOG_NOTICE,
+			    "control: closing %s: no request for %u ms (remote_idle_timeout_ms)",
+			    peer_name(&peer, name, sizeof(name)), idle_ms);
+		nng_pipe_close(p);
+	}
 }
 
 /* REM_POST: true when @p had been admitted (its place is free again). */
@@ -164,7 +261,7 @@ static bool pipe_release(struct listener *lst, nng_pipe p)
 
 	pthread_mutex_lock(&lst->pipes_lock);
 	for (unsigned i = 0; i < lst->n_pipes; i++) {
-		if (lst->pipes[i] == id) {
+		if (lst->pipes[i].id == id) {
 			lst->pipes[i] = lst->pipes[--lst->n_pipes];
 			found = true;
 			break;
@@ -243,6 +340,8 @@ static void ctx_done(void *arg)
 	it->ctx = c;
 	it->msg = msg;
 	peer_of(c->lst, nng_msg_get_pipe(msg), &it->peer);
+	if (c->lst->kind != LISTENER_LOCAL)
+		pipe_touch(c->lst, it->peer.pipe_id);
 	c->state = CTX_LOOP;
 	enqueue(ctl, it);
 }
@@ -263,20 +362,23 @@ void control_reply(struct control_ctx *c, const void *buf, size_t len)
 	nng_ctx_send(c->ctx, c->aio);
 }
 
-static void listener_set_limit(struct listener *lst, unsigned limit)
+static void listener_set_limit(struct listener *lst, unsigned limit,
+			       unsigned per_address, unsigned idle_ms)
 {
 	if (!lst->pipes)
 		return;
 	pthread_mutex_lock(&lst->pipes_lock);
 	lst->limit = limit;
+	lst->per_address = per_address;
+	lst->idle_ms = idle_ms;
 	pthread_mutex_unlock(&lst->pipes_lock);
 }
 
-void control_set_limits(struct control *ctl, unsigned max_clients,
-			unsigned max_remote_clients)
+void control_set_limits(struct control *ctl, const struct control_options *opt)
 {
-	listener_set_limit(&ctl->local, max_clients);
-	listener_set_limit(&ctl->remote, max_remote_clients);
+	listener_set_limit(&ctl->local, opt->max_clients, 0, 0);
+	listener_set_limit(&ctl->remote, opt->max_remote_clients,
+			   opt->max_remote_per_address, opt->remote_idle_ms);
 }
 
 void control_close_pipe(struct control *ctl, uint32_t pipe_id)
@@ -328,12 +430,17 @@ static int listener_init(struct listener *lst, struct control *ctl,
 	lst->scheme = strncmp(url, "tls+", 4) == 0 ? "tls+tcp" : "tcp";
 	lst->limit_key = kind == LISTENER_LOCAL ? "max_clients" : "max_remote_clients";
 	lst->limit = kind == LISTENER_LOCAL ? opt->max_clients : opt->max_remote_clients;
+	if (kind != LISTENER_LOCAL) {
+		lst->per_address = opt->max_remote_per_address;
+		lst->idle_ms = opt->remote_idle_ms;
+	}
 	lst->pipes = calloc(CONTROL_MAX_PIPES, sizeof(*lst->pipes));
 	if (!lst->pipes)
 		return -ENOMEM;
 	pthread_mutex_init(&lst->pipes_lock, NULL);
 	log_limit_init(&lst->refused, kind == LISTENER_LOCAL ?
 		       "control: local refusals" : "control: remote refusals");
+	log_limit_init(&lst->idle, "control: idle remote connections closed");
 	return 0;
 }
 
@@ -343,8 +450,29 @@ static void listener_fini(struct listener *lst)
 		return;
 	pthread_mutex_destroy(&lst->pipes_lock);
 	log_limit_destroy(&lst->refused);
+	log_limit_destroy(&lst->idle);
 	free(lst->pipes);
 	lst->pipes = NULL;
+}
+
+/*
+ * @url with the port the listener holds, which differs when @url asks for
+ * port 0 (any free port): what a client must dial, logged at start.
+ */
+static void bound_url(struct listener *lst, const char *url)
+{
+	const char *colon = strrchr(url, ':');
+	int port;
+
+	snprintf(lst->bound, sizeof(lst->bound), "%s", url);
+	if (colon && nng_listener_get_int(lst->l, NNG_OPT_TCP_BOUND_PORT, &port) == 0)
+		snprintf(lst->bound, sizeof(lst->bound), "%.*s:%d",
+			 (int)(colon - url), url, port);
+}
+
+const char *control_remote_url(const struct control *ctl)
+{
+	return ctl->remote.bound;
 }
 
 static int listener_start(struct control *ctl, struct listener *lst,
@@ -395,6 +523,8 @@ static int listener_start(struct control *ctl, struct listener *lst,
 	rv = nng_listener_start(lst->l, 0);
 	if (rv)
 		goto fail;
+	if (kind != LISTENER_LOCAL)
+		bound_url(lst, url);
 	for (unsigned i = 0; i < CONTROL_CTXS; i++) {
 		struct control_ctx *c = &lst->ctxs[i];
 

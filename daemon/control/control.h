@@ -44,6 +44,8 @@ struct control_options {
 	size_t max_message;		/* request body, bytes */
 	unsigned max_clients;		/* local listener */
 	unsigned max_remote_clients;	/* remote listener */
+	unsigned max_remote_per_address; /* remote, from one address; 0: any */
+	unsigned remote_idle_ms;	/* remote, closed after no request; 0: never */
 };
 
 /*
@@ -63,9 +65,18 @@ void control_stop(struct control *ctl);
 void control_reply(struct control_ctx *ctx, const void *buf, size_t len);
 /* Close one connection (e.g. when a client exceeds a limit). */
 void control_close_pipe(struct control *ctl, uint32_t pipe_id);
+/*
+ * The remote listener's URL with the port it bound ("" without one):
+ * remote = tcp://ADDRESS:0 listens on a port the kernel picks.
+ */
+const char *control_remote_url(const struct control *ctl);
 /* New connection limits (reload); connections already open stay. */
-void control_set_limits(struct control *ctl, unsigned max_clients,
-			unsigned max_remote_clients);
+void control_set_limits(struct control *ctl, const struct control_options *opt);
+/*
+ * Close the remote connections that sent no request for remote_idle_ms
+ * (logged, rate-limited); the loop calls it from a timer.
+ */
+void control_close_idle(struct control *ctl);
 
 
 #endif

@@ -37,7 +37,8 @@ unsigned long fdlimit_raise(void);
  * The budget for @cfg under @nofile: reserve = FDLIMIT_BASE + max_clients
  * x (1 + FDLIMIT_PER_LEASE x leases one client can hold) +
  * FDLIMIT_PER_CHANNEL x channels; remote connections get what is left
- * beside the metrics listener's [metrics] max_clients, when it listens.
+ * beside the metrics listener's [metrics] max_clients (twice: the guard
+ * holds a duplicate of each), when it listens.
  */
 void fdlimit_plan(const struct config *cfg, unsigned long nofile,
 		  struct fd_budget *ret_budget);
@@ -67,7 +68,17 @@ bool fdlimit_guard_in_effect(void);
  */
 void fdlimit_cap(const struct sockaddr *addr, socklen_t len, unsigned max,
 		 const char *what, const char *key);
-/* A new limit for the capped listener (reload); open connections stay. */
-void fdlimit_cap_set(unsigned max);
+/*
+ * New limits for the capped listener (at start, and at reload; open
+ * connections stay): @max connections, @per_address from one address (0:
+ * any), shut down when nothing was answered for @idle_ms (0: never).
+ */
+void fdlimit_cap_set(unsigned max, unsigned per_address, unsigned idle_ms);
+/*
+ * Shut down the capped listener's connections that have had nothing sent
+ * to them for its idle_ms (logged, rate-limited); the loop calls it from
+ * a timer.
+ */
+void fdlimit_cap_close_idle(void);
 
 #endif

@@ -6,22 +6,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "control/fdclose.h"
 #include "control/handoff.h"
 #include "control/protocol.h"
 #include "service/log.h"
 
 /* A request is a token and a few bytes of framing. */
 #define HANDOFF_MAX_REQUEST PROTOCOL_HANDOFF_MAX
+/* The most descriptors one message can carry (the kernel's SCM_MAX_FD). */
+#define HANDOFF_SCM_MAX_FD 253
 
 struct hconn {
 	struct hconn *next;
 	struct handoff *h;
 	int fd;
+	uid_t uid;
 	uv_poll_t poll;
 	uv_timer_t timer;
 	unsigned open_handles;
@@ -58,7 +63,10 @@ static void conn_closed(uv_handle_t *handle)
 	handoff_release(h);
 }
 
-/* Forget @c; close its socket unless it was handed to a lease. */
+/*
+ * Forget @c; close its socket unless it was handed to a lease (what the
+ * client queued on it is the client's: fdclose.h).
+ */
 static void conn_end(struct hconn *c, bool close_fd)
 {
 	struct handoff *h = c->h;
@@ -74,7 +82,7 @@ static void conn_end(struct hconn *c, bool close_fd)
 	uv_close((uv_handle_t *)&c->poll, conn_closed);
 	uv_close((uv_handle_t *)&c->timer, conn_closed);
 	if (close_fd)
-		close(c->fd);
+		fdclose_untrusted(c->fd);
 }
 
 static void reply(int fd, int code, const char *msg, const int *fds,
@@ -116,12 +124,14 @@ static void reply(int fd, int code, const char *msg, const int *fds,
 /*
  * Receive one request and the descriptors that came with it (at most
  * HANDOFF_MAX_IN_FDS; any more are closed at once): its length, as recv().
+ * Room for as many as a message can carry: the kernel would close any
+ * that did not fit, in this thread, where the close could block.
  */
 static ssize_t conn_recv(int fd, uint8_t *buf, size_t len, int *in_fds,
 			 unsigned *ret_n_in)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int) * 8)];
+		char buf[CMSG_SPACE(sizeof(int) * HANDOFF_SCM_MAX_FD)];
 		struct cmsghdr align;
 	} ctl;
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
@@ -144,7 +154,7 @@ static ssize_t conn_recv(int fd, uint8_t *buf, size_t len, int *in_fds,
 			if (n_in < HANDOFF_MAX_IN_FDS)
 				in_fds[n_in++] = in;
 			else
-				close(in);
+				fdclose_untrusted(in);
 		}
 	}
 	*ret_n_in = n_in;
@@ -154,8 +164,7 @@ static ssize_t conn_recv(int fd, uint8_t *buf, size_t len, int *in_fds,
 static void close_fds(const int *fds, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
+		fdclose_untrusted(fds[i]);
 }
 
 /* One request on @c: answer it, and hand the connection on or close it. */
@@ -234,18 +243,34 @@ static void on_conn_timeout(uv_timer_t *t)
 	conn_end(t->data, true);
 }
 
+/* Whether @uid may have one more connection pending on @h. */
+static bool conn_room_for(const struct handoff *h, uid_t uid)
+{
+	unsigned n = 0;
+
+	if (h->n_conns >= HANDOFF_MAX_PENDING)
+		return false;
+	for (const struct hconn *c = h->conns; c; c = c->next)
+		n += c->uid == uid;
+	return n < HANDOFF_MAX_PENDING_UID;
+}
+
 static void conn_add(struct handoff *h, int fd)
 {
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
 	struct hconn *c;
 
-	if (h->n_conns >= HANDOFF_MAX_PENDING || !(c = calloc(1, sizeof(*c)))) {
-		close(fd);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 ||
+	    !conn_room_for(h, cred.uid) || !(c = calloc(1, sizeof(*c)))) {
+		fdclose_untrusted(fd);
 		return;
 	}
 	c->h = h;
 	c->fd = fd;
+	c->uid = cred.uid;
 	if (uv_poll_init(h->loop, &c->poll, fd) < 0) {
-		close(fd);
+		fdclose_untrusted(fd);
 		free(c);
 		return;
 	}
@@ -345,4 +370,29 @@ void handoff_stop(struct handoff *h)
 	}
 	if (!h->poll_init)
 		handoff_release(h);
+}
+
+/* --- tokens ------------------------------------------------------------------ */
+
+int handoff_token_make(struct handoff_token *t)
+{
+	ssize_t n = getrandom(t->bytes, sizeof(t->bytes), 0);
+
+	t->valid = n == (ssize_t)sizeof(t->bytes);
+	return t->valid ? 0 : -EAGAIN;
+}
+
+int handoff_token_claim(struct handoff_token *t, const uint8_t *token,
+			const struct handoff_peer *peer, pid_t pid, uid_t uid,
+			const char *what, char *err, size_t errlen)
+{
+	if (!t->valid || memcmp(t->bytes, token, sizeof(t->bytes)) != 0)
+		return -ENOENT;
+	if (peer->pid != pid || peer->uid != uid) {
+		snprintf(err, errlen, "%s is pid %d's, not pid %d's (uid %u)", what,
+			 (int)pid, (int)peer->pid, (unsigned)peer->uid);
+		return -EACCES;
+	}
+	t->valid = false;
+	return 0;
 }

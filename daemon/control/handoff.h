@@ -16,11 +16,14 @@
  *
  * Runs on the libuv loop thread.  A connection that sends nothing within
  * HANDOFF_TIMEOUT_MS is closed; at most HANDOFF_MAX_PENDING are served at
- * once, the rest are closed when accepted.
+ * once, and at most HANDOFF_MAX_PENDING_UID from one uid (so that one
+ * user's idle connections cannot shut out every other user's handoffs);
+ * the rest are closed when accepted.
  */
 #ifndef FPGAD_HANDOFF_H
 #define FPGAD_HANDOFF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -33,6 +36,7 @@
 #define HANDOFF_MAX_IN_FDS 2
 #define HANDOFF_TIMEOUT_MS 2000
 #define HANDOFF_MAX_PENDING 64
+#define HANDOFF_MAX_PENDING_UID 8
 
 struct handoff;
 
@@ -48,6 +52,28 @@ struct handoff_peer {
 	int *fds;
 	unsigned n_fds;
 };
+
+/*
+ * A one-time handoff token, the only way to a lease's, a transfer
+ * queue's or a buffer's descriptors: made when one is granted, for the
+ * process it was granted to, and matched once, by that process only.
+ */
+struct handoff_token {
+	uint8_t bytes[HANDOFF_TOKEN_SIZE];
+	bool valid;
+};
+
+/* A fresh token (getrandom); -EAGAIN when no random bytes can be had. */
+int handoff_token_make(struct handoff_token *t);
+/*
+ * @token as presented by @peer against @t, granted to @pid (@uid): 0 when
+ * it is @t and @peer is that process (@t is used up); -ENOENT when it is
+ * another token (or @t is used); -EACCES when it is @t but another process
+ * presents it (@err says whose @what it is).
+ */
+int handoff_token_claim(struct handoff_token *t, const uint8_t *token,
+			const struct handoff_peer *peer, pid_t pid, uid_t uid,
+			const char *what, char *err, size_t errlen);
 
 struct handoff_handlers {
 	void *user;

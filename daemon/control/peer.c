@@ -64,3 +64,14 @@ int peer_sockaddr_from_nng(const nng_sockaddr *na,
 	*ret_ss = ss;
 	return 0;
 }
+
+void peer_addr_key(const struct sockaddr_storage *ss, uint8_t ret_key[16])
+{
+	memset(ret_key, 0, 16);
+	if (ss->ss_family == AF_INET6) {
+		memcpy(ret_key, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
+	} else if (ss->ss_family == AF_INET) {
+		ret_key[10] = ret_key[11] = 0xff;
+		memcpy(ret_key + 12, &((const struct sockaddr_in *)ss)->sin_addr, 4);
+	}
+}

@@ -37,6 +37,11 @@ const char *peer_name(const struct peer *p, char *buf, size_t len);
  */
 int peer_format_addr(const struct sockaddr *sa, const char *scheme,
 		     char *buf, size_t len);
+/*
+ * The IP address of @ss as 16 bytes (IPv4 mapped into IPv6), to count
+ * connections per address; zeros for another family.
+ */
+void peer_addr_key(const struct sockaddr_storage *ss, uint8_t ret_key[16]);
 /* nng's form of an AF_INET or AF_INET6 address as the system's. */
 int peer_sockaddr_from_nng(const nng_sockaddr *na,
 			   struct sockaddr_storage *ret_ss);

@@ -28,6 +28,7 @@
 #ifndef FPGAD_DEVICE_H
 #define FPGAD_DEVICE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config/config.h"
@@ -94,7 +95,9 @@ struct dev_completion {
 
 struct device_ops {
 	const char *name;
-	int (*open)(const struct config *cfg, struct device **ret_dev);
+	/* On failure writes why into @err: the caller says it, once. */
+	int (*open)(const struct config *cfg, struct device **ret_dev,
+		    char *err, size_t errlen);
 	void (*close)(struct device *dev);
 	int (*info)(struct device *dev, struct device_info *ret_info);
 
@@ -142,6 +145,11 @@ struct device_ops {
 	 * to take; the next wait() clears it).  Owned by the queue.
 	 */
 	int (*completion_fd)(struct device_queue *q);
+	/*
+	 * Optional: make [@addr, @addr + @len) of card memory read back as
+	 * zeros (a card region between two clients).  0 or -errno.
+	 */
+	int (*scrub)(struct device *dev, uint64_t addr, uint64_t len);
 };
 
 extern const struct device_ops device_sim_ops;

@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "memory/memory.h"
@@ -141,9 +143,59 @@ static int memory_host_export_dmabuf(struct mem_region *r, uint64_t offset,
 }
 
 /*
- * A client's memfd, for card transfers.  Sealed against shrinking, it
- * cannot lose pages under fpgad's mapping, so no access here can fault,
- * whatever the client does with its own descriptor later.
+ * Whether @fd is shmem (a memfd or a tmpfs file): hugetlbfs memory can
+ * run out under a mapping and a file on disk can fail to read back, and
+ * either raises SIGBUS in whoever touches it.
+ */
+static int memory_host_check_fs(int fd, char *why, size_t whylen)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) < 0) {
+		snprintf(why, whylen, "fstatfs: %s", strerror(errno));
+		return -EINVAL;
+	}
+	if (sf.f_type == HUGETLBFS_MAGIC) {
+		snprintf(why, whylen, "hugetlbfs memory is refused: a huge page "
+			 "that cannot be allocated would fault under fpgad");
+		return -EINVAL;
+	}
+	if (sf.f_type != TMPFS_MAGIC) {
+		snprintf(why, whylen, "not shared memory (filesystem type 0x%llx):"
+			 " only a memfd without MFD_HUGETLB is accepted",
+			 (unsigned long long)sf.f_type);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Whether every page of @st's memfd is allocated: fpgad must not be the
+ * one that fills a sparse buffer (the pages would be charged to fpgad's
+ * memory cgroup, not the client's).  shmem counts its pages, fallocated
+ * or swapped out alike, in st_blocks; SEEK_HOLE would not do, as it
+ * counts a fallocated page that was never written as a hole.
+ */
+static int memory_host_check_allocated(const struct stat *st, char *why,
+				       size_t whylen)
+{
+	if ((uint64_t)st->st_blocks * 512u < (uint64_t)st->st_size) {
+		snprintf(why, whylen, "the memfd is sparse (%llu of %lld bytes "
+			 "allocated): allocate it in full first (fallocate)",
+			 (unsigned long long)st->st_blocks * 512u,
+			 (long long)st->st_size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * A client's memfd, for card transfers: shmem (no hugetlbfs, no file),
+ * sealed against shrinking, and allocated in full, so that what fpgad
+ * maps holds pages that are already the client's.  A client can still
+ * punch holes later (no seal forbids that and allows writing): the copies
+ * that touch it run under fault_guard_copy(), and refilling a hole costs
+ * at most the buffer's length, which the client once held itself.
  */
 static int memory_host_import(const struct mem_import *imp,
 			      struct mem_region **ret_region, char *why,
@@ -152,8 +204,11 @@ static int memory_host_import(const struct mem_import *imp,
 	struct mem_region *r;
 	struct stat st;
 	void *map;
-	int seals;
+	int seals, ret;
 
+	ret = memory_host_check_fs(imp->fd, why, whylen);
+	if (ret)
+		return ret;
 	seals = fcntl(imp->fd, F_GET_SEALS);
 	if (seals < 0) {
 		snprintf(why, whylen, "not a memfd (F_GET_SEALS: %s)",
@@ -175,6 +230,9 @@ static int memory_host_import(const struct mem_import *imp,
 			 (long long)st.st_size, (unsigned long long)imp->length);
 		return -EINVAL;
 	}
+	ret = memory_host_check_allocated(&st, why, whylen);
+	if (ret)
+		return ret;
 	map = mmap(NULL, imp->length, PROT_READ | PROT_WRITE, MAP_SHARED,
 		   imp->fd, 0);
 	if (map == MAP_FAILED) {

@@ -268,8 +268,8 @@ struct xfer_buffer *xfer_buffer_pending(struct xfer *x, const uint8_t *token)
 		for (unsigned i = 0; i < c->n_slots; i++) {
 			struct xfer_buffer *b = c->bufs[i];
 
-			if (b && !b->ready && !b->dead &&
-			    !memcmp(b->token, token, sizeof(b->token)))
+			if (b && !b->ready && !b->dead && b->token.valid &&
+			    !memcmp(b->token.bytes, token, sizeof(b->token.bytes)))
 				return b;
 		}
 	}
@@ -486,7 +486,7 @@ int xfer_register(struct xfer *x, const struct xfer_who *who,
 	memset(ret_grant, 0, sizeof(*ret_grant));
 	if (a->memory == MEMORY_HOST) {
 		/* Usable once its memfd comes on the handoff socket. */
-		r = xfer_random(b->token, sizeof(b->token));
+		r = handoff_token_make(&b->token);
 		if (r) {
 			snprintf(err, errlen, "no random bytes for a token");
 			xfer_buffer_kill(x, b);
@@ -495,7 +495,7 @@ int xfer_register(struct xfer *x, const struct xfer_who *who,
 		b->mode = MODE_HOST;
 		snprintf(b->reason, sizeof(b->reason), "host memory");
 		ret_grant->host = true;
-		memcpy(ret_grant->token, b->token, sizeof(b->token));
+		memcpy(ret_grant->token, b->token.bytes, sizeof(ret_grant->token));
 	} else {
 		b->addr = (unsigned char *)ipc->mem->dev + a->ipc_offset;
 		r = xfer_buffer_set(x, b, a->mode, err, errlen);

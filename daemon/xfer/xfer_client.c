@@ -13,6 +13,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "control/fdclose.h"
 #include "service/log.h"
 #include "xfer/xfer_impl.h"
 
@@ -41,10 +42,50 @@ struct xfer_client *xfer_client_get(struct xfer *x,
 	c->pid = who->pid;
 	c->uid = who->uid;
 	c->link_fd = -1;
+	c->region = -1;
 	c->ready_tail = &c->ready;
 	c->next = x->clients;
 	x->clients = c;
 	return c;
+}
+
+/* A free card region for @c's queue (x->lock held): 0 or -EBUSY. */
+static int xfer_region_take(struct xfer *x, struct xfer_client *c,
+			    char *err, size_t errlen)
+{
+	unsigned n = x->cfg.card_regions;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (x->region_used[i])
+			continue;
+		x->region_used[i] = true;
+		c->region = (int)i;
+		c->card_base = (uint64_t)i * x->region_size;
+		return 0;
+	}
+	snprintf(err, errlen, "card memory: all %u regions are in use "
+		 "([transfer] card_regions)", n);
+	return -EBUSY;
+}
+
+/*
+ * @c's region back, scrubbed first: the next queue must not read what
+ * this one wrote.  No transfer of @c is on the card any more.
+ */
+static void xfer_region_put(struct xfer *x, struct xfer_client *c)
+{
+	int r;
+
+	if (c->region < 0)
+		return;
+	r = x->ops->scrub(x->dev, c->card_base, x->region_size);
+	if (r) {
+		/* Kept out of use rather than handed on unscrubbed. */
+		log_err("transfer: cannot scrub card region %d: %s; it stays "
+			"out of use", c->region, strerror(-r));
+		return;
+	}
+	x->region_used[c->region] = false;
 }
 
 void xfer_client_maybe_free(struct xfer *x, struct xfer_client *c)
@@ -64,9 +105,9 @@ void xfer_client_maybe_free(struct xfer *x, struct xfer_client *c)
 		epoll_ctl(x->epfd, EPOLL_CTL_DEL, doorbell, NULL);
 		xfer_server_free(c->srv);
 	}
+	xfer_region_put(x, c);
 	/* The client sees its link hang up: the queue is over. */
-	if (c->link_fd >= 0)
-		close(c->link_fd);
+	fdclose_untrusted(c->link_fd);
 	free(c->bufs);
 	free(c->gens);
 	free(c);
@@ -80,7 +121,7 @@ void xfer_client_end(struct xfer *x, struct xfer_client *c)
 		return;
 	c->gone = true;
 	c->session = NULL;
-	c->token_valid = false;
+	c->token.valid = false;
 	if (c->srv)
 		xfer_server_raise(c->srv, FPGAD_XFER_EVENT_CLOSED);
 	/* What has not started is canceled; a transfer half started ends
@@ -177,10 +218,15 @@ int xfer_open_queue(struct xfer *x, const struct xfer_who *who,
 		snprintf(err, errlen, "this connection has its transfer queue already");
 		goto out;
 	}
+	if (x->region_used) {
+		r = xfer_region_take(x, c, err, errlen);
+		if (r)
+			goto out;
+	}
 	snprintf(hint, sizeof(hint), "fpgad-xfer-%d", (int)who->pid);
 	r = xfer_server_create(x->cfg.queue_entries, &x->rules, hint, &c->srv);
 	if (!r)
-		r = xfer_random(c->token, sizeof(c->token));
+		r = handoff_token_make(&c->token);
 	if (!r) {
 		xfer_server_fds(c->srv, &memfd, &doorbell);
 		r = xfer_epoll_add(x, doorbell, true);
@@ -190,11 +236,12 @@ int xfer_open_queue(struct xfer *x, const struct xfer_who *who,
 			 strerror(-r));
 		xfer_server_free(c->srv);
 		c->srv = NULL;
+		xfer_region_put(x, c);
+		c->region = -1;
 		goto out;
 	}
-	c->token_valid = true;
 	memset(ret_grant, 0, sizeof(*ret_grant));
-	memcpy(ret_grant->token, c->token, sizeof(c->token));
+	memcpy(ret_grant->token, c->token.bytes, sizeof(ret_grant->token));
 	ret_grant->size = xfer_server_size(c->srv);
 	ret_grant->entries = x->cfg.queue_entries;
 	log_info("transfer: queue of %u entries for pid %d (uid %u)",
@@ -204,26 +251,13 @@ out:
 	return r;
 }
 
-static int xfer_claim_check(const struct xfer_client *c,
-			    const struct handoff_peer *peer, const char *what,
-			    char *err, size_t errlen)
-{
-	if (peer->pid == c->pid && peer->uid == c->uid)
-		return 0;
-	snprintf(err, errlen, "%s is pid %d's, not pid %d's (uid %u)", what,
-		 (int)c->pid, (int)peer->pid, (unsigned)peer->uid);
-	return -EACCES;
-}
-
 /* A pending host buffer's memfd: the first descriptor that came. */
 static int xfer_claim_buffer(struct xfer *x, struct xfer_buffer *b,
 			     const struct handoff_peer *peer, char *err,
 			     size_t errlen)
 {
-	int r = xfer_claim_check(b->c, peer, "the buffer", err, errlen);
+	int r;
 
-	if (r)
-		return r;
 	for (unsigned i = 0; i < peer->n_fds; i++) {
 		int fd = peer->fds[i];
 
@@ -257,19 +291,22 @@ int xfer_claim(struct xfer *x, const uint8_t *token,
 		return -ENOENT;
 	pthread_mutex_lock(&x->lock);
 	for (struct xfer_client *c = x->clients; c; c = c->next) {
-		if (!c->token_valid || memcmp(c->token, token, sizeof(c->token)))
+		r = handoff_token_claim(&c->token, token, peer, c->pid, c->uid,
+					"the transfer queue", err, errlen);
+		if (r == -ENOENT)
 			continue;
-		r = xfer_claim_check(c, peer, "the transfer queue", err, errlen);
 		if (r)
 			goto out;
-		c->token_valid = false;
 		xfer_server_fds(c->srv, &ret_fds[0], &ret_fds[1]);
 		*ret_n_fds = 2;
 		*ret_target = c;
 		goto out;
 	}
 	b = xfer_buffer_pending(x, token);
-	if (b) {
+	if (b)
+		r = handoff_token_claim(&b->token, token, peer, b->c->pid, b->c->uid,
+					"the buffer", err, errlen);
+	if (b && !r) {
 		r = xfer_claim_buffer(x, b, peer, err, errlen);
 		if (!r) {
 			*ret_n_fds = 0;
@@ -284,23 +321,25 @@ out:
 bool xfer_link(struct xfer *x, void *target, int fd)
 {
 	bool ours = false;
+	int old = -1;
 
 	if (!x)
 		return false;
 	pthread_mutex_lock(&x->lock);
 	if (target == x) {
 		/* A buffer's handoff: nothing to keep. */
-		close(fd);
+		old = fd;
 		ours = true;
 	}
 	for (struct xfer_client *c = x->clients; c && !ours; c = c->next) {
 		if (c != target)
 			continue;
-		if (c->link_fd >= 0)
-			close(c->link_fd);
+		old = c->link_fd;
 		c->link_fd = fd;
 		ours = true;
 	}
 	pthread_mutex_unlock(&x->lock);
+	/* With nothing held. */
+	fdclose_untrusted(old);
 	return ours;
 }

@@ -79,7 +79,7 @@ struct xfer_buffer {
 	unsigned inflight;		/* transfers using it */
 	bool ready;			/* a host buffer got its memfd */
 	bool dead;			/* unregistered, or its connection gone */
-	uint8_t token[HANDOFF_TOKEN_SIZE];
+	struct handoff_token token;	/* host memory: for its memfd */
 };
 
 /* One entry being served. */
@@ -119,9 +119,10 @@ struct xfer_client {
 	pid_t pid;
 	uid_t uid;
 	struct xfer_server *srv;	/* its queue, once asked for */
-	uint8_t token[HANDOFF_TOKEN_SIZE];
-	bool token_valid;
+	struct handoff_token token;	/* for its queue's handoff */
 	int link_fd;			/* kept from the handoff, -1 before */
+	int region;			/* its card region, -1: none */
+	uint64_t card_base;		/* where its card address 0 is */
 	bool gone;
 	/* Buffers: id = generation << 32 | (index + 1). */
 	struct xfer_buffer **bufs;
@@ -161,6 +162,10 @@ struct xfer {
 	atomic_bool stop;
 	int epfd;
 	int wake_fd;			/* eventfd: the loop thread pokes */
+
+	/* [transfer] card_regions: one region of card memory per queue. */
+	uint64_t region_size;
+	bool *region_used;
 
 	struct xfer_client *clients;
 	unsigned rr;			/* where dispatch starts, in turn */
@@ -214,8 +219,5 @@ struct xfer_buffer *xfer_buffer_pending(struct xfer *x, const uint8_t *token);
 /* The memfd of pending @b arrived: map it, pin it. */
 int xfer_buffer_attach_fd(struct xfer *x, struct xfer_buffer *b, int fd,
 			  char *err, size_t errlen);
-
-/* Random bytes for tokens (getrandom). */
-int xfer_random(void *buf, size_t len);
 
 #endif

@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -27,11 +26,6 @@
 #define XFER_DEFAULT_PART (8ull << 20)
 
 static const char *const dir_names[] = { "c2h", "h2c" };
-
-int xfer_random(void *buf, size_t len)
-{
-	return getrandom(buf, len, 0) == (ssize_t)len ? 0 : -EAGAIN;
-}
 
 void xfer_poke(struct xfer *x)
 {
@@ -114,7 +108,7 @@ static void xfer_part_submit(struct xfer *x, struct xfer_part *p)
 	struct xfer_req *r = p->r;
 	struct xfer_engine *e = p->e;
 	struct dev_xfer dx = {
-		.card_addr = r->sqe.card_addr + p->off,
+		.card_addr = r->c->card_base + r->sqe.card_addr + p->off,
 		.length = p->len,
 		.cookie = (uintptr_t)p,
 		.timeout_ms = r->sqe.timeout_ms ? r->sqe.timeout_ms :
@@ -405,6 +399,8 @@ static bool xfer_take_from(struct xfer *x, struct xfer_client *c)
 	if (c->barrier) {
 		if (c->outstanding > 1)
 			return false;
+		/* It starts now: every entry ahead of it completed. */
+		c->barrier->t_start_ns = clock_now_ns();
 		xfer_ready_add(c, c->barrier);
 		c->barrier = NULL;
 		work = true;
@@ -811,6 +807,40 @@ static int xfer_open_engines(struct xfer *x, const struct config *cfg)
 	return 0;
 }
 
+/*
+ * [transfer] card_regions: card memory cut into that many regions of
+ * equal size, each a queue's whole address space while it lasts, scrubbed
+ * when the queue ends.
+ */
+static int xfer_regions(struct xfer *x, const struct config *cfg)
+{
+	unsigned n = cfg->transfer.card_regions;
+
+	if (!n)
+		return 0;
+	if (!x->info.card_memory || !x->ops->scrub) {
+		log_err("transfer: card_regions = %u needs a card that states "
+			"its memory and can scrub it; the %s backend does not",
+			n, x->ops->name);
+		return -EINVAL;
+	}
+	x->region_size = x->info.card_memory / n / x->rules.gpu_align *
+			 x->rules.gpu_align;
+	if (!x->region_size) {
+		log_err("transfer: card_regions = %u: regions of card memory "
+			"(%" PRIu64 " bytes) would be empty", n,
+			x->info.card_memory);
+		return -EINVAL;
+	}
+	x->region_used = calloc(n, sizeof(*x->region_used));
+	if (!x->region_used)
+		return -ENOMEM;
+	x->rules.card_memory = x->region_size;
+	log_info("transfer: card memory in %u regions of %" PRIu64 " bytes, "
+		 "one per queue, scrubbed when it ends", n, x->region_size);
+	return 0;
+}
+
 static void xfer_rules(struct xfer *x, const struct config *cfg)
 {
 	uint32_t align = x->info.xfer_align ? x->info.xfer_align : 1;
@@ -849,6 +879,9 @@ int xfer_start(const struct config *cfg, const struct device_ops *ops,
 	if (r)
 		goto fail;
 	xfer_rules(x, cfg);
+	r = xfer_regions(x, cfg);
+	if (r)
+		goto fail;
 	x->epfd = epoll_create1(EPOLL_CLOEXEC);
 	x->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (x->epfd < 0 || x->wake_fd < 0) {
@@ -950,6 +983,7 @@ void xfer_stop(struct xfer *x)
 		close(x->wake_fd);
 	if (x->lock_init)
 		pthread_mutex_destroy(&x->lock);
+	free(x->region_used);
 	free(x);
 }
 

@@ -65,23 +65,16 @@ struct pyfpgad_channel *pyfpgad_channel_open(struct pyfpgad_client *cl, const ch
 {
 	struct pyfpgad_channel *ch;
 	fpgad_channel *c = NULL;
+	char what[64];
 	int r;
 
-	pyfpgad_client_lock(cl);
-	Py_BEGIN_ALLOW_THREADS
-	r = fpgad_channel_open(cl->c, name, flags, &c);
-	Py_END_ALLOW_THREADS
-	if (r < 0) {
-		char what[64];
-
-		PyOS_snprintf(what, sizeof(what), "open %s", name);
-		pyfpgad_raise_client(cl, r, what);
-		pyfpgad_client_unlock(cl);
+	PyOS_snprintf(what, sizeof(what), "open %s", name);
+	PYFPGAD_CLIENT_CALL(cl, r, fpgad_channel_open(cl->c, name, flags, &c), what);
+	if (r < 0)
 		return NULL;
-	}
+	/* Nobody else has the new channel yet: no lock needed. */
 	fpgad_channel_set_newest(c, newest);
 	fpgad_channel_set_poll(c, poll_us);
-	pyfpgad_client_unlock(cl);
 
 	ch = (struct pyfpgad_channel *)PyType_GenericAlloc(pyfpgad_channel_type, 0);
 	if (!ch)

@@ -130,16 +130,9 @@ static PyObject *client_status(PyObject *self, PyObject *unused)
 	(void)unused;
 	if (!client_check(cl))
 		return NULL;
-	pyfpgad_client_lock(cl);
-	Py_BEGIN_ALLOW_THREADS
-	r = fpgad_status_get(cl->c, &s);
-	Py_END_ALLOW_THREADS
-	if (r < 0) {
-		pyfpgad_raise_client(cl, r, "status");
-		pyfpgad_client_unlock(cl);
+	PYFPGAD_CLIENT_CALL(cl, r, fpgad_status_get(cl->c, &s), "status");
+	if (r < 0)
 		return NULL;
-	}
-	pyfpgad_client_unlock(cl);
 	chans = PyList_New(0);
 	if (!chans)
 		goto out;
@@ -173,16 +166,9 @@ static PyObject *client_clients(PyObject *self, PyObject *unused)
 	(void)unused;
 	if (!client_check(cl))
 		return NULL;
-	pyfpgad_client_lock(cl);
-	Py_BEGIN_ALLOW_THREADS
-	r = fpgad_clients_get(cl->c, &l);
-	Py_END_ALLOW_THREADS
-	if (r < 0) {
-		pyfpgad_raise_client(cl, r, "clients");
-		pyfpgad_client_unlock(cl);
+	PYFPGAD_CLIENT_CALL(cl, r, fpgad_clients_get(cl->c, &l), "clients");
+	if (r < 0)
 		return NULL;
-	}
-	pyfpgad_client_unlock(cl);
 	list = PyList_New(0);
 	for (uint32_t i = 0; list && i < l->n_clients; i++) {
 		const struct fpgad_client_info *ci = &l->clients[i];
@@ -214,23 +200,15 @@ static PyObject *client_stats(PyObject *self, PyObject *args)
 	struct pyfpgad_client *cl = (struct pyfpgad_client *)self;
 	struct fpgad_channel_stats s;
 	const char *name;
+	char what[64];
 	int r;
 
 	if (!PyArg_ParseTuple(args, "s:stats", &name) || !client_check(cl))
 		return NULL;
-	pyfpgad_client_lock(cl);
-	Py_BEGIN_ALLOW_THREADS
-	r = fpgad_channel_stats(cl->c, name, &s);
-	Py_END_ALLOW_THREADS
-	if (r < 0) {
-		char what[64];
-
-		PyOS_snprintf(what, sizeof(what), "stats %s", name);
-		pyfpgad_raise_client(cl, r, what);
-		pyfpgad_client_unlock(cl);
+	PyOS_snprintf(what, sizeof(what), "stats %s", name);
+	PYFPGAD_CLIENT_CALL(cl, r, fpgad_channel_stats(cl->c, name, &s), what);
+	if (r < 0)
 		return NULL;
-	}
-	pyfpgad_client_unlock(cl);
 	return Py_BuildValue("{s:s,s:s,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:d}",
 			     "state", s.state, "mode", s.mode,
 			     "frames", (unsigned long long)s.frames,
@@ -251,23 +229,15 @@ static PyObject *client_reset(PyObject *self, PyObject *args)
 {
 	struct pyfpgad_client *cl = (struct pyfpgad_client *)self;
 	const char *name;
+	char what[64];
 	int r;
 
 	if (!PyArg_ParseTuple(args, "s:reset", &name) || !client_check(cl))
 		return NULL;
-	pyfpgad_client_lock(cl);
-	Py_BEGIN_ALLOW_THREADS
-	r = fpgad_channel_reset(cl->c, name);
-	Py_END_ALLOW_THREADS
-	if (r < 0) {
-		char what[64];
-
-		PyOS_snprintf(what, sizeof(what), "reset %s", name);
-		pyfpgad_raise_client(cl, r, what);
-		pyfpgad_client_unlock(cl);
+	PyOS_snprintf(what, sizeof(what), "reset %s", name);
+	PYFPGAD_CLIENT_CALL(cl, r, fpgad_channel_reset(cl->c, name), what);
+	if (r < 0)
 		return NULL;
-	}
-	pyfpgad_client_unlock(cl);
 	Py_RETURN_NONE;
 }
 
@@ -337,16 +307,9 @@ static PyObject *client_topology(PyObject *self, PyObject *unused)
 	(void)unused;
 	if (!client_check(cl))
 		return NULL;
-	pyfpgad_client_lock(cl);
-	Py_BEGIN_ALLOW_THREADS
-	r = fpgad_topology_get(cl->c, &t);
-	Py_END_ALLOW_THREADS
-	if (r < 0) {
-		pyfpgad_raise_client(cl, r, "topology");
-		pyfpgad_client_unlock(cl);
+	PYFPGAD_CLIENT_CALL(cl, r, fpgad_topology_get(cl->c, &t), "topology");
+	if (r < 0)
 		return NULL;
-	}
-	pyfpgad_client_unlock(cl);
 	card = topo_end(&t->card_end);
 	gpus = dict_list(t->gpus, sizeof(*t->gpus), t->n_gpus, make_gpu);
 	chans = dict_list(t->channels, sizeof(*t->channels), t->n_channels, make_channel);

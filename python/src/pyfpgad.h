@@ -119,6 +119,22 @@ int pyfpgad_client_init_type(PyObject *m);
 /* Take the client's lock, letting the GIL go while waiting for it. */
 void pyfpgad_client_lock(struct pyfpgad_client *cl);
 void pyfpgad_client_unlock(struct pyfpgad_client *cl);
+
+/*
+ * @r = @call, a blocking libfpgad call on @cl's handle, made with the
+ * client locked and the GIL released; a failure raises the exception for
+ * @what with fpgad's own words, read while the lock is still held.
+ */
+#define PYFPGAD_CLIENT_CALL(cl, r, call, what)				\
+	do {								\
+		pyfpgad_client_lock(cl);				\
+		Py_BEGIN_ALLOW_THREADS					\
+		(r) = (call);						\
+		Py_END_ALLOW_THREADS					\
+		if ((r) < 0)						\
+			pyfpgad_raise_client((cl), (r), (what));	\
+		pyfpgad_client_unlock(cl);				\
+	} while (0)
 int pyfpgad_client_add_channel(struct pyfpgad_client *cl, struct pyfpgad_channel *ch);
 /* @ch closed at the C level; disconnects a closing client with none left. */
 void pyfpgad_client_channel_gone(struct pyfpgad_client *cl, struct pyfpgad_channel *ch);

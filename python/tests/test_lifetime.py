@@ -117,6 +117,29 @@ def test_frames_collected_unreleased_are_released(client):
         ch.wait(timeout=5).release()
 
 
+def test_a_released_frame_collected_later_leaves_the_slot_alone(client):
+    """A Frame released, then collected after a newer frame took its slot,
+    must not release that slot again: the newer frame stays held and its
+    own release works."""
+    import gc
+
+    with client.open("small") as ch:
+        old = ch.wait(timeout=5)
+        slot = old.slot
+        old.release()
+        for _ in range(4 * ch.slots):
+            new = ch.wait(timeout=5)
+            if new.slot == slot:
+                break
+            new.release()
+        assert new.slot == slot
+        del old
+        gc.collect()
+        assert new.state == "held"
+        new.release()
+        ch.wait(timeout=5).release()
+
+
 def test_close_with_a_live_view_keeps_the_lease_until_it_goes(client, daemon):
     ch = client.open("small")
     f = ch.wait(timeout=5)

@@ -24,6 +24,7 @@
 #endif
 
 #include "bench_util.h"
+#include "gpu_probe.h"
 
 #define MAX_INFLIGHT 64
 
@@ -161,24 +162,6 @@ out:
 	return code;
 }
 
-static int probe(void)
-{
-	struct cudaDeviceProp prop;
-	cudaError_t e;
-	int n = 0;
-
-	e = cudaGetDeviceCount(&n);
-	if (e != cudaSuccess || n <= 0) {
-		printf("no GPU: %s\n", e != cudaSuccess ? cudaGetErrorString(e) :
-		       "the CUDA runtime sees no device");
-		return 77;
-	}
-	e = cudaGetDeviceProperties(&prop, 0);
-	if (e != cudaSuccess)
-		return cuda_fail("cudaGetDeviceProperties", e);
-	printf("%s\n", prop.name);
-	return 0;
-}
 #else
 static int copy_gpu(uint64_t size, unsigned slots, unsigned inflight,
 		    double secs)
@@ -190,12 +173,6 @@ static int copy_gpu(uint64_t size, unsigned slots, unsigned inflight,
 	fprintf(stderr, "bench_copy: built without CUDA\n");
 	return 77;
 }
-
-static int probe(void)
-{
-	printf("no GPU: built without CUDA\n");
-	return 77;
-}
 #endif
 
 int main(int argc, char **argv)
@@ -204,7 +181,7 @@ int main(int argc, char **argv)
 	unsigned slots, inflight;
 
 	if (argc == 2 && !strcmp(argv[1], "probe"))
-		return probe();
+		return test_gpu_probe();
 	if (argc == 5 && !strcmp(argv[1], "host")) {
 		size = bench_parse_size(argv[2]);
 		slots = (unsigned)atoi(argv[3]);

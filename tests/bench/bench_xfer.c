@@ -33,6 +33,7 @@
 
 #include "bench_util.h"
 #include "fpgad.h"
+#include "gpu_probe.h"
 
 #define MAX_DEPTH 64u
 #define MAX_BATCH 256u
@@ -191,19 +192,6 @@ static void raw_gpu_free(struct path *p)
 	cudaFreeHost(p->host);
 }
 
-static int probe(void)
-{
-	int n = 0;
-	cudaError_t e = cudaGetDeviceCount(&n);
-
-	if (e != cudaSuccess || n <= 0) {
-		printf("no GPU: %s\n", e != cudaSuccess ? cudaGetErrorString(e) :
-		       "the CUDA runtime sees no device");
-		return 77;
-	}
-	printf("%d CUDA device(s)\n", n);
-	return 0;
-}
 #else
 static int raw_gpu_setup(struct path *p, unsigned depth)
 {
@@ -239,11 +227,6 @@ static void raw_gpu_free(struct path *p)
 	(void)p;
 }
 
-static int probe(void)
-{
-	printf("no GPU: built without CUDA\n");
-	return 77;
-}
 #endif
 
 static int raw_host_setup(struct path *p)
@@ -509,7 +492,7 @@ int main(int argc, char **argv)
 	int ch;
 
 	if (argc == 2 && !strcmp(argv[1], "probe"))
-		return probe();
+		return test_gpu_probe();
 	while ((ch = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
 		switch (ch) {
 		case 's': o.seconds = atof(optarg); break;

@@ -21,6 +21,8 @@
 #   f. a Python consumer (the package in BUILD/python, make python) vs the
 #      C consumer on the same channel: frames/s and CPU per frame
 #   g. card memory transfers vs the raw copy (tests/bench/xfer.sh)
+#   h. on a GPU, stream-ordered release vs CPU release, C and Python,
+#      without and with MPS (tests/bench/release.sh)
 #
 # Environment (defaults in brackets): BENCH_SECONDS [1.5] per throughput
 # run, BENCH_SIZES [4K 64K 1M 4M 8M], BENCH_SLOTS [16], BENCH_QDEPTH [8],
@@ -73,24 +75,10 @@ RAW=$OUTD/raw.jsonl
 MD=$OUTD/BENCHMARKS.md
 FPGAD_PID=
 URL=
+BENCH_WHO=bench
+. "$TOP/tests/bench/lib.sh"
 : > "$RAW"
 
-cleanup() {
-	[ -z "$FPGAD_PID" ] || kill -9 "$FPGAD_PID" 2>/dev/null || true
-	[ -z "${MPS_UP:-}" ] || echo quit | nvidia-cuda-mps-control >/dev/null 2>&1 || true
-	rm -rf "$RUNDIR"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-
-log() { echo "bench: $*" >&2; }
-die() { log "FAIL: $*"; exit 1; }
-
-# jget JSON KEY: the value of a flat key of one JSON line.
-jget() { printf '%s\n' "$1" | sed -n 's/.*"'"$2"'":"\{0,1\}\([^,"}]*\).*/\1/p'; }
-# ratio A B [DIGITS]
-ratio() { awk -v a="$1" -v b="$2" -v d="${3:-2}" \
-	'BEGIN { if (b + 0 > 0) printf "%.*f", d, a / b; else printf "-" }'; }
 
 # cpu_split LINE: "OWN CARD", fpgad's own threads' CPU us/frame and the
 # simulated card's (sim-* engines, and the cuda-* runtime threads serving
@@ -144,30 +132,11 @@ header() {
 
 # start_fpgad NAME: fpgad with $RUNDIR/NAME.conf, until it answers.
 start_fpgad() {
-	dir=$RUNDIR/$1
-	mkdir -p "$dir"
 	cp "$RUNDIR/$1.conf" "$OUTD/fpgad-$1.conf"
-	"$BUILD/fpgad" -c "$RUNDIR/$1.conf" --runtime-dir "$dir" \
-		2> "$OUTD/fpgad-$1.log" &
-	FPGAD_PID=$!
-	URL=ipc://$dir/fpgad.sock
-	i=0
-	until "$BUILD/fpgactl" --url "$URL" status > /dev/null 2>&1; do
-		kill -0 "$FPGAD_PID" 2>/dev/null ||
-			die "fpgad ($1) exited at start (see $OUTD/fpgad-$1.log)"
-		i=$((i + 1))
-		[ $i -lt 600 ] || die "fpgad ($1) not answering after 30 s"
-		sleep 0.05
-	done
+	fpgad_start "$RUNDIR/$1.conf" "$RUNDIR/$1" "$OUTD/fpgad-$1.log"
 }
 
-stop_fpgad() {
-	kill -TERM "$FPGAD_PID"
-	rc=0
-	wait "$FPGAD_PID" || rc=$?
-	FPGAD_PID=
-	[ $rc = 0 ] || die "fpgad exited with status $rc (see its log in $OUTD)"
-}
+stop_fpgad() { fpgad_stop; }
 
 # --- the machine ---------------------------------------------------------------------
 
@@ -305,23 +274,6 @@ gpu_rows() {
 	stop_fpgad
 }
 
-# mps_start / mps_stop: an MPS control daemon of this run's own.
-MPS_UP=
-mps_start() {
-	command -v nvidia-cuda-mps-control >/dev/null 2>&1 || return 1
-	export CUDA_MPS_PIPE_DIRECTORY=$RUNDIR/mps-pipe
-	export CUDA_MPS_LOG_DIRECTORY=$RUNDIR/mps-log
-	mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-	nvidia-cuda-mps-control -d || return 1
-	MPS_UP=1
-}
-mps_stop() {
-	[ -n "$MPS_UP" ] || return 0
-	echo quit | nvidia-cuda-mps-control || true
-	MPS_UP=
-	unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
-}
-
 if [ -n "$GPU" ]; then
 	gpu_rows no-mps
 	if mps_start; then
@@ -392,6 +344,12 @@ if [ -n "$GPU" ]; then
 		echo "| releases at once | $none_fps | $(per_transfer vq0 vq1) |"
 		echo "| verifies on the GPU ($VERIFY_DEPTH in flight) | $gpu_fps | $(per_transfer vq1 vq2) |"
 	} >> "$MD"
+fi
+
+# --- h. stream-ordered release against CPU release ----------------------------------------
+
+if [ -n "$GPU" ]; then
+	"$TOP/tests/bench/release.sh" "$BUILD" "$OUTD" "$MD" || die "stream-ordered release (see $OUTD)"
 fi
 
 # --- f. a Python consumer against the C consumer ------------------------------------------

@@ -45,45 +45,20 @@ for f in "$BUILD/fpgad" "$B/bench_xfer"; do
 	[ -x "$f" ] || { echo "xfer bench: $f not built (make bench-bin)"; exit 1; }
 done
 
-cleanup() {
-	[ -z "$FPGAD_PID" ] || kill -9 "$FPGAD_PID" 2>/dev/null || true
-	rm -rf "$RUNDIR"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
 
-log() { echo "xfer bench: $*" >&2; }
-die() { log "FAIL: $*"; exit 1; }
-jget() { printf '%s\n' "$1" | sed -n 's/.*"'"$2"'":"\{0,1\}\([^,"}]*\).*/\1/p'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 > 0) printf "%.2f", a / b; else printf "-" }'; }
+BENCH_WHO="xfer bench"
+. "$(dirname "$0")/lib.sh"
 minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f", a - b }'; }
 
 # start NAME POLL_US: fpgad on the sim card with transfers, until it answers.
 start() {
-	mkdir -p "$RUNDIR/$1"
 	printf '[daemon]\nlog_level = info\n[sim]\nlink = unlimited\n' > "$RUNDIR/$1.conf"
 	printf '[transfer]\npoll_us = %s\nmax_registered = 8G\n' "$2" >> "$RUNDIR/$1.conf"
 	cp "$RUNDIR/$1.conf" "$OUTD/fpgad-xfer-$1.conf"
-	"$BUILD/fpgad" -c "$RUNDIR/$1.conf" --runtime-dir "$RUNDIR/$1" \
-		2> "$OUTD/fpgad-xfer-$1.log" &
-	FPGAD_PID=$!
-	URL=ipc://$RUNDIR/$1/fpgad.sock
-	i=0
-	until "$BUILD/fpgactl" --url "$URL" status > /dev/null 2>&1; do
-		kill -0 "$FPGAD_PID" 2>/dev/null || die "fpgad ($1) exited at start"
-		i=$((i + 1))
-		[ $i -lt 600 ] || die "fpgad ($1) not answering after 30 s"
-		sleep 0.05
-	done
+	fpgad_start "$RUNDIR/$1.conf" "$RUNDIR/$1" "$OUTD/fpgad-xfer-$1.log"
 }
 
-stop() {
-	kill -TERM "$FPGAD_PID"
-	rc=0
-	wait "$FPGAD_PID" || rc=$?
-	FPGAD_PID=
-	[ $rc = 0 ] || die "fpgad exited with status $rc"
-}
+stop() { fpgad_stop; }
 
 # bench NAME ARGS...: bench_xfer's JSON lines into $RUNDIR/NAME.out and raw.jsonl.
 bench() {

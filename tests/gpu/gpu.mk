@@ -24,11 +24,11 @@ $(GPU_VERIFY_OBJ): tests/gpu/verify_kernel.cu tests/gpu/gpu_verify.h \
 	$(Q)$(NVCC) $(NVCC_FLAGS) -c -o $@ $<
 
 $(GPU_DIR)/gpu_client: $(BUILD)/obj/tests/gpu/gpu_client.o $(GPU_VERIFY_OBJ) \
-		$(BUILD)/libfpgad.a
+		$(TEST_LIB_GPU) $(BUILD)/libfpgad.a
 $(GPU_DIR)/gpu_h2c: $(BUILD)/obj/tests/gpu/gpu_h2c.o $(GPU_VERIFY_OBJ) \
 		$(BUILD)/libfpgad.a
 
-$(GPU_DIR)/gpu_stale: $(BUILD)/obj/tests/gpu/gpu_stale.o $(BUILD)/libfpgad.a
+$(GPU_DIR)/gpu_stale: $(BUILD)/obj/tests/gpu/gpu_stale.o $(TEST_LIB_RAW) $(BUILD)/libfpgad.a
 
 $(GPU_BIN):
 	$(call msg,LD,$@)

@@ -29,6 +29,7 @@
 #include "fpgad.h"
 #include "fpgad_simframe.h"
 #include "gpu_verify.h"
+#include "gpu_probe.h"
 
 #define MAX_DEPTH 64u
 
@@ -52,19 +53,6 @@ static uint64_t now_ns(void)
 static double tv_us(const struct timeval *tv)
 {
 	return (double)tv->tv_sec * 1e6 + (double)tv->tv_usec;
-}
-
-static int probe(void)
-{
-	char name[128] = "", why[256] = "";
-	int n = gpu_verify_probe(name, sizeof(name), why, sizeof(why));
-
-	if (n <= 0) {
-		printf("no GPU: %s\n", why);
-		return 77;
-	}
-	printf("%d CUDA device(s), device 0: %s\n", n, name);
-	return 0;
 }
 
 static int selftest(void)
@@ -240,7 +228,7 @@ int main(int argc, char **argv)
 		case 'n': count = strtoull(optarg, NULL, 0); break;
 		case 'd': depth = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 't': timeout_ms = atoi(optarg); break;
-		case 'p': return probe();
+		case 'p': return test_gpu_probe();
 		case 'S': return selftest();
 		case 'H': host_ok = true; break;
 		case 'a': async = true; break;

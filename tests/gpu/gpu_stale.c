@@ -25,21 +25,7 @@
 #include "fpgad.h"
 #include "fpgad.pb-c.h"
 #include "fpgad_simframe.h"
-
-/* One request, its reply (the caller frees it), or NULL. */
-static Fpgad__Response *transact(nng_socket s, Fpgad__Request *req)
-{
-	Fpgad__Response *resp;
-	uint8_t buf[512];
-	nng_msg *m;
-	size_t len = fpgad__request__pack(req, buf);
-
-	if (nng_send(s, buf, len, 0) != 0 || nng_recvmsg(s, &m, 0) != 0)
-		return NULL;
-	resp = fpgad__response__unpack(NULL, nng_msg_len(m), nng_msg_body(m));
-	nng_msg_free(m);
-	return resp;
-}
+#include "raw_request.h"
 
 int main(int argc, char **argv)
 {
@@ -71,7 +57,7 @@ int main(int argc, char **argv)
 	req.id = 1;
 	req.body_case = FPGAD__REQUEST__BODY_HELLO;
 	req.hello = &hello;
-	resp = transact(s, &req);
+	resp = raw_transact(s, &req);
 	if (!resp || resp->code)
 		return 1;
 	fpgad__response__free_unpacked(resp, NULL);
@@ -81,7 +67,7 @@ int main(int argc, char **argv)
 	req.id = 2;
 	req.body_case = FPGAD__REQUEST__BODY_OPEN_CHANNEL;
 	req.open_channel = &open;
-	resp = transact(s, &req);
+	resp = raw_transact(s, &req);
 	if (!resp || resp->code || resp->open_channel->ipc_handle.len != sizeof(h)) {
 		fprintf(stderr, "gpu_stale: OpenChannel: %s\n",
 			resp ? resp->message : "no reply");
@@ -105,7 +91,7 @@ int main(int argc, char **argv)
 	req.id = 3;
 	req.body_case = FPGAD__REQUEST__BODY_CLOSE_CHANNEL;
 	req.close_channel = &close;
-	resp = transact(s, &req);
+	resp = raw_transact(s, &req);
 	if (!resp || resp->code)
 		return 1;
 	fpgad__response__free_unpacked(resp, NULL);

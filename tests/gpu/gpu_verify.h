@@ -31,12 +31,6 @@ extern "C" {
 
 struct gpu_verifier;
 
-/*
- * Number of CUDA devices (> 0), or a negative errno with the reason in
- * @why; @name receives device 0's name.
- */
-int gpu_verify_probe(char *name, size_t namelen, char *why, size_t whylen);
-
 int gpu_verifier_create(int gpu, unsigned depth, struct gpu_verifier **ret_v);
 void gpu_verifier_destroy(struct gpu_verifier *v);
 

@@ -29,6 +29,7 @@
 
 #include "fpgad.h"
 #include "fpgad_xfer.h"
+#include "gpu_probe.h"
 
 #define LEN (4u << 20)
 #define WAIT 10000
@@ -59,20 +60,6 @@ static void fill(unsigned char *p, size_t n, unsigned seed)
 		x ^= x << 17;
 		p[i] = (unsigned char)x;
 	}
-}
-
-static int probe(void)
-{
-	int n = 0;
-	cudaError_t e = cudaGetDeviceCount(&n);
-
-	if (e != cudaSuccess || n <= 0) {
-		printf("no GPU: %s\n", e != cudaSuccess ? cudaGetErrorString(e) :
-		       "the CUDA runtime sees no device");
-		return 77;
-	}
-	printf("%d CUDA device(s)\n", n);
-	return 0;
 }
 
 /* Card -> GPU buffer -> host, and host -> GPU buffer -> card -> host. */
@@ -287,7 +274,7 @@ out:
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "--probe"))
-		return probe();
+		return test_gpu_probe();
 	if (argc != 2) {
 		fprintf(stderr, "usage: gpu_xfer URL | --probe\n");
 		return 2;

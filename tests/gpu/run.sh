@@ -21,7 +21,9 @@
 # gpu_client processes at once, one per channel, each verifying every frame
 # in place with a CUDA kernel (itself checked first: --selftest); a client
 # that releases each frame on the
-# verifier's CUDA stream (fpgad_frame_release_async); the Python package
+# verifier's CUDA stream (fpgad_frame_release_async) without waiting for
+# any, and the same client releasing from the CPU (their rates printed
+# side by side); the Python package
 # (built into BUILD/python by make python) verifying every frame in place
 # through torch.from_dlpack and cupy.from_dlpack, and a killed Python
 # process's lease ending (python/tests/gpu_frames.py, with $PYTHON or
@@ -390,8 +392,16 @@ suite() {
 	say "gpu: two shared readers on sh, $GPU_SHARED_FRAMES frames each"
 	run_clients "$GPU_SHARED_FRAMES" shared-1 sh --shared shared-2 sh --shared
 
-	say "gpu: $GPU_FRAMES frames on gd, each released on the verifier's stream"
+	# Many releases queued on the verifier's stream and none waited for: a
+	# shape in which fpgad once slept through the stream's releases (they
+	# wake nobody), 16 frames per 10 ms.  Then the same consumer releasing
+	# from the CPU, alone on gd too; the rates are printed, not judged.
+	say "gpu: $GPU_FRAMES frames on gd, each released on the verifier's stream, none waited for"
 	run_clients "$GPU_FRAMES" client-async gd --async
+	afps=$(grep '^{' "$LOGS/client-async.log" | tail -1 | sed -n 's/.*"fps":\([0-9.]*\).*/\1/p')
+	run_clients "$GPU_FRAMES" client-cpu gd ""
+	cfps=$(grep '^{' "$LOGS/client-cpu.log" | tail -1 | sed -n 's/.*"fps":\([0-9.]*\).*/\1/p')
+	say "gpu: gd frames/s, stream release $afps, CPU release $cfps: stream/CPU $(awk -v a="${afps:-0}" -v c="${cfps:-0}" 'BEGIN { if (c > 0) printf "%.2f", a / c; else printf "-" }')"
 
 	# --- Python: PyTorch and CuPy take every frame in place ----------------------------
 	python_steps

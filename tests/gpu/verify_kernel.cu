@@ -177,34 +177,6 @@ static int fail(struct gpu_verifier *v, cudaError_t e, const char *what)
 	}
 }
 
-extern "C" int gpu_verify_probe(char *name, size_t namelen, char *why,
-				size_t whylen)
-{
-	struct cudaDeviceProp prop;
-	cudaError_t e;
-	int n = 0;
-
-	e = cudaGetDeviceCount(&n);
-	if (e != cudaSuccess) {
-		snprintf(why, whylen, "cudaGetDeviceCount: %s",
-			 cudaGetErrorString(e));
-		return fail(NULL, e, "");
-	}
-	if (n <= 0) {
-		snprintf(why, whylen, "the CUDA runtime sees no device");
-		return -ENODEV;
-	}
-	e = cudaGetDeviceProperties(&prop, 0);
-	if (e != cudaSuccess) {
-		snprintf(why, whylen, "cudaGetDeviceProperties: %s",
-			 cudaGetErrorString(e));
-		return fail(NULL, e, "");
-	}
-	snprintf(name, namelen, "%s (sm_%d%d)", prop.name, prop.major,
-		 prop.minor);
-	return n;
-}
-
 extern "C" void gpu_verifier_destroy(struct gpu_verifier *v)
 {
 	if (!v)

@@ -4,8 +4,13 @@
 # 77 (skip, after saying why) or anything else (fail, after saying why).
 
 HOSTILE_CASE_LIMIT=60		# seconds one case may take
-HOSTILE_USERS="fpgad-h1 fpgad-h2"
-HOSTILE_GROUP=fpgad-hg		# the local socket's group; fpgad-h2 is in it
+# The users and group are this run's own (a random tag in their names), so
+# that two runs of the tier on one machine neither share nor delete them.
+HOSTILE_TAG=${HOSTILE_TAG:-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')}
+H1=fpgad-h1-$HOSTILE_TAG	# another uid, not in the socket's group
+H2=fpgad-h2-$HOSTILE_TAG	# a member of the socket's group
+HOSTILE_USERS="$H1 $H2"
+HOSTILE_GROUP=fpgad-hg-$HOSTILE_TAG	# the local socket's group
 HOSTILE_NAMES=()
 declare -A HOSTILE_NEEDS HOSTILE_WHAT
 
@@ -36,9 +41,9 @@ hostile_users_create() {
 	hostile_users_remove
 	groupadd --system "$HOSTILE_GROUP" &&
 	useradd --system --no-create-home --shell /usr/sbin/nologin \
-		--user-group fpgad-h1 &&
+		--user-group "$H1" &&
 	useradd --system --no-create-home --shell /usr/sbin/nologin \
-		--user-group --groups "$HOSTILE_GROUP" fpgad-h2
+		--user-group --groups "$HOSTILE_GROUP" "$H2"
 }
 
 # as USER CMD...: run as USER with its own groups.
@@ -61,7 +66,7 @@ as_outsider() {
 # RLIMIT_NOFILE nofile when given; waits until the local socket answers.
 # Sets FPGAD_PID, FPGAD_URL, FPGAD_LOG, FPGAD_CONF, FPGAD_RT.
 fpgad_start() {
-	local conf=$1 nofile=${2:-} i
+	local conf=$1 nofile=${2:-}
 	FPGAD_RT=$CASE_DIR/rt
 	FPGAD_CONF=$CASE_DIR/fpgad.conf
 	FPGAD_LOG=$CASE_DIR/fpgad.log
@@ -76,13 +81,35 @@ fpgad_start() {
 	fi
 	FPGAD_PID=$!
 	echo "$FPGAD_PID" >> "$CASE_DIR/pids"
-	for i in $(seq 100); do
+	fpgad_wait_up
+}
+
+# fpgad_wait_up: until fpgad $FPGAD_PID answers on $FPGAD_URL.
+fpgad_wait_up() {
+	local i
+	for i in $(seq 250); do
 		"$FPGACTL" --url "$FPGAD_URL" status >/dev/null 2>&1 && return 0
 		kill -0 "$FPGAD_PID" 2>/dev/null || break
-		sleep 0.05
+		sleep 0.02
 	done
 	cat "$FPGAD_LOG"
 	fail "fpgad did not start"
+}
+
+# fpgad_start_shared CONFIG: fpgad_start, and as root the socket group let
+# in, so that its member $H2 (see member) is another uid than root.
+fpgad_start_shared() {
+	local conf=$1
+	[ "$HOSTILE_ROOT" = 1 ] && conf="[control]
+group = $HOSTILE_GROUP
+$conf"
+	fpgad_start "$conf"
+}
+
+# member CMD...: as the socket group's member $H2 when root, else as
+# this user.
+member() {
+	if [ "$HOSTILE_ROOT" = 1 ]; then as "$H2" "$@"; else "$@"; fi
 }
 
 # fpgad_stop: SIGTERM, and its exit status must be 0.
@@ -162,14 +189,12 @@ expect_out() {
 	fail "no '$2' in the output"
 }
 
-# free_port: a tcp port on 127.0.0.1 nobody listens on.
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 20000))
-		! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && break
-	done
-	echo "$p"
+# remote_port: the port of fpgad's remote listener, which the case's
+# configuration asks for as tcp://127.0.0.1:0 (fpgad logs the port bound),
+# so that no case picks a port another run could hold.
+remote_port() {
+	wait_for "$FPGAD_LOG" "listening on" >&2
+	sed -n 's/.* and tcp:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$FPGAD_LOG" | tail -n 1
 }
 
 # cpu_ticks PID: utime + stime, in clock ticks.
@@ -206,7 +231,7 @@ hostile_main() {
 
 	[ ${#list[@]} -gt 0 ] || list=("${HOSTILE_NAMES[@]}")
 	if [ ! -x "$BUILD/fpgad" ] || [ ! -x "$BUILD/hostile/hostile_peer" ] ||
-	   [ ! -x "$BUILD/hostile/ring_peer" ]; then
+	   [ ! -x "$BUILD/hostile/ring_peer" ] || [ ! -x "$BUILD/hostile/object_peer" ]; then
 		say "hostile: build $BUILD/fpgad and the peers in $BUILD/hostile first (make hostile)"
 		return 1
 	fi
@@ -214,9 +239,9 @@ hostile_main() {
 	HOSTILE_BIN=$(mktemp -d /tmp/fpgad-hostile-bin.XXXXXX) || return 1
 	chmod 0755 "$HOSTILE_BIN"
 	cp "$BUILD/fpgad" "$BUILD/fpgactl" "$BUILD/hostile/hostile_peer" \
-		"$BUILD/hostile/ring_peer" "$HOSTILE_BIN/"
+		"$BUILD/hostile/ring_peer" "$BUILD/hostile/object_peer" "$HOSTILE_BIN/"
 	export FPGAD=$HOSTILE_BIN/fpgad FPGACTL=$HOSTILE_BIN/fpgactl PEER=$HOSTILE_BIN/hostile_peer
-	export RING_PEER=$HOSTILE_BIN/ring_peer
+	export RING_PEER=$HOSTILE_BIN/ring_peer OBJECT_PEER=$HOSTILE_BIN/object_peer
 	export HOSTILE_ROOT=0
 	if [ "$(id -u)" = 0 ]; then
 		if hostile_users_create; then

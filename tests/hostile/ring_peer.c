@@ -29,6 +29,7 @@
 
 #include "fpgad.h"
 #include "fpgad.pb-c.h"
+#include "raw_request.h"
 
 static int failures;
 
@@ -36,20 +37,6 @@ static void expect(int ok, const char *what)
 {
 	printf("%s: %s\n", ok ? "ok" : "NOT OK", what);
 	failures += !ok;
-}
-
-static Fpgad__Response *transact(nng_socket s, Fpgad__Request *req)
-{
-	Fpgad__Response *resp;
-	uint8_t buf[512];
-	nng_msg *m;
-	size_t len = fpgad__request__pack(req, buf);
-
-	if (nng_send(s, buf, len, 0) != 0 || nng_recvmsg(s, &m, 0) != 0)
-		return NULL;
-	resp = fpgad__response__unpack(NULL, nng_msg_len(m), nng_msg_body(m));
-	nng_msg_free(m);
-	return resp;
 }
 
 /* The handoff, by hand: two descriptors (host memory) or one. */
@@ -122,7 +109,7 @@ int main(int argc, char **argv)
 	req.id = 1;
 	req.body_case = FPGAD__REQUEST__BODY_HELLO;
 	req.hello = &hello;
-	resp = transact(s, &req);
+	resp = raw_transact(s, &req);
 	if (!resp || resp->code)
 		return 1;
 	fpgad__response__free_unpacked(resp, NULL);
@@ -130,7 +117,7 @@ int main(int argc, char **argv)
 	req.id = 2;
 	req.body_case = FPGAD__REQUEST__BODY_OPEN_CHANNEL;
 	req.open_channel = &open;
-	resp = transact(s, &req);
+	resp = raw_transact(s, &req);
 	if (!resp || resp->code || strcmp(resp->open_channel->memory, "host")) {
 		fprintf(stderr, "ring_peer: OpenChannel: %s\n",
 			resp ? resp->message : "no reply");

@@ -6,8 +6,9 @@
 # PASS, FAIL or SKIP line; a summary line and the tier's time close the
 # run, and any failure makes the exit status non-zero.
 #
-# As root the tier creates the users it needs (fpgad-h1, fpgad-h2 and the
-# socket group fpgad-hg) and removes them at the end, failed or not.
+# As root the tier creates the users it needs (fpgad-h1-TAG, fpgad-h2-TAG and
+# the socket group fpgad-hg-TAG, TAG random per run) and removes them at the
+# end, failed or not.
 # Cases that need them skip, with the reason, when not run as root.
 #
 #   tests/hostile/run.sh [CASE...]        BUILD=build by default

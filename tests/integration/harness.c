@@ -269,6 +269,27 @@ unsigned harness_log_count(const struct fpgad_proc *p, const char *what)
 	return n;
 }
 
+int harness_bound_port(const struct fpgad_proc *p, const char *before)
+{
+	FILE *f = fopen(p->log, "r");
+	char line[1024], *at;
+	int port = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if ((at = strstr(line, before)))
+			port = atoi(at + strlen(before));
+	if (f)
+		fclose(f);
+	if (port <= 0)
+		fail_msg("no port after '%s' in fpgad's log %s", before, p->log);
+	return port;
+}
+
+int harness_remote_port(const struct fpgad_proc *p)
+{
+	return harness_bound_port(p, " and tcp://127.0.0.1:");
+}
+
 void harness_start_ok(struct fpgad_proc *p, const char *config, const char *env)
 {
 	int r = harness_start(p, config, env);

@@ -56,6 +56,15 @@ bool harness_log_contains(const struct fpgad_proc *p, const char *what);
 /* How many lines of fpgad's log hold @what. */
 unsigned harness_log_count(const struct fpgad_proc *p, const char *what);
 
+/*
+ * The port fpgad logged right after @before, its last start's (a listener
+ * configured with port 0 binds one the kernel picks); fails the test when
+ * the log has none.  "metrics: serving http://127.0.0.1:" for the metrics
+ * listener; harness_remote_port() for remote = tcp://127.0.0.1:0.
+ */
+int harness_bound_port(const struct fpgad_proc *p, const char *before);
+int harness_remote_port(const struct fpgad_proc *p);
+
 uint64_t harness_now_ms(void);
 
 #endif

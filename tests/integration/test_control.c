@@ -493,6 +493,9 @@ static void test_unavailable_device_stops_start(void **state)
 	status = harness_wait_exit(&p, 5000);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
 	assert_true(harness_log_contains(&p, "/nonexistent/fpgad9: No such file or directory"));
+	/* One line: the config line, the backend and its own words. */
+	assert_true(harness_log_contains(&p, ":3: device: cannot open xdma backend: xdma: "));
+	assert_int_equal(harness_log_count(&p, "<3>"), 1);
 	harness_stop(&p);
 
 	if (harness_start(&p, "[channel a]\nmemory = cuda\n", NULL) == 0) {
@@ -516,12 +519,11 @@ static void test_remote_listener_is_read_only(void **state)
 	struct fpgad_proc p;
 	char conf[128], url[64];
 	fpgad_client *c;
-	int port = 20000 + getpid() % 20000;
 
 	(void)state;
-	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
-	snprintf(conf, sizeof(conf), "[control]\nremote = %s\n", url);
+	snprintf(conf, sizeof(conf), "[control]\nremote = tcp://127.0.0.1:0\n");
 	harness_start_ok(&p, conf, NULL);
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", harness_remote_port(&p));
 	assert_int_equal(fpgad_connect(url, &c), 0);
 	assert_int_equal(fpgad_status_get(c, &s), 0);
 	assert_int_equal(s->pid, p.pid);
@@ -539,7 +541,6 @@ static void test_remote_tls(void **state)
 	struct fpgad_status *s;
 	struct fpgad_proc p;
 	fpgad_client *c;
-	int port = 20000 + (getpid() + 13) % 20000;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
@@ -552,10 +553,11 @@ static void test_remote_tls(void **state)
 		print_message("skipped: openssl cannot make a test certificate\n");
 		skip();
 	}
-	snprintf(url, sizeof(url), "tls+tcp://localhost:%d", port);
-	snprintf(conf, sizeof(conf), "[control]\nremote = tls+tcp://127.0.0.1:%d\n"
-		 "tls_cert_key = %s/fpgad.pem\n", port, dir);
+	snprintf(conf, sizeof(conf), "[control]\nremote = tls+tcp://127.0.0.1:0\n"
+		 "tls_cert_key = %s/fpgad.pem\n", dir);
 	harness_start_ok(&p, conf, NULL);
+	snprintf(url, sizeof(url), "tls+tcp://localhost:%d",
+		 harness_bound_port(&p, " and tls+tcp://127.0.0.1:"));
 
 	unsetenv("FPGAD_TLS_CA");
 	assert_int_equal(fpgad_connect(url, &c), -EINVAL);

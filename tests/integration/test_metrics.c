@@ -29,10 +29,10 @@
 
 #define BODY_MAX (256 * 1024)
 
-/* A port for this test run's listeners: @n apart for each use. */
-static int test_port(int n)
+/* The port the metrics listener bound (its configuration asks for 0). */
+static int metrics_port(const struct fpgad_proc *p)
 {
-	return 21000 + (getpid() * 7 + n) % 20000;
+	return harness_bound_port(p, "metrics: serving http://127.0.0.1:");
 }
 
 static int tcp_connect_port(int port)
@@ -120,12 +120,12 @@ static const char *const families[][2] = {
 	{ "fpgad_channel_publish_latency_seconds", "histogram" },
 };
 
-static void config_with_metrics(char *conf, size_t len, int port, const char *extra)
+static void config_with_metrics(char *conf, size_t len, const char *extra)
 {
-	snprintf(conf, len, "[metrics]\nlisten = http://127.0.0.1:%d/metrics\n%s"
+	snprintf(conf, len, "[metrics]\nlisten = http://127.0.0.1:0/metrics\n%s"
 		 "[channel cam]\nmemory = host\nslot_size = 64K\nframe_size = 64K\n"
 		 "frame_rate = 4000\n[channel out]\ndirection = h2c\nmemory = host\n"
-		 "slot_size = 64K\nframe_size = 64K\n", port, extra);
+		 "slot_size = 64K\nframe_size = 64K\n", extra);
 }
 
 static void take_frames(fpgad_channel *ch, unsigned n)
@@ -145,7 +145,7 @@ static void take_frames(fpgad_channel *ch, unsigned n)
 static void test_scrape_moves(void **state)
 {
 	static char out[BODY_MAX];
-	int port = test_port(1);
+	int port;
 	double frames, bytes, dma, lat, inf;
 	struct fpgad_proc p;
 	char conf[512], type[160], *m;
@@ -153,8 +153,9 @@ static void test_scrape_moves(void **state)
 	fpgad_client *c;
 
 	(void)state;
-	config_with_metrics(conf, sizeof(conf), port, "");
+	config_with_metrics(conf, sizeof(conf), "");
 	harness_start_ok(&p, conf, NULL);
+	port = metrics_port(&p);
 	m = scrape(port, out, sizeof(out));
 	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
 		snprintf(type, sizeof(type), "\n# TYPE %s %s\n", families[i][0], families[i][1]);
@@ -226,7 +227,7 @@ static void test_promtool(void **state)
 {
 	static char out[BODY_MAX];
 	char conf[512], file[256], cmd[512], res[4096];
-	int port = test_port(2), rc;
+	int port, rc;
 	struct fpgad_proc p;
 	fpgad_channel *ch;
 	fpgad_client *c;
@@ -237,8 +238,9 @@ static void test_promtool(void **state)
 		print_message("skipped: promtool is not installed (Debian package prometheus; make deps)\n");
 		skip();
 	}
-	config_with_metrics(conf, sizeof(conf), port, "");
+	config_with_metrics(conf, sizeof(conf), "");
 	harness_start_ok(&p, conf, NULL);
+	port = metrics_port(&p);
 	assert_int_equal(fpgad_connect(p.url, &c), 0);
 	assert_int_equal(fpgad_channel_open(c, "cam", 0, &ch), 0);
 	take_frames(ch, 50);
@@ -260,14 +262,15 @@ static void test_promtool(void **state)
 static void test_http_errors(void **state)
 {
 	static char out[BODY_MAX];
-	int port = test_port(3);
+	int port;
 	struct fpgad_proc p;
 	char conf[512], url[64];
 	fpgad_client *c;
 
 	(void)state;
-	config_with_metrics(conf, sizeof(conf), port, "");
+	config_with_metrics(conf, sizeof(conf), "");
 	harness_start_ok(&p, conf, NULL);
+	port = metrics_port(&p);
 	assert_int_equal(http(port, "GET", "/other", out, sizeof(out)), 404);
 	assert_int_equal(http(port, "GET", "/", out, sizeof(out)), 404);
 	assert_int_equal(http(port, "GET", "/metrics/x", out, sizeof(out)), 404);
@@ -311,13 +314,14 @@ static void test_bad_listen(void **state)
 	} bad[] = {
 		{ "https://127.0.0.1:9110/metrics", "metrics are served over plain http only" },
 		{ "http://127.0.0.1/metrics", "has no port" },
-		{ "http://127.0.0.1:99999/metrics", "port '99999' is not a number from 1 to 65535" },
+		{ "http://127.0.0.1:99999/metrics", "port '99999' is not a number from 0 to 65535" },
 		{ "http://127.0.0.1:9110", "has no path after the port" },
 		{ "tcp://127.0.0.1:9110", "is not http://ADDRESS:PORT/PATH" },
 	};
 	char dir[] = "/tmp/fpgad-it-metrics.XXXXXX", conf[256], want[512], log[8192], cmd[64];
 	struct sockaddr_in sa = { .sin_family = AF_INET };
-	int held, port = test_port(4);
+	socklen_t sl = sizeof(sa);
+	int held, port;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
@@ -332,10 +336,11 @@ static void test_bad_listen(void **state)
 
 	/* Well-formed, but the port is taken: the line again, and why. */
 	held = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	sa.sin_port = htons((uint16_t)port);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	assert_int_equal(bind(held, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	assert_int_equal(listen(held, 1), 0);
+	assert_int_equal(getsockname(held, (struct sockaddr *)&sa, &sl), 0);
+	port = ntohs(sa.sin_port);
 	snprintf(conf, sizeof(conf), "[metrics]\nmax_clients = 2\nlisten = http://127.0.0.1:%d/metrics\n",
 		 port);
 	assert_int_equal(run_fpgad(dir, conf, log, sizeof(log)), 1);
@@ -350,12 +355,13 @@ static void test_bad_listen(void **state)
 
 /*
  * Idle HTTP connections beyond [metrics] max_clients are closed as they
- * come; the local socket and the remote listener keep every place.
+ * come (from one address here: no limit per address, which test_limits
+ * covers); the local socket and the remote listener keep every place.
  */
 static void test_flood(void **state)
 {
 	static char out[BODY_MAX];
-	int port = test_port(5), rport = test_port(6), flood[40];
+	int port, flood[40];
 	fpgad_client *a, *b, *r;
 	struct fpgad_status *s;
 	struct fpgad_proc p;
@@ -363,10 +369,11 @@ static void test_flood(void **state)
 	int code = -1;
 
 	(void)state;
-	snprintf(extra, sizeof(extra), "max_clients = 3\n[control]\nmax_clients = 2\n"
-		 "remote = tcp://127.0.0.1:%d\nmax_remote_clients = 1\n", rport);
-	config_with_metrics(conf, sizeof(conf), port, extra);
+	snprintf(extra, sizeof(extra), "max_clients = 3\nmax_per_address = 0\n[control]\nmax_clients = 2\n"
+		 "remote = tcp://127.0.0.1:0\nmax_remote_clients = 1\n");
+	config_with_metrics(conf, sizeof(conf), extra);
 	harness_start_ok(&p, conf, NULL);
+	port = metrics_port(&p);
 	for (unsigned i = 0; i < 40; i++)
 		flood[i] = tcp_connect_port(port);
 	usleep(200000);
@@ -379,7 +386,7 @@ static void test_flood(void **state)
 	/* Every control place is still there. */
 	assert_int_equal(fpgad_connect(p.url, &a), 0);
 	assert_int_equal(fpgad_connect(p.url, &b), 0);
-	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", rport);
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", harness_remote_port(&p));
 	assert_int_equal(fpgad_connect(url, &r), 0);
 	assert_int_equal(fpgad_status_get(r, &s), 0);
 	assert_int_equal(s->clients, 3);
@@ -412,24 +419,25 @@ static void rewrite(const struct fpgad_proc *p, const char *conf)
 static void test_reload(void **state)
 {
 	static char out[BODY_MAX];
-	int port = test_port(7), held;
+	int port, held;
 	struct fpgad_proc p;
 	char conf[512];
 
 	(void)state;
-	config_with_metrics(conf, sizeof(conf), port, "max_clients = 1\n");
+	config_with_metrics(conf, sizeof(conf), "max_clients = 1\n");
 	harness_start_ok(&p, conf, NULL);
+	port = metrics_port(&p);
 	held = tcp_connect_port(port);
 	usleep(100000);
 	assert_int_equal(http(port, "GET", "/metrics", out, sizeof(out)), -1);
 
-	config_with_metrics(conf, sizeof(conf), port, "max_clients = 2\n");
+	config_with_metrics(conf, sizeof(conf), "max_clients = 2\n");
 	rewrite(&p, conf);
 	kill(p.pid, SIGHUP);
 	assert_int_equal(harness_notify_expect(&p, "READY=1", 2000), 0);
 	assert_int_equal(http(port, "GET", "/metrics", out, sizeof(out)), 200);
 
-	config_with_metrics(conf, sizeof(conf), test_port(8), "max_clients = 2\n");
+	snprintf(conf, sizeof(conf), "[metrics]\nlisten = http://127.0.0.2:0/metrics\nmax_clients = 2\n");
 	rewrite(&p, conf);
 	kill(p.pid, SIGHUP);
 	assert_int_equal(harness_notify_expect(&p, "READY=1", 2000), 0);

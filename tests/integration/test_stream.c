@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -202,46 +203,66 @@ static void test_unknown_channel_and_limits(void **state)
 	harness_stop_ok(&p);
 }
 
-static void test_kill9_releases_lease(void **state)
+/*
+ * Start hold_frame on @channel holding @n frames (a shared-read lease when
+ * @drain, another reader of it, which takes and releases every frame until
+ * hold_frame holds its own), kill -9 it once it holds them, and wait until
+ * fpgad has ended its lease.
+ */
+static void kill_holder(struct fpgad_proc *p, fpgad_client *c,
+			const char *channel, const char *n, fpgad_channel *drain)
 {
+	struct pollfd pfd = { .events = POLLIN };
+	struct fpgad_frame f;
 	struct fpgad_status *s = NULL;
-	struct fpgad_proc p;
-	fpgad_channel *ch;
-	fpgad_client *c;
 	int pipefd[2], status;
 	char line[64] = "";
 	pid_t child;
 
-	(void)state;
-	harness_start_ok(&p, NULL, NULL);
 	assert_int_equal(pipe(pipefd), 0);
 	child = fork();
 	assert_true(child >= 0);
 	if (child == 0) {
 		dup2(pipefd[1], 1);
-		execl(harness_bin("itests/hold_frame"), "hold_frame", p.url, "c2h0",
-		      (char *)NULL);
+		execl(harness_bin("itests/hold_frame"), "hold_frame", p->url, channel,
+		      n, drain ? "shared" : "exclusive", (char *)NULL);
 		_exit(127);
 	}
 	close(pipefd[1]);
-	/* It holds a frame and the lease when it dies. */
+	pfd.fd = pipefd[0];
+	while (drain && poll(&pfd, 1, 0) == 0)
+		if (fpgad_frame_wait(drain, &f, 10) == 0)
+			assert_int_equal(fpgad_frame_release(drain, &f), 0);
+	/* It holds its frames and the lease when it dies. */
 	assert_true(read(pipefd[0], line, sizeof(line) - 1) > 0);
 	assert_non_null(strstr(line, "held"));
 	close(pipefd[0]);
 	kill(child, SIGKILL);
 	waitpid(child, &status, 0);
 
-	assert_int_equal(fpgad_connect(p.url, &c), 0);
 	for (int i = 0; i < 100; i++) {
 		fpgad_status_free(s);
 		assert_int_equal(fpgad_status_get(c, &s), 0);
-		if (s->channels[0].lessees == 0)
+		if (s->channels[0].lessees == (drain ? 1 : 0))
 			break;
 		usleep(20000);
 	}
-	assert_int_equal(s->channels[0].lessees, 0);
-	assert_string_equal(s->channels[0].state, "idle");
+	assert_int_equal(s->channels[0].lessees, drain ? 1 : 0);
+	if (!drain)
+		assert_string_equal(s->channels[0].state, "idle");
 	fpgad_status_free(s);
+}
+
+static void test_kill9_releases_lease(void **state)
+{
+	struct fpgad_proc p;
+	fpgad_channel *ch;
+	fpgad_client *c;
+
+	(void)state;
+	harness_start_ok(&p, NULL, NULL);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	kill_holder(&p, c, "c2h0", "1", NULL);
 	/* The channel is free and streams for the next process. */
 	assert_int_equal(fpgad_channel_open(c, "c2h0", 0, &ch), 0);
 	{
@@ -250,6 +271,39 @@ static void test_kill9_releases_lease(void **state)
 		assert_int_equal(fpgad_frame_wait(ch, &f, 5000), 0);
 		assert_int_equal(fpgad_frame_release(ch, &f), 0);
 	}
+	fpgad_disconnect(c);
+	harness_stop_ok(&p);
+}
+
+/*
+ * A shared reader killed while it holds every slot of the ring gives every
+ * slot back: the reader left can hold all of them again, round after
+ * round.  (With no lessee left the stream stops and renews its slots,
+ * and drop-oldest takes back a slot nobody released: either would hide a
+ * slot that was not returned.)
+ */
+static void test_dead_lessee_returns_every_slot(void **state)
+{
+	struct fpgad_frame f[4];
+	struct fpgad_proc p;
+	fpgad_channel *ch;
+	fpgad_client *c;
+
+	(void)state;
+	harness_start_ok(&p, "[channel c]\nslots = 4\nslot_size = 64K\nframe_size = 64K\n"
+			 "memory = host\npolicy = block\n", NULL);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_channel_open(c, "c", FPGAD_OPEN_SHARED, &ch), 0);
+	kill_holder(&p, c, "c", "4", ch);
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 4; i++)
+			if (fpgad_frame_wait(ch, &f[i], 5000) != 0)
+				fail_msg("round %d: the reader left holds %d of the 4 slots: the dead reader's were not all returned",
+					 round, i);
+		for (int i = 0; i < 4; i++)
+			assert_int_equal(fpgad_frame_release(ch, &f[i]), 0);
+	}
+	fpgad_channel_close(ch);
 	fpgad_disconnect(c);
 	harness_stop_ok(&p);
 }
@@ -457,9 +511,9 @@ static void test_remote_cannot_open(void **state)
 	char conf[128], url[64];
 
 	(void)state;
-	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", 20000 + (getpid() + 7) % 20000);
-	snprintf(conf, sizeof(conf), "[control]\nremote = %s\n", url);
+	snprintf(conf, sizeof(conf), "[control]\nremote = tcp://127.0.0.1:0\n");
 	harness_start_ok(&p, conf, NULL);
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", harness_remote_port(&p));
 	assert_int_equal(fpgad_connect(url, &c), 0);
 	assert_int_equal(fpgad_channel_open(c, "c2h0", 0, &ch), -EACCES);
 	assert_int_equal(fpgad_channel_reset(c, "c2h0"), -EACCES);
@@ -544,6 +598,7 @@ int main(void)
 		cmocka_unit_test(test_second_opener_busy),
 		cmocka_unit_test(test_unknown_channel_and_limits),
 		cmocka_unit_test(test_kill9_releases_lease),
+		cmocka_unit_test(test_dead_lessee_returns_every_slot),
 		cmocka_unit_test(test_held_slot_never_overwritten),
 		cmocka_unit_test(test_block_policy_loses_nothing),
 		cmocka_unit_test(test_shared_readers_see_every_frame),

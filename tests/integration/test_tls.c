@@ -27,9 +27,8 @@
 #define TLS_MATCHES_ADDRESSES (MBEDTLS_VERSION_NUMBER >= 0x03050000)
 
 static char dir[] = "/tmp/fpgad-tls.XXXXXX";
-static int next_port;
 
-/* Make the CAs and the certificates; every listener gets its own port. */
+/* Make the CAs and the certificates. */
 static int setup(void **state)
 {
 	char cmd[4096];
@@ -37,7 +36,6 @@ static int setup(void **state)
 	(void)state;
 	if (!mkdtemp(dir))
 		return -1;
-	next_port = 21000 + (getpid() * 7) % 20000;
 	snprintf(cmd, sizeof(cmd),
 		 "set -e; cd %s; exec >openssl.log 2>&1\n"
 		 "for ca in ca other; do\n"
@@ -83,16 +81,14 @@ static int teardown(void **state)
 static int start(struct fpgad_proc *p, const char *cert)
 {
 	char conf[512];
-	int port = next_port++;
-
 	if (cert)
 		snprintf(conf, sizeof(conf),
-			 "[control]\nremote = tls+tcp://127.0.0.1:%d\ntls_cert_key = %s/%s.pem\n",
-			 port, dir, cert);
+			 "[control]\nremote = tls+tcp://127.0.0.1:0\ntls_cert_key = %s/%s.pem\n",
+			 dir, cert);
 	else
-		snprintf(conf, sizeof(conf), "[control]\nremote = tcp://127.0.0.1:%d\n", port);
+		snprintf(conf, sizeof(conf), "[control]\nremote = tcp://127.0.0.1:0\n");
 	harness_start_ok(p, conf, NULL);
-	return port;
+	return harness_bound_port(p, cert ? " and tls+tcp://127.0.0.1:" : " and tcp://127.0.0.1:");
 }
 
 static void set_ca(const char *name)

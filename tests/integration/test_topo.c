@@ -187,12 +187,11 @@ static void test_remote(void **state)
 	struct fpgad_proc p;
 	char conf[128], url[64];
 	fpgad_client *c;
-	int port = 20000 + (getpid() + 7) % 20000;
 
 	(void)state;
-	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
-	snprintf(conf, sizeof(conf), "[control]\nremote = %s\n", url);
+	snprintf(conf, sizeof(conf), "[control]\nremote = tcp://127.0.0.1:0\n");
 	harness_start_ok(&p, conf, NULL);
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", harness_remote_port(&p));
 	assert_int_equal(fpgad_connect(url, &c), 0);
 	assert_int_equal(fpgad_topology_get(c, &t), 0);
 	assert_string_equal(t->card, "sim");
@@ -212,14 +211,12 @@ static void test_probe_refusals(void **state)
 	struct fpgad_proc p;
 	char conf[256], url[64];
 	fpgad_client *c, *rc;
-	int port = 20000 + (getpid() + 11) % 20000;
 
 	(void)state;
-	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
 	snprintf(conf, sizeof(conf),
-		 "[control]\nremote = %s\n[channel a]\n[channel b]\nengine = 1\nmode = bounce\n",
-		 url);
+		 "[control]\nremote = tcp://127.0.0.1:0\n[channel a]\n[channel b]\nengine = 1\nmode = bounce\n");
 	harness_start_ok(&p, conf, NULL);
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", harness_remote_port(&p));
 	assert_int_equal(fpgad_connect(p.url, &c), 0);
 	/* No such channel. */
 	assert_int_equal(fpgad_channel_probe(c, "nosuch", &pr), -ENOENT);

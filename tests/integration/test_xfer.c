@@ -502,6 +502,72 @@ static void test_limits(void **state)
 	stop(&f);
 }
 
+/*
+ * A buffer of another connection, in a batch: -ENOENT and the buffer rule,
+ * as fpgad answers an id it does not know, and the buffer is untouched.
+ */
+static void test_foreign_buffer(void **state)
+{
+	struct fpgad_xfer x;
+	struct fixture f;
+	fpgad_client *other;
+	fpgad_buffer *b;
+	char msg[200];
+
+	(void)state;
+	start(&f, NULL);
+	assert_int_equal(fpgad_connect(f.p.url, &other), 0);
+	b = host_buffer(f.c, 4096);
+	memset(fpgad_buffer_data(b), 0x5a, 4096);
+	memset(&x, 0, sizeof(x));
+	x.op = FPGAD_XFER_READ;
+	x.buf = b;
+	x.length = 4096;
+	assert_int_equal(fpgad_xfer_batch(other, &x, 1, WAIT), -ENOENT);
+	assert_int_equal(x.status, -ENOENT);
+	assert_int_equal(x.rule, FPGAD_XFER_RULE_BUFFER);
+	assert_non_null(strstr(fpgad_xfer_strerror(&x, msg, sizeof(msg)),
+			       "is not a buffer registered on this connection"));
+	for (unsigned i = 0; i < 4096; i++)
+		assert_int_equal(((unsigned char *)fpgad_buffer_data(b))[i], 0x5a);
+	fpgad_disconnect(other);
+	stop(&f);
+}
+
+/*
+ * A BARRIER entry starts after every entry ahead of it completed, and its
+ * t_start_ns says so: not before the latest t_end_ns of those.
+ */
+static void test_barrier_start_time(void **state)
+{
+	const uint64_t len = 1u << 20;
+	struct fpgad_xfer x[9];
+	struct fixture f;
+	fpgad_buffer *b;
+	uint64_t last_end = 0;
+
+	(void)state;
+	start(&f, NULL);
+	b = host_buffer(f.c, 9 * len);
+	memset(x, 0, sizeof(x));
+	for (unsigned i = 0; i < 9; i++) {
+		x[i].op = FPGAD_XFER_READ;
+		x[i].buf = b;
+		x[i].buf_offset = i * len;
+		x[i].card_addr = i * len;
+		x[i].length = len;
+	}
+	x[8].flags = FPGAD_XFER_BARRIER;
+	assert_int_equal(fpgad_xfer_batch(f.c, x, 9, WAIT), 0);
+	for (unsigned i = 0; i < 8; i++)
+		if (x[i].t_end_ns > last_end)
+			last_end = x[i].t_end_ns;
+	if (x[8].t_start_ns < last_end)
+		fail_msg("the barrier started %llu ns before the last entry ahead of it ended",
+			 (unsigned long long)(last_end - x[8].t_start_ns));
+	stop(&f);
+}
+
 /* Many buffers on several connections: the card pins them all. */
 static void test_many_buffers(void **state)
 {
@@ -991,6 +1057,8 @@ int main(void)
 		cmocka_unit_test(test_client_dies),
 		cmocka_unit_test(test_two_clients),
 		cmocka_unit_test(test_async),
+		cmocka_unit_test(test_foreign_buffer),
+		cmocka_unit_test(test_barrier_start_time),
 		cmocka_unit_test(test_fpgad_restarts),
 		cmocka_unit_test(test_transfers_off),
 		cmocka_unit_test(test_no_free_engine),

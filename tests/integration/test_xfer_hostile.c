@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -114,6 +115,7 @@ static int memfd(uint64_t len, unsigned seals, void **ret_map)
 
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, (off_t)len), 0);
+	assert_int_equal(posix_fallocate(fd, 0, (off_t)len), 0);
 	if (ret_map) {
 		*ret_map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
 				fd, 0);
@@ -665,6 +667,80 @@ static void test_bad_handoffs(void **state)
 	good_round_trip(f, 28672, 8);
 }
 
+/*
+ * Present @token in a child process: its handoff_exchange's result, as
+ * the child's exit status (0, or the errno; 100 when fpgad's message
+ * does not name the pid the token is for).
+ */
+static int claim_from_child(fpgad_client *c, const char *path,
+			    const ProtobufCBinaryData *token, int send_fd)
+{
+	int status, fds[2], r;
+	pid_t child = fork();
+	char want[64];
+
+	assert_true(child >= 0);
+	if (child == 0) {
+		r = handoff_exchange(c, path, token, send_fd >= 0 ? &send_fd : NULL,
+				     send_fd >= 0 ? 1 : 0, send_fd >= 0 ? NULL : fds,
+				     send_fd >= 0 ? 0 : 2, NULL);
+		snprintf(want, sizeof(want), "is pid %d's, not pid %d's", (int)getppid(),
+			 (int)getpid());
+		_exit(r == 0 ? 0 : !strstr(fpgad_errmsg(c), want) ? 100 : -r);
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/*
+ * A transfer queue's or a buffer's handoff token is its requester's: the
+ * same token from another process (of the same user) is refused, names
+ * whose it is, and stays good for its own process.
+ */
+static void test_token_of_another_pid(void **state)
+{
+	struct fixture *f = *state;
+	fpgad_client *c;
+	Fpgad__Request req = FPGAD__REQUEST__INIT;
+	Fpgad__OpenXferQueueRequest open = FPGAD__OPEN_XFER_QUEUE_REQUEST__INIT;
+	Fpgad__RegisterBufferRequest body = FPGAD__REGISTER_BUFFER_REQUEST__INIT;
+	Fpgad__Response *resp;
+	int fds[2], link, mfd;
+
+	assert_int_equal(fpgad_connect(f->p.url, &c), 0);
+	req.body_case = FPGAD__REQUEST__BODY_OPEN_XFER_QUEUE;
+	req.open_xfer_queue = &open;
+	assert_int_equal(conn_transact(c, &req, &resp), 0);
+	assert_int_equal(claim_from_child(c, resp->open_xfer_queue->handoff_path,
+					  &resp->open_xfer_queue->handoff_token, -1),
+			 EACCES);
+	assert_int_equal(handoff_exchange(c, resp->open_xfer_queue->handoff_path,
+					  &resp->open_xfer_queue->handoff_token,
+					  NULL, 0, fds, 2, &link), 0);
+	fpgad__response__free_unpacked(resp, NULL);
+	close(fds[0]);
+	close(fds[1]);
+
+	mfd = memfd(8192, F_SEAL_SHRINK, NULL);
+	body.memory = "host";
+	body.length = 8192;
+	req.body_case = FPGAD__REQUEST__BODY_REGISTER_BUFFER;
+	req.register_buffer = &body;
+	assert_int_equal(conn_transact(c, &req, &resp), 0);
+	assert_int_equal(claim_from_child(c, resp->register_buffer->handoff_path,
+					  &resp->register_buffer->handoff_token, mfd),
+			 EACCES);
+	assert_int_equal(handoff_exchange(c, resp->register_buffer->handoff_path,
+					  &resp->register_buffer->handoff_token,
+					  &mfd, 1, NULL, 0, NULL), 0);
+	fpgad__response__free_unpacked(resp, NULL);
+	close(mfd);
+	close(link);
+	fpgad_disconnect(c);
+	good_round_trip(f, 4096, 9);
+}
+
 /* The remote (read-only) listener refuses the transfer plane. */
 static void test_remote_refused(void **state)
 {
@@ -674,12 +750,11 @@ static void test_remote_refused(void **state)
 	char conf[128], url[64];
 	fpgad_client *c;
 	fpgad_buffer *b;
-	int port = 20000 + (getpid() + 29) % 20000;
 
 	(void)state;
-	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
-	snprintf(conf, sizeof(conf), "[control]\nremote = %s\n", url);
+	snprintf(conf, sizeof(conf), "[control]\nremote = tcp://127.0.0.1:0\n");
 	harness_start_ok(&p, conf, NULL);
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", harness_remote_port(&p));
 	assert_int_equal(fpgad_connect(url, &c), 0);
 	req.body_case = FPGAD__REQUEST__BODY_OPEN_XFER_QUEUE;
 	req.open_xfer_queue = &open;
@@ -704,6 +779,7 @@ int main(void)
 		T(test_bad_memory),
 		T(test_bad_requests),
 		T(test_bad_handoffs),
+		T(test_token_of_another_pid),
 #undef T
 		cmocka_unit_test(test_remote_refused),
 	};

@@ -593,6 +593,7 @@ static void test_backend(void)
 	struct dev_xfer x;
 	struct config cfg;
 	struct device *d;
+	char why[256] = "";
 	uint64_t hh, hd, t0;
 	unsigned i, cancelled = 0;
 	int dbuf, n;
@@ -602,8 +603,10 @@ static void test_backend(void)
 
 	memset(&cfg, 0, sizeof(cfg));
 	snprintf(cfg.device.path, sizeof(cfg.device.path), "%s", DEV);
-	if (buf == MAP_FAILED || ops->open(&cfg, &d))
+	if (buf == MAP_FAILED || ops->open(&cfg, &d, why, sizeof(why))) {
+		printf("# %s\n", why);
 		die("xdma backend open");
+	}
 	check(ops->info(d, &info) == 0 && !strncmp(info.name, "edu 1234:11e8", 13) &&
 	      info.h2c_channels == 1 && info.c2h_channels == 1 &&
 	      info.card_memory == 4095 && info.max_inflight > 0,

@@ -76,7 +76,7 @@ void kmod_xfer_tests(void (*check)(int ok, const char *fmt, ...),
 	ok = check;
 	memset(&cfg, 0, sizeof(cfg));
 	snprintf(cfg.device.path, sizeof(cfg.device.path), "%s", XDEV);
-	if (ops->open(&cfg, &d)) {
+	if (ops->open(&cfg, &d, NULL, 0)) {
 		ok(0, "xfer: xdma backend open");
 		return;
 	}

@@ -73,6 +73,17 @@ covers man/libfpgad.3 "functions of fpgad.h" \
 covers man/fpgad.8 "metrics of daemon/metrics.c" \
 	$(grep -o '"fpgad_[a-z_]*' daemon/metrics.c | tr -d '"' | sort -u)
 
+# Every "within N ms" the documents promise for noticing fpgad's death is
+# fpgad.h's FPGAD_GONE_NOTICE_MS, the bound frames.c is built to meet.
+gone=$(sed -n 's/^#define FPGAD_GONE_NOTICE_MS \([0-9]*\)$/\1/p' include/fpgad.h)
+other=$(cat README.md SECURITY.md man/libfpgad.3 include/fpgad.h | tr '\n' ' ' |
+	grep -o 'within [0-9]* ms' | grep -v "within $gone ms" | sort -u | tr '\n' ' ')
+if [ -n "$gone" ] && [ -z "$other" ]; then
+	ok "README.md, SECURITY.md, libfpgad(3), fpgad.h: fpgad's death noticed within FPGAD_GONE_NOTICE_MS ($gone ms)"
+else
+	bad "the death-notice bound: FPGAD_GONE_NOTICE_MS is '$gone', the documents also say: $other"
+fi
+
 work=$(mktemp -d /tmp/fpgad-man.XXXXXX)
 fpid=
 cleanup() {

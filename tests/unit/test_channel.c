@@ -153,7 +153,7 @@ static void make(struct fixture *fx, const char *extra_sim, enum ring_policy p,
 	cc->policy = p;
 	if (extra_sim)
 		fx->cfg.sim.fault_error = (unsigned)atoi(extra_sim);
-	assert_int_equal(device_sim_ops.open(&fx->cfg, &fx->dev), 0);
+	assert_int_equal(device_sim_ops.open(&fx->cfg, &fx->dev, NULL, 0), 0);
 	assert_int_equal(channel_create(&fx->cfg, cc, &device_sim_ops, fx->dev,
 					&fx->ch, NULL, 0), 0);
 	fx->s1.peer.pid = 101;
@@ -473,7 +473,7 @@ static void test_h2c_send(void **state)
 	cc->memory = MEMORY_HOST;
 	cc->slots = 4;
 	cc->slot_size = cc->frame_size = 64 * 1024;
-	assert_int_equal(device_sim_ops.open(&fx.cfg, &fx.dev), 0);
+	assert_int_equal(device_sim_ops.open(&fx.cfg, &fx.dev, NULL, 0), 0);
 	assert_int_equal(channel_create(&fx.cfg, cc, &device_sim_ops, fx.dev, &fx.ch,
 					NULL, 0), 0);
 	assert_int_equal(lease_open(fx.ch, &fx.s1, true, &fx.cfg.control, &r.g,

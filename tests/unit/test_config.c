@@ -99,6 +99,8 @@ static void test_defaults(void **state)
 	/* No metrics listener unless asked for. */
 	assert_string_equal(cfg.metrics.listen, "");
 	assert_int_equal(cfg.metrics.max_clients, 8);
+	assert_int_equal(cfg.metrics.max_per_address, 2);
+	assert_int_equal(cfg.metrics.idle_timeout_ms, 20000);
 }
 
 static void test_empty_file_is_defaults(void **state)
@@ -125,6 +127,7 @@ static void test_every_key(void **state)
 		"[control]\ngroup = video\nsocket_mode = 0600\n"
 		"remote = tcp://127.0.0.1:7710\nmax_message = 128K\n"
 		"max_clients = 5\nmax_remote_clients = 9\nmax_leases = 3\nmax_pinned = 1G\n"
+		"max_remote_per_address = 6\nremote_idle_timeout_ms = 1500\n"
 		"[device]\nbackend = xdma\npath = /dev/fpgad3\ngpu = 0000:41:00.0\n"
 		"dma_timeout_ms = 250\nauto_choice = first\nprobe_bytes = 64M\n"
 		"probe_ms = 50\n"
@@ -135,6 +138,7 @@ static void test_every_key(void **state)
 		"max_buffers = 9\nmax_registered = 2G\nbounce_slots = 4\n"
 		"poll_us = 30\n"
 		"[metrics]\nlisten = http://[::1]:9110/fpgad/metrics\nmax_clients = 3\n"
+		"max_per_address = 11\nidle_timeout_ms = 2500\n"
 		"[channel cam0]\ndirection = c2h\nengine = 1\nslots = 16\n"
 		"slot_size = 2M\nframe_size = 1048576\nframe_rate = 120\n"
 		"queue_depth = 8\npoll_us = 250\nmemory = cuda\nmode = bounce\npolicy = block\n"
@@ -149,6 +153,8 @@ static void test_every_key(void **state)
 	assert_int_equal(cfg.control.max_message, 128 * 1024);
 	assert_int_equal(cfg.control.max_clients, 5);
 	assert_int_equal(cfg.control.max_remote_clients, 9);
+	assert_int_equal(cfg.control.max_remote_per_address, 6);
+	assert_int_equal(cfg.control.remote_idle_timeout_ms, 1500);
 	assert_int_equal(cfg.control.max_leases, 3);
 	assert_int_equal(cfg.control.max_pinned, 1ull << 30);
 	assert_int_equal(cfg.device.backend, BACKEND_XDMA);
@@ -175,6 +181,8 @@ static void test_every_key(void **state)
 	assert_int_equal(cfg.transfer.poll_us, 30);
 	assert_string_equal(cfg.metrics.listen, "http://[::1]:9110/fpgad/metrics");
 	assert_int_equal(cfg.metrics.max_clients, 3);
+	assert_int_equal(cfg.metrics.max_per_address, 11);
+	assert_int_equal(cfg.metrics.idle_timeout_ms, 2500);
 	assert_int_equal(cfg.n_channels, 2);
 	assert_string_equal(cfg.channels[0].name, "cam0");
 	assert_int_equal(cfg.channels[0].engine, 1);
@@ -210,9 +218,9 @@ static void test_every_error(void **state)
 		"mode = fast\n"			/* 6 */
 		"[channel a]\n"			/* 7 */
 		"slots = 4\n"			/* 8: of the refused header */
-		"[chanel b]\n"
-		"x = 1\n"			/* 10 */
-		"y = 2\n"			/* 11: the same section, said once */
+		"[chanel b]\n"			/* 9: said once, at its header */
+		"x = 1\n"
+		"y = 2\n"
 		"[sim]\n"
 		"link = gen9x8\n"		/* 13 */
 		"also not ini\n";		/* 14 */
@@ -227,7 +235,7 @@ static void test_every_error(void **state)
 	assert_true(has_error(err, 5, "unknown key 'slotz' in [channel a]; did you mean slots?"));
 	assert_true(has_error(err, 6, "mode: 'fast'"));
 	assert_true(has_error(err, 7, "declared twice"));
-	assert_true(has_error(err, 10, "unknown section [chanel b]"));
+	assert_true(has_error(err, 9, "unknown section [chanel b]; did you mean [channel NAME]?"));
 	assert_true(has_error(err, 13, "link: 'gen9x8'"));
 	assert_true(has_error(err, 14, "syntax error"));
 	for (const char *p = err; (p = strchr(p, '\n')); p++)
@@ -249,7 +257,7 @@ static void test_suggestion(void **state)
 	expect_error("[channel a]\nslotz = 4\n", 2, "did you mean slots?");
 	expect_error("[channel a]\nFrame_Sise = 4K\n", 2, "did you mean frame_size?");
 	expect_error("[control]\nmax_client = 4\n", 2, "did you mean max_clients?");
-	expect_error("[devise]\nbackend = sim\n", 2, "did you mean [device]?");
+	expect_error("[devise]\nbackend = sim\n", 1, "did you mean [device]?");
 	assert_int_equal(load("[daemon]\nwhatever = 1\n", &cfg, err, sizeof(err)), -EINVAL);
 	assert_null(strstr(err, "did you mean"));
 }
@@ -268,7 +276,9 @@ static void test_errors(void **state)
 {
 	(void)state;
 	expect_error("[daemon]\nbogus = 1\n", 2, "unknown key 'bogus' in [daemon]");
-	expect_error("[nope]\nx = 1\n", 2, "unknown section [nope]");
+	/* At the header's line, with keys or without. */
+	expect_error("[nope]\nx = 1\n", 1, "unknown section [nope]");
+	expect_error("[daemon]\n\n[frobnicator]\n", 3, "unknown section [frobnicator]");
 	expect_error("\n\n[channel a]\nslots = 1\n", 4, "slots: '1' is not a whole number from 2");
 	expect_error("[channel a]\nslots = many\n", 2, "slots");
 	expect_error("[channel a]\nslot_size = 12Q\n", 2, "slot_size: '12Q' is not a size");
@@ -340,8 +350,7 @@ static void test_metrics_listen(void **state)
 		{ "http://[fe80::zz]:9110/metrics", "the address in [] is not an IPv6 address" },
 		{ "http://127.0.0.1/metrics", "has no port" },
 		{ "http://127.0.0.1:/metrics", "has no port" },
-		{ "http://127.0.0.1:0/metrics", "port '0' is not a number from 1 to 65535" },
-		{ "http://127.0.0.1:65536/metrics", "port '65536' is not a number from 1 to 65535" },
+		{ "http://127.0.0.1:65536/metrics", "port '65536' is not a number from 0 to 65535" },
 		{ "http://127.0.0.1:91x/metrics", "port '91x' is not a number" },
 		{ "http://127.0.0.1:9110", "has no path after the port" },
 		{ "http://127.0.0.1:9110/metrics?x=1", "a path holds letters, digits and" },
@@ -349,7 +358,7 @@ static void test_metrics_listen(void **state)
 	};
 	static const char *const good[] = {
 		"http://0.0.0.0:9110/metrics", "http://[::]:1/", "http://localhost:65535/m-1.x_~",
-		"http://[fe80::1]:9110/metrics",
+		"http://[fe80::1]:9110/metrics", "http://127.0.0.1:0/metrics",
 	};
 	struct config cfg;
 	char text[384], err[512];

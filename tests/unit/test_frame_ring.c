@@ -981,6 +981,131 @@ static void *race_consumer(void *arg)
 	}
 }
 
+/* What a GPU stream stores for a stream-ordered release. */
+static void gpu_stores(const struct frame_async *a)
+{
+	atomic_store(FR_A32(a->state_low), a->released_low);
+	atomic_store(FR_A32(a->done), a->count);
+}
+
+/*
+ * A stream-ordered release wakes a sleeping producer when it is counted
+ * (the GPU's stores later wake nobody), and the producer's wait counts one
+ * on its way as something to look at.
+ */
+static void test_async_release_wakes(void **state)
+{
+	struct region r = region_new(2);
+	struct frame_producer *p = producer_new(&r, 2, 0, 1);
+	struct frame_consumer *c = consumer_new(&r);
+	struct fpgad_frames_header *h = hdr_of(&r);
+	struct frame_returned back[2];
+	struct frame_ring_frame f;
+	struct frame_async a;
+	uint32_t futex;
+
+	(void)state;
+	publish(p, 0, 0);
+	assert_int_equal(frame_consumer_claim(c, &f), 0);
+	assert_int_equal(frame_producer_wait(p, 0), -ETIMEDOUT);
+	/* As if the producer slept on prod_futex now. */
+	atomic_store(FR_A32(&h->prod_waiting), 1);
+	futex = atomic_load(FR_A32(&h->prod_futex));
+	assert_int_equal(frame_consumer_async_words(c, &f, &a), 0);
+	assert_int_not_equal(atomic_load(FR_A32(&h->prod_futex)), futex);
+	atomic_store(FR_A32(&h->prod_waiting), 0);
+	/* Counted, not stored yet: a wait returns at once, nothing to take. */
+	assert_true(frame_producer_async_pending(p));
+	assert_int_equal(frame_producer_wait(p, 0), 0);
+	assert_false(frame_producer_returned(p));
+	assert_int_equal(frame_producer_reclaim(p, back, 2), 0);
+	gpu_stores(&a);
+	assert_false(frame_producer_async_pending(p));
+	assert_true(frame_producer_returned(p));
+	assert_int_equal(frame_producer_wait(p, 0), 0);
+	assert_int_equal(frame_producer_reclaim(p, back, 2), 1);
+	assert_int_equal(back[0].slot, 0);
+	/* Counts caught up and a frame held: nothing to look at. */
+	publish(p, 1, 1);
+	assert_int_equal(frame_consumer_claim(c, &f), 0);
+	assert_int_equal(frame_producer_wait(p, 0), -ETIMEDOUT);
+	frame_consumer_free(c);
+	frame_producer_free(p);
+	free(r.mem);
+}
+
+struct sleeper {
+	struct frame_producer *p;
+	int ret;
+};
+
+static void *sleeper_main(void *arg)
+{
+	struct sleeper *s = arg;
+
+	s->ret = frame_producer_wait(s->p, WAIT_MS);
+	return NULL;
+}
+
+/*
+ * The producer is asleep while the consumer claims its frames and queues
+ * their releases on a stream: the first one counted wakes it (a timeout
+ * here is the lost wake-up that held a starved stream for its whole sleep).
+ */
+static void test_async_release_wakes_sleeper(void **state)
+{
+	struct region r = region_new(4);
+	struct frame_producer *p = producer_new(&r, 4, 0, 1);
+	struct frame_consumer *c = consumer_new(&r);
+	struct fpgad_frames_header *h = hdr_of(&r);
+	struct sleeper s = { .p = p, .ret = 1 };
+	struct frame_ring_frame f[4];
+	struct frame_async a[4];
+	pthread_t th;
+
+	(void)state;
+	for (uint32_t i = 0; i < 4; i++)
+		publish(p, i, i);
+	assert_int_equal(pthread_create(&th, NULL, sleeper_main, &s), 0);
+	while (!atomic_load(FR_A32(&h->prod_waiting)))
+		usleep(100);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(frame_consumer_claim(c, &f[i]), 0);
+		assert_int_equal(frame_consumer_async_words(c, &f[i], &a[i]), 0);
+	}
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(s.ret, 0);
+	for (int i = 0; i < 4; i++)
+		gpu_stores(&a[i]);
+	frame_consumer_free(c);
+	frame_producer_free(p);
+	free(r.mem);
+}
+
+/* The producer remembers for a while that the consumer used them. */
+static void test_async_recent(void **state)
+{
+	struct region r = region_new(2);
+	struct frame_producer *p = producer_new(&r, 2, 0, 1);
+	struct frame_consumer *c = consumer_new(&r);
+	uint64_t t = 5 * FRAME_PRODUCER_ASYNC_RECENT_NS;
+	struct frame_ring_frame f;
+	struct frame_async a;
+
+	(void)state;
+	assert_false(frame_producer_async_recent(p, t));
+	publish(p, 0, 0);
+	assert_int_equal(frame_consumer_claim(c, &f), 0);
+	assert_int_equal(frame_consumer_async_words(c, &f, &a), 0);
+	assert_true(frame_producer_async_recent(p, t));
+	gpu_stores(&a);
+	assert_true(frame_producer_async_recent(p, t + FRAME_PRODUCER_ASYNC_RECENT_NS - 1));
+	assert_false(frame_producer_async_recent(p, t + FRAME_PRODUCER_ASYNC_RECENT_NS));
+	frame_consumer_free(c);
+	frame_producer_free(p);
+	free(r.mem);
+}
+
 static void test_revoke_claim_race(void **state)
 {
 	enum { SLOTS = 8 };
@@ -1304,6 +1429,9 @@ int main(void)
 		cmocka_unit_test(test_bad_descriptor),
 		cmocka_unit_test(test_scribbling_consumer),
 		cmocka_unit_test(test_scribbling_producer),
+		cmocka_unit_test(test_async_release_wakes),
+		cmocka_unit_test(test_async_release_wakes_sleeper),
+		cmocka_unit_test(test_async_recent),
 		cmocka_unit_test(test_revoke_claim_race),
 		cmocka_unit_test(test_stream_threads),
 		cmocka_unit_test(test_stream_processes),

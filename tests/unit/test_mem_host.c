@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* test_mem_host.c - the host memory backend and the memory backend table. */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -229,6 +230,66 @@ static void test_cuda_probe(void **state)
 	print_message("no GPU: %s\n", why);
 }
 
+/* A memfd of @len bytes sealed against shrinking, allocated or sparse. */
+static int client_memfd(off_t len, bool allocated)
+{
+	int fd = memfd_create("client", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, len), 0);
+	if (allocated)
+		assert_int_equal(posix_fallocate(fd, 0, len), 0);
+	assert_int_equal(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+	return fd;
+}
+
+static int try_import(int fd, uint64_t len, char *why, size_t whylen)
+{
+	struct mem_import imp = { .length = len, .fd = fd };
+	struct mem_region *r = NULL;
+	int ret;
+
+	ret = memory_host_ops.import(&imp, &r, why, whylen);
+	if (ret == 0) {
+		r->fd = -1;	/* the caller's */
+		memory_host_ops.free(r);
+	}
+	return ret;
+}
+
+/* An allocated memfd is taken; a sparse one is refused, saying so. */
+static void test_import_sparse(void **state)
+{
+	char why[160] = "";
+	int fd;
+
+	(void)state;
+	fd = client_memfd(1 << 20, true);
+	assert_int_equal(try_import(fd, 1 << 20, why, sizeof(why)), 0);
+	assert_int_equal(fallocate(fd, FALLOC_FL_PUNCH_HOLE |
+				   FALLOC_FL_KEEP_SIZE, 65536, 4096), 0);
+	assert_int_equal(try_import(fd, 1 << 20, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "the memfd is sparse (1044480 of 1048576"));
+	close(fd);
+	fd = client_memfd(1 << 20, false);
+	assert_int_equal(try_import(fd, 4096, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "the memfd is sparse (0 of 1048576"));
+	close(fd);
+}
+
+/* Not shmem: refused by filesystem type, before anything else. */
+static void test_import_not_shmem(void **state)
+{
+	char why[160] = "";
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(try_import(fd, 4096, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "not shared memory (filesystem type"));
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -243,6 +304,8 @@ int main(void)
 		cmocka_unit_test(test_no_dmabuf),
 		cmocka_unit_test(test_ops_for),
 		cmocka_unit_test(test_cuda_probe),
+		cmocka_unit_test(test_import_sparse),
+		cmocka_unit_test(test_import_not_shmem),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

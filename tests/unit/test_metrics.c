@@ -77,10 +77,10 @@ static const char expected[] =
 	"fpgad_channel_errors_total{channel=\"cam0\",direction=\"c2h\"} 1\n"
 	"# HELP fpgad_channel_recoveries_total Engine resets after a DMA error or timeout.\n"
 	"# TYPE fpgad_channel_recoveries_total counter\n"
-	"fpgad_channel_recoveries_total{channel=\"cam0\",direction=\"c2h\"} 1\n"
+	"fpgad_channel_recoveries_total{channel=\"cam0\",direction=\"c2h\"} 4\n"
 	"# HELP fpgad_channel_integrity_errors_total Frames whose CRC-32C did not match (integrity = crc32c); published flagged ERROR.\n"
 	"# TYPE fpgad_channel_integrity_errors_total counter\n"
-	"fpgad_channel_integrity_errors_total{channel=\"cam0\",direction=\"c2h\"} 2\n"
+	"fpgad_channel_integrity_errors_total{channel=\"cam0\",direction=\"c2h\"} 6\n"
 	"# HELP fpgad_channel_dma_duration_seconds Card DMA time of each transfer that completed, from the engine's start to its end.\n"
 	"# TYPE fpgad_channel_dma_duration_seconds histogram\n"
 	"fpgad_channel_dma_duration_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"2.56e-07\"} 1\n"
@@ -163,7 +163,10 @@ static const char expected[] =
 	"fpgad_transfer_registered_bytes 327680\n"
 	;
 
-/* One streaming c2h channel with every counter and both histograms set. */
+/*
+ * One streaming c2h channel with every counter and both histograms set,
+ * each counter to a value of its own: two counters swapped show.
+ */
 static void snapshot_one(struct metrics_snapshot *s)
 {
 	struct channel_stats *st = &s->channels[0].st;
@@ -199,8 +202,8 @@ static void snapshot_one(struct metrics_snapshot *s)
 	st->drops = 7;
 	st->stalls = 5;
 	st->errors = 1;
-	st->recoveries = 1;
-	st->integrity_errors = 2;
+	st->recoveries = 4;
+	st->integrity_errors = 6;
 	st->dma.bucket[0] = 1;
 	st->dma.bucket[9] = 599;
 	st->dma.bucket[10] = 400;

@@ -209,6 +209,35 @@ static void test_busy_poll(void **state)
 	assert_int_equal(card.blocks, 1);
 }
 
+/*
+ * Awaited stream-ordered releases: spun for briefly, then looked for every
+ * PACE_ASYNC_POLL_NS, less often the longer none comes back; soon again,
+ * with a spin, once slots do.
+ */
+static void test_async_backs_off(void **state)
+{
+	struct channel *ch = channel_new(PACING_HYBRID);
+	uint64_t t = 1000000000ull;
+
+	(void)state;
+	assert_int_equal(pace_async_spin_until(ch, t), 0);
+	assert_int_equal(pace_async_due(ch, t), t + PACE_ASYNC_POLL_NS);
+	/* Spin only in the first PACE_ASYNC_SPIN_NS of the wait. */
+	assert_int_equal(pace_async_spin_until(ch, t + 1000), t + PACE_ASYNC_SPIN_NS);
+	assert_int_equal(pace_async_spin_until(ch, t + PACE_ASYNC_SPIN_NS), 0);
+	/* 160 us awaited: a sixteenth of it is still under the short step. */
+	assert_int_equal(pace_async_due(ch, t + 160000), t + 160000 + PACE_ASYNC_POLL_NS);
+	assert_int_equal(pace_async_due(ch, t + 3200000), t + 3200000 + 200000);
+	assert_int_equal(pace_async_due(ch, t + 100000000),
+			 t + 100000000 + PACE_ASYNC_POLL_MAX_NS);
+	pace_async_progress(ch);
+	assert_int_equal(pace_async_spin_until(ch, t + 200000000), 0);
+	assert_int_equal(pace_async_due(ch, t + 200000000),
+			 t + 200000000 + PACE_ASYNC_POLL_NS);
+	assert_int_equal(pace_async_spin_until(ch, t + 200000000),
+			 t + 200000000 + PACE_ASYNC_SPIN_NS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -219,6 +248,7 @@ int main(void)
 		cmocka_unit_test(test_dear_spin_looks_once),
 		cmocka_unit_test(test_fast_card_batches),
 		cmocka_unit_test(test_busy_poll),
+		cmocka_unit_test(test_async_backs_off),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

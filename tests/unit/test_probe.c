@@ -74,7 +74,7 @@ static void start(struct fixture *f)
 		.length = SLOTS * SLOT,
 	};
 
-	assert_int_equal(ops->open(&f->cfg, &f->dev), 0);
+	assert_int_equal(ops->open(&f->cfg, &f->dev, NULL, 0), 0);
 	assert_int_equal(ops->queue_open(f->dev, &ch, &f->q), 0);
 	assert_int_equal(ops->pin(f->q, &r, &f->handle), 0);
 }

@@ -118,7 +118,7 @@ static void start(struct fixture *f)
 		.length = NSLOTS * SLOT,
 	};
 
-	assert_int_equal(ops->open(&f->cfg, &f->dev), 0);
+	assert_int_equal(ops->open(&f->cfg, &f->dev, NULL, 0), 0);
 	assert_int_equal(ops->queue_open(f->dev, &f->cfg.channels[0], &f->q),
 			 0);
 	assert_int_equal(ops->pin(f->q, &r, &f->handle), 0);
@@ -212,7 +212,7 @@ static void test_open_info(void **state)
 	f->cfg.sim.card_memory = 0;	/* default: 2 GiB of address space */
 	f->cfg.sim.link.gen = 4;
 	f->cfg.sim.link.width = 8;
-	assert_int_equal(ops->open(&f->cfg, &f->dev), 0);
+	assert_int_equal(ops->open(&f->cfg, &f->dev, NULL, 0), 0);
 	assert_int_equal(ops->info(f->dev, &info), 0);
 	assert_string_equal(info.name, "sim");
 	assert_true(info.card_memory == 2ull << 30);
@@ -224,12 +224,12 @@ static void test_open_info(void **state)
 	assert_string_equal(ops->name, "sim");
 
 	f->cfg.sim.link.gen = 6;
-	assert_int_equal(ops->open(&f->cfg, &d), -EINVAL);
+	assert_int_equal(ops->open(&f->cfg, &d, NULL, 0), -EINVAL);
 	f->cfg.sim.link.gen = 3;
 	f->cfg.sim.link.width = 0;
-	assert_int_equal(ops->open(&f->cfg, &d), -EINVAL);
+	assert_int_equal(ops->open(&f->cfg, &d, NULL, 0), -EINVAL);
 	f->cfg.sim.link.width = 17;
-	assert_int_equal(ops->open(&f->cfg, &d), -EINVAL);
+	assert_int_equal(ops->open(&f->cfg, &d, NULL, 0), -EINVAL);
 	assert_ptr_equal(d, (void *)0x1);
 }
 

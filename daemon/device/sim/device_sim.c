@@ -23,16 +23,17 @@ static void sim_close(struct device *d);
 static void sim_queue_close(struct device_queue *q);
 static int sim_cq_arm(struct device_queue *q);
 
-static int sim_open(const struct config *cfg, struct device **ret_dev)
+static int sim_open(const struct config *cfg, struct device **ret_dev,
+		    char *err, size_t errlen)
 {
 	const struct config_sim *s = &cfg->sim;
 	struct device *d;
 	int r;
 
 	if (!sim_link_valid(&s->link)) {
-		log_err("sim: link gen%u x%u is not a PCIe link the sim models "
-			"(gen 1-5, width 1-16, or gen 0 for unlimited)",
-			s->link.gen, s->link.width);
+		snprintf(err, errlen, "sim: link gen%u x%u is not a PCIe link the "
+			 "sim models (gen 1-5, width 1-16, or gen 0 for unlimited)",
+			 s->link.gen, s->link.width);
 		return -EINVAL;
 	}
 
@@ -46,8 +47,8 @@ static int sim_open(const struct config *cfg, struct device **ret_dev)
 	d->card_size = sim_round_up(s->card_memory ? s->card_memory :
 				    SIM_DEFAULT_CARD_MEMORY, SIM_PAGE);
 	if (d->card_size < s->card_memory || d->card_size > SIM_CARD_MAX) {
-		log_err("sim: card memory of %" PRIu64 " bytes: the sim models "
-			"up to %llu", s->card_memory, SIM_CARD_MAX);
+		snprintf(err, errlen, "sim: card memory of %" PRIu64 " bytes: the "
+			 "sim models up to %llu", s->card_memory, SIM_CARD_MAX);
 		r = -EINVAL;
 		goto fail;
 	}
@@ -58,8 +59,8 @@ static int sim_open(const struct config *cfg, struct device **ret_dev)
 
 	r = sim_card_reserve(d);
 	if (r < 0) {
-		log_err("sim: cannot reserve %" PRIu64 " bytes of card "
-			"memory: %s", d->card_size, strerror(-r));
+		snprintf(err, errlen, "sim: cannot reserve %" PRIu64 " bytes of "
+			 "card memory: %s", d->card_size, strerror(-r));
 		goto fail;
 	}
 
@@ -553,4 +554,5 @@ const struct device_ops device_sim_ops = {
 	.sink_counts = sim_sink_counts,
 	.mem_queue_open = sim_mem_queue_open,
 	.completion_fd = sim_completion_fd,
+	.scrub = sim_card_scrub,
 };

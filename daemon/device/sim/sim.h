@@ -277,6 +277,8 @@ bool sim_card_contains(const struct device *d, uint64_t addr, uint64_t len);
 int sim_card_lock(struct device *d, uint64_t addr, uint64_t len);
 /* Bytes from @addr to the end of its chunk. */
 uint64_t sim_card_chunk_left(uint64_t addr);
+/* Zero [addr, addr + len) of card memory (device_ops.scrub). */
+int sim_card_scrub(struct device *d, uint64_t addr, uint64_t len);
 
 /* sim_link.c */
 /* Whether the sim models a link of @l (gen 0 = unlimited). */

@@ -85,3 +85,27 @@ int sim_card_lock(struct device *d, uint64_t addr, uint64_t len)
 	pthread_mutex_unlock(&d->lock);
 	return r;
 }
+
+/*
+ * A chunk that is page-locked for CUDA is zeroed in place; any other is
+ * given back to the kernel, which costs nothing and zeroes it as well.
+ */
+int sim_card_scrub(struct device *d, uint64_t addr, uint64_t len)
+{
+	if (!sim_card_contains(d, addr, len))
+		return -EINVAL;
+	pthread_mutex_lock(&d->lock);
+	while (len) {
+		uint64_t n = sim_card_chunk_left(addr);
+
+		if (n > len)
+			n = len;
+		if (d->card_locked[addr / SIM_CARD_CHUNK] ||
+		    madvise(d->card + addr, n, MADV_DONTNEED) < 0)
+			memset(d->card + addr, 0, n);
+		addr += n;
+		len -= n;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return 0;
+}

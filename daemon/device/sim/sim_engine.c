@@ -18,6 +18,7 @@
 #include "fpgad_simframe.h"
 #include "futex.h"
 #include "memory/copy.h"
+#include "memory/fault_guard.h"
 #include "service/log.h"
 
 bool sim_sq_empty(struct device_queue *q)
@@ -127,21 +128,31 @@ void sim_complete(struct device_queue *q, const struct sim_cqe *c)
 	}
 }
 
-/* A memory queue's transfer in host memory; @flip: byte to corrupt. */
-static void sim_move_mem(struct device_queue *q, const struct sim_sqe *e,
-			 uint64_t flip)
+/*
+ * A memory queue's transfer in host memory; @flip: byte to corrupt.  The
+ * buffer is a client's: a fault on it fails the transfer with -EFAULT.
+ */
+static int sim_move_mem(struct device_queue *q, const struct sim_sqe *e,
+			uint64_t flip)
 {
 	unsigned char *card = q->dev->card + e->x.card_addr;
+	int r;
 
 	if (q->dir == DIR_C2H) {
-		memcpy(e->addr, card, e->x.length);
-		if (flip != UINT64_MAX)
-			e->addr[flip] ^= 0xff;
+		r = fault_guard_copy(e->addr, card, e->x.length);
+		if (!r && flip != UINT64_MAX)
+			r = fault_guard_copy(e->addr + flip, &(unsigned char){
+						card[flip] ^ 0xff }, 1);
 	} else {
-		memcpy(card, e->addr, e->x.length);
-		if (flip != UINT64_MAX)
+		r = fault_guard_copy(card, e->addr, e->x.length);
+		if (!r && flip != UINT64_MAX)
 			card[flip] ^= 0xff;
 	}
+	if (r)
+		log_warn("sim: %s: transfer at card 0x%llx: the client's buffer "
+			 "faulted: %s", q->ch.name,
+			 (unsigned long long)e->x.card_addr, strerror(-r));
+	return r;
 }
 
 /* Execute one transfer from the submission ring. */
@@ -233,7 +244,9 @@ static void sim_execute(struct device_queue *q, const struct sim_sqe *e)
 	}
 	flip = fault == SIM_FAULT_CORRUPT ? sim_flip_offset(q, n) : UINT64_MAX;
 	if (q->mem) {
-		sim_move_mem(q, e, flip);
+		c.c.status = sim_move_mem(q, e, flip);
+		if (c.c.status)
+			goto done;
 	} else if (q->dir == DIR_C2H) {
 		fpgad_simframe_fill_part(e->addr, n, frame_len, c.c.seq,
 					 q->engine, q->pattern,

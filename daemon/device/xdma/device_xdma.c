@@ -73,8 +73,12 @@ struct device_queue {
 	int kick_fd;			/* eventfd */
 };
 
-/* Open @path and state our ABI version; returns the fd or -errno. */
-static int xdma_open_file(const char *path, uint32_t *ret_features)
+/*
+ * Open @path and state our ABI version; returns the fd, or -errno with
+ * why in @err.
+ */
+static int xdma_open_file(const char *path, uint32_t *ret_features,
+			  char *err, size_t errlen)
 {
 	struct fpgad_dma_version v;
 	int fd, r;
@@ -83,24 +87,24 @@ static int xdma_open_file(const char *path, uint32_t *ret_features)
 	fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		r = -errno;
-		log_err("xdma: %s: %s%s", path, strerror(-r),
-			r == -ENOENT ? " (is fpgad_dma.ko loaded and the card "
-				       "bound? see kmod/)" : "");
+		snprintf(err, errlen, "xdma: %s: %s%s", path, strerror(-r),
+			 r == -ENOENT ? " (is fpgad_dma.ko loaded and the card "
+					"bound? see kmod/)" : "");
 		return r;
 	}
 	memset(&v, 0, sizeof(v));
 	v.abi_version = FPGAD_DMA_ABI_VERSION;
 	if (ioctl(fd, FPGAD_DMA_IOC_VERSION, &v)) {
 		r = -errno;
-		log_err("xdma: %s: VERSION: %s (not an fpgad_dma device?)",
-			path, strerror(-r));
+		snprintf(err, errlen, "xdma: %s: VERSION: %s (not an fpgad_dma "
+			 "device?)", path, strerror(-r));
 		close(fd);
 		return r;
 	}
 	if (v.abi_version != FPGAD_DMA_ABI_VERSION) {
-		log_err("xdma: %s: driver ABI %u, fpgad speaks %u: install "
-			"matching fpgad_dma.ko and fpgad", path, v.abi_version,
-			FPGAD_DMA_ABI_VERSION);
+		snprintf(err, errlen, "xdma: %s: driver ABI %u, fpgad speaks %u: "
+			 "install matching fpgad_dma.ko and fpgad", path,
+			 v.abi_version, FPGAD_DMA_ABI_VERSION);
 		close(fd);
 		return -EPROTO;
 	}
@@ -112,7 +116,8 @@ static int xdma_open_file(const char *path, uint32_t *ret_features)
 static void xdma_close(struct device *d);
 static void xdma_queue_close(struct device_queue *q);
 
-static int xdma_open(const struct config *cfg, struct device **ret_dev)
+static int xdma_open(const struct config *cfg, struct device **ret_dev,
+		     char *err, size_t errlen)
 {
 	struct device *d;
 	int r;
@@ -129,13 +134,13 @@ static int xdma_open(const struct config *cfg, struct device **ret_dev)
 		goto fail;
 	d->lock_init = true;
 
-	r = xdma_open_file(d->path, &d->features);
+	r = xdma_open_file(d->path, &d->features, err, errlen);
 	if (r < 0)
 		goto fail;
 	d->fd = r;
 	if (ioctl(d->fd, FPGAD_DMA_IOC_INFO, &d->info)) {
 		r = -errno;
-		log_err("xdma: %s: INFO: %s", d->path, strerror(-r));
+		snprintf(err, errlen, "xdma: %s: INFO: %s", d->path, strerror(-r));
 		goto fail;
 	}
 	d->info.engine[sizeof(d->info.engine) - 1] = 0;
@@ -225,6 +230,7 @@ static int xdma_queue_open(struct device *d, const struct config_channel *ch,
 {
 	uint32_t dir, n;
 	struct device_queue *q;
+	char why[PATH_MAX + 128];
 	int r;
 
 	if (ch->direction != DIR_C2H && ch->direction != DIR_H2C)
@@ -257,9 +263,11 @@ static int xdma_queue_open(struct device *d, const struct config_channel *ch,
 	d->queues[dir][ch->engine] = q;
 	pthread_mutex_unlock(&d->lock);
 
-	r = xdma_open_file(d->path, NULL);
-	if (r < 0)
+	r = xdma_open_file(d->path, NULL, why, sizeof(why));
+	if (r < 0) {
+		log_err("%s", why);
 		goto fail;
+	}
 	q->fd = r;
 	q->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (q->kick_fd < 0) {

@@ -121,9 +121,9 @@ hostile_case junk_logs any "20,000 bad requests are logged rate-limited, with a 
 # A remote peer is logged by its address, never as "pid 0".
 case_remote_named() {
 	local port out
-	port=$(free_port)
 	fpgad_start "[control]
-remote = tcp://127.0.0.1:$port"
+remote = tcp://127.0.0.1:0"
+	port=$(remote_port)
 	out=$(peer req "tcp://127.0.0.1:$port" open:1:c2h0 status:3)
 	expect_out "$out" "open:1:c2h0: DENIED id=1"
 	expect_out "$out" "msg=OpenChannel is not allowed on the remote (read-only) listener"

@@ -19,17 +19,10 @@ capture_ok() {
 # refuses what would fault fpgad, fpgad keeps serving, and the next
 # lessee of the same channel gets clean, verified frames.
 case_ring_scribbler() {
-	local conf=$RING_CHANNEL
 	# As root: another uid, let in by the socket group.
-	[ "$HOSTILE_ROOT" = 1 ] && conf="[control]
-group = $HOSTILE_GROUP
-$conf"
-	fpgad_start "$conf"
-	if [ "$HOSTILE_ROOT" = 1 ]; then
-		as fpgad-h2 "$RING_PEER" "$FPGAD_URL" c2h0 2 > "$CASE_DIR/ring.out" 2>&1
-	else
-		"$RING_PEER" "$FPGAD_URL" c2h0 2 > "$CASE_DIR/ring.out" 2>&1
-	fi || { cat "$CASE_DIR/ring.out"; fail "a refusal the rings promise did not happen"; }
+	fpgad_start_shared "$RING_CHANNEL"
+	member "$RING_PEER" "$FPGAD_URL" c2h0 2 > "$CASE_DIR/ring.out" 2>&1 ||
+		{ cat "$CASE_DIR/ring.out"; fail "a refusal the rings promise did not happen"; }
 	kill -0 "$FPGAD_PID" || fail "fpgad died"
 	capture_ok
 	fpgad_stop
@@ -122,10 +115,10 @@ case_squat_shm() {
 	[ "$HOSTILE_ROOT" = 1 ] || skip "needs root to squat as another user"
 	for n in c2h0desc.0 c2h0data.0 c2h0 h2c0; do
 		for p in $(seq 1 64) $$; do
-			as fpgad-h1 touch "/dev/shm/fpgad.$p.$n" 2>/dev/null
+			as "$H1" touch "/dev/shm/fpgad.$p.$n" 2>/dev/null
 		done
 	done
-	as fpgad-h1 touch /dev/shm/fpgad.c2h0 /dev/shm/fpgad-c2h0
+	as "$H1" touch /dev/shm/fpgad.c2h0 /dev/shm/fpgad-c2h0
 	before=$(ls /dev/shm | sort)
 	fpgad_start "$RING_CHANNEL"
 	capture_ok

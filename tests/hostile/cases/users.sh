@@ -32,25 +32,25 @@ wait_state() {
 # lessee's uid and root may; anyone may once nobody leases it.
 case_reset_other_uid() {
 	local out h1
-	h1=$(id -u fpgad-h1)
-	usermod -aG "$HOSTILE_GROUP" fpgad-h1 || fail "cannot add fpgad-h1 to $HOSTILE_GROUP"
+	h1=$(id -u "$H1")
+	usermod -aG "$HOSTILE_GROUP" "$H1" || fail "cannot add $H1 to $HOSTILE_GROUP"
 	fpgad_start "[control]
 group = $HOSTILE_GROUP
 [sim]
 fault_error = 1"
-	background as fpgad-h1 "$PEER" req "$FPGAD_URL" open:1:c2h0 hold
+	background as "$H1" "$PEER" req "$FPGAD_URL" open:1:c2h0 hold
 	wait_for "$CASE_DIR/bg.$BG.out" "hold"
 	expect_in "$CASE_DIR/bg.$BG.out" "open:1:c2h0: OK"
 	wait_state c2h0 failed
 
-	out=$(as fpgad-h2 "$PEER" req "$FPGAD_URL" reset:1:c2h0)
+	out=$(as "$H2" "$PEER" req "$FPGAD_URL" reset:1:c2h0)
 	expect_out "$out" "reset:1:c2h0: DENIED"
 	expect_out "$out" "msg=channel c2h0 is leased by uid $h1 (pid "
 	expect_out "$out" "only that uid or root may reset it"
 	[ "$(state_of c2h0)" = failed ] || fail "the denied reset changed the channel"
 
 	# The lessee's uid, from another process: allowed.
-	out=$(as fpgad-h1 "$PEER" req "$FPGAD_URL" reset:2:c2h0)
+	out=$(as "$H1" "$PEER" req "$FPGAD_URL" reset:2:c2h0)
 	expect_out "$out" "reset:2:c2h0: OK"
 	wait_state c2h0 failed
 	# Root: allowed.
@@ -61,7 +61,7 @@ fault_error = 1"
 	release_background "$BG"
 	wait_lessees c2h0 0
 	[ "$(state_of c2h0)" = failed ] || fail "c2h0 did not stay failed without lessees"
-	out=$(as fpgad-h2 "$PEER" req "$FPGAD_URL" reset:3:c2h0)
+	out=$(as "$H2" "$PEER" req "$FPGAD_URL" reset:3:c2h0)
 	case $out in *DENIED*) fail "refused with nobody leasing: $out" ;; esac
 	expect_out "$out" "reset:3:c2h0: OK"
 	fpgad_stop
@@ -73,18 +73,19 @@ hostile_case reset_other_uid root "a FAILED channel leased by another uid: only 
 # closed at once, and local clients (root, a group member) are served.
 case_tcp_flood() {
 	local port out n remote
-	port=$(free_port)
 	fpgad_start "[control]
 group = $HOSTILE_GROUP
-remote = tcp://127.0.0.1:$port
+remote = tcp://127.0.0.1:0
+max_remote_per_address = 0
 max_clients = 8"
-	background as_outsider fpgad-h1 "$PEER" flood 127.0.0.1 "$port" 64 sp
+	port=$(remote_port)
+	background as_outsider "$H1" "$PEER" flood 127.0.0.1 "$port" 64 sp
 	wait_for "$CASE_DIR/bg.$BG.out" "open=64"
 	# Local clients, root and a group member, are served all along.
 	sleep 0.2
 	out=$(peer req "$FPGAD_URL" status:1)
 	expect_out "$out" "status:1: OK"
-	out=$(as fpgad-h2 "$FPGACTL" --url "$FPGAD_URL" status) ||
+	out=$(as "$H2" "$FPGACTL" --url "$FPGAD_URL" status) ||
 		fail "a group member is not served: $out"
 	# Over the remote limit (16 by default): closed at once, 48 of them.
 	wait_count "$FPGAD_LOG" "refusing tcp 127.0.0.1:" 10
@@ -98,7 +99,7 @@ max_clients = 8"
 	n=$(sed -n 's/^closed=//p' "$CASE_DIR/bg.$BG.out")
 	[ "${n:-0}" -ge 48 ] || fail "fpgad closed ${n:-0} of the 48 connections over the limit"
 	# When they leave, remote peers are served again.
-	out=$(as fpgad-h1 "$FPGACTL" --url "tcp://127.0.0.1:$port" status) ||
+	out=$(as "$H1" "$FPGACTL" --url "tcp://127.0.0.1:$port" status) ||
 		fail "remote status after the flood: $out"
 	fpgad_stop
 }

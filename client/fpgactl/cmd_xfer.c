@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * xfer.c - fpgactl read ADDR LEN FILE and fpgactl write ADDR FILE: card
+ * cmd_xfer.c - fpgactl read ADDR LEN FILE and fpgactl write ADDR FILE: card
  * memory to a file and a file to card memory, through a host buffer of
  * fpgactl's own, for bring-up.  FILE '-' is stdout or stdin.  A length
  * that is not a multiple of the card's alignment is served all the same:
  * the read takes whole units and prints what was asked, the write reads
- * the last unit back and keeps the card's bytes after the file's.  A
- * progress bar on a terminal for more than 64 MiB; --json prints one
- * object (on stderr when the data goes to stdout).
+ * the last unit back and keeps the card's bytes after the file's.  On a
+ * terminal, a progress line with the time left (from the start above
+ * 64 MiB, else once a transfer runs a second); --json prints one object
+ * (on stderr when the data goes to stdout).
  */
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,40 +25,6 @@
 
 #define XFER_CHUNK (16ull << 20)
 #define XFER_BAR_MIN (64ull << 20)
-
-struct progress {
-	bool on;
-	uint64_t total;
-	uint64_t t0;
-	int last;
-};
-
-static void progress_start(struct progress *p, uint64_t total)
-{
-	p->on = total > XFER_BAR_MIN && isatty(STDERR_FILENO);
-	p->total = total;
-	p->t0 = clock_now_ns();
-	p->last = -1;
-}
-
-static void progress_show(struct progress *p, uint64_t done)
-{
-	double secs = (double)(clock_now_ns() - p->t0) / 1e9;
-	int pct, bars;
-
-	if (!p->on)
-		return;
-	pct = (int)(done * 100 / p->total);
-	if (pct == p->last && done != p->total)
-		return;
-	p->last = pct;
-	bars = pct * 40 / 100;
-	fprintf(stderr, "\r[%.*s%*s] %3d%% %7.1f MiB %6.2f GB/s", bars,
-		"########################################", 40 - bars, "", pct,
-		(double)done / (1 << 20), secs > 0 ? (double)done / secs / 1e9 : 0);
-	if (done == p->total)
-		fputc('\n', stderr);
-}
 
 static int parse(const char *what, const char *s, uint64_t *ret)
 {
@@ -84,9 +52,10 @@ static void report(const struct fpgactl_opts *o, const char *op,
 			file, secs, gbps);
 		return;
 	}
-	j = json_pack("{s:s, s:I, s:I, s:s, s:f, s:f}", "op", op, "card_addr",
+	j = json_pack("{s:s, s:I, s:I, s:s, s:o, s:o}", "op", op, "card_addr",
 		      (json_int_t)addr, "length", (json_int_t)len, "file", file,
-		      "seconds", secs, "gbps", gbps);
+		      "seconds", fpgactl_json_num(secs),
+		      "gbps", fpgactl_json_num(secs > 0 ? gbps : NAN));
 	if (!data_on_stdout) {
 		fpgactl_print_json(j);
 		return;
@@ -120,7 +89,7 @@ int fpgactl_read(fpgad_client *c, const struct fpgactl_opts *o)
 	const char *file = o->args[2];
 	bool to_stdout = !strcmp(file, "-");
 	struct fpgad_xfer_rules rules;
-	struct progress bar;
+	struct fpgactl_progress bar;
 	uint64_t addr, len, chunk = 0, done = 0, t0;
 	fpgad_buffer *b;
 	FILE *out;
@@ -148,7 +117,7 @@ int fpgactl_read(fpgad_client *c, const struct fpgactl_opts *o)
 		return 1;
 	}
 	t0 = clock_now_ns();
-	progress_start(&bar, len);
+	fpgactl_progress_start(&bar, len, true, len > XFER_BAR_MIN);
 	while (done < len) {
 		uint64_t n = len - done < chunk ? len - done : chunk;
 		uint64_t whole = (n + rules.host_align - 1) / rules.host_align *
@@ -156,16 +125,18 @@ int fpgactl_read(fpgad_client *c, const struct fpgactl_opts *o)
 
 		r = fpgad_read(b, 0, addr + done, whole, o->timeout_ms);
 		if (r) {
+			fpgactl_progress_end(&bar);
 			r = fpgactl_fail(c, "read", r);
 			goto out;
 		}
 		if (fwrite(fpgad_buffer_data(b), 1, n, out) != n) {
+			fpgactl_progress_end(&bar);
 			fprintf(stderr, "fpgactl: %s: %s\n", file, strerror(errno));
 			r = 1;
 			goto out;
 		}
 		done += n;
-		progress_show(&bar, done);
+		fpgactl_progress_show(&bar, done);
 	}
 	if (fflush(out)) {
 		fprintf(stderr, "fpgactl: %s: %s\n", file, strerror(errno));
@@ -197,7 +168,8 @@ static uint64_t read_full(FILE *in, unsigned char *buf, uint64_t len)
  * keeps the card's bytes after the file's (read back first).
  */
 static int write_chunk(fpgad_client *c, fpgad_buffer *b, uint64_t addr,
-		       uint64_t n, uint32_t align, int timeout_ms)
+		       uint64_t n, uint32_t align, int timeout_ms,
+		       struct fpgactl_progress *bar)
 {
 	unsigned char *p = fpgad_buffer_data(b), tail[4096];
 	uint64_t whole = n / align * align, part = n - whole;
@@ -205,18 +177,23 @@ static int write_chunk(fpgad_client *c, fpgad_buffer *b, uint64_t addr,
 
 	if (part) {
 		if (align > sizeof(tail)) {
+			fpgactl_progress_end(bar);
 			fprintf(stderr, "fpgactl: write: the card's alignment %u "
 				"is too coarse for a partial last unit\n", align);
 			return 1;
 		}
 		memcpy(tail, p + whole, part);
 		r = fpgad_read(b, whole, addr + whole, align, timeout_ms);
-		if (r)
+		if (r) {
+			fpgactl_progress_end(bar);
 			return fpgactl_fail(c, "read back", r);
+		}
 		memcpy(p + whole, tail, part);
 		whole += align;
 	}
 	r = fpgad_write(b, 0, addr, whole, timeout_ms);
+	if (r)
+		fpgactl_progress_end(bar);
 	return r ? fpgactl_fail(c, "write", r) : 0;
 }
 
@@ -225,7 +202,7 @@ int fpgactl_write(fpgad_client *c, const struct fpgactl_opts *o)
 	const char *file = o->args[1];
 	bool from_stdin = !strcmp(file, "-");
 	struct fpgad_xfer_rules rules;
-	struct progress bar;
+	struct fpgactl_progress bar;
 	uint64_t addr, chunk = 0, done = 0, total = 0, t0;
 	fpgad_buffer *b;
 	struct stat st;
@@ -252,11 +229,12 @@ int fpgactl_write(fpgad_client *c, const struct fpgactl_opts *o)
 		goto close;
 	}
 	t0 = clock_now_ns();
-	progress_start(&bar, total);
+	fpgactl_progress_start(&bar, total, true, total > XFER_BAR_MIN);
 	for (;;) {
 		uint64_t n = read_full(in, fpgad_buffer_data(b), chunk);
 
 		if (ferror(in)) {
+			fpgactl_progress_end(&bar);
 			fprintf(stderr, "fpgactl: %s: %s\n", file, strerror(errno));
 			r = 1;
 			break;
@@ -267,12 +245,12 @@ int fpgactl_write(fpgad_client *c, const struct fpgactl_opts *o)
 			break;
 		}
 		r = write_chunk(c, b, addr + done, n, rules.host_align,
-				o->timeout_ms);
+				o->timeout_ms, &bar);
 		if (r)
 			break;
 		done += n;
 		if (total)
-			progress_show(&bar, done);
+			fpgactl_progress_show(&bar, done);
 		if (n < chunk && feof(in)) {
 			report(o, "write", addr, done, file, t0, false);
 			break;

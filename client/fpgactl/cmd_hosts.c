@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * hosts.c - fpgactl --url URL --url URL ... status: one row per host, each
+ * cmd_hosts.c - fpgactl --url URL --url URL ... status: one row per host, each
  * asked at the same time (a thread each), so that a host that does not
  * answer costs --timeout once, not once per host.  A host that cannot be
  * reached gets a row that says so and why, and the exit status is 1.
@@ -114,24 +114,6 @@ static void start_all(struct hosts *hs)
 	}
 }
 
-/* "42s", "5m07s", "3h12m", "2d04h". */
-static void uptime_text(uint64_t ms, char *buf, size_t len)
-{
-	uint64_t s = ms / 1000;
-
-	if (s < 60)
-		snprintf(buf, len, "%llus", (unsigned long long)s);
-	else if (s < 3600)
-		snprintf(buf, len, "%llum%02llus", (unsigned long long)(s / 60),
-			 (unsigned long long)(s % 60));
-	else if (s < 86400)
-		snprintf(buf, len, "%lluh%02llum", (unsigned long long)(s / 3600),
-			 (unsigned long long)(s % 3600 / 60));
-	else
-		snprintf(buf, len, "%llud%02lluh", (unsigned long long)(s / 86400),
-			 (unsigned long long)(s % 86400 / 3600));
-}
-
 static void print_row(const struct host *h, int width)
 {
 	const struct fpgad_status *s = h->status;
@@ -149,7 +131,7 @@ static void print_row(const struct host *h, int width)
 		frames += s->channels[i].frames;
 		drops += s->channels[i].drops;
 	}
-	uptime_text(s->uptime_ms, up, sizeof(up));
+	fpgactl_duration_text(s->uptime_ms, up, sizeof(up));
 	printf("%-*s %-8s %7s %-16.16s %-9s %7u %8u %9u %6u %14llu %10llu\n", width,
 	       h->url, s->version, up, s->backend, s->mode, s->clients,
 	       s->n_channels, streaming, failed, (unsigned long long)frames,

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * topo.c - fpgactl topo: the card against every GPU of fpgad's host, the
+ * cmd_topo.c - fpgactl topo: the card against every GPU of fpgad's host, the
  * way nvidia-smi topo -m shows GPU pairs, with the verdict on
  * peer-to-peer and, for each channel, the mode auto chose and the rates
  * it measured; fpgactl probe: measure an idle channel again.
  */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,19 +25,25 @@ static const char *const legend[] = {
 	"unsupported: the kernel would not map it; unknown: ACS not known",
 };
 
+/* A NUMA node or IOMMU group, null where there is none (-1). */
+static json_t *id_json(int32_t id)
+{
+	return id >= 0 ? json_integer(id) : json_null();
+}
+
 static json_t *end_json(const struct fpgad_topo_end *e)
 {
-	return json_pack("{s:s, s:b, s:i, s:s, s:s, s:i, s:s}",
+	return json_pack("{s:s, s:b, s:o, s:s, s:s, s:o, s:s}",
 			 "address", e->address, "found", e->found,
-			 "numa_node", (int)e->numa_node,
+			 "numa_node", id_json(e->numa_node),
 			 "host_bridge", e->host_bridge, "root_port", e->root_port,
-			 "iommu_group", (int)e->iommu_group, "iommu", e->iommu);
+			 "iommu_group", id_json(e->iommu_group), "iommu", e->iommu);
 }
 
 /* A rate in bytes/s, null when it was not measured. */
 static json_t *rate_json(double bps)
 {
-	return bps > 0 ? json_real(bps) : json_null();
+	return fpgactl_json_num(bps > 0 ? bps : NAN);
 }
 
 static void print_json(const struct fpgad_topology *t)
@@ -185,11 +192,11 @@ int fpgactl_probe(fpgad_client *c, const struct fpgactl_opts *o)
 	if (r < 0)
 		return fpgactl_fail(c, o->channel, r);
 	if (o->json) {
-		fpgactl_print_json(json_pack("{s:s, s:s, s:s, s:f, s:f, s:b}",
+		fpgactl_print_json(json_pack("{s:s, s:s, s:s, s:o, s:o, s:b}",
 					     "channel", o->channel, "mode", p.mode,
 					     "mode_reason", p.mode_reason,
-					     "gpudirect_bps", p.gpudirect_bps,
-					     "bounce_bps", p.bounce_bps,
+					     "gpudirect_bps", rate_json(p.gpudirect_bps),
+					     "bounce_bps", rate_json(p.bounce_bps),
 					     "switched", p.switched));
 		return 0;
 	}

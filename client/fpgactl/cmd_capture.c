@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * capture.c - fpgactl capture: lease a channel, take N frames, optionally
+ * cmd_capture.c - fpgactl capture: lease a channel, take N frames, optionally
  * verify each against the sim frame format, and report throughput, drops,
  * verify errors and wake-up latency (DMA end to this process running).
  */
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,21 +29,9 @@ struct capture {
 	uint64_t t0_ns, t1_ns;
 };
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static double percentile_us(const struct capture *cap, double p)
 {
-	uint64_t i;
-
-	if (!cap->n_lat)
-		return 0;
-	i = (uint64_t)(p * (double)(cap->n_lat - 1));
-	return (double)cap->lat_ns[i] / 1000.0;
+	return fpgactl_percentile_us(cap->lat_ns, cap->n_lat, p);
 }
 
 static int verify(fpgad_channel *ch, const struct fpgad_frame *f,
@@ -66,7 +55,7 @@ static void report(const struct fpgactl_opts *o, const struct capture *cap,
 
 	if (o->json) {
 		json_t *j = json_pack(
-			"{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:{s:f, s:f, s:f}}",
+			"{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:{s:o, s:o, s:o}}",
 			"channel", info->name, "memory",
 			info->memory == FPGAD_MEMORY_CUDA ? "cuda" : "host",
 			"mode", info->mode,
@@ -75,10 +64,13 @@ static void report(const struct fpgactl_opts *o, const struct capture *cap,
 			"errors", (json_int_t)cap->errors,
 			"flagged", (json_int_t)cap->flagged,
 			"restarts", (json_int_t)cap->restarts,
-			"drops", (json_int_t)cap->drops, "fps", fps, "gbps", gbps,
-			"latency_us", "p50", percentile_us(cap, 0.50),
-			"p99", percentile_us(cap, 0.99),
-			"max", percentile_us(cap, 1.0));
+			"drops", (json_int_t)cap->drops,
+			"fps", fpgactl_json_num(secs > 0 ? fps : NAN),
+			"gbps", fpgactl_json_num(secs > 0 ? gbps : NAN),
+			"latency_us",
+			"p50", fpgactl_json_num(cap->n_lat ? percentile_us(cap, 0.50) : NAN),
+			"p99", fpgactl_json_num(cap->n_lat ? percentile_us(cap, 0.99) : NAN),
+			"max", fpgactl_json_num(cap->n_lat ? percentile_us(cap, 1.0) : NAN));
 		fpgactl_print_json(j);
 		return;
 	}
@@ -104,16 +96,19 @@ static void report(const struct fpgactl_opts *o, const struct capture *cap,
 }
 
 static int take(fpgad_channel *ch, const struct fpgactl_opts *o,
-		struct capture *cap, const void *pattern, uint64_t psize)
+		struct capture *cap, const void *pattern, uint64_t psize,
+		struct fpgactl_progress *bar)
 {
 	struct fpgad_frame f;
 	uint64_t woke, off = 0;
 	int r;
 
 	while (cap->frames < o->count) {
+		fpgactl_progress_show(bar, cap->frames);
 		r = fpgad_frame_wait(ch, &f, o->timeout_ms);
 		woke = clock_now_ns();
 		if (r == -ESTALE && o->reconnect) {
+			fpgactl_progress_end(bar);
 			cap->restarts++;
 			cap->fresh = true;
 			fprintf(stderr, "fpgactl: fpgad restarted; reconnected to %s after %llu frames\n",
@@ -132,6 +127,7 @@ static int take(fpgad_channel *ch, const struct fpgactl_opts *o,
 			cap->drops += f.seq - cap->last_seq - 1;
 		} else if (f.seq <= cap->last_seq) {
 			cap->errors++;
+			fpgactl_progress_end(bar);
 			fprintf(stderr, "fpgactl: frame %llu after frame %llu: duplicated or out of order\n",
 				(unsigned long long)f.seq,
 				(unsigned long long)cap->last_seq);
@@ -150,12 +146,14 @@ static int take(fpgad_channel *ch, const struct fpgactl_opts *o,
 			} else if (!(f.flags & FPGAD_FRAME_F_ERROR)) {
 				/* Bad and not flagged: the worst kind. */
 				cap->errors++;
-				if (cap->errors <= 5)
+				if (cap->errors <= 5) {
+					fpgactl_progress_end(bar);
 					fprintf(stderr, "fpgactl: frame %llu: %s at byte %llu\n",
 						(unsigned long long)f.seq,
 						r < -4 ? strerror(-r) :
 						fpgad_simframe_strerror(r),
 						(unsigned long long)off);
+				}
 			}
 		}
 		r = fpgad_frame_release(ch, &f);
@@ -163,12 +161,14 @@ static int take(fpgad_channel *ch, const struct fpgactl_opts *o,
 			return r;
 	}
 	cap->t1_ns = clock_now_ns();
+	fpgactl_progress_show(bar, cap->frames);
 	return 0;
 }
 
 int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o)
 {
 	struct fpgad_channel_info info;
+	struct fpgactl_progress bar;
 	struct capture cap = { 0 };
 	void *pattern = NULL;
 	uint64_t psize = 0;
@@ -176,10 +176,9 @@ int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o)
 	int r, code = 1;
 
 	fpgad_set_reconnect(c, o->reconnect);
-	r = fpgad_channel_open(c, o->channel, o->shared ? FPGAD_OPEN_SHARED : 0, &ch);
-	if (r < 0)
-		return fpgactl_fail(c, o->channel, r);
-	fpgad_channel_get_info(ch, &info);
+	if (fpgactl_lease(c, o->channel, o->shared ? FPGAD_OPEN_SHARED : 0, "c2h",
+			  &ch, &info))
+		return 1;
 	fpgad_channel_set_newest(ch, o->newest);
 	fpgad_channel_set_poll(ch, o->poll_us);
 	cap.lat_ns = malloc(MAX_SAMPLES * sizeof(*cap.lat_ns));
@@ -193,8 +192,10 @@ int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o)
 		fprintf(stderr, "fpgactl: out of memory\n");
 		goto out;
 	}
-	r = take(ch, o, &cap, pattern, psize);
+	fpgactl_progress_start(&bar, o->count, false, false);
+	r = take(ch, o, &cap, pattern, psize, &bar);
 	if (r < 0) {
+		fpgactl_progress_end(&bar);
 		fprintf(stderr, "fpgactl: capture %s: after %llu frames: %s\n",
 			o->channel, (unsigned long long)cap.frames,
 			r == -ETIMEDOUT ? "no frame within the timeout" :
@@ -202,7 +203,7 @@ int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o)
 			strerror(-r));
 		goto out;
 	}
-	qsort(cap.lat_ns, cap.n_lat, sizeof(*cap.lat_ns), cmp_u64);
+	fpgactl_sort_ns(cap.lat_ns, cap.n_lat);
 	report(o, &cap, &info);
 	code = cap.errors ? 1 : 0;
 out:

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * send.c - fpgactl send: lease an h2c channel and hand the card N frames
+ * cmd_send.c - fpgactl send: lease an h2c channel and hand the card N frames
  * in the sim frame format, then report the rate and what the card made of
  * them (the simulated card's sink verifies each frame it reads).
  */
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,14 +61,15 @@ static void report(const struct fpgactl_opts *o,
 	double gbps = secs > 0 ? (double)n * (double)info->frame_size / secs / 1e9 : 0;
 
 	if (o->json) {
-		json_t *j = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:f}",
+		json_t *j = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:o, s:o}",
 				      "channel", info->name, "memory",
 				      info->memory == FPGAD_MEMORY_CUDA ? "cuda" : "host",
 				      "mode", info->mode, "frames", (json_int_t)n,
 				      "card_verified", (json_int_t)good,
 				      "card_rejected", (json_int_t)bad,
-				      "lost", (json_int_t)lost, "fps", fps,
-				      "gbps", gbps);
+				      "lost", (json_int_t)lost,
+				      "fps", fpgactl_json_num(secs > 0 ? fps : NAN),
+				      "gbps", fpgactl_json_num(secs > 0 ? gbps : NAN));
 		fpgactl_print_json(j);
 		return;
 	}
@@ -90,15 +92,8 @@ int fpgactl_send(fpgad_client *c, const struct fpgactl_opts *o)
 	fpgad_channel *ch;
 	int r, code = 1;
 
-	r = fpgad_channel_open(c, o->channel, 0, &ch);
-	if (r < 0)
-		return fpgactl_fail(c, o->channel, r);
-	fpgad_channel_get_info(ch, &info);
-	if (strcmp(info.direction, "h2c")) {
-		fprintf(stderr, "fpgactl: %s is a %s channel: use capture\n",
-			o->channel, info.direction);
-		goto out;
-	}
+	if (fpgactl_lease(c, o->channel, 0, "h2c", &ch, &info))
+		return 1;
 	psize = fpgad_simframe_pattern_size(info.frame_size);
 	pattern = malloc(psize);
 	frame = malloc(info.frame_size);

@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_bench.c - fpgactl bench [CHANNEL...]: the figures a user compares
+ * with a vendor's table.  Card memory: reads and then writes of 4 KiB to
+ * 8 MiB (powers of two), -n of each size (default 64), one at a time,
+ * each timed from the call to its result (GB/s, p50 and p99 latency),
+ * through a host buffer and through GPU memory in gpudirect and in bounce
+ * mode (each skipped, with the reason, where it cannot be had).  The writes put back the bytes the first read took
+ * from the same addresses, so card memory keeps what it held.  Streaming:
+ * each idle c2h channel (or those named), -n frames at the channel's frame
+ * size in its mode: GB/s and the latency from the end of a frame's DMA to
+ * this process's wake-up.  A text histogram of latencies (log2 buckets)
+ * for the largest size of each; --json gives every row with its histogram.
+ * Only libfpgad's public API; leased channels are skipped, and said so.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "fpgactl.h"
+
+#define BENCH_MIN_SIZE (4ull << 10)
+#define BENCH_MAX_SIZE (8ull << 20)
+#define BENCH_COUNT 64		/* transfers per size, frames per channel */
+#define BENCH_SIZES 12		/* 4 KiB .. 8 MiB */
+#define BENCH_BUCKETS 24	/* < 1 us, 1-2 us, ... 2^22 us and above */
+#define BENCH_BAR 40
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+
+/* One measured row: n operations of size bytes. */
+struct bench_row {
+	uint64_t size;
+	uint64_t n;
+	uint64_t *lat_ns;	/* sorted once measured */
+	uint64_t bytes;
+	uint64_t span_ns;	/* first start to last end */
+};
+
+static void row_free(struct bench_row *r)
+{
+	free(r->lat_ns);
+	r->lat_ns = NULL;
+}
+
+static int row_init(struct bench_row *r, uint64_t size, uint64_t n)
+{
+	*r = (struct bench_row){ .size = size };
+	r->lat_ns = calloc(n, sizeof(*r->lat_ns));
+	return r->lat_ns ? 0 : -ENOMEM;
+}
+
+/* Bucket of a latency: 0 below 1 us, k for [2^(k-1), 2^k) us. */
+static unsigned bucket(uint64_t ns)
+{
+	uint64_t us = ns / 1000;
+	unsigned k = 0;
+
+	while (us && k < BENCH_BUCKETS - 1) {
+		us >>= 1;
+		k++;
+	}
+	return k;
+}
+
+static void histogram(const struct bench_row *r, uint64_t counts[BENCH_BUCKETS])
+{
+	memset(counts, 0, BENCH_BUCKETS * sizeof(*counts));
+	for (uint64_t i = 0; i < r->n; i++)
+		counts[bucket(r->lat_ns[i])]++;
+}
+
+static double row_gbps(const struct bench_row *r)
+{
+	return r->span_ns ? (double)r->bytes / (double)r->span_ns : NAN;
+}
+
+static json_t *row_json(const struct bench_row *r)
+{
+	uint64_t counts[BENCH_BUCKETS];
+	json_t *hist = json_array();
+
+	histogram(r, counts);
+	for (unsigned k = 0; k < BENCH_BUCKETS; k++)
+		if (counts[k])
+			json_array_append_new(hist, json_pack("{s:I, s:I}",
+				"below_us", (json_int_t)(1ull << k),
+				"count", (json_int_t)counts[k]));
+	return json_pack("{s:I, s:I, s:o, s:{s:o, s:o}, s:o}",
+			 "size", (json_int_t)r->size, "count", (json_int_t)r->n,
+			 "gbps", fpgactl_json_num(row_gbps(r)), "latency_us",
+			 "p50", fpgactl_json_num(r->n ? fpgactl_percentile_us(r->lat_ns, r->n, 0.5) : NAN),
+			 "p99", fpgactl_json_num(r->n ? fpgactl_percentile_us(r->lat_ns, r->n, 0.99) : NAN),
+			 "histogram", hist);
+}
+
+static const char *size_text(uint64_t size, char *buf, size_t len)
+{
+	if (size && size % (1ull << 20) == 0)
+		snprintf(buf, len, "%llu MiB", (unsigned long long)(size >> 20));
+	else if (size && size % 1024 == 0)
+		snprintf(buf, len, "%llu KiB", (unsigned long long)(size >> 10));
+	else
+		snprintf(buf, len, "%llu B", (unsigned long long)size);
+	return buf;
+}
+
+static void print_row(const char *op, const struct bench_row *r)
+{
+	char sz[32];
+
+	printf("%-8s %8s %8llu %9.3f %10.1f %10.1f\n", op,
+	       size_text(r->size, sz, sizeof(sz)), (unsigned long long)r->n,
+	       r->span_ns ? row_gbps(r) : 0.0,
+	       fpgactl_percentile_us(r->lat_ns, r->n, 0.5),
+	       fpgactl_percentile_us(r->lat_ns, r->n, 0.99));
+}
+
+static void print_histogram(const char *what, const struct bench_row *r)
+{
+	uint64_t counts[BENCH_BUCKETS], most = 0;
+	unsigned lo = BENCH_BUCKETS, hi = 0;
+	char sz[32];
+
+	histogram(r, counts);
+	for (unsigned k = 0; k < BENCH_BUCKETS; k++) {
+		if (!counts[k])
+			continue;
+		lo = k < lo ? k : lo;
+		hi = k;
+		most = counts[k] > most ? counts[k] : most;
+	}
+	if (!most)
+		return;
+	printf("\nlatency of %s at %s (us):\n", what, size_text(r->size, sz, sizeof(sz)));
+	for (unsigned k = lo; k <= hi; k++) {
+		int bars = (int)(counts[k] * BENCH_BAR / most);
+		char range[48];
+
+		if (!k)
+			snprintf(range, sizeof(range), "< 1");
+		else
+			snprintf(range, sizeof(range), "%llu - %llu",
+				 (unsigned long long)(1ull << (k - 1)),
+				 (unsigned long long)(1ull << k));
+		printf("  %15s |%.*s%*s %llu\n", range, bars,
+		       "########################################", BENCH_BAR - bars, "",
+		       (unsigned long long)counts[k]);
+	}
+}
+
+/* The card memory sweep of one mode: its reads, then as many writes. */
+struct card_sweep {
+	const char *mode;	/* "host", "gpudirect", "bounce" */
+	uint64_t count;
+	unsigned n_sizes;
+	struct bench_row read[BENCH_SIZES], write[BENCH_SIZES];
+	char skipped[256];	/* why there is no sweep */
+};
+
+typedef int (*xfer_fn)(fpgad_buffer *buf, uint64_t buf_offset,
+		       uint64_t card_addr, uint64_t length, int timeout_ms);
+
+static int measure_xfers(fpgad_client *c, fpgad_buffer *b, xfer_fn fn,
+			 struct bench_row *r, int timeout_ms)
+{
+	uint64_t t0 = clock_now_ns(), t;
+	int ret;
+
+	for (uint64_t i = 0; i < r->n; i++) {
+		t = clock_now_ns();
+		ret = fn(b, 0, 0, r->size, timeout_ms);
+		if (ret < 0)
+			return fpgactl_fail(c, fn == fpgad_read ? "bench: read" : "bench: write", ret);
+		r->lat_ns[i] = clock_now_ns() - t;
+		r->bytes += r->size;
+	}
+	r->span_ns = clock_now_ns() - t0;
+	fpgactl_sort_ns(r->lat_ns, r->n);
+	return 0;
+}
+
+/* Every size up to @max through @b; the card's bytes are put back. */
+static int sweep(fpgad_client *c, const struct fpgactl_opts *o, fpgad_buffer *b,
+		 uint64_t max, struct card_sweep *sw)
+{
+	int r;
+
+	/* The card's bytes, which every write puts back where they were. */
+	r = fpgad_read(b, 0, 0, max, o->timeout_ms);
+	if (r < 0)
+		return fpgactl_fail(c, "bench: read", r);
+	for (uint64_t size = BENCH_MIN_SIZE; size <= max && sw->n_sizes < BENCH_SIZES;
+	     size *= 2) {
+		unsigned i = sw->n_sizes++;
+
+		if (row_init(&sw->read[i], size, sw->count) ||
+		    row_init(&sw->write[i], size, sw->count))
+			return fpgactl_fail(NULL, "bench", -ENOMEM);
+		sw->read[i].n = sw->write[i].n = sw->count;
+		r = measure_xfers(c, b, fpgad_read, &sw->read[i], o->timeout_ms);
+		if (r)
+			return r;
+	}
+	for (unsigned i = 0; i < sw->n_sizes; i++) {
+		r = measure_xfers(c, b, fpgad_write, &sw->write[i], o->timeout_ms);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * The transfer modes measured: a host buffer, and GPU memory (one
+ * allocation) registered in gpudirect and then in bounce mode.
+ */
+static const struct {
+	const char *name;
+	enum fpgad_mode mode;
+} bench_modes[] = {
+	{ "host", FPGAD_MODE_HOST },
+	{ "gpudirect", FPGAD_MODE_GPUDIRECT },
+	{ "bounce", FPGAD_MODE_BOUNCE },
+};
+#define BENCH_MODES (sizeof(bench_modes) / sizeof(bench_modes[0]))
+
+/* A buffer of @max bytes for @sw's mode; 1 with @sw->skipped set: no sweep. */
+static int sweep_buffer(fpgad_client *c, enum fpgad_mode mode, uint64_t max,
+			void **gpu, struct card_sweep *sw, fpgad_buffer **ret_buf)
+{
+	int r;
+
+	if (mode == FPGAD_MODE_HOST) {
+		r = fpgad_buffer_alloc_host(c, max, ret_buf);
+		return r < 0 ? fpgactl_fail(c, "bench: host buffer", r) : 0;
+	}
+	if (!*gpu && gpumem_alloc(max, gpu, sw->skipped, sizeof(sw->skipped)) < 0)
+		return 1;
+	r = fpgad_buffer_register(c, *gpu, max, 0, ret_buf);
+	if (r == 0) {
+		r = fpgad_buffer_set_mode(*ret_buf, mode);
+		if (r < 0)
+			fpgad_buffer_unregister(*ret_buf);
+	}
+	if (r < 0) {
+		snprintf(sw->skipped, sizeof(sw->skipped), "%s",
+			 fpgad_errmsg(c)[0] ? fpgad_errmsg(c) : strerror(-r));
+		return 1;
+	}
+	return 0;
+}
+
+static int card_sweeps(fpgad_client *c, const struct fpgactl_opts *o,
+		       struct card_sweep sw[BENCH_MODES])
+{
+	struct fpgad_xfer_rules rules;
+	uint64_t max = BENCH_MAX_SIZE;
+	char why[256] = "";
+	void *gpu = NULL;
+	int r = fpgad_xfer_rules(c, &rules);
+
+	if (r < 0)
+		snprintf(why, sizeof(why), "%s", fpgad_errmsg(c)[0] ? fpgad_errmsg(c) :
+			 strerror(-r));
+	else if ((max = MIN(max, MIN(rules.max_length, rules.card_memory))) < BENCH_MIN_SIZE)
+		snprintf(why, sizeof(why), "card memory or its transfers are below 4 KiB");
+	r = 0;
+	for (unsigned m = 0; m < BENCH_MODES; m++) {
+		fpgad_buffer *b = NULL;
+
+		sw[m].mode = bench_modes[m].name;
+		if (why[0]) {
+			snprintf(sw[m].skipped, sizeof(sw[m].skipped), "%s", why);
+			continue;
+		}
+		r = sweep_buffer(c, bench_modes[m].mode, max, &gpu, &sw[m], &b);
+		if (r == 1) {
+			r = 0;
+			continue;
+		}
+		if (r == 0)
+			r = sweep(c, o, b, max, &sw[m]);
+		fpgad_buffer_unregister(b);
+		if (r)
+			break;
+	}
+	gpumem_free(gpu);
+	return r;
+}
+
+/* One channel's streaming run, or why it was skipped. */
+struct stream_run {
+	char channel[32];
+	char mode[16];
+	struct bench_row row;
+	char skipped[256];
+};
+
+static int stream_frames(fpgad_client *c, const struct fpgactl_opts *o,
+			 const char *name, uint64_t count, struct stream_run *s)
+{
+	struct fpgad_channel_info info;
+	struct fpgad_frame f;
+	fpgad_channel *ch;
+	uint64_t woke, t0 = 0;
+	int r;
+
+	snprintf(s->channel, sizeof(s->channel), "%s", name);
+	r = fpgad_channel_open(c, name, 0, &ch);
+	if (r == -EBUSY) {
+		snprintf(s->skipped, sizeof(s->skipped), "leased: %s", fpgad_errmsg(c));
+		return 0;
+	}
+	if (r < 0)
+		return fpgactl_fail(c, name, r);
+	fpgad_channel_get_info(ch, &info);
+	snprintf(s->mode, sizeof(s->mode), "%s", info.mode);
+	if (row_init(&s->row, info.frame_size, count)) {
+		r = fpgactl_fail(NULL, "bench", -ENOMEM);
+		goto out;
+	}
+	/* The first frame waited in the ring: it starts the clock. */
+	for (uint64_t i = 0; i <= count; i++) {
+		r = fpgad_frame_wait(ch, &f, o->timeout_ms);
+		woke = clock_now_ns();
+		if (r < 0) {
+			r = fpgactl_fail(c, name, r);
+			goto out;
+		}
+		if (i == 0) {
+			t0 = woke;
+		} else {
+			s->row.lat_ns[s->row.n++] = woke > f.t_dma_end_ns ?
+						    woke - f.t_dma_end_ns : 0;
+			s->row.bytes += f.length;
+		}
+		fpgad_frame_release(ch, &f);
+	}
+	s->row.span_ns = clock_now_ns() - t0;
+	fpgactl_sort_ns(s->row.lat_ns, s->row.n);
+	r = 0;
+out:
+	fpgad_channel_close(ch);
+	return r;
+}
+
+/* The c2h channels to stream from: those named, else every idle one. */
+static int stream_sweep(fpgad_client *c, const struct fpgactl_opts *o,
+			uint64_t count, struct stream_run **ret_runs, unsigned *ret_n)
+{
+	struct fpgad_status *st;
+	struct stream_run *runs;
+	unsigned n = 0;
+	int r = fpgad_status_get(c, &st);
+
+	if (r < 0)
+		return fpgactl_fail(c, "bench: status", r);
+	runs = calloc(st->n_channels + 1, sizeof(*runs));
+	if (!runs) {
+		fpgad_status_free(st);
+		return fpgactl_fail(NULL, "bench", -ENOMEM);
+	}
+	for (uint32_t i = 0; i < st->n_channels && r == 0; i++) {
+		const struct fpgad_channel_summary *ch = &st->channels[i];
+		bool named = !o->n_channels;
+
+		for (unsigned k = 0; k < o->n_channels; k++)
+			named |= !strcmp(o->channels[k], ch->name);
+		if (!named || strcmp(ch->direction, "c2h"))
+			continue;
+		if (ch->lessees) {
+			snprintf(runs[n].channel, sizeof(runs[n].channel), "%s", ch->name);
+			snprintf(runs[n].skipped, sizeof(runs[n].skipped),
+				 "leased by %u process%s", ch->lessees,
+				 ch->lessees == 1 ? "" : "es");
+			n++;
+			continue;
+		}
+		r = stream_frames(c, o, ch->name, count, &runs[n++]);
+	}
+	fpgad_status_free(st);
+	*ret_runs = runs;
+	*ret_n = n;
+	return r;
+}
+
+static json_t *sweep_json(const struct card_sweep *sw)
+{
+	json_t *rd, *wr;
+
+	if (sw->skipped[0])
+		return json_pack("{s:s, s:s}", "mode", sw->mode, "skipped", sw->skipped);
+	rd = json_array();
+	wr = json_array();
+	for (unsigned i = 0; i < sw->n_sizes; i++) {
+		json_array_append_new(rd, row_json(&sw->read[i]));
+		json_array_append_new(wr, row_json(&sw->write[i]));
+	}
+	return json_pack("{s:s, s:o, s:o}", "mode", sw->mode, "read", rd, "write", wr);
+}
+
+static void print_json(const struct card_sweep *sw, const struct stream_run *runs,
+		       unsigned n_runs)
+{
+	json_t *card = json_array(), *streams = json_array();
+
+	for (unsigned m = 0; m < BENCH_MODES; m++)
+		json_array_append_new(card, sweep_json(&sw[m]));
+	for (unsigned i = 0; i < n_runs; i++) {
+		const struct stream_run *s = &runs[i];
+		json_t *o;
+
+		if (s->skipped[0]) {
+			o = json_pack("{s:s, s:s}", "channel", s->channel,
+				      "skipped", s->skipped);
+		} else {
+			o = json_pack("{s:s, s:s}", "channel", s->channel, "mode", s->mode);
+			json_object_update_new(o, row_json(&s->row));
+		}
+		json_array_append_new(streams, o);
+	}
+	fpgactl_print_json(json_pack("{s:o, s:o}", "card_memory", card,
+				     "streaming", streams));
+}
+
+#define BENCH_HEAD "%-8s %8s %8s %9s %10s %10s\n"
+
+static void print_sweep(const struct card_sweep *sw)
+{
+	char what[64];
+
+	if (sw->skipped[0]) {
+		printf("card memory, %s: skipped (%s)\n", sw->mode, sw->skipped);
+		return;
+	}
+	printf("card memory, %s (%s buffer), one transfer at a time\n", sw->mode,
+	       strcmp(sw->mode, "host") ? "GPU" : "host");
+	printf(BENCH_HEAD, "OP", "SIZE", "COUNT", "GB/S", "P50(us)", "P99(us)");
+	for (unsigned i = 0; i < sw->n_sizes; i++)
+		print_row("read", &sw->read[i]);
+	for (unsigned i = 0; i < sw->n_sizes; i++)
+		print_row("write", &sw->write[i]);
+	if (!sw->n_sizes)
+		return;
+	snprintf(what, sizeof(what), "read (%s)", sw->mode);
+	print_histogram(what, &sw->read[sw->n_sizes - 1]);
+	snprintf(what, sizeof(what), "write (%s)", sw->mode);
+	print_histogram(what, &sw->write[sw->n_sizes - 1]);
+	printf("\n");
+}
+
+static void print_text(const struct card_sweep *sw, const struct stream_run *runs,
+		       unsigned n_runs)
+{
+	for (unsigned m = 0; m < BENCH_MODES; m++)
+		print_sweep(&sw[m]);
+	printf("\nstreaming (c2h), DMA end to wake-up\n");
+	if (!n_runs)
+		printf("no c2h channel\n");
+	for (unsigned i = 0; i < n_runs; i++) {
+		if (runs[i].skipped[0])
+			printf("%s: skipped (%s)\n", runs[i].channel, runs[i].skipped);
+	}
+	printf(BENCH_HEAD, "CHANNEL", "FRAME", "FRAMES", "GB/S", "P50(us)", "P99(us)");
+	for (unsigned i = 0; i < n_runs; i++)
+		if (!runs[i].skipped[0])
+			print_row(runs[i].channel, &runs[i].row);
+	for (unsigned i = 0; i < n_runs; i++) {
+		char what[64];
+
+		if (runs[i].skipped[0])
+			continue;
+		snprintf(what, sizeof(what), "%s (%s)", runs[i].channel, runs[i].mode);
+		print_histogram(what, &runs[i].row);
+	}
+}
+
+int fpgactl_bench(fpgad_client *c, const struct fpgactl_opts *o)
+{
+	uint64_t count = o->count_given ? o->count : BENCH_COUNT;
+	struct card_sweep sw[BENCH_MODES];
+	struct stream_run *runs = NULL;
+	unsigned n_runs = 0;
+	int r;
+
+	for (unsigned m = 0; m < BENCH_MODES; m++)
+		sw[m] = (struct card_sweep){ .count = count };
+	r = card_sweeps(c, o, sw);
+	if (!r)
+		r = stream_sweep(c, o, count, &runs, &n_runs);
+	if (!r) {
+		if (o->json)
+			print_json(sw, runs, n_runs);
+		else
+			print_text(sw, runs, n_runs);
+	}
+	for (unsigned m = 0; m < BENCH_MODES; m++) {
+		for (unsigned i = 0; i < sw[m].n_sizes; i++) {
+			row_free(&sw[m].read[i]);
+			row_free(&sw[m].write[i]);
+		}
+	}
+	for (unsigned i = 0; i < n_runs; i++)
+		row_free(&runs[i].row);
+	free(runs);
+	return r;
+}

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: MIT
+/*
+ * reconnect.c - the connection to fpgad, made and made again: the REQ
+ * socket and its dialer, which nng connection (pipe) is the live one, and
+ * a new socket when the dialer stopped bringing one back.
+ *
+ * A lease or a transfer queue belongs to the connection that carried the
+ * reply granting it: the pipe of that reply, not a count of connections
+ * lost so far.  libfpgad can notice that fpgad died (its handoff link
+ * closes) before nng runs the callback for the old pipe; a reopen made
+ * meanwhile goes out on the new pipe, and must not be taken for a lease
+ * of the old one when that callback lands.
+ *
+ * nng's dialer redials by itself, but one that stopped doing so (nng
+ * 1.5.2's can, after a storm of refused connections) would leave a client
+ * waiting forever (so would a connection whose negotiation never ends, or
+ * that carries no answer): while no answer came for RECONNECT_STUCK_MS with
+ * no connection up, or RECONNECT_SILENT_MS with one, each failed attempt
+ * gets a new socket and dialer.
+ */
+#include <errno.h>
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client_internal.h"
+#include "clock.h"
+#include "dial.h"
+#include "errmap.h"
+
+/* After fpgad restarts, be back within a fraction of a second. */
+#define RECONNECT_REDIAL_MIN_MS 20
+#define RECONNECT_REDIAL_MAX_MS 250
+/*
+ * No answer for this long, redials or not: a new socket; with no
+ * connection up, or with one up that answers nothing (a caller polling
+ * with short timeouts waits on a slow fpgad, not on a broken connection).
+ */
+#define RECONNECT_STUCK_MS (4 * RECONNECT_REDIAL_MAX_MS)
+#define RECONNECT_SILENT_MS (20 * RECONNECT_REDIAL_MAX_MS)
+
+/*
+ * Runs on an nng thread before a new connection carries anything: it is
+ * the live one.
+ */
+static void on_pipe_added(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	fpgad_client *c = arg;
+
+	(void)ev;
+	atomic_store(&c->live_pipe, nng_pipe_id(p));
+}
+
+/*
+ * Runs on an nng thread when a connection to fpgad is lost: every lease
+ * made on it ended.  fpgad closes a connection over its listener's limit
+ * before it answers anything: while Hello waits, a closed connection ends
+ * the wait.
+ */
+static void on_pipe_gone(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	fpgad_client *c = arg;
+	uint32_t id = nng_pipe_id(p);
+
+	(void)ev;
+	/* A newer connection may be up already: it stays the live one. */
+	atomic_compare_exchange_strong(&c->live_pipe, &id, 0);
+	pthread_mutex_lock(&c->lock);
+	if (c->connecting) {
+		c->refused = true;
+		nng_aio_cancel(c->aio);
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+/*
+ * A dialer for c->url on c->sock; tls+tcp:// verifies fpgad's certificate
+ * against $FPGAD_TLS_CA, under $FPGAD_TLS_SERVER_NAME when set, and a
+ * failure is explained (dial.c).  @flags: nng_dialer_start's.
+ */
+static int dial(fpgad_client *c, int flags)
+{
+	nng_dialer d;
+	int rv, r;
+
+	client_dial_begin();
+	rv = nng_dialer_create(&d, c->sock, c->url);
+	if (rv == 0)
+		rv = nng_dialer_set_ms(d, NNG_OPT_RECONNMINT, RECONNECT_REDIAL_MIN_MS);
+	if (rv == 0)
+		rv = nng_dialer_set_ms(d, NNG_OPT_RECONNMAXT, RECONNECT_REDIAL_MAX_MS);
+	if (rv == 0 && strncmp(c->url, "tls+", 4) == 0) {
+		r = client_dial_tls_setup(c, d, getenv("FPGAD_TLS_CA"));
+		if (r < 0)
+			return r;
+	}
+	if (rv == 0)
+		rv = nng_dialer_start(d, flags);
+	return rv ? client_dial_failed(c, rv) : 0;
+}
+
+int reconnect_open(fpgad_client *c, bool wait)
+{
+	int rv, r;
+
+	rv = nng_req0_open(&c->sock);
+	if (rv)
+		return errmap_nng(rv);
+	c->sock_open = true;
+	conn_set_timeouts(c, c->rt_timeout_ms ? c->rt_timeout_ms : c->timeout_ms);
+	rv = nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_PRE, on_pipe_added, c);
+	if (rv == 0)
+		rv = nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, on_pipe_gone, c);
+	if (rv)
+		return errmap_nng(rv);
+	r = dial(c, wait ? 0 : NNG_FLAG_NONBLOCK);
+	if (r < 0)
+		return r;
+	c->down_since_ns = 0;
+	return 0;
+}
+
+void reconnect_close(fpgad_client *c)
+{
+	if (c->sock_open)
+		nng_close(c->sock);
+	c->sock_open = false;
+	atomic_store(&c->live_pipe, 0);
+}
+
+void reconnect_replied(fpgad_client *c, nng_msg *msg)
+{
+	c->reply_pipe = nng_pipe_id(nng_msg_get_pipe(msg));
+	c->down_since_ns = 0;
+}
+
+bool reconnect_conn_alive(fpgad_client *c, uint32_t conn)
+{
+	return conn && atomic_load(&c->live_pipe) == conn;
+}
+
+void reconnect_attempt_failed(fpgad_client *c)
+{
+	uint64_t now = clock_now_ns();
+	unsigned long long stuck_ms;
+
+	if (!c->sock_open) {
+		if (reconnect_open(c, false) < 0)
+			reconnect_close(c);
+		return;
+	}
+	if (!c->down_since_ns) {
+		c->down_since_ns = now;
+		return;
+	}
+	stuck_ms = atomic_load(&c->live_pipe) ? RECONNECT_SILENT_MS :
+						 RECONNECT_STUCK_MS;
+	if (now - c->down_since_ns < stuck_ms * CLOCK_NS_PER_MS)
+		return;
+	conn_log(c, FPGAD_LOG_INFO, "%s: no answer for %llu ms: a new socket",
+		 c->url, stuck_ms);
+	reconnect_close(c);
+	/* Failing, the next attempt tries again. */
+	if (reconnect_open(c, false) < 0)
+		reconnect_close(c);
+	c->down_since_ns = now;
+}

@@ -1,0 +1,492 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_fpgactl.c - fpgactl as an operator meets it, against real fpgad
+ * processes: refusals of the wrong channel direction, watch when fpgad
+ * goes away and on a terminal (its header, q to quit), --version and
+ * option errors, version --json against status --json, JSON numbers
+ * rounded and missing values null, the progress line on a terminal, and
+ * bench's sweep (short: -n 3).
+ * Terminals are pseudo-terminals of the test's own (forkpty) or script(1).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <poll.h>
+#include <pty.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fpgad.h"
+#include "harness.h"
+
+/* A c2h channel whose frames flow while leased, and an h2c one. */
+#define TWO_CHANNELS "[channel cam]\nmemory = host\nslot_size = 64K\nframe_size = 16K\n" \
+	"frame_rate = 1000\n[channel out]\ndirection = h2c\nmemory = host\nslots = 4\n" \
+	"slot_size = 64K\nframe_size = 64K\n"
+
+/* fpgactl --url URL ARGS (a shell command line) into @out; its exit status. */
+static int fpgactl(const struct fpgad_proc *p, char *out, size_t len,
+		   const char *fmt, ...)
+{
+	char args[512], cmd[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "%s --url %s %s", harness_bin("fpgactl"),
+		 p ? p->url : "ipc:///nonexistent/fpgad.sock", args);
+	return harness_run(cmd, out, len);
+}
+
+static json_t *parse_json(const char *out)
+{
+	json_error_t jerr;
+	json_t *j = json_loads(out, 0, &jerr);
+
+	if (!j)
+		fail_msg("not JSON (%s): %s", jerr.text, out);
+	return j;
+}
+
+static unsigned count_lines(const char *s)
+{
+	unsigned n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* capture of an h2c channel is refused in one line, as send of a c2h one. */
+static void test_capture_h2c_refused(void **state)
+{
+	struct fpgad_proc p;
+	char out[4096];
+
+	(void)state;
+	harness_start_ok(&p, TWO_CHANNELS, NULL);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "capture out -n 100 2>&1"), 1);
+	assert_string_equal(out, "fpgactl: out is a h2c channel: use send\n");
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "send cam -n 1 2>&1"), 1);
+	assert_string_equal(out, "fpgactl: cam is a c2h channel: use capture\n");
+	/* The refused lease was given back: the channel is free. */
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "send out -n 2"), 0);
+	harness_stop_ok(&p);
+}
+
+/*
+ * fpgad killed under watch (on a pipe): watch says "fpgad went away" and
+ * exits 1, without waiting out --timeout (60 s: the test would take that
+ * long and still see "Timed out" instead).
+ */
+static void test_watch_fpgad_goes_away(void **state)
+{
+	char cmd[512], line[512], last[512] = "";
+	unsigned rows = 0, gone = 0;
+	struct fpgad_proc p;
+	FILE *f;
+	int status;
+
+	(void)state;
+	harness_start_ok(&p, NULL, NULL);
+	snprintf(cmd, sizeof(cmd), "%s --url %s watch -n 100 --timeout 60000 2>&1",
+		 harness_bin("fpgactl"), p.url);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	assert_non_null(strstr(line, " c2h0 state="));
+	kill(p.pid, SIGKILL);
+	assert_true(harness_wait_exit(&p, 10000) >= 0);
+	while (fgets(line, sizeof(line), f)) {
+		rows += strstr(line, " c2h0 state=") != NULL;
+		gone += strstr(line, "fpgad went away") != NULL;
+		snprintf(last, sizeof(last), "%s", line);
+	}
+	status = pclose(f);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 1);
+	assert_int_equal(gone, 1);
+	assert_non_null(strstr(last, "fpgactl: watch: fpgad went away ("));
+	assert_non_null(strstr(last, p.url));
+	/* At most the row of an interval sampled before the kill. */
+	assert_true(rows <= 1);
+	harness_stop(&p);
+}
+
+/* Read @fd into @buf (appending at *@have) until @what shows; false at @ms. */
+static bool read_until(int fd, char *buf, size_t len, size_t *have,
+		       const char *what, int ms)
+{
+	uint64_t end = harness_now_ms() + (uint64_t)ms;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	while (!strstr(buf, what)) {
+		uint64_t now = harness_now_ms();
+		ssize_t n;
+
+		if (now >= end || *have + 1 >= len)
+			return false;
+		if (poll(&pfd, 1, (int)(end - now)) <= 0)
+			continue;
+		n = read(fd, buf + *have, len - 1 - *have);
+		if (n <= 0)
+			return strstr(buf, what) != NULL;
+		*have += (size_t)n;
+		buf[*have] = '\0';
+	}
+	return true;
+}
+
+/* The exit status of @pid within @ms; -1 (and the child killed) after. */
+static int wait_child(pid_t pid, int ms)
+{
+	uint64_t end = harness_now_ms() + (uint64_t)ms;
+	int status;
+
+	do {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		usleep(10000);
+	} while (harness_now_ms() < end);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
+/*
+ * On a terminal: the header (version, uptime, clients) and q quits, exit
+ * 0; fpgad killed under it: "fpgad went away", exit 1.
+ */
+static void test_watch_terminal(void **state)
+{
+	static char screen[65536];
+	struct fpgad_proc p;
+	size_t have = 0;
+	int master, status;
+	pid_t pid;
+
+	(void)state;
+	harness_start_ok(&p, TWO_CHANNELS, NULL);
+	screen[0] = '\0';
+	pid = forkpty(&master, NULL, NULL, NULL);
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl(harness_bin("fpgactl"), "fpgactl", "--url", p.url, "watch",
+		      (char *)NULL);
+		_exit(127);
+	}
+	if (!read_until(master, screen, sizeof(screen), &have, "q quits", 10000)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fail_msg("no header with 'q quits' on the terminal:\n%s", screen);
+	}
+	assert_non_null(strstr(screen, "fpgad " FPGAD_VERSION_STRING " (pid "));
+	assert_non_null(strstr(screen, "), up "));
+	assert_non_null(strstr(screen, " 1 client"));	/* watch itself */
+	assert_non_null(strstr(screen, "CHANNEL "));
+	assert_non_null(strstr(screen, "\ncam "));
+	assert_int_equal(write(master, "q", 1), 1);
+	status = wait_child(pid, 10000);
+	if (status == -1)
+		fail_msg("watch did not quit on q:\n%s", screen);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	close(master);
+
+	/* fpgad killed under the table: said below it, exit 1. */
+	have = 0;
+	screen[0] = '\0';
+	pid = forkpty(&master, NULL, NULL, NULL);
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl(harness_bin("fpgactl"), "fpgactl", "--url", p.url, "watch",
+		      "--timeout", "60000", (char *)NULL);
+		_exit(127);
+	}
+	assert_true(read_until(master, screen, sizeof(screen), &have, "q quits", 10000));
+	kill(p.pid, SIGKILL);
+	assert_true(harness_wait_exit(&p, 10000) >= 0);
+	if (!read_until(master, screen, sizeof(screen), &have, "fpgad went away", 30000)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fail_msg("watch did not say fpgad went away:\n%s", screen);
+	}
+	status = wait_child(pid, 10000);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 1);
+	close(master);
+	harness_stop(&p);
+}
+
+/* --version; an unknown option or a missing argument: one line, exit 2. */
+static void test_options(void **state)
+{
+	char out[4096];
+
+	(void)state;
+	assert_int_equal(fpgactl(NULL, out, sizeof(out), "--version"), 0);
+	assert_string_equal(out, "fpgactl " FPGAD_VERSION_STRING "\n");
+	assert_int_equal(fpgactl(NULL, out, sizeof(out), "--frobnicate status 2>&1"), 2);
+	assert_string_equal(out, "fpgactl: unknown option '--frobnicate' (try 'fpgactl --help')\n");
+	assert_int_equal(fpgactl(NULL, out, sizeof(out), "status -x 2>&1"), 2);
+	assert_string_equal(out, "fpgactl: unknown option '-x' (try 'fpgactl --help')\n");
+	assert_int_equal(fpgactl(NULL, out, sizeof(out), "status --timeout 2>&1"), 2);
+	assert_string_equal(out, "fpgactl: option '--timeout' needs an argument (try 'fpgactl --help')\n");
+	assert_int_equal(fpgactl(NULL, out, sizeof(out), "status --json=yes 2>&1"), 2);
+	assert_string_equal(out, "fpgactl: option '--json' takes no argument (try 'fpgactl --help')\n");
+	assert_int_equal(fpgactl(NULL, out, sizeof(out), "frobnicate 2>&1"), 2);
+	assert_int_equal(count_lines(out), 1);
+	assert_non_null(strstr(out, "(try 'fpgactl --help')"));
+	/* --help names --version, for the man page and completion checks. */
+	assert_int_equal(fpgactl(NULL, out, sizeof(out), "--help"), 0);
+	assert_non_null(strstr(out, "--version"));
+}
+
+/* version --json names fpgad's version and pid as status --json does. */
+static void test_version_json(void **state)
+{
+	struct fpgad_proc p;
+	char out[65536];
+	json_t *v, *s, *srv;
+
+	(void)state;
+	harness_start_ok(&p, NULL, NULL);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "--json version"), 0);
+	v = parse_json(out);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "--json status"), 0);
+	s = parse_json(out);
+	assert_string_equal(json_string_value(json_object_get(v, "client")), fpgad_version());
+	srv = json_object_get(v, "server");
+	assert_true(json_is_object(srv));
+	assert_string_equal(json_string_value(json_object_get(srv, "version")),
+			    json_string_value(json_object_get(s, "version")));
+	assert_int_equal(json_integer_value(json_object_get(srv, "pid")),
+			 json_integer_value(json_object_get(s, "pid")));
+	assert_string_equal(json_string_value(json_object_get(srv, "software")),
+			    "fpgad " FPGAD_VERSION_STRING);
+	assert_int_equal(json_integer_value(json_object_get(v, "protocol")),
+			 FPGAD_PROTOCOL_VERSION);
+	json_decref(v);
+	json_decref(s);
+	harness_stop_ok(&p);
+}
+
+/*
+ * The largest count of significant digits of a number with a fraction
+ * in @text ("1380000000.0": 3, "0.0004123": 4, "999.9876543": 10).
+ */
+static int most_digits(const char *text)
+{
+	int most = 0;
+
+	for (const char *s = text; *s; s++) {
+		const char *start = s, *end;
+		int n = 0;
+
+		if (!isdigit((unsigned char)*s) || (s > text && (isdigit((unsigned char)s[-1]) ||
+								  s[-1] == '.')))
+			continue;
+		end = s + strspn(s, "0123456789");
+		if (*end != '.' || !isdigit((unsigned char)end[1]))
+			continue;
+		end += 1 + strspn(end + 1, "0123456789");
+		while (start < end && (*start == '0' || *start == '.'))
+			start++;
+		while (end > start && (end[-1] == '0' || end[-1] == '.'))
+			end--;
+		for (const char *q = start; q < end; q++)
+			n += isdigit((unsigned char)*q) != 0;
+		if (n > most)
+			most = n;
+		s = end > s ? end - 1 : s;
+	}
+	return most;
+}
+
+/* Measured numbers in at most 4 significant digits; unknown ones null. */
+static void test_json_numbers(void **state)
+{
+	struct fpgad_proc p;
+	char out[65536];
+	json_t *j, *end;
+
+	(void)state;
+	assert_int_equal(most_digits("x 1380000000.0, 0.0004123 12"), 4);
+	assert_int_equal(most_digits("\"fps\": 999.9876543"), 10);
+	harness_start_ok(&p, TWO_CHANNELS, NULL);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "--json capture cam -n 50"), 0);
+	j = parse_json(out);
+	assert_true(json_real_value(json_object_get(j, "fps")) > 0);
+	assert_true(json_is_real(json_object_get(json_object_get(j, "latency_us"), "p50")));
+	if (most_digits(out) > 4)
+		fail_msg("capture --json prints more than 4 significant digits:\n%s", out);
+	json_decref(j);
+
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "--json send out -n 8"), 0);
+	if (most_digits(out) > 4)
+		fail_msg("send --json prints more than 4 significant digits:\n%s", out);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "--json stats cam"), 0);
+	if (most_digits(out) > 4)
+		fail_msg("stats --json prints more than 4 significant digits:\n%s", out);
+
+	/* The simulated card has no NUMA node and no IOMMU group: null, not -1. */
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "--json topo"), 0);
+	j = parse_json(out);
+	end = json_object_get(j, "card_end");
+	assert_true(json_is_null(json_object_get(end, "numa_node")));
+	assert_true(json_is_null(json_object_get(end, "iommu_group")));
+	json_decref(j);
+	harness_stop_ok(&p);
+}
+
+/*
+ * capture -n of 1500 frames at 1000 frames/s runs 1.5 s: on a terminal
+ * a progress line with the time left, ending at 1500 of 1500; on a pipe
+ * nothing of it.
+ */
+static void test_progress(void **state)
+{
+	struct fpgad_proc p;
+	char cmd[768], out[65536];
+
+	(void)state;
+	if (system("command -v script >/dev/null 2>&1") != 0) {
+		print_message("progress line not checked: no script(1)\n");
+		skip();
+	}
+	harness_start_ok(&p, TWO_CHANNELS, NULL);
+	snprintf(cmd, sizeof(cmd), "script -qfec '%s --url %s capture cam -n 1500' /dev/null",
+		 harness_bin("fpgactl"), p.url);
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
+	if (!strstr(out, "] 100% 1500 frames of 1500 frames, ") || !strstr(out, "ETA"))
+		fail_msg("no progress line on the terminal:\n%s", out);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "capture cam -n 1500 2>&1"), 0);
+	assert_null(strstr(out, "ETA"));
+	assert_null(strstr(out, "100%"));
+	harness_stop_ok(&p);
+}
+
+/* The histogram's counts of one bench row add up to its count. */
+static void check_bench_row(json_t *row, json_int_t size, json_int_t count)
+{
+	json_t *hist = json_object_get(row, "histogram"), *lat = json_object_get(row, "latency_us");
+	json_int_t sum = 0;
+	size_t i;
+	json_t *b;
+
+	assert_int_equal(json_integer_value(json_object_get(row, "size")), size);
+	assert_int_equal(json_integer_value(json_object_get(row, "count")), count);
+	assert_true(json_real_value(json_object_get(row, "gbps")) > 0);
+	assert_true(json_real_value(json_object_get(lat, "p50")) <=
+		    json_real_value(json_object_get(lat, "p99")));
+	json_array_foreach(hist, i, b)
+		sum += json_integer_value(json_object_get(b, "count"));
+	assert_int_equal(sum, count);
+}
+
+/*
+ * bench: card memory read and write at every power of two from 4 KiB to
+ * 8 MiB, then the c2h channel; a leased channel is skipped, said so; the
+ * card keeps its bytes.
+ */
+static void test_bench(void **state)
+{
+	static unsigned char before[4096], after[4096];
+	struct fpgad_proc p;
+	static char out[1 << 18];
+	json_t *j, *card, *streams;
+	fpgad_client *c;
+	fpgad_channel *ch;
+	unsigned k = 0;
+
+	(void)state;
+	harness_start_ok(&p, TWO_CHANNELS, NULL);
+	for (size_t i = 0; i < sizeof(before); i++)
+		before[i] = (unsigned char)(i * 7 + 3);
+	{
+		fpgad_buffer *b;
+
+		assert_int_equal(fpgad_connect(p.url, &c), 0);
+		assert_int_equal(fpgad_buffer_alloc_host(c, sizeof(before), &b), 0);
+		memcpy(fpgad_buffer_data(b), before, sizeof(before));
+		assert_int_equal(fpgad_write(b, 0, 0, sizeof(before), 5000), 0);
+		fpgad_buffer_unregister(b);
+	}
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "--json bench -n 3"), 0);
+	j = parse_json(out);
+	/* host, then GPU memory in gpudirect and bounce: measured or skipped. */
+	assert_int_equal(json_array_size(json_object_get(j, "card_memory")), 3);
+	for (size_t m = 0; m < 3; m++) {
+		static const char *const modes[] = { "host", "gpudirect", "bounce" };
+
+		card = json_array_get(json_object_get(j, "card_memory"), m);
+		assert_string_equal(json_string_value(json_object_get(card, "mode")), modes[m]);
+		if (m && json_is_string(json_object_get(card, "skipped"))) {
+			print_message("bench %s: skipped (%s)\n", modes[m],
+				      json_string_value(json_object_get(card, "skipped")));
+			continue;
+		}
+		assert_int_equal(json_array_size(json_object_get(card, "read")), 12);
+		assert_int_equal(json_array_size(json_object_get(card, "write")), 12);
+		k = 0;
+		for (json_int_t size = 4096; size <= (8 << 20); size *= 2, k++) {
+			check_bench_row(json_array_get(json_object_get(card, "read"), k), size, 3);
+			check_bench_row(json_array_get(json_object_get(card, "write"), k), size, 3);
+		}
+	}
+	streams = json_object_get(j, "streaming");
+	assert_int_equal(json_array_size(streams), 1);	/* out is h2c */
+	assert_string_equal(json_string_value(json_object_get(json_array_get(streams, 0),
+							      "channel")), "cam");
+	check_bench_row(json_array_get(streams, 0), 16384, 3);
+	json_decref(j);
+	{
+		fpgad_buffer *b;
+
+		assert_int_equal(fpgad_buffer_alloc_host(c, sizeof(after), &b), 0);
+		assert_int_equal(fpgad_read(b, 0, 0, sizeof(after), 5000), 0);
+		memcpy(after, fpgad_buffer_data(b), sizeof(after));
+		fpgad_buffer_unregister(b);
+		assert_memory_equal(after, before, sizeof(before));
+	}
+
+	/* Leased by another: skipped, and said so; text with its histograms. */
+	assert_int_equal(fpgad_channel_open(c, "cam", 0, &ch), 0);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "bench -n 2"), 0);
+	assert_non_null(strstr(out, "\nread        4 KiB        2 "));
+	assert_non_null(strstr(out, "\nwrite       8 MiB        2 "));
+	assert_non_null(strstr(out, "card memory, host (host buffer), one transfer at a time\n"));
+	assert_non_null(strstr(out, "latency of read (host) at 8 MiB (us):\n"));
+	assert_non_null(strstr(out, "cam: skipped (leased by 1 process)"));
+	fpgad_channel_close(ch);
+	fpgad_disconnect(c);
+	harness_stop_ok(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_capture_h2c_refused),
+		cmocka_unit_test(test_watch_fpgad_goes_away),
+		cmocka_unit_test(test_watch_terminal),
+		cmocka_unit_test(test_options),
+		cmocka_unit_test(test_version_json),
+		cmocka_unit_test(test_json_numbers),
+		cmocka_unit_test(test_progress),
+		cmocka_unit_test(test_bench),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests_name("integration-fpgactl", tests, NULL, NULL);
+}
