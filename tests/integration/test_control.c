@@ -309,6 +309,49 @@ static void test_reload_keeps_good_config(void **state)
 	harness_stop_ok(&p);
 }
 
+/* status: what the simulated card models, its link as the link model. */
+static void test_status_card_inventory(void **state)
+{
+	char cmd[512], out[8192];
+	struct fpgad_status *s;
+	struct fpgad_proc p;
+	fpgad_client *c;
+	json_t *j, *card;
+	int rc;
+
+	(void)state;
+	harness_start_ok(&p, "[sim]\nlink = gen4x8\n", NULL);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_status_get(c, &s), 0);
+	assert_string_equal(s->card.pci_address, "");
+	assert_int_equal(s->card.link_gen, 4);
+	assert_int_equal(s->card.link_width, 8);
+	assert_int_equal(s->card.max_link_gen, 4);
+	assert_int_equal(s->card.max_link_width, 8);
+	assert_int_equal(s->card.numa_node, -1);
+	assert_non_null(strstr(s->card.simulates, "link PCIe Gen4 x8"));
+	fpgad_status_free(s);
+	fpgad_disconnect(c);
+
+	j = fpgactl_json(&p, "status", &rc);
+	assert_int_equal(rc, 0);
+	card = json_object_get(j, "card");
+	assert_true(json_is_object(card));
+	assert_true(json_is_null(json_object_get(card, "pci_address")));
+	assert_true(json_is_null(json_object_get(card, "vendor_id")));
+	assert_int_equal(json_integer_value(json_object_get(card, "link_gen")), 4);
+	assert_int_equal(json_integer_value(json_object_get(card, "max_link_width")), 8);
+	assert_non_null(strstr(json_string_value(json_object_get(card, "simulates")),
+			       "2048 MiB of card memory"));
+	json_decref(j);
+
+	snprintf(cmd, sizeof(cmd), "%s --url %s status", harness_bin("fpgactl"), p.url);
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
+	if (!strstr(out, "\ncard:     simulated: a DMA card with "))
+		fail_msg("no card line in:\n%s", out);
+	harness_stop_ok(&p);
+}
+
 /* A failed connect to @url says @what (libfpgad's words), returning @err. */
 static void expect_connect_error(const char *url, int err, const char *what)
 {
@@ -814,6 +857,7 @@ int main(void)
 		cmocka_unit_test(test_notify_sequence),
 		cmocka_unit_test(test_reload_keeps_good_config),
 		cmocka_unit_test(test_check_config),
+		cmocka_unit_test(test_status_card_inventory),
 		cmocka_unit_test(test_connect_errors_say_what_to_do),
 		cmocka_unit_test(test_not_in_group_says_which),
 		cmocka_unit_test(test_unknown_channel_lists_them),
