@@ -487,9 +487,14 @@ void daemon_reload(struct daemon *d)
 	if (!d->cfg.path[0]) {
 		log_info("reload: running on built-in defaults, no file to re-read");
 	} else if (config_load(d->cfg.path, &n, err, sizeof(err)) < 0) {
-		log_lines(LOG_ERR, "reload: ", err);
-		log_err("reload: %s not applied; keeping the running configuration",
-			d->cfg.path);
+		/* One error a line, as fpgad --check-config prints them. */
+		if (strchr(err, '\n')) {
+			log_lines(LOG_ERR, "reload: ", err);
+			log_err("reload: %s has errors; keeping the running configuration",
+				d->cfg.path);
+		} else {
+			log_err("reload: %s; keeping the running configuration", err);
+		}
 	} else {
 		apply_reload(d, &n);
 		log_info("reload: %s applied", d->cfg.path);

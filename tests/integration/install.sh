@@ -19,11 +19,11 @@ for f in usr/sbin/fpgad usr/bin/fpgactl usr/lib/libfpgad.so.0 usr/lib/libfpgad.a
 	[ -e "$root/$f" ] || { echo "install: $f missing"; exit 1; }
 done
 grep -q '^ExecStart=/usr/sbin/fpgad ' "$root/usr/lib/systemd/system/fpgad.service"
-# The unit's directives, checked by systemd itself, with ExecStart pointed
-# at the binary just built (verify wants it to exist).
+# The unit's directives, checked by systemd itself, with ExecStart and
+# ExecStartPre pointed at the binary just built (verify wants it to exist).
 if command -v systemd-analyze >/dev/null 2>&1; then
 	case $BUILD in /*) bin=$BUILD/fpgad ;; *) bin=$(pwd)/$BUILD/fpgad ;; esac
-	sed "s|^ExecStart=/usr/sbin/fpgad|ExecStart=$bin|" \
+	sed "s|^\(ExecStart[A-Za-z]*=\)/usr/sbin/fpgad|\1$bin|" \
 		"$root/usr/lib/systemd/system/fpgad.service" > "$root/fpgad.service"
 	# Documentation=man:... must name pages that make install put there.
 	if command -v man >/dev/null 2>&1; then

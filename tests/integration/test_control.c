@@ -305,7 +305,7 @@ static void test_reload_keeps_good_config(void **state)
 	assert_true(harness_log_contains(&p, "reload: "));
 	assert_true(harness_log_contains(&p, "fpgad.conf:3: unknown key 'no_such_key' in [daemon]"));
 	assert_true(harness_log_contains(&p, "fpgad.conf:4: unknown key 'log_lvel' in [daemon]; did you mean log_level?"));
-	assert_true(harness_log_contains(&p, "not applied; keeping the running configuration"));
+	assert_true(harness_log_contains(&p, "fpgad.conf has errors; keeping the running configuration"));
 	harness_stop_ok(&p);
 }
 
