@@ -117,6 +117,8 @@ DEBS := build-essential pkg-config libsystemd-dev libprotobuf-c-dev \
 # No Debian package ships it alone; deps installs packages with services
 # kept from starting (policy-rc.d), so no Prometheus server comes up.
 DEBS += prometheus
+# The kernel module is built and booted against both of Debian 12's kernels.
+DEBS += linux-headers-6.12-amd64 linux-image-6.12-amd64
 
 deps:
 	@missing=$$(for p in $(DEBS); do \
@@ -263,6 +265,7 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 -include debian/deb.mk
 -include tests/system/system.mk
 -include tests/arch/arch.mk
+-include tests/net/net.mk
 
 # make check: every tier in turn through tests/tier.sh (a banner before
 # each, its output also in $(BUILD)/check/TIER.log), then a table of the

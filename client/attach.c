@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "channel_counters.h"
 #include "client_internal.h"
 #include "clock.h"
 #include "frame_consumer.h"
@@ -335,6 +336,34 @@ void *fpgad_slot_data(const fpgad_channel *ch, uint32_t slot)
 	return ch->base + (uint64_t)slot * ch->info.slot_size;
 }
 
+static void net_stats_from(const Fpgad__NetStats *n,
+			   struct fpgad_channel_stats *ret_stats)
+{
+	struct fpgad_net_stats *o = &ret_stats->net;
+
+	ret_stats->network = true;
+	snprintf(o->listen, sizeof(o->listen), "%s", n->listen);
+	snprintf(o->sender, sizeof(o->sender), "%s", n->sender);
+	o->mtu = n->mtu;
+	o->payload = n->payload;
+	o->qpn = n->qpn;
+	o->rkey = n->rkey;
+	o->va_base = n->va_base;
+	o->page_stride = n->page_stride;
+	o->pages = n->pages;
+	o->packets = n->packets;
+	o->payload_bytes = n->payload_bytes;
+	o->lost_packets = n->lost_packets;
+	o->late_packets = n->late_packets;
+	o->incomplete_frames = n->incomplete_frames;
+	o->no_slot_frames = n->no_slot_frames;
+	o->bad_packets = n->bad_packets;
+	o->wrong_qp = n->wrong_qp;
+	o->wrong_rkey = n->wrong_rkey;
+	o->wrong_sender = n->wrong_sender;
+	o->kernel_drops = n->kernel_drops;
+}
+
 int fpgad_channel_stats(fpgad_client *c, const char *name,
 			struct fpgad_channel_stats *ret_stats)
 {
@@ -354,20 +383,15 @@ int fpgad_channel_stats(fpgad_client *c, const char *name,
 	memset(ret_stats, 0, sizeof(*ret_stats));
 	snprintf(ret_stats->state, sizeof(ret_stats->state), "%s", s->state);
 	snprintf(ret_stats->mode, sizeof(ret_stats->mode), "%s", s->mode);
-	ret_stats->frames = s->frames;
-	ret_stats->bytes = s->bytes;
-	ret_stats->drops = s->drops;
-	ret_stats->stalls = s->stalls;
-	ret_stats->errors = s->errors;
-	ret_stats->recoveries = s->recoveries;
-	ret_stats->copies = s->copies;
+#define COPY_COUNTER(f, h) ret_stats->f = s->f;
+	CHANNEL_COUNTERS(COPY_COUNTER)
+#undef COPY_COUNTER
 	ret_stats->dma_ns_total = s->dma_ns_total;
-	ret_stats->card_good = s->card_good;
-	ret_stats->card_bad = s->card_bad;
 	ret_stats->queued_avg = s->queued_avg;
-	ret_stats->integrity_errors = s->integrity_errors;
 	ret_stats->latency_ns_total = s->latency_ns_total;
 	ret_stats->latency_frames = s->latency_frames;
+	if (s->net)
+		net_stats_from(s->net, ret_stats);
 	fpgad__response__free_unpacked(resp, NULL);
 	return 0;
 }

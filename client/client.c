@@ -188,6 +188,7 @@ int fpgad_status_get(fpgad_client *c, struct fpgad_status **ret_status)
 		o->frames = in->frames;
 		o->drops = in->drops;
 		o->lessees = in->lessees;
+		COPY(o->source, in->source);
 	}
 	fpgad__response__free_unpacked(resp, NULL);
 	*ret_status = s;

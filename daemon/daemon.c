@@ -214,7 +214,7 @@ static int check_engines(struct daemon *d)
 		unsigned n = cc->direction == DIR_C2H ? info.c2h_channels :
 							info.h2c_channels;
 
-		if (cc->engine < n)
+		if (cc->engine < n || cc->source != SOURCE_CARD)
 			continue;
 		log_err("%s: [channel %s] engine %u: the card (%s) has %u %s engine%s (0-%u)",
 			config_where(&d->cfg, CONFIG_CHANNEL, i, "engine", where,
@@ -240,8 +240,13 @@ static int create_channels(struct daemon *d)
 		if (pc && pc->mode == MODE_BOUNCE)
 			cc.mode = MODE_BOUNCE;
 		why[0] = 0;
-		r = channel_create(&d->cfg, &cc, d->dev_ops, d->dev,
-				   &d->channels[i], why, sizeof(why));
+		/* A network source is a device of its own (device/net/net.h). */
+		if (cc.source == SOURCE_CARD)
+			r = channel_create(&d->cfg, &cc, d->dev_ops, d->dev,
+					   &d->channels[i], why, sizeof(why));
+		else
+			r = channel_create(&d->cfg, &cc, &device_net_ops, NULL,
+					   &d->channels[i], why, sizeof(why));
 		if (r < 0) {
 			log_err("%s: [channel %s] %s",
 				config_where(&d->cfg, CONFIG_CHANNEL, i, NULL, where,

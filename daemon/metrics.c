@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "channel_counters.h"
 #include "clock.h"
 #include "control/fdlimit.h"
 #include "daemon.h"
@@ -40,29 +41,49 @@ struct stats_family {
 	size_t offset;
 };
 
-/* uint64_t fields. */
+/* uint64_t fields: the channel counters that are families of their own. */
+#define COUNTER_FAMILY(f, h) \
+	{ "fpgad_channel_" #f "_total", h, offsetof(struct channel_stats, f) },
 static const struct stats_family counters[] = {
-	{ "fpgad_channel_frames_total",
-	  "Frames the channel moved: published to its lessees (c2h), or read by the card (h2c).",
-	  offsetof(struct channel_stats, frames) },
-	{ "fpgad_channel_bytes_total",
-	  "Bytes the card's DMA moved in transfers that completed.",
-	  offsetof(struct channel_stats, bytes) },
-	{ "fpgad_channel_drops_total",
-	  "Frames lost: ready frames nobody held, taken back under policy drop-oldest (c2h); frames of the writer the card lost (h2c).",
-	  offsetof(struct channel_stats, drops) },
-	{ "fpgad_channel_stalls_total",
-	  "Times the card waited for a free slot under policy block.",
-	  offsetof(struct channel_stats, stalls) },
-	{ "fpgad_channel_errors_total",
-	  "DMA errors and timeouts, and transfers that could not be started or copied.",
-	  offsetof(struct channel_stats, errors) },
-	{ "fpgad_channel_recoveries_total",
-	  "Engine resets after a DMA error or timeout.",
-	  offsetof(struct channel_stats, recoveries) },
-	{ "fpgad_channel_integrity_errors_total",
-	  "Frames whose CRC-32C did not match (integrity = crc32c); published flagged ERROR.",
-	  offsetof(struct channel_stats, integrity_errors) },
+	CHANNEL_COUNTERS(COUNTER_FAMILY)
+};
+#undef COUNTER_FAMILY
+
+/* uint64_t fields of a network channel's (source = udp) net counters. */
+static const struct stats_family net_counters[] = {
+	{ "fpgad_channel_net_packets_total",
+	  "Network channels: datagrams from the sender.",
+	  offsetof(struct channel_stats, net.packets) },
+	{ "fpgad_channel_net_bytes_total",
+	  "Network channels: payload bytes written into slots.",
+	  offsetof(struct channel_stats, net.bytes) },
+	{ "fpgad_channel_net_lost_packets_total",
+	  "Network channels: packets lost (PSNs skipped); their frames were not delivered.",
+	  offsetof(struct channel_stats, net.lost_packets) },
+	{ "fpgad_channel_net_late_packets_total",
+	  "Network channels: duplicated or reordered packets, ignored.",
+	  offsetof(struct channel_stats, net.late_packets) },
+	{ "fpgad_channel_net_incomplete_frames_total",
+	  "Network channels: torn frames (a packet lost, late, misplaced or an immediate lost), never delivered.",
+	  offsetof(struct channel_stats, net.incomplete_frames) },
+	{ "fpgad_channel_net_no_slot_frames_total",
+	  "Network channels: frames that started while no slot was free, dropped (a sender has no backpressure).",
+	  offsetof(struct channel_stats, net.no_slot_frames) },
+	{ "fpgad_channel_net_bad_packets_total",
+	  "Network channels: datagrams that were not a UC RDMA WRITE into the ring.",
+	  offsetof(struct channel_stats, net.bad_packets) },
+	{ "fpgad_channel_net_wrong_qp_total",
+	  "Network channels: packets to another QP number, ignored.",
+	  offsetof(struct channel_stats, net.wrong_qp) },
+	{ "fpgad_channel_net_wrong_rkey_total",
+	  "Network channels: packets with another (a stale ring's) R_Key, ignored.",
+	  offsetof(struct channel_stats, net.wrong_rkey) },
+	{ "fpgad_channel_net_wrong_sender_total",
+	  "Network channels: datagrams from an address other than the sender's, ignored.",
+	  offsetof(struct channel_stats, net.wrong_sender) },
+	{ "fpgad_channel_net_kernel_drops_total",
+	  "Network channels: datagrams the kernel dropped, the socket's buffer full (SO_RXQ_OVFL).",
+	  offsetof(struct channel_stats, net.kernel_drops) },
 };
 
 /* struct histo fields. */
@@ -276,13 +297,17 @@ static void format_states(FILE *f, const struct metrics_snapshot *snap)
 	}
 }
 
+/* @net_only: the network channels' samples only. */
 static void format_counter(FILE *f, const struct metrics_snapshot *snap,
-			   const struct stats_family *c)
+			   const struct stats_family *c, bool net_only)
 {
 	family(f, c->name, "counter", c->help);
 	for (unsigned i = 0; i < snap->n_channels; i++) {
 		const struct metrics_channel *mc = &snap->channels[i];
 		uint64_t v;
+
+		if (net_only && !mc->st.network)
+			continue;
 
 		memcpy(&v, (const char *)&mc->st + c->offset, sizeof(v));
 		channel_sample(f, c->name, mc);
@@ -335,7 +360,15 @@ int metrics_format(const struct metrics_snapshot *snap, char **ret_text,
 	format_process(f, snap);
 	format_states(f, snap);
 	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
-		format_counter(f, snap, &counters[i]);
+		if (counters[i].help)
+			format_counter(f, snap, &counters[i], false);
+	for (unsigned c = 0; c < snap->n_channels; c++) {
+		if (!snap->channels[c].st.network)
+			continue;
+		for (size_t i = 0; i < sizeof(net_counters) / sizeof(net_counters[0]); i++)
+			format_counter(f, snap, &net_counters[i], true);
+		break;
+	}
 	for (size_t i = 0; i < sizeof(histograms) / sizeof(histograms[0]); i++)
 		format_histogram(f, snap, &histograms[i]);
 	format_xfer(f, snap);

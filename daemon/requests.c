@@ -17,9 +17,11 @@
 
 #include "channel/channel.h"
 #include "channel/lease.h"
+#include "channel_counters.h"
 #include "clock.h"
 #include "control/protocol.h"
 #include "daemon.h"
+#include "device/net/net.h"
 #include "fpgad.h"
 #include "requests.h"
 #include "service/log.h"
@@ -47,6 +49,8 @@ struct reply {
 	char mode[32];
 	struct p2p_card card;
 	Fpgad__CardInventory card_msg;
+	struct net_stats net;
+	Fpgad__NetStats net_msg;
 	/* Arrays the body points into, freed after packing. */
 	void *arrays[4];
 };
@@ -142,6 +146,7 @@ static void fill_summary(struct channel *ch, Fpgad__ChannelSummary *s)
 	s->frames = st.frames;
 	s->drops = st.drops;
 	s->lessees = st.lessees;
+	s->source = (char *)source_kind_name(cc->source);
 }
 
 /* The card's inventory, read now (its link may have retrained). */
@@ -344,6 +349,37 @@ static void do_close_channel(struct daemon *d, struct session *s,
 	r->resp.close_channel = &r->body.close_channel;
 }
 
+/* A network channel's part of ChannelStats, pointing into @ns. */
+static Fpgad__NetStats *net_stats_message(const struct net_stats *ns,
+					  Fpgad__NetStats *o)
+{
+	const struct net_counters *c = &ns->cnt;
+
+	fpgad__net_stats__init(o);
+	o->source = (char *)source_kind_name(SOURCE_UDP);
+	o->listen = (char *)ns->listen;
+	o->sender = (char *)ns->sender;
+	o->mtu = ns->mtu;
+	o->payload = ns->payload;
+	o->qpn = ns->qpn;
+	o->rkey = ns->rkey;
+	o->va_base = ns->layout.base;
+	o->page_stride = ns->layout.stride;
+	o->pages = ns->layout.pages;
+	o->packets = c->packets;
+	o->payload_bytes = c->bytes;
+	o->lost_packets = c->lost_packets;
+	o->late_packets = c->late_packets;
+	o->incomplete_frames = c->incomplete_frames;
+	o->no_slot_frames = c->no_slot_frames;
+	o->bad_packets = c->bad_packets;
+	o->wrong_qp = c->wrong_qp;
+	o->wrong_rkey = c->wrong_rkey;
+	o->wrong_sender = c->wrong_sender;
+	o->kernel_drops = c->kernel_drops;
+	return o;
+}
+
 static void do_channel_stats(struct daemon *d,
 			     const Fpgad__ChannelStatsRequest *in,
 			     struct reply *r)
@@ -358,23 +394,18 @@ static void do_channel_stats(struct daemon *d,
 	fpgad__channel_stats_reply__init(o);
 	o->name = (char *)channel_config(ch)->name;
 	o->state = (char *)channel_state_name(st.state);
-	o->frames = st.frames;
-	o->bytes = st.bytes;
-	o->drops = st.drops;
-	o->stalls = st.stalls;
-	o->errors = st.errors;
-	o->recoveries = st.recoveries;
-	o->copies = st.copies;
+#define COPY_COUNTER(f, h) o->f = st.f;
+	CHANNEL_COUNTERS(COPY_COUNTER)
+#undef COPY_COUNTER
 	o->dma_ns_total = st.dma.sum_ns;
 	o->uptime_ms = (clock_now_ns() - d->start_ns) / 1000000;
 	o->mode = (char *)transfer_mode_name(st.mode);
-	o->card_good = st.card_good;
 	o->queued_avg = st.completions ?
 		(double)st.queued_total / (double)st.completions : 0;
-	o->card_bad = st.card_bad;
-	o->integrity_errors = st.integrity_errors;
 	o->latency_ns_total = st.latency.sum_ns;
 	o->latency_frames = st.latency.count;
+	if (channel_net_stats(ch, &r->net) == 0)
+		o->net = net_stats_message(&r->net, &r->net_msg);
 	r->resp.body_case = FPGAD__RESPONSE__BODY_CHANNEL_STATS;
 	r->resp.channel_stats = o;
 }

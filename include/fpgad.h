@@ -125,6 +125,8 @@ struct fpgad_channel_summary {
 	uint64_t frames;
 	uint64_t drops;
 	uint32_t lessees;
+	char source[8];		/* "card", "udp" (a network sender: stats
+				   has its endpoint and counters) */
 };
 
 /* The card, as lspci -vv and modinfo tell it; 0 or "" where unknown. */
@@ -361,6 +363,30 @@ struct fpgad_channel_stats {
 	uint64_t latency_ns_total; /* c2h: DMA end to publication, summed
 				      over latency_frames frames */
 	uint64_t latency_frames;
+	/* A network channel (source = udp); all zero for a card's. */
+	bool network;
+	struct fpgad_net_stats {
+		char listen[64];	/* bound ADDRESS:PORT */
+		char sender[64];	/* the only sender accepted */
+		uint32_t mtu;
+		uint32_t payload;	/* bytes per packet the sender sends */
+		uint32_t qpn;		/* where the sender writes: QP, */
+		uint32_t rkey;		/* the current ring's key, */
+		uint64_t va_base;	/* pages of page_stride bytes from */
+		uint64_t page_stride;	/* va_base */
+		uint32_t pages;
+		uint64_t packets;	/* from the sender */
+		uint64_t payload_bytes;	/* written into slots */
+		uint64_t lost_packets;	/* PSNs skipped */
+		uint64_t late_packets;	/* duplicated or reordered: ignored */
+		uint64_t incomplete_frames; /* torn: never delivered */
+		uint64_t no_slot_frames; /* no slot free for them: dropped */
+		uint64_t bad_packets;	/* undecodable or outside the ring */
+		uint64_t wrong_qp;	/* to another QP: ignored */
+		uint64_t wrong_rkey;	/* with another (stale) key: ignored */
+		uint64_t wrong_sender;	/* from another address: ignored */
+		uint64_t kernel_drops;	/* the socket's buffer overflowed */
+	} net;
 };
 
 FPGAD_EXPORT int fpgad_channel_stats(fpgad_client *c, const char *name,

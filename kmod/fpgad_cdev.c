@@ -16,6 +16,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
 #include <linux/fs.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
@@ -27,6 +28,7 @@
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 
+#include "fpgad_compat.h"
 #include "fpgad_drv.h"
 
 /* --- channels ------------------------------------------------------------ */
@@ -152,8 +154,14 @@ void fpgad_chan_wedge(struct fpgad_chan *ch)
 		ch->dir == FPGAD_DMA_C2H ? "C2H" : "H2C", ch->hw_index);
 }
 
-/* The engine of @ch is known to be stopped: let the held pin go.  hw_lock. */
-static void fpgad_chan_unwedge(struct fpgad_chan *ch)
+/*
+ * The engine of @ch is known to be stopped (hw_lock held): the channel
+ * takes transfers again and the pin it held is returned, for the caller to
+ * put once hw_lock is released: the last put of a dma-buf pin takes the
+ * reservation lock, which an exporter holds while its move_notify waits
+ * for the engine, that is for hw_lock.
+ */
+static struct fpgad_pin *fpgad_chan_unwedge(struct fpgad_chan *ch)
 {
 	struct fpgad_pin *held;
 	bool was;
@@ -166,19 +174,19 @@ static void fpgad_chan_unwedge(struct fpgad_chan *ch)
 	spin_unlock(&ch->lock);
 	if (was)
 		atomic64_dec(&ch->fdev->ctr.wedged);
-	fpgad_pin_put(held);
+	return held;
 }
 
 /*
  * The card can no longer write anything (bus mastering off, or removed):
- * every pin a wedged channel held may go.
+ * every pin a wedged channel held may go.  No hw_lock held.
  */
 void fpgad_chans_release_held(struct fpgad_dev *fdev)
 {
 	unsigned int i;
 
 	for (i = 0; i < fdev->nchans; i++)
-		fpgad_chan_unwedge(&fdev->chans[i]);
+		fpgad_pin_put(fpgad_chan_unwedge(&fdev->chans[i]));
 }
 
 /*
@@ -187,6 +195,7 @@ void fpgad_chans_release_held(struct fpgad_dev *fdev)
  */
 static int fpgad_dev_reset(struct fpgad_dev *fdev)
 {
+	struct fpgad_pin *held[2 * FPGAD_MAX_CHANNELS] = { NULL };
 	struct pci_dev *pdev = fdev->pdev;
 	unsigned int i;
 	int ret;
@@ -211,59 +220,15 @@ static int fpgad_dev_reset(struct fpgad_dev *fdev)
 		ret = -EIO;
 		goto out;
 	}
-	fpgad_chans_release_held(fdev);
+	for (i = 0; i < fdev->nchans; i++)
+		held[i] = fpgad_chan_unwedge(&fdev->chans[i]);
 	dev_info(&pdev->dev, "function reset: every engine stopped\n");
 out:
 	for (i = fdev->nchans; i-- > 0;)
 		mutex_unlock(&fdev->chans[i].hw_lock);
+	for (i = 0; i < ARRAY_SIZE(held); i++)
+		fpgad_pin_put(held[i]);
 	return ret;
-}
-
-static bool fpgad_chan_runs(struct fpgad_chan *ch, struct fpgad_pin *pin)
-{
-	bool runs;
-
-	spin_lock(&ch->lock);
-	runs = ch->cur && ch->cur->pin == pin;
-	spin_unlock(&ch->lock);
-	return runs;
-}
-
-/*
- * The exporter takes @pin's memory back: no new transfer may use it, and
- * when this returns no engine writes it any more.  A running transfer is
- * cancelled and its engine stopped; an engine that will not stop (or one
- * that a wedged channel left on this pin) has the card's bus mastering
- * switched off, the only way left to keep it out of memory that is about
- * to be reused.  Sleeps.
- */
-void fpgad_pin_revoke(struct fpgad_pin *pin)
-{
-	struct fpgad_dev *fdev = pin->fdev;
-	unsigned int i;
-	bool stuck = false;
-
-	WRITE_ONCE(pin->dead, true);
-	for (i = 0; i < fdev->nchans; i++) {
-		struct fpgad_chan *ch = &fdev->chans[i];
-
-		spin_lock(&ch->lock);
-		if (ch->cur && ch->cur->pin == pin) {
-			ch->abort = true;
-			wake_up_all(&ch->wq);
-		}
-		spin_unlock(&ch->lock);
-		wait_event(ch->idle_wq, !fpgad_chan_runs(ch, pin));
-		spin_lock(&ch->lock);
-		stuck |= ch->held == pin;
-		spin_unlock(&ch->lock);
-	}
-	if (stuck) {
-		WRITE_ONCE(fdev->master_off, true);
-		pci_clear_master(fdev->pdev);
-		dev_err(&fdev->pdev->dev,
-			"memory revoked under an engine that did not stop: bus mastering is off until RESET resets the function\n");
-	}
 }
 
 /*
@@ -447,26 +412,72 @@ static int fpgad_release(struct inode *inode, struct file *filp)
 
 /* --- ioctls -------------------------------------------------------------- */
 
-static int fpgad_ioc_version(struct fpgad_file *file, void __user *arg)
+/*
+ * Every ioctl's argument, copied in by fpgad_ioctl() at the size the caller
+ * was built with (_IOC_SIZE): a shorter, older structure is zero-extended,
+ * a longer, newer one must be zero past what this driver knows
+ * (copy_struct_from_user, E2BIG otherwise).  Out goes what the caller's
+ * size holds.
+ */
+union fpgad_ioc_arg {
+	struct fpgad_dma_version version;
+	struct fpgad_dma_info info;
+	struct fpgad_dma_pin_host host;
+	struct fpgad_dma_pin_dmabuf dmabuf;
+	struct fpgad_dma_pin_nvp2p nvp2p;
+	struct fpgad_dma_unpin unpin;
+	struct fpgad_dma_submit submit;
+	struct fpgad_dma_reset reset;
+	struct fpgad_dma_p2p_path p2p;
+};
+
+struct fpgad_ioc_call {
+	void __user *arg;
+	size_t usize;			/* the caller's structure */
+	unsigned int nr;
+};
+
+static int fpgad_ioc_out(const struct fpgad_ioc_call *c, const void *k,
+			 size_t ksize)
 {
-	struct fpgad_dma_version v;
-	u32 caller;
+	return copy_to_user(c->arg, k, min(c->usize, ksize)) ? -EFAULT : 0;
+}
 
-	if (copy_from_user(&v, arg, sizeof(v)))
-		return -EFAULT;
-	if (v.reserved[0] || v.reserved[1])
+/*
+ * The caller speaks ABI @caller: the same major and a minor no newer than
+ * the driver's (minors only add).  The reply names the version the file
+ * speaks, the caller's when it is understood, so that an older fpgad that
+ * compares for equality keeps working with a newer module.
+ */
+static bool fpgad_abi_understood(u32 caller)
+{
+	return FPGAD_DMA_ABI_MAJOR(caller) ==
+	       FPGAD_DMA_ABI_MAJOR(FPGAD_DMA_ABI_VERSION) &&
+	       FPGAD_DMA_ABI_MINOR(caller) <=
+	       FPGAD_DMA_ABI_MINOR(FPGAD_DMA_ABI_VERSION);
+}
+
+static int fpgad_ioc_version(struct fpgad_file *file, union fpgad_ioc_arg *a,
+			     const struct fpgad_ioc_call *c)
+{
+	struct fpgad_dma_version *v = &a->version;
+	u32 caller = v->abi_version;
+	bool ok = fpgad_abi_understood(caller);
+	int ret;
+
+	if (v->reserved)
 		return -EINVAL;
-	caller = v.abi_version;
-
-	memset(&v, 0, sizeof(v));
-	v.abi_version = FPGAD_DMA_ABI_VERSION;
-	v.features = FPGAD_DMA_FEAT_DMABUF | FPGAD_DMA_FEAT_POLL_WB;
+	memset(v, 0, sizeof(*v));
+	v->abi_version = ok ? caller : FPGAD_DMA_ABI_VERSION;
+	v->driver_version = FPGAD_DMA_ABI_VERSION;
+	v->features = FPGAD_DMA_FEAT_DMABUF | FPGAD_DMA_FEAT_POLL_WB;
 #ifdef FPGAD_NVP2P
-	v.features |= FPGAD_DMA_FEAT_NVP2P;
+	v->features |= FPGAD_DMA_FEAT_NVP2P;
 #endif
-	if (copy_to_user(arg, &v, sizeof(v)))
-		return -EFAULT;
-	WRITE_ONCE(file->versioned, caller == FPGAD_DMA_ABI_VERSION);
+	ret = fpgad_ioc_out(c, v, sizeof(*v));
+	if (ret)
+		return ret;
+	WRITE_ONCE(file->versioned, ok);
 	return 0;
 }
 
@@ -488,7 +499,8 @@ static u32 fpgad_default_timeout_ms(struct fpgad_dev *fdev, u64 length)
 	return (u32)min_t(u64, ms, U32_MAX);
 }
 
-static int fpgad_ioc_info(struct fpgad_file *file, void __user *arg)
+static int fpgad_ioc_info(struct fpgad_file *file, union fpgad_ioc_arg *a,
+			  const struct fpgad_ioc_call *c)
 {
 	struct fpgad_dev *fdev = file->fdev;
 	struct pci_dev *pdev = fdev->pdev;
@@ -518,7 +530,7 @@ static int fpgad_ioc_info(struct fpgad_file *file, void __user *arg)
 	in.default_timeout_ms = READ_ONCE(fpgad_timeout_ms);
 	in.timeout_bytes_per_ms = fpgad_timeout_rate(fdev);
 	strscpy(in.engine, fdev->engine->name, sizeof(in.engine));
-	return copy_to_user(arg, &in, sizeof(in)) ? -EFAULT : 0;
+	return fpgad_ioc_out(c, &in, sizeof(in));
 }
 
 /* Give @pin a handle in @file and write it to @ret_handle. */
@@ -535,51 +547,47 @@ static int fpgad_pin_install(struct fpgad_file *file, struct fpgad_pin *pin,
 	return 0;
 }
 
-static int fpgad_ioc_pin(struct fpgad_file *file, unsigned int cmd,
-			 void __user *arg)
+static int fpgad_ioc_pin(struct fpgad_file *file, union fpgad_ioc_arg *a,
+			 const struct fpgad_ioc_call *c)
 {
 	struct fpgad_dev *fdev = file->fdev;
-	union {
-		struct fpgad_dma_pin_host host;
-		struct fpgad_dma_pin_dmabuf dmabuf;
-		struct fpgad_dma_pin_nvp2p nvp2p;
-	} u;
-	size_t size = _IOC_SIZE(cmd);
+	union fpgad_ioc_arg *u = a;
 	struct fpgad_pin *pin = NULL;
 	u64 handle, *ret_handle;
+	size_t ksize;
 	int ret;
-
-	if (copy_from_user(&u, arg, size))
-		return -EFAULT;
 
 	mutex_lock(&file->lock);
 	ret = -ENODEV;
 	if (file->torn)
 		goto out;
 
-	switch (cmd) {
-	case FPGAD_DMA_IOC_PIN_HOST:
+	switch (c->nr) {
+	case _IOC_NR(FPGAD_DMA_IOC_PIN_HOST):
+		ksize = sizeof(u->host);
 		ret = -EINVAL;
-		if (u.host.flags || u.host.reserved)
+		if (u->host.flags || u->host.reserved)
 			goto out;
-		ret = fpgad_pin_host(fdev, u.host.addr, u.host.length, &pin);
-		ret_handle = &u.host.handle;
+		ret = fpgad_pin_host(fdev, u->host.addr, u->host.length, &pin);
+		ret_handle = &u->host.handle;
 		break;
-	case FPGAD_DMA_IOC_PIN_DMABUF:
+	case _IOC_NR(FPGAD_DMA_IOC_PIN_DMABUF):
+		ksize = sizeof(u->dmabuf);
 		ret = -EINVAL;
-		if (u.dmabuf.flags)
+		if (u->dmabuf.flags)
 			goto out;
-		ret = fpgad_pin_dmabuf(fdev, u.dmabuf.fd, u.dmabuf.offset,
-				       u.dmabuf.length, &pin);
-		ret_handle = &u.dmabuf.handle;
+		ret = fpgad_pin_dmabuf(fdev, u->dmabuf.fd, u->dmabuf.offset,
+				       u->dmabuf.length, &pin);
+		ret_handle = &u->dmabuf.handle;
 		break;
 	default:
+		ksize = sizeof(u->nvp2p);
 		ret = -EINVAL;
-		if (u.nvp2p.flags || u.nvp2p.reserved)
+		if (u->nvp2p.flags || u->nvp2p.reserved)
 			goto out;
-		ret = fpgad_pin_nvp2p(fdev, u.nvp2p.gpu_addr, u.nvp2p.length,
+		ret = fpgad_pin_nvp2p(fdev, u->nvp2p.gpu_addr, u->nvp2p.length,
 				      &pin);
-		ret_handle = &u.nvp2p.handle;
+		ret_handle = &u->nvp2p.handle;
 		break;
 	}
 	if (ret)
@@ -589,9 +597,9 @@ static int fpgad_ioc_pin(struct fpgad_file *file, unsigned int cmd,
 	if (ret)
 		goto err_release;
 	*ret_handle = handle;
-	if (copy_to_user(arg, &u, size)) {
+	ret = fpgad_ioc_out(c, u, ksize);
+	if (ret) {
 		xa_erase(&file->pins, handle);
-		ret = -EFAULT;
 		goto err_release;
 	}
 	goto out;
@@ -603,14 +611,13 @@ out:
 	return ret;
 }
 
-static int fpgad_ioc_unpin(struct fpgad_file *file, void __user *arg)
+static int fpgad_ioc_unpin(struct fpgad_file *file, union fpgad_ioc_arg *a,
+			   const struct fpgad_ioc_call *c)
 {
-	struct fpgad_dma_unpin u;
+	struct fpgad_dma_unpin u = a->unpin;
 	struct fpgad_pin *pin;
 	int ret;
 
-	if (copy_from_user(&u, arg, sizeof(u)))
-		return -EFAULT;
 	if (!u.handle || u.handle > U32_MAX)
 		return -ENOENT;
 
@@ -633,18 +640,33 @@ out:
 	return ret;
 }
 
-static int fpgad_ioc_submit(struct fpgad_file *file, void __user *arg)
+/*
+ * The engine's address alignment (INFO's align), on the card side and on
+ * the host side; an unaligned address would stop the engine with an ALIGN
+ * error mid-transfer.
+ */
+static bool fpgad_aligned(const struct fpgad_dev *fdev,
+			  const struct fpgad_pin *pin,
+			  const struct fpgad_dma_submit *s)
+{
+	u64 host = pin->phase + s->offset;
+
+	return fdev->align <= 1 ||
+	       (IS_ALIGNED(s->card_addr, fdev->align) &&
+		IS_ALIGNED(host, fdev->align));
+}
+
+static int fpgad_ioc_submit(struct fpgad_file *file, union fpgad_ioc_arg *a,
+			    const struct fpgad_ioc_call *c)
 {
 	struct fpgad_dev *fdev = file->fdev;
-	struct fpgad_dma_submit s;
+	struct fpgad_dma_submit s = a->submit;
 	struct fpgad_chan *ch;
 	struct fpgad_pin *pin;
 	struct fpgad_xfer *x;
 	bool full;
 	int ret;
 
-	if (copy_from_user(&s, arg, sizeof(s)))
-		return -EFAULT;
 	if (s.flags)
 		return -EINVAL;
 	if (!s.length || s.length > fdev->max_transfer)
@@ -673,6 +695,9 @@ static int fpgad_ioc_submit(struct fpgad_file *file, void __user *arg)
 		goto err;
 	ret = -EINVAL;
 	if (s.offset > pin->length || s.length > pin->length - s.offset)
+		goto err;
+	ret = -EINVAL;
+	if (!fpgad_aligned(fdev, pin, &s))
 		goto err;
 	ret = -ENOLINK;
 	if (READ_ONCE(pin->dead))
@@ -721,15 +746,14 @@ err:
 	return ret;
 }
 
-static int fpgad_ioc_reset(struct fpgad_file *file, void __user *arg)
+static int fpgad_ioc_reset(struct fpgad_file *file, union fpgad_ioc_arg *a,
+			   const struct fpgad_ioc_call *c)
 {
 	struct fpgad_dev *fdev = file->fdev;
-	struct fpgad_dma_reset r;
+	struct fpgad_dma_reset r = a->reset;
+	struct fpgad_pin *held = NULL;
 	struct fpgad_chan *ch;
 	int ret;
-
-	if (copy_from_user(&r, arg, sizeof(r)))
-		return -EFAULT;
 
 	mutex_lock(&file->lock);
 	ret = -ENODEV;
@@ -745,8 +769,9 @@ static int fpgad_ioc_reset(struct fpgad_file *file, void __user *arg)
 	mutex_lock(&ch->hw_lock);
 	ret = fdev->engine->reset(ch);
 	if (!ret)
-		fpgad_chan_unwedge(ch);
+		held = fpgad_chan_unwedge(ch);
 	mutex_unlock(&ch->hw_lock);
+	fpgad_pin_put(held);
 	/*
 	 * The engine did not stop: only resetting the function is left; and
 	 * only that turns bus mastering back on after a revoke.
@@ -762,59 +787,78 @@ out:
 	return ret;
 }
 
-static int fpgad_ioc_p2p_path(struct fpgad_file *file, void __user *arg)
+static int fpgad_ioc_p2p_path(struct fpgad_file *file, union fpgad_ioc_arg *a,
+			      const struct fpgad_ioc_call *c)
 {
 	struct fpgad_dev *fdev = file->fdev;
-	struct fpgad_dma_p2p_path p;
+	struct fpgad_dma_p2p_path *p = &a->p2p;
 	int ret;
 
-	if (copy_from_user(&p, arg, sizeof(p)))
-		return -EFAULT;
-	if (p.reserved0 || p.reserved1)
+	if (p->reserved0 || p->reserved1)
 		return -EINVAL;
 	if (READ_ONCE(fdev->dead))
 		return -ENODEV;
-	ret = fpgad_p2p_path(fdev->pdev, &p);
+	ret = fpgad_p2p_path(fdev->pdev, p, capable(CAP_SYS_ADMIN));
 	if (ret == -E2BIG) {
 		/* Only the count needed goes back. */
-		if (copy_to_user(arg + offsetof(struct fpgad_dma_p2p_path, n_hops),
-				 &p.n_hops, sizeof(p.n_hops)))
+		if (copy_to_user(c->arg + offsetof(struct fpgad_dma_p2p_path, n_hops),
+				 &p->n_hops, sizeof(p->n_hops)))
 			return -EFAULT;
 		return ret;
 	}
 	if (ret)
 		return ret;
-	return copy_to_user(arg, &p, sizeof(p)) ? -EFAULT : 0;
+	return fpgad_ioc_out(c, p, sizeof(*p));
 }
+
+struct fpgad_ioc_desc {
+	size_t size;			/* this driver's structure */
+	size_t min;			/* ABI 0.2's: shorter is refused */
+	int (*fn)(struct fpgad_file *file, union fpgad_ioc_arg *a,
+		  const struct fpgad_ioc_call *c);
+};
+
+#define FPGAD_IOC(cmd, s, f) \
+	[_IOC_NR(cmd)] = { sizeof(struct s), sizeof(struct s), f }
+
+static const struct fpgad_ioc_desc fpgad_iocs[] = {
+	FPGAD_IOC(FPGAD_DMA_IOC_VERSION, fpgad_dma_version, fpgad_ioc_version),
+	FPGAD_IOC(FPGAD_DMA_IOC_INFO, fpgad_dma_info, fpgad_ioc_info),
+	FPGAD_IOC(FPGAD_DMA_IOC_PIN_HOST, fpgad_dma_pin_host, fpgad_ioc_pin),
+	FPGAD_IOC(FPGAD_DMA_IOC_PIN_DMABUF, fpgad_dma_pin_dmabuf, fpgad_ioc_pin),
+	FPGAD_IOC(FPGAD_DMA_IOC_PIN_NVP2P, fpgad_dma_pin_nvp2p, fpgad_ioc_pin),
+	FPGAD_IOC(FPGAD_DMA_IOC_UNPIN, fpgad_dma_unpin, fpgad_ioc_unpin),
+	FPGAD_IOC(FPGAD_DMA_IOC_SUBMIT, fpgad_dma_submit, fpgad_ioc_submit),
+	FPGAD_IOC(FPGAD_DMA_IOC_RESET, fpgad_dma_reset, fpgad_ioc_reset),
+	FPGAD_IOC(FPGAD_DMA_IOC_P2P_PATH, fpgad_dma_p2p_path, fpgad_ioc_p2p_path),
+};
 
 static long fpgad_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	struct fpgad_file *file = filp->private_data;
-	void __user *argp = (void __user *)arg;
+	struct fpgad_ioc_call c = {
+		.arg = (void __user *)arg,
+		.usize = _IOC_SIZE(cmd),
+		.nr = _IOC_NR(cmd),
+	};
+	const struct fpgad_ioc_desc *d;
+	union fpgad_ioc_arg a;
+	int ret;
 
-	if (cmd == FPGAD_DMA_IOC_VERSION)
-		return fpgad_ioc_version(file, argp);
-	if (!READ_ONCE(file->versioned))
-		return -EPROTO;
-
-	switch (cmd) {
-	case FPGAD_DMA_IOC_INFO:
-		return fpgad_ioc_info(file, argp);
-	case FPGAD_DMA_IOC_PIN_HOST:
-	case FPGAD_DMA_IOC_PIN_DMABUF:
-	case FPGAD_DMA_IOC_PIN_NVP2P:
-		return fpgad_ioc_pin(file, cmd, argp);
-	case FPGAD_DMA_IOC_UNPIN:
-		return fpgad_ioc_unpin(file, argp);
-	case FPGAD_DMA_IOC_SUBMIT:
-		return fpgad_ioc_submit(file, argp);
-	case FPGAD_DMA_IOC_RESET:
-		return fpgad_ioc_reset(file, argp);
-	case FPGAD_DMA_IOC_P2P_PATH:
-		return fpgad_ioc_p2p_path(file, argp);
-	default:
+	if (_IOC_TYPE(cmd) != FPGAD_DMA_IOC_MAGIC ||
+	    _IOC_DIR(cmd) != (_IOC_READ | _IOC_WRITE) ||
+	    c.nr >= ARRAY_SIZE(fpgad_iocs) || !fpgad_iocs[c.nr].fn)
 		return -ENOTTY;
-	}
+	d = &fpgad_iocs[c.nr];
+	if (c.usize < d->min)
+		return -EINVAL;
+	if (c.nr != _IOC_NR(FPGAD_DMA_IOC_VERSION) &&
+	    !READ_ONCE(file->versioned))
+		return -EPROTO;
+	ret = copy_struct_from_user(&a, d->size, c.arg, c.usize);
+	if (ret)
+		return ret;
+	return d->fn(file, &a, &c);
 }
 
 /* --- completions: read() and poll() ---------------------------------------- */
@@ -905,5 +949,5 @@ const struct file_operations fpgad_fops = {
 	.poll = fpgad_poll,
 	.unlocked_ioctl = fpgad_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = no_llseek,
+	FPGAD_NO_LLSEEK
 };

@@ -6,7 +6,8 @@
  * fpgad_main.c   PCI driver, the fpgad class, sysfs counters
  * fpgad_cdev.c   /dev/fpgadN: open files, ioctls, read()/poll() of
  *                completions, the per-channel transfer queues
- * fpgad_pin.c    host, dma-buf (and nv-p2p) pins; DMA segment walking
+ * fpgad_pin.c    host and dma-buf pins, revoking a pin; DMA segment walking
+ * fpgad_nvp2p.c  nv-p2p pins (NVIDIA_SRC= builds)
  * fpgad_edu.c    engine for QEMU's edu device
  * fpgad_xdma.c   engine for the Xilinx XDMA scatter-gather IP
  * fpgad_p2p.c    the PCI path to a peer device and its ACS state
@@ -26,7 +27,10 @@
  *
  * Lock order: fdev->lock -> file->lock -> ch->hw_lock (several: in
  * channel index order) -> ch->lock, file->cq_lock (the last two are
- * leaves and never nested).
+ * leaves and never nested).  A dma-buf's reservation lock comes before
+ * hw_lock (move_notify waits for the engine), so no pin is put while
+ * hw_lock is held.  Calls go one way: cdev -> nvp2p -> pin, and cdev ->
+ * pin; the engines call back into cdev's channel helpers only.
  */
 #ifndef FPGAD_DRV_H
 #define FPGAD_DRV_H
@@ -166,14 +170,17 @@ struct fpgad_pin {
 	enum fpgad_pin_kind kind;
 	u64 length;			/* bytes usable through the pin */
 	u64 base;			/* offset of byte 0 in sgt */
+	u64 phase;			/* byte 0's DMA address modulo a page */
 	struct sg_table *sgt;		/* DMA-mapped for fdev->pdev */
 	atomic_t users;			/* transfers queued or running */
 	bool dead;			/* revoked by the exporter */
+	void (*release)(struct fpgad_pin *pin);	/* the kind's undo */
 	union {
 		struct {
 			struct page **pages;
 			unsigned long npages;
 			struct sg_table table;
+			struct mm_struct *mm;	/* charged: locked_vm */
 		} host;
 		struct {
 			struct dma_buf *buf;
@@ -217,9 +224,11 @@ struct fpgad_xfer {
 
 /* fpgad_main.c */
 u64 fpgad_link_rate(struct pci_dev *pdev);
+extern struct dentry *fpgad_debugfs;	/* /sys/kernel/debug/fpgad_dma */
 
 /* fpgad_p2p.c */
-int fpgad_p2p_path(struct pci_dev *card, struct fpgad_dma_p2p_path *p);
+int fpgad_p2p_path(struct pci_dev *card, struct fpgad_dma_p2p_path *p,
+		   bool raw_acs);
 
 /* fpgad_cdev.c */
 extern const struct file_operations fpgad_fops;
@@ -230,15 +239,17 @@ int fpgad_chan_wait(struct fpgad_chan *ch, unsigned long deadline);
 bool fpgad_chan_aborted(struct fpgad_chan *ch);
 void fpgad_chan_wedge(struct fpgad_chan *ch);
 void fpgad_chans_release_held(struct fpgad_dev *fdev);
-void fpgad_pin_revoke(struct fpgad_pin *pin);
 
 /* fpgad_pin.c */
 int fpgad_pin_host(struct fpgad_dev *fdev, u64 addr, u64 length,
 		   struct fpgad_pin **ret_pin);
 int fpgad_pin_dmabuf(struct fpgad_dev *fdev, int fd, u64 offset, u64 length,
 		     struct fpgad_pin **ret_pin);
-int fpgad_pin_nvp2p(struct fpgad_dev *fdev, u64 gpu_addr, u64 length,
-		    struct fpgad_pin **ret_pin);
+struct fpgad_pin *fpgad_pin_new(struct fpgad_dev *fdev,
+				enum fpgad_pin_kind kind, u64 length,
+				void (*release)(struct fpgad_pin *pin));
+void fpgad_pin_account(struct fpgad_pin *pin, int sign);
+void fpgad_pin_revoke(struct fpgad_pin *pin);
 void fpgad_pin_get(struct fpgad_pin *pin);
 void fpgad_pin_put(struct fpgad_pin *pin);
 void fpgad_pin_sync_for_device(struct fpgad_dev *fdev, struct fpgad_pin *pin);
@@ -257,11 +268,16 @@ void fpgad_seg_init(struct fpgad_seg_iter *it, const struct fpgad_pin *pin,
 bool fpgad_seg_next(struct fpgad_seg_iter *it, dma_addr_t *ret_addr,
 		    u64 *ret_len);
 
+/* fpgad_nvp2p.c, built with NVIDIA_SRC= only */
 #ifdef FPGAD_NVP2P
-/* fpgad_nvp2p.c */
-int fpgad_nvp2p_pin(struct fpgad_dev *fdev, struct fpgad_pin *pin,
-		    u64 gpu_addr, u64 length);
-void fpgad_nvp2p_release(struct fpgad_dev *fdev, struct fpgad_pin *pin);
+int fpgad_pin_nvp2p(struct fpgad_dev *fdev, u64 gpu_addr, u64 length,
+		    struct fpgad_pin **ret_pin);
+#else
+static inline int fpgad_pin_nvp2p(struct fpgad_dev *fdev, u64 gpu_addr,
+				  u64 length, struct fpgad_pin **ret_pin)
+{
+	return -EOPNOTSUPP;
+}
 #endif
 
 #endif /* FPGAD_DRV_H */

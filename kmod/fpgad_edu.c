@@ -22,6 +22,7 @@
 #include <linux/pci.h>
 #include <linux/slab.h>
 
+#include "fpgad_compat.h"
 #include "fpgad_drv.h"
 
 #define EDU_REG_ID		0x00
@@ -207,7 +208,7 @@ static int edu_probe(struct fpgad_dev *fdev)
 	fdev->max_transfer = EDU_WINDOW;
 	fdev->align = 1;
 
-	ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI | PCI_IRQ_LEGACY);
+	ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI | PCI_IRQ_INTX);
 	if (ret < 0) {
 		dev_err(&pdev->dev, "no interrupt: %d\n", ret);
 		goto err_unmap;

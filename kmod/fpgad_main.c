@@ -10,6 +10,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/debugfs.h>
 #include <linux/dma-mapping.h>
 #include <linux/idr.h>
 #include <linux/kernel.h>
@@ -17,6 +18,7 @@
 #include <linux/pci.h>
 #include <linux/slab.h>
 
+#include "fpgad_compat.h"
 #include "fpgad_drv.h"
 
 #define FPGAD_MAX_IDS		16
@@ -43,6 +45,7 @@ module_param_named(card_memory, fpgad_card_memory, ullong, 0444);
 MODULE_PARM_DESC(card_memory, "XDMA: bytes of card address space reported by INFO and enforced by SUBMIT (0 = unknown, not enforced)");
 
 static struct class *fpgad_class;
+struct dentry *fpgad_debugfs;
 static dev_t fpgad_devt;
 static DEFINE_IDA(fpgad_ida);
 
@@ -292,12 +295,14 @@ static int __init fpgad_init(void)
 	if (ret)
 		return ret;
 
-	fpgad_class = class_create(THIS_MODULE, FPGAD_DMA_CLASS);
+	fpgad_class = fpgad_class_create(FPGAD_DMA_CLASS);
 	if (IS_ERR(fpgad_class)) {
 		ret = PTR_ERR(fpgad_class);
 		goto err_region;
 	}
 
+	/* Diagnostics only: its failure is no failure (debugfs's rule). */
+	fpgad_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	ret = pci_register_driver(&fpgad_pci_driver);
 	if (ret)
 		goto err_class;
@@ -317,6 +322,7 @@ static int __init fpgad_init(void)
 err_driver:
 	pci_unregister_driver(&fpgad_pci_driver);
 err_class:
+	debugfs_remove_recursive(fpgad_debugfs);
 	class_destroy(fpgad_class);
 err_region:
 	unregister_chrdev_region(fpgad_devt, FPGAD_MAX_DEVICES);
@@ -326,6 +332,7 @@ err_region:
 static void __exit fpgad_exit(void)
 {
 	pci_unregister_driver(&fpgad_pci_driver);
+	debugfs_remove_recursive(fpgad_debugfs);
 	class_destroy(fpgad_class);
 	unregister_chrdev_region(fpgad_devt, FPGAD_MAX_DEVICES);
 	ida_destroy(&fpgad_ida);
@@ -336,4 +343,4 @@ module_exit(fpgad_exit);
 
 MODULE_DESCRIPTION("fpgad DMA driver for XDMA FPGA cards (GPUDirect via dma-buf)");
 MODULE_LICENSE("Dual MIT/GPL");
-MODULE_IMPORT_NS(DMA_BUF);
+FPGAD_IMPORT_NS_DMA_BUF;

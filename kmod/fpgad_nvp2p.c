@@ -9,13 +9,16 @@
  * other pin.  When the GPU memory is freed under the pin, NVIDIA calls
  * fpgad_nvp2p_free(): the pin turns dead (new transfers fail with ENOLINK),
  * the engine writing it is stopped (fpgad_pin_revoke) and only then are
- * the page table and mapping freed there, as the API requires.
+ * the page table and mapping freed there, as the API requires.  The pin
+ * is released (fpgad_nvp2p_release) with no lock held across
+ * nvidia_p2p_put_pages, and not before a running callback has ended.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/mutex.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
+#include <linux/wait.h>
 
 #include <nv-p2p.h>
 
@@ -23,29 +26,73 @@
 
 #define FPGAD_NVP2P_ALIGN	(64ULL << 10)
 
+/*
+ * The page table and its mapping belong to whoever takes them out of @pt
+ * and @map under @lock first: fpgad_nvp2p_release() (which then calls
+ * nvidia_p2p_put_pages, without @lock: put_pages waits for a callback in
+ * flight, and the callback takes @lock) or the free callback (which frees
+ * them itself, as the API requires).  @in_callback tells release that the
+ * callback has begun and may still use the pin: release waits for it to
+ * end before anything is freed.
+ */
 struct fpgad_nvp2p {
 	struct fpgad_pin *pin;
+	struct pci_dev *pdev;
 	u64 gpu_addr;
-	struct mutex lock;		/* pt and map against the free callback */
+	struct mutex lock;		/* pt, map, in_callback */
 	nvidia_p2p_page_table_t *pt;
 	nvidia_p2p_dma_mapping_t *map;
+	bool in_callback;
+	wait_queue_head_t wq;		/* in_callback cleared */
 	struct sg_table table;
 };
+
+/* Take the page table and mapping (NULL: someone did); from the callback. */
+static nvidia_p2p_page_table_t *fpgad_nvp2p_take(struct fpgad_nvp2p *p,
+						nvidia_p2p_dma_mapping_t **ret_map,
+						bool callback)
+{
+	nvidia_p2p_page_table_t *pt;
+
+	mutex_lock(&p->lock);
+	if (callback)
+		p->in_callback = true;
+	pt = p->pt;
+	*ret_map = p->map;
+	p->pt = NULL;
+	p->map = NULL;
+	mutex_unlock(&p->lock);
+	return pt;
+}
 
 static void fpgad_nvp2p_free(void *data)
 {
 	struct fpgad_nvp2p *p = data;
+	nvidia_p2p_dma_mapping_t *map;
+	nvidia_p2p_page_table_t *pt = fpgad_nvp2p_take(p, &map, true);
 
-	pr_warn("GPU memory at %llx freed under a pin\n", p->gpu_addr);
-	fpgad_pin_revoke(p->pin);
+	if (pt) {
+		/* Still ours: release has not begun, the pin is alive. */
+		pr_warn("GPU memory at %llx freed under a pin\n", p->gpu_addr);
+		fpgad_pin_revoke(p->pin);
+		if (map)
+			nvidia_p2p_free_dma_mapping(map);
+		nvidia_p2p_free_page_table(pt);
+	}
 	mutex_lock(&p->lock);
-	if (p->map)
-		nvidia_p2p_free_dma_mapping(p->map);
-	p->map = NULL;
-	if (p->pt)
-		nvidia_p2p_free_page_table(p->pt);
-	p->pt = NULL;
+	p->in_callback = false;
 	mutex_unlock(&p->lock);
+	wake_up_all(&p->wq);
+}
+
+static bool fpgad_nvp2p_idle(struct fpgad_nvp2p *p)
+{
+	bool idle;
+
+	mutex_lock(&p->lock);
+	idle = !p->in_callback;
+	mutex_unlock(&p->lock);
+	return idle;
 }
 
 static u64 fpgad_nvp2p_page_bytes(const nvidia_p2p_page_table_t *pt)
@@ -62,10 +109,30 @@ static u64 fpgad_nvp2p_page_bytes(const nvidia_p2p_page_table_t *pt)
 	}
 }
 
-int fpgad_nvp2p_pin(struct fpgad_dev *fdev, struct fpgad_pin *pin,
-		    u64 gpu_addr, u64 length)
+static void fpgad_nvp2p_release(struct fpgad_pin *pin)
+{
+	struct fpgad_nvp2p *p = pin->nvp2p.priv;
+	nvidia_p2p_dma_mapping_t *map;
+	nvidia_p2p_page_table_t *pt = fpgad_nvp2p_take(p, &map, false);
+
+	if (pt) {
+		if (map)
+			nvidia_p2p_dma_unmap_pages(p->pdev, pt, map);
+		/* Returns once a callback that raced with us has ended. */
+		nvidia_p2p_put_pages(0, 0, p->gpu_addr, pt);
+	}
+	/* The callback took them: it may still be revoking this pin. */
+	wait_event(p->wq, fpgad_nvp2p_idle(p));
+	sg_free_table(&p->table);
+	mutex_destroy(&p->lock);
+	kfree(p);
+}
+
+int fpgad_pin_nvp2p(struct fpgad_dev *fdev, u64 gpu_addr, u64 length,
+		    struct fpgad_pin **ret_pin)
 {
 	struct fpgad_nvp2p *p;
+	struct fpgad_pin *pin;
 	struct scatterlist *sg;
 	u64 page;
 	unsigned int i;
@@ -75,12 +142,19 @@ int fpgad_nvp2p_pin(struct fpgad_dev *fdev, struct fpgad_pin *pin,
 	    gpu_addr + length < gpu_addr)
 		return -EINVAL;
 
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
-	if (!p)
+	pin = fpgad_pin_new(fdev, FPGAD_PIN_NVP2P, length, fpgad_nvp2p_release);
+	if (!pin)
 		return -ENOMEM;
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p) {
+		ret = -ENOMEM;
+		goto err_pin;
+	}
 	p->pin = pin;
+	p->pdev = fdev->pdev;
 	p->gpu_addr = gpu_addr;
 	mutex_init(&p->lock);
+	init_waitqueue_head(&p->wq);
 
 	ret = nvidia_p2p_get_pages(0, 0, gpu_addr, length, &p->pt,
 				   fpgad_nvp2p_free, p);
@@ -111,6 +185,8 @@ int fpgad_nvp2p_pin(struct fpgad_dev *fdev, struct fpgad_pin *pin,
 	pin->sgt = &p->table;
 	pin->base = 0;
 	pin->nvp2p.priv = p;
+	fpgad_pin_account(pin, 1);
+	*ret_pin = pin;
 	return 0;
 
 err_unmap:
@@ -119,21 +195,7 @@ err_put:
 	nvidia_p2p_put_pages(0, 0, gpu_addr, p->pt);
 err_free:
 	kfree(p);
+err_pin:
+	kfree(pin);
 	return ret;
-}
-
-void fpgad_nvp2p_release(struct fpgad_dev *fdev, struct fpgad_pin *pin)
-{
-	struct fpgad_nvp2p *p = pin->nvp2p.priv;
-
-	mutex_lock(&p->lock);
-	if (p->map)
-		nvidia_p2p_dma_unmap_pages(fdev->pdev, p->pt, p->map);
-	if (p->pt)
-		nvidia_p2p_put_pages(0, 0, p->gpu_addr, p->pt);
-	p->map = NULL;
-	p->pt = NULL;
-	mutex_unlock(&p->lock);
-	sg_free_table(&p->table);
-	kfree(p);
 }

@@ -149,7 +149,8 @@ static struct pci_dev *fpgad_p2p_up(struct pci_dev *dev, unsigned int k)
  * device); -EINVAL (the peer is the card); -E2BIG with only @p->n_hops
  * meaningful.
  */
-int fpgad_p2p_path(struct pci_dev *card, struct fpgad_dma_p2p_path *p)
+int fpgad_p2p_path(struct pci_dev *card, struct fpgad_dma_p2p_path *p,
+		   bool raw_acs)
 {
 	struct fpgad_p2p_walk w = { .p = p };
 	struct pci_dev *peer, *common, *br;
@@ -200,6 +201,11 @@ int fpgad_p2p_path(struct pci_dev *card, struct fpgad_dma_p2p_path *p)
 	if (w.n > FPGAD_P2P_MAX_HOPS) {
 		ret = -E2BIG;
 		goto out;
+	}
+	/* Config space past 64 bytes is CAP_SYS_ADMIN's: flags only. */
+	for (k = 0; k < w.n && !raw_acs; k++) {
+		p->hops[k].acs_cap = 0;
+		p->hops[k].acs_ctrl = 0;
 	}
 	p->distance = pci_p2pdma_distance(peer, &card->dev, false);
 	if (p->distance < 0)

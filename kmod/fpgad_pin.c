@@ -8,7 +8,8 @@
  *         that allows peer-to-peer (GPU memory), dma_buf_pin() and
  *         dma_buf_map_attachment() under the reservation lock.  Released in
  *         the reverse order: unmap and unpin under the lock, detach, put.
- * nvp2p:  fpgad_nvp2p.c, only in builds with NVIDIA_SRC=.
+ * nvp2p:  fpgad_nvp2p.c, only in builds with NVIDIA_SRC=; it builds on
+ *         fpgad_pin_new() and fpgad_pin_revoke() here.
  *
  * A pin starts with one reference, the file's; a wedged channel takes
  * another for the pin its engine may still write (fpgad_cdev.c).  The last
@@ -21,8 +22,10 @@
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
+#include <linux/lockdep.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 
 #include "fpgad_drv.h"
@@ -30,14 +33,16 @@
 /* One pin may cover at most this much (bounds the page array). */
 #define FPGAD_PIN_MAX		(64ULL << 30)
 
-static void fpgad_pin_account(struct fpgad_pin *pin, int sign)
+void fpgad_pin_account(struct fpgad_pin *pin, int sign)
 {
 	atomic64_add(sign, &pin->fdev->ctr.pins);
 	atomic64_add(sign * (s64)pin->length, &pin->fdev->ctr.pinned_bytes);
 }
 
-static struct fpgad_pin *fpgad_pin_new(struct fpgad_dev *fdev,
-				       enum fpgad_pin_kind kind, u64 length)
+/* A pin with the file's reference; @release undoes what its kind set up. */
+struct fpgad_pin *fpgad_pin_new(struct fpgad_dev *fdev,
+				enum fpgad_pin_kind kind, u64 length,
+				void (*release)(struct fpgad_pin *pin))
 {
 	struct fpgad_pin *pin = kzalloc(sizeof(*pin), GFP_KERNEL);
 
@@ -47,10 +52,74 @@ static struct fpgad_pin *fpgad_pin_new(struct fpgad_dev *fdev,
 	refcount_set(&pin->ref, 1);
 	pin->kind = kind;
 	pin->length = length;
+	pin->release = release;
 	return pin;
 }
 
 /* --- host memory ----------------------------------------------------------- */
+
+static void fpgad_unpin_host(struct fpgad_pin *pin)
+{
+	dma_unmap_sgtable(&pin->fdev->pdev->dev, &pin->host.table,
+			  DMA_BIDIRECTIONAL, 0);
+	sg_free_table(&pin->host.table);
+	/* The card may have written any of them. */
+	unpin_user_pages_dirty_lock(pin->host.pages, pin->host.npages, true);
+	kvfree(pin->host.pages);
+	account_locked_vm(pin->host.mm, pin->host.npages, false);
+	mmdrop(pin->host.mm);
+}
+
+/* --- revoke ----------------------------------------------------------------------- */
+
+static bool fpgad_chan_runs(struct fpgad_chan *ch, struct fpgad_pin *pin)
+{
+	bool runs;
+
+	spin_lock(&ch->lock);
+	runs = ch->cur && ch->cur->pin == pin;
+	spin_unlock(&ch->lock);
+	return runs;
+}
+
+/*
+ * The exporter takes @pin's memory back: no new transfer may use it, and
+ * when this returns no engine writes it any more.  A running transfer is
+ * cancelled and its engine stopped; an engine that will not stop (or one
+ * that a wedged channel left on this pin) has the card's bus mastering
+ * switched off, the only way left to keep it out of memory that is about
+ * to be reused.  Sleeps.
+ */
+void fpgad_pin_revoke(struct fpgad_pin *pin)
+{
+	struct fpgad_dev *fdev = pin->fdev;
+	unsigned int i;
+	bool stuck = false;
+
+	WRITE_ONCE(pin->dead, true);
+	for (i = 0; i < fdev->nchans; i++) {
+		struct fpgad_chan *ch = &fdev->chans[i];
+
+		spin_lock(&ch->lock);
+		if (ch->cur && ch->cur->pin == pin) {
+			ch->abort = true;
+			wake_up_all(&ch->wq);
+		}
+		spin_unlock(&ch->lock);
+		/* Waits for the work item that runs the engine under hw_lock. */
+		might_lock(&ch->hw_lock);
+		wait_event(ch->idle_wq, !fpgad_chan_runs(ch, pin));
+		spin_lock(&ch->lock);
+		stuck |= ch->held == pin;
+		spin_unlock(&ch->lock);
+	}
+	if (stuck) {
+		WRITE_ONCE(fdev->master_off, true);
+		pci_clear_master(fdev->pdev);
+		dev_err(&fdev->pdev->dev,
+			"memory revoked under an engine that did not stop: bus mastering is off until RESET resets the function\n");
+	}
+}
 
 int fpgad_pin_host(struct fpgad_dev *fdev, u64 addr, u64 length,
 		   struct fpgad_pin **ret_pin)
@@ -66,14 +135,23 @@ int fpgad_pin_host(struct fpgad_dev *fdev, u64 addr, u64 length,
 	first = addr >> PAGE_SHIFT;
 	npages = ((addr + length - 1) >> PAGE_SHIFT) - first + 1;
 
-	pin = fpgad_pin_new(fdev, FPGAD_PIN_HOST, length);
+	pin = fpgad_pin_new(fdev, FPGAD_PIN_HOST, length, fpgad_unpin_host);
 	if (!pin)
 		return -ENOMEM;
+	/*
+	 * Long-term pins are the caller's locked memory: charged to its
+	 * RLIMIT_MEMLOCK (unless CAP_IPC_LOCK), as VFIO charges them.
+	 */
+	ret = account_locked_vm(current->mm, npages, true);
+	if (ret)
+		goto err_free;
+	pin->host.mm = current->mm;
+	mmgrab(pin->host.mm);
 	pin->host.pages = kvmalloc_array(npages, sizeof(struct page *),
 					 GFP_KERNEL);
 	if (!pin->host.pages) {
 		ret = -ENOMEM;
-		goto err_free;
+		goto err_charge;
 	}
 
 	while (done < npages) {
@@ -100,6 +178,7 @@ int fpgad_pin_host(struct fpgad_dev *fdev, u64 addr, u64 length,
 		goto err_table;
 	pin->sgt = &pin->host.table;
 	pin->base = 0;
+	pin->phase = offset_in_page(addr);
 	fpgad_pin_account(pin, 1);
 	*ret_pin = pin;
 	return 0;
@@ -109,19 +188,12 @@ err_table:
 err_unpin:
 	unpin_user_pages(pin->host.pages, done);
 	kvfree(pin->host.pages);
+err_charge:
+	account_locked_vm(pin->host.mm, npages, false);
+	mmdrop(pin->host.mm);
 err_free:
 	kfree(pin);
 	return ret;
-}
-
-static void fpgad_unpin_host(struct fpgad_pin *pin)
-{
-	dma_unmap_sgtable(&pin->fdev->pdev->dev, &pin->host.table,
-			  DMA_BIDIRECTIONAL, 0);
-	sg_free_table(&pin->host.table);
-	/* The card may have written any of them. */
-	unpin_user_pages_dirty_lock(pin->host.pages, pin->host.npages, true);
-	kvfree(pin->host.pages);
 }
 
 /* --- dma-buf ----------------------------------------------------------------- */
@@ -144,6 +216,19 @@ static const struct dma_buf_attach_ops fpgad_importer_ops = {
 	.allow_peer2peer = true,
 	.move_notify = fpgad_move_notify,
 };
+
+static void fpgad_unpin_dmabuf(struct fpgad_pin *pin)
+{
+	struct dma_buf *buf = pin->dmabuf.buf;
+
+	dma_resv_lock(buf->resv, NULL);
+	dma_buf_unmap_attachment(pin->dmabuf.attach, pin->sgt,
+				 DMA_BIDIRECTIONAL);
+	dma_buf_unpin(pin->dmabuf.attach);
+	dma_resv_unlock(buf->resv);
+	dma_buf_detach(buf, pin->dmabuf.attach);
+	dma_buf_put(buf);
+}
 
 int fpgad_pin_dmabuf(struct fpgad_dev *fdev, int fd, u64 offset, u64 length,
 		     struct fpgad_pin **ret_pin)
@@ -170,10 +255,12 @@ int fpgad_pin_dmabuf(struct fpgad_dev *fdev, int fd, u64 offset, u64 length,
 		goto err_put;
 
 	ret = -ENOMEM;
-	pin = fpgad_pin_new(fdev, FPGAD_PIN_DMABUF, length);
+	pin = fpgad_pin_new(fdev, FPGAD_PIN_DMABUF, length,
+			    fpgad_unpin_dmabuf);
 	if (!pin)
 		goto err_put;
 	pin->base = offset;
+	pin->phase = offset_in_page(offset);
 
 	attach = dma_buf_dynamic_attach(buf, &fdev->pdev->dev,
 					&fpgad_importer_ops, pin);
@@ -231,44 +318,6 @@ err_put:
 	return ret;
 }
 
-static void fpgad_unpin_dmabuf(struct fpgad_pin *pin)
-{
-	struct dma_buf *buf = pin->dmabuf.buf;
-
-	dma_resv_lock(buf->resv, NULL);
-	dma_buf_unmap_attachment(pin->dmabuf.attach, pin->sgt,
-				 DMA_BIDIRECTIONAL);
-	dma_buf_unpin(pin->dmabuf.attach);
-	dma_resv_unlock(buf->resv);
-	dma_buf_detach(buf, pin->dmabuf.attach);
-	dma_buf_put(buf);
-}
-
-/* --- nv-p2p ------------------------------------------------------------------ */
-
-int fpgad_pin_nvp2p(struct fpgad_dev *fdev, u64 gpu_addr, u64 length,
-		    struct fpgad_pin **ret_pin)
-{
-#ifdef FPGAD_NVP2P
-	struct fpgad_pin *pin;
-	int ret;
-
-	pin = fpgad_pin_new(fdev, FPGAD_PIN_NVP2P, length);
-	if (!pin)
-		return -ENOMEM;
-	ret = fpgad_nvp2p_pin(fdev, pin, gpu_addr, length);
-	if (ret) {
-		kfree(pin);
-		return ret;
-	}
-	fpgad_pin_account(pin, 1);
-	*ret_pin = pin;
-	return 0;
-#else
-	return -EOPNOTSUPP;
-#endif
-}
-
 /* --- common ------------------------------------------------------------------ */
 
 void fpgad_pin_get(struct fpgad_pin *pin)
@@ -282,19 +331,7 @@ void fpgad_pin_put(struct fpgad_pin *pin)
 	if (!pin || !refcount_dec_and_test(&pin->ref))
 		return;
 	fpgad_pin_account(pin, -1);
-	switch (pin->kind) {
-	case FPGAD_PIN_HOST:
-		fpgad_unpin_host(pin);
-		break;
-	case FPGAD_PIN_DMABUF:
-		fpgad_unpin_dmabuf(pin);
-		break;
-	case FPGAD_PIN_NVP2P:
-#ifdef FPGAD_NVP2P
-		fpgad_nvp2p_release(pin->fdev, pin);
-#endif
-		break;
-	}
+	pin->release(pin);
 	kfree(pin);
 }
 

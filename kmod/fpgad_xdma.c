@@ -15,9 +15,12 @@
  * XDMA_RING_DESCS per channel; a transfer that needs more descriptors runs
  * as several lists in turn.  Completion is taken from the channel's MSI-X
  * (or MSI, or legacy INTx) interrupt, or with poll_mode=1 (read once per
- * list) from the poll-mode write-back of the completed descriptor count.
- * Every error the engine can log is enabled in both modes, so that it
- * stops the engine and shows in the status register and the write-back.
+ * list) from the poll-mode write-back of the completed descriptor count,
+ * which PG195 ("Poll Mode") makes only with both Pollmode_wb_enable and
+ * ie_descriptor_completed set, and only for completed descriptors.  Every
+ * error the engine can log is enabled in both modes, so that it stops the
+ * engine and shows in the status register, which the poll loop reads on
+ * every round: an error writes nothing back.
  *
  * After every list, and after a timeout or cancel, the Run bit is cleared
  * and the driver waits for Busy to drop, so no DMA of the transfer is
@@ -29,14 +32,18 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/interrupt.h>
 #include <linux/jiffies.h>
+#include <linux/log2.h>
 #include <linux/math64.h>
 #include <linux/pci.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 
+#include "fpgad_compat.h"
 #include "fpgad_drv.h"
 #include "xdma_desc.h"
 
@@ -97,6 +104,7 @@
 #define XDMA_SG_DESC_ADJ	0x88
 
 /* IRQ block registers. */
+#define XDMA_IRQ_USER_EN	0x04
 #define XDMA_IRQ_CHAN_EN	0x10
 #define XDMA_IRQ_CHAN_EN_W1S	0x14
 #define XDMA_IRQ_CHAN_EN_W1C	0x18
@@ -138,6 +146,14 @@ struct xdma {
 	u8 intx_vec;			/* that pin, 0 = INTA */
 	unsigned int stop_ms;
 	struct xdma_chan *xc;		/* parallel to fdev->chans */
+	struct dentry *dbg;		/* fpgad_dma/<PCI address>/ */
+};
+
+/* What libxdma's engine_reg_dump shows, read without side effects. */
+struct xdma_regs {
+	u32 control, status, completed, int_mask;
+	u32 desc_lo, desc_hi, adj;
+	u32 irq_en, irq_req, wb;
 };
 
 static u32 xdma_rd(struct xdma *x, u32 reg)
@@ -159,6 +175,56 @@ static const char *xdma_dir(const struct fpgad_chan *ch)
 {
 	return ch->dir == FPGAD_DMA_C2H ? "C2H" : "H2C";
 }
+
+static void xdma_regs_read(struct fpgad_chan *ch, struct xdma_regs *r)
+{
+	struct xdma *x = ch->fdev->engine_priv;
+	struct xdma_chan *xc = ch->priv;
+
+	r->control = xdma_rd(x, xc->regs + XDMA_CH_CONTROL);
+	r->status = xdma_rd(x, xc->regs + XDMA_CH_STATUS);
+	r->completed = xdma_rd(x, xc->regs + XDMA_CH_COMPLETED);
+	r->int_mask = xdma_rd(x, xc->regs + XDMA_CH_INT_MASK);
+	r->desc_lo = xdma_rd(x, xc->sgdma + XDMA_SG_DESC_LO);
+	r->desc_hi = xdma_rd(x, xc->sgdma + XDMA_SG_DESC_HI);
+	r->adj = xdma_rd(x, xc->sgdma + XDMA_SG_DESC_ADJ);
+	r->irq_en = xdma_rd(x, XDMA_IRQ_BLOCK + XDMA_IRQ_CHAN_EN);
+	r->irq_req = xdma_rd(x, XDMA_IRQ_BLOCK + XDMA_IRQ_CHAN_REQ);
+	r->wb = le32_to_cpu(READ_ONCE(*(__le32 *)xc->wb));
+}
+
+#define XDMA_REGS_FMT "control %08x status %08x completed %u int_mask %08x descriptors %08x%08x adj %u irq_en %08x irq_req %08x poll_wb %08x"
+#define XDMA_REGS_ARGS(r) (r)->control, (r)->status, (r)->completed, \
+	(r)->int_mask, (r)->desc_hi, (r)->desc_lo, (r)->adj, (r)->irq_en, \
+	(r)->irq_req, (r)->wb
+
+/* A timeout: the engine's registers, in the log once, before it is stopped. */
+static void xdma_timeout_dump(struct fpgad_chan *ch, u32 count)
+{
+	struct xdma_regs r;
+
+	xdma_regs_read(ch, &r);
+	dev_err(&ch->fdev->pdev->dev,
+		"XDMA %s channel %u timed out, %u descriptors listed: " XDMA_REGS_FMT "\n",
+		xdma_dir(ch), ch->hw_index, count, XDMA_REGS_ARGS(&r));
+}
+
+/* /sys/kernel/debug/fpgad_dma/<PCI address>/regs: every channel's. */
+static int xdma_regs_show(struct seq_file *m, void *data)
+{
+	struct fpgad_dev *fdev = data;
+	struct xdma_regs r;
+	unsigned int k;
+
+	for (k = 0; k < fdev->nchans; k++) {
+		xdma_regs_read(&fdev->chans[k], &r);
+		seq_printf(m, "%s %u: " XDMA_REGS_FMT "\n",
+			   xdma_dir(&fdev->chans[k]), fdev->chans[k].hw_index,
+			   XDMA_REGS_ARGS(&r));
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(xdma_regs);
 
 /*
  * Clear Run and wait for Busy to drop; then no DMA of the list is pending.
@@ -223,9 +289,19 @@ static int xdma_wait(struct fpgad_chan *ch, u32 count, unsigned long deadline,
 		}
 	}
 
+	/*
+	 * The write-back counts every completed descriptor (PG195, "Poll
+	 * Mode"); an engine stopped by an error writes nothing back, so the
+	 * status register is read on every round as well.
+	 */
 	for (;;) {
 		wb = le32_to_cpu(READ_ONCE(*(__le32 *)xc->wb));
 		if ((wb & XDMA_WB_ERR) || (wb & XDMA_WB_COUNT) >= count)
+			return 0;
+		status = xdma_rd(x, xc->regs + XDMA_CH_STATUS);
+		if (status == XDMA_GONE)
+			return -ENODEV;
+		if (status & XDMA_STAT_ERRORS)
 			return 0;
 		if (fpgad_chan_aborted(ch))
 			return -ECANCELED;
@@ -255,7 +331,8 @@ static int xdma_run_list(struct fpgad_chan *ch, struct xdma_desc_list *l,
 		WRITE_ONCE(*xc->wb, 0);
 		xdma_wr(x, xc->regs + XDMA_CH_POLL_WB_LO, lower_32_bits(xc->wb_bus));
 		xdma_wr(x, xc->regs + XDMA_CH_POLL_WB_HI, upper_32_bits(xc->wb_bus));
-		control |= XDMA_CTRL_POLL_WB;
+		/* Both bits, or no write-back (PG195, "Poll Mode"). */
+		control |= XDMA_CTRL_POLL_WB | XDMA_CTRL_IE_COMPLETED;
 	} else {
 		control |= XDMA_CTRL_IE_STOPPED | XDMA_CTRL_IE_COMPLETED;
 		xdma_wr(x, XDMA_IRQ_BLOCK + XDMA_IRQ_CHAN_EN_W1S,
@@ -265,6 +342,8 @@ static int xdma_run_list(struct fpgad_chan *ch, struct xdma_desc_list *l,
 	xdma_wr(x, xc->regs + XDMA_CH_CONTROL, control);
 
 	ret = xdma_wait(ch, l->count, deadline, poll);
+	if (ret == -ETIMEDOUT)
+		xdma_timeout_dump(ch, l->count);
 	status = xdma_rd(x, xc->regs + XDMA_CH_STATUS);
 	done = xdma_rd(x, xc->regs + XDMA_CH_COMPLETED);
 	if (poll)
@@ -458,6 +537,8 @@ static int xdma_hw_init(struct fpgad_dev *fdev)
 	}
 	xdma_wr(x, XDMA_IRQ_BLOCK + XDMA_IRQ_CHAN_EN_W1C,
 		(u32)GENMASK(fdev->nchans - 1, 0));
+	/* User (AXI) interrupts are the card design's: none for us. */
+	xdma_wr(x, XDMA_IRQ_BLOCK + XDMA_IRQ_USER_EN, 0);
 	xdma_program_vectors(fdev, x);
 	/* Read back: all of it has landed, and the card is there. */
 	if (xdma_rd(x, XDMA_IRQ_BLOCK + XDMA_IRQ_CHAN_EN) == XDMA_GONE)
@@ -478,7 +559,7 @@ static int xdma_setup_irqs(struct fpgad_dev *fdev, struct xdma *x)
 	int ret, v;
 
 	ret = pci_alloc_irq_vectors(pdev, 1, fdev->nchans,
-				    PCI_IRQ_MSIX | PCI_IRQ_MSI | PCI_IRQ_LEGACY);
+				    PCI_IRQ_MSIX | PCI_IRQ_MSI | PCI_IRQ_INTX);
 	if (ret < 0) {
 		dev_err(&pdev->dev, "no interrupt vectors: %d\n", ret);
 		return ret;
@@ -582,8 +663,8 @@ static int xdma_probe(struct fpgad_dev *fdev)
 		xc->regs = c2h ? XDMA_C2H_CHAN(n) : XDMA_H2C_CHAN(n);
 		xc->sgdma = c2h ? XDMA_C2H_SGDMA(n) : XDMA_H2C_SGDMA(n);
 		xc->irq_bit = k;
-		xc->align = max_t(u32, 1, (xdma_rd(x, xc->regs +
-						   XDMA_CH_ALIGNMENTS) >> 16) & 0xff);
+		xc->align = roundup_pow_of_two(max_t(u32, 1,
+			(xdma_rd(x, xc->regs + XDMA_CH_ALIGNMENTS) >> 16) & 0xff));
 		fdev->align = max(fdev->align, xc->align);
 		xc->ring = dma_alloc_coherent(&pdev->dev, XDMA_COHERENT_BYTES,
 					      &xc->ring_bus, GFP_KERNEL);
@@ -617,6 +698,8 @@ static int xdma_probe(struct fpgad_dev *fdev)
 		goto err_irqs;
 	}
 
+	x->dbg = debugfs_create_dir(pci_name(pdev), fpgad_debugfs);
+	debugfs_create_file("regs", 0400, x->dbg, fdev, &xdma_regs_fops);
 	dev_info(&pdev->dev, "XDMA on BAR %d, %d %s vector(s), %s completion, alignment %u\n",
 		 x->bar_index, x->nvec,
 		 x->intx ? "INTx" : pdev->msix_enabled ? "MSI-X" : "MSI",
@@ -644,6 +727,7 @@ static void xdma_remove(struct fpgad_dev *fdev)
 	struct xdma *x = fdev->engine_priv;
 	unsigned int k;
 
+	debugfs_remove_recursive(x->dbg);
 	/* No transfer runs any more; make sure no engine does either. */
 	for (k = 0; k < fdev->nchans; k++) {
 		xdma_stop(&fdev->chans[k]);

@@ -41,10 +41,11 @@ DEBS += python3-dev python3-numpy python3-pytest python3-setuptools python3-venv
 
 .PHONY: python python-check
 
-$(BUILD)/obj/python/%.o: python/src/%.c python/src/pyfpgad.h include/fpgad.h
+$(BUILD)/obj/python/%.o: python/src/%.c python/src/pyfpgad.h include/fpgad.h \
+		common/channel_counters.h
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) -I$(PY_INC) -Iinclude -D_GNU_SOURCE $(CPPFLAGS) \
+	$(Q)$(CC) -I$(PY_INC) -Iinclude -Icommon -D_GNU_SOURCE $(CPPFLAGS) \
 		$(CFLAGS_ALL) -c -o $@ $<
 
 $(PY_EXT): $(PY_OBJ) $(BUILD)/libfpgad.a

@@ -70,7 +70,8 @@ ext = Extension(
     "fpgad._fpgad",
     sources=sorted(os.path.join("src", f) for f in os.listdir(os.path.join(HERE, "src"))
                    if f.endswith(".c")),
-    include_dirs=["src"] + cfg.get("include_dirs", []),
+    # common/: the channel counters' table (channel_counters.h)
+    include_dirs=["src", os.path.join(TOP, "common")] + cfg.get("include_dirs", []),
     define_macros=[("Py_LIMITED_API", "0x030B0000"), ("_GNU_SOURCE", None)],
     extra_compile_args=["-std=c11", "-fvisibility=hidden"] + cfg.get("extra_compile_args", []),
     extra_objects=cfg.get("extra_objects", []),

@@ -57,7 +57,8 @@ count=$(awk '
 note=
 if [ "$rc" != 0 ]; then
 	result=FAIL
-	note=$(grep -m1 -E 'FAIL|[Ff]ailed|[Ee]rror' "$log" || grep -v '^\s*$' "$log" | tail -1)
+	note=$(grep -m1 'FAIL' "$log" || grep -m1 -E '[Ff]ailed|[Ee]rror' "$log" ||
+		grep -v '^\s*$' "$log" | tail -1)
 	note=$(printf '%s' "$note" | cut -c1-70)
 elif skipline=$(grep -m1 -E '^[a-z][a-z0-9 -]*: SKIP' "$log"); then
 	result=SKIP

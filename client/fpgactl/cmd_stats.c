@@ -8,6 +8,49 @@
 #include <stdio.h>
 
 #include "fpgactl.h"
+#include "channel_counters.h"
+
+/* A network channel's part of stats, as JSON. */
+static json_t *net_json(const struct fpgad_net_stats *n)
+{
+	return json_pack("{s:s, s:s, s:i, s:i, s:i, s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			 "listen", n->listen, "sender", n->sender,
+			 "mtu", (int)n->mtu, "payload", (int)n->payload,
+			 "qpn", (int)n->qpn, "rkey", (json_int_t)n->rkey,
+			 "va_base", (json_int_t)n->va_base,
+			 "page_stride", (json_int_t)n->page_stride,
+			 "pages", (int)n->pages,
+			 "packets", (json_int_t)n->packets,
+			 "payload_bytes", (json_int_t)n->payload_bytes,
+			 "lost_packets", (json_int_t)n->lost_packets,
+			 "late_packets", (json_int_t)n->late_packets,
+			 "incomplete_frames", (json_int_t)n->incomplete_frames,
+			 "no_slot_frames", (json_int_t)n->no_slot_frames,
+			 "bad_packets", (json_int_t)n->bad_packets,
+			 "wrong_qp", (json_int_t)n->wrong_qp,
+			 "wrong_rkey", (json_int_t)n->wrong_rkey,
+			 "wrong_sender", (json_int_t)n->wrong_sender,
+			 "kernel_drops", (json_int_t)n->kernel_drops);
+}
+
+static void net_print(const struct fpgad_net_stats *n)
+{
+	printf("network     udp on %s from %s, MTU %u (%u-byte packets)\n",
+	       n->listen, n->sender, n->mtu, n->payload);
+	printf("target      QPN 0x%x, R_Key 0x%08x, %u pages of %llu bytes from 0x%llx\n",
+	       n->qpn, n->rkey, n->pages, (unsigned long long)n->page_stride,
+	       (unsigned long long)n->va_base);
+	printf("packets     %llu (%llu payload bytes), %llu lost, %llu late or duplicated\n",
+	       (unsigned long long)n->packets, (unsigned long long)n->payload_bytes,
+	       (unsigned long long)n->lost_packets, (unsigned long long)n->late_packets);
+	printf("incomplete  %llu frames (never delivered), %llu with no free slot (dropped)\n",
+	       (unsigned long long)n->incomplete_frames,
+	       (unsigned long long)n->no_slot_frames);
+	printf("refused     %llu bad, %llu wrong QPN, %llu wrong R_Key, %llu wrong sender; kernel dropped %llu\n",
+	       (unsigned long long)n->bad_packets, (unsigned long long)n->wrong_qp,
+	       (unsigned long long)n->wrong_rkey, (unsigned long long)n->wrong_sender,
+	       (unsigned long long)n->kernel_drops);
+}
 
 int fpgactl_stats(fpgad_client *c, const struct fpgactl_opts *o)
 {
@@ -17,23 +60,22 @@ int fpgactl_stats(fpgad_client *c, const struct fpgactl_opts *o)
 	if (r < 0)
 		return fpgactl_fail(c, o->channel, r);
 	if (o->json) {
-		fpgactl_print_json(json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I}",
-				     "channel", o->channel, "state", st.state,
-				     "mode", st.mode,
-				     "frames", (json_int_t)st.frames,
-				     "bytes", (json_int_t)st.bytes,
-				     "drops", (json_int_t)st.drops,
-				     "stalls", (json_int_t)st.stalls,
-				     "errors", (json_int_t)st.errors,
-				     "recoveries", (json_int_t)st.recoveries,
-				     "copies", (json_int_t)st.copies,
-				     "dma_ns_total", (json_int_t)st.dma_ns_total,
-				     "card_good", (json_int_t)st.card_good,
-				     "card_bad", (json_int_t)st.card_bad,
-				     "integrity_errors", (json_int_t)st.integrity_errors,
-				     "queued_avg", fpgactl_json_num(st.queued_avg),
-				     "latency_ns_total", (json_int_t)st.latency_ns_total,
-				     "latency_frames", (json_int_t)st.latency_frames));
+		json_t *j = json_pack("{s:s, s:s, s:s}", "channel", o->channel,
+				      "state", st.state, "mode", st.mode);
+
+#define COUNTER_JSON(f, h) \
+		json_object_set_new(j, #f, json_integer((json_int_t)st.f));
+		CHANNEL_COUNTERS(COUNTER_JSON)
+#undef COUNTER_JSON
+		json_object_set_new(j, "dma_ns_total", json_integer((json_int_t)st.dma_ns_total));
+		json_object_set_new(j, "queued_avg", fpgactl_json_num(st.queued_avg));
+		json_object_set_new(j, "latency_ns_total",
+				    json_integer((json_int_t)st.latency_ns_total));
+		json_object_set_new(j, "latency_frames",
+				    json_integer((json_int_t)st.latency_frames));
+		if (st.network)
+			json_object_set_new(j, "net", net_json(&st.net));
+		fpgactl_print_json(j);
 		return 0;
 	}
 	printf("channel %s: %s, %s\n", o->channel, st.state, st.mode);
@@ -56,6 +98,8 @@ int fpgactl_stats(fpgad_client *c, const struct fpgactl_opts *o)
 		printf("card sink   %llu verified, %llu rejected\n",
 		       (unsigned long long)st.card_good,
 		       (unsigned long long)st.card_bad);
+	if (st.network)
+		net_print(&st.net);
 	return 0;
 }
 

@@ -39,8 +39,9 @@ int fpgactl_version(fpgad_client *c, const struct fpgactl_opts *o)
 /* One channel of Status as JSON (status, channels). */
 static json_t *channel_json(const struct fpgad_channel_summary *ch)
 {
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I}",
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I}",
 			 "name", ch->name, "direction", ch->direction,
+			 "source", ch->source,
 			 "state", ch->state, "memory", ch->memory,
 			 "mode", ch->mode, "slots", (json_int_t)ch->slots,
 			 "slot_size", (json_int_t)ch->slot_size,
@@ -211,15 +212,16 @@ int fpgactl_channels(fpgad_client *c, const struct fpgactl_opts *o)
 		fpgad_status_free(s);
 		return 0;
 	}
-	printf("%-12s %-4s %-6s %-9s %-10s %6s %10s %5s %10s\n", "CHANNEL", "DIR",
-	       "MEMORY", "MODE", "STATE", "LEASES", "FRAME", "SLOTS", "SLOT_SIZE");
+	printf("%-12s %-4s %-6s %-9s %-10s %6s %10s %5s %10s %s\n", "CHANNEL", "DIR",
+	       "MEMORY", "MODE", "STATE", "LEASES", "FRAME", "SLOTS", "SLOT_SIZE",
+	       "SOURCE");
 	for (uint32_t i = 0; i < s->n_channels; i++) {
 		const struct fpgad_channel_summary *ch = &s->channels[i];
 
-		printf("%-12s %-4s %-6s %-9s %-10s %6u %10llu %5u %10llu\n", ch->name,
+		printf("%-12s %-4s %-6s %-9s %-10s %6u %10llu %5u %10llu %s\n", ch->name,
 		       ch->direction, ch->memory, ch->mode, ch->state, ch->lessees,
 		       (unsigned long long)ch->frame_size, ch->slots,
-		       (unsigned long long)ch->slot_size);
+		       (unsigned long long)ch->slot_size, ch->source);
 	}
 	fpgad_status_free(s);
 	return 0;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "channel/channel_impl.h"
+#include "device/net/net.h"
 #include "service/log.h"
 
 const char *channel_state_name(enum channel_state st)
@@ -333,6 +334,11 @@ int channel_probe(struct channel *ch, channel_measure_fn measure, void *user,
 	bool busy;
 	int r;
 
+	if (ch->cfg.source != SOURCE_CARD) {
+		snprintf(err, errlen, "channel %s is a network source: its frames reach a GPU by bounce, there is no mode to choose",
+			 ch->cfg.name);
+		return -EINVAL;
+	}
 	if (ch->memory != MEMORY_CUDA || ch->cfg.direction != DIR_C2H) {
 		snprintf(err, errlen, "channel %s is %s in %s memory: there is no mode to choose",
 			 ch->cfg.name, direction_name(ch->cfg.direction),
@@ -423,6 +429,20 @@ void channel_get_stats(struct channel *ch, struct channel_stats *ret_stats)
 	if (ch->ops->sink_counts && ch->cfg.direction == DIR_H2C)
 		ch->ops->sink_counts(ch->q, &ret_stats->card_good,
 				     &ret_stats->card_bad);
+	{
+		struct net_stats ns;
+
+		ret_stats->network = channel_net_stats(ch, &ns) == 0;
+		if (ret_stats->network)
+			ret_stats->net = ns.cnt;
+	}
+}
+
+int channel_net_stats(struct channel *ch, struct net_stats *ret_stats)
+{
+	if (!ch->ops->net_stats)
+		return -ENODEV;
+	return ch->ops->net_stats(ch->q, ret_stats);
 }
 
 bool channel_is_streaming(struct channel *ch)

@@ -13,6 +13,9 @@
 #include "config/config.h"
 #include "control/session.h"
 #include "device/device.h"
+#include "device/net/net_frame.h"
+
+struct net_stats;
 
 struct channel;
 
@@ -43,6 +46,8 @@ struct channel_stats {
 	uint64_t card_good;	/* h2c on sim: frames the card's sink verified */
 	uint64_t card_bad;	/* h2c on sim: frames it rejected */
 	uint64_t integrity_errors; /* c2h frames whose CRC did not match */
+	bool network;		/* source = udp: net below is its sender's */
+	struct net_counters net;
 };
 
 /*
@@ -61,6 +66,8 @@ void channel_destroy(struct channel *ch);
 
 const struct config_channel *channel_config(const struct channel *ch);
 void channel_get_stats(struct channel *ch, struct channel_stats *ret_stats);
+/* A network channel's endpoint, target and counters; -ENODEV for a card's. */
+int channel_net_stats(struct channel *ch, struct net_stats *ret_stats);
 bool channel_is_streaming(struct channel *ch);
 /* Why the channel uses the mode it uses ("no GPU: ..."), for Status. */
 const char *channel_mode_reason(const struct channel *ch);

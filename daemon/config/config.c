@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -58,6 +60,8 @@ static const struct config_channel default_channel = {
 	.memory = MEMORY_AUTO,
 	.mode = MODE_AUTO,
 	.policy = POLICY_DROP_OLDEST,
+	.mtu = 1500,
+	.qpn = 0x100,
 };
 
 void config_defaults(struct config *cfg)
@@ -171,6 +175,7 @@ static const char *const policy_names[] = { "block", "drop-oldest" };
 static const char *const integrity_names[] = { "none", "crc32c" };
 static const char *const pacing_names[] = { "hybrid", "wait" };
 static const char *const auto_choice_names[] = { "measure", "first" };
+static const char *const source_names[] = { "card", "udp" };
 static const char *const level_names[] = {
 	[LOG_ERR] = "err", [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
 	[LOG_INFO] = "info", [LOG_DEBUG] = "debug",
@@ -185,6 +190,7 @@ const char *transfer_mode_name(enum transfer_mode m) { return mode_names[m]; }
 const char *ring_policy_name(enum ring_policy p) { return policy_names[p]; }
 const char *integrity_name(enum integrity i) { return integrity_names[i]; }
 const char *auto_choice_name(enum auto_choice c) { return auto_choice_names[c]; }
+const char *source_kind_name(enum source_kind s) { return source_names[s]; }
 
 static int parse_link(const char *s, struct link_model *ret)
 {
@@ -348,6 +354,12 @@ static const struct key channel_keys[] = {
 	KE(struct config_channel, integrity, integrity_names),
 	KE(struct config_channel, pacing, pacing_names),
 	KS(struct config_channel, gpu),
+	KE(struct config_channel, source, source_names),
+	KS(struct config_channel, listen),
+	KS(struct config_channel, sender),
+	KU(struct config_channel, mtu, 256, 9216),
+	KU(struct config_channel, qpn, 2, 0xffffff),
+	KU(struct config_channel, rkey, 0, ~0u),
 };
 
 static int apply_key(struct parse_state *ps, const char *section,
@@ -629,6 +641,83 @@ static unsigned channel_line(const struct config *cfg, unsigned i,
 	return line ? line : cfg->lines.channel[i];
 }
 
+int config_parse_endpoint(const char *s, bool need_port,
+			  struct sockaddr_storage *ret_addr)
+{
+	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+	char host[INET6_ADDRSTRLEN];
+	const char *end, *port = NULL;
+	unsigned p = 0;
+	size_t n;
+
+	if (*s == '[') {
+		end = strchr(s, ']');
+		if (!end)
+			return -EINVAL;
+		n = (size_t)(end - s - 1);
+		s++;
+		if (end[1] == ':')
+			port = end + 2;
+		else if (end[1])
+			return -EINVAL;
+	} else {
+		end = strchr(s, ':');
+		n = end ? (size_t)(end - s) : strlen(s);
+		if (end)
+			port = end + 1;
+	}
+	if (n == 0 || n >= sizeof(host) || (need_port && !port) ||
+	    (port && parse_uint(port, 0, 65535, &p) < 0))
+		return -EINVAL;
+	memcpy(host, s, n);
+	host[n] = '\0';
+	if (inet_pton(AF_INET, host, &in->sin_addr) == 1) {
+		in->sin_family = AF_INET;
+		in->sin_port = htons((uint16_t)p);
+	} else if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)p);
+	} else {
+		return -EINVAL;
+	}
+	*ret_addr = ss;
+	return 0;
+}
+
+/* The rules of a network channel's keys, each at the line of its key. */
+static void check_net_channel(struct parse_state *ps, unsigned i)
+{
+	static const char *const net_keys[] = { "listen", "sender", "mtu", "qpn", "rkey" };
+	const struct config *cfg = ps->cfg;
+	const struct config_channel *ch = &cfg->channels[i];
+	struct sockaddr_storage a;
+	unsigned line;
+
+	if (ch->source == SOURCE_CARD) {
+		for (size_t k = 0; k < N(net_keys); k++) {
+			line = channel_key_line(cfg, i, net_keys[k]);
+			if (line)
+				report(ps, line, "[channel %s] %s is for a network source (source = udp)",
+				       ch->name, net_keys[k]);
+		}
+		return;
+	}
+	if (ch->direction != DIR_C2H)
+		report(ps, channel_line(cfg, i, "source"),
+		       "[channel %s] a network source sends to the host: direction must be c2h",
+		       ch->name);
+	if (config_parse_endpoint(ch->listen, true, &a) < 0)
+		report(ps, channel_line(cfg, i, "listen"),
+		       "[channel %s] listen: '%s' is not ADDRESS:PORT (a numeric IPv4 address or [IPv6 address]; port 0 = any free port)",
+		       ch->name, ch->listen);
+	if (config_parse_endpoint(ch->sender, false, &a) < 0)
+		report(ps, channel_line(cfg, i, "sender"),
+		       "[channel %s] sender: '%s' is not the sender's ADDRESS or ADDRESS:PORT (numeric): a network channel takes packets from its sender only",
+		       ch->name, ch->sender);
+}
+
 /* The cross-key rules of channel @i, each at the line of its key. */
 static void check_channel(struct parse_state *ps, unsigned i)
 {
@@ -660,7 +749,12 @@ static void check_channel(struct parse_state *ps, unsigned i)
 		report(ps, channel_line(cfg, i, "mode"),
 		       "[channel %s] mode host needs host memory, but memory = cuda",
 		       ch->name);
+	check_net_channel(ps, i);
 	for (unsigned j = 0; j < i; j++) {
+		/* A network channel takes no engine of the card. */
+		if (ch->source != SOURCE_CARD ||
+		    cfg->channels[j].source != SOURCE_CARD)
+			continue;
 		if (cfg->channels[j].direction == ch->direction &&
 		    cfg->channels[j].engine == ch->engine) {
 			report(ps, channel_line(cfg, i, "engine"),

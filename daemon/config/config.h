@@ -33,6 +33,8 @@ enum transfer_mode { MODE_AUTO, MODE_GPUDIRECT, MODE_BOUNCE, MODE_HOST };
 enum ring_policy { POLICY_BLOCK, POLICY_DROP_OLDEST };
 enum integrity { INTEGRITY_NONE, INTEGRITY_CRC32C };
 enum pacing { PACING_HYBRID, PACING_WAIT };
+/* Where a channel's frames come from: the card, or a network sender. */
+enum source_kind { SOURCE_CARD, SOURCE_UDP };
 /* How mode = auto picks between gpudirect and bounce. */
 enum auto_choice { AUTO_MEASURE, AUTO_FIRST };
 
@@ -122,6 +124,13 @@ struct config_channel {
 	enum integrity integrity;	/* check each frame's CRC in fpgad */
 	enum pacing pacing;		/* how the stream waits for the card */
 	char gpu[32];			/* "" = [device] gpu */
+	/* source = udp: a network-attached FPGA (daemon/device/net/net.h). */
+	enum source_kind source;
+	char listen[64];		/* local ADDRESS:PORT, port 0 = any */
+	char sender[64];		/* the sender's ADDRESS[:PORT] */
+	unsigned mtu;			/* the sender's, for its payload size */
+	unsigned qpn;			/* the QP number the sender writes to */
+	unsigned rkey;			/* 0 = a new random key for each ring */
 };
 
 enum config_section {
@@ -130,7 +139,7 @@ enum config_section {
 	CONFIG_CHANNEL,
 };
 #define CONFIG_SECTIONS CONFIG_CHANNEL	/* the ones that are not a channel */
-#define CONFIG_MAX_KEYS 16		/* per section */
+#define CONFIG_MAX_KEYS 24		/* per section */
 
 /* Where the file said what: line numbers, 0 = not in the file. */
 struct config_lines {
@@ -197,5 +206,14 @@ const char *transfer_mode_name(enum transfer_mode m);
 const char *ring_policy_name(enum ring_policy p);
 const char *integrity_name(enum integrity i);
 const char *auto_choice_name(enum auto_choice c);
+const char *source_kind_name(enum source_kind s);
+
+struct sockaddr_storage;
+/*
+ * A numeric IPv4 address or [IPv6 address], with :PORT (required when
+ * @need_port, else optional; 0 when absent).  0 or -EINVAL.
+ */
+int config_parse_endpoint(const char *s, bool need_port,
+			  struct sockaddr_storage *ret_addr);
 
 #endif

@@ -28,6 +28,7 @@
 #ifndef FPGAD_DEVICE_H
 #define FPGAD_DEVICE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,6 +37,7 @@
 struct device;
 struct device_queue;
 struct fpgad_dma_p2p_path;
+struct net_stats;
 
 struct device_info {
 	char name[64];			/* "sim", "xdma 10ee:9038 0000:01:00.0" */
@@ -146,6 +148,16 @@ struct device_ops {
 	 */
 	int (*completion_fd)(struct device_queue *q);
 	/*
+	 * Optional, for a network source (daemon/device/net/net.h): its endpoint,
+	 * target and counters.  Any thread.
+	 */
+	int (*net_stats)(struct device_queue *q, struct net_stats *ret_stats);
+	/*
+	 * The queue completes when a remote sender sends, not when a card
+	 * finishes: armed slots waiting long is not a hung engine.
+	 */
+	bool sender_paced;
+	/*
 	 * Optional: make [@addr, @addr + @len) of card memory read back as
 	 * zeros (a card region between two clients).  0 or -errno.
 	 */
@@ -154,6 +166,8 @@ struct device_ops {
 
 extern const struct device_ops device_sim_ops;
 extern const struct device_ops device_xdma_ops;
+/* Network sources: needs no open device (queue_open takes NULL). */
+extern const struct device_ops device_net_ops;
 
 struct mem_region;
 struct memory_ops;

@@ -346,6 +346,7 @@ int p2p_survey(const struct config *cfg, const struct device_ops *ops,
 
 		snprintf(rec->name, sizeof(rec->name), "%s", cc->name);
 		if (cc->direction != DIR_C2H || cc->mode != MODE_AUTO ||
+		    cc->source != SOURCE_CARD ||
 		    cc->memory == MEMORY_HOST || cfg->device.auto_choice == AUTO_FIRST)
 			continue;
 		p2p_measure(p, cfg, cc, &host, &info, rec, NULL);

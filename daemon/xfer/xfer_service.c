@@ -752,7 +752,8 @@ static bool xfer_engine_taken(const struct config *cfg, enum direction dir,
 			      unsigned engine)
 {
 	for (unsigned i = 0; i < cfg->n_channels; i++)
-		if (cfg->channels[i].direction == dir &&
+		if (cfg->channels[i].source == SOURCE_CARD &&
+		    cfg->channels[i].direction == dir &&
 		    cfg->channels[i].engine == engine)
 			return true;
 	return false;

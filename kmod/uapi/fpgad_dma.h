@@ -11,13 +11,21 @@
  * (P2P_PATH's E2BIG, which writes n_hops, is the one exception).
  * Every field's offset is asserted at the end of this header.
  *
- * FPGAD_DMA_ABI_VERSION changes whenever anything in this header changes
- * meaning, layout or is added (a structure, a field taken from reserved, an
- * ioctl, a flag, an errno); the driver and its users must agree on it
- * exactly (see FPGAD_DMA_IOC_VERSION).  Version 2 added P2P_PATH, the
- * wedged channel (COMPLETION_WEDGED, EIO from SUBMIT and RESET, EAGAIN
- * from RESET) and timeouts that grow with the length
- * (info.timeout_bytes_per_ms).
+ * FPGAD_DMA_ABI_VERSION is major << 16 | minor.  The minor grows whenever
+ * something is added (a structure, a field at the end of one or taken from
+ * reserved, an ioctl, a flag, an errno); the major only if a meaning or a
+ * layout changes, which is not planned.  A driver understands every minor
+ * up to its own: an older fpgad keeps working with a newer module (see
+ * FPGAD_DMA_IOC_VERSION).  Structures grow only at their end, and every
+ * ioctl carries the size of the caller's structure (_IOC_SIZE): the driver
+ * zero-extends a shorter one, accepts a longer one whose extra bytes are
+ * zero (E2BIG otherwise) and writes back no more than the caller's size.
+ * 0.2 added P2P_PATH, the wedged channel (COMPLETION_WEDGED, EIO from
+ * SUBMIT and RESET, EAGAIN from RESET) and timeouts that grow with the
+ * length (info.timeout_bytes_per_ms); 0.3 the minor rule above, VERSION's
+ * driver_version, P2P_PATH's raw ACS registers for CAP_SYS_ADMIN only,
+ * SUBMIT's EINVAL for addresses not aligned to info.align, and PIN_HOST's
+ * charge to RLIMIT_MEMLOCK.
  *
  * Model
  * -----
@@ -95,7 +103,10 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define FPGAD_DMA_ABI_VERSION	2
+#define FPGAD_DMA_ABI(major, minor)	((__u32)(major) << 16 | (__u32)(minor))
+#define FPGAD_DMA_ABI_MAJOR(v)		((__u32)(v) >> 16)
+#define FPGAD_DMA_ABI_MINOR(v)		((__u32)(v) & 0xffff)
+#define FPGAD_DMA_ABI_VERSION		FPGAD_DMA_ABI(0, 3)
 
 /* Device nodes are /dev/fpgad0, /dev/fpgad1, ...; the class is "fpgad". */
 #define FPGAD_DMA_CLASS		"fpgad"
@@ -113,14 +124,20 @@
 
 /*
  * FPGAD_DMA_IOC_VERSION - must be the first call on a file.
- * Succeeds whatever @abi_version is and reports the driver's version; the
- * file is usable only when the two are equal.
+ * Succeeds whatever @abi_version is.  The file is usable when the driver
+ * understands the caller's version (the same major, a minor no newer than
+ * the driver's): then @abi_version comes back unchanged, so that a caller
+ * that compares it for equality works with any newer minor.  Otherwise it
+ * comes back as the driver's version, and the file stays unusable.
  */
 struct fpgad_dma_version {
 	__u32 abi_version;	/* in: FPGAD_DMA_ABI_VERSION of the caller;
-				 * out: the driver's FPGAD_DMA_ABI_VERSION */
+				 * out: the version the file speaks */
 	__u32 features;		/* out: FPGAD_DMA_FEAT_* */
-	__u32 reserved[2];	/* in/out: zero */
+	__u32 driver_version;	/* in: ignored (a reply may be reused);
+				 * out: the driver's FPGAD_DMA_ABI_VERSION
+				 * (0.3 on; 0 before) */
+	__u32 reserved;		/* in/out: zero */
 };
 
 /* FPGAD_DMA_IOC_INFO - what the card and the driver offer. */
@@ -131,8 +148,10 @@ struct fpgad_dma_info {
 	__u32 link_width;	/* out: negotiated lanes, 0 = not PCIe */
 	__u64 card_memory;	/* out: bytes of card address space that
 				 * card_addr may span, 0 = unknown */
-	__u32 align;		/* out: card_addr, offset and length should be
-				 * multiples of this for full speed */
+	__u32 align;		/* out: the engine's address alignment:
+				 * SUBMIT's card_addr and the host address
+				 * of its first byte must be multiples of
+				 * it (EINVAL); length need not */
 	__u32 max_inflight;	/* out: outstanding transfers per file */
 	__u64 max_transfer;	/* out: largest length of one SUBMIT */
 	__u16 vendor;		/* out: PCI vendor id */
@@ -153,7 +172,11 @@ struct fpgad_dma_info {
  * FPGAD_DMA_IOC_PIN_HOST - pin [addr, addr + length) of the caller's memory
  * (writable mappings only: the card may write into it).  Any alignment is
  * accepted; page-aligned memory gives the fewest DMA segments.
- * Errors: EINVAL (length 0 or too large), EFAULT (unmapped), ENOMEM.
+ * The pages are charged to the caller's locked memory (RLIMIT_MEMLOCK, as
+ * mlock() and VFIO do) until the pin is released, unless it has
+ * CAP_IPC_LOCK.
+ * Errors: EINVAL (length 0 or too large), EFAULT (unmapped), ENOMEM (out
+ * of memory, or beyond RLIMIT_MEMLOCK).
  */
 struct fpgad_dma_pin_host {
 	__u64 addr;		/* in: user virtual address */
@@ -262,7 +285,9 @@ struct fpgad_dma_reset {
  * the top down to the peer's parent; the two devices themselves are not
  * hops.  ACS_REDIRECT is set when a hop, the card or the peer has request
  * redirect, completion redirect or egress control enabled (what the kernel
- * checks).
+ * checks).  The hops' raw ACS registers (acs_cap, acs_ctrl) are config
+ * space past 64 bytes: they are filled in for a CAP_SYS_ADMIN caller only
+ * and read zero for others, who get the verdict and the hop flags.
  *
  * What the kernel forces: @distance, SUPPORTED and HOST_BRIDGE_OK come from
  * pci_p2pdma_distance() (peer as provider, card as client).  A kernel built
@@ -301,8 +326,9 @@ struct fpgad_dma_p2p_hop {
 	__u8 devfn;		/* out */
 	__u8 type;		/* out: FPGAD_P2P_HOP_* type */
 	__u8 flags;		/* out: FPGAD_P2P_HOP_* flags */
-	__u16 acs_cap;		/* out: PCI_ACS_CAP, 0 without the capability */
-	__u16 acs_ctrl;		/* out: PCI_ACS_CTRL */
+	__u16 acs_cap;		/* out: PCI_ACS_CAP, 0 without the capability
+				 * or without CAP_SYS_ADMIN */
+	__u16 acs_ctrl;		/* out: PCI_ACS_CTRL, the same */
 	__u32 reserved;		/* out: zero */
 };				/* 16 bytes */
 
@@ -370,7 +396,8 @@ struct fpgad_dma_p2p_path {
 
 FPGAD_DMA_AT(fpgad_dma_version, abi_version, 0);
 FPGAD_DMA_AT(fpgad_dma_version, features, 4);
-FPGAD_DMA_AT(fpgad_dma_version, reserved, 8);
+FPGAD_DMA_AT(fpgad_dma_version, driver_version, 8);
+FPGAD_DMA_AT(fpgad_dma_version, reserved, 12);
 FPGAD_DMA_SIZE(fpgad_dma_version, 16);
 
 FPGAD_DMA_AT(fpgad_dma_info, h2c_channels, 0);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "pyfpgad.h"
+#include "channel_counters.h"
 
 PyTypeObject *pyfpgad_client_type;
 
@@ -195,10 +196,21 @@ static PyObject *client_clients(PyObject *self, PyObject *unused)
 	return list;
 }
 
+/* d[key] = an int of @v; -1 with the exception set. */
+static int dict_set_u64(PyObject *d, const char *key, uint64_t v)
+{
+	PyObject *o = PyLong_FromUnsignedLongLong(v);
+	int r = o ? PyDict_SetItemString(d, key, o) : -1;
+
+	Py_XDECREF(o);
+	return r;
+}
+
 static PyObject *client_stats(PyObject *self, PyObject *args)
 {
 	struct pyfpgad_client *cl = (struct pyfpgad_client *)self;
 	struct fpgad_channel_stats s;
+	PyObject *d;
 	const char *name;
 	char what[64];
 	int r;
@@ -209,20 +221,15 @@ static PyObject *client_stats(PyObject *self, PyObject *args)
 	PYFPGAD_CLIENT_CALL(cl, r, fpgad_channel_stats(cl->c, name, &s), what);
 	if (r < 0)
 		return NULL;
-	return Py_BuildValue("{s:s,s:s,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:d}",
-			     "state", s.state, "mode", s.mode,
-			     "frames", (unsigned long long)s.frames,
-			     "bytes", (unsigned long long)s.bytes,
-			     "drops", (unsigned long long)s.drops,
-			     "stalls", (unsigned long long)s.stalls,
-			     "errors", (unsigned long long)s.errors,
-			     "recoveries", (unsigned long long)s.recoveries,
-			     "copies", (unsigned long long)s.copies,
-			     "dma_ns_total", (unsigned long long)s.dma_ns_total,
-			     "card_good", (unsigned long long)s.card_good,
-			     "card_bad", (unsigned long long)s.card_bad,
-			     "integrity_errors", (unsigned long long)s.integrity_errors,
-			     "queued_avg", s.queued_avg);
+	d = Py_BuildValue("{s:s,s:s,s:K,s:d}", "state", s.state, "mode", s.mode,
+			  "dma_ns_total", (unsigned long long)s.dma_ns_total,
+			  "queued_avg", s.queued_avg);
+#define COUNTER_ITEM(f, h)						\
+	if (d && dict_set_u64(d, #f, s.f) < 0)				\
+		Py_CLEAR(d);
+	CHANNEL_COUNTERS(COUNTER_ITEM)
+#undef COUNTER_ITEM
+	return d;
 }
 
 static PyObject *client_reset(PyObject *self, PyObject *args)

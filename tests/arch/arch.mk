@@ -5,12 +5,15 @@
 # order of folders written in tests/arch/layers.
 #
 #   make arch-check   tests/arch/check.py; a climbing or crossing arrow
-#                     fails with the two files (and the function) named
+#                     fails with the two files (and the function) named;
+#                     tests/arch/counters.py: the channel counters of
+#                     common/channel_counters.h in every file written by hand
 
 .PHONY: arch-check
 
 arch-check:
 	$(Q)python3 tests/arch/check.py .
+	$(Q)python3 tests/arch/counters.py .
 
 DEBS += universal-ctags
 CHECK_EXTRA += arch-check

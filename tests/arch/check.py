@@ -10,6 +10,7 @@ arrow that climbs or crosses a layer is printed with the two files (and
 the function, for a call); the exit status is 1 if there is any, 0 if
 none, 77 (skip) without ctags.
 """
+import fnmatch
 import os
 import re
 import shutil
@@ -39,9 +40,13 @@ def read_layers(path):
 
 
 def unit_of(path, units):
+    """The longest unit naming @path: the file itself, a folder above it,
+    or a pattern (fnmatch) that matches it."""
     best = None
     for u in units:
-        if (path == u or path.startswith(u + "/")) and (best is None or len(u) > len(best)):
+        hit = fnmatch.fnmatchcase(path, u) if any(c in u for c in "*?[") else \
+            path == u or path.startswith(u + "/")
+        if hit and (best is None or len(u) > len(best)):
             best = u
     return best
 

@@ -12,8 +12,11 @@ $(FUZZ_DIR)/fuzz_protocol: tests/fuzz/fuzz_protocol.c daemon/control/protocol.c 
 $(FUZZ_DIR)/fuzz_frame_ring: tests/fuzz/fuzz_frame_ring.c client/frame_consumer.c \
 	common/frame_ring.c common/futex.c common/clock.c
 $(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c daemon/config/config.c common/names.c
+$(FUZZ_DIR)/fuzz_net_frame: tests/fuzz/fuzz_net_frame.c tests/net/hsb_tx.h \
+	daemon/device/net/net_frame.c daemon/device/net/roce_wire.c
 
-FUZZ_BIN := $(FUZZ_DIR)/fuzz_protocol $(FUZZ_DIR)/fuzz_frame_ring $(FUZZ_DIR)/fuzz_config
+FUZZ_BIN := $(FUZZ_DIR)/fuzz_protocol $(FUZZ_DIR)/fuzz_frame_ring $(FUZZ_DIR)/fuzz_config \
+	$(FUZZ_DIR)/fuzz_net_frame
 
 $(FUZZ_BIN): | $(PROTO_H)
 	$(call msg,FUZZCC,$@)

@@ -28,8 +28,8 @@
 
 #include "fpgad.h"
 #include "fpgad_simframe.h"
-#include "gpu_verify.h"
 #include "gpu_probe.h"
+#include "gpu_verify.h"
 
 #define MAX_DEPTH 64u
 

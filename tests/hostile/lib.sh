@@ -7,6 +7,7 @@ HOSTILE_CASE_LIMIT=60		# seconds one case may take
 # The users and group are this run's own (a random tag in their names), so
 # that two runs of the tier on one machine neither share nor delete them.
 HOSTILE_TAG=${HOSTILE_TAG:-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')}
+export HOSTILE_TAG
 H1=fpgad-h1-$HOSTILE_TAG	# another uid, not in the socket's group
 H2=fpgad-h2-$HOSTILE_TAG	# a member of the socket's group
 HOSTILE_USERS="$H1 $H2"

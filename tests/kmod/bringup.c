@@ -6,18 +6,27 @@
  * count; exit status 1 when anything failed.
  *
  *   identify        VERSION, INFO: engine, PCI address, link, channels
+ *   first-light     one 4 KiB transfer each way (-o first-light runs only
+ *                   this: the script counts its interrupts)
  *   loopback        every H2C channel to card memory and back through a
  *                   C2H channel, 4 KiB to 16 MiB, byte-exact
+ *   concurrent      every H2C channel at once, then every C2H channel
  *   decode-error    H2C and C2H at an address no AXI slave decodes
- *                   (-b): -EIO, counted, and the channels still work
+ *                   (-b): -EIO, counted, RESET, and the channels still work
  *   timeout         a transfer too large for 1 ms: -ETIMEDOUT, not wedged
  *                   (else RESET), and the channel works afterwards
+ *   p2p-path        with -g: the PCI path to that GPU and the verdict, so
+ *                   that a dma-buf failure below reads in its light
  *   dmabuf-256m     256 MiB of GPU memory as one dma-buf (CUDA builds, a
  *                   GPU): card -> GPU -> card -> host, byte-exact
- *   p2p-path        with -g: the PCI path to that GPU and the verdict
+ *   nvp2p           whether the module has PIN_NVP2P (NVIDIA_SRC= builds)
  *
- * Interrupt and poll-mode completion are the same checks run twice by the
- * script with the module's poll_mode parameter switched.
+ * Every FAIL says what to look at next.  Errors are printed by name
+ * (errname(): the kernel's internal 524 ENOTSUPP included).  Interrupt
+ * and poll-mode completion are the same checks run twice by the script
+ * with the module's poll_mode parameter switched.  -E edu accepts QEMU's
+ * edu device (the script's dry run); built with BRINGUP_NO_MEMORY it has
+ * no GPU memory backend and links statically for that guest.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -28,6 +37,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +48,9 @@
 #include <unistd.h>
 
 #include "fpgad_dma.h"
+#ifndef BRINGUP_NO_MEMORY
 #include "memory/memory.h"
+#endif
 
 #define MIB		(1024u * 1024u)
 #define WAIT_MS		30000
@@ -52,7 +64,45 @@ struct opts {
 	bool have_bad;
 	const char *gpu;		/* PCI address of a GPU */
 	const char *mode;		/* label for the lines */
+	const char *engine;		/* expected engine: "xdma" */
+	const char *only;		/* -o: run this check alone */
 };
+
+/*
+ * An errno by name and meaning.  524 is the kernel's internal ENOTSUPP,
+ * which leaks from some exporters and IOMMU paths and which libc does not
+ * know ("Unknown error 524").
+ */
+static const char *errname(int err)
+{
+	static const struct {
+		int err;
+		const char *name;
+	} names[] = {
+		{ EIO, "EIO (the engine reported an error: dmesg has its status)" },
+		{ ETIMEDOUT, "ETIMEDOUT (no completion within the timeout)" },
+		{ EINVAL, "EINVAL (a field the driver refuses: alignment, range)" },
+		{ ENOMEM, "ENOMEM (out of memory, or RLIMIT_MEMLOCK: ulimit -l)" },
+		{ ENODEV, "ENODEV (the card is gone)" },
+		{ ENOLINK, "ENOLINK (the memory's exporter took it back)" },
+		{ EPROTO, "EPROTO (module and program ABI differ)" },
+		{ EOPNOTSUPP, "EOPNOTSUPP (not in this build of the module)" },
+		{ 524, "ENOTSUPP (kernel-internal 524: the exporter or the "
+		       "IOMMU cannot map this peer-to-peer)" },
+		{ EBADMSG, "EBADMSG (data came back different)" },
+		{ EAGAIN, "EAGAIN (busy: try again)" },
+	};
+	static char other[64];
+	size_t i;
+
+	if (err < 0)
+		err = -err;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].err == err)
+			return names[i].name;
+	snprintf(other, sizeof(other), "errno %d (%s)", err, strerror(err));
+	return other;
+}
 
 static unsigned int passed, failed, skipped;
 
@@ -155,7 +205,8 @@ static void fill(uint8_t *p, size_t n, unsigned int seed)
 		p[i] = (uint8_t)(i * 7 + seed * 13 + (i >> 12));
 }
 
-static int open_dev(const char *path, struct fpgad_dma_info *info)
+static int open_dev(const char *path, struct fpgad_dma_info *info,
+		    uint32_t *ret_features)
 {
 	struct fpgad_dma_version v;
 	int fd = open(path, O_RDWR | O_CLOEXEC);
@@ -170,6 +221,7 @@ static int open_dev(const char *path, struct fpgad_dma_info *info)
 		close(fd);
 		return -EPROTO;
 	}
+	*ret_features = v.features;
 	return fd;
 }
 
@@ -194,6 +246,19 @@ static int bufs_pin(int fd, struct bufs *b, size_t n)
 }
 
 /* H2C @h then C2H @c over @len bytes at @card; 0 when byte-exact. */
+/* 4 KiB, or all of a smaller card window (QEMU's edu has 4095 bytes). */
+static uint64_t small_len(const struct opts *o)
+{
+	return o->card_size < 4096 ? o->card_size : 4096;
+}
+
+static int reset_chan(int fd, uint32_t dir, uint32_t ch)
+{
+	struct fpgad_dma_reset r = { .channel = ch, .direction = dir };
+
+	return ioctl(fd, FPGAD_DMA_IOC_RESET, &r) ? -errno : 0;
+}
+
 static int roundtrip(int fd, struct bufs *b, uint32_t h, uint32_t c,
 		     uint64_t card, uint64_t len, unsigned int seed,
 		     char *why, size_t whylen)
@@ -204,12 +269,12 @@ static int roundtrip(int fd, struct bufs *b, uint32_t h, uint32_t c,
 	memset(b->b, 0, len);
 	ret = xfer(fd, FPGAD_DMA_H2C, h, b->ha, 0, card, len, 0, NULL);
 	if (ret) {
-		snprintf(why, whylen, "H2C %" PRIu64 " bytes: %s", len, strerror(-ret));
+		snprintf(why, whylen, "H2C %" PRIu64 " bytes: %s", len, errname(ret));
 		return ret;
 	}
 	ret = xfer(fd, FPGAD_DMA_C2H, c, b->hb, 0, card, len, 0, NULL);
 	if (ret) {
-		snprintf(why, whylen, "C2H %" PRIu64 " bytes: %s", len, strerror(-ret));
+		snprintf(why, whylen, "C2H %" PRIu64 " bytes: %s", len, errname(ret));
 		return ret;
 	}
 	if (memcmp(b->a, b->b, len)) {
@@ -239,14 +304,20 @@ static void check_loopback(int fd, const struct fpgad_dma_info *in,
 
 		snprintf(name, sizeof(name), "loopback-h2c%u-c2h%u", h, c);
 		for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]) && !ret; s++) {
-			if (sizes[s] > o->card_size || sizes[s] > b->n)
+			uint64_t len = s ? sizes[s] : small_len(o);
+
+			if (len > o->card_size || len > b->n)
 				break;
-			ret = roundtrip(fd, b, h, c, o->card_addr, sizes[s], h + s,
+			ret = roundtrip(fd, b, h, c, o->card_addr, len, h + s,
 					why, sizeof(why));
-			moved += sizes[s];
+			moved += len;
 		}
 		if (ret)
-			report("FAIL", o->mode, name, "%s", why);
+			report("FAIL", o->mode, name, "%s; is card %#" PRIx64 "+%" PRIu64
+			       " memory on the card's AXI bus (the Vivado address editor)? "
+			       "give --card-addr/--card-size, and read the register dump "
+			       "below (status bits 9-23: AXI read/write/descriptor errors)",
+			       why, o->card_addr, o->card_size);
 		else
 			report("PASS", o->mode, name, "%" PRIu64 " bytes each way at card %#" PRIx64
 			       ", byte-exact", moved, o->card_addr);
@@ -267,20 +338,63 @@ static void check_decode_error(int fd, const struct fpgad_dma_info *in,
 	}
 	h2c = xfer(fd, FPGAD_DMA_H2C, 0, b->ha, 0, o->bad_addr, 4096, 0, NULL);
 	c2h = xfer(fd, FPGAD_DMA_C2H, 0, b->hb, 0, o->bad_addr, 4096, 0, NULL);
+	/* An engine that logged an AXI error is reset before anything else. */
+	reset_chan(fd, FPGAD_DMA_H2C, 0);
+	reset_chan(fd, FPGAD_DMA_C2H, 0);
 	if (h2c != -EIO || c2h != -EIO)
 		report("FAIL", o->mode, "decode-error",
-		       "at %#" PRIx64 ": H2C %s, C2H %s (both should be EIO)",
-		       o->bad_addr, strerror(-h2c), strerror(-c2h));
+		       "at %#" PRIx64 ": H2C %s, C2H %s (both should be EIO): something "
+		       "decodes that address (pick another -b) or the card hides "
+		       "DECERR (its AXI interconnect's default slave)",
+		       o->bad_addr, errname(h2c), errname(c2h));
 	else if (counter(o->dev, "errors") != errors + 2)
 		report("FAIL", o->mode, "decode-error", "errors counter %lld, %lld expected",
 		       counter(o->dev, "errors"), errors + 2);
-	else if (roundtrip(fd, b, 0, 0, o->card_addr, 4096, 99, why, sizeof(why)))
+	else if (roundtrip(fd, b, 0, 0, o->card_addr, small_len(o), 99, why, sizeof(why)))
 		report("FAIL", o->mode, "decode-error", "channels unusable after it: %s", why);
 	else
 		report("PASS", o->mode, "decode-error",
 		       "H2C and C2H at %#" PRIx64 ": EIO, counted; channels still work",
 		       o->bad_addr);
 	(void)in;
+}
+
+/* Every H2C channel at once, then every C2H channel: all complete. */
+static void check_concurrent(int fd, const struct fpgad_dma_info *in,
+			     const struct opts *o, struct bufs *b)
+{
+	uint32_t dirs[2] = { FPGAD_DMA_H2C, FPGAD_DMA_C2H };
+	uint32_t n[2] = { in->h2c_channels, in->c2h_channels }, d, k, got;
+	uint64_t len = 4096;
+	struct fpgad_dma_completion c;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int ret = 0;
+
+	if (n[0] < 2 && n[1] < 2) {
+		report("SKIP", o->mode, "concurrent", "one channel each way");
+		return;
+	}
+	for (d = 0; d < 2 && !ret; d++) {
+		for (k = 0; k < n[d] && !ret; k++)
+			ret = submit(fd, dirs[d], k, d ? b->hb : b->ha, 0,
+				     o->card_addr + k * len, len, 1000 + k, 0);
+		for (got = 0; got < k; got++) {
+			if (poll(&pfd, 1, WAIT_MS) != 1 ||
+			    read(fd, &c, sizeof(c)) != (ssize_t)sizeof(c)) {
+				ret = -ETIME;
+				break;
+			}
+			if (c.status && !ret)
+				ret = c.status;
+		}
+	}
+	if (ret)
+		report("FAIL", o->mode, "concurrent", "%s: channels that work alone fail "
+		       "together: the card's AXI interconnect or its memory "
+		       "controller (register dump and dmesg below)", errname(ret));
+	else
+		report("PASS", o->mode, "concurrent", "%u H2C, then %u C2H channels at once",
+		       n[0], n[1]);
 }
 
 static void check_timeout(int fd, const struct opts *o, struct bufs *b)
@@ -301,19 +415,19 @@ static void check_timeout(int fd, const struct opts *o, struct bufs *b)
 	}
 	if (ret != -ETIMEDOUT) {
 		report("FAIL", o->mode, "timeout", "status %s, ETIMEDOUT expected",
-		       strerror(-ret));
+		       errname(ret));
 		return;
 	}
 	if (flags & FPGAD_DMA_COMPLETION_WEDGED) {
 		ret = ioctl(fd, FPGAD_DMA_IOC_RESET, &r) ? -errno : 0;
 		report(ret ? "FAIL" : "PASS", o->mode, "timeout-wedged",
 		       "the engine did not stop within its wait; RESET: %s",
-		       ret ? strerror(-ret) : "function reset, recovered");
+		       ret ? errname(ret) : "function reset, recovered");
 	}
 	if (counter(o->dev, "timeouts") != timeouts + 1)
 		report("FAIL", o->mode, "timeout", "timeouts counter %lld, %lld expected",
 		       counter(o->dev, "timeouts"), timeouts + 1);
-	else if (roundtrip(fd, b, 0, 0, o->card_addr, 4096, 7, why, sizeof(why)))
+	else if (roundtrip(fd, b, 0, 0, o->card_addr, small_len(o), 7, why, sizeof(why)))
 		report("FAIL", o->mode, "timeout", "channel unusable after it: %s", why);
 	else
 		report("PASS", o->mode, "timeout",
@@ -324,6 +438,12 @@ static void check_timeout(int fd, const struct opts *o, struct bufs *b)
 /* 256 MiB of GPU memory, one dma-buf: card -> GPU -> card -> host. */
 static void check_dmabuf(int fd, const struct opts *o, struct bufs *b)
 {
+#ifdef BRINGUP_NO_MEMORY
+	report("SKIP", o->mode, "dmabuf-256m", "built without the GPU memory backend");
+	(void)fd;
+	(void)b;
+}
+#else
 	const struct memory_ops *mops = memory_ops_for(MEMORY_CUDA);
 	struct fpgad_dma_pin_dmabuf p;
 	uint64_t chunk = o->card_size < b->n ? o->card_size : b->n, off;
@@ -344,13 +464,13 @@ static void check_dmabuf(int fd, const struct opts *o, struct bufs *b)
 		ret = mops->export_dmabuf(r, 0, DMABUF_BYTES, &dfd);
 	if (ret) {
 		report("FAIL", o->mode, "dmabuf-256m", "256 MiB of GPU memory as a dma-buf: %s",
-		       strerror(-ret));
+		       errname(ret));
 		goto out;
 	}
 	memset(&p, 0, sizeof(p));
 	p.fd = dfd;
 	if (ioctl(fd, FPGAD_DMA_IOC_PIN_DMABUF, &p)) {
-		report("FAIL", o->mode, "dmabuf-256m", "PIN_DMABUF: %s", strerror(errno));
+		report("FAIL", o->mode, "dmabuf-256m", "PIN_DMABUF: %s (the p2p-path line above says whether the kernel allows the path)", errname(errno));
 		goto out;
 	}
 	/* Through the card in chunks as large as it holds. */
@@ -374,7 +494,7 @@ static void check_dmabuf(int fd, const struct opts *o, struct bufs *b)
 			ret = -EBADMSG;
 	}
 	if (ret)
-		report("FAIL", o->mode, "dmabuf-256m", "%s", strerror(-ret));
+		report("FAIL", o->mode, "dmabuf-256m", "%s", errname(ret));
 	else
 		report("PASS", o->mode, "dmabuf-256m",
 		       "256 MiB of GPU memory, one dma-buf, through the card both ways in "
@@ -389,6 +509,16 @@ out:
 		close(dfd);
 	if (r)
 		mops->free(r);
+}
+#endif
+
+static void check_nvp2p(const struct opts *o, uint32_t features)
+{
+	if (features & FPGAD_DMA_FEAT_NVP2P)
+		report("PASS", o->mode, "nvp2p", "PIN_NVP2P built in (NVIDIA_SRC=)");
+	else
+		report("SKIP", o->mode, "nvp2p", "module built without NVIDIA_SRC= "
+		       "(make kmod NVIDIA_SRC=/usr/src/nvidia-<version>)");
 }
 
 static void check_p2p(int fd, const struct opts *o)
@@ -406,7 +536,7 @@ static void check_p2p(int fd, const struct opts *o)
 	p.peer_bus = (uint8_t)bus;
 	p.peer_devfn = (uint8_t)(dev << 3 | fn);
 	if (ioctl(fd, FPGAD_DMA_IOC_P2P_PATH, &p)) {
-		report("FAIL", o->mode, "p2p-path", "P2P_PATH %s: %s", o->gpu, strerror(errno));
+		report("FAIL", o->mode, "p2p-path", "P2P_PATH %s: %s", o->gpu, errname(errno));
 		return;
 	}
 	for (i = 0; i < p.n_hops; i++)
@@ -419,20 +549,44 @@ static void check_p2p(int fd, const struct opts *o)
 	       o->gpu, p.distance, p.verdict, hops);
 }
 
+/* One 4 KiB transfer each way, nothing else: the script counts interrupts. */
+static int first_light(int fd, const struct opts *o)
+{
+	uint64_t len = small_len(o);
+	struct bufs b;
+	char why[160];
+	int ret;
+
+	ret = bufs_pin(fd, &b, 4096);
+	if (!ret)
+		ret = roundtrip(fd, &b, 0, 0, o->card_addr, len, 1, why, sizeof(why));
+	else
+		snprintf(why, sizeof(why), "cannot pin 2 x 4 KiB: %s", errname(ret));
+	if (ret)
+		report("FAIL", o->mode, "first-light", "%s", why);
+	else
+		report("PASS", o->mode, "first-light", "%" PRIu64 " bytes each way at card %#"
+		       PRIx64, len, o->card_addr);
+	close(fd);
+	return ret ? 1 : 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: bringup [-d /dev/fpgadN] [-a CARD_ADDR] [-s CARD_SIZE] "
-		   "[-b BAD_ADDR] [-g GPU_PCI_ADDR] [-m LABEL]\n");
+		   "[-b BAD_ADDR] [-g GPU_PCI_ADDR] [-m LABEL] [-E ENGINE] "
+		   "[-o first-light]\n");
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = { .dev = "/dev/fpgad0", .mode = "run" };
+	struct opts o = { .dev = "/dev/fpgad0", .mode = "run", .engine = "xdma" };
 	struct fpgad_dma_info in;
+	uint32_t features = 0;
 	struct bufs b;
 	int fd, c;
 
-	while ((c = getopt(argc, argv, "d:a:s:b:g:m:h")) != -1) {
+	while ((c = getopt(argc, argv, "d:a:s:b:g:m:E:o:h")) != -1) {
 		switch (c) {
 		case 'd': o.dev = optarg; break;
 		case 'a': o.card_addr = strtoull(optarg, NULL, 0); break;
@@ -440,37 +594,44 @@ int main(int argc, char **argv)
 		case 'b': o.bad_addr = strtoull(optarg, NULL, 0); o.have_bad = true; break;
 		case 'g': o.gpu = optarg; break;
 		case 'm': o.mode = optarg; break;
+		case 'E': o.engine = optarg; break;
+		case 'o': o.only = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	memset(&in, 0, sizeof(in));
-	fd = open_dev(o.dev, &in);
+	fd = open_dev(o.dev, &in, &features);
 	if (fd < 0) {
-		report("FAIL", o.mode, "identify", "%s: %s", o.dev, strerror(-fd));
+		report("FAIL", o.mode, "identify", "%s: %s", o.dev, errname(fd));
 		return 1;
 	}
 	if (!o.card_size)
 		o.card_size = in.card_memory ? in.card_memory - o.card_addr : MIB;
-	report(strcmp(in.engine, "xdma") ? "FAIL" : "PASS", o.mode, "identify",
+	if (o.only && !strcmp(o.only, "first-light"))
+		return first_light(fd, &o);
+	report(strcmp(in.engine, o.engine) ? "FAIL" : "PASS", o.mode, "identify",
 	       "%s engine %04x:%04x at %04x:%02x:%02x.%u, PCIe gen%u x%u, %u H2C + %u C2H, "
 	       "align %u, card window %#" PRIx64 "+%" PRIu64 ", default timeout %u ms + "
 	       "length/%" PRIu64 " B/ms", in.engine, in.vendor, in.device, in.pci_domain,
 	       in.pci_bus, in.pci_devfn >> 3, in.pci_devfn & 7u, in.link_gen, in.link_width,
 	       in.h2c_channels, in.c2h_channels, in.align, o.card_addr, o.card_size,
 	       in.default_timeout_ms, (uint64_t)in.timeout_bytes_per_ms);
+	/* Before the dma-buf check, whose failure it explains. */
+	check_p2p(fd, &o);
 	if (!in.h2c_channels || !in.c2h_channels) {
 		report("SKIP", o.mode, "loopback", "needs an H2C and a C2H channel");
 	} else if (bufs_pin(fd, &b, 16 * MIB)) {
 		report("FAIL", o.mode, "loopback", "cannot pin 2 x 16 MiB of host memory");
 	} else {
 		check_loopback(fd, &in, &o, &b);
+		check_concurrent(fd, &in, &o, &b);
 		check_decode_error(fd, &in, &o, &b);
 		check_timeout(fd, &o, &b);
 		check_dmabuf(fd, &o, &b);
 	}
-	check_p2p(fd, &o);
+	check_nvp2p(&o, features);
 	close(fd);
 	printf("bringup %s: %u passed, %u failed, %u skipped\n", o.mode, passed,
 	       failed, skipped);

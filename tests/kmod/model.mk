@@ -15,15 +15,15 @@ KMODEL_BIN := $(KMODEL_OUT)/test_xdma_model
 # The module's files, all but the edu-only engine's register access run here.
 KMODEL_KSRC := $(filter-out %.mod.c,$(wildcard kmod/*.c))
 KMODEL_SRC := $(KMODEL_DIR)/test_xdma_model.c $(KMODEL_DIR)/kshim.c \
-	$(KMODEL_DIR)/xdma_model.c
+	$(KMODEL_DIR)/klockdep.c $(KMODEL_DIR)/xdma_model.c
 # Every <linux/...> header the module includes becomes a one-line file that
 # includes kshim.h; one missing here fails the build with its name.
-KMODEL_LINUX_H := atomic.h cdev.h compiler.h delay.h device.h dma-buf.h \
+KMODEL_LINUX_H := atomic.h capability.h cdev.h debugfs.h compiler.h delay.h device.h dma-buf.h \
 	dma-mapping.h dma-resv.h fs.h idr.h interrupt.h \
-	io-64-nonatomic-lo-hi.h ioctl.h jiffies.h kernel.h list.h math64.h mm.h \
-	module.h mutex.h pci.h pci-p2pdma.h poll.h scatterlist.h \
-	refcount.h sched/signal.h slab.h spinlock.h stddef.h timekeeping.h types.h \
-	uaccess.h wait.h workqueue.h xarray.h
+	io-64-nonatomic-lo-hi.h ioctl.h jiffies.h kernel.h list.h lockdep.h log2.h math64.h mm.h \
+	module.h mutex.h pci.h pci-p2pdma.h poll.h scatterlist.h seq_file.h \
+	refcount.h sched/mm.h sched/signal.h slab.h spinlock.h stddef.h timekeeping.h types.h \
+	uaccess.h version.h wait.h workqueue.h xarray.h
 KMODEL_STUBS := $(addprefix $(KMODEL_OUT)/include/linux/,$(KMODEL_LINUX_H))
 KMODEL_CFLAGS := -std=gnu11 -O1 -g $(WARN) -Wno-unused-parameter \
 	-fno-omit-frame-pointer -fsanitize=address,undefined \

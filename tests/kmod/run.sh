@@ -18,7 +18,9 @@
 #   run.sh MODULE.ko GUEST_TEST_BINARY [WORKDIR [BOOT...]]
 #
 # Environment: KVER (kernel release, default: the one MODULE.ko was built
-# for), QEMU (default qemu-system-x86_64), KMOD_TIMEOUT (seconds per boot,
+# for), BRINGUP_GUEST (a static bring-up program: the main boot then runs
+# tests/kmod/bringup.sh --edu with it, which must pass), QEMU (default
+# qemu-system-x86_64), KMOD_TIMEOUT (seconds per boot,
 # default 150), ACCEL (kvm or tcg; default kvm when /dev/kvm is usable and
 # the CPU has vmx or svm).
 #
@@ -46,7 +48,6 @@ fi
 [ -n "$KVER" ] || fail "cannot tell which kernel $ko is for (modinfo, or set KVER)"
 
 kernel=/boot/vmlinuz-$KVER
-moddir=/lib/modules/$KVER/kernel/drivers/gpu/drm
 command -v "$QEMU" >/dev/null 2>&1 || skip "$QEMU not installed (apt-get install qemu-system-x86)"
 [ -r "$kernel" ] || skip "$kernel not installed or not readable (apt-get install linux-image-amd64)"
 busybox=$(command -v busybox 2>/dev/null)
@@ -55,9 +56,12 @@ if ! file -L "$busybox" 2>/dev/null | grep -q 'statically linked' &&
    ! ldd "$busybox" 2>&1 | grep -q 'not a dynamic'; then
 	skip "$busybox is not static (apt-get install busybox-static)"
 fi
-for m in drm.ko drm_shmem_helper.ko vgem/vgem.ko; do
-	[ -r "$moddir/$m" ] || skip "$moddir/$m missing (the vgem test needs Debian's linux-image-$KVER)"
-done
+# vgem and what it needs, in load order (modules.dep lists the needs of a
+# module last-loaded first); compressed modules are unpacked on the host.
+vgem_mods=$(sed -n 's|^\(kernel/drivers/gpu/drm/vgem/vgem\.ko[.a-z]*\):\(.*\)|\2 \1|p' \
+	"/lib/modules/$KVER/modules.dep" 2>/dev/null)
+[ -n "$vgem_mods" ] || skip "no vgem module in /lib/modules/$KVER/modules.dep (the vgem test needs Debian's linux-image-$KVER)"
+vgem_order=$(echo $vgem_mods | tr ' ' '\n' | sed '$d' | tac | tr '\n' ' ')"${vgem_mods##* }"
 command -v cpio >/dev/null 2>&1 || skip "cpio not installed"
 
 # --- initramfs -----------------------------------------------------------------
@@ -69,9 +73,24 @@ mkdir -p "$root/bin" "$root/modules" "$root/proc" "$root/sys" "$root/dev" \
 	"$root/tmp" || fail "cannot populate $root"
 cp "$busybox" "$root/bin/busybox" &&
 cp "$ko" "$root/fpgad_dma.ko" &&
-cp "$guest_bin" "$root/kmod_test" &&
-cp "$moddir/drm.ko" "$moddir/drm_shmem_helper.ko" "$moddir/vgem/vgem.ko" \
-	"$root/modules/" || fail "cannot copy files into the initramfs"
+cp "$guest_bin" "$root/kmod_test" || fail "cannot copy files into the initramfs"
+if [ -n "${BRINGUP_GUEST:-}" ]; then
+	cp "$BRINGUP_GUEST" "$root/bringup" &&
+	cp "$(dirname "$0")/bringup.sh" "$root/bringup.sh" ||
+		fail "cannot copy the bring-up program and script into the initramfs"
+fi
+: > "$root/modules/order"
+for m in $vgem_order; do
+	name=$(basename "$m" | sed 's/\.ko\..*$/.ko/')
+	case "$m" in
+	*.ko) cp "/lib/modules/$KVER/$m" "$root/modules/$name" ;;
+	*.ko.xz) xz -dc "/lib/modules/$KVER/$m" > "$root/modules/$name" ;;
+	*.ko.zst) zstd -qdc "/lib/modules/$KVER/$m" > "$root/modules/$name" ;;
+	*.ko.gz) gzip -dc "/lib/modules/$KVER/$m" > "$root/modules/$name" ;;
+	*) false ;;
+	esac || fail "cannot unpack /lib/modules/$KVER/$m into the initramfs"
+	echo "$name" >> "$root/modules/order"
+done
 
 cat > "$root/init" <<'EOT'
 #!/bin/busybox sh
@@ -115,8 +134,8 @@ if [ "$boot" != main ]; then
 	result "PASS"
 fi
 
-for m in drm drm_shmem_helper vgem; do
-	insmod /modules/$m.ko || result "FAIL insmod $m"
+for m in $(cat /modules/order); do
+	insmod /modules/$m || result "FAIL insmod $m"
 done
 echo "fpgad-kmod-test: start" > /dev/kmsg
 
@@ -140,6 +159,14 @@ echo "$bdf" > /sys/bus/pci/drivers/fpgad_dma/bind || result "FAIL bind $bdf"
 [ -c /dev/fpgad0 ] || result "FAIL no /dev/fpgad0 after bind"
 rmmod fpgad_dma || result "FAIL second rmmod"
 grep -q '^fpgad_dma ' /proc/modules && result "FAIL fpgad_dma still loaded"
+
+# bringup.sh as on a card's host, against edu: it must pass here.
+if [ -x /bringup ]; then
+	echo "== bringup.sh --edu (dry run)"
+	BRINGUP=/bringup KO=/fpgad_dma.ko sh /bringup.sh --edu
+	brc=$?
+	[ "$brc" = 0 ] || result "FAIL bringup.sh dry run exited $brc"
+fi
 
 scan_log
 [ "$rc" = 0 ] || result "FAIL kmod_test exited $rc"
@@ -183,7 +210,7 @@ run_boot() {
 		ACCEL=tcg exec "$0" "$ko" "$guest_bin" "$work" $boots
 	fi
 
-	tr -d '\r' < "$log" | grep -a -E '^(ok|not ok|kmod_test|counters|==|KMOD-TEST-RESULT)'
+	tr -d '\r' < "$log" | grep -a -E '^(ok|not ok|kmod_test|counters|==|KMOD-TEST-RESULT|PASS |FAIL |SKIP |NOTE |bringup)'
 	result=$(tr -d '\r' < "$log" | sed -n 's/^KMOD-TEST-RESULT: //p' | tail -n 1)
 	case "$result" in
 	PASS)

@@ -49,26 +49,35 @@ print(n)
 PY
 }
 
-# check_list: every line well-formed and its FROM found once.
+# check_list: every line well-formed and its FROM found once (one python
+# for the whole list: make check runs it).
 check_list() {
-	local n=0 bad=0 name file from to tier extra count line=0
-	while IFS=$'\t' read -r name file from to tier extra; do
-		line=$((line + 1))
-		case $name in ''|'#'*) continue ;; esac
-		n=$((n + 1))
-		if [ -z "$tier" ] || [ -n "${extra:-}" ]; then
-			echo "$LIST:$line: $name: not five TAB-separated fields (NAME FILE FROM TO TIER)"
-			bad=$((bad + 1))
-			continue
-		fi
-		count=$(substitute "$file" "$from" "$to" 2>&1)
-		if [ "$count" != 1 ]; then
-			echo "$LIST:$line: $name: '$from' occurs ${count} times in $file, not once"
-			bad=$((bad + 1))
-		fi
-	done < "$LIST"
-	[ "$bad" = 0 ] || { echo "mutants: $bad of $n lines of $LIST are out of date"; return 1; }
-	echo "mutants: $n mutants in $LIST, each FROM found once"
+	python3 - "$LIST" <<'PY'
+import sys
+path = sys.argv[1]
+unesc = lambda s: s.replace("\\t", "\t").replace("\\n", "\n")
+n = bad = 0
+for line, raw in enumerate(open(path, encoding="utf-8"), 1):
+    f = raw.rstrip("\n").split("\t")
+    if not f[0] or f[0].startswith("#"):
+        continue
+    n += 1
+    if len(f) != 5 or not f[4]:
+        print(f"{path}:{line}: {f[0]}: not five TAB-separated fields (NAME FILE FROM TO TIER)")
+        bad += 1
+        continue
+    try:
+        count = open(f[1], encoding="utf-8").read().count(unesc(f[2]))
+    except OSError as e:
+        count = e.strerror
+    if count != 1:
+        print(f"{path}:{line}: {f[0]}: '{f[2]}' occurs {count} times in {f[1]}, not once")
+        bad += 1
+if bad:
+    print(f"mutants: {bad} of {n} lines of {path} are out of date")
+    sys.exit(1)
+print(f"mutants: {n} mutants in {path}, each FROM found once")
+PY
 }
 
 if [ "${1:-}" = --check ]; then

@@ -70,8 +70,12 @@ covers man/fpgad.conf.5 "keys of systemd/fpgad.conf" \
 covers man/libfpgad.3 "functions of fpgad.h" \
 	$(grep -o 'fpgad_[a-z_]*(' include/fpgad.h | tr -d '(' | sort -u)
 # shellcheck disable=SC2046
+# (the channel counters' families are named in common/channel_counters.h:
+# fpgad_channel_NAME_total for each X(NAME, "help"))
 covers man/fpgad.8 "metrics of daemon/metrics.c" \
-	$(grep -o '"fpgad_[a-z_]*' daemon/metrics.c | tr -d '"' | sort -u)
+	$( (grep -o '"fpgad_[a-z_]*' daemon/metrics.c | tr -d '"' | grep -v '_$';
+	   sed -n 's/.*X(\([a-z_]*\), "[A-Z].*/fpgad_channel_\1_total/p' \
+		common/channel_counters.h) | sort -u)
 
 # Every "within N ms" the documents promise for noticing fpgad's death is
 # fpgad.h's FPGAD_GONE_NOTICE_MS, the bound frames.c is built to meet.

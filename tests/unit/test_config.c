@@ -335,6 +335,50 @@ static void test_errors(void **state)
 		     "unknown key 'port' in [metrics]");
 }
 
+/* source = udp: a network channel's keys, set and refused with their line. */
+static void test_net_source(void **state)
+{
+	const char *net = "[channel n]\nsource = udp\nslot_size = 64K\nframe_size = 60000\n";
+	char text[512], err[512];
+	struct config cfg;
+
+	(void)state;
+	snprintf(text, sizeof(text), "%slisten = 10.1.2.3:4791\nsender = 10.1.2.4\n"
+		 "mtu = 9000\nqpn = 0x123\nrkey = 0xbeef\n"
+		 "[channel c]\nengine = 0\n", net);
+	if (load(text, &cfg, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(cfg.channels[0].source, SOURCE_UDP);
+	assert_string_equal(cfg.channels[0].listen, "10.1.2.3:4791");
+	assert_string_equal(cfg.channels[0].sender, "10.1.2.4");
+	assert_int_equal(cfg.channels[0].mtu, 9000);
+	assert_int_equal(cfg.channels[0].qpn, 0x123);
+	assert_int_equal(cfg.channels[0].rkey, 0xbeef);
+	/* A card channel beside it may take engine 0: the network takes none. */
+	assert_int_equal(cfg.channels[1].source, SOURCE_CARD);
+	assert_string_equal(source_kind_name(SOURCE_UDP), "udp");
+
+	expect_error("[channel a]\nsource = tcp\n", 2, "source: 'tcp' is not one of card, udp");
+	expect_error("[channel a]\nsender = 10.0.0.1\n", 2,
+		     "[channel a] sender is for a network source (source = udp)");
+	expect_error("[channel a]\nsource = udp\nlisten = 10.0.0.1:1\nsender = 10.0.0.2\nmtu = 100\n", 5,
+		     "mtu: '100' is not a whole number from 256 to 9216");
+	expect_error("[channel a]\nsource = udp\nqpn = 0x1000000\n", 3, "qpn");
+	expect_error("[channel a]\nsource = udp\ndirection = h2c\nlisten = 10.0.0.1:1\nsender = 10.0.0.2\n", 2,
+		     "a network source sends to the host: direction must be c2h");
+	snprintf(text, sizeof(text), "%slisten = 10.0.0.1\nsender = 10.0.0.2\n", net);
+	expect_error(text, 5, "listen: '10.0.0.1' is not ADDRESS:PORT");
+	snprintf(text, sizeof(text), "%slisten = 10.0.0.1:70000\nsender = 10.0.0.2\n", net);
+	expect_error(text, 5, "is not ADDRESS:PORT");
+	snprintf(text, sizeof(text), "%slisten = [::1]:5\n", net);
+	expect_error(text, 1, "sender: '' is not the sender's ADDRESS");
+	snprintf(text, sizeof(text), "%slisten = [::1]:5\nsender = host.example\n", net);
+	expect_error(text, 6, "sender: 'host.example' is not the sender's ADDRESS");
+	snprintf(text, sizeof(text), "%slisten = [::1]:0\nsender = [fe80::1]:99\n", net);
+	if (load(text, &cfg, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+}
+
 /* [metrics] listen: http://ADDRESS:PORT/PATH, or the line says why not. */
 static void test_metrics_listen(void **state)
 {
@@ -501,6 +545,7 @@ int main(void)
 		cmocka_unit_test(test_every_key),
 		cmocka_unit_test(test_link_unlimited),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_net_source),
 		cmocka_unit_test(test_metrics_listen),
 		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_not_a_regular_file),

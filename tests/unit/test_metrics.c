@@ -295,6 +295,45 @@ static void test_families_grouped(void **state)
 	free(text);
 }
 
+/* A network channel's counters: its samples alone, none for a card channel. */
+static void test_net_counters(void **state)
+{
+	struct metrics_snapshot s;
+	char *text, *p;
+	size_t len;
+
+	(void)state;
+	snapshot_one(&s);
+	assert_int_equal(metrics_format(&s, &text, &len), 0);
+	assert_null(strstr(text, "fpgad_channel_net_"));
+	free(text);
+
+	s.n_channels = 2;
+	s.channels[1] = s.channels[0];
+	s.channels[1].name = "net0";
+	s.channels[1].st.network = true;
+	s.channels[1].st.net.lost_packets = 42;
+	s.channels[1].st.net.wrong_rkey = 7;
+	assert_int_equal(metrics_format(&s, &text, &len), 0);
+	assert_non_null(strstr(text, "# TYPE fpgad_channel_net_lost_packets_total counter\n"
+				     "fpgad_channel_net_lost_packets_total{channel=\"net0\",direction=\"c2h\"} 42\n"));
+	assert_non_null(strstr(text, "fpgad_channel_net_wrong_rkey_total{channel=\"net0\",direction=\"c2h\"} 7\n"));
+	assert_non_null(strstr(text, "fpgad_channel_net_kernel_drops_total{channel=\"net0\",direction=\"c2h\"} 0\n"));
+	assert_null(strstr(text, "fpgad_channel_net_packets_total{channel=\"cam0\""));
+	free(text);
+
+	/* Each family once, whatever the number of network channels. */
+	s.n_channels = 3;
+	s.channels[2] = s.channels[1];
+	s.channels[2].name = "net1";
+	assert_int_equal(metrics_format(&s, &text, &len), 0);
+	p = strstr(text, "# TYPE fpgad_channel_net_packets_total");
+	assert_non_null(p);
+	assert_null(strstr(p + 1, "# TYPE fpgad_channel_net_packets_total"));
+	assert_non_null(strstr(text, "fpgad_channel_net_lost_packets_total{channel=\"net1\",direction=\"c2h\"} 42\n"));
+	free(text);
+}
+
 static void test_label_escapes(void **state)
 {
 	struct metrics_snapshot s;
@@ -349,6 +388,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exact_text),
 		cmocka_unit_test(test_families_grouped),
+		cmocka_unit_test(test_net_counters),
 		cmocka_unit_test(test_label_escapes),
 		cmocka_unit_test(test_histo_buckets),
 	};

@@ -91,6 +91,7 @@ void kshim_usleep(unsigned long us)
 {
 	struct timespec ts = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
 
+	kshim_might_sleep("a sleep");
 	nanosleep(&ts, NULL);
 }
 
@@ -606,20 +607,56 @@ void kshim_close(struct kshim_file *f)
 	free(f);
 }
 
+static bool kshim_admin = true;
+static struct mm_struct kshim_mm;
+static struct task_struct kshim_task = { &kshim_mm };
+struct task_struct *current = &kshim_task;
+static unsigned long kshim_memlock = ULONG_MAX;	/* pages */
+
+void kshim_set_admin(bool admin)
+{
+	kshim_admin = admin;
+}
+
+bool capable(int cap)
+{
+	return (cap == CAP_SYS_ADMIN || cap == CAP_IPC_LOCK) && kshim_admin;
+}
+
+void kshim_set_memlock(unsigned long bytes)
+{
+	kshim_memlock = bytes / PAGE_SIZE;
+}
+
+long kshim_locked_vm(void)
+{
+	return __atomic_load_n(&kshim_mm.locked_vm, __ATOMIC_SEQ_CST);
+}
+
+/* mm/util.c's: RLIMIT_MEMLOCK binds unless CAP_IPC_LOCK. */
+int account_locked_vm(struct mm_struct *mm, unsigned long pages, bool inc)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	int ret = 0;
+
+	pthread_mutex_lock(&lock);
+	if (!inc)
+		mm->locked_vm -= (long)pages;
+	else if (!capable(CAP_IPC_LOCK) &&
+		 (unsigned long)mm->locked_vm + pages > kshim_memlock)
+		ret = -ENOMEM;
+	else
+		mm->locked_vm += (long)pages;
+	pthread_mutex_unlock(&lock);
+	return ret;
+}
+
 long compat_ptr_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 {
 	(void)f;
 	(void)cmd;
 	(void)arg;
 	return -ENOTTY;
-}
-
-loff_t no_llseek(struct file *f, loff_t off, int whence)
-{
-	(void)f;
-	(void)off;
-	(void)whence;
-	return -ESPIPE;
 }
 
 long long kshim_sysfs(const char *name, const char *attr)
@@ -939,7 +976,7 @@ void kshim_pci_defaults(struct kshim_pci_config *cfg)
 	cfg->vendor = PCI_VENDOR_ID_XILINX;
 	cfg->device = 0x9038;
 	cfg->dma_bar = 1;
-	cfg->irq_modes = PCI_IRQ_MSIX | PCI_IRQ_MSI | PCI_IRQ_LEGACY;
+	cfg->irq_modes = PCI_IRQ_MSIX | PCI_IRQ_MSI | PCI_IRQ_INTX;
 	cfg->msix_vectors = 32;
 	cfg->intx_pin = 1;
 	cfg->link_gen = 2;
@@ -1443,7 +1480,7 @@ int pci_alloc_irq_vectors(struct pci_dev *p, unsigned int min,
 		xm_set_irq_mode(ks->xm, XM_IRQ_MSI);
 		return 1;
 	}
-	if ((flags & PCI_IRQ_LEGACY) && (offered & PCI_IRQ_LEGACY) &&
+	if ((flags & PCI_IRQ_INTX) && (offered & PCI_IRQ_INTX) &&
 	    min <= 1 && p->irq) {
 		ks->nvec = 1;
 		ks->irq_mode = XM_IRQ_INTX;
@@ -1625,10 +1662,12 @@ static bool kshim_irq_run(unsigned int irq)
 		if (!irqs[i].handler || irqs[i].irq != irq)
 			continue;
 		any = true;
+		kshim_irq_enter();
 		if (irqs[i].handler((int)irq, irqs[i].dev) == IRQ_HANDLED)
 			irq_st.handled++;
 		else
 			irq_st.unhandled++;
+		kshim_irq_exit();
 	}
 	if (!any)
 		irq_st.misrouted++;
@@ -1684,10 +1723,12 @@ int kshim_irq_fire(struct kshim_pci *ks, unsigned int nr)
 	if (irq < 0)
 		return irq;
 	pthread_mutex_lock(&irq_lock);
+	kshim_irq_enter();
 	for (i = 0; i < ARRAY_SIZE(irqs); i++)
 		if (irqs[i].handler && irqs[i].irq == (unsigned int)irq &&
 		    irqs[i].handler(irq, irqs[i].dev) == IRQ_HANDLED)
 			handled++;
+	kshim_irq_exit();
 	pthread_mutex_unlock(&irq_lock);
 	return handled;
 }
@@ -1712,6 +1753,7 @@ int kshim_dmabuf_new(void *mem, size_t size)
 	b->mem = mem;
 	b->resv = &b->resv_obj;
 	pthread_mutex_init(&b->resv_obj.lock, NULL);
+	b->resv_obj.dep.name = "dma_resv";
 	atomic_store(&b->refs, 1);
 	pthread_mutex_lock(&dmabuf_lock);
 	for (i = 0; i < MAX_DMABUFS && dmabufs[i]; i++)
@@ -1842,11 +1884,12 @@ void kshim_dmabuf_move(int fd)
 
 	if (!b || !b->attach)
 		return;
-	pthread_mutex_lock(&b->resv_obj.lock);
+	/* Exporters call move_notify with the reservation held. */
+	dma_resv_lock(b->resv, NULL);
 	b->attach->importer_ops->move_notify(b->attach);
 	/* From here on the old location is not the buffer's any more. */
 	kshim_map_del(b);
-	pthread_mutex_unlock(&b->resv_obj.lock);
+	dma_resv_unlock(b->resv);
 }
 
 unsigned int kshim_dmabuf_attachments(void)
@@ -1872,7 +1915,16 @@ struct kshim_gpu_pin {
 	void *data;
 };
 
+/*
+ * NVIDIA's put_pages waits for a free callback that runs on the same page
+ * table (GDRCopy's comments; nv-p2p.h: the callback and put_pages are
+ * serialised): a lock held across put_pages that the callback takes is a
+ * deadlock.  The callback runs "holding" this class, put_pages takes it.
+ */
+static const struct kshim_dep gpu_callback_dep = { "nvidia_p2p free callback" };
 static pthread_mutex_t gpu_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gpu_cond = PTHREAD_COND_INITIALIZER;
+static struct nvidia_p2p_page_table *gpu_in_callback[MAX_GPU_PINS];
 static u64 gpu_va, gpu_len;
 static void *gpu_host;
 static struct kshim_gpu_pin gpu_pins[MAX_GPU_PINS];
@@ -1929,12 +1981,27 @@ static void kshim_gpu_pin_drop(struct nvidia_p2p_page_table *pt)
 	pthread_mutex_unlock(&gpu_lock);
 }
 
+static bool kshim_gpu_in_callback(const struct nvidia_p2p_page_table *pt)
+{
+	unsigned int i;
+
+	for (i = 0; i < MAX_GPU_PINS; i++)
+		if (gpu_in_callback[i] == pt)
+			return true;
+	return false;
+}
+
 int nvidia_p2p_put_pages(u64 p2p_token, u32 va_space, u64 va,
 			 struct nvidia_p2p_page_table *pt)
 {
 	(void)p2p_token;
 	(void)va_space;
 	(void)va;
+	kshim_might_lock(&gpu_callback_dep, 0);
+	pthread_mutex_lock(&gpu_lock);
+	while (kshim_gpu_in_callback(pt))
+		pthread_cond_wait(&gpu_cond, &gpu_lock);
+	pthread_mutex_unlock(&gpu_lock);
 	kshim_gpu_pin_drop(pt);
 	free(pt);
 	return 0;
@@ -2011,6 +2078,135 @@ void kshim_gpu_free(u64 gpu_addr)
 	}
 	pthread_mutex_unlock(&gpu_lock);
 	/* The callback frees the mapping and the page table itself. */
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		pthread_mutex_lock(&gpu_lock);
+		gpu_in_callback[i] = pins[i].pt;
+		pthread_mutex_unlock(&gpu_lock);
+		kshim_lock_acquire(&gpu_callback_dep, 0, KSHIM_LOCK_SLEEPING);
 		pins[i].free_cb(pins[i].data);
+		kshim_lock_release(&gpu_callback_dep, KSHIM_LOCK_SLEEPING);
+		pthread_mutex_lock(&gpu_lock);
+		gpu_in_callback[i] = NULL;
+		pthread_cond_broadcast(&gpu_cond);
+		pthread_mutex_unlock(&gpu_lock);
+	}
+}
+
+/* --- seq_file, debugfs ----------------------------------------------------------------------- */
+
+void seq_printf(struct seq_file *m, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(m->buf + m->count, m->size - m->count, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		m->count += (size_t)n < m->size - m->count ? (size_t)n :
+			    m->size - m->count - 1;
+}
+
+void seq_puts(struct seq_file *m, const char *s)
+{
+	seq_printf(m, "%s", s);
+}
+
+#define MAX_DEBUGFS	32
+
+struct dentry {
+	char path[256];
+	struct dentry *parent;
+	void *data;
+	const struct file_operations *fops;
+	bool used;
+};
+
+static struct dentry debugfs[MAX_DEBUGFS];
+static pthread_mutex_t debugfs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct dentry *kshim_debugfs_add(const char *name, struct dentry *parent,
+					void *data, const struct file_operations *fops)
+{
+	struct dentry *d = NULL;
+	unsigned int i;
+
+	pthread_mutex_lock(&debugfs_lock);
+	for (i = 0; i < MAX_DEBUGFS && debugfs[i].used; i++)
+		;
+	if (i < MAX_DEBUGFS) {
+		d = &debugfs[i];
+		snprintf(d->path, sizeof(d->path), "%.120s%s%.120s",
+			 parent ? parent->path : "", parent ? "/" : "", name);
+		d->parent = parent;
+		d->data = data;
+		d->fops = fops;
+		d->used = true;
+	}
+	pthread_mutex_unlock(&debugfs_lock);
+	return d ? d : ERR_PTR(-ENOMEM);
+}
+
+struct dentry *debugfs_create_dir(const char *name, struct dentry *parent)
+{
+	return kshim_debugfs_add(name, parent, NULL, NULL);
+}
+
+struct dentry *debugfs_create_file(const char *name, unsigned short mode,
+				   struct dentry *parent, void *data,
+				   const struct file_operations *fops)
+{
+	(void)mode;
+	return kshim_debugfs_add(name, parent, data, fops);
+}
+
+static bool kshim_debugfs_below(const struct dentry *d, const struct dentry *top)
+{
+	for (; d; d = d->parent)
+		if (d == top)
+			return true;
+	return false;
+}
+
+void debugfs_remove_recursive(struct dentry *top)
+{
+	unsigned int i;
+
+	if (IS_ERR_OR_NULL(top))
+		return;
+	pthread_mutex_lock(&debugfs_lock);
+	for (i = MAX_DEBUGFS; i-- > 0;)
+		if (debugfs[i].used && kshim_debugfs_below(&debugfs[i], top))
+			memset(&debugfs[i], 0, sizeof(debugfs[i]));
+	pthread_mutex_unlock(&debugfs_lock);
+}
+
+int kshim_debugfs_read(const char *path, char *buf, size_t size)
+{
+	struct seq_file m = { buf, size, 0, NULL };
+	const struct dentry *d = NULL;
+	unsigned int i;
+
+	pthread_mutex_lock(&debugfs_lock);
+	for (i = 0; i < MAX_DEBUGFS; i++)
+		if (debugfs[i].used && debugfs[i].fops &&
+		    !strcmp(debugfs[i].path, path))
+			d = &debugfs[i];
+	pthread_mutex_unlock(&debugfs_lock);
+	if (!d)
+		return -ENOENT;
+	buf[0] = '\0';
+	m.private = d->data;
+	return d->fops->kshim_show(&m, d->data);
+}
+
+unsigned int kshim_debugfs_entries(void)
+{
+	unsigned int i, n = 0;
+
+	pthread_mutex_lock(&debugfs_lock);
+	for (i = 0; i < MAX_DEBUGFS; i++)
+		n += debugfs[i].used;
+	pthread_mutex_unlock(&debugfs_lock);
+	return n;
 }

@@ -43,6 +43,13 @@
 #include <asm-generic/ioctl.h>
 #include <linux/pci_regs.h>
 
+/*
+ * The kernel the shim stands for: the newest interfaces (fpgad_compat.h);
+ * the older spellings are built by the kmod tier against Debian's 6.1.
+ */
+#define KERNEL_VERSION(a, b, c)	(((a) << 16) + ((b) << 8) + ((c) > 255 ? 255 : (c)))
+#define LINUX_VERSION_CODE	KERNEL_VERSION(6, 12, 0)
+
 /* --- types and compiler ---------------------------------------------------- */
 
 typedef uint8_t u8;
@@ -113,6 +120,15 @@ typedef int irqreturn_t;
 #define clamp_t(t, v, lo, hi) min_t(t, max_t(t, v, lo), hi)
 
 static inline u64 div64_u64(u64 a, u64 b) { return a / b; }
+#define IS_ALIGNED(x, a)	(((x) & ((typeof(x))(a) - 1)) == 0)
+static inline unsigned long roundup_pow_of_two(unsigned long n)
+{
+	unsigned long p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
 
 #define le32_to_cpu(v)		((u32)(v))
 #define cpu_to_le32(v)		((u32)(v))
@@ -152,7 +168,7 @@ void kshim_log(const struct device *dev, const char *level, const char *fmt, ...
 					     __FILE__, __LINE__, #c); _c; })
 #define WARN_ON_ONCE(c)		WARN_ON(c)
 #define BUG_ON(c)		do { if (c) abort(); } while (0)
-#define might_sleep()		do { } while (0)
+#define might_sleep()		kshim_might_sleep("might_sleep()")
 #define cond_resched()		do { } while (0)
 #define lockdep_assert_held(l)	do { (void)(l); } while (0)
 
@@ -184,22 +200,65 @@ static inline unsigned int refcount_read(const refcount_t *r) { return atomic_lo
 
 /* --- locks ------------------------------------------------------------------------ */
 
-typedef struct { pthread_mutex_t m; } spinlock_t;
-struct mutex { pthread_mutex_t m; };
+/*
+ * Every lock is checked by klockdep.c: lock order (an acquisition edge
+ * that closes a cycle between classes), sleeping in atomic context, and a
+ * spinlock taken both in an interrupt handler and with interrupts on.
+ * A lock's class is the place it was initialised.
+ */
+struct kshim_dep {
+	const char *name;
+};
 
-#define spin_lock_init(l)	pthread_mutex_init(&(l)->m, NULL)
-#define spin_lock(l)		pthread_mutex_lock(&(l)->m)
-#define spin_unlock(l)		pthread_mutex_unlock(&(l)->m)
-#define spin_lock_irq(l)	spin_lock(l)
-#define spin_unlock_irq(l)	spin_unlock(l)
-#define spin_lock_irqsave(l, f)	do { (f) = 0; spin_lock(l); } while (0)
-#define spin_unlock_irqrestore(l, f) do { (void)(f); spin_unlock(l); } while (0)
-#define mutex_init(l)		pthread_mutex_init(&(l)->m, NULL)
+enum kshim_lock_kind {
+	KSHIM_LOCK_SLEEPING,		/* mutex, dma_resv, a wait */
+	KSHIM_LOCK_SPIN,		/* spin_lock: interrupts on */
+	KSHIM_LOCK_SPIN_IRQ,		/* spin_lock_irq, spin_lock_irqsave */
+};
+
+void kshim_lock_acquire(const struct kshim_dep *dep, unsigned int sub,
+			enum kshim_lock_kind kind);
+void kshim_lock_release(const struct kshim_dep *dep, enum kshim_lock_kind kind);
+/* A wait for whoever holds @dep: an acquisition edge, nothing held after. */
+void kshim_might_lock(const struct kshim_dep *dep, unsigned int sub);
+/* Reports a sleep while a spinlock is held or in an interrupt handler. */
+void kshim_might_sleep(const char *what);
+void kshim_irq_enter(void);
+void kshim_irq_exit(void);
+
+#define KSHIM_STR2(x)		#x
+#define KSHIM_STR(x)		KSHIM_STR2(x)
+#define KSHIM_SITE(l)		__FILE__ ":" KSHIM_STR(__LINE__) " " #l
+
+typedef struct { pthread_mutex_t m; struct kshim_dep dep; } spinlock_t;
+struct mutex { pthread_mutex_t m; struct kshim_dep dep; };
+
+#define kshim_lock(l, sub, kind) do {					\
+	kshim_lock_acquire(&(l)->dep, (sub), (kind));			\
+	pthread_mutex_lock(&(l)->m);					\
+} while (0)
+#define kshim_unlock(l, kind) do {					\
+	pthread_mutex_unlock(&(l)->m);					\
+	kshim_lock_release(&(l)->dep, (kind));				\
+} while (0)
+
+#define spin_lock_init(l) do {						\
+	pthread_mutex_init(&(l)->m, NULL);				\
+	(l)->dep.name = KSHIM_SITE(l);					\
+} while (0)
+#define spin_lock(l)		kshim_lock(l, 0, KSHIM_LOCK_SPIN)
+#define spin_unlock(l)		kshim_unlock(l, KSHIM_LOCK_SPIN)
+#define spin_lock_irq(l)	kshim_lock(l, 0, KSHIM_LOCK_SPIN_IRQ)
+#define spin_unlock_irq(l)	kshim_unlock(l, KSHIM_LOCK_SPIN_IRQ)
+#define spin_lock_irqsave(l, f)	do { (f) = 0; spin_lock_irq(l); } while (0)
+#define spin_unlock_irqrestore(l, f) do { (void)(f); spin_unlock_irq(l); } while (0)
+#define mutex_init(l)		spin_lock_init(l)
 #define mutex_destroy(l)	pthread_mutex_destroy(&(l)->m)
-#define mutex_lock(l)		pthread_mutex_lock(&(l)->m)
-#define mutex_unlock(l)		pthread_mutex_unlock(&(l)->m)
-#define mutex_lock_nested(l, s)	mutex_lock(l)
-#define DEFINE_MUTEX(n)		struct mutex n = { PTHREAD_MUTEX_INITIALIZER }
+#define mutex_lock(l)		kshim_lock(l, 0, KSHIM_LOCK_SLEEPING)
+#define mutex_lock_nested(l, s)	kshim_lock(l, (s), KSHIM_LOCK_SLEEPING)
+#define mutex_unlock(l)		kshim_unlock(l, KSHIM_LOCK_SLEEPING)
+#define DEFINE_MUTEX(n)		struct mutex n = { PTHREAD_MUTEX_INITIALIZER, { #n } }
+#define might_lock(l)		kshim_might_lock(&(l)->dep, 0)
 
 /* --- lists --------------------------------------------------------------------- */
 
@@ -305,6 +364,7 @@ void kshim_wait_sleep(wait_queue_head_t *wq, unsigned long gen,
 #define wake_up_interruptible_all(wq)	kshim_wake(wq)
 
 #define wait_event(wq, cond) do {					\
+	kshim_might_sleep("wait_event");				\
 	for (;;) {							\
 		unsigned long _g = kshim_wait_gen(&(wq));		\
 		if (cond)						\
@@ -319,6 +379,7 @@ void kshim_wait_sleep(wait_queue_head_t *wq, unsigned long gen,
 #define wait_event_timeout(wq, cond, timeout) ({			\
 	unsigned long _end = jiffies + (unsigned long)(timeout);	\
 	long _left;							\
+	kshim_might_sleep("wait_event_timeout");			\
 	for (;;) {							\
 		unsigned long _g = kshim_wait_gen(&(wq));		\
 		_left = (long)(_end - jiffies);				\
@@ -344,11 +405,16 @@ void kshim_wait_sleep(wait_queue_head_t *wq, unsigned long gen,
 #define __GFP_ZERO	4u
 
 void *kshim_alloc(size_t n, bool zero);
-static inline void *kmalloc(size_t n, gfp_t f) { (void)f; return kshim_alloc(n, false); }
-static inline void *kzalloc(size_t n, gfp_t f) { (void)f; return kshim_alloc(n, true); }
+static inline void kshim_gfp(gfp_t f)
+{
+	if (f == GFP_KERNEL)
+		kshim_might_sleep("a GFP_KERNEL allocation");
+}
+static inline void *kmalloc(size_t n, gfp_t f) { kshim_gfp(f); return kshim_alloc(n, false); }
+static inline void *kzalloc(size_t n, gfp_t f) { kshim_gfp(f); return kshim_alloc(n, true); }
 static inline void *kcalloc(size_t n, size_t s, gfp_t f)
 {
-	(void)f;
+	kshim_gfp(f);
 	if (s && n > SIZE_MAX / s)
 		return NULL;
 	return kshim_alloc(n * s, true);
@@ -365,6 +431,19 @@ size_t strscpy(char *dst, const char *src, size_t n);
 #define PAGE_MASK		(~(PAGE_SIZE - 1))
 #define offset_in_page(p)	((unsigned long)(p) & ~PAGE_MASK)
 #define TASK_SIZE		(1UL << 47)
+
+/* The caller's memory: locked_vm against RLIMIT_MEMLOCK (kshim_test.h). */
+struct mm_struct {
+	long locked_vm;			/* pages */
+};
+struct task_struct {
+	struct mm_struct *mm;
+};
+extern struct task_struct *current;
+#define CAP_IPC_LOCK		14
+int account_locked_vm(struct mm_struct *mm, unsigned long pages, bool inc);
+static inline void mmgrab(struct mm_struct *mm) { (void)mm; }
+static inline void mmdrop(struct mm_struct *mm) { (void)mm; }
 
 /* A page is named by its user-space address. */
 struct page;
@@ -395,6 +474,25 @@ static inline unsigned long copy_to_user(void __user *to, const void *from,
 	memcpy(to, from, n);
 	return 0;
 }
+
+/* The kernel's: zero-extend a shorter @usize, refuse a longer non-zero tail. */
+static inline int copy_struct_from_user(void *dst, size_t ksize,
+					const void __user *src, size_t usize)
+{
+	size_t n = usize < ksize ? usize : ksize, i;
+
+	if (!src)
+		return -EFAULT;
+	for (i = ksize; i < usize; i++)
+		if (((const unsigned char *)src)[i])
+			return -E2BIG;
+	memset(dst, 0, ksize);
+	memcpy(dst, src, n);
+	return 0;
+}
+
+#define CAP_SYS_ADMIN		21
+bool capable(int cap);
 
 /* --- devices, files, sysfs ----------------------------------------------------- */
 
@@ -451,7 +549,7 @@ static inline void *dev_get_drvdata(const struct device *dev) { return dev->driv
 static inline void dev_set_drvdata(struct device *dev, void *d) { dev->driver_data = d; }
 
 struct class *kshim_class_create(const char *name);
-#define class_create(owner, name)	kshim_class_create(name)
+#define class_create(name)		kshim_class_create(name)
 void class_destroy(struct class *cls);
 
 #define MINORBITS		20
@@ -475,6 +573,8 @@ struct file;
 struct poll_table_struct;
 typedef struct poll_table_struct poll_table;
 
+struct seq_file;
+
 struct file_operations {
 	struct module *owner;
 	int (*open)(struct inode *, struct file *);
@@ -484,7 +584,29 @@ struct file_operations {
 	long (*unlocked_ioctl)(struct file *, unsigned int, unsigned long);
 	long (*compat_ioctl)(struct file *, unsigned int, unsigned long);
 	loff_t (*llseek)(struct file *, loff_t, int);
+	int (*kshim_show)(struct seq_file *, void *);	/* debugfs */
 };
+
+/* --- seq_file, debugfs: a file is its show(); kshim_debugfs_read() --------- */
+
+struct seq_file {
+	char *buf;
+	size_t size, count;
+	void *private;
+};
+void seq_printf(struct seq_file *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void seq_puts(struct seq_file *m, const char *s);
+#define DEFINE_SHOW_ATTRIBUTE(name)					\
+	static const struct file_operations name##_fops = {		\
+		.kshim_show = name##_show,				\
+	}
+struct dentry;
+struct dentry *debugfs_create_dir(const char *name, struct dentry *parent);
+struct dentry *debugfs_create_file(const char *name, unsigned short mode,
+				   struct dentry *parent, void *data,
+				   const struct file_operations *fops);
+void debugfs_remove_recursive(struct dentry *d);
 
 struct cdev {
 	const struct file_operations *ops;
@@ -506,7 +628,6 @@ int cdev_device_add(struct cdev *cdev, struct device *dev);
 void cdev_device_del(struct cdev *cdev, struct device *dev);
 static inline int stream_open(struct inode *i, struct file *f) { (void)i; (void)f; return 0; }
 long compat_ptr_ioctl(struct file *f, unsigned int cmd, unsigned long arg);
-loff_t no_llseek(struct file *f, loff_t off, int whence);
 static inline void poll_wait(struct file *f, wait_queue_head_t *wq, poll_table *p)
 {
 	(void)f; (void)wq; (void)p;
@@ -673,6 +794,7 @@ static inline void dma_sync_sgtable_for_cpu(struct device *d, struct sg_table *t
 
 struct dma_resv {
 	pthread_mutex_t lock;
+	struct kshim_dep dep;		/* one class: reservation_ww_class */
 };
 
 struct dma_buf_attachment;
@@ -718,9 +840,14 @@ void dma_buf_unmap_attachment(struct dma_buf_attachment *attach,
 static inline int dma_resv_lock(struct dma_resv *r, void *ctx)
 {
 	(void)ctx;
+	kshim_lock_acquire(&r->dep, 0, KSHIM_LOCK_SLEEPING);
 	return pthread_mutex_lock(&r->lock);
 }
-static inline void dma_resv_unlock(struct dma_resv *r) { pthread_mutex_unlock(&r->lock); }
+static inline void dma_resv_unlock(struct dma_resv *r)
+{
+	pthread_mutex_unlock(&r->lock);
+	kshim_lock_release(&r->dep, KSHIM_LOCK_SLEEPING);
+}
 
 /* --- interrupts ------------------------------------------------------------------------ */
 
@@ -760,7 +887,7 @@ void kshim_mmio_write32(u32 val, volatile void __iomem *addr);
 #define PCI_STD_NUM_BARS	6
 #define PCI_ANY_ID		(~0u)
 #define PCI_VENDOR_ID_XILINX	0x10ee
-#define PCI_IRQ_LEGACY		(1 << 0)
+#define PCI_IRQ_INTX		(1 << 0)
 #define PCI_IRQ_MSI		(1 << 1)
 #define PCI_IRQ_MSIX		(1 << 2)
 #define PCI_DEVFN(slot, fn)	((((slot) & 0x1f) << 3) | ((fn) & 0x07))

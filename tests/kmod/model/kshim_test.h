@@ -66,6 +66,24 @@ __poll_t kshim_poll(struct kshim_file *f);
 void kshim_close(struct kshim_file *f);
 bool kshim_cdev_exists(const char *name);
 
+/* What the lock checker (klockdep.c) reported; forget: a fresh graph. */
+u64 kshim_lock_violations(void);
+const char *kshim_lock_last_violation(void);
+void kshim_lock_forget(void);
+
+/* Whether the caller has CAP_SYS_ADMIN and CAP_IPC_LOCK (default: yes). */
+void kshim_set_admin(bool admin);
+/* The caller's RLIMIT_MEMLOCK (default: unlimited) and its locked_vm. */
+void kshim_set_memlock(unsigned long bytes);
+long kshim_locked_vm(void);
+
+/*
+ * A debugfs file by its path below the debugfs root ("fpgad_dma/0000:00:01.0/regs"):
+ * its show() into @buf; -ENOENT when there is no such file.
+ */
+int kshim_debugfs_read(const char *path, char *buf, size_t size);
+unsigned int kshim_debugfs_entries(void);
+
 /* A sysfs attribute of device @name as a number; -1 when absent. */
 long long kshim_sysfs(const char *name, const char *attr);
 

@@ -24,6 +24,7 @@
 #include "uapi/fpgad_dma.h"
 
 #define DEV		"fpgad0"
+#define PCI_CARD	"0000:00:01.0"
 #define WAIT_MS		5000
 #define KIB		1024u
 #define MIB		(1024u * 1024u)
@@ -66,6 +67,9 @@ static int set_up(void **state)
 	kshim_pci_defaults(&fx.cfg);
 	params_default();
 	kshim_log_clear();
+	kshim_lock_forget();
+	kshim_set_admin(true);
+	kshim_set_memlock(ULONG_MAX);
 	return 0;
 }
 
@@ -108,6 +112,10 @@ static int tear_down(void **state)
 	assert_int_equal(kshim_dma_mappings(), 0);
 	assert_int_equal(kshim_dmabuf_attachments(), 0);
 	assert_int_equal(kshim_warnings(), 0);
+	if (kshim_lock_violations())
+		fail_msg("lock checker: %llu reports, last: %s",
+			 (unsigned long long)kshim_lock_violations(),
+			 kshim_lock_last_violation());
 	kshim_topology_clear();
 	return 0;
 }
@@ -368,6 +376,39 @@ static void test_poll_mode(void **state)
 	assert_true(st.writebacks >= 2);
 	assert_int_equal(st.irq_messages, 0);
 	close_dev(f);
+	free(buf);
+}
+
+/*
+ * A timeout logs the engine's registers (status, control, completed count:
+ * libxdma's engine_reg_dump); debugfs shows every channel's at any time
+ * and goes with the card.
+ */
+static void test_register_dump(void **state)
+{
+	const size_t n = 64 * KIB;
+	struct kshim_file *f;
+	u8 *buf = buf_new(n);
+	char regs[1024];
+	u64 h;
+
+	(void)state;
+	fx.cfg.xm.bytes_per_ms = 1000;		/* 64 ms for the one descriptor */
+	plug();
+	f = open_dev();
+	h = pin_host(f, buf, n);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 20), -ETIMEDOUT);
+	assert_true(kshim_log_has("timed out"));
+	assert_true(kshim_log_has("completed 0 int_mask"));
+	assert_int_equal(kshim_debugfs_read("fpgad_dma/" PCI_CARD "/regs",
+					    regs, sizeof(regs)), 0);
+	assert_non_null(strstr(regs, "H2C 0: control "));
+	assert_non_null(strstr(regs, "C2H 0: control "));
+	close_dev(f);
+	kshim_pci_remove(fx.card);
+	fx.card = NULL;
+	assert_int_equal(kshim_debugfs_read("fpgad_dma/" PCI_CARD "/regs",
+					    regs, sizeof(regs)), -ENOENT);
 	free(buf);
 }
 
@@ -764,7 +805,11 @@ static void test_h2c_write_error(void **state)
 	free(buf);
 }
 
-/* Poll mode logs errors too: the write-back carries them. */
+/*
+ * Poll mode sees errors at once: the engine writes nothing back when it
+ * stops on one (PG195), so the driver reads the status register while it
+ * polls; waiting for the write-back would end in -ETIMEDOUT.
+ */
 static void test_poll_mode_errors(void **state)
 {
 	const size_t n = 8 * PAGE_SIZE;
@@ -794,28 +839,85 @@ static void test_poll_mode_errors(void **state)
 	free(buf);
 }
 
+/*
+ * Every error bit the engine logs, raised at the first descriptor, in the
+ * middle of the list and after the last one has been counted, in both
+ * completion modes: each fails the transfer with -EIO (not -ETIMEDOUT: an
+ * error is seen at once), and the channel goes on.  After the last
+ * descriptor the completed count is whole: only the status bit tells.
+ */
+static void test_error_bits_everywhere(void **state)
+{
+	static const struct {
+		const char *name;
+		u32 bit;
+	} errs[] = {
+		{ "align", XM_ERR_ALIGN }, { "magic", XM_ERR_MAGIC },
+		{ "length", XM_ERR_LENGTH }, { "read", XM_ERR_READ },
+		{ "write", XM_ERR_WRITE }, { "desc", XM_ERR_DESC },
+	};
+	/* Three descriptors: 1 MiB each at most. */
+	const size_t n = 2 * MIB + 4 * KIB;
+	const struct {
+		unsigned int index;
+		bool after;
+	} at[] = { { 0, false }, { 1, false }, { 1, true }, { 2, true } };
+	struct kshim_file *f;
+	u8 *buf = buf_new(n);
+	unsigned int e, a, mode, dir;
+	long long errors = 0;
+	u64 h;
+
+	(void)state;
+	fx.cfg.xm.card_size = 4 * MIB;
+	plug();
+	f = open_dev();
+	h = pin_host(f, buf, n);
+	for (mode = 0; mode < 2; mode++) {
+		assert_int_equal(kshim_param_set("poll_mode", mode ? "1" : "0"), 0);
+		for (e = 0; e < ARRAY_SIZE(errs); e++)
+			for (a = 0; a < ARRAY_SIZE(at); a++)
+				for (dir = 0; dir < 2; dir++) {
+					xm_error_at(fx.xm, dir, 0, errs[e].bit,
+						    at[a].index, at[a].after);
+					if (xfer(f, dir, 0, h, 0, 0, n, 5000) != -EIO)
+						fail_msg("%s error at descriptor %u%s, %s, %s: not -EIO",
+							 errs[e].name, at[a].index,
+							 at[a].after ? " (after)" : "",
+							 dir ? "C2H" : "H2C",
+							 mode ? "poll" : "interrupt");
+					errors++;
+				}
+		assert_int_equal(kshim_sysfs(DEV, "errors"), errors);
+		assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 0), 0);
+	}
+	close_dev(f);
+	free(buf);
+}
+
 /* --- interrupts ------------------------------------------------------------------ */
 
 /* Legacy INTx on pin INTB: the engines must raise INTB. */
 static void test_intx_pin(void **state)
 {
-	struct kshim_irq_stats st;
+	struct kshim_irq_stats before, st;
 	struct kshim_file *f;
 	u8 *buf = buf_new(8 * KIB);
 	u64 h;
 
 	(void)state;
-	fx.cfg.irq_modes = PCI_IRQ_LEGACY;
+	fx.cfg.irq_modes = PCI_IRQ_INTX;
 	fx.cfg.intx_pin = 2;
 	plug();
 	assert_false(kshim_pci_command(fx.card) & PCI_COMMAND_INTX_DISABLE);
 	f = open_dev();
 	h = pin_host(f, buf, 8 * KIB);
+	kshim_irq_stats(&before);
 	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, 8 * KIB, 300), 0);
 	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, 0, 0, 8 * KIB, 300), 0);
 	kshim_irq_stats(&st);
-	assert_true(st.handled >= 2);
-	assert_int_equal(st.misrouted, 0);
+	assert_true(st.handled - before.handled >= 2);
+	assert_int_equal(st.misrouted - before.misrouted, 0);
 	close_dev(f);
 	free(buf);
 }
@@ -823,22 +925,24 @@ static void test_intx_pin(void **state)
 /* A level interrupt is masked before the handler returns: no second call. */
 static void test_intx_no_spurious(void **state)
 {
-	struct kshim_irq_stats st;
+	struct kshim_irq_stats before, st;
 	struct kshim_file *f;
 	u8 *buf = buf_new(8 * KIB);
 	unsigned int i;
 	u64 h;
 
 	(void)state;
-	fx.cfg.irq_modes = PCI_IRQ_LEGACY;
+	fx.cfg.irq_modes = PCI_IRQ_INTX;
 	plug();
 	f = open_dev();
 	h = pin_host(f, buf, 8 * KIB);
+	/* The counts are the process's: this test's are the difference. */
+	kshim_irq_stats(&before);
 	for (i = 0; i < 10; i++)
 		assert_int_equal(xfer(f, i & 1, 0, h, 0, 0, 8 * KIB, 0), 0);
 	kshim_irq_stats(&st);
-	assert_true(st.handled >= 10);
-	assert_int_equal(st.unhandled, 0);
+	assert_true(st.handled - before.handled >= 10);
+	assert_int_equal(st.unhandled - before.unhandled, 0);
 	close_dev(f);
 	free(buf);
 }
@@ -929,6 +1033,195 @@ static void test_dmabuf_move_notify(void **state)
 	close_dev(f);
 	kshim_dmabuf_put(fd);
 	free(buf);
+}
+
+/* --- uapi versions -------------------------------------------------------------------- */
+
+/* INFO as a newer fpgad would ask for it: a field more at the end. */
+struct info_next {
+	struct fpgad_dma_info in;
+	__u64 more;
+};
+#define IOC_INFO_NEXT	_IOWR(FPGAD_DMA_IOC_MAGIC, 0x01, struct info_next)
+/* SUBMIT cut short: older than any ABI the driver knows. */
+#define IOC_SUBMIT_SHORT _IOWR(FPGAD_DMA_IOC_MAGIC, 0x06, struct fpgad_dma_reset)
+
+static long version_as(struct kshim_file *f, u32 abi,
+		       struct fpgad_dma_version *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->abi_version = abi;
+	return kshim_ioctl(f, FPGAD_DMA_IOC_VERSION, v);
+}
+
+/*
+ * An older fpgad (a minor behind, comparing the reply for equality) keeps
+ * working with this module; a newer minor or another major does not; a
+ * structure grows at its end without breaking either side.
+ */
+static void test_abi_versions(void **state)
+{
+	const u32 older = FPGAD_DMA_ABI_VERSION - 1;
+	struct fpgad_dma_version v;
+	struct fpgad_dma_info in;
+	struct fpgad_dma_reset r = { 0, 0 };
+	struct info_next next;
+	struct kshim_file *f;
+
+	(void)state;
+	plug();
+	assert_int_equal(kshim_open(DEV, &f), 0);
+	fx.files[0] = f;
+	assert_int_equal(FPGAD_DMA_ABI_MAJOR(older),
+			 FPGAD_DMA_ABI_MAJOR(FPGAD_DMA_ABI_VERSION));
+	assert_int_equal(version_as(f, older, &v), 0);
+	assert_int_equal(v.abi_version, older);
+	assert_int_equal(v.driver_version, FPGAD_DMA_ABI_VERSION);
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_INFO, &in), 0);
+
+	assert_int_equal(version_as(f, FPGAD_DMA_ABI_VERSION + 1, &v), 0);
+	assert_int_equal(v.abi_version, FPGAD_DMA_ABI_VERSION);
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_INFO, &in), -EPROTO);
+	assert_int_equal(version_as(f, FPGAD_DMA_ABI(1, 0), &v), 0);
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_INFO, &in), -EPROTO);
+	/* A reply reused as the next call: driver_version is out only. */
+	v.abi_version = FPGAD_DMA_ABI_VERSION;
+	assert_int_equal(v.driver_version, FPGAD_DMA_ABI_VERSION);
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_VERSION, &v), 0);
+	v.reserved = 1;
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_VERSION, &v), -EINVAL);
+
+	assert_int_equal(version_as(f, FPGAD_DMA_ABI_VERSION, &v), 0);
+	memset(&next, 0, sizeof(next));
+	assert_int_equal(kshim_ioctl(f, IOC_INFO_NEXT, &next), 0);
+	assert_string_equal(next.in.engine, "xdma");
+	assert_int_equal(next.more, 0);
+	memset(&next, 0, sizeof(next));
+	next.more = 1;
+	assert_int_equal(kshim_ioctl(f, IOC_INFO_NEXT, &next), -E2BIG);
+	assert_int_equal(kshim_ioctl(f, IOC_SUBMIT_SHORT, &r), -EINVAL);
+}
+
+/* --- lock order (klockdep.c) ------------------------------------------------------------ */
+
+static void assert_no_lock_report(void)
+{
+	if (kshim_lock_violations())
+		fail_msg("lock checker: %s", kshim_lock_last_violation());
+}
+
+/*
+ * nv-p2p: nvidia_p2p_put_pages waits for a free callback running on the
+ * same pages, so no lock the callback takes may be held across it.  One
+ * pin released by UNPIN (put_pages), one whose GPU memory is freed (the
+ * callback): each order is recorded once, and together they close a cycle
+ * if release holds the pin's lock across put_pages.
+ */
+static void test_lock_order_nvp2p_put_pages(void **state)
+{
+	const u64 gpu = 0x7f0000000000ull, n = 128 * KIB;
+	struct fpgad_dma_pin_nvp2p p = { .gpu_addr = gpu, .length = n / 2 };
+	struct fpgad_dma_unpin u;
+	struct kshim_file *f;
+	u8 *mem = buf_new(n);
+
+	(void)state;
+	plug();
+	kshim_gpu_mem(gpu, mem, n);
+	f = open_dev();
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_PIN_NVP2P, &p), 0);
+	u.handle = p.handle;
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_UNPIN, &u), 0);
+	p.gpu_addr = gpu + n / 2;
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_PIN_NVP2P, &p), 0);
+	kshim_gpu_free(gpu);
+	assert_no_lock_report();
+	/* The dead pin is released after its callback: put_pages not called. */
+	u.handle = p.handle;
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_UNPIN, &u), 0);
+	assert_int_equal(kshim_sysfs(DEV, "pins"), 0);
+	assert_no_lock_report();
+	close_dev(f);
+	free(mem);
+}
+
+/*
+ * dma_resv_lock against hw_lock: RESET of a wedged channel lets go of the
+ * pin the engine held; when that is the last reference to a dma-buf pin,
+ * its release takes the reservation lock.  An exporter calls move_notify
+ * with the reservation held, and the revoke waits for the engine, that is
+ * for whoever holds hw_lock.  The pin must be let go after hw_lock.
+ */
+static void test_lock_order_resv_hw_lock(void **state)
+{
+	const size_t n = 64 * KIB;
+	struct fpgad_dma_completion c;
+	struct kshim_file *f;
+	u8 *buf = buf_new(n), *other = buf_new(n);
+	int fd, fd2;
+	u64 h;
+
+	(void)state;
+	plug();
+	fd = kshim_dmabuf_new(buf, n);
+	fd2 = kshim_dmabuf_new(other, n);
+	assert_int_equal(xm_fault_add(fx.xm, 0, 0, n, XM_FAULT_HANG), 0);
+	f = open_dev();
+	h = pin_dmabuf(f, fd);
+	assert_int_equal(submit(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 1, 50), 0);
+	c = wait_one(f);
+	assert_true(c.flags & FPGAD_DMA_COMPLETION_WEDGED);
+	close_dev(f);			/* the wedged channel holds the last ref */
+	kshim_dmabuf_put(fd);
+	xm_fault_clear(fx.xm);
+	wait_idle(0, 0);
+	f = open_dev();
+	assert_int_equal(reset_chan(f, FPGAD_DMA_H2C, 0), 0);
+	assert_int_equal(kshim_dmabuf_attachments(), 0);
+	pin_dmabuf(f, fd2);
+	kshim_dmabuf_move(fd2);
+	assert_no_lock_report();
+	close_dev(f);
+	kshim_dmabuf_put(fd2);
+	free(buf);
+	free(other);
+}
+
+/* The checker itself: an AB-BA, a mutex under a spinlock, a sleep in an IRQ. */
+static void test_lock_checker(void **state)
+{
+	struct mutex a, b;
+	spinlock_t s;
+
+	(void)state;
+	mutex_init(&a);
+	mutex_init(&b);
+	spin_lock_init(&s);
+	mutex_lock(&a);
+	mutex_lock(&b);
+	mutex_unlock(&b);
+	mutex_unlock(&a);
+	assert_int_equal(kshim_lock_violations(), 0);
+	mutex_lock(&b);
+	mutex_lock(&a);
+	mutex_unlock(&a);
+	mutex_unlock(&b);
+	assert_int_equal(kshim_lock_violations(), 1);
+	assert_non_null(strstr(kshim_lock_last_violation(), "AB-BA"));
+	spin_lock(&s);
+	mutex_lock(&a);
+	mutex_unlock(&a);
+	spin_unlock(&s);
+	assert_int_equal(kshim_lock_violations(), 2);
+	assert_non_null(strstr(kshim_lock_last_violation(), "spinlock"));
+	kshim_irq_enter();
+	might_sleep();
+	kshim_irq_exit();
+	assert_int_equal(kshim_lock_violations(), 3);
+	assert_non_null(strstr(kshim_lock_last_violation(), "interrupt"));
+	mutex_destroy(&a);
+	mutex_destroy(&b);
+	kshim_lock_forget();
 }
 
 /* Revoked while the engine is hung: bus mastering goes off, RESET brings it back. */
@@ -1072,6 +1365,79 @@ static void test_align_per_channel(void **state)
 	close_dev(f);
 }
 
+/* SUBMIT refuses addresses off the engine's alignment, card or host side. */
+static void test_align_enforced(void **state)
+{
+	const size_t n = 16 * KIB;
+	struct kshim_file *f;
+	u8 *buf = buf_new(n + 64);
+	u64 h, odd;
+
+	(void)state;
+	fx.cfg.xm.align[0] = fx.cfg.xm.align[1] = 0x00400140;
+	plug();
+	f = open_dev();
+	h = pin_host(f, buf, n);
+	odd = pin_host(f, buf + 1, n);		/* byte 0 one past 64 */
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0x40, 4 * KIB, 0), 0);
+	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, 64, 0x80, 100, 0), 0);
+	assert_int_equal(submit(f, FPGAD_DMA_H2C, 0, h, 0, 0x41, 64, 1, 0), -EINVAL);
+	assert_int_equal(submit(f, FPGAD_DMA_C2H, 0, h, 8, 0x40, 64, 2, 0), -EINVAL);
+	assert_int_equal(submit(f, FPGAD_DMA_H2C, 0, odd, 0, 0x40, 64, 3, 0), -EINVAL);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, odd, 63, 0x40, 64, 0), 0);
+	close_dev(f);
+	free(buf);
+}
+
+/*
+ * Host pins are the caller's locked memory: charged to RLIMIT_MEMLOCK and
+ * refused beyond it, given back when the pin goes.
+ */
+static void test_pin_memlock(void **state)
+{
+	const size_t n = 16 * PAGE_SIZE;
+	struct fpgad_dma_pin_host p = { 0 };
+	struct fpgad_dma_unpin u;
+	struct kshim_file *f;
+	u8 *buf = buf_new(2 * n);
+	u64 h;
+
+	(void)state;
+	plug();
+	f = open_dev();
+	kshim_set_admin(false);
+	kshim_set_memlock(n + 8 * PAGE_SIZE);
+	h = pin_host(f, buf, n);
+	assert_int_equal(kshim_locked_vm(), 16);
+	p.addr = (uintptr_t)(buf + n);
+	p.length = n;
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_PIN_HOST, &p), -ENOMEM);
+	assert_int_equal(kshim_locked_vm(), 16);
+	u.handle = h;
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_UNPIN, &u), 0);
+	assert_int_equal(kshim_locked_vm(), 0);
+	assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_PIN_HOST, &p), 0);
+	assert_int_equal(kshim_locked_vm(), 16);
+	close_dev(f);
+	assert_int_equal(kshim_locked_vm(), 0);
+	/* CAP_IPC_LOCK is not bound by it. */
+	kshim_set_admin(true);
+	f = open_dev();
+	pin_host(f, buf, 2 * n);
+	close_dev(f);
+	kshim_set_memlock(ULONG_MAX);
+	free(buf);
+}
+
+/* User interrupts a previous driver left enabled are masked at probe. */
+static void test_user_irqs_masked(void **state)
+{
+	(void)state;
+	fx.cfg.xm.user_irq_en = 0xffff;
+	plug();
+	assert_int_equal(xm_mmio_read(fx.xm, 0x2004), 0);
+}
+
 /* --- the PCI path to a peer (P2P_PATH) ----------------------------------------------- */
 
 static int p2p_path(struct kshim_file *f, const struct pci_dev *peer,
@@ -1138,6 +1504,15 @@ static void test_p2p_same_switch(void **state)
 	assert_int_equal(p.hops[2].acs_ctrl, PCI_ACS_RR | PCI_ACS_CR);
 	assert_int_equal(p.distance, -1);
 	assert_int_equal(p.verdict, FPGAD_P2P_ACS_REDIRECT);
+	/* Without CAP_SYS_ADMIN: the verdict and the flags, no raw registers. */
+	kshim_set_admin(false);
+	assert_int_equal(p2p_path(f, gpu, &p), 0);
+	kshim_set_admin(true);
+	assert_int_equal(p.verdict, FPGAD_P2P_ACS_REDIRECT);
+	assert_int_equal(p.hops[2].flags, FPGAD_P2P_HOP_ACS | FPGAD_P2P_HOP_REDIRECT);
+	assert_int_equal(p.hops[0].acs_cap, 0);
+	assert_int_equal(p.hops[2].acs_cap, 0);
+	assert_int_equal(p.hops[2].acs_ctrl, 0);
 	/* Source validation alone redirects nothing. */
 	kshim_set_acs(ds2, acs, PCI_ACS_SV);
 	assert_int_equal(p2p_path(f, gpu, &p), 0);
@@ -1236,6 +1611,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_multi_list, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_poll_mode, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_timeout_recovers, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_register_dump, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_c2h_read_error, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_magic_error, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_lost_interrupt, set_up, tear_down),
@@ -1250,6 +1626,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_stream_refused, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_h2c_write_error, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_poll_mode_errors, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_error_bits_everywhere, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_intx_pin, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_intx_no_spurious, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_timeout_scales, set_up, tear_down),
@@ -1260,9 +1637,16 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_poll_mode_switch, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_leftover_engine, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_align_per_channel, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_align_enforced, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_user_irqs_masked, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_pin_memlock, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_p2p_same_switch, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_p2p_host_bridge, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_p2p_errors, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_abi_versions, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_lock_order_nvp2p_put_pages, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_lock_order_resv_hw_lock, set_up, tear_down),
+		cmocka_unit_test(test_lock_checker),
 	};
 
 	if (argc > 1)

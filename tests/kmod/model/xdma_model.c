@@ -81,6 +81,7 @@
 #define ERR_DECODE		0	/* AXI: DECERR is the first bit */
 #define ERR_SLAVE		1	/* AXI: SLVERR the second */
 #define S_LOGGED		0x00fffe7eu	/* bits [23:9] and [6:1] */
+#define C_IE_COMPLETED		(1u << 2)
 #define C_POLL_WB		(1u << 26)
 
 /* Descriptor. */
@@ -91,7 +92,6 @@
 #define D_FETCH_BLOCK		4096u
 #define D_LEN_MASK		0x0fffffffu
 
-#define WB_ERR			(1u << 31)
 #define CHUNK			4096u
 #define LEFTOVER_TAIL_MS	50
 #define MAX_FAULTS		8
@@ -124,6 +124,9 @@ struct xm_chan {
 	uint64_t list_t0;		/* when it started, us */
 	uint64_t list_bytes;		/* bytes it moved */
 	int bad_magic;			/* index with a bad magic, or -1 */
+	int err_index;			/* xm_error_at(): descriptor, or -1 */
+	uint32_t err_bits;
+	bool err_after;
 };
 
 struct xm {
@@ -241,6 +244,11 @@ static void xm_set_control(struct xm_chan *c, uint32_t val)
 	bool falling = (c->control & C_RUN) && !(val & C_RUN);
 
 	c->control = val;
+	if (falling && c->start) {
+		/* Run cleared before the engine took the list up: idle. */
+		c->start = false;
+		c->busy = false;
+	}
 	if (falling)
 		pthread_cond_broadcast(&m->cond);
 	if (!rising)
@@ -250,7 +258,9 @@ static void xm_set_control(struct xm_chan *c, uint32_t val)
 			     c->dir ? "c2h" : "h2c", c->n);
 		return;
 	}
+	/* Busy from the Run edge on, not from when the engine thread wakes. */
 	c->start = true;
+	c->busy = true;
 	pthread_cond_broadcast(&m->cond);
 }
 
@@ -636,13 +646,23 @@ static enum xm_step xm_move(struct xm_chan *c, unsigned long gen, uint64_t src,
 	return STEP_OK;
 }
 
-static void xm_writeback(struct xm_chan *c, uint32_t extra)
+/*
+ * PG195, "Poll Mode": "the completed descriptor count writeback occurs when
+ * the DMA completes a transfer for a descriptor, and ie_descriptor_completed
+ * and Pollmode_wb_enable are set.  The completed descriptor count reported
+ * is the total number of completed descriptors since the DMA was initiated
+ * (not just those descriptors with the Completed flag set)."  Nothing is
+ * written back when the engine stops on an error: the driver sees those in
+ * the status register.
+ */
+static void xm_writeback(struct xm_chan *c)
 {
 	struct xm *m = c->m;
 	uint64_t bus = (uint64_t)c->wb_hi << 32 | c->wb_lo;
-	uint32_t v = htole32((c->completed & 0x00ffffffu) | extra);
+	uint32_t v = htole32(c->completed & 0x00ffffffu);
 
-	if (!(c->control & C_POLL_WB))
+	if ((c->control & (C_POLL_WB | C_IE_COMPLETED)) !=
+	    (C_POLL_WB | C_IE_COMPLETED))
 		return;
 	xm_host(m, bus, &v, sizeof(v), true);
 	m->st.writebacks++;
@@ -665,6 +685,44 @@ static struct xm_desc xm_desc_decode(const uint8_t *p)
 	d.dst = (uint64_t)le32toh(w[5]) << 32 | le32toh(w[4]);
 	d.next = (uint64_t)le32toh(w[7]) << 32 | le32toh(w[6]);
 	return d;
+}
+
+/*
+ * Nxt_adj (PG195, "Descriptors"): the number of descriptors that follow the
+ * next one contiguously, which the engine fetches with it in one read.  A
+ * count that reaches past the list's Stop descriptor makes the engine
+ * fetch, and may make it run, memory that is no descriptor of the list.
+ */
+static void xm_check_adjacent(struct xm_chan *c, const uint8_t *block,
+			      uint32_t adj)
+{
+	uint32_t k;
+
+	for (k = 0; k < adj; k++) {
+		struct xm_desc d = xm_desc_decode(block + k * D_SIZE);
+
+		if (d.control & D_STOP) {
+			xm_violation(c->m, "%s%u: Nxt_adj fetches %u descriptors "
+				     "past the Stop descriptor", c->dir ?
+				     "c2h" : "h2c", c->n, adj - k);
+			return;
+		}
+	}
+}
+
+/*
+ * xm_error_at(): the error of the descriptor just started (the list_index
+ * of which is one past it), before it moves data or, @after, once it is
+ * counted complete (a late AXI response: PG195's read and write error bits
+ * report them whenever they arrive).  True when it stopped the engine.
+ */
+static bool xm_injected(struct xm_chan *c, bool after)
+{
+	if (c->err_index < 0 || c->err_after != after ||
+	    (unsigned int)c->err_index + 1 != c->list_index)
+		return false;
+	c->err_index = -1;
+	return xm_error(c, c->err_bits);
 }
 
 /* Run the list the SGDMA registers point at until it stops. */
@@ -695,36 +753,36 @@ static void xm_run_list(struct xm_chan *c, unsigned long gen)
 			xm_error(c, S_DESC_ERR(ERR_UR));
 			return;
 		}
+		xm_check_adjacent(c, block, adj);
 		for (k = 0; k <= adj; k++) {
 			d = xm_desc_decode(block + k * D_SIZE);
 			if ((d.control >> 16) != D_MAGIC ||
 			    (int)c->list_index == c->bad_magic) {
 				c->list_index++;
-				if (xm_error(c, S_MAGIC))
-					xm_writeback(c, WB_ERR);
+				xm_error(c, S_MAGIC);
 				return;
 			}
 			c->list_index++;
 			if (!d.bytes || (d.bytes & ~D_LEN_MASK)) {
-				if (xm_error(c, S_INVALID_LEN))
-					xm_writeback(c, WB_ERR);
+				xm_error(c, S_INVALID_LEN);
 				return;
 			}
+			if (xm_injected(c, false))
+				return;
 			switch (xm_move(c, gen, d.src, d.dst, d.bytes)) {
 			case STEP_ABORT:
-				return;
 			case STEP_ERROR:
-				xm_writeback(c, WB_ERR);
 				return;
 			case STEP_OK:
 				break;
 			}
 			c->completed++;
 			m->st.descriptors++;
-			if (d.control & D_COMPLETED) {
+			if (xm_injected(c, true))
+				return;
+			if (d.control & D_COMPLETED)
 				c->status |= S_DESC_COMPLETED & c->control;
-				xm_writeback(c, 0);
-			}
+			xm_writeback(c);
 			if (d.control & D_STOP) {
 				c->status |= S_DESC_STOPPED & c->control;
 				return;
@@ -782,6 +840,7 @@ static void *xm_engine(void *arg)
 			m->st.starts++;
 			xm_run_list(c, gen);
 			c->bad_magic = -1;
+			c->err_index = -1;
 		}
 		c->busy = false;
 		pthread_cond_broadcast(&m->cond);
@@ -881,8 +940,11 @@ static void xm_chan_defaults(struct xm_chan *c)
 	c->int_mask = 0;
 	c->wb_lo = c->wb_hi = 0;
 	c->desc_lo = c->desc_hi = c->desc_adj = 0;
+	if (c->start)
+		c->busy = false;	/* a Run edge no engine took up yet */
 	c->start = false;
 	c->bad_magic = -1;
+	c->err_index = -1;
 }
 
 struct xm *xm_new(const struct xm_config *cfg, const struct xm_callbacks *cb)
@@ -894,6 +956,7 @@ struct xm *xm_new(const struct xm_config *cfg, const struct xm_callbacks *cb)
 	if (!m || cfg->n_h2c > XM_MAX_CHANNELS || cfg->n_c2h > XM_MAX_CHANNELS)
 		abort();
 	m->cfg = *cfg;
+	m->user_en = cfg->user_irq_en;
 	m->cb = *cb;
 	m->card = calloc(1, cfg->card_size);
 	if (!m->card)
@@ -1075,6 +1138,16 @@ void xm_bad_magic(struct xm *m, unsigned int dir, unsigned int ch,
 {
 	pthread_mutex_lock(&m->lock);
 	m->ch[dir][ch].bad_magic = (int)index;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void xm_error_at(struct xm *m, unsigned int dir, unsigned int ch,
+		 uint32_t bits, unsigned int index, bool after)
+{
+	pthread_mutex_lock(&m->lock);
+	m->ch[dir][ch].err_bits = bits;
+	m->ch[dir][ch].err_index = (int)index;
+	m->ch[dir][ch].err_after = after;
 	pthread_mutex_unlock(&m->lock);
 }
 

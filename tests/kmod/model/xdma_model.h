@@ -14,7 +14,9 @@
  *     neighbours in one read that must stay inside 4 KiB, checks the magic
  *     and the length, moves the bytes between host memory (through the
  *     DMA callback) and card memory, counts completed descriptors, writes
- *     the count back in poll mode, stops at a Stop descriptor, or after
+ *     the count back after each one when Pollmode_wb_enable and
+ *     ie_descriptor_completed are both set (PG195, "Poll Mode"; never on
+ *     an error), stops at a Stop descriptor, or after
  *     the descriptor it is on when Run is cleared;
  *   - status bits, error bits and interrupts only where the control
  *     register and the interrupt enable mask enable them: an error that is
@@ -71,6 +73,8 @@ struct xm_config {
 	uint64_t card_size;		/* bytes of card memory */
 	uint64_t bytes_per_ms;		/* engine rate; 0 = unlimited */
 	bool left_running;		/* H2C 0 runs a list at start */
+	uint32_t user_irq_en;		/* user interrupts a previous driver
+					 * left enabled */
 };
 
 struct xm_stats {
@@ -116,6 +120,23 @@ void xm_lose_irqs(struct xm *m, unsigned int n);	/* drop the next n */
 /* Descriptor @index (from 0, counted per started list) has a bad magic. */
 void xm_bad_magic(struct xm *m, unsigned int dir, unsigned int ch,
 		  unsigned int index);
+/* Error bits of the status register (PG195, "Channel Status"). */
+#define XM_ERR_ALIGN		(1u << 3)
+#define XM_ERR_MAGIC		(1u << 4)
+#define XM_ERR_LENGTH		(1u << 5)
+#define XM_ERR_READ		(1u << 9)	/* the first of five */
+#define XM_ERR_WRITE		(1u << 14)
+#define XM_ERR_DESC		(1u << 19)
+
+/*
+ * The engine logs error @bits (status register positions: ALIGN, MAGIC,
+ * LENGTH, READ_ERR, WRITE_ERR, DESC_ERR) at descriptor @index of the next
+ * list it starts: before the descriptor moves data, or, with @after, once
+ * it has been counted complete; after the last one the count is whole and
+ * only the status register tells.
+ */
+void xm_error_at(struct xm *m, unsigned int dir, unsigned int ch,
+		 uint32_t bits, unsigned int index, bool after);
 void xm_link(struct xm *m, bool up);
 /* Called in the writer's thread whenever a write that sets Run is issued. */
 void xm_on_run(struct xm *m, void (*fn)(void *arg), void *arg);

@@ -1,0 +1,578 @@
+// SPDX-License-Identifier: MIT
+/*
+ * device_net.c - network sources as a device backend (net.h): a UDP socket
+ * and a receiving thread per channel, frames assembled by net_frame.c into
+ * the slots the streaming thread armed.
+ *
+ * Locking: q->lock guards the armed slots, the completions, the frame
+ * state and its counters.  The receiving thread takes it once per batch
+ * of datagrams (recvmmsg), the streaming thread once per submit or wait.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "device/device.h"
+#include "device/net/net.h"
+#include "futex.h"
+#include "service/log.h"
+
+#define NET_MAX_INFLIGHT 64	/* slots armed, receiving or done at once */
+#define NET_BATCH 64		/* datagrams per recvmmsg */
+#define NET_BUF (ROCE_MAX_PACKET + 1)	/* one more: a longer one is cut */
+#define NET_RCVBUF (64 << 20)
+#define NET_MAX_PINS 2		/* a new ring is pinned before the old goes */
+
+struct net_pin {
+	bool used;
+	uint32_t gen;
+	unsigned char *addr;
+	uint64_t length;
+};
+
+struct device_queue {
+	struct config_channel ch;
+	struct sockaddr_storage sender;	/* port 0: any port */
+	struct net_stats shown;		/* endpoint and target, for stats */
+	int fd;
+	int stop_fd;
+	pthread_t thread;
+	bool thread_started;
+
+	pthread_mutex_t lock;
+	struct net_pin pins[NET_MAX_PINS];
+	struct net_slot armed[NET_MAX_INFLIGHT];
+	unsigned armed_head, armed_n;
+	struct dev_completion cq[NET_MAX_INFLIGHT];
+	unsigned cq_head, cq_n;
+	struct net_frame nf;
+
+	_Atomic uint32_t cq_word;	/* futex: bumped at each completion */
+	atomic_int cq_sleep;
+	atomic_int kicked;
+
+	struct mmsghdr msgs[NET_BATCH];
+	struct iovec iov[NET_BATCH];
+	struct sockaddr_storage from[NET_BATCH];
+	char ctl[NET_BATCH][CMSG_SPACE(sizeof(uint32_t))];
+	unsigned char *bufs;
+};
+
+void net_layout(uint64_t frame_size, unsigned slots, struct roce_layout *ret)
+{
+	uint64_t meta = (frame_size + ROCE_PAYLOAD_UNIT - 1) / ROCE_PAYLOAD_UNIT *
+			ROCE_PAYLOAD_UNIT;
+
+	ret->base = NET_VA_BASE;
+	ret->stride = (meta + ROCE_META_SIZE + 4095) / 4096 * 4096;
+	ret->pages = slots < ROCE_MAX_PAGES ? slots : ROCE_MAX_PAGES;
+}
+
+/* --- completions: the receiving thread's side (q->lock held) ------------ */
+
+static void cq_push(struct device_queue *q, const struct dev_completion *c)
+{
+	q->cq[(q->cq_head + q->cq_n) % NET_MAX_INFLIGHT] = *c;
+	q->cq_n++;
+}
+
+static int frame_take(void *user, struct net_slot *ret_slot)
+{
+	struct device_queue *q = user;
+
+	if (!q->armed_n)
+		return -EAGAIN;
+	*ret_slot = q->armed[q->armed_head];
+	q->armed_head = (q->armed_head + 1) % NET_MAX_INFLIGHT;
+	q->armed_n--;
+	return 0;
+}
+
+static void frame_done(void *user, const struct net_frame_done *d)
+{
+	struct dev_completion c = {
+		.cookie = d->cookie,
+		.length = d->length,
+		.seq = d->seq,
+		.t_start_ns = d->t_start_ns,
+		.t_end_ns = d->t_end_ns,
+	};
+
+	cq_push(user, &c);
+}
+
+static const struct net_frame_ops frame_ops = {
+	.take = frame_take,
+	.done = frame_done,
+};
+
+static void cq_wake(struct device_queue *q)
+{
+	atomic_fetch_add(&q->cq_word, 1);
+	if (atomic_load(&q->cq_sleep))
+		futex_wake((uint32_t *)&q->cq_word, false);
+}
+
+/* --- the receiving thread ---------------------------------------------- */
+
+static bool sender_ok(const struct device_queue *q,
+		      const struct sockaddr_storage *from)
+{
+	const struct sockaddr_storage *want = &q->sender;
+
+	if (from->ss_family != want->ss_family)
+		return false;
+	if (want->ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const void *)from, *b = (const void *)want;
+
+		return a->sin_addr.s_addr == b->sin_addr.s_addr &&
+		       (!b->sin_port || a->sin_port == b->sin_port);
+	}
+	const struct sockaddr_in6 *a = (const void *)from, *b = (const void *)want;
+
+	return !memcmp(&a->sin6_addr, &b->sin6_addr, sizeof(a->sin6_addr)) &&
+	       (!b->sin6_port || a->sin6_port == b->sin6_port);
+}
+
+/* The socket's count of datagrams the kernel dropped (SO_RXQ_OVFL). */
+static void note_kernel_drops(struct device_queue *q, struct msghdr *m)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		uint32_t v;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SO_RXQ_OVFL)
+			continue;
+		memcpy(&v, CMSG_DATA(c), sizeof(v));
+		q->nf.cnt.kernel_drops = v;
+	}
+}
+
+static int receive_batch(struct device_queue *q)
+{
+	uint64_t before, now;
+	int n;
+
+	for (unsigned i = 0; i < NET_BATCH; i++) {
+		q->msgs[i].msg_hdr.msg_namelen = sizeof(q->from[i]);
+		q->msgs[i].msg_hdr.msg_controllen = sizeof(q->ctl[i]);
+	}
+	n = recvmmsg(q->fd, q->msgs, NET_BATCH, MSG_DONTWAIT, NULL);
+	if (n <= 0)
+		return n < 0 ? -errno : 0;
+	now = clock_now_ns();
+	pthread_mutex_lock(&q->lock);
+	before = q->nf.cnt.frames;
+	for (int i = 0; i < n; i++) {
+		struct msghdr *m = &q->msgs[i].msg_hdr;
+
+		note_kernel_drops(q, m);
+		if (!sender_ok(q, &q->from[i])) {
+			q->nf.cnt.wrong_sender++;
+			continue;
+		}
+		if (m->msg_flags & MSG_TRUNC) {
+			q->nf.cnt.packets++;
+			q->nf.cnt.bad_packets++;
+			continue;
+		}
+		net_frame_packet(&q->nf, q->bufs + (size_t)i * NET_BUF,
+				 q->msgs[i].msg_len, now);
+	}
+	before = q->nf.cnt.frames - before;
+	pthread_mutex_unlock(&q->lock);
+	if (before)
+		cq_wake(q);
+	return n;
+}
+
+static void *net_receive_main(void *arg)
+{
+	struct device_queue *q = arg;
+	struct pollfd p[2] = {
+		{ .fd = q->fd, .events = POLLIN },
+		{ .fd = q->stop_fd, .events = POLLIN },
+	};
+	int r;
+
+	for (;;) {
+		/* Take what is there before sleeping again. */
+		while ((r = receive_batch(q)) == NET_BATCH)
+			;
+		if (r < 0 && r != -EAGAIN && r != -EINTR)
+			log_warn("net: %s: receive: %s", q->ch.name, strerror(-r));
+		if (poll(p, 2, -1) < 0 && errno != EINTR) {
+			log_err("net: %s: poll: %s; receiving stops", q->ch.name,
+				strerror(errno));
+			break;
+		}
+		if (p[1].revents)
+			break;
+	}
+	return NULL;
+}
+
+/* --- set-up ---------------------------------------------------------------- */
+
+static const char *endpoint_name(const struct sockaddr_storage *a, char *buf,
+				 size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	unsigned port;
+
+	if (a->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)a;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		port = ntohs(in6->sin6_port);
+		snprintf(buf, len, "[%s]:%u", host, port);
+	} else {
+		const struct sockaddr_in *in = (const void *)a;
+
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		port = ntohs(in->sin_port);
+		snprintf(buf, len, "%s:%u", host, port);
+	}
+	return buf;
+}
+
+/* The socket: bound, a large receive buffer, the kernel's drop counter. */
+static int net_socket(struct device_queue *q, const struct sockaddr_storage *local)
+{
+	struct sockaddr_storage bound;
+	socklen_t alen = sizeof(bound);
+	int one = 1, size = NET_RCVBUF, got = 0;
+	socklen_t glen = sizeof(got);
+	char name[64];
+
+	q->fd = socket(local->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (q->fd < 0)
+		return -errno;
+	/* Past rmem_max where fpgad may (CAP_NET_ADMIN), else up to it. */
+	if (setsockopt(q->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
+		setsockopt(q->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	getsockopt(q->fd, SOL_SOCKET, SO_RCVBUF, &got, &glen);
+	if (got < size)
+		log_notice("net: %s: receive buffer %d KiB, not %d KiB (net.core.rmem_max): bursts may be dropped, and counted",
+			   q->ch.name, got >> 10, size >> 10);
+	if (setsockopt(q->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one)) < 0)
+		log_warn("net: %s: SO_RXQ_OVFL: %s; the kernel's drops are not counted",
+			 q->ch.name, strerror(errno));
+	if (bind(q->fd, (const struct sockaddr *)local,
+		 local->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+						sizeof(struct sockaddr_in)) < 0) {
+		int r = -errno;
+
+		log_err("net: %s: cannot bind %s: %s", q->ch.name,
+			endpoint_name(local, name, sizeof(name)), strerror(-r));
+		return r;
+	}
+	if (getsockname(q->fd, (struct sockaddr *)&bound, &alen) < 0)
+		return -errno;
+	endpoint_name(&bound, q->shown.listen, sizeof(q->shown.listen));
+	return 0;
+}
+
+static void net_queue_close(struct device_queue *q);
+
+static int net_queue_open(struct device *dev, const struct config_channel *ch,
+			  struct device_queue **ret_q)
+{
+	struct net_frame_cfg fc = { 0 };
+	struct sockaddr_storage local;
+	struct device_queue *q;
+	int r;
+
+	(void)dev;
+	if (ch->source == SOURCE_CARD || ch->direction != DIR_C2H)
+		return -EINVAL;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->fd = q->stop_fd = -1;
+	q->ch = *ch;
+	pthread_mutex_init(&q->lock, NULL);
+	if (config_parse_endpoint(ch->listen, true, &local) < 0 ||
+	    config_parse_endpoint(ch->sender, false, &q->sender) < 0) {
+		r = -EINVAL;	/* config_load() refused these already */
+		goto fail;
+	}
+	snprintf(q->shown.sender, sizeof(q->shown.sender), "%s", ch->sender);
+	q->shown.mtu = ch->mtu;
+	q->shown.payload = roce_payload_size(ch->mtu);
+	q->shown.qpn = ch->qpn;
+	net_layout(ch->frame_size, ch->slots, &q->shown.layout);
+	fc.layout = q->shown.layout;
+	fc.qpn = ch->qpn;
+	fc.frame_size = ch->frame_size;
+	fc.slot_size = ch->slot_size;
+	net_frame_init(&q->nf, &fc, &frame_ops, q);
+
+	q->bufs = malloc((size_t)NET_BATCH * NET_BUF);
+	if (!q->bufs) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	for (unsigned i = 0; i < NET_BATCH; i++) {
+		q->iov[i].iov_base = q->bufs + (size_t)i * NET_BUF;
+		q->iov[i].iov_len = NET_BUF;
+		q->msgs[i].msg_hdr.msg_iov = &q->iov[i];
+		q->msgs[i].msg_hdr.msg_iovlen = 1;
+		q->msgs[i].msg_hdr.msg_name = &q->from[i];
+		q->msgs[i].msg_hdr.msg_control = q->ctl[i];
+	}
+	r = net_socket(q, &local);
+	if (r < 0)
+		goto fail;
+	q->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (q->stop_fd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	r = -pthread_create(&q->thread, NULL, net_receive_main, q);
+	if (r < 0) {
+		log_err("net: %s: cannot start the receiving thread: %s",
+			ch->name, strerror(-r));
+		goto fail;
+	}
+	q->thread_started = true;
+	{
+		char name[16];
+
+		snprintf(name, sizeof(name), "net-%.11s", ch->name);
+		pthread_setname_np(q->thread, name);
+	}
+	log_info("net: %s: udp on %s from %s, QPN 0x%x, %u-byte payloads, %u pages of %" PRIu64 " bytes",
+		 ch->name, q->shown.listen, ch->sender, ch->qpn, q->shown.payload,
+		 q->shown.layout.pages, q->shown.layout.stride);
+	*ret_q = q;
+	return 0;
+fail:
+	net_queue_close(q);
+	return r;
+}
+
+static void net_queue_close(struct device_queue *q)
+{
+	uint64_t one = 1;
+
+	if (!q)
+		return;
+	if (q->thread_started) {
+		if (write(q->stop_fd, &one, sizeof(one)) < 0)
+			log_warn("net: %s: stop: %s", q->ch.name, strerror(errno));
+		pthread_join(q->thread, NULL);
+	}
+	if (q->stop_fd >= 0)
+		close(q->stop_fd);
+	if (q->fd >= 0)
+		close(q->fd);
+	free(q->bufs);
+	pthread_mutex_destroy(&q->lock);
+	free(q);
+}
+
+/* --- the streaming thread's side -------------------------------------------- */
+
+/* A key no sender of an earlier ring holds: random, never 0 or the last. */
+static uint32_t new_rkey(const struct device_queue *q)
+{
+	uint32_t k = 0;
+
+	if (q->ch.rkey)
+		return q->ch.rkey;
+	while (!k || k == q->nf.cfg.rkey)
+		if (getrandom(&k, sizeof(k), 0) != sizeof(k))
+			k = (uint32_t)clock_now_ns() * 2654435761u;
+	return k;
+}
+
+static int net_pin(struct device_queue *q, const struct dev_region *r,
+		   uint64_t *ret_handle)
+{
+	struct net_pin *p = NULL;
+	unsigned i;
+
+	/* The CPU writes the ring: host memory; GPU rings go through bounce. */
+	if (r->kind != DEV_REGION_HOST)
+		return -EOPNOTSUPP;
+	if (!r->addr || !r->length)
+		return -EINVAL;
+	pthread_mutex_lock(&q->lock);
+	for (i = 0; i < NET_MAX_PINS && !p; i++)
+		if (!q->pins[i].used)
+			p = &q->pins[i];
+	if (!p) {
+		pthread_mutex_unlock(&q->lock);
+		return -ENOSPC;
+	}
+	p->used = true;
+	p->gen++;
+	p->addr = r->addr;
+	p->length = r->length;
+	/* A new ring: a new key, and the sender starts over. */
+	q->shown.rkey = new_rkey(q);
+	net_frame_restart(&q->nf, q->shown.rkey);
+	*ret_handle = (uint64_t)p->gen << 32 | (uint64_t)(p - q->pins + 1);
+	pthread_mutex_unlock(&q->lock);
+	log_debug("net: %s: ring pinned, R_Key 0x%08x", q->ch.name, q->shown.rkey);
+	return 0;
+}
+
+static struct net_pin *pin_find(struct device_queue *q, uint64_t handle)
+{
+	uint64_t idx = (handle & 0xffffffffu) - 1;
+
+	if (idx >= NET_MAX_PINS || !q->pins[idx].used ||
+	    q->pins[idx].gen != (uint32_t)(handle >> 32))
+		return NULL;
+	return &q->pins[idx];
+}
+
+static int net_unpin(struct device_queue *q, uint64_t handle)
+{
+	struct net_pin *p;
+	int r = 0;
+
+	pthread_mutex_lock(&q->lock);
+	p = pin_find(q, handle);
+	if (p)
+		p->used = false;
+	else
+		r = -EINVAL;
+	pthread_mutex_unlock(&q->lock);
+	return r;
+}
+
+static int net_submit(struct device_queue *q, const struct dev_xfer *x)
+{
+	struct net_pin *p;
+	int r = 0;
+
+	pthread_mutex_lock(&q->lock);
+	p = pin_find(q, x->handle);
+	if (!p || x->offset > p->length || q->ch.slot_size > p->length - x->offset) {
+		r = -EINVAL;
+	} else if (q->armed_n + q->cq_n + q->nf.have_slot >= NET_MAX_INFLIGHT) {
+		r = -EAGAIN;
+	} else {
+		q->armed[(q->armed_head + q->armed_n) % NET_MAX_INFLIGHT] =
+			(struct net_slot){ .base = p->addr + x->offset,
+					   .cookie = x->cookie };
+		q->armed_n++;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return r;
+}
+
+static unsigned cq_pop(struct device_queue *q, struct dev_completion *out,
+		       unsigned max)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&q->lock);
+	while (q->cq_n && n < max) {
+		out[n++] = q->cq[q->cq_head];
+		q->cq_head = (q->cq_head + 1) % NET_MAX_INFLIGHT;
+		q->cq_n--;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return n;
+}
+
+static int net_wait(struct device_queue *q, struct dev_completion *out,
+		    unsigned max, int timeout_ms)
+{
+	uint64_t deadline = timeout_ms > 0 ? clock_deadline_ns(timeout_ms) : 0;
+	unsigned n;
+
+	if (!max)
+		return 0;
+	for (;;) {
+		uint32_t v;
+		bool pending;
+		int r;
+
+		n = cq_pop(q, out, max);
+		if (n)
+			return (int)n;
+		if (atomic_exchange(&q->kicked, 0) || !timeout_ms)
+			return 0;
+		v = atomic_load(&q->cq_word);
+		atomic_store(&q->cq_sleep, 1);
+		pthread_mutex_lock(&q->lock);
+		pending = q->cq_n;
+		pthread_mutex_unlock(&q->lock);
+		if (pending || atomic_load(&q->kicked)) {
+			atomic_store(&q->cq_sleep, 0);
+			continue;
+		}
+		r = futex_wait((uint32_t *)&q->cq_word, v, deadline, false);
+		atomic_store(&q->cq_sleep, 0);
+		if (r == -ETIMEDOUT)
+			return (int)cq_pop(q, out, max);
+	}
+}
+
+static void net_kick(struct device_queue *q)
+{
+	atomic_store(&q->kicked, 1);
+	atomic_fetch_add(&q->cq_word, 1);
+	futex_wake((uint32_t *)&q->cq_word, false);
+}
+
+/* Every armed slot, and the one a frame was going into, comes back. */
+static int net_reset(struct device_queue *q)
+{
+	struct dev_completion c = { .status = -ECANCELED };
+	struct net_slot s;
+
+	pthread_mutex_lock(&q->lock);
+	if (net_frame_release(&q->nf, &s)) {
+		c.cookie = s.cookie;
+		cq_push(q, &c);
+	}
+	while (q->armed_n) {
+		c.cookie = q->armed[q->armed_head].cookie;
+		cq_push(q, &c);
+		q->armed_head = (q->armed_head + 1) % NET_MAX_INFLIGHT;
+		q->armed_n--;
+	}
+	pthread_mutex_unlock(&q->lock);
+	cq_wake(q);
+	return 0;
+}
+
+static int net_stats(struct device_queue *q, struct net_stats *ret_stats)
+{
+	pthread_mutex_lock(&q->lock);
+	*ret_stats = q->shown;
+	ret_stats->cnt = q->nf.cnt;
+	pthread_mutex_unlock(&q->lock);
+	return 0;
+}
+
+const struct device_ops device_net_ops = {
+	.name = "net",
+	.queue_open = net_queue_open,
+	.queue_close = net_queue_close,
+	.pin = net_pin,
+	.unpin = net_unpin,
+	.submit = net_submit,
+	.wait = net_wait,
+	.kick = net_kick,
+	.reset = net_reset,
+	.net_stats = net_stats,
+	.sender_paced = true,
+};

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * net.h - network sources: a channel whose frames come from a
+ * network-attached FPGA (source = udp) rather than the card.
+ *
+ * device_net_ops (device.h) is a device backend for such channels, so that
+ * their frames go through the same streaming thread, ring, leases,
+ * policies, integrity check, counters and client API as a card's.  It
+ * needs no open device (queue_open takes NULL); each queue is one channel:
+ *
+ *   queue_open  binds a UDP socket (large SO_RCVBUF, SO_RXQ_OVFL) and
+ *               starts the channel's receiving thread (recvmmsg)
+ *   pin         takes the ring (host memory only: a GPU ring is served
+ *               in bounce mode, through pinned staging) and makes a new
+ *               R_Key for it, so a sender still writing to the ring of a
+ *               lessee before is refused
+ *   submit      arms a slot for the sender's next frame
+ *   wait        takes complete frames (net_frame.h decides what is)
+ *   reset       takes back every armed slot (-ECANCELED)
+ *
+ * The sender is told where to write (net_layout(): QPN, R_Key, base
+ * address, page stride, pages, payload size); fpgactl status shows it.
+ * A sender has no backpressure: a frame that starts while no slot is armed
+ * is dropped and counted, and a slot a lessee holds is never armed.
+ */
+#ifndef FPGAD_NET_NET_H
+#define FPGAD_NET_NET_H
+
+#include <stdint.h>
+
+#include "device/net/net_frame.h"
+#include "device/net/roce_wire.h"
+
+/* The base address told to senders; pages follow at the stride. */
+#define NET_VA_BASE 0x10000000000ull
+
+/* What a network channel shows: its endpoint, its sender's target, counters. */
+struct net_stats {
+	char listen[64];		/* bound ADDRESS:PORT (the real port) */
+	char sender[64];		/* the only sender accepted */
+	unsigned mtu;
+	uint32_t payload;		/* bytes per packet the sender sends */
+	uint32_t qpn;
+	uint32_t rkey;			/* of the current ring */
+	struct roce_layout layout;
+	struct net_counters cnt;
+};
+
+/*
+ * Where a sender of frames of up to @frame_size bytes writes into @slots
+ * pages: one page per slot (at most 4096), each with room for the frame
+ * and the 128-byte metadata block after it, 4 KiB aligned.
+ */
+void net_layout(uint64_t frame_size, unsigned slots, struct roce_layout *ret);
+
+#endif

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+/*
+ * net_frame.c - frames from a network sender's packets: PSN accounting,
+ * placement into the armed slot, the checks at the WRITE with Immediate
+ * (net_frame.h says what makes a frame complete).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "device/net/net_frame.h"
+
+void net_frame_init(struct net_frame *nf, const struct net_frame_cfg *cfg,
+		    const struct net_frame_ops *ops, void *user)
+{
+	memset(nf, 0, sizeof(*nf));
+	nf->cfg = *cfg;
+	nf->ops = ops;
+	nf->user = user;
+}
+
+void net_frame_restart(struct net_frame *nf, uint32_t rkey)
+{
+	nf->cfg.rkey = rkey;
+	nf->synced = false;
+	nf->seq_valid = false;
+	nf->active = false;
+	nf->torn = false;
+}
+
+bool net_frame_release(struct net_frame *nf, struct net_slot *ret_slot)
+{
+	bool had = nf->have_slot;
+
+	if (had)
+		*ret_slot = nf->slot;
+	nf->have_slot = false;
+	nf->active = false;
+	nf->torn = false;
+	return had;
+}
+
+/* The first packet of a frame: note where it goes, arm a slot for it. */
+static void frame_start(struct net_frame *nf, uint32_t page, uint64_t now_ns)
+{
+	nf->active = true;
+	nf->page = page;
+	nf->got = 0;
+	nf->t_start_ns = now_ns;
+	if (!nf->have_slot && nf->ops->take(nf->user, &nf->slot) == 0)
+		nf->have_slot = true;
+}
+
+/*
+ * The sender's frame number (HSB's is 16 bits) as a 64-bit sequence:
+ * false for one behind the last, a stale or replayed frame.
+ */
+static bool frame_seq(struct net_frame *nf, uint32_t number, uint64_t *ret_seq)
+{
+	uint16_t n = (uint16_t)number, d;
+
+	if (!nf->seq_valid) {
+		*ret_seq = n;
+		return true;
+	}
+	d = (uint16_t)(n - (uint16_t)nf->next_seq);
+	if (d >= 0x8000u)
+		return false;
+	*ret_seq = nf->next_seq + d;
+	return true;
+}
+
+/* The WRITE with Immediate: the frame is complete, or torn. */
+static void frame_end(struct net_frame *nf, const struct roce_pkt *p,
+		      uint64_t meta_off, uint64_t now_ns)
+{
+	const uint64_t unit = ROCE_PAYLOAD_UNIT;
+	struct net_frame_done d = { 0 };
+	struct roce_meta m;
+	bool ok = !nf->torn, seq_ok;
+
+	roce_meta_parse(p->payload + p->dma_len - ROCE_META_SIZE, &m);
+	if (roce_imm_psn(p->imm) != (p->psn & 0xfffffu) ||
+	    roce_imm_page(p->imm) != nf->page)
+		ok = false;
+	/* Every byte the metadata counts arrived, and nothing beyond. */
+	if (m.bytes_written > nf->cfg.frame_size || m.bytes_written > nf->got ||
+	    meta_off != (m.bytes_written + unit - 1) / unit * unit ||
+	    nf->got > meta_off)
+		ok = false;
+	seq_ok = frame_seq(nf, m.frame_number, &d.seq);
+	if (seq_ok) {
+		nf->next_seq = d.seq + 1;
+		nf->seq_valid = true;
+	}
+	if (!nf->have_slot) {
+		nf->cnt.no_slot_frames++;
+	} else if (!ok || !seq_ok) {
+		nf->cnt.incomplete_frames++;
+	} else {
+		d.cookie = nf->slot.cookie;
+		d.length = m.bytes_written;
+		d.t_start_ns = nf->t_start_ns;
+		d.t_end_ns = now_ns;
+		nf->have_slot = false;
+		nf->cnt.frames++;
+		nf->ops->done(nf->user, &d);
+	}
+	nf->active = false;
+	nf->torn = false;
+}
+
+void net_frame_packet(struct net_frame *nf, const void *buf, size_t len,
+		      uint64_t now_ns)
+{
+	struct roce_pkt p;
+	uint64_t off, data;
+	uint32_t page;
+	bool imm;
+	int32_t d;
+
+	nf->cnt.packets++;
+	if (roce_parse(buf, len, &p) < 0) {
+		nf->cnt.bad_packets++;
+		return;
+	}
+	/* Another QP's or a stale ring's packets say nothing about ours. */
+	if (p.dest_qp != nf->cfg.qpn) {
+		nf->cnt.wrong_qp++;
+		return;
+	}
+	if (p.rkey != nf->cfg.rkey) {
+		nf->cnt.wrong_rkey++;
+		return;
+	}
+	if (nf->synced) {
+		d = roce_psn_diff(p.psn, nf->expect_psn);
+		if (d < 0) {
+			nf->cnt.late_packets++;
+			return;
+		}
+		if (d > 0) {
+			nf->cnt.lost_packets += (uint64_t)d;
+			nf->torn = true;
+		}
+	}
+	nf->synced = true;
+	nf->expect_psn = (p.psn + 1) & ROCE_PSN_MASK;
+
+	imm = p.opcode == ROCE_OP_UC_WRITE_ONLY_IMM;
+	data = p.dma_len;
+	if (imm && data < ROCE_META_SIZE) {
+		nf->cnt.bad_packets++;
+		nf->torn = true;
+		goto end;
+	}
+	if (imm)
+		data -= ROCE_META_SIZE;
+	if (roce_place(&nf->cfg.layout, p.va, p.dma_len, &page, &off) < 0) {
+		nf->cnt.bad_packets++;
+		nf->torn = true;
+		goto end;
+	}
+	if (!nf->active)
+		frame_start(nf, page, now_ns);
+	else if (page != nf->page)
+		nf->torn = true;
+	/* In order, each byte once: nothing left over from another frame. */
+	if (data && (off != nf->got || off > nf->cfg.slot_size ||
+		     data > nf->cfg.slot_size - off)) {
+		nf->torn = true;
+	} else if (data && nf->have_slot) {
+		memcpy(nf->slot.base + off, p.payload, data);
+		nf->cnt.bytes += data;
+	}
+	nf->got += data;
+	if (imm)
+		frame_end(nf, &p, off + data, now_ns);
+	return;
+end:
+	/* A WRITE with Immediate ends the frame even when it is broken. */
+	if (!imm)
+		return;
+	if (nf->active && nf->have_slot)
+		nf->cnt.incomplete_frames++;
+	else if (nf->active)
+		nf->cnt.no_slot_frames++;
+	nf->active = false;
+	nf->torn = false;
+}

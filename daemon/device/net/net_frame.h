@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * net_frame.h - frames from a network sender's packets (roce_wire.h): the
+ * state machine of one channel's receiver, with no sockets and no locks,
+ * so that tests and the fuzzer drive it packet by packet.
+ *
+ * A frame is written into a slot the owner armed (take), whatever page the
+ * sender aimed at: the sender has no backpressure, so fpgad, not the
+ * sender, decides where each frame lands, and a slot a consumer holds is
+ * never armed, so never written.  A frame is complete (done) when its
+ * WRITE with Immediate arrives after every packet before it, in order,
+ * with immediate and metadata that agree with what arrived.  Anything else
+ * (a lost, reordered or misplaced packet, a lost immediate that merged two
+ * frames, a frame longer than a slot) makes the frame incomplete: it is
+ * counted and never handed on, and its slot takes the next frame.  A
+ * frame that starts while no slot is armed is dropped and counted.
+ */
+#ifndef FPGAD_NET_FRAME_H
+#define FPGAD_NET_FRAME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "device/net/roce_wire.h"
+
+/* What the receiver counts; every packet lands in exactly one outcome. */
+struct net_counters {
+	uint64_t packets;		/* datagrams from the sender */
+	uint64_t bytes;			/* payload bytes written into slots */
+	uint64_t frames;		/* complete frames handed on */
+	uint64_t lost_packets;		/* PSNs skipped */
+	uint64_t late_packets;		/* PSN behind: duplicated or reordered */
+	uint64_t incomplete_frames;	/* torn: never handed on */
+	uint64_t no_slot_frames;	/* no slot armed: dropped */
+	uint64_t bad_packets;		/* undecodable or misplaced */
+	uint64_t wrong_qp;		/* another destination QP */
+	uint64_t wrong_rkey;		/* another (or a stale) R_Key */
+	uint64_t wrong_sender;		/* from another address (net.c) */
+	uint64_t kernel_drops;		/* the socket's overflow (net.c) */
+};
+
+/* A slot armed for the sender's next frame. */
+struct net_slot {
+	unsigned char *base;
+	uint64_t cookie;
+};
+
+struct net_frame_done {
+	uint64_t cookie;
+	uint64_t length;
+	uint64_t seq;			/* the sender's frame number, unwrapped */
+	uint64_t t_start_ns, t_end_ns;	/* first packet, immediate */
+};
+
+struct net_frame_ops {
+	/* The next armed slot, or -EAGAIN when there is none. */
+	int (*take)(void *user, struct net_slot *ret_slot);
+	/* A complete frame in @slot. */
+	void (*done)(void *user, const struct net_frame_done *d);
+};
+
+struct net_frame_cfg {
+	struct roce_layout layout;	/* what the sender was told */
+	uint32_t qpn;
+	uint32_t rkey;
+	uint64_t frame_size;		/* the longest frame */
+	uint64_t slot_size;		/* bytes a slot holds */
+};
+
+struct net_frame {
+	struct net_frame_cfg cfg;
+	const struct net_frame_ops *ops;
+	void *user;
+	struct net_counters cnt;
+
+	bool synced;			/* a PSN was seen */
+	uint32_t expect_psn;
+	bool active;			/* a frame is being received */
+	bool torn;			/* the current (or next) frame is */
+	bool have_slot;
+	struct net_slot slot;		/* where the current frame goes */
+	uint32_t page;
+	uint64_t got;			/* payload bytes of the current frame */
+	uint64_t t_start_ns;
+	bool seq_valid;
+	uint64_t next_seq;
+};
+
+void net_frame_init(struct net_frame *nf, const struct net_frame_cfg *cfg,
+		    const struct net_frame_ops *ops, void *user);
+
+/* One UDP payload from the sender, received at @now_ns. */
+void net_frame_packet(struct net_frame *nf, const void *buf, size_t len,
+		      uint64_t now_ns);
+
+/*
+ * A new ring with key @rkey: the sender is told anew and starts over (its
+ * PSNs and frame numbers); packets with the old key are refused from now.
+ */
+void net_frame_restart(struct net_frame *nf, uint32_t rkey);
+
+/*
+ * Give back the slot the receiver holds (a reset): true and *ret_slot
+ * when it held one.  The frame under way is forgotten.
+ */
+bool net_frame_release(struct net_frame *nf, struct net_slot *ret_slot);
+
+#endif

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+/*
+ * roce_wire.c - decode the RoCE v2 packets of a network-attached FPGA
+ * (roce_wire.h): the one place fpgad reads a sender's bytes.  Nothing here
+ * trusts a length or an address it did not check.
+ */
+#include <errno.h>
+
+#include "device/net/roce_wire.h"
+
+static uint32_t be16(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 8 | p[1];
+}
+
+static uint32_t be24(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 16 | be16(p + 1);
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | be24(p + 1);
+}
+
+static uint64_t be64(const uint8_t *p)
+{
+	return (uint64_t)be32(p) << 32 | be32(p + 4);
+}
+
+int roce_parse(const void *buf, size_t len, struct roce_pkt *ret_pkt)
+{
+	const uint8_t *p = buf;
+	struct roce_pkt pkt = { 0 };
+	size_t hdr = ROCE_BTH_SIZE + ROCE_RETH_SIZE, pad;
+
+	if (!p || len < ROCE_MIN_PACKET)
+		return -EBADMSG;
+	pkt.opcode = p[0];
+	/* Transport version 0 is the only one. */
+	if ((p[1] & 0x0f) != 0)
+		return -EPROTONOSUPPORT;
+	if (pkt.opcode == ROCE_OP_UC_WRITE_ONLY_IMM)
+		hdr += ROCE_IMM_SIZE;
+	else if (pkt.opcode != ROCE_OP_UC_WRITE_ONLY)
+		return -EPROTONOSUPPORT;
+	pad = (p[1] >> 4) & 0x3;
+	if (len < hdr + pad + ROCE_ICRC_SIZE)
+		return -EBADMSG;
+	pkt.dest_qp = be24(p + 5);
+	pkt.psn = be24(p + 9);
+	pkt.va = be64(p + ROCE_BTH_SIZE);
+	pkt.rkey = be32(p + ROCE_BTH_SIZE + 8);
+	pkt.dma_len = be32(p + ROCE_BTH_SIZE + 12);
+	if (pkt.opcode == ROCE_OP_UC_WRITE_ONLY_IMM)
+		pkt.imm = be32(p + ROCE_BTH_SIZE + ROCE_RETH_SIZE);
+	/* The DMA length is exactly what the packet carries. */
+	if ((uint64_t)pkt.dma_len != len - hdr - pad - ROCE_ICRC_SIZE)
+		return -EBADMSG;
+	pkt.payload = p + hdr;
+	*ret_pkt = pkt;
+	return 0;
+}
+
+void roce_meta_parse(const void *buf, struct roce_meta *ret_meta)
+{
+	const uint8_t *p = buf;
+	struct roce_meta m = {
+		.flags = be32(p),
+		.psn = be32(p + 4),
+		.crc = be32(p + 8),
+		.start_s = be64(p + 12),
+		.start_ns = be32(p + 20),
+		.bytes_written = be64(p + 24),
+		.frame_number = be32(p + 32),
+		.meta_s = be64(p + 36),
+		.meta_ns = be32(p + 44),
+	};
+
+	*ret_meta = m;
+}
+
+int roce_place(const struct roce_layout *lay, uint64_t va, uint64_t len,
+	       uint32_t *ret_page, uint64_t *ret_offset)
+{
+	uint64_t rel, page, off;
+
+	if (!lay->stride || va < lay->base)
+		return -ERANGE;
+	rel = va - lay->base;
+	page = rel / lay->stride;
+	off = rel % lay->stride;
+	if (page >= lay->pages || len > lay->stride - off)
+		return -ERANGE;
+	*ret_page = (uint32_t)page;
+	*ret_offset = off;
+	return 0;
+}
+
+uint32_t roce_payload_size(unsigned mtu)
+{
+	if (mtu <= ROCE_MTU_OVERHEAD)
+		return 0;
+	return (mtu - ROCE_MTU_OVERHEAD) / ROCE_PAYLOAD_UNIT * ROCE_PAYLOAD_UNIT;
+}
+
+int32_t roce_psn_diff(uint32_t psn, uint32_t expect)
+{
+	uint32_t d = (psn - expect) & ROCE_PSN_MASK;
+
+	/* Half the PSN space ahead, half behind. */
+	return d & 0x800000u ? (int32_t)d - 0x1000000 : (int32_t)d;
+}
