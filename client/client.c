@@ -169,6 +169,25 @@ int fpgad_status_get(fpgad_client *c, struct fpgad_status **ret_status)
 	s->transfer_refused = sr->transfer_refused;
 	COPY(s->numa, sr->numa);
 	COPY(s->gpu_choice, sr->gpu_choice);
+	if (sr->card) {
+		const Fpgad__CardInventory *ci = sr->card;
+
+		COPY(s->card.pci_address, ci->pci_address);
+		s->card.vendor_id = (uint16_t)ci->vendor_id;
+		s->card.device_id = (uint16_t)ci->device_id;
+		s->card.subsystem_vendor_id = (uint16_t)ci->subsystem_vendor_id;
+		s->card.subsystem_device_id = (uint16_t)ci->subsystem_device_id;
+		s->card.link_gen = ci->link_gen;
+		s->card.link_width = ci->link_width;
+		s->card.max_link_gen = ci->max_link_gen;
+		s->card.max_link_width = ci->max_link_width;
+		s->card.numa_node = ci->numa_node;
+		COPY(s->card.driver, ci->driver);
+		COPY(s->card.module_version, ci->module_version);
+		COPY(s->card.simulates, ci->simulates);
+	} else {
+		s->card.numa_node = -1;	/* an older fpgad */
+	}
 	s->n_channels = (uint32_t)sr->n_channels;
 	for (size_t i = 0; i < sr->n_channels; i++) {
 		const Fpgad__ChannelSummary *in = sr->channels[i];

@@ -33,7 +33,9 @@
 #endif
 #include <nng/nng.h>
 #include <nng/supplemental/tls/tls.h>
+#include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -41,6 +43,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "client_internal.h"
 #include "dial.h"
@@ -450,9 +454,68 @@ static int explain_tcp(fpgad_client *c, const struct endpoint *ep)
 	return r;
 }
 
+/* --- what to do --------------------------------------------------------- */
+
+#define SYSTEMCTL_HINT "is fpgad running? (systemctl status fpgad)"
+
+/*
+ * A URL nng refused: a socket path given bare ("use ipc://PATH"), or a
+ * tcp:// address without its port.  0 when neither.
+ */
+static int explain_url(fpgad_client *c)
+{
+	const char *host;
+
+	if (!strstr(c->url, "://")) {
+		dial_fail_msg(c, "'%s' is not a URL: use ipc://%s for a socket path, or tcp://HOST:PORT",
+			      c->url, c->url);
+		return -EINVAL;
+	}
+	host = strncmp(c->url, "tcp://", 6) == 0 ? c->url + 6 :
+	       strncmp(c->url, "tls+tcp://", 10) == 0 ? c->url + 10 : NULL;
+	if (!host)
+		return 0;
+	if (host[0] == '[')
+		host = strchr(host, ']') ? strchr(host, ']') + 1 : host;
+	if (!strchr(host, ':') || host[strlen(host) - 1] == ':') {
+		dial_fail_msg(c, "%s: missing :PORT (such as %s:7710)", c->url,
+			      c->url[strlen(c->url) - 1] == ':' ?
+			      "tcp://HOST" : c->url);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Refused at the socket's permissions: whose group lets this user in. */
+static int explain_denied(fpgad_client *c, const char *path)
+{
+	char user[64], group[64], buf[4096];
+	struct passwd pw, *pwr = NULL;
+	struct group gr, *grr = NULL;
+	struct stat st;
+
+	if (getpwuid_r(geteuid(), &pw, buf, sizeof(buf), &pwr) == 0 && pwr)
+		snprintf(user, sizeof(user), "%s", pwr->pw_name);
+	else
+		snprintf(user, sizeof(user), "%u", (unsigned)geteuid());
+	if (stat(path, &st) < 0) {
+		dial_fail_msg(c, "%s: permission denied on the way to %s: %s",
+			      c->url, path, strerror(errno));
+		return -EACCES;
+	}
+	if (getgrgid_r(st.st_gid, &gr, buf, sizeof(buf), &grr) == 0 && grr)
+		snprintf(group, sizeof(group), "%s", grr->gr_name);
+	else
+		snprintf(group, sizeof(group), "%u", (unsigned)st.st_gid);
+	dial_fail_msg(c, "%s: permission denied: add %s to group %s, the socket's group (sudo usermod -aG %s %s, then log in again)",
+		      c->url, user, group, group, user);
+	return -EACCES;
+}
+
 int client_dial_failed(fpgad_client *c, int nng_err)
 {
 	const char *ca = getenv("FPGAD_TLS_CA");
+	const char *ipc = strncmp(c->url, "ipc://", 6) == 0 ? c->url + 6 : NULL;
 	struct endpoint ep;
 	int r = 0;
 
@@ -470,7 +533,26 @@ int client_dial_failed(fpgad_client *c, int nng_err)
 	}
 	if (r < 0)
 		return r;
+	switch (nng_err) {
+	case NNG_EINVAL: case NNG_ENOTSUP: case NNG_EADDRINVAL:
+		r = explain_url(c);
+		break;
+	case NNG_EPERM:
+		if (ipc)
+			return explain_denied(c, ipc);
+		break;
+	case NNG_ENOENT:
+		/* ipc: no socket file means nothing listens there. */
+		dial_fail_msg(c, "%s: no socket there: " SYSTEMCTL_HINT, c->url);
+		return -ECONNREFUSED;
+	case NNG_ECONNREFUSED:
+		dial_fail_msg(c, "%s: %s: " SYSTEMCTL_HINT "%s", c->url,
+			      nng_strerror(nng_err),
+			      ipc ? "" : "; from another host it needs [control] remote");
+		return -ECONNREFUSED;
+	}
+	if (r < 0)
+		return r;
 	dial_fail_msg(c, "%s: %s", c->url, nng_strerror(nng_err));
-	/* ipc: no socket file means nothing listens there. */
-	return nng_err == NNG_ENOENT ? -ECONNREFUSED : errmap_nng(nng_err);
+	return errmap_nng(nng_err);
 }

@@ -68,7 +68,7 @@ int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 		e = cudaDeviceGetByPCIBusId(&gpu, bus_id);
 	if (e != cudaSuccess) {
 		snprintf(why, whylen, "GPU %s is not visible here: %s", bus_id,
-			 cudaGetErrorString(e));
+			 errmap_cuda_str(e));
 		return errmap_cuda(e);
 	}
 	cur = caller_gpu();
@@ -95,7 +95,7 @@ int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 		return errmap_cuda(e);
 	}
 	if (e != cudaSuccess) {
-		snprintf(why, whylen, "cannot map it: %s", cudaGetErrorString(e));
+		snprintf(why, whylen, "cannot map it: %s", errmap_cuda_str(e));
 		return errmap_cuda(e);
 	}
 	*ret_ptr = ptr;

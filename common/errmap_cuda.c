@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* errmap_cuda.c - CUDA runtime and driver codes as errno values (errmap.h). */
+#include <dlfcn.h>
 #include <errno.h>
 
 #include <cuda.h>
@@ -71,4 +72,24 @@ int errmap_cu(int cu_result)
 	default:
 		return -EIO;
 	}
+}
+
+const char *errmap_cuda_str(int cuda_error)
+{
+	void *lib;
+
+	/*
+	 * The runtime says "driver version is insufficient" also when there
+	 * is no driver at all: the library it loads is not there.
+	 */
+	if (cuda_error == cudaErrorInsufficientDriver) {
+		lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+		if (!lib)
+			return "no NVIDIA driver (libcuda.so.1 not found)";
+		dlclose(lib);
+		return "the NVIDIA driver is older than this CUDA runtime (update the driver)";
+	}
+	if (cuda_error == cudaErrorNoDevice)
+		return "no NVIDIA GPU (the driver sees none)";
+	return cudaGetErrorString((cudaError_t)cuda_error);
 }

@@ -494,13 +494,20 @@ static void apply_reload(struct daemon *d, const struct config *n)
 void daemon_reload(struct daemon *d)
 {
 	struct config n;
-	char err[512];
+	char err[CONFIG_ERR_LEN];
 
 	notify_reloading();
 	if (!d->cfg.path[0]) {
 		log_info("reload: running on built-in defaults, no file to re-read");
 	} else if (config_load(d->cfg.path, &n, err, sizeof(err)) < 0) {
-		log_err("reload: %s; keeping the running configuration", err);
+		/* One error a line, as fpgad --check-config prints them. */
+		if (strchr(err, '\n')) {
+			log_lines(LOG_ERR, "reload: ", err);
+			log_err("reload: %s has errors; keeping the running configuration",
+				d->cfg.path);
+		} else {
+			log_err("reload: %s; keeping the running configuration", err);
+		}
 	} else {
 		apply_reload(d, &n);
 		log_info("reload: %s applied", d->cfg.path);

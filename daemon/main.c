@@ -12,6 +12,7 @@
 #include "config/config.h"
 #include "daemon.h"
 #include "memory/fault_guard.h"
+#include "preflight.h"
 #include "service/log.h"
 
 static void usage(FILE *f)
@@ -24,9 +25,51 @@ static void usage(FILE *f)
 		"                         defaults, one C2H channel c2h0 on the simulated card\n"
 		"      --runtime-dir DIR  put the control socket and shared memory names\n"
 		"                         under DIR (default /run/fpgad)\n"
+		"  -t, --check-config[=FILE]  check FILE (else -c's, else the built-in\n"
+		"                         defaults) and this host without starting: report\n"
+		"                         every error as FILE:LINE, exit 0 if none, else 1\n"
 		"  -v, --verbose          log debug messages\n"
 		"      --version          print the version and exit\n"
 		"  -h, --help             print this help and exit\n");
+}
+
+/*
+ * --check-config: every error of @path (NULL: the built-in defaults) and
+ * of the host, one a line on stderr; the exit status.
+ */
+static int check_config(const char *path)
+{
+	const char *name = path ? path : "built-in defaults";
+	struct config *cfg = calloc(1, sizeof(*cfg));
+	char *err = calloc(1, CONFIG_ERR_LEN);
+	unsigned n = 0;
+	int code = 1;
+
+	if (!cfg || !err) {
+		fprintf(stderr, "fpgad: out of memory\n");
+		goto out;
+	}
+	config_defaults(cfg);
+	if (path && config_load(path, cfg, err, CONFIG_ERR_LEN) < 0) {
+		/* The host is checked against a file that parses. */
+		fprintf(stderr, "%s\n", err);
+		for (const char *p = err; p; p = strchr(p + 1, '\n'))
+			n++;
+	} else {
+		n = preflight_check(cfg, err, CONFIG_ERR_LEN);
+		if (n)
+			fprintf(stderr, "%s\n", err);
+	}
+	if (n) {
+		fprintf(stderr, "fpgad: %s: %u error%s\n", name, n, n == 1 ? "" : "s");
+		goto out;
+	}
+	printf("fpgad: %s: configuration OK\n", name);
+	code = 0;
+out:
+	free(err);
+	free(cfg);
+	return code;
 }
 
 int main(int argc, char **argv)
@@ -34,6 +77,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "runtime-dir", required_argument, NULL, 'r' },
+		{ "check-config", optional_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -42,13 +86,18 @@ int main(int argc, char **argv)
 	const char *config_path = NULL, *runtime_dir = NULL;
 	struct daemon *d;
 	struct config *cfg;
-	char err[512];
-	bool verbose = false;
+	char err[CONFIG_ERR_LEN];
+	bool verbose = false, check = false;
 	int c, r, code;
 
-	while ((c = getopt_long(argc, argv, "c:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:tvh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': config_path = optarg; break;
+		case 't':
+			check = true;
+			if (optarg)
+				config_path = optarg;
+			break;
 		case 'r': runtime_dir = optarg; break;
 		case 'v': verbose = true; break;
 		case 'V': printf("fpgad %s\n", FPGAD_VERSION); return 0;
@@ -56,10 +105,16 @@ int main(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
+	/* fpgad --check-config FILE, as well as --check-config=FILE. */
+	if (check && optind + 1 == argc)
+		config_path = argv[optind++];
 	if (optind < argc) {
 		fprintf(stderr, "fpgad: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+
+	if (check)
+		return check_config(config_path);
 
 	cfg = calloc(1, sizeof(*cfg));
 	d = calloc(1, sizeof(*d));
@@ -73,7 +128,7 @@ int main(int argc, char **argv)
 	if (config_path) {
 		r = config_load(config_path, cfg, err, sizeof(err));
 		if (r < 0) {
-			log_err("%s", err);
+			log_lines(LOG_ERR, "", err);
 			code = 1;
 			goto out;
 		}

@@ -8,12 +8,16 @@
  * family, then its samples, per channel labelled channel= and direction=.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <nng/nng.h>
 #include <nng/supplemental/http/http.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "channel_counters.h"
 #include "clock.h"
@@ -141,8 +145,139 @@ static void format_daemon(FILE *f, const struct metrics_snapshot *snap)
 	fprintf(f, "fpgad_pinned_bytes %llu\n", (unsigned long long)snap->pinned_bytes);
 }
 
+/* A label: name="value" (escaped), after a comma unless @first. */
+static void label(FILE *f, const char *name, const char *value, bool first)
+{
+	fprintf(f, "%s%s=\"", first ? "" : ",", name);
+	label_value(f, value);
+	fputc('"', f);
+}
+
+/* A PCI id as lspci writes it ("10ee"), "" when unknown. */
+static void label_id(FILE *f, const char *name, unsigned id)
+{
+	char buf[8] = "";
+
+	if (id)
+		snprintf(buf, sizeof(buf), "%04x", id);
+	label(f, name, buf, false);
+}
+
+static void label_link(FILE *f, const char *name, unsigned gen, unsigned width)
+{
+	char buf[32] = "";
+
+	if (gen && width)
+		snprintf(buf, sizeof(buf), "PCIe Gen%u x%u", gen, width);
+	label(f, name, buf, false);
+}
+
+static void format_card(FILE *f, const struct metrics_snapshot *snap)
+{
+	const struct topo_inventory *inv = &snap->card.inv;
+	char numa[16] = "";
+
+	if (inv->numa_node >= 0)
+		snprintf(numa, sizeof(numa), "%d", inv->numa_node);
+	family(f, "fpgad_card_info", "gauge",
+	       "The card fpgad drives, as labels (empty where unknown): PCI address and ids, PCIe link now and at most, NUMA node, driver and module version, or what the simulated card models; always 1.");
+	fputs("fpgad_card_info{", f);
+	label(f, "pci_address", inv->addr, true);
+	label_id(f, "vendor_id", inv->vendor);
+	label_id(f, "device_id", inv->device);
+	label_id(f, "subsystem_vendor_id", inv->subsystem_vendor);
+	label_id(f, "subsystem_device_id", inv->subsystem_device);
+	label_link(f, "link", inv->link_gen, inv->link_width);
+	label_link(f, "max_link", inv->max_link_gen, inv->max_link_width);
+	label(f, "numa_node", numa, false);
+	label(f, "driver", inv->driver, false);
+	label(f, "module_version", inv->module_version, false);
+	label(f, "simulates", snap->card.simulates, false);
+	fputs("} 1\n", f);
+}
+
+static void format_process(FILE *f, const struct metrics_snapshot *snap)
+{
+	const struct metrics_process *p = &snap->process;
+
+	family(f, "process_start_time_seconds", "gauge",
+	       "Start time of the process since unix epoch in seconds.");
+	fprintf(f, "process_start_time_seconds %.3f\n", p->start_time_s);
+	family(f, "process_cpu_seconds_total", "counter",
+	       "Total user and system CPU time spent in seconds.");
+	fprintf(f, "process_cpu_seconds_total %.3f\n", p->cpu_s);
+	family(f, "process_resident_memory_bytes", "gauge",
+	       "Resident memory size in bytes.");
+	fprintf(f, "process_resident_memory_bytes %llu\n",
+		(unsigned long long)p->resident_bytes);
+	family(f, "process_open_fds", "gauge", "Number of open file descriptors.");
+	fprintf(f, "process_open_fds %u\n", p->open_fds);
+	family(f, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+	fprintf(f, "process_max_fds %llu\n", (unsigned long long)p->max_fds);
+}
+
+/* The transfer plane (fpgad_xfer.h): card memory reads and writes. */
+static void format_xfer(FILE *f, const struct metrics_snapshot *snap)
+{
+	static const struct {
+		const char *name, *type, *help;
+		size_t offset;
+		bool wide;		/* uint64_t, else unsigned */
+	} fams[] = {
+		{ "fpgad_transfers_total", "counter",
+		  "Card memory transfers completed, any status.",
+		  offsetof(struct xfer_stats, transfers), true },
+		{ "fpgad_transfer_bytes_total", "counter",
+		  "Bytes card memory transfers moved.",
+		  offsetof(struct xfer_stats, bytes), true },
+		{ "fpgad_transfer_errors_total", "counter",
+		  "Card memory transfers that failed on the card.",
+		  offsetof(struct xfer_stats, errors), true },
+		{ "fpgad_transfer_refused_total", "counter",
+		  "Card memory transfers refused for breaking a rule (a buffer, a range, an alignment).",
+		  offsetof(struct xfer_stats, refused), true },
+		{ "fpgad_transfer_engine_resets_total", "counter",
+		  "Memory engines reset after a hang.",
+		  offsetof(struct xfer_stats, resets), true },
+		{ "fpgad_transfer_queues", "gauge",
+		  "Connections with a transfer queue.",
+		  offsetof(struct xfer_stats, queues), false },
+		{ "fpgad_transfer_buffers", "gauge",
+		  "Buffers registered for transfers, all connections.",
+		  offsetof(struct xfer_stats, buffers), false },
+		{ "fpgad_transfer_registered_bytes", "gauge",
+		  "Bytes of the buffers registered for transfers.",
+		  offsetof(struct xfer_stats, registered), true },
+	};
+
+	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++) {
+		const char *at = (const char *)&snap->xfer + fams[i].offset;
+		uint64_t v = 0;
+		unsigned u;
+
+		if (fams[i].wide) {
+			memcpy(&v, at, sizeof(v));
+		} else {
+			memcpy(&u, at, sizeof(u));
+			v = u;
+		}
+		family(f, fams[i].name, fams[i].type, fams[i].help);
+		fprintf(f, "%s %llu\n", fams[i].name, (unsigned long long)v);
+	}
+}
+
 static void format_states(FILE *f, const struct metrics_snapshot *snap)
 {
+	family(f, "fpgad_channel_mode", "gauge",
+	       "The channel's memory and transfer mode, as labels; always 1.");
+	for (unsigned i = 0; i < snap->n_channels; i++) {
+		const struct metrics_channel *mc = &snap->channels[i];
+
+		channel_sample(f, "fpgad_channel_mode", mc);
+		label(f, "memory", mc->memory ? mc->memory : "", false);
+		label(f, "mode", mc->mode ? mc->mode : "", false);
+		fputs("} 1\n", f);
+	}
 	family(f, "fpgad_channel_state", "gauge",
 	       "1 for the state the channel is in, 0 for the others.");
 	for (unsigned i = 0; i < snap->n_channels; i++) {
@@ -221,6 +356,8 @@ int metrics_format(const struct metrics_snapshot *snap, char **ret_text,
 	if (!f)
 		return -errno;
 	format_daemon(f, snap);
+	format_card(f, snap);
+	format_process(f, snap);
 	format_states(f, snap);
 	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
 		if (counters[i].help)
@@ -234,6 +371,7 @@ int metrics_format(const struct metrics_snapshot *snap, char **ret_text,
 	}
 	for (size_t i = 0; i < sizeof(histograms) / sizeof(histograms[0]); i++)
 		format_histogram(f, snap, &histograms[i]);
+	format_xfer(f, snap);
 	if (ferror(f) | fclose(f)) {
 		free(text);
 		return -ENOMEM;
@@ -245,6 +383,46 @@ int metrics_format(const struct metrics_snapshot *snap, char **ret_text,
 
 /* --- the snapshot ---------------------------------------------------------------- */
 
+/* Descriptors open now: the entries of /proc/self/fd, less the one reading it. */
+static unsigned count_fds(void)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *e;
+	unsigned n = 0;
+
+	if (!dir)
+		return 0;
+	while ((e = readdir(dir)))
+		n += e->d_name[0] != '.';
+	closedir(dir);
+	return n ? n - 1 : 0;
+}
+
+static void collect_process(struct daemon *d, struct metrics_process *p)
+{
+	struct timespec now;
+	struct rusage ru;
+	struct rlimit rl;
+	unsigned long long pages = 0, resident = 0;
+	FILE *f;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	p->start_time_s = (double)now.tv_sec + now.tv_nsec / 1e9 -
+			  (double)(clock_now_ns() - d->start_ns) / 1e9;
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		p->cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+			   ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	f = fopen("/proc/self/statm", "re");
+	if (f) {
+		if (fscanf(f, "%llu %llu", &pages, &resident) == 2)
+			p->resident_bytes = resident * (uint64_t)sysconf(_SC_PAGESIZE);
+		fclose(f);
+	}
+	p->open_fds = count_fds();
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		p->max_fds = rl.rlim_cur;
+}
+
 void metrics_collect(struct daemon *d, struct metrics_snapshot *ret_snap)
 {
 	struct metrics_snapshot *s = ret_snap;
@@ -252,6 +430,9 @@ void metrics_collect(struct daemon *d, struct metrics_snapshot *ret_snap)
 	memset(s, 0, sizeof(*s));
 	s->version = FPGAD_VERSION;
 	s->uptime_ns = clock_now_ns() - d->start_ns;
+	p2p_card(d->p2p, &s->card);
+	collect_process(d, &s->process);
+	xfer_get_stats(d->xfer, &s->xfer);
 	s->clients = d->sessions.count;
 	s->n_channels = d->n_channels;
 	for (unsigned i = 0; i < d->n_channels; i++) {
@@ -261,6 +442,8 @@ void metrics_collect(struct daemon *d, struct metrics_snapshot *ret_snap)
 		s->channels[i].name = cc->name;
 		s->channels[i].direction = direction_name(cc->direction);
 		channel_get_stats(ch, &s->channels[i].st);
+		s->channels[i].memory = memory_kind_name(s->channels[i].st.memory);
+		s->channels[i].mode = transfer_mode_name(s->channels[i].st.mode);
 		s->pinned_bytes += channel_pinned_bytes(ch);
 	}
 }

@@ -25,6 +25,8 @@
 
 #include "channel/channel.h"
 #include "config/config.h"
+#include "topology/p2p.h"
+#include "xfer/xfer.h"
 
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
@@ -34,7 +36,18 @@ struct metrics;
 struct metrics_channel {
 	const char *name;
 	const char *direction;		/* "c2h", "h2c" */
+	const char *memory;		/* "host", "cuda" */
+	const char *mode;		/* "host", "gpudirect", "bounce" */
 	struct channel_stats st;
+};
+
+/* The process, as Prometheus' client libraries export it. */
+struct metrics_process {
+	double start_time_s;		/* since the epoch */
+	double cpu_s;			/* user and system */
+	uint64_t resident_bytes;
+	unsigned open_fds;
+	uint64_t max_fds;		/* the soft RLIMIT_NOFILE */
 };
 
 struct metrics_snapshot {
@@ -44,6 +57,9 @@ struct metrics_snapshot {
 	uint64_t pinned_bytes;		/* channel_pinned_bytes(), all channels */
 	unsigned n_channels;
 	struct metrics_channel channels[CONFIG_MAX_CHANNELS];
+	struct p2p_card card;
+	struct metrics_process process;
+	struct xfer_stats xfer;
 };
 
 /* @d now; any thread, once daemon_start() has made the channels. */

@@ -47,6 +47,8 @@ struct reply {
 	struct p2p_answer *topology;
 	struct xfer_reply xfer;
 	char mode[32];
+	struct p2p_card card;
+	Fpgad__CardInventory card_msg;
 	struct net_stats net;
 	Fpgad__NetStats net_msg;
 	/* Arrays the body points into, freed after packing. */
@@ -147,6 +149,29 @@ static void fill_summary(struct channel *ch, Fpgad__ChannelSummary *s)
 	s->source = (char *)source_kind_name(cc->source);
 }
 
+/* The card's inventory, read now (its link may have retrained). */
+static void fill_card(struct daemon *d, struct reply *r)
+{
+	Fpgad__CardInventory *m = &r->card_msg;
+	const struct topo_inventory *inv = &r->card.inv;
+
+	p2p_card(d->p2p, &r->card);
+	fpgad__card_inventory__init(m);
+	m->pci_address = (char *)inv->addr;
+	m->vendor_id = inv->vendor;
+	m->device_id = inv->device;
+	m->subsystem_vendor_id = inv->subsystem_vendor;
+	m->subsystem_device_id = inv->subsystem_device;
+	m->link_gen = inv->link_gen;
+	m->link_width = inv->link_width;
+	m->max_link_gen = inv->max_link_gen;
+	m->max_link_width = inv->max_link_width;
+	m->numa_node = inv->numa_node;
+	m->driver = (char *)inv->driver;
+	m->module_version = (char *)inv->module_version;
+	m->simulates = r->card.simulates;
+}
+
 static void do_status(struct daemon *d, struct reply *r)
 {
 	Fpgad__StatusReply *s = &r->body.status;
@@ -185,6 +210,8 @@ static void do_status(struct daemon *d, struct reply *r)
 	s->numa = d->numa_placed;
 	s->gpu_choice = d->gpu_choice;
 	xfer_requests_status(d, s, &r->xfer);
+	fill_card(d, r);
+	s->card = &r->card_msg;
 	r->resp.body_case = FPGAD__RESPONSE__BODY_STATUS;
 	r->resp.status = s;
 }
@@ -237,11 +264,19 @@ static void do_list_clients(struct daemon *d, struct reply *r)
 static struct channel *find_channel(struct daemon *d, const char *name,
 				    struct reply *r)
 {
+	char names[CONFIG_MAX_CHANNELS * CONFIG_NAME_MAX] = "";
+	size_t n = 0;
+
 	for (unsigned i = 0; i < d->n_channels; i++)
 		if (strcmp(channel_config(d->channels[i])->name, name) == 0)
 			return d->channels[i];
+	/* Say which there are: the fix is usually one of them. */
+	for (unsigned i = 0; i < d->n_channels && n < sizeof(names); i++)
+		n += (size_t)snprintf(names + n, sizeof(names) - n, " %s",
+				      channel_config(d->channels[i])->name);
 	reply_error(r, FPGAD__STATUS_CODE__STATUS_NOT_FOUND,
-		    "no channel named '%s'", name);
+		    "no channel named '%s'; channels:%s", name,
+		    d->n_channels ? names : " none");
 	return NULL;
 }
 

@@ -159,6 +159,23 @@ struct fpgad_channel_summary {
 				   has its endpoint and counters) */
 };
 
+/* The card, as lspci -vv and modinfo tell it; 0 or "" where unknown. */
+struct fpgad_card {
+	char pci_address[16];	/* "0000:01:00.0", "" for the simulated card */
+	uint16_t vendor_id;
+	uint16_t device_id;
+	uint16_t subsystem_vendor_id;
+	uint16_t subsystem_device_id;
+	uint32_t link_gen;	/* PCIe generation negotiated now */
+	uint32_t link_width;	/* lanes negotiated now */
+	uint32_t max_link_gen;	/* what the card and its slot can do */
+	uint32_t max_link_width;
+	int32_t numa_node;	/* -1: none or unknown */
+	char driver[32];	/* bound kernel driver */
+	char module_version[32];
+	char simulates[160];	/* the simulated card: what it models */
+};
+
 struct fpgad_status {
 	char version[32];
 	uint64_t uptime_ms;
@@ -184,6 +201,7 @@ struct fpgad_status {
 	/* Where the card's work runs; "" when not placed. */
 	char numa[192];		/* numa = auto: the node, its CPUs, memory */
 	char gpu_choice[192];	/* gpu = nearest: which GPU and why */
+	struct fpgad_card card;		/* the card fpgad drives */
 };
 
 FPGAD_EXPORT int fpgad_status_get(fpgad_client *c, struct fpgad_status **ret_status);

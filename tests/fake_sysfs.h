@@ -149,6 +149,50 @@ static inline void fake_sysfs_cpu(const struct fake_sysfs *fs, bool hypervisor)
 		       hypervisor ? " hypervisor" : "");
 }
 
+/*
+ * What lspci -vv and modinfo read of device @addr (placed by
+ * fake_sysfs_dev()): subsystem ids, the link now and at most ("8.0 GT/s
+ * PCIe", 8), and with @driver its driver and module, of version
+ * @version (NULL: the module declares none).
+ */
+static inline void fake_sysfs_inventory(const struct fake_sysfs *fs, const char *addr,
+					unsigned sub_vendor, unsigned sub_device,
+					const char *speed, unsigned width,
+					const char *max_speed, unsigned max_width,
+					const char *driver, const char *version)
+{
+	char dev[256], path[512], target[300];
+
+	snprintf(dev, sizeof(dev), "%s/bus/pci/devices/%s", fs->sysfs, addr);
+	snprintf(path, sizeof(path), "%s/subsystem_vendor", dev);
+	fake_sysfs_put(path, "0x%04x\n", sub_vendor);
+	snprintf(path, sizeof(path), "%s/subsystem_device", dev);
+	fake_sysfs_put(path, "0x%04x\n", sub_device);
+	snprintf(path, sizeof(path), "%s/current_link_speed", dev);
+	fake_sysfs_put(path, "%s\n", speed);
+	snprintf(path, sizeof(path), "%s/current_link_width", dev);
+	fake_sysfs_put(path, "%u\n", width);
+	snprintf(path, sizeof(path), "%s/max_link_speed", dev);
+	fake_sysfs_put(path, "%s\n", max_speed);
+	snprintf(path, sizeof(path), "%s/max_link_width", dev);
+	fake_sysfs_put(path, "%u\n", max_width);
+	if (!driver)
+		return;
+	snprintf(target, sizeof(target), "%s/module/%s", fs->sysfs, driver);
+	fake_sysfs_mkdirs(target);
+	if (version) {
+		snprintf(path, sizeof(path), "%s/version", target);
+		fake_sysfs_put(path, "%s\n", version);
+	}
+	snprintf(path, sizeof(path), "%s/bus/pci/drivers/%s", fs->sysfs, driver);
+	fake_sysfs_mkdirs(path);
+	snprintf(path, sizeof(path), "%s/bus/pci/drivers/%s/module", fs->sysfs, driver);
+	assert_int_equal(symlink(target, path), 0);
+	snprintf(target, sizeof(target), "%s/bus/pci/drivers/%s", fs->sysfs, driver);
+	snprintf(path, sizeof(path), "%s/driver", dev);
+	assert_int_equal(symlink(target, path), 0);
+}
+
 /* Vendor, device and class of the devices the tests place. */
 #define FAKE_BRIDGE 0x10b5, 0x8747, 0x060400	/* a PCIe switch port */
 #define FAKE_CARD 0x10ee, 0x9038, 0x058000	/* an XDMA card */

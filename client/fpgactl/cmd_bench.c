@@ -29,7 +29,6 @@
 #define BENCH_SIZES 12		/* 4 KiB .. 8 MiB */
 #define BENCH_BUCKETS 24	/* < 1 us, 1-2 us, ... 2^22 us and above */
 #define BENCH_BAR 40
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
 
 /* One measured row: n operations of size bytes. */
 struct bench_row {

@@ -83,53 +83,70 @@ static void report(const struct fpgactl_opts *o,
 	printf("rate       %.0f frames/s, %.3f GB/s\n", fps, gbps);
 }
 
-int fpgactl_send(fpgad_client *c, const struct fpgactl_opts *o)
+int fpgactl_send_frames(fpgad_client *c, fpgad_channel *ch,
+			const struct fpgactl_opts *o, uint64_t n,
+			struct fpgactl_sent *ret_sent)
 {
 	struct fpgad_channel_stats before, after;
 	struct fpgad_channel_info info;
 	void *frame = NULL, *pattern = NULL;
-	uint64_t psize, t0, t1, i;
-	fpgad_channel *ch;
-	int r, code = 1;
+	uint64_t psize, t0, i;
+	int r;
 
-	if (fpgactl_lease(c, o->channel, 0, "h2c", &ch, &info))
-		return 1;
+	fpgad_channel_get_info(ch, &info);
 	psize = fpgad_simframe_pattern_size(info.frame_size);
 	pattern = malloc(psize);
 	frame = malloc(info.frame_size);
 	if (!pattern || !frame) {
-		fprintf(stderr, "fpgactl: out of memory\n");
+		r = fpgactl_fail(NULL, "send", -ENOMEM);
 		goto out;
 	}
 	fpgad_simframe_pattern_fill(pattern, psize);
-	r = fpgad_channel_stats(c, o->channel, &before);
+	r = fpgad_channel_stats(c, info.name, &before);
 	if (r < 0) {
-		fpgactl_fail(c, "stats", r);
+		r = fpgactl_fail(c, "stats", r);
 		goto out;
 	}
 	t0 = clock_now_ns();
-	for (i = 0; i < o->count; i++) {
+	for (i = 0; i < n; i++) {
 		r = send_one(ch, &info, o, frame, pattern, psize, i);
 		if (r < 0) {
 			fprintf(stderr, "fpgactl: send %s: after %llu frames: %s\n",
-				o->channel, (unsigned long long)i, strerror(-r));
+				info.name, (unsigned long long)i, strerror(-r));
+			r = 1;
 			goto out;
 		}
 	}
-	r = settle(c, o->channel, &before, o->count, &after);
-	t1 = clock_now_ns();
+	r = settle(c, info.name, &before, n, &after);
 	if (r < 0) {
-		fpgactl_fail(c, "the card did not take every frame", r);
+		r = fpgactl_fail(c, "the card did not take every frame", r);
 		goto out;
 	}
-	report(o, &info, o->count, (double)(t1 - t0) / 1e9,
-	       after.card_good - before.card_good, after.card_bad - before.card_bad,
-	       after.errors + after.drops - before.errors - before.drops);
-	code = after.card_bad != before.card_bad ||
-	       after.errors + after.drops != before.errors + before.drops;
+	ret_sent->secs = (double)(clock_now_ns() - t0) / 1e9;
+	ret_sent->good = after.card_good - before.card_good;
+	ret_sent->bad = after.card_bad - before.card_bad;
+	ret_sent->lost = after.errors + after.drops - before.errors - before.drops;
+	r = 0;
 out:
-	fpgad_channel_close(ch);
 	free(frame);
 	free(pattern);
+	return r;
+}
+
+int fpgactl_send(fpgad_client *c, const struct fpgactl_opts *o)
+{
+	struct fpgad_channel_info info;
+	struct fpgactl_sent sent;
+	fpgad_channel *ch;
+	int code;
+
+	if (fpgactl_lease(c, o->channel, 0, "h2c", &ch, &info))
+		return 1;
+	code = fpgactl_send_frames(c, ch, o, o->count, &sent);
+	if (code == 0) {
+		report(o, &info, o->count, sent.secs, sent.good, sent.bad, sent.lost);
+		code = sent.bad || sent.lost;
+	}
+	fpgad_channel_close(ch);
 	return code;
 }

@@ -61,9 +61,73 @@ static json_t *channels_json(const struct fpgad_status *s)
 	return chans;
 }
 
+/* An id or count as JSON: null where fpgad could not read it (0). */
+static json_t *known_int(uint64_t v)
+{
+	return v ? json_integer((json_int_t)v) : json_null();
+}
+
+static json_t *known_str(const char *s)
+{
+	return s[0] ? json_string(s) : json_null();
+}
+
+/* The card of Status as JSON: identity, link, NUMA node, driver. */
+static json_t *card_json(const struct fpgad_card *c)
+{
+	json_t *j = json_object();
+
+	json_object_set_new(j, "pci_address", known_str(c->pci_address));
+	json_object_set_new(j, "vendor_id", known_int(c->vendor_id));
+	json_object_set_new(j, "device_id", known_int(c->device_id));
+	json_object_set_new(j, "subsystem_vendor_id", known_int(c->subsystem_vendor_id));
+	json_object_set_new(j, "subsystem_device_id", known_int(c->subsystem_device_id));
+	json_object_set_new(j, "link_gen", known_int(c->link_gen));
+	json_object_set_new(j, "link_width", known_int(c->link_width));
+	json_object_set_new(j, "max_link_gen", known_int(c->max_link_gen));
+	json_object_set_new(j, "max_link_width", known_int(c->max_link_width));
+	json_object_set_new(j, "numa_node", c->numa_node >= 0 ?
+			    json_integer(c->numa_node) : json_null());
+	json_object_set_new(j, "driver", known_str(c->driver));
+	json_object_set_new(j, "module_version", known_str(c->module_version));
+	json_object_set_new(j, "simulates", known_str(c->simulates));
+	return j;
+}
+
+/* "PCIe Gen3 x8", or "unknown". */
+const char *fpgactl_link_name(unsigned gen, unsigned width, char *buf, size_t len)
+{
+	if (gen && width)
+		snprintf(buf, len, "PCIe Gen%u x%u", gen, width);
+	else
+		snprintf(buf, len, "unknown");
+	return buf;
+}
+
+/* The card lines of status: what it is, its link, where it sits. */
+static void print_card(const struct fpgad_card *c)
+{
+	char now[32], max[32];
+
+	if (c->simulates[0]) {
+		printf("card:     simulated: %s\n", c->simulates);
+		return;
+	}
+	printf("card:     %s %04x:%04x (subsystem %04x:%04x), NUMA node %d, driver %s%s%s\n",
+	       c->pci_address[0] ? c->pci_address : "?", c->vendor_id, c->device_id,
+	       c->subsystem_vendor_id, c->subsystem_device_id, c->numa_node,
+	       c->driver[0] ? c->driver : "none", c->module_version[0] ? " " : "",
+	       c->module_version);
+	fpgactl_link_name(c->link_gen, c->link_width, now, sizeof(now));
+	fpgactl_link_name(c->max_link_gen, c->max_link_width, max, sizeof(max));
+	printf("link:     %s (capable of %s)%s\n", now, max,
+	       c->link_gen < c->max_link_gen || c->link_width < c->max_link_width ?
+	       ": below what card and slot can do" : "");
+}
+
 json_t *fpgactl_status_json(const struct fpgad_status *s)
 {
-	return json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:I, s:o, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:s}",
+	json_t *j = json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:I, s:o, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:s}",
 			 "version", s->version,
 			 "pid", (json_int_t)s->pid,
 			 "uptime_ms", (json_int_t)s->uptime_ms,
@@ -83,6 +147,10 @@ json_t *fpgactl_status_json(const struct fpgad_status *s)
 			 "transfer_errors", (json_int_t)s->transfer_errors,
 			 "transfer_refused", (json_int_t)s->transfer_refused,
 			 "numa", s->numa, "gpu_choice", s->gpu_choice);
+
+	if (j)
+		json_object_set_new(j, "card", card_json(&s->card));
+	return j;
 }
 
 int fpgactl_status(fpgad_client *c, const struct fpgactl_opts *o)
@@ -100,6 +168,7 @@ int fpgactl_status(fpgad_client *c, const struct fpgactl_opts *o)
 	printf("fpgad %s (pid %u), up %.1f s\n", s->version, s->pid,
 	       s->uptime_ms / 1000.0);
 	printf("backend:  %s\n", s->backend);
+	print_card(&s->card);
 	printf("mode:     %s%s%s%s\n", s->mode, s->mode_reason[0] ? " (" : "",
 	       s->mode_reason, s->mode_reason[0] ? ")" : "");
 	if (s->gpu_sharing[0])

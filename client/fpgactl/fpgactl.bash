@@ -24,7 +24,7 @@ _fpgactl_options()
 	status) o="$o --timeout" ;;
 	watch) o="$o -n --count --timeout" ;;
 	capture) o="$o -n --count --verify --newest --poll-us --shared --reconnect --timeout" ;;
-	send|bench) o="$o -n --count --timeout" ;;
+	send|bench|validate) o="$o -n --count --timeout" ;;
 	read|write) o="$o --timeout" ;;
 	esac
 	if [[ -z $cmd || $cmd == status ]] || ((nurl == 0)); then
@@ -39,7 +39,7 @@ _fpgactl_options()
 
 _fpgactl()
 {
-	local commands="status channels watch clients version stats reset capture send topo probe bench read write"
+	local commands="status channels watch clients version stats reset capture send topo probe bench validate read write"
 	local line=${COMP_LINE:0:COMP_POINT} words cur prev i w cmd="" url="" card="" nurl=0 npos=0
 	local -a pos=()
 

@@ -14,6 +14,9 @@
 
 #include "fpgad.h"
 
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
 /* The most --url options and channel arguments fpgactl takes. */
 #define FPGACTL_MAX_URLS 64
 #define FPGACTL_MAX_CHANNELS 32
@@ -58,6 +61,8 @@ struct json_t *fpgactl_json_num(double v);
 int fpgactl_fail(fpgad_client *c, const char *what, int r);
 /* Why fpgad_connect(@url) failed with @r, in words, into @buf. */
 const char *fpgactl_connect_error(const char *url, int r, char *buf, size_t len);
+/* "PCIe Gen3 x8", or "unknown" when either is 0; returns @buf. */
+const char *fpgactl_link_name(unsigned gen, unsigned width, char *buf, size_t len);
 /*
  * Lease channel @name (fpgad_channel_open @flags) if it runs @direction
  * ("c2h", "h2c"); else one line naming the command for it.  0, or the
@@ -109,6 +114,23 @@ int fpgactl_reset(fpgad_client *c, const struct fpgactl_opts *o);
 int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o);
 /* cmd_send.c */
 int fpgactl_send(fpgad_client *c, const struct fpgactl_opts *o);
+/* What the card made of frames sent to it. */
+struct fpgactl_sent {
+	double secs;		/* from the first frame to the card's last */
+	uint64_t good;		/* the sim's sink verified */
+	uint64_t bad;		/* ... rejected */
+	uint64_t lost;		/* errors and drops */
+};
+/*
+ * Hand @n frames in the sim format to the card through the leased h2c
+ * channel @ch and wait until it took them: 0, or the exit code 1 after
+ * saying why.
+ */
+int fpgactl_send_frames(fpgad_client *c, fpgad_channel *ch,
+			const struct fpgactl_opts *o, uint64_t n,
+			struct fpgactl_sent *ret_sent);
+/* cmd_validate.c: every check of the card and fpgad, PASS/FAIL/SKIP. */
+int fpgactl_validate(fpgad_client *c, const struct fpgactl_opts *o);
 /* cmd_topo.c */
 int fpgactl_topo(fpgad_client *c, const struct fpgactl_opts *o);
 int fpgactl_probe(fpgad_client *c, const struct fpgactl_opts *o);

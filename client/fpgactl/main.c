@@ -55,6 +55,8 @@ static const struct fpgactl_cmd cmds[] = {
 	  .help = "measure an idle auto channel again and run it in the faster mode" },
 	{ .name = "bench", .args = ARGS_CHANNELS, .run = fpgactl_bench,
 	  .help = "card memory read/write 4 KiB-8 MiB and c2h streaming: GB/s, p50/p99" },
+	{ .name = "validate", .args = ARGS_NONE, .run = fpgactl_validate,
+	  .help = "check fpgad, the card, its link and every idle channel: PASS/FAIL/SKIP" },
 	{ .name = "read", .args = "ADDR LEN FILE", .run = fpgactl_read,
 	  .help = "card memory to FILE ('-': stdout)" },
 	{ .name = "write", .args = "ADDR FILE", .run = fpgactl_write,
@@ -83,7 +85,8 @@ static void usage(FILE *f)
 		   "  --json         print JSON (read commands)\n"
 		   "  -n, --count N  frames to take or send (capture, send), intervals\n"
 		   "                 to show (watch; default: until interrupted),\n"
-		   "                 transfers per size and frames (bench; default 64)\n"
+		   "                 transfers per size and frames (bench; default 64),\n"
+		   "                 frames per channel (validate; default 16)\n"
 		   "  --verify       check every frame's content (capture)\n"
 		   "  --newest       skip to the newest ready frame (capture)\n"
 		   "  --poll-us US   busy-poll US microseconds before sleeping (capture)\n"

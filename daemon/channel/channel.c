@@ -45,7 +45,7 @@ static int choose_memory(struct channel *ch, char *err, size_t errlen)
 		return r;
 	}
 	ch->memory = MEMORY_HOST;
-	snprintf(ch->reason, sizeof(ch->reason), "no GPU: %s", why);
+	snprintf(ch->reason, sizeof(ch->reason), "%s: host memory only", why);
 	log_notice("channel %s: host memory (%s)", ch->cfg.name, ch->reason);
 	return 0;
 }

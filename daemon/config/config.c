@@ -32,13 +32,20 @@
 #define MAX_SLOTS 4096u
 #define MAX_SLOT_SIZE (1ull << 31)
 
+/* One error found in the file, at @line (0: about the whole file). */
+struct config_error {
+	unsigned line;
+	char msg[512];
+};
+
 struct parse_state {
 	struct config *cfg;
 	FILE *file;
 	unsigned line;
 	bool file_channels;		/* a [channel] section was seen */
-	unsigned err_line;
-	char err[256];
+	bool channel_refused;		/* its [channel NAME] header was */
+	unsigned n_errs;		/* found, kept or not */
+	struct config_error errs[CONFIG_MAX_ERRORS];
 };
 
 static const struct config_channel default_channel = {
@@ -95,6 +102,30 @@ void config_defaults(struct config *cfg)
 	cfg->channels[0] = default_channel;
 }
 
+static void report_v(struct parse_state *ps, unsigned line, const char *fmt,
+		     va_list ap)
+{
+	if (ps->n_errs < CONFIG_MAX_ERRORS) {
+		ps->errs[ps->n_errs].line = line;
+		vsnprintf(ps->errs[ps->n_errs].msg, sizeof(ps->errs[0].msg), fmt, ap);
+	}
+	ps->n_errs++;
+}
+
+/* Record an error at @line and go on: every error of a file is reported. */
+static void report(struct parse_state *ps, unsigned line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void report(struct parse_state *ps, unsigned line, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	report_v(ps, line, fmt, ap);
+	va_end(ap);
+}
+
+/* An error at the line being parsed; the value for inih (go on). */
 static int fail(struct parse_state *ps, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -102,13 +133,10 @@ static int fail(struct parse_state *ps, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (ps->err[0])
-		return 0;
-	ps->err_line = ps->line;
 	va_start(ap, fmt);
-	vsnprintf(ps->err, sizeof(ps->err), fmt, ap);
+	report_v(ps, ps->line, fmt, ap);
 	va_end(ap);
-	return 0;
+	return 1;
 }
 
 static int parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret)
@@ -192,6 +220,49 @@ static int copy_string(char *dst, size_t len, const char *s)
 		return -ENAMETOOLONG;
 	memcpy(dst, s, strlen(s) + 1);
 	return 0;
+}
+
+/* A name this many edits from a known one is taken for a typo of it. */
+#define SUGGEST_MAX_DISTANCE 2
+
+/* Levenshtein distance of @a and @b, capped at SUGGEST_MAX_DISTANCE + 1. */
+static unsigned edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned row[64], diag, up;
+
+	if (la >= N(row) || lb >= N(row) ||
+	    (la > lb ? la - lb : lb - la) > SUGGEST_MAX_DISTANCE)
+		return SUGGEST_MAX_DISTANCE + 1;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		diag = row[0];
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned sub = diag + (tolower((unsigned char)a[i - 1]) !=
+					       tolower((unsigned char)b[j - 1]));
+
+			up = row[j];
+			row[j] = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
+			if (sub < row[j])
+				row[j] = sub;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/* Keep @candidate in *@best_name when it is the nearest to @name so far. */
+static void nearer(const char *name, const char *candidate,
+		   const char **best_name, unsigned *best)
+{
+	unsigned d = edit_distance(name, candidate);
+
+	if (d < *best) {
+		*best = d;
+		*best_name = candidate;
+	}
 }
 
 /* Key tables: one entry per key, with the parser to apply. */
@@ -307,8 +378,17 @@ static int apply_key(struct parse_state *ps, const char *section,
 	for (size_t i = 0; i < n_keys; i++)
 		if (strcmp(keys[i].name, name) == 0)
 			k = &keys[i];
-	if (!k)
+	if (!k) {
+		const char *near = NULL;
+		unsigned best = SUGGEST_MAX_DISTANCE + 1;
+
+		for (size_t i = 0; i < n_keys; i++)
+			nearer(name, keys[i].name, &near, &best);
+		if (near)
+			return fail(ps, "unknown key '%s' in [%s]; did you mean %s?",
+				    name, section, near);
 		return fail(ps, "unknown key '%s' in [%s]", name, section);
+	}
 	if (lines[k - keys])
 		return fail(ps, "[%s] %s is set twice: first at line %u, again here",
 			    section, name, lines[k - keys]);
@@ -398,16 +478,19 @@ static void channel_declare(struct parse_state *ps, const char *name)
 	if (i >= 0) {
 		fail(ps, "[channel %s] is declared twice: first at line %u, again here",
 		     name, cfg->lines.channel[i]);
+		ps->channel_refused = true;
 		return;
 	}
 	if (!name_valid(name)) {
 		fail(ps, "[channel %s]: a channel name is 1-%d letters, digits, '_' or '-'",
 		     name, CONFIG_NAME_MAX - 1);
+		ps->channel_refused = true;
 		return;
 	}
 	if (cfg->n_channels == CONFIG_MAX_CHANNELS) {
 		fail(ps, "[channel %s]: more than %d channels", name,
 		     CONFIG_MAX_CHANNELS);
+		ps->channel_refused = true;
 		return;
 	}
 	cfg->lines.channel[cfg->n_channels] = ps->line;
@@ -437,9 +520,21 @@ static const struct {
 	[CONFIG_METRICS] = { "metrics", metrics_keys, N(metrics_keys), offsetof(struct config, metrics) },
 };
 
-/* A section fpgad does not know stops it, at its header's line. */
+/* A section fpgad does not know, at its header's line: the nearest known. */
 static int unknown_section(struct parse_state *ps, const char *section)
 {
+	const char *near = NULL;
+	unsigned best = SUGGEST_MAX_DISTANCE + 1;
+	char word[16];
+
+	for (unsigned i = 0; i < CONFIG_SECTIONS; i++)
+		nearer(section, sections[i].name, &near, &best);
+	/* "[chanel b]": the first word is a typo of channel. */
+	snprintf(word, sizeof(word), "%.*s", (int)strcspn(section, " "), section);
+	if (strchr(section, ' ') && edit_distance(word, "channel") <= SUGGEST_MAX_DISTANCE)
+		near = "channel NAME";
+	if (near)
+		return fail(ps, "unknown section [%s]; did you mean [%s]?", section, near);
 	return fail(ps, "unknown section [%s] (expected daemon, control, device, sim, transfer, metrics or 'channel NAME')",
 		    section);
 }
@@ -450,8 +545,6 @@ static int handler(void *user, const char *section, const char *name,
 	struct parse_state *ps = user;
 	struct config *cfg = ps->cfg;
 
-	if (ps->err[0])
-		return 0;
 	for (unsigned i = 0; i < CONFIG_SECTIONS; i++)
 		if (strcmp(section, sections[i].name) == 0)
 			return apply_key(ps, section, sections[i].keys,
@@ -462,13 +555,14 @@ static int handler(void *user, const char *section, const char *name,
 		int i = channel_index(cfg, section + 8);
 
 		/* The header was refused; that error is the one to report. */
-		if (i < 0)
-			return 0;
+		if (i < 0 || ps->channel_refused)
+			return 1;
 		return apply_key(ps, section, channel_keys, N(channel_keys),
 				 &cfg->channels[i], cfg->lines.channel_key[i],
 				 name, value);
 	}
-	return unknown_section(ps, section);
+	/* Its header said so (section_header()), once. */
+	return 1;
 }
 
 /*
@@ -478,9 +572,9 @@ static int handler(void *user, const char *section, const char *name,
  */
 static void section_header(struct parse_state *ps, const char *name)
 {
+	ps->channel_refused = false;
 	if (strncmp(name, "channel ", 8) == 0) {
-		if (!ps->err[0])
-			channel_declare(ps, name + 8);
+		channel_declare(ps, name + 8);
 		return;
 	}
 	for (unsigned i = 0; i < CONFIG_SECTIONS; i++) {
@@ -490,6 +584,20 @@ static void section_header(struct parse_state *ps, const char *name)
 		}
 	}
 	unknown_section(ps, name);
+}
+
+/*
+ * Whether @p (a line, leading blanks skipped) is what inih reads: blank, a
+ * comment, a [section] or key = value.  inih reports only the first line
+ * that is not; the reader notes each one so that all are reported.
+ */
+static bool line_is_ini(const char *p)
+{
+	if (*p == '\0' || *p == '\n' || *p == '\r' || *p == ';' || *p == '#')
+		return true;
+	if (*p == '[')
+		return strchr(p, ']') != NULL;
+	return strpbrk(p, "=:") != NULL && *p != '=' && *p != ':';
 }
 
 static char *reader(char *buf, int size, void *stream)
@@ -502,6 +610,8 @@ static char *reader(char *buf, int size, void *stream)
 		char name[64];
 
 		ps->line++;
+		if (!line_is_ini(p))
+			report(ps, ps->line, "syntax error (expected [section] or key = value)");
 		if (sscanf(p, "[%63[^]]]", name) == 1)
 			section_header(ps, name);
 	}
@@ -580,76 +690,70 @@ int config_parse_endpoint(const char *s, bool need_port,
 	return 0;
 }
 
-/* The rules of a network channel's keys; *ret_line: the key they are about. */
-static int check_net_channel(const struct config *cfg, unsigned i, char *err,
-			     size_t len, unsigned *ret_line)
+/* The rules of a network channel's keys, each at the line of its key. */
+static void check_net_channel(struct parse_state *ps, unsigned i)
 {
 	static const char *const net_keys[] = { "listen", "sender", "mtu", "qpn", "rkey" };
+	const struct config *cfg = ps->cfg;
 	const struct config_channel *ch = &cfg->channels[i];
 	struct sockaddr_storage a;
+	unsigned line;
 
 	if (ch->source == SOURCE_CARD) {
 		for (size_t k = 0; k < N(net_keys); k++) {
-			*ret_line = channel_key_line(cfg, i, net_keys[k]);
-			if (*ret_line)
-				return snprintf(err, len, "[channel %s] %s is for a network source (source = udp)",
-						ch->name, net_keys[k]), -EINVAL;
+			line = channel_key_line(cfg, i, net_keys[k]);
+			if (line)
+				report(ps, line, "[channel %s] %s is for a network source (source = udp)",
+				       ch->name, net_keys[k]);
 		}
-		return 0;
+		return;
 	}
-	*ret_line = channel_line(cfg, i, "source");
 	if (ch->direction != DIR_C2H)
-		return snprintf(err, len, "[channel %s] a network source sends to the host: direction must be c2h",
-				ch->name), -EINVAL;
-	*ret_line = channel_line(cfg, i, "listen");
+		report(ps, channel_line(cfg, i, "source"),
+		       "[channel %s] a network source sends to the host: direction must be c2h",
+		       ch->name);
 	if (config_parse_endpoint(ch->listen, true, &a) < 0)
-		return snprintf(err, len, "[channel %s] listen: '%s' is not ADDRESS:PORT (a numeric IPv4 address or [IPv6 address]; port 0 = any free port)",
-				ch->name, ch->listen), -EINVAL;
-	*ret_line = channel_line(cfg, i, "sender");
+		report(ps, channel_line(cfg, i, "listen"),
+		       "[channel %s] listen: '%s' is not ADDRESS:PORT (a numeric IPv4 address or [IPv6 address]; port 0 = any free port)",
+		       ch->name, ch->listen);
 	if (config_parse_endpoint(ch->sender, false, &a) < 0)
-		return snprintf(err, len, "[channel %s] sender: '%s' is not the sender's ADDRESS or ADDRESS:PORT (numeric): a network channel takes packets from its sender only",
-				ch->name, ch->sender), -EINVAL;
-	return 0;
+		report(ps, channel_line(cfg, i, "sender"),
+		       "[channel %s] sender: '%s' is not the sender's ADDRESS or ADDRESS:PORT (numeric): a network channel takes packets from its sender only",
+		       ch->name, ch->sender);
 }
 
-/* The cross-key rules of channel @i; *ret_line: the key they are about. */
-static int check_channel(const struct config *cfg, unsigned i, char *err,
-			 size_t len, unsigned *ret_line)
+/* The cross-key rules of channel @i, each at the line of its key. */
+static void check_channel(struct parse_state *ps, unsigned i)
 {
+	const struct config *cfg = ps->cfg;
 	const struct config_channel *ch = &cfg->channels[i];
+	unsigned line;
 
-	if (ch->slot_size == 0 || ch->slot_size % MEMORY_SLOT_ALIGN) {
-		*ret_line = channel_line(cfg, i, "slot_size");
-		return snprintf(err, len, "[channel %s] slot_size %llu is not a positive multiple of %u",
-				ch->name, (unsigned long long)ch->slot_size,
-				MEMORY_SLOT_ALIGN), -EINVAL;
-	}
-	if (ch->slot_size > MAX_SLOT_SIZE) {
-		*ret_line = channel_line(cfg, i, "slot_size");
-		return snprintf(err, len, "[channel %s] slot_size above %llu",
-				ch->name, MAX_SLOT_SIZE), -EINVAL;
-	}
-	if (ch->frame_size < 64 || ch->frame_size > ch->slot_size) {
-		*ret_line = channel_key_line(cfg, i, "frame_size");
-		if (!*ret_line)
-			*ret_line = channel_line(cfg, i, "slot_size");
-		return snprintf(err, len, "[channel %s] frame_size %llu must be from 64 bytes to slot_size (%llu)",
-				ch->name, (unsigned long long)ch->frame_size,
-				(unsigned long long)ch->slot_size), -EINVAL;
+	/* frame_size is measured against a valid slot_size only. */
+	if (ch->slot_size == 0 || ch->slot_size % MEMORY_SLOT_ALIGN)
+		report(ps, channel_line(cfg, i, "slot_size"),
+		       "[channel %s] slot_size %llu is not a positive multiple of %u",
+		       ch->name, (unsigned long long)ch->slot_size, MEMORY_SLOT_ALIGN);
+	else if (ch->slot_size > MAX_SLOT_SIZE)
+		report(ps, channel_line(cfg, i, "slot_size"),
+		       "[channel %s] slot_size above %llu", ch->name, MAX_SLOT_SIZE);
+	else if (ch->frame_size < 64 || ch->frame_size > ch->slot_size) {
+		line = channel_key_line(cfg, i, "frame_size");
+		report(ps, line ? line : channel_line(cfg, i, "slot_size"),
+		       "[channel %s] frame_size %llu must be from 64 bytes to slot_size (%llu)",
+		       ch->name, (unsigned long long)ch->frame_size,
+		       (unsigned long long)ch->slot_size);
 	}
 	if (ch->memory == MEMORY_HOST && (ch->mode == MODE_GPUDIRECT ||
-					  ch->mode == MODE_BOUNCE)) {
-		*ret_line = channel_line(cfg, i, "mode");
-		return snprintf(err, len, "[channel %s] mode %s needs GPU memory, but memory = host",
-				ch->name, mode_names[ch->mode]), -EINVAL;
-	}
-	if (ch->memory == MEMORY_CUDA && ch->mode == MODE_HOST) {
-		*ret_line = channel_line(cfg, i, "mode");
-		return snprintf(err, len, "[channel %s] mode host needs host memory, but memory = cuda",
-				ch->name), -EINVAL;
-	}
-	if (check_net_channel(cfg, i, err, len, ret_line) < 0)
-		return -EINVAL;
+					  ch->mode == MODE_BOUNCE))
+		report(ps, channel_line(cfg, i, "mode"),
+		       "[channel %s] mode %s needs GPU memory, but memory = host",
+		       ch->name, mode_names[ch->mode]);
+	if (ch->memory == MEMORY_CUDA && ch->mode == MODE_HOST)
+		report(ps, channel_line(cfg, i, "mode"),
+		       "[channel %s] mode host needs host memory, but memory = cuda",
+		       ch->name);
+	check_net_channel(ps, i);
 	for (unsigned j = 0; j < i; j++) {
 		/* A network channel takes no engine of the card. */
 		if (ch->source != SOURCE_CARD ||
@@ -657,12 +761,12 @@ static int check_channel(const struct config *cfg, unsigned i, char *err,
 			continue;
 		if (cfg->channels[j].direction == ch->direction &&
 		    cfg->channels[j].engine == ch->engine) {
-			*ret_line = channel_line(cfg, i, "engine");
-			return snprintf(err, len, "[channel %s] engine %u already used by channel %s",
-					ch->name, ch->engine, cfg->channels[j].name), -EINVAL;
+			report(ps, channel_line(cfg, i, "engine"),
+			       "[channel %s] engine %u already used by channel %s",
+			       ch->name, ch->engine, cfg->channels[j].name);
+			break;
 		}
 	}
-	return 0;
 }
 
 /* The line of @key in fixed section @sec, 0 when not in the file. */
@@ -746,36 +850,25 @@ static int check_listen_url(const char *url, char *err, size_t len)
 	return 0;
 }
 
-/* The rules across sections; *ret_line: the key they are about. */
-static int check_config(const struct config *cfg, char *err, size_t len,
-			unsigned *ret_line)
+/* The rules across sections, each at the line of the key it is about. */
+static void check_config(struct parse_state *ps)
 {
-	char msg[320];
-	int r;
+	const struct config *cfg = ps->cfg;
+	char msg[512];
 
-	for (unsigned i = 0; i < cfg->n_channels; i++) {
-		r = check_channel(cfg, i, msg, sizeof(msg), ret_line);
-		if (r < 0)
-			return snprintf(err, len, "%s", msg), r;
-	}
+	for (unsigned i = 0; i < cfg->n_channels; i++)
+		check_channel(ps, i);
 	if (strncmp(cfg->control.remote, "tls+tcp://", 10) == 0 &&
-	    !cfg->control.tls_cert_key[0]) {
-		*ret_line = key_line(cfg, CONFIG_CONTROL, "remote");
-		return snprintf(err, len, "remote = %s needs tls_cert_key (a PEM file with the certificate and its key)",
-				cfg->control.remote), -EINVAL;
-	}
-	if (cfg->metrics.listen[0]) {
-		r = check_listen_url(cfg->metrics.listen, err, len);
-		if (r < 0) {
-			*ret_line = key_line(cfg, CONFIG_METRICS, "listen");
-			return r;
-		}
-	}
-	if (cfg->daemon.runtime_dir[0] != '/') {
-		*ret_line = key_line(cfg, CONFIG_DAEMON, "runtime_dir");
-		return snprintf(err, len, "runtime_dir must be an absolute path"), -EINVAL;
-	}
-	return 0;
+	    !cfg->control.tls_cert_key[0])
+		report(ps, key_line(cfg, CONFIG_CONTROL, "remote"),
+		       "remote = %s needs tls_cert_key (a PEM file with the certificate and its key)",
+		       cfg->control.remote);
+	if (cfg->metrics.listen[0] &&
+	    check_listen_url(cfg->metrics.listen, msg, sizeof(msg)) < 0)
+		report(ps, key_line(cfg, CONFIG_METRICS, "listen"), "%s", msg);
+	if (cfg->daemon.runtime_dir[0] != '/')
+		report(ps, key_line(cfg, CONFIG_DAEMON, "runtime_dir"),
+		       "runtime_dir must be an absolute path");
 }
 
 /*
@@ -816,47 +909,97 @@ static FILE *open_regular(const char *path, char *err, size_t errlen, int *ret_e
 	return f;
 }
 
+void config_error_append(char *err, size_t len, const char *fmt, ...)
+{
+	size_t used = strnlen(err, len);
+	va_list ap;
+	int n;
+
+	if (used + 1 >= len)
+		return;
+	if (used)
+		err[used++] = '\n';
+	va_start(ap, fmt);
+	n = vsnprintf(err + used, len - used, fmt, ap);
+	va_end(ap);
+	/* A line that does not fit is left out whole, not cut. */
+	if (n < 0 || (size_t)n >= len - used)
+		err[used ? used - 1 : 0] = '\0';
+}
+
+static int error_order(const void *a, const void *b)
+{
+	const struct config_error *x = a, *y = b;
+	/* Line 0 (the whole file) last; else by line, then as found. */
+	unsigned lx = x->line ? x->line : ~0u, ly = y->line ? y->line : ~0u;
+
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* Every error found, in file order, one "FILE:LINE: what" a line. */
+static void write_errors(struct parse_state *ps, const char *path, char *err,
+			 size_t errlen)
+{
+	unsigned kept = ps->n_errs < CONFIG_MAX_ERRORS ? ps->n_errs : CONFIG_MAX_ERRORS;
+
+	/* qsort is not stable: the address breaks ties in the order found. */
+	qsort(ps->errs, kept, sizeof(ps->errs[0]), error_order);
+	err[0] = '\0';
+	for (unsigned i = 0; i < kept; i++) {
+		if (ps->errs[i].line)
+			config_error_append(err, errlen, "%s:%u: %s", path,
+					    ps->errs[i].line, ps->errs[i].msg);
+		else
+			config_error_append(err, errlen, "%s: %s", path,
+					    ps->errs[i].msg);
+	}
+	if (ps->n_errs > kept)
+		config_error_append(err, errlen, "%s: %u more errors not shown",
+				    path, ps->n_errs - kept);
+}
+
 int config_load(const char *path, struct config *ret_cfg, char *err,
 		size_t errlen)
 {
-	struct parse_state ps = { 0 };
+	struct parse_state *ps;
 	struct config *cfg;
-	char msg[512];
-	unsigned line = 0;
 	int r;
 
 	cfg = malloc(sizeof(*cfg));
-	if (!cfg)
-		return -ENOMEM;
-	config_defaults(cfg);
-	ps.cfg = cfg;
-	ps.file = open_regular(path, err, errlen, &r);
-	if (!ps.file)
-		goto out;
-	r = ini_parse_stream(reader, &ps, handler, &ps);
-	fclose(ps.file);
-	if (r != 0 || ps.err[0]) {
-		if (r < 0)
-			snprintf(err, errlen, "%s: cannot read", path);
-		else
-			snprintf(err, errlen, "%s:%u: %s", path,
-				 ps.err[0] ? ps.err_line : (unsigned)r,
-				 ps.err[0] ? ps.err : "syntax error (expected [section] or key = value)");
-		r = -EINVAL;
+	ps = calloc(1, sizeof(*ps));
+	if (!cfg || !ps) {
+		r = -ENOMEM;
+		snprintf(err, errlen, "%s: out of memory", path);
 		goto out;
 	}
-	r = check_config(cfg, msg, sizeof(msg), &line);
+	config_defaults(cfg);
+	ps->cfg = cfg;
+	ps->file = open_regular(path, err, errlen, &r);
+	if (!ps->file)
+		goto out;
+	r = ini_parse_stream(reader, ps, handler, ps);
+	fclose(ps->file);
 	if (r < 0) {
-		if (line)
-			snprintf(err, errlen, "%s:%u: %s", path, line, msg);
-		else
-			snprintf(err, errlen, "%s: %s", path, msg);
+		snprintf(err, errlen, "%s: cannot read", path);
+		r = -EIO;
+		goto out;
+	}
+	/* inih's first refused line, should reader() not have seen it. */
+	if (r > 0 && !ps->n_errs)
+		report(ps, (unsigned)r, "syntax error (expected [section] or key = value)");
+	check_config(ps);
+	if (ps->n_errs) {
+		write_errors(ps, path, err, errlen);
+		r = -EINVAL;
 		goto out;
 	}
 	snprintf(cfg->path, sizeof(cfg->path), "%s", path);
 	*ret_cfg = *cfg;
 	r = 0;
 out:
+	free(ps);
 	free(cfg);
 	return r;
 }
@@ -867,6 +1010,14 @@ const struct config_channel *config_channel_find(const struct config *cfg,
 	int i = channel_index(cfg, name);
 
 	return i < 0 ? NULL : &cfg->channels[i];
+}
+
+unsigned config_key_line(const struct config *cfg, enum config_section section,
+			 unsigned channel, const char *key)
+{
+	if (section == CONFIG_CHANNEL)
+		return channel < cfg->n_channels ? channel_key_line(cfg, channel, key) : 0;
+	return section < CONFIG_SECTIONS ? key_line(cfg, section, key) : 0;
 }
 
 const char *config_where(const struct config *cfg, enum config_section section,

@@ -3,8 +3,9 @@
  * config.h - fpgad configuration: the parsed form of fpgad.conf.
  *
  * Every key is documented in systemd/fpgad.conf.  config_load() fills a
- * struct config from defaults and an INI file; a bad key or value fails
- * with "file:line: what is wrong" and leaves *ret_cfg untouched.  The
+ * struct config from defaults and an INI file; bad keys or values fail
+ * with "file:line: what is wrong", one line per error, every error of the
+ * file, and leave *ret_cfg untouched.  The
  * file must be a regular file; a key set twice in a section, or a channel
  * declared twice, is an error naming both lines.  struct config keeps the
  * line of every key it read, so that a check made later (at start, against
@@ -167,12 +168,23 @@ struct config {
 /* Fill *cfg with the built-in defaults: one C2H channel "c2h0" on sim. */
 void config_defaults(struct config *cfg);
 
+/* Errors of one file kept for the report; more are counted. */
+#define CONFIG_MAX_ERRORS 32
+/* Room for a report of every kept error. */
+#define CONFIG_ERR_LEN 8192
+
 /*
  * Parse @path over the defaults.  On error returns a negative errno and
- * writes a one-line "file:line: what is wrong" into @err.
+ * writes every error found into @err, one "file:line: what is wrong" a
+ * line, in file order (an unknown key suggests the nearest known one).
  */
 int config_load(const char *path, struct config *ret_cfg, char *err,
 		size_t errlen);
+
+/* Append one line to a report of errors in @err (a line that does not fit
+ * is left out whole). */
+void config_error_append(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 const struct config_channel *config_channel_find(const struct config *cfg,
 						 const char *name);
@@ -185,6 +197,10 @@ const struct config_channel *config_channel_find(const struct config *cfg,
  */
 const char *config_where(const struct config *cfg, enum config_section section,
 			 unsigned channel, const char *key, char *buf, size_t len);
+
+/* The line where the file sets @key (as config_where()), 0 if it does not. */
+unsigned config_key_line(const struct config *cfg, enum config_section section,
+			 unsigned channel, const char *key);
 
 const char *backend_kind_name(enum backend_kind k);
 const char *direction_name(enum direction d);

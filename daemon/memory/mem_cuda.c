@@ -55,8 +55,7 @@ int memory_cuda_probe(const char *gpu, int *ret_ordinal, char *why,
 	}
 	e = cudaGetDeviceCount(&count);
 	if (e != cudaSuccess) {
-		snprintf(why, whylen, "no CUDA driver: cudaGetDeviceCount: %s",
-			 cudaGetErrorString(e));
+		snprintf(why, whylen, "%s", errmap_cuda_str(e));
 		return -ENODEV;
 	}
 	if (count <= 0) {

@@ -84,7 +84,7 @@ extern const struct memory_ops memory_cuda_ops;
 /*
  * Probe for a usable GPU: 0 and the ordinal when one answers, else a
  * negative errno and a one-line reason ("built without CUDA",
- * "no CUDA driver: ...") in @why.
+ * "no NVIDIA driver (libcuda.so.1 not found)", ...) in @why.
  */
 int memory_cuda_probe(const char *gpu, int *ret_ordinal, char *why,
 		      size_t whylen);

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "clock.h"
 #include "service/log.h"
@@ -33,6 +34,16 @@ void log_msg(int prio, const char *fmt, ...)
 	log_line(prio, fmt, ap);
 	va_end(ap);
 	errno = saved;
+}
+
+void log_lines(int prio, const char *prefix, const char *text)
+{
+	for (const char *p = text; *p;) {
+		int n = (int)strcspn(p, "\n");
+
+		log_msg(prio, "%s%.*s", prefix, n, p);
+		p += n + (p[n] == '\n');
+	}
 }
 
 void log_limit_init(struct log_limit *ll, const char *kind)

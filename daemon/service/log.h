@@ -27,6 +27,9 @@ void log_msg(int prio, const char *fmt, ...)
 #define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
 
+/* log_msg() each line of @text (one message a line), after @prefix. */
+void log_lines(int prio, const char *prefix, const char *text);
+
 #define LOG_LIMIT_BURST 10
 #define LOG_LIMIT_INTERVAL_MS 1000
 

@@ -272,6 +272,32 @@ static void p2p_measure(struct p2p *p, const struct config *cfg,
 	}
 }
 
+void p2p_card(const struct p2p *p, struct p2p_card *ret_card)
+{
+	struct p2p_card c = { .inv.numa_node = -1 };
+	struct device_info info;
+	struct topo_source src;
+
+	if (strcmp(p->card, TOPO_SIM)) {
+		p2p_source(p, &src);
+		topology_inventory(&src, p->card, &c.inv, c.warning, sizeof(c.warning));
+	} else if (p->ops->info(p->dev, &info) == 0) {
+		char link[32] = "unlimited";
+
+		/* The sim's link model is its link, current and maximum. */
+		c.inv.link_gen = c.inv.max_link_gen = info.link_gen;
+		c.inv.link_width = c.inv.max_link_width = info.link_width;
+		if (info.link_gen)
+			snprintf(link, sizeof(link), "PCIe Gen%u x%u", info.link_gen,
+				 info.link_width);
+		snprintf(c.simulates, sizeof(c.simulates),
+			 "a DMA card with %u C2H and %u H2C engines, %llu MiB of card memory, link %s",
+			 info.c2h_channels, info.h2c_channels,
+			 (unsigned long long)(info.card_memory >> 20), link);
+	}
+	*ret_card = c;
+}
+
 int p2p_survey(const struct config *cfg, const struct device_ops *ops,
 	       struct device *dev, struct p2p **ret_p2p)
 {

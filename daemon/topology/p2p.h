@@ -52,6 +52,16 @@ int p2p_reprobe(struct p2p *p, const struct config *cfg,
 		const struct probe_choice **ret_choice,
 		const struct probe_rates **ret_rates);
 
+/* The card fpgad drives, for Status and the metrics. */
+struct p2p_card {
+	struct topo_inventory inv;	/* from sysfs; addr "" for the sim */
+	char simulates[160];		/* the sim: what it models; else "" */
+	char warning[192];		/* the first sysfs file unreadable */
+};
+
+/* The card now (its link as negotiated this moment); any thread. */
+void p2p_card(const struct p2p *p, struct p2p_card *ret_card);
+
 /* A channel as it runs, for the Topology reply. */
 struct p2p_channel_view {
 	const char *name;

@@ -360,6 +360,99 @@ int topology_end(const struct topo_source *src, const char *addr,
 	return 0;
 }
 
+/* --- inventory ------------------------------------------------------------------ */
+
+unsigned topology_link_gen(const char *speed)
+{
+	static const struct { const char *gts; unsigned gen; } gens[] = {
+		{ "2.5 ", 1 }, { "5.0 ", 2 }, { "5 ", 2 }, { "8.0 ", 3 }, { "8 ", 3 },
+		{ "16.0 ", 4 }, { "16 ", 4 }, { "32.0 ", 5 }, { "32 ", 5 },
+		{ "64.0 ", 6 }, { "64 ", 6 },
+	};
+
+	for (size_t i = 0; i < sizeof(gens) / sizeof(gens[0]); i++)
+		if (strncmp(speed, gens[i].gts, strlen(gens[i].gts)) == 0)
+			return gens[i].gen;
+	return 0;
+}
+
+/* A sysfs attribute of @addr as text: "" (and a warning) when unreadable. */
+static void topology_attr_text(const struct topo_source *src, const char *addr,
+			       const char *attr, char *buf, size_t len,
+			       char *warn, size_t wlen)
+{
+	char path[PATH_MAX];
+	int r;
+
+	buf[0] = '\0';
+	if (snprintf(path, sizeof(path), "%s/bus/pci/devices/%s/%s",
+		     topology_sysfs(src), addr, attr) >= (int)sizeof(path))
+		return;
+	r = topology_read_line(path, buf, len);
+	if (r) {
+		buf[0] = '\0';
+		topology_warn(warn, wlen, "%s/%s: %s", addr, attr, strerror(-r));
+	}
+}
+
+/* The last part of the link @attr of @addr ("driver" -> "xdma"), or "". */
+static void topology_link_name(const struct topo_source *src, const char *addr,
+			       const char *attr, char *buf, size_t len)
+{
+	char path[PATH_MAX], target[PATH_MAX];
+	ssize_t n;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "%s/bus/pci/devices/%s/%s",
+		 topology_sysfs(src), addr, attr);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0)
+		return;
+	target[n] = '\0';
+	snprintf(buf, len, "%.*s", (int)len - 1,
+		 strrchr(target, '/') ? strrchr(target, '/') + 1 : target);
+}
+
+int topology_inventory(const struct topo_source *src, const char *addr,
+		       struct topo_inventory *ret_inv, char *warn, size_t wlen)
+{
+	struct topo_inventory inv = { .numa_node = -1 };
+	char line[64], module[64], path[PATH_MAX];
+	long v;
+
+	if (topology_canon(addr, inv.addr))
+		return -EINVAL;
+	if (topology_attr_num(src, inv.addr, "vendor", 16, &v, warn, wlen) == 0)
+		inv.vendor = (uint16_t)v;
+	if (topology_attr_num(src, inv.addr, "device", 16, &v, warn, wlen) == 0)
+		inv.device = (uint16_t)v;
+	if (topology_attr_num(src, inv.addr, "subsystem_vendor", 16, &v, warn, wlen) == 0)
+		inv.subsystem_vendor = (uint16_t)v;
+	if (topology_attr_num(src, inv.addr, "subsystem_device", 16, &v, warn, wlen) == 0)
+		inv.subsystem_device = (uint16_t)v;
+	if (topology_attr_num(src, inv.addr, "numa_node", 10, &v, warn, wlen) == 0)
+		inv.numa_node = v < 0 ? -1 : (int)v;
+	topology_attr_text(src, inv.addr, "current_link_speed", line, sizeof(line), warn, wlen);
+	inv.link_gen = topology_link_gen(line);
+	topology_attr_text(src, inv.addr, "max_link_speed", line, sizeof(line), warn, wlen);
+	inv.max_link_gen = topology_link_gen(line);
+	if (topology_attr_num(src, inv.addr, "current_link_width", 10, &v, warn, wlen) == 0)
+		inv.link_width = (unsigned)v;
+	if (topology_attr_num(src, inv.addr, "max_link_width", 10, &v, warn, wlen) == 0)
+		inv.max_link_width = (unsigned)v;
+	topology_link_name(src, inv.addr, "driver", inv.driver, sizeof(inv.driver));
+	/* The module's version, where it declares one (MODULE_VERSION). */
+	topology_link_name(src, inv.addr, "driver/module", module, sizeof(module));
+	if (module[0] &&
+	    snprintf(path, sizeof(path), "%s/module/%s/version", topology_sysfs(src),
+		     module) < (int)sizeof(path) &&
+	    topology_read_line(path, line, sizeof(line)) == 0)
+		snprintf(inv.module_version, sizeof(inv.module_version), "%.*s",
+			 (int)sizeof(inv.module_version) - 1, line);
+	*ret_inv = inv;
+	return 0;
+}
+
 /* --- the host: virtual machine or not ---------------------------------------- */
 
 static bool topology_cpuinfo_hypervisor(const char *path, char *warn, size_t wlen)

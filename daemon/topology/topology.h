@@ -146,6 +146,34 @@ int topology_pair(const struct topo_source *src, const struct topo_host *host,
 int topology_gpus(const struct topo_source *src, char (*ret_addrs)[TOPO_ADDR_LEN],
 		  unsigned max, unsigned *ret_n);
 
+/* What a card is, as lspci -vv and modinfo tell it: fpgactl status. */
+struct topo_inventory {
+	char addr[TOPO_ADDR_LEN];	/* "0000:01:00.0" */
+	uint16_t vendor;		/* 0: unreadable */
+	uint16_t device;
+	uint16_t subsystem_vendor;
+	uint16_t subsystem_device;
+	unsigned link_gen;		/* negotiated, 0: unknown */
+	unsigned link_width;
+	unsigned max_link_gen;		/* what card and slot can do */
+	unsigned max_link_width;
+	int numa_node;			/* -1: none or unknown */
+	char driver[32];		/* bound driver, "" none */
+	char module_version[32];	/* its module's version, "" unknown */
+};
+
+/*
+ * Card @addr's identity, PCIe link (current_link_speed/width and the
+ * max_ ones), NUMA node and driver from sysfs: 0, or -EINVAL for a bad
+ * address.  What cannot be read stays 0 or "", the first such file named
+ * in @warn.
+ */
+int topology_inventory(const struct topo_source *src, const char *addr,
+		       struct topo_inventory *ret_inv, char *warn, size_t wlen);
+
+/* A PCIe link speed as sysfs writes it ("8.0 GT/s PCIe") as a generation, 0 unknown. */
+unsigned topology_link_gen(const char *speed);
+
 /* "0000:16:00.0" (domain up to 8 hex digits, any case) into its parts. */
 int topology_addr_parse(const char *s, uint32_t *ret_domain, uint8_t *ret_bus,
 			uint8_t *ret_devfn);

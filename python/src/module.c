@@ -132,11 +132,13 @@ static PyObject *mod_connect(PyObject *self, PyObject *args, PyObject *kwds)
 	r = card ? fpgad_connect_card(card, &c) : fpgad_connect(url, &c);
 	Py_END_ALLOW_THREADS
 	if (r < 0) {
+		/* libfpgad's words for this thread's failed connect name the URL. */
+		const char *why = fpgad_errmsg(NULL);
 		char what[300];
 
-		/* libfpgad's reason names the card. */
-		if (card)
-			return pyfpgad_raise(r, "connect", fpgad_errmsg(NULL));
+		/* libfpgad's reason names the card, or says what to do. */
+		if (why[0])
+			return pyfpgad_raise(r, "connect", why);
 		snprintf(what, sizeof(what), "connect to %s", url ? url : fpgad_default_url());
 		return pyfpgad_raise(r, what, NULL);
 	}

@@ -19,6 +19,17 @@ def test_connect_refused_names_the_url(tmp_path):
     assert isinstance(e.value, fpgad.Error)
     assert isinstance(e.value, ConnectionRefusedError)
     assert url in str(e.value)
+    # libfpgad's words, saying what to do.
+    assert "is fpgad running? (systemctl status fpgad)" in str(e.value)
+
+
+def test_connect_errors_say_what_to_do():
+    with pytest.raises(fpgad.InvalidError) as e:
+        fpgad.connect("/tmp/x.sock")
+    assert "use ipc:///tmp/x.sock" in str(e.value)
+    with pytest.raises(fpgad.InvalidError) as e:
+        fpgad.connect("tcp://127.0.0.1")
+    assert "missing :PORT" in str(e.value)
 
 
 def test_connect_bad_timeout():
@@ -124,6 +135,8 @@ def test_open_unknown_channel(client):
     with pytest.raises(fpgad.NotFoundError) as e:
         client.open("nope")
     assert "open nope" in str(e.value)
+    # The channels there are, so that the fix is one of them.
+    assert "channels: c2h0 small slow h2c0" in str(e.value)
 
 
 def test_second_lessee_is_busy_with_fpgads_message(daemon):

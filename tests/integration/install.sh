@@ -33,11 +33,11 @@ strip "$root/usr/lib/systemd/system/fpgad.service" >"$root/plain.hardening"
 strip "$tpl" >"$root/tpl.hardening"
 diff -u "$root/plain.hardening" "$root/tpl.hardening" ||
 	{ echo "install: fpgad@.service and fpgad.service differ beyond the instance's names"; exit 1; }
-# The unit's directives, checked by systemd itself, with ExecStart pointed
-# at the binary just built (verify wants it to exist).
+# The unit's directives, checked by systemd itself, with ExecStart and
+# ExecStartPre pointed at the binary just built (verify wants it to exist).
 if command -v systemd-analyze >/dev/null 2>&1; then
 	case $BUILD in /*) bin=$BUILD/fpgad ;; *) bin=$(pwd)/$BUILD/fpgad ;; esac
-	sed "s|^ExecStart=/usr/sbin/fpgad|ExecStart=$bin|" \
+	sed "s|^\(ExecStart[A-Za-z]*=\)/usr/sbin/fpgad|\1$bin|" \
 		"$root/usr/lib/systemd/system/fpgad.service" > "$root/fpgad.service"
 	# Documentation=man:... must name pages that make install put there.
 	if command -v man >/dev/null 2>&1; then

@@ -4,7 +4,10 @@
  * libfpgad, fpgactl, raw malformed and oversize bytes, and the sd_notify
  * sequence through a fake NOTIFY_SOCKET.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <jansson.h>
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
@@ -289,7 +292,7 @@ static void test_reload_keeps_good_config(void **state)
 	harness_start_ok(&p, "[daemon]\nlog_level = info\n", NULL);
 	f = fopen(p.conf, "w");
 	assert_non_null(f);
-	fputs("[daemon]\nlog_level = info\nno_such_key = 1\n", f);
+	fputs("[daemon]\nlog_level = info\nno_such_key = 1\nlog_lvel = debug\n", f);
 	fclose(f);
 	kill(p.pid, SIGHUP);
 	assert_int_equal(harness_notify_expect(&p, "RELOADING=1", 2000), 0);
@@ -298,8 +301,212 @@ static void test_reload_keeps_good_config(void **state)
 	assert_int_equal(fpgad_status_get(c, &s), 0);
 	fpgad_status_free(s);
 	fpgad_disconnect(c);
-	assert_true(harness_log_contains(&p, "fpgad.conf:3: unknown key 'no_such_key' in [daemon]; keeping the running configuration"));
+	/* Every error, as --check-config reports them, then the verdict. */
+	assert_true(harness_log_contains(&p, "reload: "));
+	assert_true(harness_log_contains(&p, "fpgad.conf:3: unknown key 'no_such_key' in [daemon]"));
+	assert_true(harness_log_contains(&p, "fpgad.conf:4: unknown key 'log_lvel' in [daemon]; did you mean log_level?"));
+	assert_true(harness_log_contains(&p, "fpgad.conf has errors; keeping the running configuration"));
 	harness_stop_ok(&p);
+}
+
+/* status: what the simulated card models, its link as the link model. */
+static void test_status_card_inventory(void **state)
+{
+	char cmd[512], out[8192];
+	struct fpgad_status *s;
+	struct fpgad_proc p;
+	fpgad_client *c;
+	json_t *j, *card;
+	int rc;
+
+	(void)state;
+	harness_start_ok(&p, "[sim]\nlink = gen4x8\n", NULL);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_status_get(c, &s), 0);
+	assert_string_equal(s->card.pci_address, "");
+	assert_int_equal(s->card.link_gen, 4);
+	assert_int_equal(s->card.link_width, 8);
+	assert_int_equal(s->card.max_link_gen, 4);
+	assert_int_equal(s->card.max_link_width, 8);
+	assert_int_equal(s->card.numa_node, -1);
+	assert_non_null(strstr(s->card.simulates, "link PCIe Gen4 x8"));
+	fpgad_status_free(s);
+	fpgad_disconnect(c);
+
+	j = fpgactl_json(&p, "status", &rc);
+	assert_int_equal(rc, 0);
+	card = json_object_get(j, "card");
+	assert_true(json_is_object(card));
+	assert_true(json_is_null(json_object_get(card, "pci_address")));
+	assert_true(json_is_null(json_object_get(card, "vendor_id")));
+	assert_int_equal(json_integer_value(json_object_get(card, "link_gen")), 4);
+	assert_int_equal(json_integer_value(json_object_get(card, "max_link_width")), 8);
+	assert_non_null(strstr(json_string_value(json_object_get(card, "simulates")),
+			       "2048 MiB of card memory"));
+	json_decref(j);
+
+	snprintf(cmd, sizeof(cmd), "%s --url %s status", harness_bin("fpgactl"), p.url);
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
+	if (!strstr(out, "\ncard:     simulated: a DMA card with "))
+		fail_msg("no card line in:\n%s", out);
+	harness_stop_ok(&p);
+}
+
+/* A failed connect to @url says @what (libfpgad's words), returning @err. */
+static void expect_connect_error(const char *url, int err, const char *what)
+{
+	fpgad_client *c = NULL;
+
+	assert_int_equal(fpgad_connect(url, &c), err);
+	if (!strstr(fpgad_errmsg(NULL), what))
+		fail_msg("connect %s: got '%s', want '%s'", url, fpgad_errmsg(NULL), what);
+}
+
+/* Connecting wrong: each error says what to do, not only errno's words. */
+static void test_connect_errors_say_what_to_do(void **state)
+{
+	char dir[] = "/tmp/fpgad-test-down.XXXXXX", url[64];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(url, sizeof(url), "ipc://%s/fpgad.sock", dir);
+	expect_connect_error(url, -ECONNREFUSED, "is fpgad running? (systemctl status fpgad)");
+	rmdir(dir);
+	expect_connect_error("/tmp/x.sock", -EINVAL, "use ipc:///tmp/x.sock");
+	expect_connect_error("tcp://127.0.0.1", -EINVAL, "missing :PORT");
+	expect_connect_error("tcp://[::1]", -EINVAL, "missing :PORT");
+}
+
+/*
+ * A user outside the socket's group is told to join it, by name: fpgactl
+ * as nobody where this test is root (root is let in anyway), else with
+ * the socket's permissions taken away.
+ */
+static void test_not_in_group_says_which(void **state)
+{
+	char cmd[768], out[4096], want[128];
+	struct fpgad_proc p;
+	struct group *gr;
+
+	(void)state;
+	harness_start_ok(&p, NULL, NULL);
+	gr = getgrgid(getgid());
+	assert_non_null(gr);
+	snprintf(want, sizeof(want), "permission denied: add %s to group %s",
+		 getuid() == 0 ? "nobody" : getpwuid(getuid())->pw_name, gr->gr_name);
+	if (getuid() == 0) {
+		assert_int_equal(chmod(p.dir, 0711), 0);
+		snprintf(cmd, sizeof(cmd), "setpriv --reuid=65534 --regid=65534 --clear-groups "
+			 "%s --url %s status 2>&1", harness_bin("fpgactl"), p.url);
+	} else {
+		assert_int_equal(chmod(p.url + 6, 0), 0);
+		snprintf(cmd, sizeof(cmd), "%s --url %s status 2>&1", harness_bin("fpgactl"),
+			 p.url);
+	}
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 1);
+	if (!strstr(out, want))
+		fail_msg("got '%s', want '%s'", out, want);
+	harness_stop_ok(&p);
+}
+
+/* An unknown channel: the answer lists the ones there are. */
+static void test_unknown_channel_lists_them(void **state)
+{
+	struct fpgad_proc p;
+	fpgad_channel *ch;
+	fpgad_client *c;
+
+	(void)state;
+	harness_start_ok(&p, "[channel c2h0]\nslots = 2\nslot_size = 64K\nframe_size = 64K\n"
+			 "memory = host\n[channel h2c0]\ndirection = h2c\nslots = 2\n"
+			 "slot_size = 64K\nframe_size = 64K\nmemory = host\n", NULL);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_channel_open(c, "c2h1", 0, &ch), -ENOENT);
+	if (!strstr(fpgad_errmsg(c), "no channel named 'c2h1'; channels: c2h0 h2c0"))
+		fail_msg("got '%s'", fpgad_errmsg(c));
+	fpgad_disconnect(c);
+	harness_stop_ok(&p);
+}
+
+/* Without an NVIDIA driver, status says so and that rings are in host memory. */
+static void test_no_driver_says_host_memory_only(void **state)
+{
+	struct fpgad_status *s;
+	struct fpgad_proc p;
+	fpgad_client *c;
+	void *lib = dlopen("libcuda.so.1", RTLD_LAZY);
+
+	(void)state;
+	if (lib) {
+		dlclose(lib);
+		print_message("skipped: an NVIDIA driver is installed here (libcuda.so.1 loads)\n");
+		skip();
+	}
+	harness_start_ok(&p, NULL, NULL);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_status_get(c, &s), 0);
+	if (strstr(s->mode_reason, "built without CUDA")) {
+		fpgad_status_free(s);
+		fpgad_disconnect(c);
+		harness_stop_ok(&p);
+		print_message("skipped: fpgad is built without CUDA\n");
+		skip();
+	}
+	if (strcmp(s->mode_reason, "no NVIDIA driver (libcuda.so.1 not found): host memory only"))
+		fail_msg("status mode_reason: '%s'", s->mode_reason);
+	fpgad_status_free(s);
+	fpgad_disconnect(c);
+	harness_stop_ok(&p);
+}
+
+/* fpgad --check-config FILE: the output and exit status of `cmd`. */
+static int check_config(const char *text, char *out, size_t len)
+{
+	char path[] = "/tmp/fpgad-check-config.XXXXXX", cmd[512];
+	int fd = mkstemp(path), rc;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "%s --check-config %s 2>&1", harness_bin("fpgad"), path);
+	rc = harness_run(cmd, out, len);
+	unlink(path);
+	return rc;
+}
+
+/* Every error of a file, each at its line, the nearest key; exit 1. */
+static void test_check_config(void **state)
+{
+	struct group *gr = getgrgid(getgid());
+	char out[8192], text[512];
+
+	(void)state;
+	assert_int_equal(check_config("[daemon]\nlog_level = loud\n"
+				      "[channel a]\nslotz = 4\nmode = fast\n"
+				      "not ini at all\n"
+				      "[channel b]\nslot_size = 5000\nengine = 1\n",
+				      out, sizeof(out)), 1);
+	if (!strstr(out, ":2: log_level: 'loud'") ||
+	    !strstr(out, ":4: unknown key 'slotz' in [channel a]; did you mean slots?") ||
+	    !strstr(out, ":5: mode: 'fast'") || !strstr(out, ":6: syntax error") ||
+	    !strstr(out, ":8: [channel b] slot_size 5000 is not a positive multiple") ||
+	    !strstr(out, "5 errors"))
+		fail_msg("want all five errors, got: %s", out);
+
+	/* The host: a group that is not there, rings larger than memory. */
+	assert_int_equal(check_config("[control]\ngroup = fpgad-no-such-group\n"
+				      "[channel a]\nslots = 4096\nslot_size = 2G\n",
+				      out, sizeof(out)), 1);
+	if (!strstr(out, ":2: [control] group 'fpgad-no-such-group' does not exist") ||
+	    !strstr(out, ":4: [channel a] ring of 4096 slots") || !strstr(out, "2 errors"))
+		fail_msg("want the group and the ring refused, got: %s", out);
+
+	/* A good file, with a group this process has. */
+	assert_non_null(gr);
+	snprintf(text, sizeof(text), "[control]\ngroup = %s\n[channel a]\nslots = 4\n",
+		 gr->gr_name);
+	if (check_config(text, out, sizeof(out)) != 0 || !strstr(out, "configuration OK"))
+		fail_msg("a good file was refused: %s", out);
 }
 
 static void test_bad_config_stops_start(void **state)
@@ -604,7 +811,7 @@ static void test_fpgactl_status_hosts(void **state)
 	assert_non_null(strstr(row, " sim "));
 	row = strstr(out, dead);
 	assert_non_null(row);
-	assert_non_null(strstr(row, "unreachable: Connection refused\n"));
+	assert_non_null(strstr(row, "unreachable: Connection refused: is fpgad running? (systemctl status fpgad)\n"));
 	assert_true(strstr(out, p.url) < row);	/* in the order given */
 
 	snprintf(cmd, sizeof(cmd), "%s --url %s --url %s --json status", harness_bin("fpgactl"),
@@ -618,7 +825,8 @@ static void test_fpgactl_status_hosts(void **state)
 	e = json_array_get(j, 0);
 	assert_string_equal(json_string_value(json_object_get(e, "url")), dead);
 	assert_false(json_is_true(json_object_get(e, "reachable")));
-	assert_string_equal(json_string_value(json_object_get(e, "error")), "Connection refused");
+	assert_string_equal(json_string_value(json_object_get(e, "error")),
+			    "Connection refused: is fpgad running? (systemctl status fpgad)");
 	e = json_array_get(j, 1);
 	assert_true(json_is_true(json_object_get(e, "reachable")));
 	assert_int_equal(json_integer_value(json_object_get(e, "pid")), p.pid);
@@ -648,6 +856,12 @@ int main(void)
 		cmocka_unit_test(test_oversize_then_good),
 		cmocka_unit_test(test_notify_sequence),
 		cmocka_unit_test(test_reload_keeps_good_config),
+		cmocka_unit_test(test_check_config),
+		cmocka_unit_test(test_status_card_inventory),
+		cmocka_unit_test(test_connect_errors_say_what_to_do),
+		cmocka_unit_test(test_not_in_group_says_which),
+		cmocka_unit_test(test_unknown_channel_lists_them),
+		cmocka_unit_test(test_no_driver_says_host_memory_only),
 		cmocka_unit_test(test_bad_config_stops_start),
 		cmocka_unit_test(test_unavailable_device_stops_start),
 		cmocka_unit_test(test_remote_listener_is_read_only),

@@ -118,6 +118,17 @@ static const char *const families[][2] = {
 	{ "fpgad_channel_integrity_errors_total", "counter" },
 	{ "fpgad_channel_dma_duration_seconds", "histogram" },
 	{ "fpgad_channel_publish_latency_seconds", "histogram" },
+	{ "fpgad_card_info", "gauge" },
+	{ "fpgad_channel_mode", "gauge" },
+	{ "process_start_time_seconds", "gauge" },
+	{ "process_cpu_seconds_total", "counter" },
+	{ "process_resident_memory_bytes", "gauge" },
+	{ "process_open_fds", "gauge" },
+	{ "process_max_fds", "gauge" },
+	{ "fpgad_transfers_total", "counter" },
+	{ "fpgad_transfer_bytes_total", "counter" },
+	{ "fpgad_transfer_errors_total", "counter" },
+	{ "fpgad_transfer_refused_total", "counter" },
 };
 
 static void config_with_metrics(char *conf, size_t len, const char *extra)
@@ -153,7 +164,7 @@ static void test_scrape_moves(void **state)
 	fpgad_client *c;
 
 	(void)state;
-	config_with_metrics(conf, sizeof(conf), "");
+	config_with_metrics(conf, sizeof(conf), "[sim]\nlink = gen3x8\n");
 	harness_start_ok(&p, conf, NULL);
 	port = metrics_port(&p);
 	m = scrape(port, out, sizeof(out));
@@ -171,6 +182,15 @@ static void test_scrape_moves(void **state)
 	assert_true(sample(m, "fpgad_clients") == 0);
 	/* Two rings of 8 x 64 KiB in host memory. */
 	assert_true(sample(m, "fpgad_pinned_bytes") == 2 * 8 * 65536);
+	/* What the sim models, each channel's mode, this process. */
+	assert_non_null(strstr(m, "fpgad_card_info{pci_address=\"\",vendor_id=\"\","));
+	assert_non_null(strstr(m, ",link=\"PCIe Gen3 x8\",max_link=\"PCIe Gen3 x8\","));
+	assert_non_null(strstr(m, ",simulates=\"a DMA card with "));
+	assert_true(sample(m, "fpgad_channel_mode{channel=\"cam\",direction=\"c2h\",memory=\"host\",mode=\"host\"}") == 1);
+	assert_true(sample(m, "process_open_fds") > 3);
+	assert_true(sample(m, "process_resident_memory_bytes") > 0);
+	assert_true(sample(m, "process_start_time_seconds") > 1.7e9);
+	assert_true(sample(m, "fpgad_transfers_total") == 0);
 
 	assert_int_equal(fpgad_connect(p.url, &c), 0);
 	assert_int_equal(fpgad_channel_open(c, "cam", 0, &ch), 0);

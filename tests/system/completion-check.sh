@@ -72,7 +72,7 @@ commands=$(echo "$help" | sed -n '/^Commands:/,$p' | awk 'NR > 1 && NF { print $
 options=$( (echo "$help" | grep -o -e '--[a-z][a-z-]*'; echo --help) | sort -u | tr '\n' ' ')
 expect "fpgactl " "${commands% }"
 expect "fpgactl --" "${options% }"
-expect "fpgactl " "bench capture channels clients probe read reset send stats status topo version watch write"
+expect "fpgactl " "bench capture channels clients probe read reset send stats status topo validate version watch write"
 expect "fpgactl st" "stats status"
 expect "fpgactl --js" "--json"
 expect "fpgactl -" "--all --card --count --help --json --newest --poll-us --reconnect --shared --timeout --url --verify --version -n"
@@ -120,6 +120,9 @@ FPGAD_URL=$url expect "fpgactl watch h" "h2c0"
 expect "fpgactl --url $url bench " "c2h0 c2h1"
 expect "fpgactl --url $url bench c2h1 " "c2h0"
 expect "fpgactl --url $url bench -" "--count --help --json --timeout -n"
+# validate: no argument; -n and --timeout.
+expect "fpgactl --url $url validate -" "--count --help --json --timeout -n"
+expect "fpgactl --url $url validate " ""
 # read ADDR LEN FILE, write ADDR FILE: a file name for FILE only.
 expect "fpgactl --url $url read " ""
 expect "fpgactl --url $url read 0x1000 " ""

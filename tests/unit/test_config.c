@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* test_config.c - fpgad.conf parsing: defaults, every key, every error. */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,17 +33,32 @@ static int load(const char *text, struct config *cfg, char *err, size_t len)
 	return config_load(path, cfg, err, len);
 }
 
-/* A bad file must fail with "path:LINE: ..." containing @what. */
+/* Whether one line of @err is "path:LINE: ..." containing @what. */
+static bool has_error(const char *err, int line, const char *what)
+{
+	char prefix[96];
+
+	snprintf(prefix, sizeof(prefix), "%s:%d: ", path, line);
+	for (const char *p = err; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		size_t n = strcspn(p, "\n");
+		const char *w = strstr(p, what);
+
+		if (strncmp(p, prefix, strlen(prefix)) == 0 && w && w + strlen(what) <= p + n)
+			return true;
+	}
+	return false;
+}
+
+/* A bad file must fail with a line "path:LINE: ..." containing @what. */
 static void expect_error(const char *text, int line, const char *what)
 {
 	struct config cfg;
-	char err[512], prefix[96];
+	char err[CONFIG_ERR_LEN];
 
 	memset(&cfg, 0xa5, sizeof(cfg));
 	assert_int_not_equal(load(text, &cfg, err, sizeof(err)), 0);
-	snprintf(prefix, sizeof(prefix), "%s:%d: ", path, line);
-	if (strncmp(err, prefix, strlen(prefix)) != 0 || !strstr(err, what))
-		fail_msg("got '%s', want prefix '%s' and '%s'", err, prefix, what);
+	if (!has_error(err, line, what))
+		fail_msg("got '%s', want a line '%s:%d: ...%s...'", err, path, line, what);
 	/* Untouched on failure. */
 	assert_int_equal(((unsigned char *)&cfg)[0], 0xa5);
 }
@@ -188,6 +204,62 @@ static void test_every_key(void **state)
 	assert_int_equal(cfg.channels[1].direction, DIR_H2C);
 	assert_non_null(config_channel_find(&cfg, "out0"));
 	assert_null(config_channel_find(&cfg, "nope"));
+}
+
+/* Every error of a file is reported, each at its line, in file order. */
+static void test_every_error(void **state)
+{
+	static const char text[] =
+		"[daemon]\n"
+		"log_level = loud\n"		/* 2 */
+		"this line is not ini\n"		/* 3 */
+		"[channel a]\n"
+		"slotz = 4\n"			/* 5 */
+		"mode = fast\n"			/* 6 */
+		"[channel a]\n"			/* 7 */
+		"slots = 4\n"			/* 8: of the refused header */
+		"[chanel b]\n"			/* 9: said once, at its header */
+		"x = 1\n"
+		"y = 2\n"
+		"[sim]\n"
+		"link = gen9x8\n"		/* 13 */
+		"also not ini\n";		/* 14 */
+	struct config cfg;
+	char err[CONFIG_ERR_LEN];
+	unsigned lines = 1;
+
+	(void)state;
+	assert_int_equal(load(text, &cfg, err, sizeof(err)), -EINVAL);
+	assert_true(has_error(err, 2, "log_level: 'loud'"));
+	assert_true(has_error(err, 3, "syntax error"));
+	assert_true(has_error(err, 5, "unknown key 'slotz' in [channel a]; did you mean slots?"));
+	assert_true(has_error(err, 6, "mode: 'fast'"));
+	assert_true(has_error(err, 7, "declared twice"));
+	assert_true(has_error(err, 9, "unknown section [chanel b]; did you mean [channel NAME]?"));
+	assert_true(has_error(err, 13, "link: 'gen9x8'"));
+	assert_true(has_error(err, 14, "syntax error"));
+	for (const char *p = err; (p = strchr(p, '\n')); p++)
+		lines++;
+	if (lines != 8)
+		fail_msg("want 8 errors, one a line, got %u:\n%s", lines, err);
+	/* In file order. */
+	assert_true(strstr(err, ":2: ") < strstr(err, ":3: "));
+	assert_true(strstr(err, ":13: ") < strstr(err, ":14: "));
+}
+
+/* An unknown key or section names the nearest known one, if one is near. */
+static void test_suggestion(void **state)
+{
+	struct config cfg;
+	char err[CONFIG_ERR_LEN];
+
+	(void)state;
+	expect_error("[channel a]\nslotz = 4\n", 2, "did you mean slots?");
+	expect_error("[channel a]\nFrame_Sise = 4K\n", 2, "did you mean frame_size?");
+	expect_error("[control]\nmax_client = 4\n", 2, "did you mean max_clients?");
+	expect_error("[devise]\nbackend = sim\n", 1, "did you mean [device]?");
+	assert_int_equal(load("[daemon]\nwhatever = 1\n", &cfg, err, sizeof(err)), -EINVAL);
+	assert_null(strstr(err, "did you mean"));
 }
 
 static void test_link_unlimited(void **state)
@@ -481,6 +553,8 @@ int main(void)
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_example_config_is_defaults),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_every_error),
+		cmocka_unit_test(test_suggestion),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, setup, teardown);

@@ -30,6 +30,27 @@ static const char expected[] =
 	"# HELP fpgad_pinned_bytes Bytes pinned for the card's DMA: every channel's ring, and its staging in bounce mode.\n"
 	"# TYPE fpgad_pinned_bytes gauge\n"
 	"fpgad_pinned_bytes 16777216\n"
+	"# HELP fpgad_card_info The card fpgad drives, as labels (empty where unknown): PCI address and ids, PCIe link now and at most, NUMA node, driver and module version, or what the simulated card models; always 1.\n"
+	"# TYPE fpgad_card_info gauge\n"
+	"fpgad_card_info{pci_address=\"0000:03:00.0\",vendor_id=\"10ee\",device_id=\"9038\",subsystem_vendor_id=\"10ee\",subsystem_device_id=\"0007\",link=\"PCIe Gen3 x4\",max_link=\"PCIe Gen4 x8\",numa_node=\"1\",driver=\"fpgad_dma\",module_version=\"0.1.0\",simulates=\"\"} 1\n"
+	"# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n"
+	"# TYPE process_start_time_seconds gauge\n"
+	"process_start_time_seconds 1764600000.250\n"
+	"# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
+	"# TYPE process_cpu_seconds_total counter\n"
+	"process_cpu_seconds_total 1.500\n"
+	"# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
+	"# TYPE process_resident_memory_bytes gauge\n"
+	"process_resident_memory_bytes 8388608\n"
+	"# HELP process_open_fds Number of open file descriptors.\n"
+	"# TYPE process_open_fds gauge\n"
+	"process_open_fds 12\n"
+	"# HELP process_max_fds Maximum number of open file descriptors.\n"
+	"# TYPE process_max_fds gauge\n"
+	"process_max_fds 65536\n"
+	"# HELP fpgad_channel_mode The channel's memory and transfer mode, as labels; always 1.\n"
+	"# TYPE fpgad_channel_mode gauge\n"
+	"fpgad_channel_mode{channel=\"cam0\",direction=\"c2h\",memory=\"cuda\",mode=\"gpudirect\"} 1\n"
 	"# HELP fpgad_channel_state 1 for the state the channel is in, 0 for the others.\n"
 	"# TYPE fpgad_channel_state gauge\n"
 	"fpgad_channel_state{channel=\"cam0\",direction=\"c2h\",state=\"idle\"} 0\n"
@@ -116,6 +137,30 @@ static const char expected[] =
 	"fpgad_channel_publish_latency_seconds_bucket{channel=\"cam0\",direction=\"c2h\",le=\"+Inf\"} 1000\n"
 	"fpgad_channel_publish_latency_seconds_sum{channel=\"cam0\",direction=\"c2h\"} 1.500000000\n"
 	"fpgad_channel_publish_latency_seconds_count{channel=\"cam0\",direction=\"c2h\"} 1000\n"
+	"# HELP fpgad_transfers_total Card memory transfers completed, any status.\n"
+	"# TYPE fpgad_transfers_total counter\n"
+	"fpgad_transfers_total 40\n"
+	"# HELP fpgad_transfer_bytes_total Bytes card memory transfers moved.\n"
+	"# TYPE fpgad_transfer_bytes_total counter\n"
+	"fpgad_transfer_bytes_total 2621440\n"
+	"# HELP fpgad_transfer_errors_total Card memory transfers that failed on the card.\n"
+	"# TYPE fpgad_transfer_errors_total counter\n"
+	"fpgad_transfer_errors_total 2\n"
+	"# HELP fpgad_transfer_refused_total Card memory transfers refused for breaking a rule (a buffer, a range, an alignment).\n"
+	"# TYPE fpgad_transfer_refused_total counter\n"
+	"fpgad_transfer_refused_total 3\n"
+	"# HELP fpgad_transfer_engine_resets_total Memory engines reset after a hang.\n"
+	"# TYPE fpgad_transfer_engine_resets_total counter\n"
+	"fpgad_transfer_engine_resets_total 1\n"
+	"# HELP fpgad_transfer_queues Connections with a transfer queue.\n"
+	"# TYPE fpgad_transfer_queues gauge\n"
+	"fpgad_transfer_queues 2\n"
+	"# HELP fpgad_transfer_buffers Buffers registered for transfers, all connections.\n"
+	"# TYPE fpgad_transfer_buffers gauge\n"
+	"fpgad_transfer_buffers 5\n"
+	"# HELP fpgad_transfer_registered_bytes Bytes of the buffers registered for transfers.\n"
+	"# TYPE fpgad_transfer_registered_bytes gauge\n"
+	"fpgad_transfer_registered_bytes 327680\n"
 	;
 
 /*
@@ -134,6 +179,22 @@ static void snapshot_one(struct metrics_snapshot *s)
 	s->n_channels = 1;
 	s->channels[0].name = "cam0";
 	s->channels[0].direction = "c2h";
+	s->channels[0].memory = "cuda";
+	s->channels[0].mode = "gpudirect";
+	s->card.inv = (struct topo_inventory){
+		.addr = "0000:03:00.0", .vendor = 0x10ee, .device = 0x9038,
+		.subsystem_vendor = 0x10ee, .subsystem_device = 0x0007,
+		.link_gen = 3, .link_width = 4, .max_link_gen = 4, .max_link_width = 8,
+		.numa_node = 1, .driver = "fpgad_dma", .module_version = "0.1.0",
+	};
+	s->process = (struct metrics_process){
+		.start_time_s = 1764600000.25, .cpu_s = 1.5, .resident_bytes = 8388608,
+		.open_fds = 12, .max_fds = 65536,
+	};
+	s->xfer = (struct xfer_stats){
+		.transfers = 40, .bytes = 2621440, .errors = 2, .refused = 3, .resets = 1,
+		.queues = 2, .buffers = 5, .registered = 327680,
+	};
 	st->state = CHANNEL_STREAMING;
 	st->lessees = 2;
 	st->frames = 1000;
@@ -225,8 +286,12 @@ static void test_families_grouped(void **state)
 			fail_msg("%s outside its family (in %s %s)", l, fam, type);
 		samples++;
 	}
-	/* 4 daemon gauges, 4 states + leases + 7 counters per channel, 2 x 26 histogram lines. */
-	assert_int_equal(samples, 4 + 2 * (4 + 1 + 7 + 2 * 26));
+	/*
+	 * 4 daemon gauges, the card, 5 process samples, 8 transfer samples;
+	 * per channel its mode, 4 states, leases, 7 counters, 2 x 26
+	 * histogram lines.
+	 */
+	assert_int_equal(samples, 4 + 1 + 5 + 8 + 2 * (1 + 4 + 1 + 7 + 2 * 26));
 	free(text);
 }
 

@@ -675,6 +675,52 @@ static void test_gpus(void **state)
 	assert_int_equal(n, 1);
 }
 
+/* What the card is: ids, link now and at most, NUMA node, driver, module. */
+static void test_inventory(void **state)
+{
+	struct topo_source src = { .sysfs = fs.sysfs };
+	struct topo_inventory inv;
+	char warn[192] = "";
+
+	(void)state;
+	fresh_tree();
+	BRIDGE("pci0000:00/0000:00:01.0");
+	CARD("pci0000:00/0000:00:01.0/0000:03:00.0", "1", -1);
+	fake_sysfs_inventory(&fs, "0000:03:00.0", 0x10ee, 0x0007, "8.0 GT/s PCIe", 4,
+			     "16.0 GT/s PCIe", 8, "fpgad_dma", "0.1.0");
+	assert_int_equal(topology_inventory(&src, "0000:03:00.0", &inv, warn, sizeof(warn)), 0);
+	assert_string_equal(inv.addr, "0000:03:00.0");
+	assert_int_equal(inv.vendor, 0x10ee);
+	assert_int_equal(inv.device, 0x9038);
+	assert_int_equal(inv.subsystem_vendor, 0x10ee);
+	assert_int_equal(inv.subsystem_device, 0x0007);
+	assert_int_equal(inv.link_gen, 3);
+	assert_int_equal(inv.link_width, 4);
+	assert_int_equal(inv.max_link_gen, 4);
+	assert_int_equal(inv.max_link_width, 8);
+	assert_int_equal(inv.numa_node, 1);
+	assert_string_equal(inv.driver, "fpgad_dma");
+	assert_string_equal(inv.module_version, "0.1.0");
+	assert_string_equal(warn, "");
+
+	/* No link files, no driver: unknown, the first missing file named. */
+	CARD("pci0000:00/0000:00:01.0/0000:04:00.0", "-1", -1);
+	assert_int_equal(topology_inventory(&src, "0000:04:00.0", &inv, warn, sizeof(warn)), 0);
+	assert_int_equal(inv.vendor, 0x10ee);
+	assert_int_equal(inv.link_gen, 0);
+	assert_int_equal(inv.max_link_width, 0);
+	assert_int_equal(inv.numa_node, -1);
+	assert_string_equal(inv.driver, "");
+	assert_string_equal(inv.module_version, "");
+	assert_non_null(strstr(warn, "0000:04:00.0/subsystem_vendor"));
+	drop_tree();
+
+	assert_int_equal(topology_inventory(&src, "sim", &inv, warn, sizeof(warn)), -EINVAL);
+	assert_int_equal(topology_link_gen("2.5 GT/s PCIe"), 1);
+	assert_int_equal(topology_link_gen("32.0 GT/s PCIe"), 5);
+	assert_int_equal(topology_link_gen("Unknown"), 0);
+}
+
 static void test_names(void **state)
 {
 	(void)state;
@@ -691,6 +737,7 @@ int main(void)
 		cmocka_unit_test(test_pair_details),
 		cmocka_unit_test(test_bad_addresses),
 		cmocka_unit_test(test_gpus),
+		cmocka_unit_test(test_inventory),
 		cmocka_unit_test(test_names),
 	};
 
