@@ -5,7 +5,7 @@
  * socket under the runtime root; fpgad_cards_get()).  status: one row per
  * card, every card asked at once (cmd_hosts.c).  Another command: a
  * "card NAME" heading before each card's output; with --json, one array
- * of the command's objects, each with "card" added.  Exit status 1 when
+ * of the command's objects, each with "instance" (the card's name) added.  Exit status 1 when
  * no card runs or any card failed.
  */
 #include <errno.h>
@@ -33,7 +33,7 @@ static int card_urls(const struct fpgad_card_list *l, char **urls)
 	return 0;
 }
 
-/* @cmd on one card; its JSON object, if any, gets "card". */
+/* @cmd on one card; its JSON object, if any, gets "instance". */
 static int run_on_card(fpgactl_run_fn run, const struct fpgactl_opts *o,
 		       const char *name, const char *url, bool first)
 {
@@ -59,7 +59,7 @@ static int run_on_card(fpgactl_run_fn run, const struct fpgactl_opts *o,
 		json_t *obj = json_array_get(fpgactl_json_sink, before);
 
 		if (json_is_object(obj))
-			json_object_set_new(obj, "card", json_string(name));
+			json_object_set_new(obj, "instance", json_string(name));
 	}
 	return r;
 }

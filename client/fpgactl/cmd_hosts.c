@@ -164,7 +164,7 @@ static void print_json(const struct hosts *hs)
 				      h->status != NULL);
 
 		if (h->label != h->url)
-			json_object_set_new(o, "card", json_string(h->label));
+			json_object_set_new(o, "instance", json_string(h->label));
 
 		if (h->status) {
 			json_t *st = fpgactl_status_json(h->status);

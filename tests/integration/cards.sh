@@ -77,9 +77,12 @@ echo "$out" | grep -q "give one" || fail "--card with --url: unclear error: $out
 out=$(ctl --all status) || fail "status --all failed: $out"
 echo "$out" | grep -q '^CARD ' || fail "status --all: no CARD column: $out"
 [ "$(echo "$out" | grep -c '^[ab] ')" = 2 ] || fail "status --all: not one row per card: $out"
-n=$(ctl --all --json status | python3 -c 'import json,sys; print(" ".join(h["card"] + ":" + h["channels"][0]["name"] for h in json.load(sys.stdin)))')
+n=$(ctl --all --json status | python3 -c 'import json,sys; print(" ".join(h["instance"] + ":" + h["channels"][0]["name"] for h in json.load(sys.stdin)))')
 [ "$n" = "a:cam_a b:cam_b" ] || fail "status --all --json: $n"
-n=$(ctl --all --json topo | python3 -c 'import json,sys; print(" ".join(t["card"] for t in json.load(sys.stdin)))')
+# The instance's name is a field of its own: each status keeps its card.
+n=$(ctl --all --json status | python3 -c 'import json,sys; print(" ".join(h["card"]["simulates"] and "card" or "none" for h in json.load(sys.stdin)))')
+[ "$n" = "card card" ] || fail "status --all --json: a card's inventory was replaced: $n"
+n=$(ctl --all --json topo | python3 -c 'import json,sys; print(" ".join(t["instance"] for t in json.load(sys.stdin)))')
 [ "$n" = "a b" ] || fail "topo --all --json: cards $n"
 [ "$(ctl --all topo | grep -c '^card [ab] (ipc://')" = 2 ] || fail "topo --all: not one heading per card"
 
@@ -97,7 +100,7 @@ i=0
 while [ -S "$root/a/fpgad.sock" ]; do
 	i=$((i + 1)); [ $i -lt 200 ] || fail "a's socket stays after fpgad exits"; sleep 0.05
 done
-[ "$(ctl --all --json status | python3 -c 'import json,sys; print(" ".join(h["card"] for h in json.load(sys.stdin)))')" = b ] ||
+[ "$(ctl --all --json status | python3 -c 'import json,sys; print(" ".join(h["instance"] for h in json.load(sys.stdin)))')" = b ] ||
 	fail "status --all lists a stopped card"
 out=$(FPGAD_RUNTIME_ROOT="$root/none" ctl --all status 2>&1) && fail "--all with no card succeeded"
 echo "$out" | grep -q "no card's fpgad runs (no NAME/fpgad.sock under $root/none)" ||
