@@ -108,10 +108,10 @@ check "alice (in group fpga) runs fpgactl status" \
 	sh -c 'runuser -u alice -- fpgactl status | grep -q "^c2h0 "'
 if runuser -u bob -- fpgactl status >/tmp/check.out 2>&1; then
 	notok "bob (not in group fpga) is refused"
-elif grep -q "Permission denied" /tmp/check.out; then
-	ok "bob (not in group fpga) is refused: $(head -n 1 /tmp/check.out)"
+elif grep -q "permission denied: add bob to group fpga" /tmp/check.out; then
+	ok "bob (not in group fpga) is refused, told which group: $(head -n 1 /tmp/check.out)"
 else
-	notok "bob is refused, but not for the socket's permissions"
+	notok "bob is refused, but not told to join the socket's group"
 	show /tmp/check.out
 fi
 check "bash completion offers alice fpgad's c2h channels for capture" \
