@@ -52,7 +52,7 @@ if command -v systemd-analyze >/dev/null 2>&1; then
 		fpgad.service >"$root/security.txt" ||
 		{ cat "$root/security.txt"; echo "install: unit exposure above 2.0"; exit 1; }
 	echo "install: $(grep 'Overall exposure' "$root/security.txt" | sed 's/^[^O]*//')"
-	sed "s|^ExecStart=/usr/sbin/fpgad|ExecStart=$bin|" "$tpl" >"$root/fpgad@a.service"
+	sed "s|^\(ExecStart[A-Za-z]*=\)/usr/sbin/fpgad|\1$bin|" "$tpl" >"$root/fpgad@a.service"
 	MANPATH="$root/usr/share/man" systemd-analyze verify --man=no "$root/fpgad@a.service"
 	SYSTEMD_EMOJI=0 systemd-analyze security --offline=true --root="$root" --threshold=20 \
 		fpgad@a.service >"$root/security-a.txt" ||
