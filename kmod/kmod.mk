@@ -111,17 +111,26 @@ kmod-check:
 	$(MAKE) --no-print-directory kmod-matrix && \
 	$(MAKE) --no-print-directory $(KMOD_GUEST) $(KMOD_BRINGUP_GUEST) || exit 1; \
 	failed=; skipped=; \
+	rm -f $(addprefix $(BUILD)/kmod-test/,$(addsuffix .rc,$(KMOD_KVERS))); \
 	for k in $(KMOD_KVERS); do \
 		boots="$(KMOD_OLD_BOOTS)"; \
 		[ "$$k" = "$(lastword $(KMOD_KVERS))" ] && boots="$(KMOD_BOOTS)"; \
 		if [ -z "$$boots" ]; then \
 			echo "== kmod-check: $$k: built, not booted (KMOD_OLD_BOOTS is empty)"; \
 			continue; fi; \
-		echo "== kmod-check: $$k ($$boots)"; \
-		rc=0; KVER=$$k BRINGUP_GUEST=$(KMOD_BRINGUP_GUEST) \
+		mkdir -p $(BUILD)/kmod-test/$$k; \
+		{ echo "== kmod-check: $$k ($$boots)"; \
+		  rc=0; KVER=$$k BRINGUP_GUEST=$(KMOD_BRINGUP_GUEST) \
 			tests/kmod/run.sh $(BUILD)/kmod/$$k/fpgad_dma.ko \
 			$(KMOD_GUEST) $(BUILD)/kmod-test/$$k $$boots || rc=$$?; \
-		case $$rc in 0) ;; 77) skipped="$$skipped $$k" ;; \
+		  echo $$rc > $(BUILD)/kmod-test/$$k.rc; \
+		} > $(BUILD)/kmod-test/$$k.out 2>&1 & \
+	done; \
+	wait; \
+	for k in $(KMOD_KVERS); do \
+		[ -f $(BUILD)/kmod-test/$$k.rc ] || continue; \
+		cat $(BUILD)/kmod-test/$$k.out; \
+		case $$(cat $(BUILD)/kmod-test/$$k.rc) in 0) ;; 77) skipped="$$skipped $$k" ;; \
 		*) failed="$$failed $$k" ;; esac; \
 	done; \
 	if [ -n "$$failed" ]; then \
