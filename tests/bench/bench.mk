@@ -23,7 +23,7 @@ $(BENCH_DIR)/bench_stream: $(BUILD)/obj/tests/bench/bench_stream.o \
 $(BENCH_DIR)/bench_ctl: $(BUILD)/obj/tests/bench/bench_ctl.o $(BENCH_UTIL_OBJ) \
 		$(BUILD)/libfpgad.a
 $(BENCH_DIR)/bench_copy: $(BUILD)/obj/tests/bench/bench_copy.o $(BENCH_UTIL_OBJ) \
-		$(TEST_LIB_GPU)
+		$(TEST_LIB_GPU) $(BUILD)/libfpgad.a
 $(BENCH_DIR)/bench_futex: $(BUILD)/obj/tests/bench/bench_futex.o $(BENCH_UTIL_OBJ)
 ifeq ($(CUDA),1)
 # Another process's GPU copies against a verifying consumer's kernels.

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "errmap.h"
 #include "gpu_probe.h"
 
 int test_gpu_probe(void)
@@ -14,7 +15,7 @@ int test_gpu_probe(void)
 
 	e = cudaGetDeviceCount(&n);
 	if (e != cudaSuccess || n <= 0) {
-		printf("no GPU: %s\n", e != cudaSuccess ? cudaGetErrorString(e) :
+		printf("no GPU: %s\n", e != cudaSuccess ? errmap_cuda_str(e) :
 		       "the CUDA runtime sees no device");
 		return 77;
 	}
