@@ -253,7 +253,9 @@ int channel_renew_slots(struct channel *ch)
 		slots_destroy(ch->slots);
 	}
 	ch->slots = fresh;
+	/* A new stream: what was skipped while none ran is nobody's loss. */
 	ch->drops_seen = 0;
+	ch->seq_known = false;
 	if (ch->h2c)
 		memset(ch->h2c, H2C_FREE, ch->cfg.slots);
 	return 0;

@@ -78,6 +78,7 @@ struct channel {
 	unsigned failures;		/* consecutive */
 	uint64_t progress_ns;		/* last completion, or first submit */
 	uint64_t next_seq;		/* the seq that follows the last published */
+	bool seq_known;			/* next_seq holds since the stream started */
 	uint64_t drops_seen;		/* ring drops at the last publish */
 	struct channel_stats acc;	/* counters of rings already retired */
 	struct channel_stats stats;	/* this channel's own counters */

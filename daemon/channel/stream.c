@@ -200,10 +200,11 @@ static void publish(struct channel *ch, unsigned slot,
 		f.flags |= FPGAD_FRAME_TRUNCATED;
 	if (c->flags & DEV_COMPLETION_CORRUPT)
 		f.flags |= FPGAD_FRAME_ERROR;
-	if ((ch->stats.frames && c->seq != ch->next_seq) ||
+	if ((ch->seq_known && c->seq != ch->next_seq) ||
 	    rs.drops != ch->drops_seen)
 		f.flags |= FPGAD_FRAME_DROPPED_BEFORE;
 	ch->next_seq = c->seq + 1;
+	ch->seq_known = true;
 	ch->drops_seen = rs.drops;
 	for (struct lease *l = ch->leases; l; l = l->next) {
 		int r = frame_producer_publish(l->prod, &f, NULL);

@@ -381,6 +381,41 @@ static void test_block_policy_loses_nothing(void **state)
 	harness_stop_ok(&p);
 }
 
+/*
+ * The card keeps producing while nobody leases the channel; the frames it
+ * produced meanwhile were nobody's: the next lessee's first frame does not
+ * say frames were dropped before it, though its seq jumps.
+ */
+static void test_new_lessee_starts_clean(void **state)
+{
+	struct fpgad_frame f;
+	struct fpgad_proc p;
+	fpgad_channel *ch;
+	fpgad_client *c;
+	uint64_t last = 0;
+
+	(void)state;
+	harness_start_ok(&p, SMALL_CHANNEL("n", 0, "block") "frame_rate = 2000\n",
+			 NULL);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_channel_open(c, "n", 0, &ch), 0);
+	for (int i = 0; i < 20; i++) {
+		assert_int_equal(fpgad_frame_wait(ch, &f, 5000), 0);
+		last = f.seq;
+		assert_int_equal(fpgad_frame_release(ch, &f), 0);
+	}
+	assert_int_equal(fpgad_channel_close(ch), 0);
+	/* 100 ms at 2,000 frames/s: the source moves on by about 200. */
+	usleep(100000);
+	assert_int_equal(fpgad_channel_open(c, "n", 0, &ch), 0);
+	assert_int_equal(fpgad_frame_wait(ch, &f, 5000), 0);
+	assert_true(f.seq > last + 1);
+	assert_int_equal(f.flags & FPGAD_FRAME_F_DROPPED_BEFORE, 0);
+	assert_int_equal(fpgad_frame_release(ch, &f), 0);
+	fpgad_disconnect(c);
+	harness_stop_ok(&p);
+}
+
 static void test_shared_readers_see_every_frame(void **state)
 {
 	struct fpgad_proc p;
@@ -601,6 +636,7 @@ int main(void)
 		cmocka_unit_test(test_dead_lessee_returns_every_slot),
 		cmocka_unit_test(test_held_slot_never_overwritten),
 		cmocka_unit_test(test_block_policy_loses_nothing),
+		cmocka_unit_test(test_new_lessee_starts_clean),
 		cmocka_unit_test(test_shared_readers_see_every_frame),
 		cmocka_unit_test(test_newest_skips),
 		cmocka_unit_test(test_dma_errors_recover),
