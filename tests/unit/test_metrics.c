@@ -2,7 +2,7 @@
 /*
  * test_metrics.c - the Prometheus exposition (metrics.c) to the letter
  * for a known snapshot, its families kept together with several channels,
- * label escaping, and the streaming thread's histogram (histogram.h).
+ * label escaping, and the histogram of durations (service/histogram.h).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "channel/histogram.h"
+#include "service/histogram.h"
 #include "metrics.h"
 
 static const char expected[] =
