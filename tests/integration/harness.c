@@ -309,6 +309,14 @@ void harness_stop_ok(struct fpgad_proc *p)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+void harness_conf_channels(char *conf, size_t len, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		snprintf(conf + strlen(conf), len - strlen(conf),
+			 "[channel c%u]\nengine = %u\nslots = 2\nslot_size = 4K\n"
+			 "frame_size = 4K\nmemory = host\n", i, i);
+}
+
 /* --- the metrics listener ------------------------------------------------------ */
 
 int harness_metrics_port(const struct fpgad_proc *p)

@@ -67,6 +67,12 @@ int harness_bound_port(const struct fpgad_proc *p, const char *before);
 int harness_remote_port(const struct fpgad_proc *p);
 
 /*
+ * Append to @conf (of @len bytes) @n small c2h channels c0, c1, ... on
+ * engines 0, 1, ...: the sim's 16 leave no c2h engine for transfers.
+ */
+void harness_conf_channels(char *conf, size_t len, unsigned n);
+
+/*
  * The metrics listener of a fpgad whose [metrics] listen asks for
  * http://127.0.0.1:0/metrics: the port it bound (from its log).
  */

@@ -9,6 +9,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -55,6 +56,7 @@ static const char *const families[][2] = {
 	{ "fpgad_transfer_bytes_total", "counter" },
 	{ "fpgad_transfer_errors_total", "counter" },
 	{ "fpgad_transfer_refused_total", "counter" },
+	{ "fpgad_transfer_latency_seconds", "histogram" },
 };
 
 static void config_with_metrics(char *conf, size_t len, const char *extra)
@@ -201,6 +203,139 @@ static void test_promtool(void **state)
 	rc = harness_run(cmd, res, sizeof(res));
 	if (rc != 0 || res[0])
 		fail_msg("promtool check metrics (exit %d):\n%s", rc, res);
+	harness_stop_ok(&p);
+}
+
+/* A transfer's bucket: bound i is 2^(8 + i) ns, 23 above the last (fpgad(8)). */
+static unsigned latency_bucket(uint64_t ns)
+{
+	unsigned i = 0;
+
+	while (i < 23 && ns > 1ull << (8 + i))
+		i++;
+	return i;
+}
+
+/* One transfer of 4 KiB at @addr: its status; its t_end_ns - t_start_ns. */
+static int one_transfer(fpgad_client *c, fpgad_buffer *b, unsigned op,
+			uint64_t addr, uint64_t *ret_ns)
+{
+	struct fpgad_xfer x = { .op = op, .buf = b, .card_addr = addr, .length = 4096 };
+	int r = fpgad_xfer_batch(c, &x, 1, 10000);
+
+	if (ret_ns)
+		*ret_ns = x.t_end_ns - x.t_start_ns;
+	return r;
+}
+
+/*
+ * @op's latency histogram holds the @n transfers that took @ns each, as
+ * their completions said: every bucket, the sum to the nanosecond, the count.
+ */
+static void check_latency(const char *m, const char *op, const uint64_t *ns,
+			  unsigned n)
+{
+	char series[160];
+	uint64_t sum = 0;
+	unsigned cum = 0;
+	double got;
+
+	for (unsigned b = 0; b < 23; b++) {
+		for (unsigned i = 0; i < n; i++)
+			cum += latency_bucket(ns[i]) == b;
+		snprintf(series, sizeof(series),
+			 "fpgad_transfer_latency_seconds_bucket{op=\"%s\",le=\"%.10g\"}",
+			 op, (double)(1ull << (8 + b)) / 1e9);
+		got = harness_sample(m, series);
+		if (got != cum)
+			fail_msg("%s %.0f, want %u", series, got, cum);
+	}
+	snprintf(series, sizeof(series),
+		 "fpgad_transfer_latency_seconds_bucket{op=\"%s\",le=\"+Inf\"}", op);
+	assert_true(harness_sample(m, series) == n);
+	snprintf(series, sizeof(series), "fpgad_transfer_latency_seconds_count{op=\"%s\"}", op);
+	assert_true(harness_sample(m, series) == n);
+	for (unsigned i = 0; i < n; i++)
+		sum += ns[i];
+	snprintf(series, sizeof(series), "fpgad_transfer_latency_seconds_sum{op=\"%s\"}", op);
+	got = harness_sample(m, series);
+	if (llround(got * 1e9) != (long long)sum)
+		fail_msg("%s %.9f, want %llu ns", series, got, (unsigned long long)sum);
+}
+
+/*
+ * Card memory transfers: each one done lands in its op's latency bucket,
+ * the one its own t_start_ns and t_end_ns say; a refused one is counted by
+ * its rule and not timed.
+ */
+static void test_transfer_latency(void **state)
+{
+	static char out[BODY_MAX];
+	uint64_t rd[3], wr[2];
+	struct fpgad_proc p;
+	fpgad_buffer *b;
+	fpgad_client *c;
+	char *m;
+
+	(void)state;
+	harness_start_ok(&p, "[metrics]\nlisten = http://127.0.0.1:0/metrics\n", NULL);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_buffer_alloc_host(c, 65536, &b), 0);
+	for (unsigned i = 0; i < 2; i++)
+		assert_int_equal(one_transfer(c, b, FPGAD_XFER_WRITE, i * 4096, &wr[i]), 0);
+	for (unsigned i = 0; i < 3; i++)
+		assert_int_equal(one_transfer(c, b, FPGAD_XFER_READ, i * 4096, &rd[i]), 0);
+	/* Past the end of the sim's 2 GiB. */
+	assert_int_equal(one_transfer(c, b, FPGAD_XFER_READ, 2ull << 30, NULL), -EINVAL);
+	m = harness_scrape(harness_metrics_port(&p), out, sizeof(out));
+	assert_true(harness_sample(m, "fpgad_transfers_total") == 6);
+	assert_true(harness_sample(m, "fpgad_transfer_bytes_total") == 5 * 4096);
+	assert_true(harness_sample(m, "fpgad_transfer_refused_total{rule=\"card range\"}") == 1);
+	assert_true(harness_sample(m, "fpgad_transfer_refused_total{rule=\"zero length\"}") == 0);
+	check_latency(m, "read", rd, 3);
+	check_latency(m, "write", wr, 2);
+	fpgad_disconnect(c);
+	harness_stop_ok(&p);
+}
+
+/*
+ * Failed transfers by kind, from the sim's faults on the one write
+ * engine: its 2nd and 4th transfers fail (io), the 3rd times out, the 6th
+ * hangs until fpgad resets the engine (canceled).  Each is timed all the
+ * same.  Every c2h engine drives a channel: a read is refused (engine).
+ */
+static void test_transfer_failures(void **state)
+{
+	static const int want[] = { 0, -EIO, -ETIMEDOUT, -EIO, 0, -ECANCELED, 0 };
+	static char out[BODY_MAX];
+	char conf[4096] = "[metrics]\nlisten = http://127.0.0.1:0/metrics\n"
+			  "[device]\ndma_timeout_ms = 50\n"
+			  "[sim]\nfault_error = 2\nfault_timeout = 3\nfault_hang = 6\n";
+	uint64_t wr[sizeof(want) / sizeof(want[0])];
+	struct fpgad_proc p;
+	fpgad_buffer *b;
+	fpgad_client *c;
+	char *m;
+
+	(void)state;
+	harness_conf_channels(conf, sizeof(conf), 16);
+	harness_start_ok(&p, conf, NULL);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_buffer_alloc_host(c, 65536, &b), 0);
+	for (unsigned i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_int_equal(one_transfer(c, b, FPGAD_XFER_WRITE, i * 4096, &wr[i]), want[i]);
+	assert_int_equal(one_transfer(c, b, FPGAD_XFER_READ, 0, NULL), -EOPNOTSUPP);
+	m = harness_scrape(harness_metrics_port(&p), out, sizeof(out));
+	assert_true(harness_sample(m, "fpgad_transfer_errors_total{kind=\"io\"}") == 2);
+	assert_true(harness_sample(m, "fpgad_transfer_errors_total{kind=\"timeout\"}") == 1);
+	assert_true(harness_sample(m, "fpgad_transfer_errors_total{kind=\"canceled\"}") == 1);
+	assert_true(harness_sample(m, "fpgad_transfer_errors_total{kind=\"other\"}") == 0);
+	assert_true(harness_sample(m, "fpgad_transfer_refused_total{rule=\"engine\"}") == 1);
+	assert_true(harness_sample(m, "fpgad_transfer_engine_resets_total") == 1);
+	assert_true(harness_sample(m, "fpgad_transfers_total") == 8);
+	check_latency(m, "write", wr, sizeof(wr) / sizeof(wr[0]));
+	check_latency(m, "read", NULL, 0);
+	fpgad_disconnect(c);
 	harness_stop_ok(&p);
 }
 
@@ -410,6 +545,8 @@ int main(void)
 		cmocka_unit_test(test_scrape_moves),
 		cmocka_unit_test(test_promtool),
 		cmocka_unit_test(test_http_errors),
+		cmocka_unit_test(test_transfer_latency),
+		cmocka_unit_test(test_transfer_failures),
 		cmocka_unit_test(test_bad_listen),
 		cmocka_unit_test(test_flood),
 		cmocka_unit_test(test_reload),
