@@ -26,6 +26,7 @@
 #include "errmap.h"
 #include "metrics.h"
 #include "service/log.h"
+#include "xfer_ring.h"
 
 struct metrics {
 	struct daemon *d;
@@ -117,15 +118,59 @@ static void label_value(FILE *f, const char *s)
 	}
 }
 
+/* A label: name="value" (escaped), after a comma unless @first. */
+static void label(FILE *f, const char *name, const char *value, bool first)
+{
+	fprintf(f, "%s%s=\"", first ? "" : ",", name);
+	label_value(f, value);
+	fputc('"', f);
+}
+
+/* Writes the labels of a sample (@arg: whose), without braces. */
+typedef void labels_fn(FILE *f, const void *arg);
+
+/* channel="...",direction="..." of a struct metrics_channel. */
+static void channel_labels(FILE *f, const void *arg)
+{
+	const struct metrics_channel *mc = arg;
+
+	label(f, "channel", mc->name, true);
+	label(f, "direction", mc->direction, false);
+}
+
 /* NAME{channel="...",direction="..." — the caller closes the braces. */
 static void channel_sample(FILE *f, const char *name,
 			   const struct metrics_channel *mc)
 {
-	fprintf(f, "%s{channel=\"", name);
-	label_value(f, mc->name);
-	fputs("\",direction=\"", f);
-	label_value(f, mc->direction);
-	fputc('"', f);
+	fprintf(f, "%s{", name);
+	channel_labels(f, mc);
+}
+
+/*
+ * The samples of histogram @h with @labels(@arg) on each: its buckets,
+ * cumulative in the exposition with bounds in seconds, then _sum, _count.
+ */
+static void histo_samples(FILE *f, const char *name, const struct histo *h,
+			  labels_fn *labels, const void *arg)
+{
+	uint64_t cum = 0;
+
+	for (unsigned b = 0; b < HISTO_BOUNDS; b++) {
+		cum += h->bucket[b];
+		fprintf(f, "%s_bucket{", name);
+		labels(f, arg);
+		fprintf(f, ",le=\"%.10g\"} %llu\n",
+			(double)histo_bound_ns(b) / 1e9, (unsigned long long)cum);
+	}
+	fprintf(f, "%s_bucket{", name);
+	labels(f, arg);
+	fprintf(f, ",le=\"+Inf\"} %llu\n", (unsigned long long)h->count);
+	fprintf(f, "%s_sum{", name);
+	labels(f, arg);
+	fprintf(f, "} %.9f\n", (double)h->sum_ns / 1e9);
+	fprintf(f, "%s_count{", name);
+	labels(f, arg);
+	fprintf(f, "} %llu\n", (unsigned long long)h->count);
 }
 
 static void format_daemon(FILE *f, const struct metrics_snapshot *snap)
@@ -143,14 +188,6 @@ static void format_daemon(FILE *f, const struct metrics_snapshot *snap)
 	family(f, "fpgad_pinned_bytes", "gauge",
 	       "Bytes pinned for the card's DMA: every channel's ring, and its staging in bounce mode.");
 	fprintf(f, "fpgad_pinned_bytes %llu\n", (unsigned long long)snap->pinned_bytes);
-}
-
-/* A label: name="value" (escaped), after a comma unless @first. */
-static void label(FILE *f, const char *name, const char *value, bool first)
-{
-	fprintf(f, "%s%s=\"", first ? "" : ",", name);
-	label_value(f, value);
-	fputc('"', f);
 }
 
 /* A PCI id as lspci writes it ("10ee"), "" when unknown. */
@@ -216,6 +253,35 @@ static void format_process(FILE *f, const struct metrics_snapshot *snap)
 	fprintf(f, "process_max_fds %llu\n", (unsigned long long)p->max_fds);
 }
 
+static void op_label(FILE *f, const void *arg)
+{
+	label(f, "op", arg, true);
+}
+
+/* NAME{@lname="@lvalue"} @v */
+static void labelled_sample(FILE *f, const char *name, const char *lname,
+			    const char *lvalue, uint64_t v)
+{
+	fprintf(f, "%s{", name);
+	label(f, lname, lvalue, true);
+	fprintf(f, "} %llu\n", (unsigned long long)v);
+}
+
+/* Failed transfers by kind, refused ones by the rule they broke. */
+static void format_xfer_failures(FILE *f, const struct xfer_stats *x)
+{
+	family(f, "fpgad_transfer_errors_total", "counter",
+	       "Card memory transfers that failed, by kind: io (the card's DMA failed), timeout (the card's DMA timed out), canceled (an engine reset after a hang, the buffer unregistered or the connection gone), other (fpgad's side: no memory, a GPU copy that failed).");
+	for (unsigned k = 0; k < XFER_ERROR_KINDS; k++)
+		labelled_sample(f, "fpgad_transfer_errors_total", "kind",
+				xfer_error_kind_name(k), x->errors_by[k]);
+	family(f, "fpgad_transfer_refused_total", "counter",
+	       "Card memory transfers refused, by the rule they broke (fpgad_xfer.h), named as libfpgad's message for it begins.");
+	for (unsigned r = FPGAD_XFER_RULE_NONE + 1; r < FPGAD_XFER_RULE_COUNT; r++)
+		labelled_sample(f, "fpgad_transfer_refused_total", "rule",
+				xfer_rule_name(r), x->refused_by[r]);
+}
+
 /* The transfer plane (fpgad_xfer.h): card memory reads and writes. */
 static void format_xfer(FILE *f, const struct metrics_snapshot *snap)
 {
@@ -230,12 +296,6 @@ static void format_xfer(FILE *f, const struct metrics_snapshot *snap)
 		{ "fpgad_transfer_bytes_total", "counter",
 		  "Bytes card memory transfers moved.",
 		  offsetof(struct xfer_stats, bytes), true },
-		{ "fpgad_transfer_errors_total", "counter",
-		  "Card memory transfers that failed on the card.",
-		  offsetof(struct xfer_stats, errors), true },
-		{ "fpgad_transfer_refused_total", "counter",
-		  "Card memory transfers refused for breaking a rule (a buffer, a range, an alignment).",
-		  offsetof(struct xfer_stats, refused), true },
 		{ "fpgad_transfer_engine_resets_total", "counter",
 		  "Memory engines reset after a hang.",
 		  offsetof(struct xfer_stats, resets), true },
@@ -264,6 +324,13 @@ static void format_xfer(FILE *f, const struct metrics_snapshot *snap)
 		family(f, fams[i].name, fams[i].type, fams[i].help);
 		fprintf(f, "%s %llu\n", fams[i].name, (unsigned long long)v);
 	}
+	format_xfer_failures(f, &snap->xfer);
+	family(f, "fpgad_transfer_latency_seconds", "histogram",
+	       "Card memory transfers fpgad started (not refused), any status, by op (read: card to host, write: host to card): time from fpgad taking the entry from its queue (a barrier: its start) to its completion, as the completion's t_start_ns and t_end_ns say.");
+	histo_samples(f, "fpgad_transfer_latency_seconds",
+		      &snap->xfer.latency[DIR_C2H], op_label, "read");
+	histo_samples(f, "fpgad_transfer_latency_seconds",
+		      &snap->xfer.latency[DIR_H2C], op_label, "write");
 }
 
 static void format_states(FILE *f, const struct metrics_snapshot *snap)
@@ -315,34 +382,15 @@ static void format_counter(FILE *f, const struct metrics_snapshot *snap,
 	}
 }
 
-/* Buckets are cumulative in the exposition, bounds in seconds. */
 static void format_histogram(FILE *f, const struct metrics_snapshot *snap,
 			     const struct stats_family *hg)
 {
-	char bucket[96], sum[96], count[96];
-
-	snprintf(bucket, sizeof(bucket), "%s_bucket", hg->name);
-	snprintf(sum, sizeof(sum), "%s_sum", hg->name);
-	snprintf(count, sizeof(count), "%s_count", hg->name);
 	family(f, hg->name, "histogram", hg->help);
 	for (unsigned i = 0; i < snap->n_channels; i++) {
 		const struct metrics_channel *mc = &snap->channels[i];
-		const struct histo *h = (const void *)((const char *)&mc->st + hg->offset);
-		uint64_t cum = 0;
 
-		for (unsigned b = 0; b < HISTO_BOUNDS; b++) {
-			cum += h->bucket[b];
-			channel_sample(f, bucket, mc);
-			fprintf(f, ",le=\"%.10g\"} %llu\n",
-				(double)histo_bound_ns(b) / 1e9,
-				(unsigned long long)cum);
-		}
-		channel_sample(f, bucket, mc);
-		fprintf(f, ",le=\"+Inf\"} %llu\n", (unsigned long long)h->count);
-		channel_sample(f, sum, mc);
-		fprintf(f, "} %.9f\n", (double)h->sum_ns / 1e9);
-		channel_sample(f, count, mc);
-		fprintf(f, "} %llu\n", (unsigned long long)h->count);
+		histo_samples(f, hg->name, (const void *)((const char *)&mc->st + hg->offset),
+			      channel_labels, mc);
 	}
 }
 

@@ -9,8 +9,10 @@
  * and takes the snapshot there, the way a ChannelStats request reads a
  * channel: each channel's counters are copied under the channel lock
  * (channel_get_stats), which the streaming thread holds only for its
- * bookkeeping; the client count is an atomic the loop keeps; the rest is
- * fixed once fpgad has started.  Nothing waits on the loop.
+ * bookkeeping; the transfer counters and latencies under the transfer
+ * service's lock (xfer_get_stats), which the transfer thread lets go of
+ * whenever it waits; the client count is an atomic the loop keeps; the
+ * rest is fixed once fpgad has started.  Nothing waits on the loop.
  *
  * Its connections count against their own limit ([metrics] max_clients,
  * enforced where they are accepted: fdlimit_cap()), never against the

@@ -9,11 +9,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "channel/histogram.h"
 #include "config/config.h"
 #include "control/session.h"
 #include "device/device.h"
 #include "device/net/net_frame.h"
+#include "service/histogram.h"
 
 struct net_stats;
 

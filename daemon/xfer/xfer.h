@@ -30,6 +30,8 @@
 #include "config/config.h"
 #include "control/handoff.h"
 #include "device/device.h"
+#include "fpgad_xfer.h"
+#include "service/histogram.h"
 
 struct xfer;
 
@@ -40,6 +42,20 @@ struct xfer_who {
 	uid_t uid;
 };
 
+/* Why a transfer that was not refused failed (xfer_stats.errors_by). */
+enum xfer_error_kind {
+	XFER_ERROR_IO,		/* the card said its DMA failed (-EIO) */
+	XFER_ERROR_TIMEOUT,	/* the card's DMA timed out (-ETIMEDOUT) */
+	XFER_ERROR_CANCELED,	/* an engine reset after a hang, the buffer
+				   unregistered or the connection gone */
+	XFER_ERROR_OTHER,	/* fpgad's side: no memory, no GPU copy
+				   engine, a bounce copy that failed */
+};
+#define XFER_ERROR_KINDS (XFER_ERROR_OTHER + 1)
+
+/* "io", "timeout", "canceled", "other". */
+const char *xfer_error_kind_name(enum xfer_error_kind k);
+
 struct xfer_stats {
 	char engines[112];		/* "c2h 1, h2c 0", or "none (...)" */
 	uint64_t card_memory;
@@ -48,9 +64,16 @@ struct xfer_stats {
 	uint64_t registered;		/* their bytes */
 	uint64_t transfers;		/* completed, any status */
 	uint64_t bytes;			/* moved */
-	uint64_t errors;		/* failed on the card */
-	uint64_t refused;		/* broke a rule */
+	uint64_t errors;		/* failed: the sum of errors_by */
+	uint64_t refused;		/* broke a rule: the sum of refused_by */
 	uint64_t resets;		/* engines reset after a hang */
+	uint64_t errors_by[XFER_ERROR_KINDS];
+	uint64_t refused_by[FPGAD_XFER_RULE_COUNT]; /* [FPGAD_XFER_RULE_NONE] 0 */
+	/*
+	 * Per direction (DIR_C2H: reads), each transfer fpgad started (not
+	 * refused), any status: its completion's t_end_ns - t_start_ns.
+	 */
+	struct histo latency[2];
 };
 
 /*

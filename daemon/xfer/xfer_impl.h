@@ -139,7 +139,10 @@ struct xfer_client {
 };
 
 struct xfer_counters {
-	uint64_t transfers, bytes, errors, refused, resets;
+	uint64_t transfers, bytes, resets;
+	uint64_t errors[XFER_ERROR_KINDS];
+	uint64_t refused[FPGAD_XFER_RULE_COUNT];
+	struct histo latency[2];	/* per direction */
 };
 
 struct xfer {

@@ -237,6 +237,29 @@ static bool xfer_copies_pending(const struct xfer *x)
 
 /* --- transfers --------------------------------------------------------------- */
 
+const char *xfer_error_kind_name(enum xfer_error_kind k)
+{
+	static const char *const names[XFER_ERROR_KINDS] = {
+		[XFER_ERROR_IO] = "io",
+		[XFER_ERROR_TIMEOUT] = "timeout",
+		[XFER_ERROR_CANCELED] = "canceled",
+		[XFER_ERROR_OTHER] = "other",
+	};
+
+	return (unsigned)k < XFER_ERROR_KINDS ? names[k] : "?";
+}
+
+/* The kind of a failed transfer's status (a negative errno). */
+static enum xfer_error_kind xfer_error_kind(int status)
+{
+	switch (status) {
+	case -EIO: return XFER_ERROR_IO;
+	case -ETIMEDOUT: return XFER_ERROR_TIMEOUT;
+	case -ECANCELED: return XFER_ERROR_CANCELED;
+	default: return XFER_ERROR_OTHER;
+	}
+}
+
 /* Post @cqe for one of @c's entries and forget the entry. */
 static void xfer_complete(struct xfer *x, struct xfer_client *c,
 			  const struct fpgad_xfer_cqe *cqe)
@@ -267,7 +290,8 @@ void xfer_req_finish(struct xfer *x, struct xfer_req *r)
 		cqe.flags = FPGAD_XFER_CF_CARD_WROTE;
 	x->n.transfers++;
 	if (r->status)
-		x->n.errors++;
+		x->n.errors[xfer_error_kind(r->status)]++;
+	histo_add(&x->n.latency[r->dir], cqe.t_end_ns - cqe.t_start_ns);
 	b->inflight--;
 	xfer_buffer_maybe_free(x, b);
 	xfer_complete(x, r->c, &cqe);
@@ -372,7 +396,9 @@ static void xfer_accept(struct xfer *x, struct xfer_client *c,
 		cqe.limit = limit;
 		cqe.t_start_ns = cqe.t_end_ns = clock_now_ns();
 		if (rule)
-			x->n.refused++;
+			x->n.refused[rule]++;
+		else
+			x->n.errors[XFER_ERROR_OTHER]++;
 		x->n.transfers++;
 		xfer_complete(x, c, &cqe);
 		return;
@@ -1007,9 +1033,14 @@ void xfer_get_stats(struct xfer *x, struct xfer_stats *ret_stats)
 	}
 	s.transfers = x->n.transfers;
 	s.bytes = x->n.bytes;
-	s.errors = x->n.errors;
-	s.refused = x->n.refused;
 	s.resets = x->n.resets;
+	memcpy(s.errors_by, x->n.errors, sizeof(s.errors_by));
+	memcpy(s.refused_by, x->n.refused, sizeof(s.refused_by));
+	memcpy(s.latency, x->n.latency, sizeof(s.latency));
 	pthread_mutex_unlock(&x->lock);
+	for (unsigned k = 0; k < XFER_ERROR_KINDS; k++)
+		s.errors += s.errors_by[k];
+	for (unsigned rule = 0; rule < FPGAD_XFER_RULE_COUNT; rule++)
+		s.refused += s.refused_by[rule];
 	*ret_stats = s;
 }

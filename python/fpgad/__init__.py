@@ -49,7 +49,7 @@ from ._fpgad import Channel, Frame, FrameView
 
 __all__ = [
     "connect", "version", "default_url", "Client", "Channel", "Frame", "FrameView",
-    "Status", "ChannelSummary", "ClientInfo", "ChannelStats", "Topology", "TopoEnd",
+    "Status", "Card", "ChannelSummary", "ClientInfo", "ChannelStats", "Topology", "TopoEnd",
     "TopoGpu", "TopoChannel",
     "Error", "BusyError", "NotFoundError", "AccessError", "TimeoutError",
     "ConnectError", "LeaseLostError", "ReconnectedError", "ProtocolError",
@@ -171,8 +171,29 @@ class ChannelSummary:
 
 
 @dataclasses.dataclass(frozen=True)
+class Card:
+    """The card fpgad drives, in ``Client.status().card``, as ``lspci -vv``
+    and ``modinfo`` tell it; None where fpgad could not read it.  The names
+    and values are those of ``fpgactl status --json``'s ``card``."""
+    pci_address: Optional[str]           # "0000:01:00.0"; None for the sim
+    vendor_id: Optional[int]             # 0x10ee
+    device_id: Optional[int]
+    subsystem_vendor_id: Optional[int]
+    subsystem_device_id: Optional[int]
+    link_gen: Optional[int]              # PCIe generation negotiated now
+    link_width: Optional[int]            # lanes negotiated now
+    max_link_gen: Optional[int]          # what the card and its slot can do
+    max_link_width: Optional[int]
+    numa_node: Optional[int]             # None: no node, or unknown
+    driver: Optional[str]                # the kernel driver bound to it
+    module_version: Optional[str]
+    simulates: Optional[str]             # the simulated card: what it models
+
+
+@dataclasses.dataclass(frozen=True)
 class Status:
-    """``Client.status()``: fpgad's version, uptime, backend and channels."""
+    """``Client.status()``: fpgad's version, uptime, backend, the card and
+    the channels."""
     version: str
     uptime_ms: int
     backend: str
@@ -185,6 +206,7 @@ class Status:
     numa: str          # numa = auto: the card's node, its CPUs; "" not placed
     gpu_choice: str    # gpu = nearest: which GPU and why; "" not asked
     channels: List[ChannelSummary]
+    card: Card
 
 
 @dataclasses.dataclass(frozen=True)
@@ -309,9 +331,12 @@ class Client:
 
     def status(self) -> Status:
         """fpgad's status: version, pid, uptime, backend, transfer mode and
-        why, GPU sharing, and a summary of every channel."""
+        why, GPU sharing, a summary of every channel, and the card (its PCI
+        address and ids, PCIe link now and at most, NUMA node, driver and
+        module version; for the simulated card, what it simulates)."""
         d = self._c.status()
         d["channels"] = [ChannelSummary(**c) for c in d["channels"]]
+        d["card"] = Card(**d["card"])
         return Status(**d)
 
     def clients(self) -> List[ClientInfo]:

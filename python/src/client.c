@@ -121,11 +121,49 @@ static PyObject *summary_dict(const struct fpgad_channel_summary *s)
 			     "drops", (unsigned long long)s->drops, "lessees", s->lessees);
 }
 
+/* An id, a count or a string fpgad could not read (0, ""): None. */
+static PyObject *known_u64(uint64_t v)
+{
+	if (!v)
+		Py_RETURN_NONE;
+	return PyLong_FromUnsignedLongLong(v);
+}
+
+static PyObject *known_str(const char *s)
+{
+	if (!s[0])
+		Py_RETURN_NONE;
+	return PyUnicode_FromString(s);
+}
+
+/* The card of Status, with fpgactl status --json's names and nulls. */
+static PyObject *card_dict(const struct fpgad_card *c)
+{
+	PyObject *numa = c->numa_node >= 0 ? PyLong_FromLong(c->numa_node) :
+			 Py_NewRef(Py_None);
+
+	/* N: the dict takes each reference; a NULL one fails the whole. */
+	return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
+			     "pci_address", known_str(c->pci_address),
+			     "vendor_id", known_u64(c->vendor_id),
+			     "device_id", known_u64(c->device_id),
+			     "subsystem_vendor_id", known_u64(c->subsystem_vendor_id),
+			     "subsystem_device_id", known_u64(c->subsystem_device_id),
+			     "link_gen", known_u64(c->link_gen),
+			     "link_width", known_u64(c->link_width),
+			     "max_link_gen", known_u64(c->max_link_gen),
+			     "max_link_width", known_u64(c->max_link_width),
+			     "numa_node", numa,
+			     "driver", known_str(c->driver),
+			     "module_version", known_str(c->module_version),
+			     "simulates", known_str(c->simulates));
+}
+
 static PyObject *client_status(PyObject *self, PyObject *unused)
 {
 	struct pyfpgad_client *cl = (struct pyfpgad_client *)self;
 	struct fpgad_status *s = NULL;
-	PyObject *chans = NULL, *d = NULL;
+	PyObject *chans = NULL, *card = NULL, *d = NULL;
 	int r;
 
 	(void)unused;
@@ -146,13 +184,17 @@ static PyObject *client_status(PyObject *self, PyObject *unused)
 		}
 		Py_DECREF(c);
 	}
-	d = Py_BuildValue("{s:s,s:K,s:s,s:s,s:s,s:I,s:I,s:s,s:s,s:s,s:s,s:O}",
+	card = card_dict(&s->card);
+	if (!card)
+		goto out;
+	d = Py_BuildValue("{s:s,s:K,s:s,s:s,s:s,s:I,s:I,s:s,s:s,s:s,s:s,s:O,s:O}",
 			  "version", s->version, "uptime_ms", (unsigned long long)s->uptime_ms,
 			  "backend", s->backend, "mode", s->mode, "mode_reason", s->mode_reason,
 			  "clients", s->clients, "pid", s->pid, "gpu_sharing", s->gpu_sharing,
 			  "gpu_sharing_note", s->gpu_sharing_note, "numa", s->numa,
-			  "gpu_choice", s->gpu_choice, "channels", chans);
+			  "gpu_choice", s->gpu_choice, "channels", chans, "card", card);
 out:
+	Py_XDECREF(card);
 	Py_XDECREF(chans);
 	fpgad_status_free(s);
 	return d;

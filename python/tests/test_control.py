@@ -2,13 +2,16 @@
 """The control plane from Python: connect, status, clients, stats, reset,
 topology, leases and their refusals, errors as fpgad.Error subclasses."""
 
+import dataclasses
 import errno
+import json
 import os
+import subprocess
 
 import pytest
 
 import fpgad
-from conftest import wait_until
+from conftest import BUILD, CONFIG, Fpgad, wait_until
 
 
 def test_connect_refused_names_the_url(tmp_path):
@@ -83,6 +86,29 @@ def test_status_is_a_dataclass(client, daemon):
     assert client.server_software.startswith("fpgad")
     assert client.url == daemon.url
     assert fpgad.version() == fpgad.__version__
+
+
+def test_status_card_is_fpgactls():
+    """status().card says of the simulated card what fpgactl status --json
+    does, field by field: its link model, what it simulates, and None for
+    what a simulated card has not (PCI address and ids, driver)."""
+    d = Fpgad(CONFIG + "[sim]\nlink = gen4x16\n")
+    try:
+        with fpgad.connect(d.url) as c:
+            card = c.status().card
+        out = subprocess.run([os.path.join(BUILD, "fpgactl"), "--url", d.url,
+                              "--json", "status"], capture_output=True,
+                             text=True, check=True).stdout
+    finally:
+        assert d.stop() == 0, d.log_text()
+    assert isinstance(card, fpgad.Card)
+    assert dataclasses.asdict(card) == json.loads(out)["card"]
+    assert (card.link_gen, card.link_width, card.max_link_gen,
+            card.max_link_width) == (4, 16, 4, 16)
+    assert card.simulates.startswith("a DMA card with 16 C2H and 16 H2C engines")
+    assert card.simulates.endswith("link PCIe Gen4 x16")
+    assert card.pci_address is None and card.vendor_id is None
+    assert card.numa_node is None and card.driver is None
 
 
 def test_clients_lists_this_process_and_its_lease(client):

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* harness.c - real fpgad processes for the integration tests. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <stdbool.h>
 #include <sys/wait.h>
@@ -304,4 +307,79 @@ void harness_stop_ok(struct fpgad_proc *p)
 
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+void harness_conf_channels(char *conf, size_t len, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		snprintf(conf + strlen(conf), len - strlen(conf),
+			 "[channel c%u]\nengine = %u\nslots = 2\nslot_size = 4K\n"
+			 "frame_size = 4K\nmemory = host\n", i, i);
+}
+
+/* --- the metrics listener ------------------------------------------------------ */
+
+int harness_metrics_port(const struct fpgad_proc *p)
+{
+	return harness_bound_port(p, "metrics: serving http://127.0.0.1:");
+}
+
+int harness_tcp_connect(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct timeval tv = { .tv_sec = 5 };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	sa.sin_port = htons((uint16_t)port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+int harness_http(int port, const char *method, const char *path, char *out,
+		 size_t len)
+{
+	char req[256];
+	size_t got = 0;
+	ssize_t n;
+	int fd = harness_tcp_connect(port), code;
+
+	snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+		 "Connection: close\r\n\r\n", method, path, port);
+	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req)) {
+		close(fd);
+		return -1;
+	}
+	while (got < len - 1 && (n = read(fd, out + got, len - 1 - got)) > 0)
+		got += (size_t)n;
+	out[got] = '\0';
+	close(fd);
+	if (sscanf(out, "HTTP/1.1 %d ", &code) != 1)
+		return -1;
+	return code;
+}
+
+char *harness_scrape(int port, char *out, size_t len)
+{
+	char *body;
+
+	assert_int_equal(harness_http(port, "GET", "/metrics", out, len), 200);
+	assert_non_null(strstr(out, "\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"));
+	body = strstr(out, "\r\n\r\n");
+	assert_non_null(body);
+	return body + 4;
+}
+
+double harness_sample(const char *text, const char *series)
+{
+	char want[256];
+	const char *p;
+
+	snprintf(want, sizeof(want), "\n%s ", series);
+	p = strstr(text, want);
+	if (!p)
+		fail_msg("no sample %s in:\n%s", series, text);
+	return strtod(p + strlen(want), NULL);
 }

@@ -8,6 +8,7 @@
 #define FPGAD_TEST_HARNESS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -64,6 +65,31 @@ unsigned harness_log_count(const struct fpgad_proc *p, const char *what);
  */
 int harness_bound_port(const struct fpgad_proc *p, const char *before);
 int harness_remote_port(const struct fpgad_proc *p);
+
+/*
+ * Append to @conf (of @len bytes) @n small c2h channels c0, c1, ... on
+ * engines 0, 1, ...: the sim's 16 leave no c2h engine for transfers.
+ */
+void harness_conf_channels(char *conf, size_t len, unsigned n);
+
+/*
+ * The metrics listener of a fpgad whose [metrics] listen asks for
+ * http://127.0.0.1:0/metrics: the port it bound (from its log).
+ */
+int harness_metrics_port(const struct fpgad_proc *p);
+/* A TCP connection to 127.0.0.1:@port, reads timing out after 5 s. */
+int harness_tcp_connect(int port);
+/*
+ * One HTTP/1.1 request on a connection of its own: the status code, or -1
+ * when the connection closed without an answer.  @out gets the whole
+ * response (head and body), NUL-terminated.
+ */
+int harness_http(int port, const char *method, const char *path, char *out,
+		 size_t len);
+/* GET /metrics, failing the test unless served; its body, within @out. */
+char *harness_scrape(int port, char *out, size_t len);
+/* The value of the sample @series ("name{labels}"); fails when absent. */
+double harness_sample(const char *text, const char *series);
 
 uint64_t harness_now_ms(void);
 

@@ -9,6 +9,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -19,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -28,79 +28,6 @@
 #include "harness.h"
 
 #define BODY_MAX (256 * 1024)
-
-/* The port the metrics listener bound (its configuration asks for 0). */
-static int metrics_port(const struct fpgad_proc *p)
-{
-	return harness_bound_port(p, "metrics: serving http://127.0.0.1:");
-}
-
-static int tcp_connect_port(int port)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET };
-	struct timeval tv = { .tv_sec = 5 };
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	assert_true(fd >= 0);
-	sa.sin_port = htons((uint16_t)port);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	return fd;
-}
-
-/*
- * One HTTP/1.1 request on a connection of its own: the status code, or -1
- * when the connection closed without an answer.  @out gets the whole
- * response (head and body), NUL-terminated.
- */
-static int http(int port, const char *method, const char *path, char *out,
-		size_t len)
-{
-	char req[256];
-	size_t got = 0;
-	ssize_t n;
-	int fd = tcp_connect_port(port), code;
-
-	snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
-		 "Connection: close\r\n\r\n", method, path, port);
-	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req)) {
-		close(fd);
-		return -1;
-	}
-	while (got < len - 1 && (n = read(fd, out + got, len - 1 - got)) > 0)
-		got += (size_t)n;
-	out[got] = '\0';
-	close(fd);
-	if (sscanf(out, "HTTP/1.1 %d ", &code) != 1)
-		return -1;
-	return code;
-}
-
-/* GET /metrics; its body (after the head) is in @out. */
-static char *scrape(int port, char *out, size_t len)
-{
-	char *body;
-
-	assert_int_equal(http(port, "GET", "/metrics", out, len), 200);
-	assert_non_null(strstr(out, "\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"));
-	body = strstr(out, "\r\n\r\n");
-	assert_non_null(body);
-	return body + 4;
-}
-
-/* The value of the sample @series ("name{labels}"); fails when absent. */
-static double sample(const char *text, const char *series)
-{
-	char want[256];
-	const char *p;
-
-	snprintf(want, sizeof(want), "\n%s ", series);
-	p = strstr(text, want);
-	if (!p)
-		fail_msg("no sample %s in:\n%s", series, text);
-	return strtod(p + strlen(want), NULL);
-}
 
 static const char *const families[][2] = {
 	{ "fpgad_build_info", "gauge" },
@@ -129,6 +56,7 @@ static const char *const families[][2] = {
 	{ "fpgad_transfer_bytes_total", "counter" },
 	{ "fpgad_transfer_errors_total", "counter" },
 	{ "fpgad_transfer_refused_total", "counter" },
+	{ "fpgad_transfer_latency_seconds", "histogram" },
 };
 
 static void config_with_metrics(char *conf, size_t len, const char *extra)
@@ -166,8 +94,8 @@ static void test_scrape_moves(void **state)
 	(void)state;
 	config_with_metrics(conf, sizeof(conf), "[sim]\nlink = gen3x8\n");
 	harness_start_ok(&p, conf, NULL);
-	port = metrics_port(&p);
-	m = scrape(port, out, sizeof(out));
+	port = harness_metrics_port(&p);
+	m = harness_scrape(port, out, sizeof(out));
 	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
 		snprintf(type, sizeof(type), "\n# TYPE %s %s\n", families[i][0], families[i][1]);
 		if (!strstr(m - 1, type))
@@ -176,68 +104,68 @@ static void test_scrape_moves(void **state)
 		assert_non_null(strstr(m - 1, type));
 	}
 	assert_non_null(strstr(m, "fpgad_build_info{version=\"" FPGAD_VERSION_STRING "\"} 1\n"));
-	assert_true(sample(m, CAM_STATE("idle")) == 1);
-	assert_true(sample(m, CAM_STATE("streaming")) == 0);
-	assert_true(sample(m, "fpgad_channel_frames_total" CAM) == 0);
-	assert_true(sample(m, "fpgad_clients") == 0);
+	assert_true(harness_sample(m, CAM_STATE("idle")) == 1);
+	assert_true(harness_sample(m, CAM_STATE("streaming")) == 0);
+	assert_true(harness_sample(m, "fpgad_channel_frames_total" CAM) == 0);
+	assert_true(harness_sample(m, "fpgad_clients") == 0);
 	/* Two rings of 8 x 64 KiB in host memory. */
-	assert_true(sample(m, "fpgad_pinned_bytes") == 2 * 8 * 65536);
+	assert_true(harness_sample(m, "fpgad_pinned_bytes") == 2 * 8 * 65536);
 	/* What the sim models, each channel's mode, this process. */
 	assert_non_null(strstr(m, "fpgad_card_info{pci_address=\"\",vendor_id=\"\","));
 	assert_non_null(strstr(m, ",link=\"PCIe Gen3 x8\",max_link=\"PCIe Gen3 x8\","));
 	assert_non_null(strstr(m, ",simulates=\"a DMA card with "));
-	assert_true(sample(m, "fpgad_channel_mode{channel=\"cam\",direction=\"c2h\",memory=\"host\",mode=\"host\"}") == 1);
-	assert_true(sample(m, "process_open_fds") > 3);
-	assert_true(sample(m, "process_resident_memory_bytes") > 0);
-	assert_true(sample(m, "process_start_time_seconds") > 1.7e9);
-	assert_true(sample(m, "fpgad_transfers_total") == 0);
+	assert_true(harness_sample(m, "fpgad_channel_mode{channel=\"cam\",direction=\"c2h\",memory=\"host\",mode=\"host\"}") == 1);
+	assert_true(harness_sample(m, "process_open_fds") > 3);
+	assert_true(harness_sample(m, "process_resident_memory_bytes") > 0);
+	assert_true(harness_sample(m, "process_start_time_seconds") > 1.7e9);
+	assert_true(harness_sample(m, "fpgad_transfers_total") == 0);
 
 	assert_int_equal(fpgad_connect(p.url, &c), 0);
 	assert_int_equal(fpgad_channel_open(c, "cam", 0, &ch), 0);
 	take_frames(ch, 200);
-	m = scrape(port, out, sizeof(out));
-	assert_true(sample(m, CAM_STATE("streaming")) == 1);
-	assert_true(sample(m, CAM_STATE("idle")) == 0);
-	assert_true(sample(m, "fpgad_channel_leases" CAM) == 1);
-	assert_true(sample(m, "fpgad_clients") == 1);
-	frames = sample(m, "fpgad_channel_frames_total" CAM);
-	bytes = sample(m, "fpgad_channel_bytes_total" CAM);
+	m = harness_scrape(port, out, sizeof(out));
+	assert_true(harness_sample(m, CAM_STATE("streaming")) == 1);
+	assert_true(harness_sample(m, CAM_STATE("idle")) == 0);
+	assert_true(harness_sample(m, "fpgad_channel_leases" CAM) == 1);
+	assert_true(harness_sample(m, "fpgad_clients") == 1);
+	frames = harness_sample(m, "fpgad_channel_frames_total" CAM);
+	bytes = harness_sample(m, "fpgad_channel_bytes_total" CAM);
 	assert_true(frames >= 200);
 	assert_true(bytes >= frames * 65536);
-	dma = sample(m, "fpgad_channel_dma_duration_seconds_count" CAM);
-	lat = sample(m, "fpgad_channel_publish_latency_seconds_count" CAM);
-	inf = sample(m, "fpgad_channel_publish_latency_seconds_bucket{channel=\"cam\",direction=\"c2h\",le=\"+Inf\"}");
+	dma = harness_sample(m, "fpgad_channel_dma_duration_seconds_count" CAM);
+	lat = harness_sample(m, "fpgad_channel_publish_latency_seconds_count" CAM);
+	inf = harness_sample(m, "fpgad_channel_publish_latency_seconds_bucket{channel=\"cam\",direction=\"c2h\",le=\"+Inf\"}");
 	assert_true(dma >= 200);
 	assert_true(lat >= 200);
 	assert_true(inf == lat);
-	assert_true(sample(m, "fpgad_channel_publish_latency_seconds_sum" CAM) > 0);
-	assert_true(sample(m, "fpgad_channel_dma_duration_seconds_sum" CAM) > 0);
+	assert_true(harness_sample(m, "fpgad_channel_publish_latency_seconds_sum" CAM) > 0);
+	assert_true(harness_sample(m, "fpgad_channel_dma_duration_seconds_sum" CAM) > 0);
 	/* The h2c channel saw none of it. */
-	assert_true(sample(m, "fpgad_channel_frames_total{channel=\"out\",direction=\"h2c\"}") == 0);
+	assert_true(harness_sample(m, "fpgad_channel_frames_total{channel=\"out\",direction=\"h2c\"}") == 0);
 
 	take_frames(ch, 100);
-	m = scrape(port, out, sizeof(out));
+	m = harness_scrape(port, out, sizeof(out));
 	/* 300 frames taken so far; the ring may run a few ahead of them. */
-	assert_true(sample(m, "fpgad_channel_frames_total" CAM) >= 300);
-	assert_true(sample(m, "fpgad_channel_frames_total" CAM) > frames);
-	assert_true(sample(m, "fpgad_channel_publish_latency_seconds_count" CAM) >= 300);
-	assert_true(sample(m, "fpgad_channel_publish_latency_seconds_count" CAM) > lat);
+	assert_true(harness_sample(m, "fpgad_channel_frames_total" CAM) >= 300);
+	assert_true(harness_sample(m, "fpgad_channel_frames_total" CAM) > frames);
+	assert_true(harness_sample(m, "fpgad_channel_publish_latency_seconds_count" CAM) >= 300);
+	assert_true(harness_sample(m, "fpgad_channel_publish_latency_seconds_count" CAM) > lat);
 	assert_int_equal(fpgad_channel_close(ch), 0);
 	fpgad_disconnect(c);
 
 	/* Idle again: the counters stay where they were. */
 	for (int i = 0; i < 100; i++) {
-		m = scrape(port, out, sizeof(out));
-		if (sample(m, CAM_STATE("idle")) == 1 && sample(m, "fpgad_clients") == 0)
+		m = harness_scrape(port, out, sizeof(out));
+		if (harness_sample(m, CAM_STATE("idle")) == 1 && harness_sample(m, "fpgad_clients") == 0)
 			break;
 		usleep(20000);
 	}
-	assert_true(sample(m, CAM_STATE("idle")) == 1);
-	assert_true(sample(m, "fpgad_channel_leases" CAM) == 0);
-	frames = sample(m, "fpgad_channel_frames_total" CAM);
+	assert_true(harness_sample(m, CAM_STATE("idle")) == 1);
+	assert_true(harness_sample(m, "fpgad_channel_leases" CAM) == 0);
+	frames = harness_sample(m, "fpgad_channel_frames_total" CAM);
 	usleep(100000);
-	m = scrape(port, out, sizeof(out));
-	assert_true(sample(m, "fpgad_channel_frames_total" CAM) == frames);
+	m = harness_scrape(port, out, sizeof(out));
+	assert_true(harness_sample(m, "fpgad_channel_frames_total" CAM) == frames);
 	assert_true(harness_log_contains(&p, "metrics: serving http://127.0.0.1:"));
 	harness_stop_ok(&p);
 }
@@ -260,14 +188,14 @@ static void test_promtool(void **state)
 	}
 	config_with_metrics(conf, sizeof(conf), "");
 	harness_start_ok(&p, conf, NULL);
-	port = metrics_port(&p);
+	port = harness_metrics_port(&p);
 	assert_int_equal(fpgad_connect(p.url, &c), 0);
 	assert_int_equal(fpgad_channel_open(c, "cam", 0, &ch), 0);
 	take_frames(ch, 50);
 	snprintf(file, sizeof(file), "%s/scrape.txt", p.dir);
 	f = fopen(file, "w");
 	assert_non_null(f);
-	fputs(scrape(port, out, sizeof(out)), f);
+	fputs(harness_scrape(port, out, sizeof(out)), f);
 	fclose(f);
 	fpgad_channel_close(ch);
 	fpgad_disconnect(c);
@@ -275,6 +203,139 @@ static void test_promtool(void **state)
 	rc = harness_run(cmd, res, sizeof(res));
 	if (rc != 0 || res[0])
 		fail_msg("promtool check metrics (exit %d):\n%s", rc, res);
+	harness_stop_ok(&p);
+}
+
+/* A transfer's bucket: bound i is 2^(8 + i) ns, 23 above the last (fpgad(8)). */
+static unsigned latency_bucket(uint64_t ns)
+{
+	unsigned i = 0;
+
+	while (i < 23 && ns > 1ull << (8 + i))
+		i++;
+	return i;
+}
+
+/* One transfer of 4 KiB at @addr: its status; its t_end_ns - t_start_ns. */
+static int one_transfer(fpgad_client *c, fpgad_buffer *b, unsigned op,
+			uint64_t addr, uint64_t *ret_ns)
+{
+	struct fpgad_xfer x = { .op = op, .buf = b, .card_addr = addr, .length = 4096 };
+	int r = fpgad_xfer_batch(c, &x, 1, 10000);
+
+	if (ret_ns)
+		*ret_ns = x.t_end_ns - x.t_start_ns;
+	return r;
+}
+
+/*
+ * @op's latency histogram holds the @n transfers that took @ns each, as
+ * their completions said: every bucket, the sum to the nanosecond, the count.
+ */
+static void check_latency(const char *m, const char *op, const uint64_t *ns,
+			  unsigned n)
+{
+	char series[160];
+	uint64_t sum = 0;
+	unsigned cum = 0;
+	double got;
+
+	for (unsigned b = 0; b < 23; b++) {
+		for (unsigned i = 0; i < n; i++)
+			cum += latency_bucket(ns[i]) == b;
+		snprintf(series, sizeof(series),
+			 "fpgad_transfer_latency_seconds_bucket{op=\"%s\",le=\"%.10g\"}",
+			 op, (double)(1ull << (8 + b)) / 1e9);
+		got = harness_sample(m, series);
+		if (got != cum)
+			fail_msg("%s %.0f, want %u", series, got, cum);
+	}
+	snprintf(series, sizeof(series),
+		 "fpgad_transfer_latency_seconds_bucket{op=\"%s\",le=\"+Inf\"}", op);
+	assert_true(harness_sample(m, series) == n);
+	snprintf(series, sizeof(series), "fpgad_transfer_latency_seconds_count{op=\"%s\"}", op);
+	assert_true(harness_sample(m, series) == n);
+	for (unsigned i = 0; i < n; i++)
+		sum += ns[i];
+	snprintf(series, sizeof(series), "fpgad_transfer_latency_seconds_sum{op=\"%s\"}", op);
+	got = harness_sample(m, series);
+	if (llround(got * 1e9) != (long long)sum)
+		fail_msg("%s %.9f, want %llu ns", series, got, (unsigned long long)sum);
+}
+
+/*
+ * Card memory transfers: each one done lands in its op's latency bucket,
+ * the one its own t_start_ns and t_end_ns say; a refused one is counted by
+ * its rule and not timed.
+ */
+static void test_transfer_latency(void **state)
+{
+	static char out[BODY_MAX];
+	uint64_t rd[3], wr[2];
+	struct fpgad_proc p;
+	fpgad_buffer *b;
+	fpgad_client *c;
+	char *m;
+
+	(void)state;
+	harness_start_ok(&p, "[metrics]\nlisten = http://127.0.0.1:0/metrics\n", NULL);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_buffer_alloc_host(c, 65536, &b), 0);
+	for (unsigned i = 0; i < 2; i++)
+		assert_int_equal(one_transfer(c, b, FPGAD_XFER_WRITE, i * 4096, &wr[i]), 0);
+	for (unsigned i = 0; i < 3; i++)
+		assert_int_equal(one_transfer(c, b, FPGAD_XFER_READ, i * 4096, &rd[i]), 0);
+	/* Past the end of the sim's 2 GiB. */
+	assert_int_equal(one_transfer(c, b, FPGAD_XFER_READ, 2ull << 30, NULL), -EINVAL);
+	m = harness_scrape(harness_metrics_port(&p), out, sizeof(out));
+	assert_true(harness_sample(m, "fpgad_transfers_total") == 6);
+	assert_true(harness_sample(m, "fpgad_transfer_bytes_total") == 5 * 4096);
+	assert_true(harness_sample(m, "fpgad_transfer_refused_total{rule=\"card range\"}") == 1);
+	assert_true(harness_sample(m, "fpgad_transfer_refused_total{rule=\"zero length\"}") == 0);
+	check_latency(m, "read", rd, 3);
+	check_latency(m, "write", wr, 2);
+	fpgad_disconnect(c);
+	harness_stop_ok(&p);
+}
+
+/*
+ * Failed transfers by kind, from the sim's faults on the one write
+ * engine: its 2nd and 4th transfers fail (io), the 3rd times out, the 6th
+ * hangs until fpgad resets the engine (canceled).  Each is timed all the
+ * same.  Every c2h engine drives a channel: a read is refused (engine).
+ */
+static void test_transfer_failures(void **state)
+{
+	static const int want[] = { 0, -EIO, -ETIMEDOUT, -EIO, 0, -ECANCELED, 0 };
+	static char out[BODY_MAX];
+	char conf[4096] = "[metrics]\nlisten = http://127.0.0.1:0/metrics\n"
+			  "[device]\ndma_timeout_ms = 50\n"
+			  "[sim]\nfault_error = 2\nfault_timeout = 3\nfault_hang = 6\n";
+	uint64_t wr[sizeof(want) / sizeof(want[0])];
+	struct fpgad_proc p;
+	fpgad_buffer *b;
+	fpgad_client *c;
+	char *m;
+
+	(void)state;
+	harness_conf_channels(conf, sizeof(conf), 16);
+	harness_start_ok(&p, conf, NULL);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_buffer_alloc_host(c, 65536, &b), 0);
+	for (unsigned i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_int_equal(one_transfer(c, b, FPGAD_XFER_WRITE, i * 4096, &wr[i]), want[i]);
+	assert_int_equal(one_transfer(c, b, FPGAD_XFER_READ, 0, NULL), -EOPNOTSUPP);
+	m = harness_scrape(harness_metrics_port(&p), out, sizeof(out));
+	assert_true(harness_sample(m, "fpgad_transfer_errors_total{kind=\"io\"}") == 2);
+	assert_true(harness_sample(m, "fpgad_transfer_errors_total{kind=\"timeout\"}") == 1);
+	assert_true(harness_sample(m, "fpgad_transfer_errors_total{kind=\"canceled\"}") == 1);
+	assert_true(harness_sample(m, "fpgad_transfer_errors_total{kind=\"other\"}") == 0);
+	assert_true(harness_sample(m, "fpgad_transfer_refused_total{rule=\"engine\"}") == 1);
+	assert_true(harness_sample(m, "fpgad_transfer_engine_resets_total") == 1);
+	assert_true(harness_sample(m, "fpgad_transfers_total") == 8);
+	check_latency(m, "write", wr, sizeof(wr) / sizeof(wr[0]));
+	check_latency(m, "read", NULL, 0);
+	fpgad_disconnect(c);
 	harness_stop_ok(&p);
 }
 
@@ -290,16 +351,16 @@ static void test_http_errors(void **state)
 	(void)state;
 	config_with_metrics(conf, sizeof(conf), "");
 	harness_start_ok(&p, conf, NULL);
-	port = metrics_port(&p);
-	assert_int_equal(http(port, "GET", "/other", out, sizeof(out)), 404);
-	assert_int_equal(http(port, "GET", "/", out, sizeof(out)), 404);
-	assert_int_equal(http(port, "GET", "/metrics/x", out, sizeof(out)), 404);
-	assert_int_equal(http(port, "POST", "/metrics", out, sizeof(out)), 405);
-	assert_int_equal(http(port, "PUT", "/metrics", out, sizeof(out)), 405);
-	assert_int_equal(http(port, "DELETE", "/metrics", out, sizeof(out)), 405);
-	assert_int_equal(http(port, "HEAD", "/metrics", out, sizeof(out)), 200);
+	port = harness_metrics_port(&p);
+	assert_int_equal(harness_http(port, "GET", "/other", out, sizeof(out)), 404);
+	assert_int_equal(harness_http(port, "GET", "/", out, sizeof(out)), 404);
+	assert_int_equal(harness_http(port, "GET", "/metrics/x", out, sizeof(out)), 404);
+	assert_int_equal(harness_http(port, "POST", "/metrics", out, sizeof(out)), 405);
+	assert_int_equal(harness_http(port, "PUT", "/metrics", out, sizeof(out)), 405);
+	assert_int_equal(harness_http(port, "DELETE", "/metrics", out, sizeof(out)), 405);
+	assert_int_equal(harness_http(port, "HEAD", "/metrics", out, sizeof(out)), 200);
 	assert_null(strstr(out, "# TYPE"));
-	assert_int_equal(http(port, "GET", "/metrics", out, sizeof(out)), 200);
+	assert_int_equal(harness_http(port, "GET", "/metrics", out, sizeof(out)), 200);
 	assert_non_null(strstr(out, "# TYPE fpgad_channel_frames_total counter"));
 	/* The control protocol is not spoken there. */
 	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
@@ -393,12 +454,12 @@ static void test_flood(void **state)
 		 "remote = tcp://127.0.0.1:0\nmax_remote_clients = 1\n");
 	config_with_metrics(conf, sizeof(conf), extra);
 	harness_start_ok(&p, conf, NULL);
-	port = metrics_port(&p);
+	port = harness_metrics_port(&p);
 	for (unsigned i = 0; i < 40; i++)
-		flood[i] = tcp_connect_port(port);
+		flood[i] = harness_tcp_connect(port);
 	usleep(200000);
 	/* Three of them hold the places: a scrape is turned away. */
-	assert_int_equal(http(port, "GET", "/metrics", out, sizeof(out)), -1);
+	assert_int_equal(harness_http(port, "GET", "/metrics", out, sizeof(out)), -1);
 	snprintf(want, sizeof(want), "3 connections on the metrics listener already ([metrics] max_clients 3)");
 	assert_true(harness_log_contains(&p, "metrics: refusing tcp 127.0.0.1:"));
 	assert_true(harness_log_contains(&p, want));
@@ -420,7 +481,7 @@ static void test_flood(void **state)
 		close(flood[i]);
 	for (int i = 0; i < 100 && code != 200; i++) {
 		usleep(20000);
-		code = http(port, "GET", "/metrics", out, sizeof(out));
+		code = harness_http(port, "GET", "/metrics", out, sizeof(out));
 	}
 	assert_int_equal(code, 200);
 	harness_stop_ok(&p);
@@ -446,23 +507,23 @@ static void test_reload(void **state)
 	(void)state;
 	config_with_metrics(conf, sizeof(conf), "max_clients = 1\n");
 	harness_start_ok(&p, conf, NULL);
-	port = metrics_port(&p);
-	held = tcp_connect_port(port);
+	port = harness_metrics_port(&p);
+	held = harness_tcp_connect(port);
 	usleep(100000);
-	assert_int_equal(http(port, "GET", "/metrics", out, sizeof(out)), -1);
+	assert_int_equal(harness_http(port, "GET", "/metrics", out, sizeof(out)), -1);
 
 	config_with_metrics(conf, sizeof(conf), "max_clients = 2\n");
 	rewrite(&p, conf);
 	kill(p.pid, SIGHUP);
 	assert_int_equal(harness_notify_expect(&p, "READY=1", 2000), 0);
-	assert_int_equal(http(port, "GET", "/metrics", out, sizeof(out)), 200);
+	assert_int_equal(harness_http(port, "GET", "/metrics", out, sizeof(out)), 200);
 
 	snprintf(conf, sizeof(conf), "[metrics]\nlisten = http://127.0.0.2:0/metrics\nmax_clients = 2\n");
 	rewrite(&p, conf);
 	kill(p.pid, SIGHUP);
 	assert_int_equal(harness_notify_expect(&p, "READY=1", 2000), 0);
 	assert_true(harness_log_contains(&p, "take effect at the next start"));
-	assert_int_equal(http(port, "GET", "/metrics", out, sizeof(out)), 200);
+	assert_int_equal(harness_http(port, "GET", "/metrics", out, sizeof(out)), 200);
 	close(held);
 	harness_stop_ok(&p);
 }
@@ -484,6 +545,8 @@ int main(void)
 		cmocka_unit_test(test_scrape_moves),
 		cmocka_unit_test(test_promtool),
 		cmocka_unit_test(test_http_errors),
+		cmocka_unit_test(test_transfer_latency),
+		cmocka_unit_test(test_transfer_failures),
 		cmocka_unit_test(test_bad_listen),
 		cmocka_unit_test(test_flood),
 		cmocka_unit_test(test_reload),

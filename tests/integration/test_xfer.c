@@ -892,10 +892,7 @@ static void test_no_free_engine(void **state)
 	fpgad_buffer *b;
 
 	(void)state;
-	for (unsigned i = 0; i < 16; i++)
-		snprintf(conf + strlen(conf), sizeof(conf) - strlen(conf),
-			 "[channel c%u]\nengine = %u\nslots = 2\nslot_size = 4K\n"
-			 "frame_size = 4K\nmemory = host\n", i, i);
+	harness_conf_channels(conf, sizeof(conf), 16);
 	start(&f, conf);
 	s = status(f.c);
 	assert_string_equal(s->transfer_engines, "c2h 0, h2c 1");

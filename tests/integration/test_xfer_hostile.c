@@ -180,7 +180,8 @@ static int setup(void **state)
 	struct fixture *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
-	harness_start_ok(&f->p, "[transfer]\nqueue_entries = 64\n", NULL);
+	harness_start_ok(&f->p, "[transfer]\nqueue_entries = 64\n[metrics]\n"
+			 "listen = http://127.0.0.1:0/metrics\n", NULL);
 	assert_int_equal(fpgad_connect(f->p.url, &f->good), 0);
 	assert_int_equal(fpgad_buffer_alloc_host(f->good, 65536, &f->gw), 0);
 	assert_int_equal(fpgad_buffer_alloc_host(f->good, 65536, &f->gr), 0);
@@ -213,7 +214,35 @@ static void good_round_trip(struct fixture *f, uint64_t addr, unsigned seed)
 	assert_memory_equal(fpgad_buffer_data(f->gr), w, 65536);
 }
 
-/* Entries with every field wrong: each refused by its rule, nothing moved. */
+/*
+ * /metrics counts refusals by rule: each rule's sample, under the name
+ * fpgad_xfer_strerror() gives it, is how many of @rules (@n) are it.
+ */
+static void check_refused_metrics(struct fixture *f, const uint32_t *rules,
+				  unsigned n)
+{
+	static char out[256 * 1024];
+	char *m = harness_scrape(harness_metrics_port(&f->p), out, sizeof(out));
+	char series[128];
+
+	for (uint32_t r = FPGAD_XFER_RULE_NONE + 1; r < FPGAD_XFER_RULE_COUNT; r++) {
+		unsigned want = 0;
+		double got;
+
+		for (unsigned i = 0; i < n; i++)
+			want += rules[i] == r;
+		snprintf(series, sizeof(series),
+			 "fpgad_transfer_refused_total{rule=\"%s\"}", xfer_rule_name(r));
+		got = harness_sample(m, series);
+		if (got != want)
+			fail_msg("%s %.0f, want %u", series, got, want);
+	}
+}
+
+/*
+ * Entries with every field wrong: each refused by its rule, and counted
+ * under it in /metrics; nothing moved.
+ */
 static void test_out_of_range(void **state)
 {
 	struct fixture *f = *state;
@@ -245,6 +274,7 @@ static void test_out_of_range(void **state)
 		{ { .opcode = 1, .buf_offset = UINT64_MAX - 63, .length = 128 }, FPGAD_XFER_RULE_BUF_RANGE, -EINVAL },
 		{ { .opcode = 2, .buf_offset = 65536, .length = 64 }, FPGAD_XFER_RULE_BUF_RANGE, -EINVAL },
 	};
+	uint32_t rules[sizeof(cases) / sizeof(cases[0])];
 
 	assert_int_equal(raw_register(&f->bad, fd, 65536, true, &id), 0);
 	memset(map, 0x5a, 65536);
@@ -260,7 +290,9 @@ static void test_out_of_range(void **state)
 				 c.rule, c.status, cases[i].rule, cases[i].status);
 		assert_true(c.length == 0);
 		assert_int_equal(c.mode, 0);
+		rules[i] = c.rule;
 	}
+	check_refused_metrics(f, rules, sizeof(rules) / sizeof(rules[0]));
 	/* Nothing was written into the buffer. */
 	for (unsigned i = 0; i < 65536; i++)
 		assert_int_equal(((unsigned char *)map)[i], 0x5a);

@@ -2,7 +2,7 @@
 /*
  * test_metrics.c - the Prometheus exposition (metrics.c) to the letter
  * for a known snapshot, its families kept together with several channels,
- * label escaping, and the streaming thread's histogram (histogram.h).
+ * label escaping, and the histogram of durations (service/histogram.h).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "channel/histogram.h"
+#include "service/histogram.h"
 #include "metrics.h"
 
 static const char expected[] =
@@ -143,12 +143,6 @@ static const char expected[] =
 	"# HELP fpgad_transfer_bytes_total Bytes card memory transfers moved.\n"
 	"# TYPE fpgad_transfer_bytes_total counter\n"
 	"fpgad_transfer_bytes_total 2621440\n"
-	"# HELP fpgad_transfer_errors_total Card memory transfers that failed on the card.\n"
-	"# TYPE fpgad_transfer_errors_total counter\n"
-	"fpgad_transfer_errors_total 2\n"
-	"# HELP fpgad_transfer_refused_total Card memory transfers refused for breaking a rule (a buffer, a range, an alignment).\n"
-	"# TYPE fpgad_transfer_refused_total counter\n"
-	"fpgad_transfer_refused_total 3\n"
 	"# HELP fpgad_transfer_engine_resets_total Memory engines reset after a hang.\n"
 	"# TYPE fpgad_transfer_engine_resets_total counter\n"
 	"fpgad_transfer_engine_resets_total 1\n"
@@ -161,6 +155,81 @@ static const char expected[] =
 	"# HELP fpgad_transfer_registered_bytes Bytes of the buffers registered for transfers.\n"
 	"# TYPE fpgad_transfer_registered_bytes gauge\n"
 	"fpgad_transfer_registered_bytes 327680\n"
+	"# HELP fpgad_transfer_errors_total Card memory transfers that failed, by kind: io (the card's DMA failed), timeout (the card's DMA timed out), canceled (an engine reset after a hang, the buffer unregistered or the connection gone), other (fpgad's side: no memory, a GPU copy that failed).\n"
+	"# TYPE fpgad_transfer_errors_total counter\n"
+	"fpgad_transfer_errors_total{kind=\"io\"} 5\n"
+	"fpgad_transfer_errors_total{kind=\"timeout\"} 6\n"
+	"fpgad_transfer_errors_total{kind=\"canceled\"} 7\n"
+	"fpgad_transfer_errors_total{kind=\"other\"} 8\n"
+	"# HELP fpgad_transfer_refused_total Card memory transfers refused, by the rule they broke (fpgad_xfer.h), named as libfpgad's message for it begins.\n"
+	"# TYPE fpgad_transfer_refused_total counter\n"
+	"fpgad_transfer_refused_total{rule=\"operation\"} 101\n"
+	"fpgad_transfer_refused_total{rule=\"reserved fields\"} 102\n"
+	"fpgad_transfer_refused_total{rule=\"buffer\"} 103\n"
+	"fpgad_transfer_refused_total{rule=\"zero length\"} 104\n"
+	"fpgad_transfer_refused_total{rule=\"maximum length\"} 105\n"
+	"fpgad_transfer_refused_total{rule=\"card address alignment\"} 106\n"
+	"fpgad_transfer_refused_total{rule=\"buffer offset alignment\"} 107\n"
+	"fpgad_transfer_refused_total{rule=\"length alignment\"} 108\n"
+	"fpgad_transfer_refused_total{rule=\"card range\"} 109\n"
+	"fpgad_transfer_refused_total{rule=\"buffer range\"} 110\n"
+	"fpgad_transfer_refused_total{rule=\"timeout\"} 111\n"
+	"fpgad_transfer_refused_total{rule=\"transfer mode\"} 112\n"
+	"fpgad_transfer_refused_total{rule=\"engine\"} 113\n"
+	"# HELP fpgad_transfer_latency_seconds Card memory transfers fpgad started (not refused), any status, by op (read: card to host, write: host to card): time from fpgad taking the entry from its queue (a barrier: its start) to its completion, as the completion's t_start_ns and t_end_ns say.\n"
+	"# TYPE fpgad_transfer_latency_seconds histogram\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"2.56e-07\"} 0\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"5.12e-07\"} 0\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"1.024e-06\"} 0\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"2.048e-06\"} 0\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"4.096e-06\"} 3\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"8.192e-06\"} 3\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"1.6384e-05\"} 3\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"3.2768e-05\"} 3\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"6.5536e-05\"} 3\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"0.000131072\"} 3\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"0.000262144\"} 3\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"0.000524288\"} 3\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"0.001048576\"} 5\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"0.002097152\"} 5\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"0.004194304\"} 5\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"0.008388608\"} 5\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"0.016777216\"} 5\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"0.033554432\"} 5\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"0.067108864\"} 5\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"0.134217728\"} 5\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"0.268435456\"} 5\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"0.536870912\"} 5\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"1.073741824\"} 5\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"read\",le=\"+Inf\"} 5\n"
+	"fpgad_transfer_latency_seconds_sum{op=\"read\"} 0.002009000\n"
+	"fpgad_transfer_latency_seconds_count{op=\"read\"} 5\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"2.56e-07\"} 1\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"5.12e-07\"} 1\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"1.024e-06\"} 1\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"2.048e-06\"} 1\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"4.096e-06\"} 1\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"8.192e-06\"} 1\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"1.6384e-05\"} 1\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"3.2768e-05\"} 1\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"6.5536e-05\"} 1\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"0.000131072\"} 1\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"0.000262144\"} 1\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"0.000524288\"} 1\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"0.001048576\"} 1\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"0.002097152\"} 1\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"0.004194304\"} 1\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"0.008388608\"} 1\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"0.016777216\"} 1\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"0.033554432\"} 1\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"0.067108864\"} 1\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"0.134217728\"} 1\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"0.268435456\"} 1\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"0.536870912\"} 1\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"1.073741824\"} 1\n"
+	"fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"+Inf\"} 2\n"
+	"fpgad_transfer_latency_seconds_sum{op=\"write\"} 2.000000000\n"
+	"fpgad_transfer_latency_seconds_count{op=\"write\"} 2\n"
 	;
 
 /*
@@ -192,9 +261,22 @@ static void snapshot_one(struct metrics_snapshot *s)
 		.open_fds = 12, .max_fds = 65536,
 	};
 	s->xfer = (struct xfer_stats){
-		.transfers = 40, .bytes = 2621440, .errors = 2, .refused = 3, .resets = 1,
+		.transfers = 40, .bytes = 2621440, .resets = 1,
 		.queues = 2, .buffers = 5, .registered = 327680,
+		.errors_by = { [XFER_ERROR_IO] = 5, [XFER_ERROR_TIMEOUT] = 6,
+			       [XFER_ERROR_CANCELED] = 7, [XFER_ERROR_OTHER] = 8 },
 	};
+	for (unsigned r = 0; r < FPGAD_XFER_RULE_COUNT; r++)
+		s->xfer.refused_by[r] = 100 + r;
+	/* Reads: 3 of 3 us, 2 of 1 ms; writes: one of 0 ns, one of 2 s. */
+	s->xfer.latency[DIR_C2H].bucket[4] = 3;
+	s->xfer.latency[DIR_C2H].bucket[12] = 2;
+	s->xfer.latency[DIR_C2H].count = 5;
+	s->xfer.latency[DIR_C2H].sum_ns = 2009000;
+	s->xfer.latency[DIR_H2C].bucket[0] = 1;
+	s->xfer.latency[DIR_H2C].bucket[HISTO_BOUNDS] = 1;
+	s->xfer.latency[DIR_H2C].count = 2;
+	s->xfer.latency[DIR_H2C].sum_ns = 2000000000;
 	st->state = CHANNEL_STREAMING;
 	st->lessees = 2;
 	st->frames = 1000;
@@ -287,11 +369,13 @@ static void test_families_grouped(void **state)
 		samples++;
 	}
 	/*
-	 * 4 daemon gauges, the card, 5 process samples, 8 transfer samples;
-	 * per channel its mode, 4 states, leases, 7 counters, 2 x 26
-	 * histogram lines.
+	 * 4 daemon gauges, the card, 5 process samples; the transfers' 6
+	 * plain samples, 4 error kinds, 13 rules, 2 x 26 latency lines; per
+	 * channel its mode, 4 states, leases, 7 counters, 2 x 26 histogram
+	 * lines.
 	 */
-	assert_int_equal(samples, 4 + 1 + 5 + 8 + 2 * (1 + 4 + 1 + 7 + 2 * 26));
+	assert_int_equal(samples, 4 + 1 + 5 + (6 + 4 + 13 + 2 * 26) +
+				  2 * (1 + 4 + 1 + 7 + 2 * 26));
 	free(text);
 }
 
@@ -352,6 +436,28 @@ static void test_label_escapes(void **state)
 	free(text);
 }
 
+/* A write of 3 us: in the write histogram's 4.096 us bucket, not below. */
+static void test_transfer_latency(void **state)
+{
+	struct metrics_snapshot s;
+	size_t len;
+	char *text;
+
+	(void)state;
+	snapshot_one(&s);
+	memset(s.xfer.latency, 0, sizeof(s.xfer.latency));
+	histo_add(&s.xfer.latency[DIR_H2C], 3000);
+	assert_int_equal(metrics_format(&s, &text, &len), 0);
+	assert_non_null(strstr(text, "\nfpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"2.048e-06\"} 0\n"
+				     "fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"4.096e-06\"} 1\n"));
+	assert_non_null(strstr(text, "\nfpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"1.073741824\"} 1\n"
+				     "fpgad_transfer_latency_seconds_bucket{op=\"write\",le=\"+Inf\"} 1\n"
+				     "fpgad_transfer_latency_seconds_sum{op=\"write\"} 0.000003000\n"
+				     "fpgad_transfer_latency_seconds_count{op=\"write\"} 1\n"));
+	assert_non_null(strstr(text, "\nfpgad_transfer_latency_seconds_count{op=\"read\"} 0\n"));
+	free(text);
+}
+
 static void test_histo_buckets(void **state)
 {
 	struct histo h = { 0 };
@@ -390,6 +496,7 @@ int main(void)
 		cmocka_unit_test(test_families_grouped),
 		cmocka_unit_test(test_net_counters),
 		cmocka_unit_test(test_label_escapes),
+		cmocka_unit_test(test_transfer_latency),
 		cmocka_unit_test(test_histo_buckets),
 	};
 
