@@ -17,7 +17,8 @@
  *	exit 0 when a GPU answers, else 77
  *
  * Options: --seconds S (1), --depth D (8), --lat N (2000), --poll-us US
- * (0: libfpgad's busy-poll, fpgad_xfer_set_poll).
+ * (libfpgad's busy-poll, fpgad_xfer_set_poll; without it, libfpgad's
+ * default: the JSON lines say "poll_us":-1).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -43,7 +44,7 @@ struct opts {
 	double seconds;
 	unsigned depth;
 	unsigned lat;
-	unsigned poll_us;
+	int poll_us;		/* -1: libfpgad's default */
 	unsigned batch;
 	const char *url;
 	const char *mode;
@@ -418,7 +419,8 @@ static int run(const struct opts *o)
 	r = fpgad_connect(o->url, &c);
 	if (r)
 		return fail(NULL, "connect", r);
-	fpgad_xfer_set_poll(c, o->poll_us);
+	if (o->poll_us >= 0)
+		fpgad_xfer_set_poll(c, (unsigned)o->poll_us);
 	r = gpu ? fpgad_buffer_register(c, p.dev, p.len, 0, &b) :
 		  fpgad_buffer_alloc_host(c, p.len, &b);
 	if (!r && gpu)
@@ -457,7 +459,7 @@ static int run(const struct opts *o)
 		printf("{\"bench\":\"xfer\",\"mode\":\"%s\",\"mode_reason\":\"%s\","
 		       "\"dir\":\"%s\",\"size\":%" PRIu64 ",\"lat_n\":%u,"
 		       "\"lat_p50_us\":%.1f,\"lat_p99_us\":%.1f,\"gbps\":%.3f,"
-		       "\"depth\":%u,\"poll_us\":%u,\"raw\":\"%s\","
+		       "\"depth\":%u,\"poll_us\":%d,\"raw\":\"%s\","
 		       "\"raw_lat_p50_us\":%.1f,\"raw_lat_p99_us\":%.1f,"
 		       "\"raw_gbps\":%.3f}\n", o->mode, info.mode_reason,
 		       read ? "read" : "write", o->size, o->lat, lat.p50,
@@ -488,7 +490,7 @@ int main(int argc, char **argv)
 		{ "batch", required_argument, NULL, 'b' },
 		{ 0 },
 	};
-	struct opts o = { .seconds = 1, .depth = 8, .lat = 2000 };
+	struct opts o = { .seconds = 1, .depth = 8, .lat = 2000, .poll_us = -1 };
 	int ch;
 
 	if (argc == 2 && !strcmp(argv[1], "probe"))
@@ -498,7 +500,7 @@ int main(int argc, char **argv)
 		case 's': o.seconds = atof(optarg); break;
 		case 'd': o.depth = (unsigned)atoi(optarg); break;
 		case 'l': o.lat = (unsigned)atoi(optarg); break;
-		case 'p': o.poll_us = (unsigned)atoi(optarg); break;
+		case 'p': o.poll_us = atoi(optarg) < 0 ? 0 : atoi(optarg); break;
 		case 'b': o.batch = (unsigned)atoi(optarg); break;
 		default: return 2;
 		}

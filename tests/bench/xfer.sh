@@ -45,36 +45,23 @@ for f in "$BUILD/fpgad" "$B/bench_xfer"; do
 	[ -x "$f" ] || { echo "xfer bench: $f not built (make bench-bin)"; exit 1; }
 done
 
-
 BENCH_WHO="xfer bench"
 . "$(dirname "$0")/lib.sh"
-minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f", a - b }'; }
 
-# start NAME POLL_US: fpgad on the sim card with transfers, until it answers.
+# start NAME [POLL_US]: fpgad on the sim card with transfers, until it answers.
 start() {
-	printf '[daemon]\nlog_level = info\n[sim]\nlink = unlimited\n' > "$RUNDIR/$1.conf"
-	printf '[transfer]\npoll_us = %s\nmax_registered = 8G\n' "$2" >> "$RUNDIR/$1.conf"
-	cp "$RUNDIR/$1.conf" "$OUTD/fpgad-xfer-$1.conf"
-	fpgad_start "$RUNDIR/$1.conf" "$RUNDIR/$1" "$OUTD/fpgad-xfer-$1.log"
+	xfer_config "${2:-}" > "$RUNDIR/xfer-$1.conf"
+	fpgad_start "xfer-$1"
 }
 
-stop() { fpgad_stop; }
-
-# bench NAME ARGS...: bench_xfer's JSON lines into $RUNDIR/NAME.out and raw.jsonl.
+# bench NAME ARGS...: bench_xfer's JSON lines into $RUNDIR/xfer-NAME.out and raw.jsonl.
 bench() {
-	name=$1
+	n=$1
 	shift
-	log "$name: $*"
-	if ! "$B/bench_xfer" "$@" > "$RUNDIR/$name.out" 2>> "$OUTD/xfer-$name.log"; then
-		cat "$RUNDIR/$name.out" >> "$OUTD/xfer-$name.log"
-		die "$name failed (see $OUTD/xfer-$name.log)"
-	fi
-	grep '^{' "$RUNDIR/$name.out" | while read -r l; do
-		printf '{"step":"xfer-%s",%s\n' "$name" "${l#\{}" >> "$RAW"
-	done
+	run "xfer-$n" "$B/bench_xfer" "$@"
 }
 
-line() { grep "\"dir\":\"$2\"" "$RUNDIR/$1.out" | head -1; }
+line() { grep "\"dir\":\"$2\"" "$RUNDIR/xfer-$1.out" | head -1; }
 
 GPU=
 if "$B/bench_xfer" probe > "$RUNDIR/probe" 2>&1; then
@@ -135,13 +122,13 @@ for s in $XFER_SIZES; do
 done
 bmode=${MODES%% *}
 bench "batch" --seconds "$XFER_SECONDS" --batch 64 --poll-us "$XFER_POLL_US" "$URL" "$bmode" 64K
-bl=$(grep '"bench":"xfer_batch"' "$RUNDIR/batch.out" | head -1)
-stop
+bl=$(grep '"bench":"xfer_batch"' "$RUNDIR/xfer-batch.out" | head -1)
+fpgad_stop
 
 if [ "$XFER_POLL_US" != 0 ]; then
-	start sleep 0
+	start sleep
 	bench "sleep-4K" $common --poll-us 0 "$URL" "$bmode" 4K
-	stop
+	fpgad_stop
 fi
 
 {
@@ -167,10 +154,6 @@ fi
 } >> "$MD"
 
 if [ -n "$GPU" ]; then
-	# met A OP B: "met" when A OP B holds, else "not met".
-	met() { awk -v a="$1" -v b="$3" -v op="$2" 'BEGIN {
-		ok = op == ">=" ? a + 0 >= b + 0 : a + 0 <= b + 0
-		print ok ? "met" : "not met" }'; }
 	gdr=$(line gpudirect-4M read)
 	gdw=$(line gpudirect-4M write)
 	bnr=$(line bounce-4M read)
