@@ -20,9 +20,12 @@
 #   small frames, fpgad / raw copy: gpudirect 64 KiB (goal >= 0.8) and
 #     4 KiB (>= 0.5), without MPS and with it; host memory 64 KiB (>= 0.8)
 #   card memory transfers: 4 KiB read and write p50 - raw (goal <= +10 us)
-#     and a batch of 64 x 64 KiB reads / raw (>= 0.8), with fpgad's and
-#     libfpgad's default settings (no [transfer] poll_us, no
-#     fpgad_xfer_set_poll) and busy-polling both sides; gpudirect and host
+#     and a batch of 64 x 64 KiB reads / raw (>= 0.8, with where its time
+#     went), with fpgad's and libfpgad's default settings (no [transfer]
+#     poll_us, no fpgad_xfer_set_poll) and busy-polling both sides;
+#     gpudirect and host; with the defaults, fpgad's CPU per 4 KiB read
+#     (back to back, and at 1,000 reads/s) beside the client's and its
+#     sleeps per transfer (no target)
 #   stream-ordered / CPU release, C consumers (tests/bench/release.sh,
 #     short; its own section follows the table), goal >= 1.0 at 1 MiB and
 #     >= 0.9 at 64 KiB, without MPS and with it
@@ -85,7 +88,8 @@ sample() {
 skip() { printf '%s\n' "$2" > "$RUNDIR/$1.skip"; }
 
 # row KEY LABEL OP GOAL: the table row of KEY, its runs, their spread and
-# the verdict (met when every run meets the goal).
+# the verdict (met when every run meets the goal; OP "-": no target, a
+# figure to read beside the others).
 row() {
 	if [ -f "$RUNDIR/$1.skip" ]; then
 		blank_row "$2" "$3 $4" "SKIP: $(cat "$RUNDIR/$1.skip")" SKIP
@@ -95,7 +99,7 @@ row() {
 	awk -F '\t' -v label="$2" -v op="$3" -v goal="$4" -v n="$REPEATS" '
 	{ v[NR] = $1; d[NR] = $2 }
 	END {
-		line = "| " label " | " op " " goal " |"
+		line = "| " label " | " (op == "-" ? "-" : op " " goal) " |"
 		met = 0
 		lo = v[1]; hi = v[1]
 		for (i = 1; i <= NR; i++) {
@@ -107,7 +111,9 @@ row() {
 		}
 		for (; i <= n; i++)
 			line = line " - |"
-		if (met == NR && NR == n)
+		if (op == "-")
+			verdict = "(no target)"
+		else if (met == NR && NR == n)
 			verdict = "**met** (" met " of " NR ")"
 		else
 			verdict = "missed (met in " met " of " NR ")"
@@ -153,6 +159,7 @@ else
 	for k in wake_gd cpu_gd cpu_gd_poll sf_gd_64K_no-mps sf_gd_4K_no-mps \
 		 sf_gd_64K_mps sf_gd_4K_mps xfer_def_gpudirect_read xfer_def_gpudirect_write \
 		 xfer_poll_gpudirect_read xfer_poll_gpudirect_write batch_def_gpudirect \
+		 xcpu_gpudirect_b2b xcpu_gpudirect_1k \
 		 batch_poll_gpudirect rel_no-mps_64K rel_no-mps_1M rel_mps_64K rel_mps_1M; do
 		skip "$k" "no GPU"
 	done
@@ -258,25 +265,42 @@ step_end
 
 # --- card memory transfers -------------------------------------------------------------
 
+# xfer_cpu KEY K: fpgad's own CPU per transfer in the last bench_xfer
+# run's read line, with the card's, the client's and its sleeps beside it.
+xfer_cpu() {
+	l=$(grep '"dir":"read"' "$RUNDIR/$name.out")
+	split=$(cpu_split "$l")
+	sample "$1" "$2" "${split% *}" "card ${split#* }, client $(jget "$l" client_cpu_us_per_xfer) us, client sleeps $(jget "$l" client_sleeps_per_xfer)"
+}
+
 # transfers CFG [POLL_US]: on the running fpgad, REPEATS runs of 4 KiB
-# transfers and of the batch, in each mode; CFG names the rows.
+# transfers and of the batch, in each mode; CFG names the rows.  With
+# fpgad's defaults, also what a transfer costs in CPU, back to back and
+# at 1,000 transfers/s.
 transfers() {
 	pollarg=${2:+--poll-us $2}
 	k=1
 	while [ "$k" -le "$REPEATS" ]; do
 		for m in ${GPU:+gpudirect} host; do
 			run "xfer-$1-$m-4K-$k" "$B/bench_xfer" --seconds 0.2 --lat "$XFER_LAT" \
-				$pollarg "$URL" "$m" 4K
+				--daemon-pid "$FPGAD_PID" $pollarg "$URL" "$m" 4K
 			for d in read write; do
 				l=$(grep "\"dir\":\"$d\"" "$RUNDIR/xfer-$1-$m-4K-$k.out")
 				p50=$(jget "$l" lat_p50_us)
 				rp50=$(jget "$l" raw_lat_p50_us)
 				sample "xfer_$1_${m}_$d" $k "$(minus "$p50" "$rp50")" "$p50 / $rp50 us"
 			done
+			if [ "$1" = def ]; then
+				xfer_cpu "xcpu_${m}_b2b" $k
+				run "xfer-$1-$m-4K-1000-$k" "$B/bench_xfer" --seconds 0.01 \
+					--lat 500 --interval-us 1000 --daemon-pid "$FPGAD_PID" \
+					"$URL" "$m" 4K
+				xfer_cpu "xcpu_${m}_1k" $k
+			fi
 			run "batch-$1-$m-$k" "$B/bench_xfer" --seconds 0.5 --batch 64 \
 				$pollarg "$URL" "$m" 64K
 			sample "batch_$1_$m" $k "$(ratio "$(jget "$LINE" gbps)" "$(jget "$LINE" raw_gbps)")" \
-				"p50 $(jget "$LINE" p50_us) / $(jget "$LINE" raw_p50_us) us"
+				"p50 $(jget "$LINE" p50_us) / $(jget "$LINE" raw_p50_us) us; take $(jget "$LINE" take_p50_us), span $(jget "$LINE" span_p50_us), return $(jget "$LINE" return_p50_us)"
 		done
 		k=$((k + 1))
 	done
@@ -378,6 +402,8 @@ TOTAL=$(($(date +%s) - T0))
 			row "xfer_${c}_${m}_write" "4 KiB write p50 - raw us, $m, $what" "<=" +10
 			row "batch_${c}_$m" "64 x 64 KiB read batch / raw, $m, $what" ">=" 0.8
 		done
+		row "xcpu_${m}_b2b" "fpgad's own CPU us per 4 KiB read, $m, default, back to back" - -
+		row "xcpu_${m}_1k" "the same, 1,000 reads/s" - -
 	done
 	row rel_no-mps_1M "stream / CPU release, C, 1 MiB, no MPS" ">=" 1.0
 	row rel_no-mps_64K "stream / CPU release, C, 64 KiB, no MPS" ">=" 0.9
