@@ -101,7 +101,8 @@ common="--seconds $XFER_SECONDS --lat $XFER_LAT --depth $XFER_DEPTH"
 	else
 		echo "No busy-poll: this machine has $NCPU CPUs, and busy-polling needs one for each"
 		echo "of the four threads that would spin (the client, fpgad's transfer thread, the"
-		echo "sim's engine of each direction); every transfer here wakes three sleepers."
+		echo "sim's engine of each direction); the default settings: each waiting thread"
+		echo "spins for its adaptive window (common/spin.h), then sleeps."
 	fi
 	echo
 	echo "| size | dir | mode | p50 us | p99 us | raw p50 us | raw p99 us | p50 - raw us | GB/s | raw GB/s | GB/s / raw |"
@@ -127,7 +128,7 @@ fpgad_stop
 
 if [ "$XFER_POLL_US" != 0 ]; then
 	start sleep
-	bench "sleep-4K" $common --poll-us 0 "$URL" "$bmode" 4K
+	bench "sleep-4K" $common "$URL" "$bmode" 4K
 	fpgad_stop
 fi
 
@@ -141,8 +142,8 @@ fi
 	echo "| 64 x 64 KiB reads | $(jget "$bl" p50_us) | $(jget "$bl" p99_us) | $(jget "$bl" gbps) | $(jget "$bl" raw_gbps) | $(ratio "$(jget "$bl" gbps)" "$(jget "$bl" raw_gbps)") |"
 	if [ "$XFER_POLL_US" != 0 ]; then
 		echo
-		echo "4 KiB without busy-poll (both sides sleep: a doorbell, a futex wake and"
-		echo "the sim engine's wake per transfer):"
+		echo "4 KiB with the default settings (no busy-poll: each waiting thread spins"
+		echo "for its adaptive window, common/spin.h, then sleeps):"
 		echo
 		echo "| dir | p50 us | p99 us | raw p50 us | p50 - raw us |"
 		echo "|---|---|---|---|---|"
