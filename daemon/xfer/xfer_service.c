@@ -613,7 +613,10 @@ static bool xfer_pass(struct xfer *x)
 	return work;
 }
 
-/* Before sleeping: every queue asks for its doorbell; true if one has work. */
+/*
+ * Before sleeping: every queue asks for its doorbell, every engine with
+ * parts on it for its completion descriptor; true if one has work.
+ */
 static bool xfer_arm(struct xfer *x)
 {
 	for (struct xfer_client *c = x->clients; c; c = c->next) {
@@ -622,6 +625,13 @@ static bool xfer_arm(struct xfer *x)
 		if (xfer_server_arm(c->srv))
 			return true;
 	}
+	if (!x->ops->arm_completion)
+		return false;
+	for (unsigned d = 0; d < 2; d++)
+		for (unsigned i = 0; i < x->n_eng[d]; i++)
+			if (x->eng[d][i].cfd >= 0 &&
+			    x->ops->arm_completion(x->eng[d][i].q))
+				return true;
 	return false;
 }
 
