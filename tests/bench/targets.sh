@@ -75,6 +75,13 @@ for f in "$BUILD/fpgad" "$BUILD/fpgactl" "$B/bench_copy" "$B/bench_stream" \
 done
 
 T0=$(date +%s)
+NOGPU=
+TABLE_DONE=
+: > "$RUNDIR/release.md"
+# A step that fails ends the run, not the table: what was measured is kept.
+trap 'rc=$?; [ -n "$TABLE_DONE" ] ||
+	table "Stopped early (exit $rc): see the log; rows not reached say not measured." ||
+	true; bench_cleanup' EXIT
 
 # --- rows: each run of row KEY is a line "VALUE<TAB>DETAIL" of RUNDIR/KEY.row --
 
@@ -91,11 +98,13 @@ skip() { printf '%s\n' "$2" > "$RUNDIR/$1.skip"; }
 # the verdict (met when every run meets the goal; OP "-": no target, a
 # figure to read beside the others).
 row() {
+	goal="$3 $4"
+	[ "$3" != - ] || goal=-
 	if [ -f "$RUNDIR/$1.skip" ]; then
-		blank_row "$2" "$3 $4" "SKIP: $(cat "$RUNDIR/$1.skip")" SKIP
+		blank_row "$2" "$goal" "SKIP: $(cat "$RUNDIR/$1.skip")" SKIP
 		return
 	fi
-	[ -f "$RUNDIR/$1.row" ] || { blank_row "$2" "$3 $4" "not measured" -; return; }
+	[ -f "$RUNDIR/$1.row" ] || { blank_row "$2" "$goal" "not measured" -; return; }
 	awk -F '\t' -v label="$2" -v op="$3" -v goal="$4" -v n="$REPEATS" '
 	{ v[NR] = $1; d[NR] = $2 }
 	END {
@@ -130,6 +139,73 @@ blank_row() {
 		k=$((k + 1))
 	done
 	echo " - | $4 |"
+}
+
+# table [NOTE]: the section, appended to MARKDOWN and printed; NOTE says
+# why it stops early (rows not reached say "not measured").
+table() {
+	TOTAL=$(($(date +%s) - T0))
+	TABLE_DONE=1
+	{
+		echo
+		echo "## Targets, $REPEATS runs in a row"
+		echo
+		echo "\`tests/bench/targets.sh\` on $(hostname) ($NCPU CPUs, $(uname -r)), GPU:"
+		echo "${GPU:-$NOGPU}, $(date -u '+%Y-%m-%d %H:%M UTC'), $("$BUILD/fpgad" --version 2>&1 | head -1)."
+		echo "Each row was measured $REPEATS times in a row; a run's cell is its figure"
+		echo "and, in brackets, what it was computed from (fpgad's figure / the baseline"
+		echo "measured just before it). Verdict: met when every run meets the goal."
+		echo "Windows: ${TSECONDS} s per throughput run, $CPU_SECONDS s per CPU run, $LAT_FRAMES"
+		echo "frames of 64 KiB at $LAT_RATE frames/s per wake-up run, $XFER_LAT synchronous transfers"
+		echo "per transfer latency; busy-poll rows: [transfer] poll_us and"
+		echo "fpgad_xfer_set_poll() at $POLL_US us; \"default\" rows configure no busy-poll."
+		echo
+		printf '| target | goal |'
+		k=1
+		while [ "$k" -le "$REPEATS" ]; do
+			printf ' run %s |' $k
+			k=$((k + 1))
+		done
+		echo ' spread | verdict |'
+		printf '|---|---|'
+		k=1
+		while [ "$k" -le "$REPEATS" ]; do
+			printf -- '---|'
+			k=$((k + 1))
+		done
+		echo '---|---|'
+		row wake_host "wake-up p50 / futex ping-pong, host memory" "<=" 1.3
+		row wake_gd "wake-up p50 / futex ping-pong, gpudirect" "<=" 1.3
+		row cpu_gd "fpgad's own CPU us per 1 MiB frame, gpudirect" "<=" 2
+		row cpu_gd_poll "the same, the consumer busy-polling" "<=" 2
+		row cpu_host "fpgad's own CPU us per 1 MiB frame, host memory" "<=" 2
+		row sf_gd_64K_no-mps "64 KiB frames gpudirect / raw, no MPS" ">=" 0.8
+		row sf_gd_4K_no-mps "4 KiB frames gpudirect / raw, no MPS" ">=" 0.5
+		row sf_gd_64K_mps "64 KiB frames gpudirect / raw, MPS" ">=" 0.8
+		row sf_gd_4K_mps "4 KiB frames gpudirect / raw, MPS" ">=" 0.5
+		row sf_host_64K "64 KiB frames host / memcpy" ">=" 0.8
+		for m in gpudirect host; do
+			for c in def poll; do
+				what=default
+				[ $c = def ] || what="busy-poll $POLL_US us"
+				row "xfer_${c}_${m}_read" "4 KiB read p50 - raw us, $m, $what" "<=" +10
+				row "xfer_${c}_${m}_write" "4 KiB write p50 - raw us, $m, $what" "<=" +10
+				row "batch_${c}_$m" "64 x 64 KiB read batch / raw, $m, $what" ">=" 0.8
+			done
+			row "xcpu_${m}_b2b" "fpgad's own CPU us per 4 KiB read, $m, default, back to back" - -
+			row "xcpu_${m}_1k" "the same, 1,000 reads/s" - -
+		done
+		row rel_no-mps_1M "stream / CPU release, C, 1 MiB, no MPS" ">=" 1.0
+		row rel_no-mps_64K "stream / CPU release, C, 64 KiB, no MPS" ">=" 0.9
+		row rel_mps_1M "stream / CPU release, C, 1 MiB, MPS" ">=" 1.0
+		row rel_mps_64K "stream / CPU release, C, 64 KiB, MPS" ">=" 0.9
+		echo
+		[ -z "${1:-}" ] || { echo "**$1**"; echo; }
+		echo "Steps: $TIMES; total $TOTAL s."
+		cat "$RUNDIR/release.md"
+	} > "$RUNDIR/targets.md"
+	cat "$RUNDIR/targets.md" >> "$MD"
+	cat "$RUNDIR/targets.md"
 }
 
 # step NAME: the start of a step; step_end logs its time.
@@ -326,7 +402,6 @@ step_end
 
 # --- stream-ordered release (GPU) ------------------------------------------------------
 
-: > "$RUNDIR/release.md"
 if [ -n "$GPU" ] && [ "${TARGETS_RELEASE:-1}" != 0 ]; then
 	step stream-release
 	RELEASE_SECONDS=0.5 RELEASE_REPEATS=$REPEATS PYTHON=/bin/false \
@@ -355,64 +430,5 @@ fi
 
 # --- the table ----------------------------------------------------------------------------
 
-TOTAL=$(($(date +%s) - T0))
-{
-	echo
-	echo "## Targets, $REPEATS runs in a row"
-	echo
-	echo "\`tests/bench/targets.sh\` on $(hostname) ($NCPU CPUs, $(uname -r)), GPU:"
-	echo "${GPU:-$NOGPU}, $(date -u '+%Y-%m-%d %H:%M UTC'), $("$BUILD/fpgad" --version 2>&1 | head -1)."
-	echo "Each row was measured $REPEATS times in a row; a run's cell is its figure"
-	echo "and, in brackets, what it was computed from (fpgad's figure / the baseline"
-	echo "measured just before it). Verdict: met when every run meets the goal."
-	echo "Windows: ${TSECONDS} s per throughput run, $CPU_SECONDS s per CPU run, $LAT_FRAMES"
-	echo "frames of 64 KiB at $LAT_RATE frames/s per wake-up run, $XFER_LAT synchronous transfers"
-	echo "per transfer latency; busy-poll rows: [transfer] poll_us and"
-	echo "fpgad_xfer_set_poll() at $POLL_US us; \"default\" rows configure no busy-poll."
-	echo
-	printf '| target | goal |'
-	k=1
-	while [ "$k" -le "$REPEATS" ]; do
-		printf ' run %s |' $k
-		k=$((k + 1))
-	done
-	echo ' spread | verdict |'
-	printf '|---|---|'
-	k=1
-	while [ "$k" -le "$REPEATS" ]; do
-		printf -- '---|'
-		k=$((k + 1))
-	done
-	echo '---|---|'
-	row wake_host "wake-up p50 / futex ping-pong, host memory" "<=" 1.3
-	row wake_gd "wake-up p50 / futex ping-pong, gpudirect" "<=" 1.3
-	row cpu_gd "fpgad's own CPU us per 1 MiB frame, gpudirect" "<=" 2
-	row cpu_gd_poll "the same, the consumer busy-polling" "<=" 2
-	row cpu_host "fpgad's own CPU us per 1 MiB frame, host memory" "<=" 2
-	row sf_gd_64K_no-mps "64 KiB frames gpudirect / raw, no MPS" ">=" 0.8
-	row sf_gd_4K_no-mps "4 KiB frames gpudirect / raw, no MPS" ">=" 0.5
-	row sf_gd_64K_mps "64 KiB frames gpudirect / raw, MPS" ">=" 0.8
-	row sf_gd_4K_mps "4 KiB frames gpudirect / raw, MPS" ">=" 0.5
-	row sf_host_64K "64 KiB frames host / memcpy" ">=" 0.8
-	for m in gpudirect host; do
-		for c in def poll; do
-			what=default
-			[ $c = def ] || what="busy-poll $POLL_US us"
-			row "xfer_${c}_${m}_read" "4 KiB read p50 - raw us, $m, $what" "<=" +10
-			row "xfer_${c}_${m}_write" "4 KiB write p50 - raw us, $m, $what" "<=" +10
-			row "batch_${c}_$m" "64 x 64 KiB read batch / raw, $m, $what" ">=" 0.8
-		done
-		row "xcpu_${m}_b2b" "fpgad's own CPU us per 4 KiB read, $m, default, back to back" - -
-		row "xcpu_${m}_1k" "the same, 1,000 reads/s" - -
-	done
-	row rel_no-mps_1M "stream / CPU release, C, 1 MiB, no MPS" ">=" 1.0
-	row rel_no-mps_64K "stream / CPU release, C, 64 KiB, no MPS" ">=" 0.9
-	row rel_mps_1M "stream / CPU release, C, 1 MiB, MPS" ">=" 1.0
-	row rel_mps_64K "stream / CPU release, C, 64 KiB, MPS" ">=" 0.9
-	echo
-	echo "Steps: $TIMES; total $TOTAL s."
-	cat "$RUNDIR/release.md"
-} > "$RUNDIR/targets.md"
-cat "$RUNDIR/targets.md" >> "$MD"
-cat "$RUNDIR/targets.md"
+table
 log "done in $TOTAL s"
