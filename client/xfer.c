@@ -423,7 +423,8 @@ static int xfer_push_some(struct xfer_ctx *xf, struct fpgad_xfer *x,
 }
 
 /*
- * Wait for completions, busy-polling until @spin_end first: 0 (look
+ * Wait for completions, busy-polling until @spin_end first (the adaptive
+ * spin of xfer_queue_wait when no busy-poll was asked for): 0 (look
  * again), -ETIMEDOUT, or -EPIPE/-ESTALE when the queue went away.
  */
 static int xfer_await(struct xfer_ctx *xf, uint64_t deadline,
@@ -440,7 +441,7 @@ static int xfer_await(struct xfer_ctx *xf, uint64_t deadline,
 		return xfer_lost(xf);
 	if (left < 0 || left > XFER_LIVENESS_MS)
 		left = XFER_LIVENESS_MS;
-	r = xfer_queue_wait(xf->q, left);
+	r = xfer_queue_wait(xf->q, left, !xf->c->xfer_poll_us);
 	/* A quiet while: is fpgad still there? (the link, a system call) */
 	if (r == -ETIMEDOUT && xfer_gone(xf, true))
 		return xfer_lost(xf);

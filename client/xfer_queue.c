@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "xfer_queue.h"
 
 struct xfer_queue {
@@ -14,6 +15,7 @@ struct xfer_queue {
 	uint32_t sq_tail;		/* private copy of what we write */
 	uint32_t cq_head;
 	uint32_t published;		/* sq_tail fpgad has seen */
+	struct spin spin;		/* before sleeping for a completion */
 };
 
 int xfer_queue_attach(void *mem, size_t len, struct xfer_queue **ret_q)
@@ -122,8 +124,17 @@ static int xfer_queue_check(const void *arg)
 	       xfer_queue_events(q);
 }
 
-int xfer_queue_wait(struct xfer_queue *q, int timeout_ms)
+int xfer_queue_wait(struct xfer_queue *q, int timeout_ms, bool spin)
 {
-	return frame_ring_sleep(&q->hdr->cli_waiting, &q->hdr->cq_futex,
-				xfer_queue_check, q, timeout_ms);
+	uint64_t t0 = clock_now_ns();
+	int r;
+
+	spin = spin && timeout_ms != 0;
+	if (spin && spin_wait(&q->spin, t0, xfer_queue_check, q))
+		return 0;
+	r = frame_ring_sleep(&q->hdr->cli_waiting, &q->hdr->cq_futex,
+			     xfer_queue_check, q, timeout_ms);
+	if (spin && (r == 0 || r == -ETIMEDOUT))
+		spin_learn(&q->spin, clock_now_ns() - t0);
+	return r;
 }

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spin.h"
 #include "xfer_ring.h"
 
 struct xfer_queue;
@@ -43,9 +44,11 @@ int xfer_queue_pop(struct xfer_queue *q, struct fpgad_xfer_cqe *out,
 /* FPGAD_XFER_EVENT_* raised so far. */
 uint32_t xfer_queue_events(const struct xfer_queue *q);
 /*
- * Sleep until a completion or an event comes, at most @timeout_ms (-1 =
- * no limit): 0, -ETIMEDOUT, -EINTR.
+ * Wait until a completion or an event comes, at most @timeout_ms (-1 =
+ * no limit): 0, -ETIMEDOUT, -EINTR.  With @spin, the adaptive spin
+ * (spin.h) first, its window learnt from this queue's earlier waits;
+ * without it (the caller busy-polled already), sleep at once.
  */
-int xfer_queue_wait(struct xfer_queue *q, int timeout_ms);
+int xfer_queue_wait(struct xfer_queue *q, int timeout_ms, bool spin);
 
 #endif

@@ -718,7 +718,9 @@ FPGAD_EXPORT const char *fpgad_xfer_strerror(const struct fpgad_xfer *x,
 					     char *buf, size_t len);
 /*
  * Busy-poll: waits for transfers check for a completion for up to @us
- * microseconds before they sleep (0, the default: sleep at once).
+ * microseconds before they sleep.  0, the default: a short adaptive spin
+ * (at most 50 us, and only while this connection's completions have been
+ * coming that soon; none once they come later), then sleep.
  */
 FPGAD_EXPORT void fpgad_xfer_set_poll(fpgad_client *c, unsigned us);
 

@@ -1,16 +1,20 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# tests/run-gpu-host.sh BUILD OUT [suite|bench] - on a GPU host, from
-# binaries built elsewhere (make STATIC=1 BUILD=BUILD all gpu bench-bin python):
-# the demo in GPU memory, fpgactl topo, the GPU suite (streaming, card
-# memory transfers), MPS with two uids and CUDA under the unit's sandbox
-# (suite), and the benchmarks (bench); both without the third argument.
-# OUT receives summary.txt, BENCHMARKS.md and logs.tgz (every log).
-# Builds nothing.
+# tests/run-gpu-host.sh BUILD OUT [STEPS] - on a GPU host, from binaries
+# built elsewhere (make STATIC=1 BUILD=BUILD all gpu bench-bin python), the
+# STEPS named (default "suite bench"):
+#   suite    the demo in GPU memory, fpgactl topo, the GPU suite (streaming,
+#            card memory transfers), MPS with two uids and CUDA under the
+#            unit's sandbox
+#   bench    the benchmarks, BENCHMARKS.md
+#   targets  the hot path's target rows, three runs each with their spread
+#            (tests/bench/targets.sh, about 3 minutes): TARGETS.md
+# OUT receives summary.txt, BENCHMARKS.md and/or TARGETS.md, and logs.tgz
+# (every log).  Builds nothing.
 set -u
-BUILD=${1:?usage: tests/run-gpu-host.sh BUILD OUT}
-OUT=${2:?usage: tests/run-gpu-host.sh BUILD OUT}
+BUILD=${1:?usage: tests/run-gpu-host.sh BUILD OUT [suite bench targets]}
+OUT=${2:?usage: tests/run-gpu-host.sh BUILD OUT [suite bench targets]}
 STEPS=${3:-suite bench}
 mkdir -p "$OUT/logs"
 S=$OUT/summary.txt
@@ -81,6 +85,15 @@ echo "== benchmarks" >> "$S"
 BENCH_MD="$OUT/BENCHMARKS.md" tests/bench/run.sh "$BUILD" "$OUT/logs/bench" \
 	> "$OUT/logs/bench.log" 2>&1
 echo "bench: exit $?" >> "$S"
+;; esac
+
+case $STEPS in *targets*)
+echo "== targets: three runs of each target row (about 3 minutes)" >> "$S"
+t0=$(date +%s)
+tests/bench/targets.sh "$BUILD" "$OUT/logs/targets" "$OUT/TARGETS.md" \
+	> "$OUT/logs/targets.log" 2>&1
+echo "targets: exit $? in $(($(date +%s) - t0)) s" >> "$S"
+sed -n '/^| target/,/^Steps:/p' "$OUT/TARGETS.md" >> "$S"
 ;; esac
 
 tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$OUT/logs"

@@ -36,6 +36,8 @@ struct frame_producer {
 	unsigned outstanding;
 	uint32_t async_seen;	/* async_issued when last looked at ... */
 	uint64_t async_seen_ns;	/* ... and when it last moved (0: never) */
+	bool held;		/* frame_producer_hold(): wake nobody yet */
+	bool unwoken;		/* published while held */
 	uint32_t *slot_desc;	/* per slot: descriptor + 1, 0 = not out */
 	struct shadow shadow[];	/* per descriptor: what was published */
 };
@@ -181,10 +183,26 @@ int frame_producer_publish(struct frame_producer *p,
 	p->head = pos + 1;
 	atomic_store_explicit(FR_A64(&p->hdr->head), p->head,
 			      memory_order_release);
-	frame_ring_wake(&p->hdr->cons_waiting, &p->hdr->cons_futex);
+	if (p->held)
+		p->unwoken = true;
+	else
+		frame_ring_wake(&p->hdr->cons_waiting, &p->hdr->cons_futex);
 	if (ret_pos)
 		*ret_pos = pos;
 	return 0;
+}
+
+void frame_producer_hold(struct frame_producer *p)
+{
+	p->held = true;
+}
+
+void frame_producer_wake(struct frame_producer *p)
+{
+	if (p->unwoken)
+		frame_ring_wake(&p->hdr->cons_waiting, &p->hdr->cons_futex);
+	p->held = false;
+	p->unwoken = false;
 }
 
 /* Forget descriptor @idx; the slot is back with the producer. */

@@ -53,12 +53,21 @@ void frame_producer_free(struct frame_producer *p);
 
 /*
  * Publish @f (pos and, if 0, t_publish_ns are filled in) and wake the
- * consumer if it sleeps.  -EINVAL for a bad slot or length, -EBUSY when
- * @f->slot is already out with this consumer, -ENOBUFS when no
- * descriptor is free.  On success *ret_pos (may be NULL) is the position.
+ * consumer if it sleeps (unless the wake-up is held).  -EINVAL for a bad
+ * slot or length, -EBUSY when @f->slot is already out with this consumer,
+ * -ENOBUFS when no descriptor is free.  On success *ret_pos (may be NULL)
+ * is the position.
  */
 int frame_producer_publish(struct frame_producer *p,
 			   const struct frame_ring_frame *f, uint64_t *ret_pos);
+/*
+ * Hold the consumer's wake-up while a burst is published: from here until
+ * frame_producer_wake(), publishing wakes nobody, and frame_producer_wake()
+ * wakes the consumer once if anything was published (and it sleeps).  A
+ * sleeping consumer then costs one wake-up per burst, not one per frame.
+ */
+void frame_producer_hold(struct frame_producer *p);
+void frame_producer_wake(struct frame_producer *p);
 /*
  * Hand back up to @max slots whose descriptors the consumer released (or
  * skipped); returns how many were written to @out.

@@ -227,6 +227,24 @@ static void raise_all(struct channel *ch, uint32_t events)
 static void completed(struct channel *ch, unsigned slot,
 		      const struct dev_completion *c);
 
+/*
+ * @n completions the card gave at once: published as one burst, each
+ * lessee woken once for all of them (not once per frame while it has not
+ * run yet).
+ */
+static void completed_all(struct channel *ch, const struct dev_completion *comp,
+			  int n)
+{
+	struct lease *l;
+
+	for (l = ch->leases; l && n > 1; l = l->next)
+		frame_producer_hold(l->prod);
+	for (int i = 0; i < n; i++)
+		completed(ch, (unsigned)comp[i].cookie, &comp[i]);
+	for (l = ch->leases; l && n > 1; l = l->next)
+		frame_producer_wake(l->prod);
+}
+
 /* Take every completion the queue has now, without waiting. */
 static void drain(struct channel *ch, int timeout_ms)
 {
@@ -235,8 +253,7 @@ static void drain(struct channel *ch, int timeout_ms)
 
 	while (ch->inflight &&
 	       (n = ch->ops->wait(ch->q, comp, CHANNEL_BATCH, timeout_ms)) > 0)
-		for (int i = 0; i < n; i++)
-			completed(ch, (unsigned)comp[i].cookie, &comp[i]);
+		completed_all(ch, comp, n);
 }
 
 /*
@@ -517,8 +534,7 @@ static void *stream_main(void *arg)
 			       ch->ops->wait(ch->q, comp, CHANNEL_BATCH, wait_ms);
 		pthread_mutex_lock(&ch->lock);
 		pace_note(ch, comp, n);
-		for (int i = 0; i < n; i++)
-			completed(ch, (unsigned)comp[i].cookie, &comp[i]);
+		completed_all(ch, comp, n);
 	}
 	pthread_mutex_unlock(&ch->lock);
 	return NULL;

@@ -142,11 +142,21 @@ struct device_ops {
 	 * Optional: a descriptor that polls readable while a completion of
 	 * @q may be waiting, for a thread that waits on several queues (and
 	 * other descriptors) at once.  Poll it, never read it: wait() takes
-	 * the completions, and a wait() that returns 0 leaves it set to wake
-	 * the poller at the next completion (a wake-up may come with nothing
-	 * to take; the next wait() clears it).  Owned by the queue.
+	 * the completions.  Where arm_completion is NULL, a wait() that
+	 * returns 0 leaves it set to wake the poller at the next completion (a
+	 * wake-up may come with nothing to take; the next wait() clears it).
+	 * Owned by the queue.
 	 */
 	int (*completion_fd)(struct device_queue *q);
+	/*
+	 * Optional, with completion_fd, where waking the poller costs the
+	 * card (sim: a write per completion): ask for that wake-up, just
+	 * before sleeping on the descriptor; 1 when a completion is waiting
+	 * already (take it instead of sleeping), else 0.  Where it is set,
+	 * wait() never asks for it, so a poller that looks with wait() while
+	 * it spins costs the card nothing per completion.
+	 */
+	int (*arm_completion)(struct device_queue *q);
 	/*
 	 * Optional, for a network source (daemon/device/net/net.h): its endpoint,
 	 * target and counters.  Any thread.

@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "futex.h"
 #include "service/log.h"
+#include "spin.h"
 #include "xfer/xfer_impl.h"
 
 #define XFER_EVENTS 64
@@ -638,7 +639,10 @@ static bool xfer_pass(struct xfer *x)
 	return work;
 }
 
-/* Before sleeping: every queue asks for its doorbell; true if one has work. */
+/*
+ * Before sleeping: every queue asks for its doorbell, every engine with
+ * parts on it for its completion descriptor; true if one has work.
+ */
 static bool xfer_arm(struct xfer *x)
 {
 	for (struct xfer_client *c = x->clients; c; c = c->next) {
@@ -647,6 +651,13 @@ static bool xfer_arm(struct xfer *x)
 		if (xfer_server_arm(c->srv))
 			return true;
 	}
+	if (!x->ops->arm_completion)
+		return false;
+	for (unsigned d = 0; d < 2; d++)
+		for (unsigned i = 0; i < x->n_eng[d]; i++)
+			if (x->eng[d][i].cfd >= 0 &&
+			    x->ops->arm_completion(x->eng[d][i].q))
+				return true;
 	return false;
 }
 
@@ -669,15 +680,34 @@ static void xfer_drain(const struct epoll_event *ev, int n)
 	}
 }
 
+/* Parts on the engines: the thread waits for completions, not for work. */
+static bool xfer_busy(const struct xfer *x)
+{
+	for (unsigned d = 0; d < 2; d++)
+		for (unsigned i = 0; i < x->n_eng[d]; i++)
+			if (x->eng[d][i].submitted)
+				return true;
+	return false;
+}
+
+/*
+ * The transfer thread.  Between passes that find nothing it spins, then
+ * sleeps on its descriptors.  The spin: [transfer] poll_us when set, else
+ * the adaptive spin (spin.h), one window while parts are on the engines
+ * (their completions come soon) and one while there are none (the next
+ * submission comes when the client is quick).
+ */
 static void *xfer_main(void *arg)
 {
 	struct epoll_event ev[XFER_EVENTS];
 	struct xfer *x = arg;
+	struct spin spin[2] = { { 0 }, { 0 } };
 	uint64_t idle_since = clock_now_ns();
 	uint64_t poll_ns = (uint64_t)x->cfg.poll_us * 1000u;
 
 	pthread_mutex_lock(&x->lock);
 	while (!atomic_load(&x->stop)) {
+		struct spin *sp;
 		uint64_t now;
 		int timeout, n;
 
@@ -685,11 +715,16 @@ static void *xfer_main(void *arg)
 			idle_since = clock_now_ns();
 			continue;
 		}
+		sp = &spin[xfer_busy(x)];
 		now = clock_now_ns();
-		/* Copies have no descriptor; busy-poll asks to spin. */
-		if (xfer_copies_pending(x) || now - idle_since < poll_ns) {
+		/* Copies have no descriptor: spin while they run. */
+		if (xfer_copies_pending(x) || now - idle_since < poll_ns ||
+		    (!poll_ns && now - idle_since < sp->window_ns)) {
 			pthread_mutex_unlock(&x->lock);
-			futex_spin();
+			if (poll_ns)
+				futex_spin();
+			else
+				spin_step();
 			pthread_mutex_lock(&x->lock);
 			continue;
 		}
@@ -705,7 +740,10 @@ static void *xfer_main(void *arg)
 		xfer_drain(ev, n);
 		pthread_mutex_lock(&x->lock);
 		xfer_disarm(x);
-		idle_since = clock_now_ns();
+		now = clock_now_ns();
+		if (!poll_ns)
+			spin_learn(sp, now - idle_since);
+		idle_since = now;
 	}
 	pthread_mutex_unlock(&x->lock);
 	return NULL;

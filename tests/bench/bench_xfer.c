@@ -12,12 +12,19 @@
  *	asynchronous form) for --seconds.
  *   bench_xfer --batch N [OPTIONS] URL MODE SIZE
  *	fpgad_xfer_batch() of N reads of SIZE, back to back for --seconds,
- *	against N raw copies and a wait, back to back.
+ *	against N raw copies and a wait, back to back; and where a batch's
+ *	time goes (p50): from the call until fpgad took its first entry
+ *	(take), from there until its last completion (span: fpgad and the
+ *	card at work), and from there until the call returned (return).
  *   bench_xfer probe
  *	exit 0 when a GPU answers, else 77
  *
  * Options: --seconds S (1), --depth D (8), --lat N (2000), --poll-us US
- * (0: libfpgad's busy-poll, fpgad_xfer_set_poll).
+ * (libfpgad's busy-poll, fpgad_xfer_set_poll; without it, libfpgad's
+ * default: the JSON lines say "poll_us":-1), --interval-us US (start a
+ * latency transfer every US, not back to back), --daemon-pid P (fpgad's
+ * CPU per latency transfer, per thread name, as bench_stream prints it;
+ * with it, and always, this client's CPU and its sleeps per transfer).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #ifdef FPGAD_CUDA
 #include <cuda_runtime_api.h>
@@ -43,8 +52,10 @@ struct opts {
 	double seconds;
 	unsigned depth;
 	unsigned lat;
-	unsigned poll_us;
+	int poll_us;		/* -1: libfpgad's default */
 	unsigned batch;
+	unsigned interval_us;	/* latency transfers: one every interval */
+	pid_t daemon_pid;
 	const char *url;
 	const char *mode;
 	uint64_t size;
@@ -52,6 +63,9 @@ struct opts {
 
 struct result {
 	double p50, p99, gbps;
+	double cpu_us;		/* this client's CPU per transfer */
+	double sleeps;		/* its voluntary context switches per transfer */
+	char daemon[1024];	/* fpgad's CPU us per transfer, per thread */
 };
 
 /* The raw copy of one size and direction, and fpgad's way of doing it. */
@@ -282,21 +296,55 @@ static void raw_host_batch(struct path *p, unsigned n, uint64_t size,
 
 /* --- fpgad ------------------------------------------------------------------- */
 
+static uint64_t tv_ns(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * 1000000000u + (uint64_t)tv->tv_usec * 1000u;
+}
+
+/*
+ * --lat synchronous transfers, back to back or one every --interval-us:
+ * their latency, and what they cost this client and fpgad.
+ */
 static int xfer_lat(fpgad_client *c, fpgad_buffer *b, const struct opts *o,
 		    bool read, struct result *lat)
 {
 	static uint64_t ns[MAX_LAT];
+	static struct bench_cpu c0, c1;
+	struct rusage u0, u1;
+	bool cpu = o->daemon_pid > 0 && bench_cpu_read(o->daemon_pid, &c0) == 0;
+	uint64_t next = bench_now_ns();
 
+	getrusage(RUSAGE_SELF, &u0);
 	for (unsigned i = 0; i < o->lat; i++) {
-		uint64_t t0 = bench_now_ns();
-		int r = read ? fpgad_read(b, 0, 0, o->size, 10000) :
-			       fpgad_write(b, 0, 0, o->size, 10000);
+		uint64_t t0;
+		int r;
 
+		if (o->interval_us) {
+			struct timespec ts;
+
+			next += (uint64_t)o->interval_us * 1000u;
+			ts.tv_sec = (time_t)(next / 1000000000u);
+			ts.tv_nsec = (long)(next % 1000000000u);
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		}
+		t0 = bench_now_ns();
+		r = read ? fpgad_read(b, 0, 0, o->size, 10000) :
+			   fpgad_write(b, 0, 0, o->size, 10000);
 		if (r)
 			return fail(c, read ? "read" : "write", r);
 		ns[i] = bench_now_ns() - t0;
 	}
+	getrusage(RUSAGE_SELF, &u1);
+	cpu = cpu && bench_cpu_read(o->daemon_pid, &c1) == 0;
 	percentiles(ns, o->lat, lat);
+	lat->cpu_us = (double)(tv_ns(&u1.ru_utime) + tv_ns(&u1.ru_stime) -
+			       tv_ns(&u0.ru_utime) - tv_ns(&u0.ru_stime)) /
+		      1e3 / o->lat;
+	lat->sleeps = (double)(u1.ru_nvcsw - u0.ru_nvcsw) / o->lat;
+	lat->daemon[0] = '\0';
+	if (cpu)
+		bench_cpu_split(&c0, &c1, o->lat, lat->daemon,
+				sizeof(lat->daemon));
 	return 0;
 }
 
@@ -349,11 +397,33 @@ static int xfer_bw(fpgad_client *c, fpgad_buffer *b, const struct opts *o,
 	return 0;
 }
 
+/*
+ * Where a batch's time went, from its completions' timestamps (fpgad's
+ * CLOCK_MONOTONIC, as ours): @t0 the call, @t1 its return.
+ */
+static void batch_split(const struct fpgad_xfer *x, unsigned n, uint64_t t0,
+			uint64_t t1, uint64_t *take, uint64_t *span,
+			uint64_t *ret)
+{
+	uint64_t first = UINT64_MAX, last = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (x[i].t_start_ns < first)
+			first = x[i].t_start_ns;
+		if (x[i].t_end_ns > last)
+			last = x[i].t_end_ns;
+	}
+	*take = first > t0 ? first - t0 : 0;
+	*span = last > first ? last - first : 0;
+	*ret = t1 > last ? t1 - last : 0;
+}
+
 static int xfer_batch(fpgad_client *c, fpgad_buffer *b, const struct opts *o,
 		      struct path *p, bool gpu)
 {
 	static struct fpgad_xfer x[MAX_BATCH];
 	static uint64_t ns[MAX_LAT], raw_ns[MAX_LAT];
+	static uint64_t take[MAX_LAT], span[MAX_LAT], ret[MAX_LAT];
 	uint64_t t0, end, n = 0, raw_n = 0, total = 0, raw_total = 0;
 	struct result lat, raw;
 
@@ -374,6 +444,8 @@ static int xfer_batch(fpgad_client *c, fpgad_buffer *b, const struct opts *o,
 		if (r)
 			return fail(c, "batch", r);
 		ns[n] = bench_now_ns() - t0;
+		batch_split(x, o->batch, t0, t0 + ns[n], &take[n], &span[n],
+			    &ret[n]);
 		total += ns[n++];
 	}
 	end = bench_now_ns() + (uint64_t)(o->seconds * 1e9);
@@ -388,15 +460,20 @@ static int xfer_batch(fpgad_client *c, fpgad_buffer *b, const struct opts *o,
 	}
 	percentiles(ns, n, &lat);
 	percentiles(raw_ns, raw_n, &raw);
+	bench_sort(take, n);
+	bench_sort(span, n);
+	bench_sort(ret, n);
 	printf("{\"bench\":\"xfer_batch\",\"mode\":\"%s\",\"size\":%" PRIu64
 	       ",\"n\":%u,\"batches\":%" PRIu64 ",\"p50_us\":%.1f,\"p99_us\":%.1f"
 	       ",\"gbps\":%.3f,\"raw\":\"%s\",\"raw_p50_us\":%.1f,"
-	       "\"raw_p99_us\":%.1f,\"raw_gbps\":%.3f}\n", o->mode, o->size,
-	       o->batch, n, lat.p50, lat.p99,
+	       "\"raw_p99_us\":%.1f,\"raw_gbps\":%.3f,\"take_p50_us\":%.1f,"
+	       "\"span_p50_us\":%.1f,\"return_p50_us\":%.1f}\n", o->mode,
+	       o->size, o->batch, n, lat.p50, lat.p99,
 	       (double)(n * o->batch * o->size) / ((double)total / 1e9) / 1e9,
 	       gpu ? "cudaMemcpyAsync" : "memcpy", raw.p50, raw.p99,
 	       (double)(raw_n * o->batch * o->size) /
-	       ((double)raw_total / 1e9) / 1e9);
+	       ((double)raw_total / 1e9) / 1e9, bench_pct_us(take, n, 0.5),
+	       bench_pct_us(span, n, 0.5), bench_pct_us(ret, n, 0.5));
 	return 0;
 }
 
@@ -418,7 +495,8 @@ static int run(const struct opts *o)
 	r = fpgad_connect(o->url, &c);
 	if (r)
 		return fail(NULL, "connect", r);
-	fpgad_xfer_set_poll(c, o->poll_us);
+	if (o->poll_us >= 0)
+		fpgad_xfer_set_poll(c, (unsigned)o->poll_us);
 	r = gpu ? fpgad_buffer_register(c, p.dev, p.len, 0, &b) :
 		  fpgad_buffer_alloc_host(c, p.len, &b);
 	if (!r && gpu)
@@ -457,13 +535,17 @@ static int run(const struct opts *o)
 		printf("{\"bench\":\"xfer\",\"mode\":\"%s\",\"mode_reason\":\"%s\","
 		       "\"dir\":\"%s\",\"size\":%" PRIu64 ",\"lat_n\":%u,"
 		       "\"lat_p50_us\":%.1f,\"lat_p99_us\":%.1f,\"gbps\":%.3f,"
-		       "\"depth\":%u,\"poll_us\":%u,\"raw\":\"%s\","
+		       "\"depth\":%u,\"poll_us\":%d,\"raw\":\"%s\","
 		       "\"raw_lat_p50_us\":%.1f,\"raw_lat_p99_us\":%.1f,"
-		       "\"raw_gbps\":%.3f}\n", o->mode, info.mode_reason,
+		       "\"raw_gbps\":%.3f,\"interval_us\":%u,"
+		       "\"client_cpu_us_per_xfer\":%.2f,"
+		       "\"client_sleeps_per_xfer\":%.2f,"
+		       "\"daemon_threads\":\"%s\"}\n", o->mode, info.mode_reason,
 		       read ? "read" : "write", o->size, o->lat, lat.p50,
 		       lat.p99, bw.gbps, o->depth, o->poll_us,
 		       gpu ? "cudaMemcpyAsync" : "memcpy", rlat.p50, rlat.p99,
-		       rbw.gbps);
+		       rbw.gbps, o->interval_us, lat.cpu_us, lat.sleeps,
+		       lat.daemon);
 		fflush(stdout);
 	}
 out:
@@ -486,9 +568,11 @@ int main(int argc, char **argv)
 		{ "lat", required_argument, NULL, 'l' },
 		{ "poll-us", required_argument, NULL, 'p' },
 		{ "batch", required_argument, NULL, 'b' },
+		{ "interval-us", required_argument, NULL, 'i' },
+		{ "daemon-pid", required_argument, NULL, 'D' },
 		{ 0 },
 	};
-	struct opts o = { .seconds = 1, .depth = 8, .lat = 2000 };
+	struct opts o = { .seconds = 1, .depth = 8, .lat = 2000, .poll_us = -1 };
 	int ch;
 
 	if (argc == 2 && !strcmp(argv[1], "probe"))
@@ -498,8 +582,10 @@ int main(int argc, char **argv)
 		case 's': o.seconds = atof(optarg); break;
 		case 'd': o.depth = (unsigned)atoi(optarg); break;
 		case 'l': o.lat = (unsigned)atoi(optarg); break;
-		case 'p': o.poll_us = (unsigned)atoi(optarg); break;
+		case 'p': o.poll_us = atoi(optarg) < 0 ? 0 : atoi(optarg); break;
 		case 'b': o.batch = (unsigned)atoi(optarg); break;
+		case 'i': o.interval_us = (unsigned)atoi(optarg); break;
+		case 'D': o.daemon_pid = (pid_t)atoi(optarg); break;
 		default: return 2;
 		}
 	}
@@ -509,7 +595,8 @@ int main(int argc, char **argv)
 	     strcmp(argv[optind + 1], "gpudirect") &&
 	     strcmp(argv[optind + 1], "bounce"))) {
 		fprintf(stderr, "usage: bench_xfer [--seconds S] [--depth D] "
-			"[--lat N] [--poll-us US] [--batch N] URL "
+			"[--lat N] [--poll-us US] [--batch N] [--interval-us US] "
+			"[--daemon-pid P] URL "
 			"host|gpudirect|bounce SIZE\n       bench_xfer probe\n");
 		return 2;
 	}

@@ -33,6 +33,9 @@ RELEASE_REPEATS=${RELEASE_REPEATS:-3}
 RELEASE_SECONDS=${RELEASE_SECONDS:-1.5}
 RELEASE_PY_FRAMES=${RELEASE_PY_FRAMES:-20000}
 RELEASE_SHARING=${RELEASE_SHARING:-no-mps mps}
+BENCH_SECONDS=$RELEASE_SECONDS
+BENCH_SLOTS=16
+VERIFY_DEPTH=8
 PY=${PYTHON:-python3}
 RAW=$OUTD/raw.jsonl
 RUNDIR=$(mktemp -d /tmp/fpgad-release.XXXXXX)
@@ -45,41 +48,22 @@ for f in "$BUILD/fpgad" "$BUILD/fpgactl" "$BUILD/bench/bench_stream"; do
 	[ -x "$f" ] || { echo "release bench: $f not built (make bench-bin)"; exit 1; }
 done
 
-
-# one NAME CMD...: run a consumer; its JSON line in $LINE and raw.jsonl.
-one() {
-	name=$1
-	shift
-	log "$name: $*"
-	echo "\$ $*" >> "$OUTD/$name.log"
-	rc=0
-	"$@" > "$RUNDIR/out" 2>> "$OUTD/$name.log" || rc=$?
-	cat "$RUNDIR/out" >> "$OUTD/$name.log"
-	LINE=$(grep '^{' "$RUNDIR/out" | tail -1 || true)
-	[ $rc = 0 ] && [ -n "$LINE" ] || die "$name: exit $rc (see $OUTD/$name.log)"
-	printf '{"step":"%s",%s\n' "$name" "${LINE#\{}" >> "$RAW"
-}
-
+# start LABEL: fpgad with one channel r_SIZE per frame size.
 start() {
 	{
-		printf '[daemon]\nlog_level = info\n[control]\nmax_clients = 16\n'
-		printf '[sim]\nlink = unlimited\n'
+		header
 		e=0
 		for s in $RELEASE_SIZES; do
-			printf '\n[channel r_%s]\ndirection = c2h\nengine = %s\n' "$s" $e
-			printf 'slots = 16\nslot_size = %s\nframe_size = %s\n' "$s" "$s"
-			printf 'frame_rate = 0\nqueue_depth = 8\nmemory = cuda\n'
-			printf 'mode = gpudirect\npolicy = block\n'
+			channel "r_$s" $e "$s" cuda gpudirect 0 16
 			e=$((e + 1))
 		done
-	} > "$RUNDIR/$1.conf"
-	cp "$RUNDIR/$1.conf" "$OUTD/fpgad-release-$1.conf"
-	fpgad_start "$RUNDIR/$1.conf" "$RUNDIR/$1" "$OUTD/fpgad-release-$1.log"
+	} > "$RUNDIR/release-$1.conf"
+	fpgad_start "release-$1"
 }
 
-c_run() { # NAME CHANNEL [--async]
-	one "$1" "$BUILD/bench/bench_stream" --seconds "$RELEASE_SECONDS" --warmup 32 \
-		--verify gpu --depth 8 ${3:-} --daemon-pid "$FPGAD_PID" "$URL" "$2"
+# c_run NAME CHANNEL [--async]: bench_stream verifying on the GPU.
+c_run() {
+	stream "$1" "$2" gpu ${3:-}
 	[ "$(jget "$LINE" errors)" = 0 ] || die "$1: verify errors: $LINE"
 }
 
@@ -92,7 +76,7 @@ ch_cpu() {
 }
 
 py_run() { # NAME CHANNEL sync|stream
-	one "$1" env PYTHONPATH="$BUILD/python" "$PY" "$TOP/python/tests/gpu_frames.py" \
+	run "$1" env PYTHONPATH="$BUILD/python" "$PY" "$TOP/python/tests/gpu_frames.py" \
 		verify --lib "$PYLIB" --release "$3" --frames "$RELEASE_PY_FRAMES" \
 		--timeout 30 "$URL" "$2"
 }

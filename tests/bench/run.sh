@@ -80,64 +80,6 @@ BENCH_WHO=bench
 : > "$RAW"
 
 
-# cpu_split LINE: "OWN CARD", fpgad's own threads' CPU us/frame and the
-# simulated card's (sim-* engines, and the cuda-* runtime threads serving
-# their copies), from bench_stream's daemon_threads.
-cpu_split() {
-	for t in $(jget "$1" daemon_threads); do
-		echo "${t%%(*} ${t#*=}"
-	done | awk '$1 ~ /^(sim|cuda)-/ { card += $2; next } { own += $2 }
-		    END { printf "%.2f %.2f", own, card }'
-}
-
-# run NAME CMD...: one program, its JSON line to raw.jsonl and $LINE.
-run() {
-	name=$1
-	shift
-	log "$name: $*"
-	echo "\$ $*" >> "$OUTD/$name.log"
-	if ! "$@" > "$RUNDIR/out" 2>> "$OUTD/$name.log"; then
-		cat "$RUNDIR/out" >> "$OUTD/$name.log"
-		die "$name failed (see $OUTD/$name.log)"
-	fi
-	cat "$RUNDIR/out" >> "$OUTD/$name.log"
-	LINE=$(grep '^{' "$RUNDIR/out" | tail -1)
-	[ -n "$LINE" ] || die "$name printed no result (see $OUTD/$name.log)"
-	printf '{"step":"%s",%s\n' "$name" "${LINE#\{}" >> "$RAW"
-}
-
-# channel NAME ENGINE SIZE MEMORY MODE RATE [SLOTS]
-channel() {
-	cat <<EOT
-
-[channel $1]
-direction = c2h
-engine = $2
-slots = ${7:-$BENCH_SLOTS}
-slot_size = $3
-frame_size = $3
-frame_rate = $6
-queue_depth = $BENCH_QDEPTH
-memory = $4
-mode = $5
-policy = block
-pacing = ${PACING:-hybrid}
-EOT
-}
-
-header() {
-	printf '[daemon]\nlog_level = info\n\n[control]\nmax_clients = 128\n'
-	printf '\n[sim]\nlink = unlimited\n'
-}
-
-# start_fpgad NAME: fpgad with $RUNDIR/NAME.conf, until it answers.
-start_fpgad() {
-	cp "$RUNDIR/$1.conf" "$OUTD/fpgad-$1.conf"
-	fpgad_start "$RUNDIR/$1.conf" "$RUNDIR/$1" "$OUTD/fpgad-$1.log"
-}
-
-stop_fpgad() { fpgad_stop; }
-
 # --- the machine ---------------------------------------------------------------------
 
 T0=$(date +%s)
@@ -175,12 +117,6 @@ fi
 
 # --- a. streaming throughput -------------------------------------------------------------
 
-# stream NAME CHANNEL VERIFY: one consumer, BENCH_SECONDS
-stream() {
-	run "$1" "$B/bench_stream" --seconds "$BENCH_SECONDS" --warmup $((BENCH_SLOTS * 2)) \
-		--verify "$3" --depth "$VERIFY_DEPTH" ${4:-} --daemon-pid "$FPGAD_PID" "$URL" "$2"
-}
-
 {
 	header
 	e=0
@@ -189,7 +125,7 @@ stream() {
 		e=$((e + 1))
 	done
 } > "$RUNDIR/host.conf"
-start_fpgad host
+fpgad_start host
 {
 	echo
 	echo "## a. Streaming throughput, host memory"
@@ -216,7 +152,7 @@ for s in $BENCH_SIZES; do
 	[ "$(jget "$LINE" errors)" = 0 ] || die "verify-host-$s: verify errors: $LINE"
 	echo "| $s | $base | $got | $fps | $(ratio "$got" "$base") | $ver | $(ratio "$ver" "$base") | $cpu |" >> "$MD"
 done
-stop_fpgad
+fpgad_stop
 
 # gpu_rows LABEL: the GPU throughput table, once per GPU sharing setting.
 gpu_rows() {
@@ -229,7 +165,7 @@ gpu_rows() {
 			e=$((e + 1))
 		done
 	} > "$RUNDIR/cuda-$1.conf"
-	start_fpgad "cuda-$1"
+	fpgad_start "cuda-$1"
 	sharing=$("$BUILD/fpgactl" --url "$URL" --json status | tr -d ' \n' |
 		sed -n 's/.*"gpu_sharing":"\([^"]*\)".*/\1/p')
 	{
@@ -271,7 +207,7 @@ gpu_rows() {
 		[ "$(jget "$LINE" errors)" = 0 ] || die "verify-gd-async-$s: verify errors: $LINE"
 		echo "| $s | $base | $gd | $bn | $(ratio "$gd" "$base") | $(ratio "$bn" "$base") | $(ratio "$gd" "$bn") | $gdv | $bnv | $(ratio "$gdv" "$base") | $gda | $(ratio "$gda" "$base") | $ccpu / $acpu | $gdcpu / $bncpu |" >> "$MD"
 	done
-	stop_fpgad
+	fpgad_stop
 }
 
 if [ -n "$GPU" ]; then
@@ -306,7 +242,7 @@ if [ -n "$GPU" ]; then
 		header
 		channel vq 0 1M cuda gpudirect 0
 	} > "$RUNDIR/vq.conf"
-	start_fpgad vq
+	fpgad_start vq
 	# qstat NAME: fpgad's counters of channel vq after step NAME.
 	qstat() {
 		"$BUILD/fpgactl" --url "$URL" --json stats vq | tr -d ' \n' > "$RUNDIR/$1.stats"
@@ -332,7 +268,7 @@ if [ -n "$GPU" ]; then
 	stream vq-gpu vq gpu
 	gpu_fps=$(jget "$LINE" fps)
 	qstat vq2
-	stop_fpgad
+	fpgad_stop
 	{
 		echo
 		echo "The card's side (fpgad's counters, \`fpgactl --json stats\`): one 1 MiB"
@@ -375,7 +311,7 @@ python_rows() {
 			e=$((e + 1))
 		done
 	} > "$RUNDIR/py.conf"
-	start_fpgad py
+	fpgad_start py
 	{
 		echo
 		echo "## f. Python consumer against the C consumer"
@@ -416,7 +352,7 @@ python_rows() {
 			echo "| $pmem | $s | $wrap | $cfps | $pfps | $(ratio "$pfps" "$cfps") | $ccpu | $pcpu | $over |" >> "$MD"
 		done
 	done
-	stop_fpgad
+	fpgad_stop
 }
 python_rows
 
@@ -436,7 +372,7 @@ python_rows
 		printf 'poll_us = %s\n' "$POLL_US"
 	fi
 } > "$RUNDIR/lat.conf"
-start_fpgad lat
+fpgad_start lat
 interval=$((1000000 / LAT_RATE))
 run futex "$B/bench_futex" "$LAT_FRAMES" "$interval"
 fp50=$(jget "$LINE" lat_p50_us)
@@ -482,7 +418,7 @@ for c in lat_host lat_host_wait lat_host_poll ${GPU:+lat_gd lat_gd_wait lat_bn l
 	pct=$(awk -v u="$own" -v r="$LAT_RATE" 'BEGIN { printf "%.1f", u * r / 1e4 }')
 	echo "| fpgad, $what | $p50 | $p99 | $(jget "$LINE" lat_max_us) | $(ratio "$p50" "$fp50") | $(ratio "$p99" "$fp99") | $own | $pct |" >> "$MD"
 done
-stop_fpgad
+fpgad_stop
 
 # --- c. control round trip, e. client scaling ------------------------------------------------------
 
@@ -490,7 +426,7 @@ stop_fpgad
 	header
 	channel c0 0 64K host host 0 4
 } > "$RUNDIR/ctl.conf"
-start_fpgad ctl
+fpgad_start ctl
 run echo-1 "$B/bench_ctl" echo "$RUNDIR" 1 "$CTL_SECONDS"
 ep50=$(jget "$LINE" lat_p50_us)
 ep99=$(jget "$LINE" lat_p99_us)
@@ -534,7 +470,7 @@ for p in $CTL_PROCS; do
 	fi
 	echo "| $p | $rps | $(ratio "$rps" "$srps") | $p50 | $p99 |" >> "$MD"
 done
-stop_fpgad
+fpgad_stop
 
 # --- e. channel scaling ---------------------------------------------------------------------
 
@@ -554,7 +490,7 @@ scale() {
 			i=$((i + 1))
 		done
 	} > "$RUNDIR/scale$1.conf"
-	start_fpgad "scale$1"
+	fpgad_start "scale$1"
 	{
 		echo
 		if [ "$1" = 0 ]; then
@@ -592,7 +528,7 @@ scale() {
 		[ -n "$cpu_one" ] || cpu_one=$own
 		echo "| $n | $(jget "$LINE" memory) / $(jget "$LINE" mode) | $(jget "$LINE" fps) | $gb | $(ratio "$gb" "$one") | $own | $(ratio "$own" "$cpu_one") | ${split#* } |" >> "$MD"
 	done
-	stop_fpgad
+	fpgad_stop
 }
 scale 0
 scale "$SCALE_RATE"
@@ -610,7 +546,7 @@ cpu_run() {
 		header
 		channel "$1" 0 "$CPU_SIZE" "$2" auto 0
 	} > "$RUNDIR/$1.conf"
-	start_fpgad "$1"
+	fpgad_start "$1"
 	idle_anon=$(status_kb "$FPGAD_PID" RssAnon)
 	( sleep "$(awk -v s="$CPU_SECONDS" 'BEGIN { print s / 2 }')"
 	  for f in VmRSS RssAnon RssFile RssShmem; do
@@ -620,7 +556,7 @@ cpu_run() {
 	run "$1" "$B/bench_stream" --seconds "$CPU_SECONDS" --warmup $((BENCH_SLOTS * 2)) \
 		--poll-us "${3:-0}" --daemon-pid "$FPGAD_PID" "$URL" "$1"
 	wait "$sampler" || true
-	stop_fpgad
+	fpgad_stop
 	split=$(cpu_split "$LINE")
 	own=${split% *}
 	card=${split#* }

@@ -45,36 +45,23 @@ for f in "$BUILD/fpgad" "$B/bench_xfer"; do
 	[ -x "$f" ] || { echo "xfer bench: $f not built (make bench-bin)"; exit 1; }
 done
 
-
 BENCH_WHO="xfer bench"
 . "$(dirname "$0")/lib.sh"
-minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f", a - b }'; }
 
-# start NAME POLL_US: fpgad on the sim card with transfers, until it answers.
+# start NAME [POLL_US]: fpgad on the sim card with transfers, until it answers.
 start() {
-	printf '[daemon]\nlog_level = info\n[sim]\nlink = unlimited\n' > "$RUNDIR/$1.conf"
-	printf '[transfer]\npoll_us = %s\nmax_registered = 8G\n' "$2" >> "$RUNDIR/$1.conf"
-	cp "$RUNDIR/$1.conf" "$OUTD/fpgad-xfer-$1.conf"
-	fpgad_start "$RUNDIR/$1.conf" "$RUNDIR/$1" "$OUTD/fpgad-xfer-$1.log"
+	xfer_config "${2:-}" > "$RUNDIR/xfer-$1.conf"
+	fpgad_start "xfer-$1"
 }
 
-stop() { fpgad_stop; }
-
-# bench NAME ARGS...: bench_xfer's JSON lines into $RUNDIR/NAME.out and raw.jsonl.
+# bench NAME ARGS...: bench_xfer's JSON lines into $RUNDIR/xfer-NAME.out and raw.jsonl.
 bench() {
-	name=$1
+	n=$1
 	shift
-	log "$name: $*"
-	if ! "$B/bench_xfer" "$@" > "$RUNDIR/$name.out" 2>> "$OUTD/xfer-$name.log"; then
-		cat "$RUNDIR/$name.out" >> "$OUTD/xfer-$name.log"
-		die "$name failed (see $OUTD/xfer-$name.log)"
-	fi
-	grep '^{' "$RUNDIR/$name.out" | while read -r l; do
-		printf '{"step":"xfer-%s",%s\n' "$name" "${l#\{}" >> "$RAW"
-	done
+	run "xfer-$n" "$B/bench_xfer" "$@"
 }
 
-line() { grep "\"dir\":\"$2\"" "$RUNDIR/$1.out" | head -1; }
+line() { grep "\"dir\":\"$2\"" "$RUNDIR/xfer-$1.out" | head -1; }
 
 GPU=
 if "$B/bench_xfer" probe > "$RUNDIR/probe" 2>&1; then
@@ -114,7 +101,8 @@ common="--seconds $XFER_SECONDS --lat $XFER_LAT --depth $XFER_DEPTH"
 	else
 		echo "No busy-poll: this machine has $NCPU CPUs, and busy-polling needs one for each"
 		echo "of the four threads that would spin (the client, fpgad's transfer thread, the"
-		echo "sim's engine of each direction); every transfer here wakes three sleepers."
+		echo "sim's engine of each direction); the default settings: each waiting thread"
+		echo "spins for its adaptive window (common/spin.h), then sleeps."
 	fi
 	echo
 	echo "| size | dir | mode | p50 us | p99 us | raw p50 us | raw p99 us | p50 - raw us | GB/s | raw GB/s | GB/s / raw |"
@@ -135,13 +123,13 @@ for s in $XFER_SIZES; do
 done
 bmode=${MODES%% *}
 bench "batch" --seconds "$XFER_SECONDS" --batch 64 --poll-us "$XFER_POLL_US" "$URL" "$bmode" 64K
-bl=$(grep '"bench":"xfer_batch"' "$RUNDIR/batch.out" | head -1)
-stop
+bl=$(grep '"bench":"xfer_batch"' "$RUNDIR/xfer-batch.out" | head -1)
+fpgad_stop
 
 if [ "$XFER_POLL_US" != 0 ]; then
-	start sleep 0
-	bench "sleep-4K" $common --poll-us 0 "$URL" "$bmode" 4K
-	stop
+	start sleep
+	bench "sleep-4K" $common "$URL" "$bmode" 4K
+	fpgad_stop
 fi
 
 {
@@ -154,8 +142,8 @@ fi
 	echo "| 64 x 64 KiB reads | $(jget "$bl" p50_us) | $(jget "$bl" p99_us) | $(jget "$bl" gbps) | $(jget "$bl" raw_gbps) | $(ratio "$(jget "$bl" gbps)" "$(jget "$bl" raw_gbps)") |"
 	if [ "$XFER_POLL_US" != 0 ]; then
 		echo
-		echo "4 KiB without busy-poll (both sides sleep: a doorbell, a futex wake and"
-		echo "the sim engine's wake per transfer):"
+		echo "4 KiB with the default settings (no busy-poll: each waiting thread spins"
+		echo "for its adaptive window, common/spin.h, then sleeps):"
 		echo
 		echo "| dir | p50 us | p99 us | raw p50 us | p50 - raw us |"
 		echo "|---|---|---|---|---|"
@@ -167,10 +155,6 @@ fi
 } >> "$MD"
 
 if [ -n "$GPU" ]; then
-	# met A OP B: "met" when A OP B holds, else "not met".
-	met() { awk -v a="$1" -v b="$3" -v op="$2" 'BEGIN {
-		ok = op == ">=" ? a + 0 >= b + 0 : a + 0 <= b + 0
-		print ok ? "met" : "not met" }'; }
 	gdr=$(line gpudirect-4M read)
 	gdw=$(line gpudirect-4M write)
 	bnr=$(line bounce-4M read)

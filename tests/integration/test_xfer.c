@@ -923,6 +923,82 @@ static void test_transfers_off(void **state)
 	stop(&f);
 }
 
+/*
+ * How many of fpgad's transfer threads (the transfer thread, the sim's
+ * memory engines) are not asleep (state S) now; -1 when none is found.
+ */
+static int xfer_threads_awake(pid_t pid)
+{
+	char path[300], line[256];
+	struct dirent *d;
+	int found = 0, awake = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	assert_non_null(dir);
+	while ((d = readdir(dir))) {
+		char *end;
+		FILE *fp;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid,
+			 d->d_name);
+		fp = fopen(path, "r");
+		if (!fp)
+			continue;
+		if (!fgets(line, sizeof(line), fp))
+			line[0] = '\0';
+		fclose(fp);
+		/* "TID (comm) S ...": comm may hold anything but ") ". */
+		end = strrchr(line, ')');
+		if (!end || !end[1] || (!strstr(line, "(fpgad-xfer)") &&
+					!strstr(line, "(sim-mc2h") &&
+					!strstr(line, "(sim-mh2c")))
+			continue;
+		found++;
+		awake += end[2] != 'S';
+	}
+	closedir(dir);
+	return found ? awake : -1;
+}
+
+/*
+ * Back-to-back transfers make fpgad's threads spin for the next one
+ * (spin.h); once the client stops, the spin ends and they sleep, and a
+ * transfer then still wakes them.
+ */
+static void test_spin_ends_and_sleepers_wake(void **state)
+{
+	unsigned char want[4096];
+	struct fixture f;
+	fpgad_buffer *b;
+	int awake = -1;
+
+	(void)state;
+	start(&f, NULL);
+	b = host_buffer(f.c, 4096);
+	for (unsigned i = 0; i < 500; i++) {
+		assert_int_equal(fpgad_write(b, 0, 4096ull * (i % 8), 4096, WAIT), 0);
+		assert_int_equal(fpgad_read(b, 0, 4096ull * (i % 8), 4096, WAIT), 0);
+	}
+	/* The spin is 50 us at most: idle, every one of them sleeps. */
+	for (unsigned i = 0; i < 1000 && awake != 0; i++) {
+		awake = xfer_threads_awake(f.p.pid);
+		if (awake)
+			usleep(10000);
+	}
+	assert_int_equal(awake, 0);
+	fill(fpgad_buffer_data(b), 4096, 7);
+	assert_int_equal(fpgad_write(b, 0, 0, 4096, WAIT), 0);
+	memset(fpgad_buffer_data(b), 0, 4096);
+	assert_int_equal(fpgad_read(b, 0, 0, 4096, WAIT), 0);
+	fill(want, 4096, 7);
+	assert_memory_equal(fpgad_buffer_data(b), want, 4096);
+	stop(&f);
+}
+
 static int fpgactl(const struct fixture *f, const char *args, char *out,
 		   size_t len)
 {
@@ -1058,6 +1134,7 @@ int main(void)
 		cmocka_unit_test(test_barrier_start_time),
 		cmocka_unit_test(test_fpgad_restarts),
 		cmocka_unit_test(test_transfers_off),
+		cmocka_unit_test(test_spin_ends_and_sleepers_wake),
 		cmocka_unit_test(test_no_free_engine),
 		cmocka_unit_test(test_fpgactl),
 	};

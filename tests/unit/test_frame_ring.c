@@ -539,6 +539,43 @@ static void test_full(void **state)
 	free(r.mem);
 }
 
+/*
+ * A burst published with the wake-up held wakes a sleeping consumer once,
+ * at frame_producer_wake(), not once per frame; a held wake-up with
+ * nothing published wakes nobody.  The consumer is "asleep" here by its
+ * flag alone: each wake bumps cons_futex, which is what is counted.
+ */
+static void test_burst_one_wake(void **state)
+{
+	struct region r = region_new(8);
+	struct frame_producer *p = producer_new(&r, 8, 0, 1);
+	struct fpgad_frames_header *h = hdr_of(&r);
+	uint32_t futex0;
+
+	(void)state;
+	h->cons_waiting = 1;
+	futex0 = h->cons_futex;
+	publish(p, 0, 0);
+	assert_int_equal(h->cons_futex, futex0 + 1);
+	frame_producer_hold(p);
+	publish(p, 1, 1);
+	publish(p, 2, 2);
+	publish(p, 3, 3);
+	assert_int_equal(h->cons_futex, futex0 + 1);
+	assert_int_equal(h->head, 4);
+	frame_producer_wake(p);
+	assert_int_equal(h->cons_futex, futex0 + 2);
+	/* Held with nothing published: no wake-up. */
+	frame_producer_hold(p);
+	frame_producer_wake(p);
+	assert_int_equal(h->cons_futex, futex0 + 2);
+	/* And publishing wakes at once again. */
+	publish(p, 4, 4);
+	assert_int_equal(h->cons_futex, futex0 + 3);
+	frame_producer_free(p);
+	free(r.mem);
+}
+
 static void test_empty(void **state)
 {
 	struct region r = region_new(2);
@@ -1417,6 +1454,7 @@ int main(void)
 		cmocka_unit_test(test_producer_init_rejects),
 		cmocka_unit_test(test_validate_corrupt),
 		cmocka_unit_test(test_publish_claim_release),
+		cmocka_unit_test(test_burst_one_wake),
 		cmocka_unit_test(test_h2c_fill),
 		cmocka_unit_test(test_wrap_around),
 		cmocka_unit_test(test_full),

@@ -1038,7 +1038,11 @@ static void test_mem_faults(void **state)
 	ops->queue_close(rq);
 }
 
-/* The completion descriptor wakes a poller only when a completion waits. */
+/*
+ * The completion descriptor wakes a poller only when a completion waits,
+ * and only when the poller asked for it before sleeping: looks with
+ * wait() alone (a spinning poller) never make the engine write it.
+ */
 static void test_completion_fd(void **state)
 {
 	struct fixture *f = *state;
@@ -1046,6 +1050,7 @@ static void test_completion_fd(void **state)
 	struct dev_completion c;
 	struct device_queue *q;
 	struct pollfd p = { .events = POLLIN };
+	uint64_t done;
 	int fd;
 
 	start(f);
@@ -1054,16 +1059,19 @@ static void test_completion_fd(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(ops->completion_fd(q), fd);
 	p.fd = fd;
-	assert_int_equal(ops->wait(q, &c, 1, 0), 0);
+	/* Asked for, with nothing waiting: the next completion writes it. */
+	assert_int_equal(ops->arm_completion(q), 0);
 	assert_int_equal(poll(&p, 1, 0), 0);
 	assert_int_equal(ops->submit(q, &x), 0);
 	assert_int_equal(poll(&p, 1, WAIT_MS), 1);
+	/* Asked for with a completion waiting: look, do not sleep. */
+	assert_int_equal(ops->arm_completion(q), 1);
 	assert_int_equal(ops->wait(q, &c, 1, 0), 1);
 	assert_true(c.cookie == 5 && c.status == 0);
 	/*
-	 * Taken: quiet again until the next one.  The engine writes the
-	 * descriptor and then says so: a wait between the two leaves one
-	 * late wake-up, which the next wait takes.
+	 * Taken: quiet again.  The engine writes the descriptor and then
+	 * says so: a wait between the two leaves it readable, and the next
+	 * wait takes that.
 	 */
 	for (unsigned i = 0; i < 1000; i++) {
 		assert_int_equal(ops->wait(q, &c, 1, 0), 0);
@@ -1072,6 +1080,22 @@ static void test_completion_fd(void **state)
 		usleep(1000);
 	}
 	assert_int_equal(poll(&p, 1, 0), 0);
+	/*
+	 * Not asked for: looks alone leave it quiet through a completion.
+	 * Once the engine counted the completion, the write it would make
+	 * is a few instructions away: none comes.
+	 */
+	assert_int_equal(ops->wait(q, &c, 1, 0), 0);
+	done = stats(q).completed;
+	x.cookie = 7;
+	assert_int_equal(ops->submit(q, &x), 0);
+	for (unsigned i = 0; i < 1000 && stats(q).completed == done; i++)
+		usleep(1000);
+	assert_true(stats(q).completed == done + 1);
+	assert_int_equal(poll(&p, 1, 100), 0);
+	assert_int_equal(ops->wait(q, &c, 1, 0), 1);
+	assert_true(c.cookie == 7 && c.status == 0);
+	assert_int_equal(ops->arm_completion(q), 0);
 	x.cookie = 6;
 	assert_int_equal(ops->submit(q, &x), 0);
 	assert_int_equal(poll(&p, 1, WAIT_MS), 1);

@@ -336,14 +336,15 @@ static void test_wait_and_events(void **state)
 	struct fixture *f = *state;
 	struct fpgad_xfer_cqe c = { .user_data = 1 };
 
-	assert_int_equal(xfer_queue_wait(f->q, 0), -ETIMEDOUT);
-	assert_int_equal(xfer_queue_wait(f->q, 20), -ETIMEDOUT);
+	assert_int_equal(xfer_queue_wait(f->q, 0, true), -ETIMEDOUT);
+	assert_int_equal(xfer_queue_wait(f->q, 20, true), -ETIMEDOUT);
+	assert_int_equal(xfer_queue_wait(f->q, 20, false), -ETIMEDOUT);
 	xfer_server_complete(f->srv, &c);
-	assert_int_equal(xfer_queue_wait(f->q, 1000), 0);
+	assert_int_equal(xfer_queue_wait(f->q, 1000, true), 0);
 	assert_int_equal(xfer_queue_pop(f->q, &c, 1), 1);
 	assert_int_equal(xfer_queue_events(f->q), 0);
 	xfer_server_raise(f->srv, FPGAD_XFER_EVENT_CLOSED);
-	assert_int_equal(xfer_queue_wait(f->q, 1000), 0);
+	assert_int_equal(xfer_queue_wait(f->q, 1000, false), 0);
 	assert_int_equal(xfer_queue_events(f->q), FPGAD_XFER_EVENT_CLOSED);
 }
 

@@ -21,7 +21,6 @@
 
 static void sim_close(struct device *d);
 static void sim_queue_close(struct device_queue *q);
-static int sim_cq_arm(struct device_queue *q);
 
 static int sim_open(const struct config *cfg, struct device **ret_dev,
 		    char *err, size_t errlen)
@@ -436,8 +435,6 @@ static int sim_wait(struct device_queue *q, struct dev_completion *out,
 		n = sim_cq_pop(q, out, max);
 		if (n)
 			return (int)n;
-		if (!timeout_ms && sim_cq_arm(q))
-			continue;
 		if (atomic_exchange(&q->kicked, 0) || !timeout_ms)
 			return 0;
 
@@ -456,11 +453,11 @@ static int sim_wait(struct device_queue *q, struct dev_completion *out,
 }
 
 /*
- * A wait that found nothing arms the completion descriptor, when someone
- * polls it, so the engine writes it at the next completion.  Returns
- * true when a completion came in meanwhile: look again.
+ * The poller of the completion descriptor is about to sleep: the engine
+ * writes it at the next completion.  1 when a completion came in
+ * meanwhile: look again.
  */
-static int sim_cq_arm(struct device_queue *q)
+static int sim_arm_completion(struct device_queue *q)
 {
 	if (atomic_load(&q->cfd) < 0)
 		return 0;
@@ -554,5 +551,6 @@ const struct device_ops device_sim_ops = {
 	.sink_counts = sim_sink_counts,
 	.mem_queue_open = sim_mem_queue_open,
 	.completion_fd = sim_completion_fd,
+	.arm_completion = sim_arm_completion,
 	.scrub = sim_card_scrub,
 };

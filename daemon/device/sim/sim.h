@@ -73,6 +73,7 @@
 
 #include "device/device.h"
 #include "fpgad_simframe.h"
+#include "spin.h"
 
 #define SIM_ENGINES 16u			/* per direction */
 #define SIM_MAX_INFLIGHT 16u		/* ring size: a power of two */
@@ -189,6 +190,8 @@ struct device_queue {
 	unsigned engine;
 	bool mem;			/* a memory queue (mem_queue_open) */
 	uint64_t poll_ns;		/* memory queue: spin for work first */
+	struct spin spin;		/* memory queue without poll_ns: the
+					   adaptive spin for work (spin.h) */
 	unsigned depth;			/* copies in flight on a GPU */
 	uint64_t max_len;		/* longest H2C, unframed or memory transfer */
 	uint64_t frame_size;		/* C2H: 0 = the transfer's length */

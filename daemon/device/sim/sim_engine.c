@@ -68,29 +68,41 @@ int sim_engine_sleep_until(struct device_queue *q, uint64_t t)
 	}
 }
 
+static int sim_engine_has_work(const void *arg)
+{
+	struct device_queue *q = (struct device_queue *)arg;
+
+	return !sim_sq_empty(q) || sim_engine_interrupted(q);
+}
+
 /*
- * Idle: sleep until there is work, a reset or a close; a memory queue
- * asked to poll spins for poll_ns first.
+ * Idle: sleep until there is work, a reset or a close.  A memory queue
+ * spins for work first: poll_ns when asked to, else the adaptive spin
+ * (spin.h), as a card's engine would take the next descriptor at once.
  */
 static void sim_engine_idle(struct device_queue *q)
 {
+	uint64_t t0 = clock_now_ns();
 	uint32_t v;
 
 	if (q->poll_ns) {
-		uint64_t until = clock_now_ns() + q->poll_ns;
+		uint64_t until = t0 + q->poll_ns;
 
-		while (sim_sq_empty(q) && !sim_engine_interrupted(q) &&
-		       clock_now_ns() < until)
+		while (!sim_engine_has_work(q) && clock_now_ns() < until)
 			futex_spin();
-		if (!sim_sq_empty(q))
-			return;
+	} else if (q->mem) {
+		spin_wait(&q->spin, t0, sim_engine_has_work, q);
 	}
+	if (sim_engine_has_work(q))
+		return;
 	v = atomic_load(&q->eng_word);
 
 	atomic_store(&q->eng_sleep, SIM_SLEEP_WORK);
 	if (sim_sq_empty(q) && !sim_engine_interrupted(q))
 		futex_wait((uint32_t *)&q->eng_word, v, 0, false);
 	atomic_store(&q->eng_sleep, SIM_AWAKE);
+	if (q->mem && !q->poll_ns)
+		spin_learn(&q->spin, clock_now_ns() - t0);
 }
 
 /* Post a completion (engine thread). */
