@@ -91,6 +91,7 @@
 #define SIM_XFER_ALIGN 64u		/* memory queues: a 512-bit data path */
 #define SIM_XFER_MAX_LEN (4ull << 20)	/* memory queues: one transfer */
 #define SIM_XFER_DEPTH 8u		/* memory queues: GPU copies in flight */
+#define SIM_CHAIN_MAX 16u		/* memory transfers per GPU completion */
 #define SIM_CARD_CHUNK (64ull << 20)	/* page-locked for CUDA at a time */
 #define SIM_CARD_MAX (1ull << 40)
 
@@ -232,6 +233,8 @@ struct device_queue {
 	struct sim_copy copies[SIM_MAX_INFLIGHT];
 	uint64_t copy_head;		/* next to launch */
 	uint64_t copy_tail;		/* oldest outstanding */
+	unsigned chained;		/* launched since the last submission:
+					   they complete with the next one */
 
 	struct sim_counters st;
 };
@@ -330,5 +333,7 @@ void sim_gpu_launch_mem(struct device_queue *q, const struct sim_sqe *e,
 			struct sim_cqe *cqe, uint64_t deadline, bool corrupt);
 /* Finish what the copy engine has, each reported -ECANCELED (reset). */
 void sim_gpu_cancel(struct device_queue *q);
+/* End an open chain of memory transfers with a completion of its own. */
+void sim_gpu_close_chain(struct device_queue *q);
 
 #endif

@@ -346,7 +346,10 @@ void *sim_engine_main(void *arg)
 			}
 		}
 		if (!sim_sq_pop(q, &e)) {
-			sim_engine_idle(q);
+			if (q->chained)
+				sim_gpu_close_chain(q);
+			else
+				sim_engine_idle(q);
 			continue;
 		}
 		sim_execute(q, &e);

@@ -15,22 +15,15 @@
 #include "memory/copy.h"
 #include "service/log.h"
 
-int sim_gpu_reap(struct device_queue *q, bool block)
+/* One transfer's copies are done (@status 0) or failed: complete it. */
+static void sim_gpu_finish(struct device_queue *q, struct sim_copy *c,
+			   int status)
 {
-	struct copy_done done;
-	struct sim_copy *c;
 	uint64_t now;
-	int r;
 
-	if (!q->ce || !copy_pending(q->ce))
-		return 0;
-	r = copy_reap(q->ce, block, &done);
-	if (r <= 0)
-		return r;
-	c = &q->copies[q->copy_tail++ % SIM_MAX_INFLIGHT];
-	if (done.status) {
+	if (status) {
 		log_err("sim: %s: GPU copy failed: %s", q->ch.name,
-			strerror(-done.status));
+			strerror(-status));
 		c->cqe.c.status = -EIO;
 	} else if (q->mem) {
 		if (c->flip != UINT64_MAX)
@@ -53,14 +46,58 @@ int sim_gpu_reap(struct device_queue *q, bool block)
 			sim_count(&q->st.frames, 1);
 	}
 	sim_complete(q, &c->cqe);
+}
+
+/*
+ * A submission's completion carries the index of its last transfer: the
+ * transfers chained before it (sim_gpu_launch_mem) complete with it.
+ */
+int sim_gpu_reap(struct device_queue *q, bool block)
+{
+	struct copy_done done;
+	int r;
+
+	if (!q->ce || !copy_pending(q->ce))
+		return 0;
+	r = copy_reap(q->ce, block, &done);
+	if (r <= 0)
+		return r;
+	do
+		sim_gpu_finish(q, &q->copies[q->copy_tail % SIM_MAX_INFLIGHT],
+			       done.status);
+	while (q->copy_tail++ < done.cookie);
 	return 1;
 }
 
 /* Finish every transfer on the copy engine, in order. */
 void sim_gpu_drain(struct device_queue *q)
 {
+	sim_gpu_close_chain(q);
 	while (sim_gpu_reap(q, true) > 0)
 		;
+}
+
+void sim_gpu_close_chain(struct device_queue *q)
+{
+	int r;
+
+	if (!q->chained)
+		return;
+	/* The engine loop reaps before launching past the depth. */
+	r = copy_submit(q->ce, NULL, NULL, 0, COPY_H2D, q->copy_head - 1);
+	if (r == -EAGAIN && sim_gpu_reap(q, true) > 0)
+		r = copy_submit(q->ce, NULL, NULL, 0, COPY_H2D, q->copy_head - 1);
+	if (r) {
+		log_err("sim: %s: cannot end a chain of GPU copies: %s",
+			q->ch.name, strerror(-r));
+		/* What was submitted before completes first, in order. */
+		while (copy_pending(q->ce) && sim_gpu_reap(q, true) > 0)
+			;
+		while (q->copy_tail < q->copy_head)
+			sim_gpu_finish(q, &q->copies[q->copy_tail++ % SIM_MAX_INFLIGHT],
+				       -EIO);
+	}
+	q->chained = 0;
 }
 
 /* A transfer went to the copy engine (@r 0), or could not (-errno). */
@@ -144,7 +181,7 @@ void sim_gpu_launch_mem(struct device_queue *q, const struct sim_sqe *e,
 	uint64_t idx = q->copy_head, n = e->x.length, a = e->x.card_addr;
 	struct sim_copy *c = &q->copies[idx % SIM_MAX_INFLIGHT];
 	unsigned slot = (unsigned)(idx % q->depth);
-	bool c2h = q->dir == DIR_C2H, flip_after = corrupt && c2h;
+	bool c2h = q->dir == DIR_C2H, flip_after = corrupt && c2h, chain;
 	uint64_t done = 0, flip = corrupt ? sim_flip_offset(q, n) : UINT64_MAX;
 	int r;
 
@@ -155,6 +192,12 @@ void sim_gpu_launch_mem(struct device_queue *q, const struct sim_sqe *e,
 	c->card_addr = a;
 	c->slot = slot;
 
+	/*
+	 * More transfers queued behind this one: its last copy is chained
+	 * too, and the group completes with the last one's submission (one
+	 * event per group, not per transfer), up to SIM_CHAIN_MAX of them.
+	 */
+	chain = !corrupt && !sim_sq_empty(q) && q->chained + 1 < SIM_CHAIN_MAX;
 	r = sim_card_lock(q->dev, a, n);
 	while (!r && done < n) {
 		uint64_t piece = sim_card_chunk_left(a + done);
@@ -163,7 +206,7 @@ void sim_gpu_launch_mem(struct device_queue *q, const struct sim_sqe *e,
 
 		if (piece > n - done)
 			piece = n - done;
-		if (done + piece < n || flip_after)
+		if (done + piece < n || flip_after || chain)
 			r = c2h ? copy_chain(q->ce, buf, card, piece, COPY_H2D) :
 				  copy_chain(q->ce, card, buf, piece, COPY_D2H);
 		else
@@ -178,6 +221,8 @@ void sim_gpu_launch_mem(struct device_queue *q, const struct sim_sqe *e,
 		r = copy_submit(q->ce, e->addr + flip, q->hdrs + slot, 1,
 				COPY_H2D, idx);
 	}
+	if (!r)
+		q->chained = chain ? q->chained + 1 : 0;
 	sim_gpu_launched(q, cqe, r);
 }
 
@@ -223,16 +268,19 @@ void sim_gpu_detach(struct device_queue *q)
 /* GPU copies cannot be recalled: they finish, reported canceled. */
 void sim_gpu_cancel(struct device_queue *q)
 {
+	sim_gpu_close_chain(q);
 	while (copy_pending(q->ce)) {
-		unsigned i = (unsigned)(q->copy_tail % SIM_MAX_INFLIGHT);
-		struct sim_copy *c = &q->copies[i];
 		struct copy_done done;
 
 		if (copy_reap(q->ce, true, &done) <= 0)
 			break;
-		q->copy_tail++;
-		c->cqe.c.status = -ECANCELED;
-		c->cqe.c.t_end_ns = clock_now_ns();
-		sim_complete(q, &c->cqe);
+		do {
+			struct sim_copy *c =
+				&q->copies[q->copy_tail % SIM_MAX_INFLIGHT];
+
+			c->cqe.c.status = -ECANCELED;
+			c->cqe.c.t_end_ns = clock_now_ns();
+			sim_complete(q, &c->cqe);
+		} while (q->copy_tail++ < done.cookie);
 	}
 }
