@@ -180,7 +180,8 @@ void sim_gpu_launch_mem(struct device_queue *q, const struct sim_sqe *e,
 {
 	uint64_t idx = q->copy_head, n = e->x.length, a = e->x.card_addr;
 	struct sim_copy *c = &q->copies[idx % SIM_MAX_INFLIGHT];
-	unsigned slot = (unsigned)(idx % q->depth);
+	/* Chained, more than depth transfers may be outstanding. */
+	unsigned slot = (unsigned)(idx % SIM_MAX_INFLIGHT);
 	bool c2h = q->dir == DIR_C2H, flip_after = corrupt && c2h, chain;
 	uint64_t done = 0, flip = corrupt ? sim_flip_offset(q, n) : UINT64_MAX;
 	int r;
