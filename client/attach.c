@@ -362,6 +362,7 @@ static void net_stats_from(const Fpgad__NetStats *n,
 	o->wrong_rkey = n->wrong_rkey;
 	o->wrong_sender = n->wrong_sender;
 	o->kernel_drops = n->kernel_drops;
+	o->bad_icrc = n->bad_icrc;
 }
 
 int fpgad_channel_stats(fpgad_client *c, const char *name,

@@ -84,6 +84,9 @@ static const struct stats_family net_counters[] = {
 	{ "fpgad_channel_net_kernel_drops_total",
 	  "Network channels: datagrams the kernel dropped, the socket's buffer full (SO_RXQ_OVFL).",
 	  offsetof(struct channel_stats, net.kernel_drops) },
+	{ "fpgad_channel_net_bad_icrc_total",
+	  "Network channels: packets whose RoCE iCRC did not match, not used.",
+	  offsetof(struct channel_stats, net.bad_icrc) },
 };
 
 /* struct histo fields. */

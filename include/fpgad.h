@@ -422,6 +422,7 @@ struct fpgad_channel_stats {
 		uint64_t wrong_rkey;	/* with another (stale) key: ignored */
 		uint64_t wrong_sender;	/* from another address: ignored */
 		uint64_t kernel_drops;	/* the socket's buffer overflowed */
+		uint64_t bad_icrc;	/* RoCE's iCRC wrong: not used */
 	} net;
 };
 

@@ -13,7 +13,7 @@
 /* A network channel's part of stats, as JSON. */
 static json_t *net_json(const struct fpgad_net_stats *n)
 {
-	return json_pack("{s:s, s:s, s:i, s:i, s:i, s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	return json_pack("{s:s, s:s, s:i, s:i, s:i, s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			 "listen", n->listen, "sender", n->sender,
 			 "mtu", (int)n->mtu, "payload", (int)n->payload,
 			 "qpn", (int)n->qpn, "rkey", (json_int_t)n->rkey,
@@ -30,7 +30,8 @@ static json_t *net_json(const struct fpgad_net_stats *n)
 			 "wrong_qp", (json_int_t)n->wrong_qp,
 			 "wrong_rkey", (json_int_t)n->wrong_rkey,
 			 "wrong_sender", (json_int_t)n->wrong_sender,
-			 "kernel_drops", (json_int_t)n->kernel_drops);
+			 "kernel_drops", (json_int_t)n->kernel_drops,
+			 "bad_icrc", (json_int_t)n->bad_icrc);
 }
 
 static void net_print(const struct fpgad_net_stats *n)
@@ -46,8 +47,9 @@ static void net_print(const struct fpgad_net_stats *n)
 	printf("incomplete  %llu frames (never delivered), %llu with no free slot (dropped)\n",
 	       (unsigned long long)n->incomplete_frames,
 	       (unsigned long long)n->no_slot_frames);
-	printf("refused     %llu bad, %llu wrong QPN, %llu wrong R_Key, %llu wrong sender; kernel dropped %llu\n",
-	       (unsigned long long)n->bad_packets, (unsigned long long)n->wrong_qp,
+	printf("refused     %llu bad, %llu bad iCRC, %llu wrong QPN, %llu wrong R_Key, %llu wrong sender; kernel dropped %llu\n",
+	       (unsigned long long)n->bad_packets, (unsigned long long)n->bad_icrc,
+	       (unsigned long long)n->wrong_qp,
 	       (unsigned long long)n->wrong_rkey, (unsigned long long)n->wrong_sender,
 	       (unsigned long long)n->kernel_drops);
 }

@@ -8,6 +8,7 @@
  *   hsb_sender --to ADDR:PORT --frame BYTES --slots N [--from ADDR]
  *              [--mtu N] [--qpn N] [--rkey N] [--count N] [--rate FPS]
  *              [--seconds S] [--fault KIND --every K [--alt-from ADDR]]
+ *              [--gso] [--no-icrc]
  *
  * --frame and --slots are the channel's frame_size and slots (the target
  * layout follows from them, net_layout()).  A fault hits every K-th frame:
@@ -18,6 +19,10 @@
  *   bad-rkey   a foreign frame with another R_Key is sent before it
  *   bad-qpn    a foreign frame to another QP is sent before it
  *   wrong-sender  a foreign frame from --alt-from is sent before it
+ *   bad-icrc   a payload byte of its second packet changes after its iCRC
+ * Every packet carries RoCE v2's iCRC (roce_icrc.h), as an FPGA's do;
+ * --no-icrc leaves it zero.  --gso sends runs of packets of one size as
+ * one datagram the kernel cuts (UDP_SEGMENT), as a fast sender does.
  * Foreign frames use their own PSNs and frame numbers: they stand for
  * another sender.  At the end one line: what was sent, for the test to
  * check fpgad's counters against.
@@ -26,6 +31,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <netinet/udp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,14 +42,15 @@
 #include "clock.h"
 #include "config/config.h"
 #include "device/net/net.h"
+#include "device/net/roce_icrc.h"
 #include "fpgad_simframe.h"
 #include "hsb_tx.h"
 
 enum fault { F_NONE, F_DROP, F_DUP, F_REORDER, F_LOSE_IMM, F_BAD_RKEY,
-	     F_BAD_QPN, F_WRONG_SENDER };
+	     F_BAD_QPN, F_WRONG_SENDER, F_BAD_ICRC };
 static const char *const fault_names[] = {
 	"none", "drop", "dup", "reorder", "lose-imm", "bad-rkey", "bad-qpn",
-	"wrong-sender",
+	"wrong-sender", "bad-icrc",
 };
 
 struct opts {
@@ -55,15 +62,18 @@ struct opts {
 	unsigned rate;
 	double seconds;
 	enum fault fault;
+	bool gso, icrc;
 };
 
 struct sender {
 	struct opts o;
 	int fd, alt_fd;
+	struct roce_flow flow, alt_flow;	/* what each socket's iCRC covers */
 	uint8_t *pkts;			/* one frame's packets */
 	size_t *lens;
 	struct mmsghdr *msgs;
 	struct iovec *iov;
+	char (*gso_ctl)[CMSG_SPACE(sizeof(uint16_t))];
 	void *frame, *pattern;
 	uint64_t pattern_size;
 	uint64_t sent_frames, sent_packets, faulted, foreign_packets;
@@ -73,8 +83,8 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: hsb_sender --to ADDR:PORT --frame BYTES --slots N [--from ADDR]\n"
 		"  [--mtu N] [--qpn N] [--rkey N] [--count N] [--rate FPS] [--seconds S]\n"
-		"  [--fault drop|dup|reorder|lose-imm|bad-rkey|bad-qpn|wrong-sender --every K\n"
-		"   [--alt-from ADDR]]\n");
+		"  [--fault drop|dup|reorder|lose-imm|bad-rkey|bad-qpn|wrong-sender|bad-icrc\n"
+		"   --every K [--alt-from ADDR]] [--gso] [--no-icrc]\n");
 	return 2;
 }
 
@@ -87,11 +97,12 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "qpn", 1, NULL, 'q' }, { "rkey", 1, NULL, 'k' },
 		{ "count", 1, NULL, 'n' }, { "rate", 1, NULL, 'r' },
 		{ "seconds", 1, NULL, 'S' }, { "fault", 1, NULL, 'x' },
-		{ "every", 1, NULL, 'e' }, { 0 },
+		{ "every", 1, NULL, 'e' }, { "gso", 0, NULL, 'g' },
+		{ "no-icrc", 0, NULL, 'I' }, { 0 },
 	};
 	int c;
 
-	*o = (struct opts){ .mtu = 1500, .qpn = 0x100, .every = 1 };
+	*o = (struct opts){ .mtu = 1500, .qpn = 0x100, .every = 1, .icrc = true };
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 't': o->to = optarg; break;
@@ -106,6 +117,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'r': o->rate = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'S': o->seconds = strtod(optarg, NULL); break;
 		case 'e': o->every = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'g': o->gso = true; break;
+		case 'I': o->icrc = false; break;
 		case 'x':
 			o->fault = F_NONE;
 			for (unsigned i = 0; i < sizeof(fault_names) / sizeof(*fault_names); i++)
@@ -125,8 +138,11 @@ static int parse(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-/* A UDP socket to @to, from @from (any address when NULL). */
-static int open_socket(const char *to, const char *from)
+/*
+ * A UDP socket to @to, from @from (any address when NULL); *ret_flow: its
+ * addresses and ports, for the iCRC.
+ */
+static int open_socket(const char *to, const char *from, struct roce_flow *ret_flow)
 {
 	struct sockaddr_storage dst, src;
 	int fd, size = 16 << 20;
@@ -154,16 +170,69 @@ static int open_socket(const char *to, const char *from)
 		close(fd);
 		return -1;
 	}
+	len = sizeof(src);
+	if (getsockname(fd, (struct sockaddr *)&src, &len) < 0 ||
+	    roce_flow_from(&src, &dst, ret_flow) < 0) {
+		fprintf(stderr, "hsb_sender: %s: no flow for the iCRC\n", to);
+		close(fd);
+		return -1;
+	}
 	return fd;
+}
+
+#define GSO_MAX_SEGS 64		/* the kernel's UDP_MAX_SEGMENTS */
+#define GSO_MAX_BYTES 65000	/* an IP datagram's payload, with room */
+
+/*
+ * Packets @order[i..) as one GSO datagram in s->msgs[*m]: a run of packets
+ * of one size, the last one maybe shorter.  Returns the next packet.
+ */
+static unsigned gso_run(struct sender *s, const unsigned *order, unsigned i,
+			unsigned n, unsigned m)
+{
+	struct msghdr *h = &s->msgs[m].msg_hdr;
+	size_t seg = s->lens[order[i]], total = 0;
+	unsigned k = i;
+	struct cmsghdr *c;
+
+	*h = (struct msghdr){ .msg_iov = &s->iov[i], .msg_control = s->gso_ctl[m],
+			      .msg_controllen = sizeof(s->gso_ctl[m]) };
+	while (k < n && k - i < GSO_MAX_SEGS && total + s->lens[order[k]] <= GSO_MAX_BYTES &&
+	       s->lens[order[k]] <= seg) {
+		bool shorter = s->lens[order[k]] < seg;
+
+		s->iov[k].iov_base = s->pkts + (size_t)order[k] * ROCE_MAX_PACKET;
+		s->iov[k].iov_len = s->lens[order[k]];
+		total += s->lens[order[k]];
+		k++;
+		if (shorter)
+			break;
+	}
+	h->msg_iovlen = k - i;
+	c = CMSG_FIRSTHDR(h);
+	c->cmsg_level = SOL_UDP;
+	c->cmsg_type = UDP_SEGMENT;
+	c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+	*(uint16_t *)(void *)CMSG_DATA(c) = (uint16_t)seg;
+	return k;
 }
 
 /* Send packets @order[0..n) of the built frame on @fd. */
 static int send_packets(struct sender *s, int fd, const unsigned *order, unsigned n)
 {
-	for (unsigned i = 0; i < n; i++) {
-		s->iov[i].iov_base = s->pkts + (size_t)order[i] * ROCE_MAX_PACKET;
-		s->iov[i].iov_len = s->lens[order[i]];
-		s->msgs[i].msg_hdr = (struct msghdr){ .msg_iov = &s->iov[i], .msg_iovlen = 1 };
+	unsigned m = 0;
+
+	if (s->o.gso) {
+		for (unsigned i = 0; i < n; m++)
+			i = gso_run(s, order, i, n, m);
+		n = m;
+	} else {
+		for (unsigned i = 0; i < n; i++) {
+			s->iov[i].iov_base = s->pkts + (size_t)order[i] * ROCE_MAX_PACKET;
+			s->iov[i].iov_len = s->lens[order[i]];
+			s->msgs[i].msg_hdr = (struct msghdr){ .msg_iov = &s->iov[i],
+							      .msg_iovlen = 1 };
+		}
 	}
 	for (unsigned done = 0; done < n;) {
 		int r = sendmmsg(fd, s->msgs + done, n - done, 0);
@@ -179,15 +248,20 @@ static int send_packets(struct sender *s, int fd, const unsigned *order, unsigne
 	return 0;
 }
 
-/* Build frame @seq's packets with @t; returns how many. */
-static unsigned build(struct sender *s, const struct hsb_tx *t, uint64_t seq)
+/* Build frame @seq's packets with @t, for @flow; returns how many. */
+static unsigned build(struct sender *s, const struct hsb_tx *t, uint64_t seq,
+		      const struct roce_flow *flow)
 {
 	unsigned n = hsb_tx_packets(t, s->o.frame);
 
 	fpgad_simframe_fill(s->frame, s->o.frame, seq, 0, s->pattern, s->pattern_size);
-	for (unsigned i = 0; i < n; i++)
-		s->lens[i] = hsb_tx_packet(t, s->frame, s->o.frame, i,
-					   s->pkts + (size_t)i * ROCE_MAX_PACKET);
+	for (unsigned i = 0; i < n; i++) {
+		uint8_t *p = s->pkts + (size_t)i * ROCE_MAX_PACKET;
+
+		s->lens[i] = hsb_tx_packet(t, s->frame, s->o.frame, i, p);
+		if (s->o.icrc)
+			roce_icrc_seal(flow, p, s->lens[i]);
+	}
 	return n;
 }
 
@@ -197,6 +271,7 @@ static int send_foreign(struct sender *s, const struct hsb_tx *good)
 	struct hsb_tx t = *good;
 	unsigned order[4096], n;
 	int fd = s->fd;
+	const struct roce_flow *flow = &s->flow;
 
 	t.psn = (good->psn + 0x400000) & ROCE_PSN_MASK;
 	t.frame_number = good->frame_number + 0x4000;
@@ -205,8 +280,8 @@ static int send_foreign(struct sender *s, const struct hsb_tx *good)
 	else if (s->o.fault == F_BAD_QPN)
 		t.qpn = (t.qpn + 1) & ROCE_QPN_MASK;
 	else
-		fd = s->alt_fd;
-	n = build(s, &t, t.frame_number);
+		fd = s->alt_fd, flow = &s->alt_flow;
+	n = build(s, &t, t.frame_number, flow);
 	for (unsigned i = 0; i < n; i++)
 		order[i] = i;
 	s->foreign_packets += n;
@@ -217,10 +292,15 @@ static int send_frame(struct sender *s, struct hsb_tx *t, uint64_t seq, bool hit
 {
 	unsigned order[4096 + 1], n, k = 0;
 
-	if (hit && s->o.fault >= F_BAD_RKEY && send_foreign(s, t) < 0)
+	if (hit && s->o.fault >= F_BAD_RKEY && s->o.fault <= F_WRONG_SENDER &&
+	    send_foreign(s, t) < 0)
 		return -1;
 	t->frame_number = (uint32_t)seq;
-	n = build(s, t, seq);
+	n = build(s, t, seq, &s->flow);
+	/* A payload byte changed on the way, after the iCRC was computed. */
+	if (hit && s->o.fault == F_BAD_ICRC)
+		s->pkts[(size_t)(1 % (n - 1)) * ROCE_MAX_PACKET + ROCE_BTH_SIZE +
+			ROCE_RETH_SIZE + 100] ^= 0x80;
 	for (unsigned i = 0; i < n; i++) {
 		if (hit && s->o.fault == F_DROP && i == 1 % (n - 1))
 			continue;
@@ -252,11 +332,11 @@ int main(int argc, char **argv)
 
 	if (parse(argc, argv, &s.o))
 		return 2;
-	s.fd = open_socket(s.o.to, s.o.from);
+	s.fd = open_socket(s.o.to, s.o.from, &s.flow);
 	if (s.fd < 0)
 		return 1;
 	if (s.o.fault == F_WRONG_SENDER) {
-		s.alt_fd = open_socket(s.o.to, s.o.alt_from);
+		s.alt_fd = open_socket(s.o.to, s.o.alt_from, &s.alt_flow);
 		if (s.alt_fd < 0)
 			return 1;
 	}
@@ -278,7 +358,8 @@ int main(int argc, char **argv)
 	s.lens = calloc(max_pkts, sizeof(*s.lens));
 	s.msgs = calloc(max_pkts + 1, sizeof(*s.msgs));
 	s.iov = calloc(max_pkts + 1, sizeof(*s.iov));
-	if (!s.pattern || !s.frame || !s.pkts || !s.lens || !s.msgs || !s.iov)
+	s.gso_ctl = calloc(max_pkts + 1, sizeof(*s.gso_ctl));
+	if (!s.pattern || !s.frame || !s.pkts || !s.lens || !s.msgs || !s.iov || !s.gso_ctl)
 		goto out;
 	fpgad_simframe_pattern_fill(s.pattern, s.pattern_size);
 
@@ -313,6 +394,7 @@ out:
 	free(s.lens);
 	free(s.msgs);
 	free(s.iov);
+	free(s.gso_ctl);
 	close(s.fd);
 	if (s.alt_fd >= 0)
 		close(s.alt_fd);

@@ -8,9 +8,13 @@
 # stale frame may reach the consumer as good, and fpgad's counters
 # (fpgactl --json stats) must count each fault.  Names carry a random
 # suffix; everything is removed on exit.  Needs root (namespaces).
+# NETNS=0 runs the same on loopback instead, unprivileged and without the
+# ip command: fpgad on 127.0.0.1, the sender from 127.0.0.1, the wrong
+# sender from 127.0.0.2 (loopback owns 127/8).
 #
 # Environment: BUILD (default build), MEMORY (the ring's: host, the
-# default, or cuda: bounce into a GPU ring).  Exit status: 0 passed, 1 failed.
+# default, or cuda: bounce into a GPU ring), NETNS (1, the default, or 0).
+# Exit status: 0 passed, 1 failed.
 set -u
 BUILD=${BUILD:-build}
 pass=0
@@ -22,11 +26,14 @@ check() {
 	if [ "$3" = "$4" ]; then ok "$1: $2 = $3"; else bad "$1: $2 = $3, want $4"; fi
 }
 
-if [ "$(id -u)" != 0 ]; then
-	echo "net: SKIP: needs root to create network namespaces and a veth pair"
+NETNS=${NETNS:-1}
+if [ "$NETNS" != 0 ] && [ "$(id -u)" != 0 ]; then
+	echo "net: SKIP: needs root to create network namespaces and a veth pair (NETNS=0: loopback, unprivileged)"
 	exit 0
 fi
-for t in ip jq timeout; do
+tools="jq timeout"
+[ "$NETNS" != 0 ] && tools="$tools ip"
+for t in $tools; do
 	command -v $t >/dev/null 2>&1 || { echo "net: SKIP: $t is not installed"; exit 0; }
 done
 
@@ -40,16 +47,27 @@ url="ipc://$dir/fpgad.sock"
 pid=
 cleanup() {
 	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	ip netns del "$ns_rx" 2>/dev/null
-	ip netns del "$ns_tx" 2>/dev/null
+	if [ "$NETNS" != 0 ]; then
+		ip netns del "$ns_rx" 2>/dev/null
+		ip netns del "$ns_tx" 2>/dev/null
+	fi
 	rm -rf "$dir"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
+# $in_rx / $in_tx COMMAND...: COMMAND on fpgad's side, on the sender's
+# (a prefix, not a function: $! is then the command's own pid).
+in_rx= in_tx=
+[ "$NETNS" != 0 ] && in_rx="ip netns exec $ns_rx" in_tx="ip netns exec $ns_tx"
+
+if [ "$NETNS" = 0 ]; then
+	# Loopback: every port is bound as port 0 and read back.
+	RX=127.0.0.1 TX=127.0.0.1 ALT=127.0.0.2
+	echo "net: loopback (NETNS=0): fpgad on $RX, the sender on $TX, the wrong sender on $ALT"
 # Addresses inside namespaces of this run alone: no other run can hold them.
-RX=10.77.0.1 TX=10.77.0.2 ALT=10.77.0.3
-if ! { ip netns add "$ns_rx" && ip netns add "$ns_tx" &&
+elif RX=10.77.0.1 TX=10.77.0.2 ALT=10.77.0.3 &&
+   ! { ip netns add "$ns_rx" && ip netns add "$ns_tx" &&
        ip link add "$if_rx" type veth peer name "$if_tx" &&
        ip link set "$if_rx" netns "$ns_rx" && ip link set "$if_tx" netns "$ns_tx" &&
        ip -n "$ns_rx" addr add $RX/24 dev "$if_rx" &&
@@ -77,8 +95,9 @@ slot_size = 64K
 frame_size = $FRAME
 queue_depth = $SLOTS
 memory = ${MEMORY:-host}
+sender_control = none
 CONF
-ip netns exec "$ns_rx" "$BUILD/fpgad" --config "$dir/fpgad.conf" 2>"$dir/fpgad.log" &
+$in_rx "$BUILD/fpgad" --config "$dir/fpgad.conf" 2>"$dir/fpgad.log" &
 pid=$!
 for _ in $(seq 100); do
 	[ -S "$dir/fpgad.sock" ] && break
@@ -116,17 +135,19 @@ delta() {
 	echo $((b - a))
 }
 
-# run_case NAME FAULT: send 300 frames at 1000 frames/s, every 7th faulted.
+# run_case NAME FAULT [SENDER OPTIONS]: send 300 frames at 1000 frames/s,
+# every 7th faulted.
 run_case() {
 	name=$1 fault=$2
+	shift 2
 	t0=$(date +%s.%N)
 	before=$(stats)
 	rkey=$(echo "$before" | jq -r '.net.rkey')
 	consume "$dir/$name.out" || { bad "$name: the consumer did not get its lease"; return; }
 	rkey=$(stats | jq -r '.net.rkey')
-	ip netns exec "$ns_tx" timeout 60 "$BUILD/net/hsb_sender" --to $RX:$port --from $TX \
+	$in_tx timeout 60 "$BUILD/net/hsb_sender" --to $RX:$port --from $TX \
 		--alt-from $ALT --qpn 0x4d2 --rkey "$rkey" --frame $FRAME --slots $SLOTS \
-		--count 300 --rate 1000 --fault "$fault" --every 7 >"$dir/$name.sent" 2>&1 ||
+		--count 300 --rate 1000 --fault "$fault" --every 7 "$@" >"$dir/$name.sent" 2>&1 ||
 		{ cat "$dir/$name.sent"; bad "$name: the sender failed"; }
 	wait $cpid
 	crc=$?
@@ -156,9 +177,16 @@ run_case() {
 	check "$name" "frames delivered + incomplete + no slot" $outcomes $((sent - merged))
 	case $fault in
 	none)
+		check "$name" "bad iCRC" "$(delta .net.bad_icrc)" 0
 		check "$name" "lost packets" "$lost" 0
 		check "$name" "late packets" "$late" 0
 		check "$name" "incomplete frames" "$inc" 0 ;;
+	bad-icrc)
+		# The packet is not used: lost, its frame never delivered.
+		check "$name" "bad iCRC" "$(delta .net.bad_icrc)" "$faulted"
+		check "$name" "lost packets" "$lost" "$faulted"
+		[ "$torn" -ge "$faulted" ] && ok "$name: $torn frames not delivered, $faulted faulted" ||
+			bad "$name: $torn frames not delivered, $faulted faulted" ;;
 	drop|lose-imm)
 		check "$name" "lost packets" "$lost" "$faulted"
 		check "$name" "late packets" "$late" 0
@@ -181,9 +209,13 @@ run_case() {
 	esac
 }
 
-for f in none drop dup reorder lose-imm bad-rkey bad-qpn wrong-sender; do
+for f in none drop dup reorder lose-imm bad-rkey bad-qpn wrong-sender bad-icrc; do
 	run_case "$f" "$f"
 done
+# Packets coalesced by the sender (UDP_SEGMENT), split again by fpgad
+# (UDP_GRO where the path keeps them whole): the same frames, the same counts.
+run_case gso none --gso
+run_case gso-drop drop --gso
 
 # A sender still writing to the ring of the lessee before is refused: each
 # lease gets a ring of its own with a new R_Key.
@@ -195,7 +227,7 @@ new=$(stats | jq -r '.net.rkey')
 [ "$old" != "$new" ] && ok "stale-rkey: a new lease has a new R_Key" ||
 	bad "stale-rkey: R_Key $old kept across leases"
 before=$(stats)
-ip netns exec "$ns_tx" timeout 60 "$BUILD/net/hsb_sender" --to $RX:$port --from $TX \
+$in_tx timeout 60 "$BUILD/net/hsb_sender" --to $RX:$port --from $TX \
 	--qpn 0x4d2 --rkey "$old" --frame $FRAME --slots $SLOTS --count 20 --rate 1000 \
 	>"$dir/stale.sent" 2>&1
 wait $cpid

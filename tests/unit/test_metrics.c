@@ -314,11 +314,13 @@ static void test_net_counters(void **state)
 	s.channels[1].st.network = true;
 	s.channels[1].st.net.lost_packets = 42;
 	s.channels[1].st.net.wrong_rkey = 7;
+	s.channels[1].st.net.bad_icrc = 3;
 	assert_int_equal(metrics_format(&s, &text, &len), 0);
 	assert_non_null(strstr(text, "# TYPE fpgad_channel_net_lost_packets_total counter\n"
 				     "fpgad_channel_net_lost_packets_total{channel=\"net0\",direction=\"c2h\"} 42\n"));
 	assert_non_null(strstr(text, "fpgad_channel_net_wrong_rkey_total{channel=\"net0\",direction=\"c2h\"} 7\n"));
 	assert_non_null(strstr(text, "fpgad_channel_net_kernel_drops_total{channel=\"net0\",direction=\"c2h\"} 0\n"));
+	assert_non_null(strstr(text, "fpgad_channel_net_bad_icrc_total{channel=\"net0\",direction=\"c2h\"} 3\n"));
 	assert_null(strstr(text, "fpgad_channel_net_packets_total{channel=\"cam0\""));
 	free(text);
 

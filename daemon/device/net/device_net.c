@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -26,12 +27,17 @@
 #include "clock.h"
 #include "device/device.h"
 #include "device/net/net.h"
+#include "device/net/roce_icrc.h"
 #include "futex.h"
 #include "service/log.h"
 
 #define NET_MAX_INFLIGHT 64	/* slots armed, receiving or done at once */
 #define NET_BATCH 64		/* datagrams per recvmmsg */
 #define NET_BUF (ROCE_MAX_PACKET + 1)	/* one more: a longer one is cut */
+#define NET_GRO_BUF 65536		/* datagrams coalesced by UDP GRO */
+/* SO_RXQ_OVFL's count, IP(V6)_PKTINFO's destination, UDP_GRO's segment. */
+#define NET_CTL (CMSG_SPACE(sizeof(uint32_t)) +			\
+		 CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(int)))
 #define NET_RCVBUF (64 << 20)
 #define NET_MAX_PINS 2		/* a new ring is pinned before the old goes */
 
@@ -45,6 +51,8 @@ struct net_pin {
 struct device_queue {
 	struct config_channel ch;
 	struct sockaddr_storage sender;	/* port 0: any port */
+	struct sockaddr_storage local;	/* bound */
+	size_t buf_size;		/* each datagram's buffer */
 	struct net_stats shown;		/* endpoint and target, for stats */
 	int fd;
 	int stop_fd;
@@ -66,7 +74,7 @@ struct device_queue {
 	struct mmsghdr msgs[NET_BATCH];
 	struct iovec iov[NET_BATCH];
 	struct sockaddr_storage from[NET_BATCH];
-	char ctl[NET_BATCH][CMSG_SPACE(sizeof(uint32_t))];
+	char ctl[NET_BATCH][NET_CTL];
 	unsigned char *bufs;
 };
 
@@ -146,16 +154,63 @@ static bool sender_ok(const struct device_queue *q,
 	       (!b->sin6_port || a->sin6_port == b->sin6_port);
 }
 
-/* The socket's count of datagrams the kernel dropped (SO_RXQ_OVFL). */
-static void note_kernel_drops(struct device_queue *q, struct msghdr *m)
+/*
+ * What the kernel says of datagram @m: the socket's count of datagrams it
+ * dropped (SO_RXQ_OVFL), the address it was sent to (IP_PKTINFO,
+ * IPV6_PKTINFO; the bound one when absent) with the bound port in
+ * *ret_dst, and the size of the segments UDP GRO coalesced (0: one).
+ */
+static void read_cmsgs(struct device_queue *q, struct msghdr *m,
+		       struct sockaddr_storage *ret_dst, unsigned *ret_seg)
 {
+	*ret_dst = q->local;
+	*ret_seg = 0;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
-		uint32_t v;
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+			uint32_t v;
 
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SO_RXQ_OVFL)
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			q->nf.cnt.kernel_drops = v;
+		} else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO &&
+			   ret_dst->ss_family == AF_INET) {
+			struct in_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			((struct sockaddr_in *)ret_dst)->sin_addr = pi.ipi_addr;
+		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO &&
+			   ret_dst->ss_family == AF_INET6) {
+			struct in6_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			((struct sockaddr_in6 *)ret_dst)->sin6_addr = pi.ipi6_addr;
+		} else if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+			int seg;
+
+			memcpy(&seg, CMSG_DATA(c), sizeof(seg));
+			*ret_seg = seg > 0 ? (unsigned)seg : 0;
+		}
+	}
+}
+
+/*
+ * The datagrams in @buf (@seg bytes each, the last one shorter, when UDP
+ * GRO coalesced them): their iCRC checked, then to the frame state.
+ */
+static void take_datagrams(struct device_queue *q, const unsigned char *buf,
+			   size_t len, size_t seg, const struct roce_flow *flow,
+			   uint64_t now)
+{
+	for (size_t off = 0; off < len; off += seg) {
+		size_t n = len - off < seg ? len - off : seg;
+
+		/* A runt is net_frame's to count as a bad packet. */
+		if (flow && n >= ROCE_MIN_PACKET &&
+		    roce_icrc_check(flow, buf + off, n) < 0) {
+			q->nf.cnt.packets++;
+			q->nf.cnt.bad_icrc++;
 			continue;
-		memcpy(&v, CMSG_DATA(c), sizeof(v));
-		q->nf.cnt.kernel_drops = v;
+		}
+		net_frame_packet(&q->nf, buf + off, n, now);
 	}
 }
 
@@ -176,10 +231,16 @@ static int receive_batch(struct device_queue *q)
 	before = q->nf.cnt.frames;
 	for (int i = 0; i < n; i++) {
 		struct msghdr *m = &q->msgs[i].msg_hdr;
+		size_t len = q->msgs[i].msg_len;
+		struct sockaddr_storage dst;
+		struct roce_flow flow;
+		unsigned seg;
 
-		note_kernel_drops(q, m);
+		read_cmsgs(q, m, &dst, &seg);
+		if (!seg || seg > len)
+			seg = len ? (unsigned)len : 1;
 		if (!sender_ok(q, &q->from[i])) {
-			q->nf.cnt.wrong_sender++;
+			q->nf.cnt.wrong_sender += (len + seg - 1) / seg;
 			continue;
 		}
 		if (m->msg_flags & MSG_TRUNC) {
@@ -187,8 +248,13 @@ static int receive_batch(struct device_queue *q)
 			q->nf.cnt.bad_packets++;
 			continue;
 		}
-		net_frame_packet(&q->nf, q->bufs + (size_t)i * NET_BUF,
-				 q->msgs[i].msg_len, now);
+		if (q->ch.icrc && roce_flow_from(&q->from[i], &dst, &flow) < 0) {
+			q->nf.cnt.packets++;
+			q->nf.cnt.bad_icrc++;
+			continue;
+		}
+		take_datagrams(q, q->bufs + (size_t)i * q->buf_size, len, seg,
+			       q->ch.icrc ? &flow : NULL, now);
 	}
 	before = q->nf.cnt.frames - before;
 	pthread_mutex_unlock(&q->lock);
@@ -269,6 +335,18 @@ static int net_socket(struct device_queue *q, const struct sockaddr_storage *loc
 	if (setsockopt(q->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one)) < 0)
 		log_warn("net: %s: SO_RXQ_OVFL: %s; the kernel's drops are not counted",
 			 q->ch.name, strerror(errno));
+	/* Where each datagram was sent to: the iCRC covers it. */
+	if ((local->ss_family == AF_INET6 ?
+	     setsockopt(q->fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one)) :
+	     setsockopt(q->fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one))) < 0) {
+		int r = -errno;
+
+		log_err("net: %s: packet info: %s", q->ch.name, strerror(-r));
+		return r;
+	}
+	if (q->ch.gro && setsockopt(q->fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) < 0)
+		log_notice("net: %s: UDP GRO: %s; datagrams come one by one",
+			   q->ch.name, strerror(errno));
 	if (bind(q->fd, (const struct sockaddr *)local,
 		 local->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
 						sizeof(struct sockaddr_in)) < 0) {
@@ -280,6 +358,7 @@ static int net_socket(struct device_queue *q, const struct sockaddr_storage *loc
 	}
 	if (getsockname(q->fd, (struct sockaddr *)&bound, &alen) < 0)
 		return -errno;
+	q->local = bound;
 	endpoint_name(&bound, q->shown.listen, sizeof(q->shown.listen));
 	return 0;
 }
@@ -319,14 +398,15 @@ static int net_queue_open(struct device *dev, const struct config_channel *ch,
 	fc.slot_size = ch->slot_size;
 	net_frame_init(&q->nf, &fc, &frame_ops, q);
 
-	q->bufs = malloc((size_t)NET_BATCH * NET_BUF);
+	q->buf_size = ch->gro ? NET_GRO_BUF : NET_BUF;
+	q->bufs = malloc((size_t)NET_BATCH * q->buf_size);
 	if (!q->bufs) {
 		r = -ENOMEM;
 		goto fail;
 	}
 	for (unsigned i = 0; i < NET_BATCH; i++) {
-		q->iov[i].iov_base = q->bufs + (size_t)i * NET_BUF;
-		q->iov[i].iov_len = NET_BUF;
+		q->iov[i].iov_base = q->bufs + (size_t)i * q->buf_size;
+		q->iov[i].iov_len = q->buf_size;
 		q->msgs[i].msg_hdr.msg_iov = &q->iov[i];
 		q->msgs[i].msg_hdr.msg_iovlen = 1;
 		q->msgs[i].msg_hdr.msg_name = &q->from[i];
