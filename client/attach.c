@@ -363,6 +363,9 @@ static void net_stats_from(const Fpgad__NetStats *n,
 	o->wrong_sender = n->wrong_sender;
 	o->kernel_drops = n->kernel_drops;
 	o->bad_icrc = n->bad_icrc;
+	snprintf(o->control, sizeof(o->control), "%s", n->control ? n->control : "");
+	o->control_acks = n->control_acks;
+	o->control_failures = n->control_failures;
 }
 
 int fpgad_channel_stats(fpgad_client *c, const char *name,

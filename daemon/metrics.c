@@ -87,6 +87,12 @@ static const struct stats_family net_counters[] = {
 	{ "fpgad_channel_net_bad_icrc_total",
 	  "Network channels: packets whose RoCE iCRC did not match, not used.",
 	  offsetof(struct channel_stats, net.bad_icrc) },
+	{ "fpgad_channel_net_control_acks_total",
+	  "Network channels: targets (a new ring's R_Key) the sender acknowledged.",
+	  offsetof(struct channel_stats, net.control_acks) },
+	{ "fpgad_channel_net_control_failures_total",
+	  "Network channels: targets the sender did not acknowledge after the retries, or refused.",
+	  offsetof(struct channel_stats, net.control_failures) },
 };
 
 /* struct histo fields. */

@@ -380,6 +380,9 @@ static Fpgad__NetStats *net_stats_message(const struct net_stats *ns,
 	o->wrong_sender = c->wrong_sender;
 	o->kernel_drops = c->kernel_drops;
 	o->bad_icrc = c->bad_icrc;
+	o->control = (char *)ns->control;
+	o->control_acks = c->control_acks;
+	o->control_failures = c->control_failures;
 	return o;
 }
 

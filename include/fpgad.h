@@ -423,6 +423,9 @@ struct fpgad_channel_stats {
 		uint64_t wrong_sender;	/* from another address: ignored */
 		uint64_t kernel_drops;	/* the socket's buffer overflowed */
 		uint64_t bad_icrc;	/* RoCE's iCRC wrong: not used */
+		char control[64];	/* where the sender is told its target */
+		uint64_t control_acks;	/* targets it acknowledged */
+		uint64_t control_failures; /* ... it did not, or refused */
 	} net;
 };
 

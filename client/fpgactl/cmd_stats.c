@@ -13,7 +13,7 @@
 /* A network channel's part of stats, as JSON. */
 static json_t *net_json(const struct fpgad_net_stats *n)
 {
-	return json_pack("{s:s, s:s, s:i, s:i, s:i, s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	return json_pack("{s:s, s:s, s:i, s:i, s:i, s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:I, s:I}",
 			 "listen", n->listen, "sender", n->sender,
 			 "mtu", (int)n->mtu, "payload", (int)n->payload,
 			 "qpn", (int)n->qpn, "rkey", (json_int_t)n->rkey,
@@ -31,7 +31,10 @@ static json_t *net_json(const struct fpgad_net_stats *n)
 			 "wrong_rkey", (json_int_t)n->wrong_rkey,
 			 "wrong_sender", (json_int_t)n->wrong_sender,
 			 "kernel_drops", (json_int_t)n->kernel_drops,
-			 "bad_icrc", (json_int_t)n->bad_icrc);
+			 "bad_icrc", (json_int_t)n->bad_icrc,
+			 "control", n->control,
+			 "control_acks", (json_int_t)n->control_acks,
+			 "control_failures", (json_int_t)n->control_failures);
 }
 
 static void net_print(const struct fpgad_net_stats *n)
@@ -41,6 +44,9 @@ static void net_print(const struct fpgad_net_stats *n)
 	printf("target      QPN 0x%x, R_Key 0x%08x, %u pages of %llu bytes from 0x%llx\n",
 	       n->qpn, n->rkey, n->pages, (unsigned long long)n->page_stride,
 	       (unsigned long long)n->va_base);
+	printf("control     told at %s: %llu acknowledged, %llu not\n", n->control,
+	       (unsigned long long)n->control_acks,
+	       (unsigned long long)n->control_failures);
 	printf("packets     %llu (%llu payload bytes), %llu lost, %llu late or duplicated\n",
 	       (unsigned long long)n->packets, (unsigned long long)n->payload_bytes,
 	       (unsigned long long)n->lost_packets, (unsigned long long)n->late_packets);

@@ -10,9 +10,11 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
+#include <netpacket/packet.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -27,6 +29,7 @@
 #include "clock.h"
 #include "device/device.h"
 #include "device/net/net.h"
+#include "device/net/net_control.h"
 #include "device/net/roce_icrc.h"
 #include "futex.h"
 #include "service/log.h"
@@ -40,6 +43,8 @@
 		 CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(int)))
 #define NET_RCVBUF (64 << 20)
 #define NET_MAX_PINS 2		/* a new ring is pinned before the old goes */
+#define NET_CTL_TRIES 5		/* requests sent before giving up */
+#define NET_CTL_RETRY_MS 200	/* between them */
 
 struct net_pin {
 	bool used;
@@ -58,6 +63,18 @@ struct device_queue {
 	int stop_fd;
 	pthread_t thread;
 	bool thread_started;
+
+	/* Telling the sender its target (net_control.h). */
+	int ctl_fd;			/* -1: sender_control = none */
+	int wake_fd;			/* wakes the receiving thread */
+	struct net_target target;	/* q->lock */
+	bool ctl_pending;		/* q->lock: a new target to send */
+	bool ctl_busy;			/* receiving thread: waiting for its ack */
+	uint16_t ctl_seq;
+	uint32_t ctl_rkey;		/* the request's */
+	unsigned ctl_tries;
+	uint64_t ctl_next_ns;
+	uint8_t ctl_req[NET_CTL_REQUEST];
 
 	pthread_mutex_t lock;
 	struct net_pin pins[NET_MAX_PINS];
@@ -263,13 +280,97 @@ static int receive_batch(struct device_queue *q)
 	return n;
 }
 
+/* --- telling the sender its target (receiving thread) ------------------ */
+
+/* The request under way was not acknowledged (q->lock held). */
+static void control_failed(struct device_queue *q, const char *when)
+{
+	q->ctl_busy = false;
+	q->nf.cnt.control_failures++;
+	log_warn("net: %s: the sender at %s did not acknowledge its target (R_Key 0x%08x) %s: it writes elsewhere until configured (fpgactl stats shows the target; sender_control says where fpgad sends it)",
+		 q->ch.name, q->shown.control, q->ctl_rkey, when);
+}
+
+/* A new target (net_pin): a new request; then a try when one is due. */
+static void control_step(struct device_queue *q, uint64_t now)
+{
+	pthread_mutex_lock(&q->lock);
+	/* One not acknowledged when a new ring comes: it failed too. */
+	if (q->ctl_pending && q->ctl_busy)
+		control_failed(q, "before the next ring");
+	if (q->ctl_pending) {
+		q->ctl_pending = false;
+		q->ctl_busy = true;
+		q->ctl_seq++;
+		q->ctl_tries = 0;
+		q->ctl_next_ns = now;
+		q->ctl_rkey = q->target.rkey;
+		net_ctl_request(&q->target, q->ctl_seq, q->ctl_req);
+	}
+	if (q->ctl_busy && now >= q->ctl_next_ns && q->ctl_tries == NET_CTL_TRIES)
+		control_failed(q, "after its retries");
+	pthread_mutex_unlock(&q->lock);
+	if (!q->ctl_busy || now < q->ctl_next_ns)
+		return;
+	/* Lost or refused on the way: the next try says it again. */
+	if (send(q->ctl_fd, q->ctl_req, sizeof(q->ctl_req), 0) < 0)
+		log_debug("net: %s: to the sender's control port: %s", q->ch.name,
+			  strerror(errno));
+	q->ctl_tries++;
+	q->ctl_next_ns = now + (uint64_t)NET_CTL_RETRY_MS * 1000000u;
+}
+
+/* The sender's replies: the acknowledgement of the request under way. */
+static void control_replies(struct device_queue *q)
+{
+	uint8_t buf[512], status;
+	ssize_t n;
+
+	while ((n = recv(q->ctl_fd, buf, sizeof(buf), MSG_DONTWAIT)) >= 0 ||
+	       errno == ECONNREFUSED) {
+		int r;
+
+		if (n < 0 || !q->ctl_busy)
+			continue;
+		r = net_ctl_reply(buf, (size_t)n, q->ctl_seq, &status);
+		if (r == -EAGAIN)
+			continue;
+		pthread_mutex_lock(&q->lock);
+		q->ctl_busy = false;
+		if (r == 0) {
+			q->nf.cnt.control_acks++;
+			log_info("net: %s: the sender at %s took its target: R_Key 0x%08x",
+				 q->ch.name, q->shown.control, q->ctl_rkey);
+		} else {
+			q->nf.cnt.control_failures++;
+			log_warn("net: %s: the sender at %s refused its target (status 0x%02x)",
+				 q->ch.name, q->shown.control, status);
+		}
+		pthread_mutex_unlock(&q->lock);
+	}
+}
+
+/* How long poll() may sleep: until the next try, or for ever. */
+static int control_timeout(const struct device_queue *q)
+{
+	uint64_t now = clock_now_ns();
+
+	if (!q->ctl_busy)
+		return -1;
+	return q->ctl_next_ns <= now ? 0 :
+	       (int)((q->ctl_next_ns - now + 999999) / 1000000);
+}
+
 static void *net_receive_main(void *arg)
 {
 	struct device_queue *q = arg;
-	struct pollfd p[2] = {
+	struct pollfd p[4] = {
 		{ .fd = q->fd, .events = POLLIN },
 		{ .fd = q->stop_fd, .events = POLLIN },
+		{ .fd = q->wake_fd, .events = POLLIN },
+		{ .fd = q->ctl_fd, .events = POLLIN },
 	};
+	uint64_t v;
 	int r;
 
 	for (;;) {
@@ -278,13 +379,21 @@ static void *net_receive_main(void *arg)
 			;
 		if (r < 0 && r != -EAGAIN && r != -EINTR)
 			log_warn("net: %s: receive: %s", q->ch.name, strerror(-r));
-		if (poll(p, 2, -1) < 0 && errno != EINTR) {
+		if (q->ctl_fd >= 0)
+			control_step(q, clock_now_ns());
+		if (poll(p, q->ctl_fd >= 0 ? 4 : 2, control_timeout(q)) < 0 &&
+		    errno != EINTR) {
 			log_err("net: %s: poll: %s; receiving stops", q->ch.name,
 				strerror(errno));
 			break;
 		}
 		if (p[1].revents)
 			break;
+		if (q->ctl_fd >= 0 && (p[2].revents & POLLIN) &&
+		    read(q->wake_fd, &v, sizeof(v)) < 0)
+			log_debug("net: %s: wake: %s", q->ch.name, strerror(errno));
+		if (q->ctl_fd >= 0 && p[3].revents)
+			control_replies(q);
 	}
 	return NULL;
 }
@@ -363,6 +472,82 @@ static int net_socket(struct device_queue *q, const struct sockaddr_storage *loc
 	return 0;
 }
 
+/* The MAC address of the interface that holds IPv4 address @ip. */
+static void local_mac(uint32_t ip, uint8_t mac[6])
+{
+	struct ifaddrs *all, *a, *b;
+
+	memset(mac, 0, 6);
+	if (getifaddrs(&all) < 0)
+		return;
+	for (a = all; a; a = a->ifa_next) {
+		if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET ||
+		    ((struct sockaddr_in *)(void *)a->ifa_addr)->sin_addr.s_addr != ip)
+			continue;
+		for (b = all; b; b = b->ifa_next)
+			if (b->ifa_addr && b->ifa_addr->sa_family == AF_PACKET &&
+			    !strcmp(a->ifa_name, b->ifa_name))
+				memcpy(mac, ((struct sockaddr_ll *)(void *)b->ifa_addr)->sll_addr, 6);
+		break;
+	}
+	freeifaddrs(all);
+}
+
+/*
+ * The socket fpgad tells the sender its target on: connected to
+ * sender_control (the sender's address at port 8192 when empty), from
+ * the address the sender is told to write to.  None for "none".
+ */
+static int control_open(struct device_queue *q)
+{
+	const struct config_channel *ch = &q->ch;
+	struct sockaddr_storage to, from;
+	socklen_t len = sizeof(from);
+	struct sockaddr_in *in = (void *)&to;
+
+	if (!strcmp(ch->sender_control, "none")) {
+		snprintf(q->shown.control, sizeof(q->shown.control), "none");
+		return 0;
+	}
+	if (ch->sender_control[0]) {
+		if (config_parse_endpoint(ch->sender_control, true, &to) < 0)
+			return -EINVAL;	/* config_load() refused it already */
+	} else {
+		to = q->sender;
+		in->sin_port = htons(NET_CTL_PORT);
+	}
+	endpoint_name(&to, q->shown.control, sizeof(q->shown.control));
+	/* HSB's registers hold an IPv4 host address. */
+	if (to.ss_family != AF_INET || q->local.ss_family != AF_INET) {
+		log_notice("net: %s: the sender is not told its target over IPv6: configure it by hand (fpgactl stats shows the target)",
+			   ch->name);
+		snprintf(q->shown.control, sizeof(q->shown.control), "none");
+		return 0;
+	}
+	q->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	q->ctl_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (q->wake_fd < 0 || q->ctl_fd < 0 ||
+	    connect(q->ctl_fd, (struct sockaddr *)&to, sizeof(*in)) < 0 ||
+	    getsockname(q->ctl_fd, (struct sockaddr *)&from, &len) < 0) {
+		int r = -errno;
+
+		log_err("net: %s: the socket to the sender's control port %s: %s",
+			ch->name, q->shown.control, strerror(-r));
+		return r;
+	}
+	/* Where it writes: the bound address, or the one towards it. */
+	q->target.host_ip = ntohl(((struct sockaddr_in *)&q->local)->sin_addr.s_addr);
+	if (!q->target.host_ip)
+		q->target.host_ip = ntohl(((struct sockaddr_in *)&from)->sin_addr.s_addr);
+	local_mac(htonl(q->target.host_ip), q->target.host_mac);
+	q->target.host_port = ntohs(((struct sockaddr_in *)&q->local)->sin_port);
+	q->target.qpn = ch->qpn;
+	q->target.layout = q->shown.layout;
+	q->target.frame_size = (uint32_t)ch->frame_size;
+	q->target.payload = q->shown.payload;
+	return 0;
+}
+
 static void net_queue_close(struct device_queue *q);
 
 static int net_queue_open(struct device *dev, const struct config_channel *ch,
@@ -379,7 +564,7 @@ static int net_queue_open(struct device *dev, const struct config_channel *ch,
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
-	q->fd = q->stop_fd = -1;
+	q->fd = q->stop_fd = q->ctl_fd = q->wake_fd = -1;
 	q->ch = *ch;
 	pthread_mutex_init(&q->lock, NULL);
 	if (config_parse_endpoint(ch->listen, true, &local) < 0 ||
@@ -413,6 +598,9 @@ static int net_queue_open(struct device *dev, const struct config_channel *ch,
 		q->msgs[i].msg_hdr.msg_control = q->ctl[i];
 	}
 	r = net_socket(q, &local);
+	if (r < 0)
+		goto fail;
+	r = control_open(q);
 	if (r < 0)
 		goto fail;
 	q->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -458,6 +646,10 @@ static void net_queue_close(struct device_queue *q)
 		close(q->stop_fd);
 	if (q->fd >= 0)
 		close(q->fd);
+	if (q->ctl_fd >= 0)
+		close(q->ctl_fd);
+	if (q->wake_fd >= 0)
+		close(q->wake_fd);
 	free(q->bufs);
 	pthread_mutex_destroy(&q->lock);
 	free(q);
@@ -504,8 +696,14 @@ static int net_pin(struct device_queue *q, const struct dev_region *r,
 	/* A new ring: a new key, and the sender starts over. */
 	q->shown.rkey = new_rkey(q);
 	net_frame_restart(&q->nf, q->shown.rkey);
+	/* The sender is told (the receiving thread sends, retries). */
+	q->target.rkey = q->shown.rkey;
+	q->ctl_pending = q->ctl_fd >= 0;
 	*ret_handle = (uint64_t)p->gen << 32 | (uint64_t)(p - q->pins + 1);
 	pthread_mutex_unlock(&q->lock);
+	if (q->ctl_fd >= 0 && eventfd_write(q->wake_fd, 1) < 0)
+		log_warn("net: %s: cannot wake the receiving thread: %s", q->ch.name,
+			 strerror(errno));
 	log_debug("net: %s: ring pinned, R_Key 0x%08x", q->ch.name, q->shown.rkey);
 	return 0;
 }

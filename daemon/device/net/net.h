@@ -38,6 +38,7 @@
 struct net_stats {
 	char listen[64];		/* bound ADDRESS:PORT (the real port) */
 	char sender[64];		/* the only sender accepted */
+	char control[64];		/* where it is told its target, or "none" */
 	unsigned mtu;
 	uint32_t payload;		/* bytes per packet the sender sends */
 	uint32_t qpn;
