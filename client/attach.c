@@ -343,6 +343,8 @@ static void net_stats_from(const Fpgad__NetStats *n,
 
 	ret_stats->network = true;
 	snprintf(o->listen, sizeof(o->listen), "%s", n->listen);
+	snprintf(o->source, sizeof(o->source), "%s", n->source ? n->source : "");
+	snprintf(o->interface, sizeof(o->interface), "%s", n->interface ? n->interface : "");
 	snprintf(o->sender, sizeof(o->sender), "%s", n->sender);
 	o->mtu = n->mtu;
 	o->payload = n->payload;

@@ -381,6 +381,7 @@ static Fpgad__NetStats *net_stats_message(const struct net_stats *ns,
 	o->kernel_drops = c->kernel_drops;
 	o->bad_icrc = c->bad_icrc;
 	o->control = (char *)ns->control;
+	o->interface = (char *)ns->interface;
 	o->control_acks = c->control_acks;
 	o->control_failures = c->control_failures;
 	return o;

@@ -403,6 +403,8 @@ struct fpgad_channel_stats {
 	bool network;
 	struct fpgad_net_stats {
 		char listen[64];	/* bound ADDRESS:PORT */
+		char source[8];		/* "udp" */
+		char interface[16];	/* holding that address; "any" */
 		char sender[64];	/* the only sender accepted */
 		uint32_t mtu;
 		uint32_t payload;	/* bytes per packet the sender sends */

@@ -10,33 +10,6 @@
 #include "channel_counters.h"
 #include "fpgactl.h"
 
-/* A network channel's part of stats, as JSON. */
-static json_t *net_json(const struct fpgad_net_stats *n)
-{
-	return json_pack("{s:s, s:s, s:i, s:i, s:i, s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:I, s:I}",
-			 "listen", n->listen, "sender", n->sender,
-			 "mtu", (int)n->mtu, "payload", (int)n->payload,
-			 "qpn", (int)n->qpn, "rkey", (json_int_t)n->rkey,
-			 "va_base", (json_int_t)n->va_base,
-			 "page_stride", (json_int_t)n->page_stride,
-			 "pages", (int)n->pages,
-			 "packets", (json_int_t)n->packets,
-			 "payload_bytes", (json_int_t)n->payload_bytes,
-			 "lost_packets", (json_int_t)n->lost_packets,
-			 "late_packets", (json_int_t)n->late_packets,
-			 "incomplete_frames", (json_int_t)n->incomplete_frames,
-			 "no_slot_frames", (json_int_t)n->no_slot_frames,
-			 "bad_packets", (json_int_t)n->bad_packets,
-			 "wrong_qp", (json_int_t)n->wrong_qp,
-			 "wrong_rkey", (json_int_t)n->wrong_rkey,
-			 "wrong_sender", (json_int_t)n->wrong_sender,
-			 "kernel_drops", (json_int_t)n->kernel_drops,
-			 "bad_icrc", (json_int_t)n->bad_icrc,
-			 "control", n->control,
-			 "control_acks", (json_int_t)n->control_acks,
-			 "control_failures", (json_int_t)n->control_failures);
-}
-
 static void net_print(const struct fpgad_net_stats *n)
 {
 	printf("network     udp on %s from %s, MTU %u (%u-byte packets)\n",
@@ -82,7 +55,7 @@ int fpgactl_stats(fpgad_client *c, const struct fpgactl_opts *o)
 		json_object_set_new(j, "latency_frames",
 				    json_integer((json_int_t)st.latency_frames));
 		if (st.network)
-			json_object_set_new(j, "net", net_json(&st.net));
+			json_object_set_new(j, "net", fpgactl_net_json(&st.net));
 		fpgactl_print_json(j);
 		return 0;
 	}

@@ -422,6 +422,38 @@ static const char *endpoint_name(const struct sockaddr_storage *a, char *buf,
 	return buf;
 }
 
+/* The interface holding the bound address into @ret, "any" for the wildcard. */
+static void local_interface(const struct sockaddr_storage *a, char *ret, size_t len)
+{
+	struct ifaddrs *all, *i;
+
+	snprintf(ret, len, "?");
+	if ((a->ss_family == AF_INET &&
+	     ((const struct sockaddr_in *)a)->sin_addr.s_addr == htonl(INADDR_ANY)) ||
+	    (a->ss_family == AF_INET6 &&
+	     IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)a)->sin6_addr))) {
+		snprintf(ret, len, "any");
+		return;
+	}
+	if (getifaddrs(&all) < 0)
+		return;
+	for (i = all; i; i = i->ifa_next) {
+		const struct sockaddr *ia = i->ifa_addr;
+
+		if (!ia || ia->sa_family != a->ss_family)
+			continue;
+		if (ia->sa_family == AF_INET ?
+		    ((const struct sockaddr_in *)(const void *)ia)->sin_addr.s_addr ==
+		    ((const struct sockaddr_in *)a)->sin_addr.s_addr :
+		    !memcmp(&((const struct sockaddr_in6 *)(const void *)ia)->sin6_addr,
+			    &((const struct sockaddr_in6 *)a)->sin6_addr, 16)) {
+			snprintf(ret, len, "%s", i->ifa_name);
+			break;
+		}
+	}
+	freeifaddrs(all);
+}
+
 /* The socket: bound, a large receive buffer, the kernel's drop counter. */
 static int net_socket(struct device_queue *q, const struct sockaddr_storage *local)
 {
@@ -469,6 +501,7 @@ static int net_socket(struct device_queue *q, const struct sockaddr_storage *loc
 		return -errno;
 	q->local = bound;
 	endpoint_name(&bound, q->shown.listen, sizeof(q->shown.listen));
+	local_interface(&bound, q->shown.interface, sizeof(q->shown.interface));
 	return 0;
 }
 
