@@ -86,10 +86,12 @@ fi
 
 FRAME=60000
 SLOTS=16
-# start_fpgad CONTROL: a new fpgad (its own runtime folder, $url) whose
-# channel tells the sender its target at CONTROL (sender_control); its
-# bound data port in $port.
+# start_fpgad CONTROL [KEY=VALUE]: a new fpgad (its own runtime folder,
+# $url) whose channel tells the sender its target at CONTROL
+# (sender_control), with one more key if given; its bound data port in
+# $port.
 n_fpgad=0
+fpgad_key=	# one more key for the fpgad of run_case
 start_fpgad() {
 	n_fpgad=$((n_fpgad + 1))
 	rt=$dir/rt$n_fpgad
@@ -110,6 +112,7 @@ frame_size = $FRAME
 queue_depth = $SLOTS
 memory = ${MEMORY:-host}
 sender_control = $1
+${2:-}
 CONF
 	$in_rx "$BUILD/fpgad" --config "$rt/fpgad.conf" 2>"$rt/fpgad.log" &
 	pid=$!
@@ -185,7 +188,7 @@ run_case() {
 	start_sender "$dir/$name.sent" --alt-from $ALT --count 300 --rate 1000 \
 		--fault "$fault" --every 7 "$@"
 	[ -n "$cport" ] || { cat "$dir/$name.sent"; bad "$name: the sender has no control port"; return; }
-	start_fpgad "$TX:$cport"
+	start_fpgad "$TX:$cport" "$fpgad_key"
 	before=$(stats)
 	consume "$dir/$name.out" || { bad "$name: the consumer did not get its lease"; return; }
 	wait $spid || { cat "$dir/$name.sent"; bad "$name: the sender failed"; }
@@ -201,7 +204,7 @@ run_case() {
 	foreign=$(field "$dir/$name.sent" foreign_packets)
 	good=$(field "$dir/$name.out" good)
 	kd=$(delta .net.kernel_drops)
-	echo "net: $name: $(cat "$dir/$name.sent"); consumer $(tail -1 "$dir/$name.out"); $(echo "$(date +%s.%N) - $t0" | bc 2>/dev/null) s"
+	echo "net: $name: $(tail -1 "$dir/$name.sent"); consumer $(tail -1 "$dir/$name.out"); $(echo "$(date +%s.%N) - $t0" | bc 2>/dev/null) s"
 	[ "$crc" = 0 ] && [ "$(field "$dir/$name.out" bad)" = 0 ] &&
 		ok "$name: no torn or stale frame reached the consumer as good" ||
 		bad "$name: the consumer found bad frames (exit $crc): $(tail -2 "$dir/$name.out")"
@@ -260,6 +263,10 @@ done
 # (UDP_GRO where the path keeps them whole): the same frames, the same counts.
 run_case gso none --gso
 run_case gso-drop drop --gso
+# A sender that sends no iCRC, served by a channel told so (icrc = no).
+fpgad_key="icrc = no"
+run_case no-icrc none --no-icrc
+fpgad_key=
 
 # Configured by flags from fpgactl stats (sender_control = none).
 start_fpgad none
