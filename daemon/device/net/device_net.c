@@ -505,24 +505,18 @@ static int net_socket(struct device_queue *q, const struct sockaddr_storage *loc
 	return 0;
 }
 
-/* The MAC address of the interface that holds IPv4 address @ip. */
-static void local_mac(uint32_t ip, uint8_t mac[6])
+/* The MAC address of interface @name (zeros when it has none). */
+static void local_mac(const char *name, uint8_t mac[6])
 {
-	struct ifaddrs *all, *a, *b;
+	struct ifaddrs *all, *i;
 
 	memset(mac, 0, 6);
 	if (getifaddrs(&all) < 0)
 		return;
-	for (a = all; a; a = a->ifa_next) {
-		if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET ||
-		    ((struct sockaddr_in *)(void *)a->ifa_addr)->sin_addr.s_addr != ip)
-			continue;
-		for (b = all; b; b = b->ifa_next)
-			if (b->ifa_addr && b->ifa_addr->sa_family == AF_PACKET &&
-			    !strcmp(a->ifa_name, b->ifa_name))
-				memcpy(mac, ((struct sockaddr_ll *)(void *)b->ifa_addr)->sll_addr, 6);
-		break;
-	}
+	for (i = all; i; i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_PACKET &&
+		    !strcmp(i->ifa_name, name))
+			memcpy(mac, ((struct sockaddr_ll *)(void *)i->ifa_addr)->sll_addr, 6);
 	freeifaddrs(all);
 }
 
@@ -537,6 +531,7 @@ static int control_open(struct device_queue *q)
 	struct sockaddr_storage to, from;
 	socklen_t len = sizeof(from);
 	struct sockaddr_in *in = (void *)&to;
+	char ifname[16];
 
 	if (!strcmp(ch->sender_control, "none")) {
 		snprintf(q->shown.control, sizeof(q->shown.control), "none");
@@ -569,10 +564,11 @@ static int control_open(struct device_queue *q)
 		return r;
 	}
 	/* Where it writes: the bound address, or the one towards it. */
-	q->target.host_ip = ntohl(((struct sockaddr_in *)&q->local)->sin_addr.s_addr);
-	if (!q->target.host_ip)
-		q->target.host_ip = ntohl(((struct sockaddr_in *)&from)->sin_addr.s_addr);
-	local_mac(htonl(q->target.host_ip), q->target.host_mac);
+	if (((struct sockaddr_in *)&q->local)->sin_addr.s_addr != htonl(INADDR_ANY))
+		from = q->local;
+	q->target.host_ip = ntohl(((struct sockaddr_in *)&from)->sin_addr.s_addr);
+	local_interface(&from, ifname, sizeof(ifname));
+	local_mac(ifname, q->target.host_mac);
 	q->target.host_port = ntohs(((struct sockaddr_in *)&q->local)->sin_port);
 	q->target.qpn = ch->qpn;
 	q->target.layout = q->shown.layout;
