@@ -66,10 +66,10 @@ endif
 
 ifeq ($(STATIC),1)
 DEP_LIBS := -Wl,-Bstatic -lnng -lmbedtls -lmbedx509 -lmbedcrypto -luv_a \
-	-lprotobuf-c -linih -ljansson -Wl,-Bdynamic -lsystemd -lpthread -ldl -lrt -lm
+	-lprotobuf-c -linih -ljansson -lz -Wl,-Bdynamic -lsystemd -lpthread -ldl -lrt -lm
 else
 DEP_LIBS := -lnng -lmbedtls -lmbedx509 -lmbedcrypto -luv -lprotobuf-c -linih \
-	-ljansson -lsystemd -lpthread -lrt -lm
+	-ljansson -lz -lsystemd -lpthread -lrt -lm
 endif
 CLIENT_LIBS := -lnng -lmbedtls -lmbedx509 -lmbedcrypto -lprotobuf-c -lpthread -lrt
 
@@ -113,6 +113,8 @@ DEBS := build-essential pkg-config libsystemd-dev libprotobuf-c-dev \
 	libjansson-dev libmbedtls-dev valgrind clang libclang-rt-14-dev jq psmisc openssl \
 	linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static \
 	libdrm-dev kmod cpio passwd
+# zlib: the CRC-32 of RoCE v2's iCRC (daemon/device/net/roce_icrc.c).
+DEBS += zlib1g-dev
 # promtool, which checks fpgad's Prometheus exposition (tests/integration/test_metrics.c).
 # No Debian package ships it alone; deps installs packages with services
 # kept from starting (policy-rc.d), so no Prometheus server comes up.

@@ -343,6 +343,8 @@ static void net_stats_from(const Fpgad__NetStats *n,
 
 	ret_stats->network = true;
 	snprintf(o->listen, sizeof(o->listen), "%s", n->listen);
+	snprintf(o->source, sizeof(o->source), "%s", n->source ? n->source : "");
+	snprintf(o->interface, sizeof(o->interface), "%s", n->interface ? n->interface : "");
 	snprintf(o->sender, sizeof(o->sender), "%s", n->sender);
 	o->mtu = n->mtu;
 	o->payload = n->payload;
@@ -362,6 +364,10 @@ static void net_stats_from(const Fpgad__NetStats *n,
 	o->wrong_rkey = n->wrong_rkey;
 	o->wrong_sender = n->wrong_sender;
 	o->kernel_drops = n->kernel_drops;
+	o->bad_icrc = n->bad_icrc;
+	snprintf(o->control, sizeof(o->control), "%s", n->control ? n->control : "");
+	o->control_acks = n->control_acks;
+	o->control_failures = n->control_failures;
 }
 
 int fpgad_channel_stats(fpgad_client *c, const char *name,

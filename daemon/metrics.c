@@ -85,6 +85,15 @@ static const struct stats_family net_counters[] = {
 	{ "fpgad_channel_net_kernel_drops_total",
 	  "Network channels: datagrams the kernel dropped, the socket's buffer full (SO_RXQ_OVFL).",
 	  offsetof(struct channel_stats, net.kernel_drops) },
+	{ "fpgad_channel_net_bad_icrc_total",
+	  "Network channels: packets whose RoCE iCRC did not match, not used.",
+	  offsetof(struct channel_stats, net.bad_icrc) },
+	{ "fpgad_channel_net_control_acks_total",
+	  "Network channels: targets (a new ring's R_Key) the sender acknowledged.",
+	  offsetof(struct channel_stats, net.control_acks) },
+	{ "fpgad_channel_net_control_failures_total",
+	  "Network channels: targets the sender did not acknowledge after the retries, or refused.",
+	  offsetof(struct channel_stats, net.control_failures) },
 };
 
 /* struct histo fields. */
@@ -364,6 +373,30 @@ static void format_states(FILE *f, const struct metrics_snapshot *snap)
 	}
 }
 
+/* Network channels' endpoints and senders, as labels of one gauge. */
+static void format_net_info(FILE *f, const struct metrics_snapshot *snap)
+{
+	family(f, "fpgad_channel_net_info", "gauge",
+	       "Network channels: the source, the interface holding the local address, the local address and port, MTU, QPN and sender; always 1.");
+	for (unsigned i = 0; i < snap->n_channels; i++) {
+		const struct metrics_channel *mc = &snap->channels[i];
+		char mtu[16], qpn[16];
+
+		if (!mc->st.network)
+			continue;
+		snprintf(mtu, sizeof(mtu), "%u", mc->net.mtu);
+		snprintf(qpn, sizeof(qpn), "0x%x", mc->net.qpn);
+		channel_sample(f, "fpgad_channel_net_info", mc);
+		label(f, "source", source_kind_name(SOURCE_UDP), false);
+		label(f, "interface", mc->net.interface, false);
+		label(f, "listen", mc->net.listen, false);
+		label(f, "mtu", mtu, false);
+		label(f, "qpn", qpn, false);
+		label(f, "sender", mc->net.sender, false);
+		fputs("} 1\n", f);
+	}
+}
+
 /* @net_only: the network channels' samples only. */
 static void format_counter(FILE *f, const struct metrics_snapshot *snap,
 			   const struct stats_family *c, bool net_only)
@@ -413,6 +446,7 @@ int metrics_format(const struct metrics_snapshot *snap, char **ret_text,
 	for (unsigned c = 0; c < snap->n_channels; c++) {
 		if (!snap->channels[c].st.network)
 			continue;
+		format_net_info(f, snap);
 		for (size_t i = 0; i < sizeof(net_counters) / sizeof(net_counters[0]); i++)
 			format_counter(f, snap, &net_counters[i], true);
 		break;
@@ -492,6 +526,8 @@ void metrics_collect(struct daemon *d, struct metrics_snapshot *ret_snap)
 		channel_get_stats(ch, &s->channels[i].st);
 		s->channels[i].memory = memory_kind_name(s->channels[i].st.memory);
 		s->channels[i].mode = transfer_mode_name(s->channels[i].st.mode);
+		if (s->channels[i].st.network)
+			channel_net_stats(ch, &s->channels[i].net);
 		s->pinned_bytes += channel_pinned_bytes(ch);
 	}
 }

@@ -27,6 +27,7 @@
 
 #include "channel/channel.h"
 #include "config/config.h"
+#include "device/net/net.h"
 #include "topology/p2p.h"
 #include "xfer/xfer.h"
 
@@ -41,6 +42,7 @@ struct metrics_channel {
 	const char *memory;		/* "host", "cuda" */
 	const char *mode;		/* "host", "gpudirect", "bounce" */
 	struct channel_stats st;
+	struct net_stats net;		/* st.network: endpoint and sender */
 };
 
 /* The process, as Prometheus' client libraries export it. */

@@ -379,6 +379,11 @@ static Fpgad__NetStats *net_stats_message(const struct net_stats *ns,
 	o->wrong_rkey = c->wrong_rkey;
 	o->wrong_sender = c->wrong_sender;
 	o->kernel_drops = c->kernel_drops;
+	o->bad_icrc = c->bad_icrc;
+	o->control = (char *)ns->control;
+	o->interface = (char *)ns->interface;
+	o->control_acks = c->control_acks;
+	o->control_failures = c->control_failures;
 	return o;
 }
 

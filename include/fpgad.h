@@ -403,6 +403,8 @@ struct fpgad_channel_stats {
 	bool network;
 	struct fpgad_net_stats {
 		char listen[64];	/* bound ADDRESS:PORT */
+		char source[8];		/* "udp" */
+		char interface[16];	/* holding that address; "any" */
 		char sender[64];	/* the only sender accepted */
 		uint32_t mtu;
 		uint32_t payload;	/* bytes per packet the sender sends */
@@ -422,6 +424,10 @@ struct fpgad_channel_stats {
 		uint64_t wrong_rkey;	/* with another (stale) key: ignored */
 		uint64_t wrong_sender;	/* from another address: ignored */
 		uint64_t kernel_drops;	/* the socket's buffer overflowed */
+		uint64_t bad_icrc;	/* RoCE's iCRC wrong: not used */
+		char control[64];	/* where the sender is told its target */
+		uint64_t control_acks;	/* targets it acknowledged */
+		uint64_t control_failures; /* ... it did not, or refused */
 	} net;
 };
 

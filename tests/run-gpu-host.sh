@@ -66,6 +66,11 @@ echo "== CUDA in fpgad under PR_SET_MDWE (MemoryDenyWriteExecute= without system
 tests/gpu/mdwe.sh "$BUILD" >> "$S" 2>&1
 echo "mdwe: exit $?" >> "$S"
 
+echo "== network source: UDP frames into a GPU ring (bounce), loopback" >> "$S"
+MEMORY=cuda NETNS=0 BUILD=$BUILD tests/net/run.sh > "$OUT/logs/net-cuda.log" 2>&1
+echo "net (cuda, loopback): exit $?" >> "$S"
+grep -E 'FAIL|SKIP|passed' "$OUT/logs/net-cuda.log" >> "$S"
+
 echo "== several cards: two sim cards on two GPUs, a verifying consumer each" >> "$S"
 tests/bench/multigpu.sh "$BUILD" suite >> "$S" 2>&1
 echo "multigpu: exit $? (77: skipped)" >> "$S"

@@ -10,29 +10,6 @@
 #include "channel_counters.h"
 #include "fpgactl.h"
 
-/* A network channel's part of stats, as JSON. */
-static json_t *net_json(const struct fpgad_net_stats *n)
-{
-	return json_pack("{s:s, s:s, s:i, s:i, s:i, s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
-			 "listen", n->listen, "sender", n->sender,
-			 "mtu", (int)n->mtu, "payload", (int)n->payload,
-			 "qpn", (int)n->qpn, "rkey", (json_int_t)n->rkey,
-			 "va_base", (json_int_t)n->va_base,
-			 "page_stride", (json_int_t)n->page_stride,
-			 "pages", (int)n->pages,
-			 "packets", (json_int_t)n->packets,
-			 "payload_bytes", (json_int_t)n->payload_bytes,
-			 "lost_packets", (json_int_t)n->lost_packets,
-			 "late_packets", (json_int_t)n->late_packets,
-			 "incomplete_frames", (json_int_t)n->incomplete_frames,
-			 "no_slot_frames", (json_int_t)n->no_slot_frames,
-			 "bad_packets", (json_int_t)n->bad_packets,
-			 "wrong_qp", (json_int_t)n->wrong_qp,
-			 "wrong_rkey", (json_int_t)n->wrong_rkey,
-			 "wrong_sender", (json_int_t)n->wrong_sender,
-			 "kernel_drops", (json_int_t)n->kernel_drops);
-}
-
 static void net_print(const struct fpgad_net_stats *n)
 {
 	printf("network     udp on %s from %s, MTU %u (%u-byte packets)\n",
@@ -40,14 +17,18 @@ static void net_print(const struct fpgad_net_stats *n)
 	printf("target      QPN 0x%x, R_Key 0x%08x, %u pages of %llu bytes from 0x%llx\n",
 	       n->qpn, n->rkey, n->pages, (unsigned long long)n->page_stride,
 	       (unsigned long long)n->va_base);
+	printf("control     told at %s: %llu acknowledged, %llu not\n", n->control,
+	       (unsigned long long)n->control_acks,
+	       (unsigned long long)n->control_failures);
 	printf("packets     %llu (%llu payload bytes), %llu lost, %llu late or duplicated\n",
 	       (unsigned long long)n->packets, (unsigned long long)n->payload_bytes,
 	       (unsigned long long)n->lost_packets, (unsigned long long)n->late_packets);
 	printf("incomplete  %llu frames (never delivered), %llu with no free slot (dropped)\n",
 	       (unsigned long long)n->incomplete_frames,
 	       (unsigned long long)n->no_slot_frames);
-	printf("refused     %llu bad, %llu wrong QPN, %llu wrong R_Key, %llu wrong sender; kernel dropped %llu\n",
-	       (unsigned long long)n->bad_packets, (unsigned long long)n->wrong_qp,
+	printf("refused     %llu bad, %llu bad iCRC, %llu wrong QPN, %llu wrong R_Key, %llu wrong sender; kernel dropped %llu\n",
+	       (unsigned long long)n->bad_packets, (unsigned long long)n->bad_icrc,
+	       (unsigned long long)n->wrong_qp,
 	       (unsigned long long)n->wrong_rkey, (unsigned long long)n->wrong_sender,
 	       (unsigned long long)n->kernel_drops);
 }
@@ -74,7 +55,7 @@ int fpgactl_stats(fpgad_client *c, const struct fpgactl_opts *o)
 		json_object_set_new(j, "latency_frames",
 				    json_integer((json_int_t)st.latency_frames));
 		if (st.network)
-			json_object_set_new(j, "net", net_json(&st.net));
+			json_object_set_new(j, "net", fpgactl_net_json(&st.net));
 		fpgactl_print_json(j);
 		return 0;
 	}

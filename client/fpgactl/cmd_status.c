@@ -125,6 +125,17 @@ static void print_card(const struct fpgad_card *c)
 	       ": below what card and slot can do" : "");
 }
 
+/* The network channels' table under the channels'. */
+static void print_net(fpgad_client *c, const struct fpgad_status *s)
+{
+	const char *names[64];
+	unsigned n = 0;
+
+	for (uint32_t i = 0; i < s->n_channels && n < 64; i++)
+		names[n++] = s->channels[i].name;
+	fpgactl_net_table(c, names, n);
+}
+
 json_t *fpgactl_status_json(const struct fpgad_status *s)
 {
 	json_t *j = json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:I, s:o, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:s}",
@@ -161,7 +172,10 @@ int fpgactl_status(fpgad_client *c, const struct fpgactl_opts *o)
 	if (r < 0)
 		return fpgactl_fail(c, "status", r);
 	if (o->json) {
-		fpgactl_print_json(fpgactl_status_json(s));
+		json_t *j = fpgactl_status_json(s);
+
+		fpgactl_net_annotate(c, json_object_get(j, "channels"));
+		fpgactl_print_json(j);
 		fpgad_status_free(s);
 		return 0;
 	}
@@ -201,6 +215,7 @@ int fpgactl_status(fpgad_client *c, const struct fpgactl_opts *o)
 		       (unsigned long long)ch->frames,
 		       (unsigned long long)ch->drops, ch->lessees);
 	}
+	print_net(c, s);
 	fpgad_status_free(s);
 	return 0;
 }

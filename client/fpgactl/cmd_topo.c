@@ -46,7 +46,7 @@ static json_t *rate_json(double bps)
 	return fpgactl_json_num(bps > 0 ? bps : NAN);
 }
 
-static void print_json(const struct fpgad_topology *t)
+static void print_json(fpgad_client *cl, const struct fpgad_topology *t)
 {
 	json_t *gpus = json_array(), *chans = json_array();
 
@@ -75,6 +75,7 @@ static void print_json(const struct fpgad_topology *t)
 			"gpudirect_bps", rate_json(c->gpudirect_bps),
 			"bounce_bps", rate_json(c->bounce_bps)));
 	}
+	fpgactl_net_annotate(cl, chans);
 	fpgactl_print_json(json_pack("{s:s, s:b, s:o, s:b, s:s, s:s, s:s, s:o, s:o}",
 				     "card", t->card, "simulated", t->simulated,
 				     "card_end", end_json(&t->card_end),
@@ -102,7 +103,7 @@ static const char *rate_text(double bps, char *buf, size_t len)
 	return buf;
 }
 
-static void print_text(const struct fpgad_topology *t)
+static void print_text(fpgad_client *cl, const struct fpgad_topology *t)
 {
 	const struct fpgad_topo_end *ce = &t->card_end;
 	char n1[16], n2[16];
@@ -164,6 +165,14 @@ static void print_text(const struct fpgad_topology *t)
 			       c->mode_reason);
 		}
 	}
+	if (t->n_channels) {
+		const char *names[64];
+		unsigned n = 0;
+
+		for (uint32_t i = 0; i < t->n_channels && n < 64; i++)
+			names[n++] = t->channels[i].name;
+		fpgactl_net_table(cl, names, n);
+	}
 	printf("\nLegend:\n");
 	for (size_t i = 0; i < sizeof(legend) / sizeof(legend[0]); i++)
 		printf("  %s\n", legend[i]);
@@ -177,9 +186,9 @@ int fpgactl_topo(fpgad_client *c, const struct fpgactl_opts *o)
 	if (r < 0)
 		return fpgactl_fail(c, "topo", r);
 	if (o->json)
-		print_json(t);
+		print_json(c, t);
 	else
-		print_text(t);
+		print_text(c, t);
 	fpgad_topology_free(t);
 	return 0;
 }

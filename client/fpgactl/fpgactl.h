@@ -107,6 +107,12 @@ int fpgactl_version(fpgad_client *c, const struct fpgactl_opts *o);
 struct json_t *fpgactl_status_json(const struct fpgad_status *s);
 /* cmd_hosts.c: status of every --url, one row each; 1 if any is unreachable. */
 int fpgactl_status_hosts(const struct fpgactl_opts *o);
+/* net_rows.c: network channels: their stats as JSON (a new reference), a
+ * "net" object in each network channel of the JSON array @chans, and the
+ * table of the network channels among @names (nothing when none). */
+struct json_t *fpgactl_net_json(const struct fpgad_net_stats *n);
+void fpgactl_net_annotate(fpgad_client *c, struct json_t *chans);
+void fpgactl_net_table(fpgad_client *c, const char *const *names, unsigned n);
 /* cmd_stats.c: one channel's counters, and its reset. */
 int fpgactl_stats(fpgad_client *c, const struct fpgactl_opts *o);
 int fpgactl_reset(fpgad_client *c, const struct fpgactl_opts *o);

@@ -84,7 +84,13 @@ int channel_renew_ring(struct channel *ch)
 {
 	struct mem_region *old = ch->mem, *fresh;
 	uint64_t old_pin = ch->pin;
-	bool repin = ch->mode != MODE_BOUNCE;
+	bool bounce = ch->mode == MODE_BOUNCE;
+	/*
+	 * A network sender's R_Key belongs to the pin: in bounce mode the
+	 * staging is pinned anew too, so that a sender still writing for the
+	 * lessee before is refused, not copied into the new lessee's ring.
+	 */
+	bool repin = !bounce || ch->ops->sender_paced;
 	int r;
 
 	r = ch->mops->alloc(old->size, ch->cfg.gpu, ch->cfg.name,
@@ -92,7 +98,7 @@ int channel_renew_ring(struct channel *ch)
 	if (r < 0)
 		return r;
 	ch->mem = fresh;
-	r = repin ? pin_ring(ch) : 0;
+	r = !repin ? 0 : bounce ? pin_host(ch, ch->staging) : pin_ring(ch);
 	if (r < 0) {
 		ch->mem = old;
 		ch->pin = old_pin;

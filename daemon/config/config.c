@@ -62,6 +62,8 @@ static const struct config_channel default_channel = {
 	.policy = POLICY_DROP_OLDEST,
 	.mtu = 1500,
 	.qpn = 0x100,
+	.icrc = 1,
+	.gro = 1,
 };
 
 void config_defaults(struct config *cfg)
@@ -178,6 +180,7 @@ static const char *const pacing_names[] = { "hybrid", "wait" };
 static const char *const auto_choice_names[] = { "measure", "first" };
 static const char *const source_names[] = { "card", "udp" };
 static const char *const numa_names[] = { "auto", "off" };
+static const char *const yes_no_names[] = { "no", "yes" };
 static const char *const level_names[] = {
 	[LOG_ERR] = "err", [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
 	[LOG_INFO] = "info", [LOG_DEBUG] = "debug",
@@ -364,6 +367,9 @@ static const struct key channel_keys[] = {
 	KU(struct config_channel, mtu, 256, 9216),
 	KU(struct config_channel, qpn, 2, 0xffffff),
 	KU(struct config_channel, rkey, 0, ~0u),
+	KE(struct config_channel, icrc, yes_no_names),
+	KE(struct config_channel, gro, yes_no_names),
+	KS(struct config_channel, sender_control),
 };
 
 static int apply_key(struct parse_state *ps, const char *section,
@@ -693,7 +699,8 @@ int config_parse_endpoint(const char *s, bool need_port,
 /* The rules of a network channel's keys, each at the line of its key. */
 static void check_net_channel(struct parse_state *ps, unsigned i)
 {
-	static const char *const net_keys[] = { "listen", "sender", "mtu", "qpn", "rkey" };
+	static const char *const net_keys[] = { "listen", "sender", "mtu", "qpn", "rkey",
+						"icrc", "gro", "sender_control" };
 	const struct config *cfg = ps->cfg;
 	const struct config_channel *ch = &cfg->channels[i];
 	struct sockaddr_storage a;
@@ -720,6 +727,11 @@ static void check_net_channel(struct parse_state *ps, unsigned i)
 		report(ps, channel_line(cfg, i, "sender"),
 		       "[channel %s] sender: '%s' is not the sender's ADDRESS or ADDRESS:PORT (numeric): a network channel takes packets from its sender only",
 		       ch->name, ch->sender);
+	if (ch->sender_control[0] && strcmp(ch->sender_control, "none") &&
+	    config_parse_endpoint(ch->sender_control, true, &a) < 0)
+		report(ps, channel_line(cfg, i, "sender_control"),
+		       "[channel %s] sender_control: '%s' is not ADDRESS:PORT (numeric) or none: fpgad tells the sender its target there",
+		       ch->name, ch->sender_control);
 }
 
 /* The cross-key rules of channel @i, each at the line of its key. */

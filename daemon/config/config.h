@@ -134,6 +134,9 @@ struct config_channel {
 	unsigned mtu;			/* the sender's, for its payload size */
 	unsigned qpn;			/* the QP number the sender writes to */
 	unsigned rkey;			/* 0 = a new random key for each ring */
+	int icrc;			/* check RoCE's iCRC: 1 (yes) or 0 */
+	int gro;			/* UDP GRO on the socket: 1 (yes) or 0 */
+	char sender_control[64];	/* ADDRESS:PORT, "none", "" = sender:8192 */
 };
 
 enum config_section {

@@ -6,7 +6,10 @@
 # fast as it goes, SECONDS each) over loopback, alternately, RUNS times.
 # Prints payload Gbit/s of both, their ratio, and payload Gbit/s per core
 # of the receiving thread (fpgad's net-CHANNEL thread; the loop's own),
-# then the mean ratio with its spread.  Figures, never assertions.
+# then the mean ratio with its spread.  Then UDP GRO: the sender sends
+# coalesced (--gso, UDP_SEGMENT) to a channel with gro = yes and to one
+# with gro = no (the kernel splits the datagrams before the socket), and
+# the ratio of the two.  Figures, never assertions.
 #
 # Environment: BUILD (build), RUNS (3), SECONDS (2), FRAME (1048576),
 # MTU (9000), MEMORY (host, or cuda: bounce into a GPU ring).
@@ -42,7 +45,11 @@ slot_size = $(( (FRAME + 4095) / 4096 * 4096 ))
 frame_size = $FRAME
 queue_depth = $SLOTS
 memory = ${MEMORY:-host}
+sender_control = none
 CONF
+# The same channel without UDP GRO, for its row.
+sed -n '/^\[channel net0\]/,$p' "$dir/fpgad.conf" |
+	sed 's/^\[channel net0\]/[channel net1]/; $a gro = no' >> "$dir/fpgad.conf"
 "$BUILD/fpgad" --config "$dir/fpgad.conf" 2>"$dir/fpgad.log" &
 pid=$!
 for _ in $(seq 100); do
@@ -50,23 +57,46 @@ for _ in $(seq 100); do
 	sleep 0.05
 done
 url="ipc://$dir/fpgad.sock"
-stats() { "$BUILD/fpgactl" --url "$url" --json stats net0; }
+stats() { "$BUILD/fpgactl" --url "$url" --json stats "${1:-net0}"; }
 port=$(stats | jq -r '.net.listen' | sed 's/.*://')
+port1=$(stats net1 | jq -r '.net.listen' | sed 's/.*://')
 [ -n "$port" ] || { cat "$dir/fpgad.log"; echo "bench-net: fpgad did not start"; exit 1; }
-# CPU ticks of fpgad's receiving thread.
+# CPU ticks of fpgad's receiving thread of channel $1 (net0).
 net_ticks() {
 	for t in /proc/$pid/task/*; do
-		[ "$(cat "$t/comm")" = net-net0 ] && awk '{ print $14 + $15 }' "$t/stat"
+		[ "$(cat "$t/comm")" = "net-${1:-net0}" ] && awk '{ print $14 + $15 }' "$t/stat"
 	done
 }
+# send PORT [SENDER OPTIONS]: the seconds it sent for.
 send() {
-	"$BUILD/net/hsb_sender" --to 127.0.0.1:"$1" --frame "$FRAME" --slots $SLOTS \
-		--mtu "$MTU" --rkey 0x5eed --seconds "$SECONDS_" | sed -n 's/.*seconds=\([0-9.]*\).*/\1/p'
+	p=$1
+	shift
+	"$BUILD/net/hsb_sender" --to 127.0.0.1:"$p" --frame "$FRAME" --slots $SLOTS \
+		--mtu "$MTU" --rkey 0x5eed --seconds "$SECONDS_" "$@" |
+		sed -n 's/.*seconds=\([0-9.]*\).*/\1/p'
+}
+# through CHANNEL PORT [SENDER OPTIONS]: "GBIT PER_CORE" delivered by fpgad,
+# a consumer holding the lease (releasing at once).
+through() {
+	ch=$1 p=$2
+	shift 2
+	"$BUILD/net/net_consumer" "$url" "$ch" --idle-ms 500 --verify 0 > "$dir/cons.out" 2>&1 &
+	cpid=$!
+	for _ in $(seq 100); do grep -q '^leased' "$dir/cons.out" && break; sleep 0.02; done
+	b0=$(stats "$ch" | jq '.net.payload_bytes')
+	t0=$(net_ticks "$ch")
+	fs=$(send "$p" "$@")
+	wait $cpid
+	b1=$(stats "$ch" | jq '.net.payload_bytes')
+	t1=$(net_ticks "$ch")
+	fcpu=$(echo "scale=3; ($t1 - $t0) / $tck" | bc)
+	echo "$(gbit $((b1 - b0)) "$fs") $( [ "$fcpu" != 0 ] && gbit $((b1 - b0)) "$fcpu" || echo '?')"
 }
 gbit() { echo "scale=3; $1 * 8 / $2 / 1000000000" | bc; }
 
 echo "bench-net: $RUNS runs of $SECONDS_ s, $FRAME-byte frames, MTU $MTU, loopback, $(nproc) CPUs"
 ratios=
+gros=
 for i in $(seq "$RUNS"); do
 	# The bare loop.
 	"$BUILD/bench/bench_recv" 127.0.0.1 > "$dir/bare.out" &
@@ -78,27 +108,28 @@ for i in $(seq "$RUNS"); do
 	bb=$(sed -n 's/.*payload_bytes=\([0-9]*\).*/\1/p' "$dir/bare.out")
 	bcpu=$(sed -n 's/.*cpu_seconds=\([0-9.]*\).*/\1/p' "$dir/bare.out")
 
-	# fpgad, a consumer holding the lease (releasing at once).
-	"$BUILD/net/net_consumer" "$url" net0 --idle-ms 500 --verify 0 > "$dir/cons.out" 2>&1 &
-	cpid=$!
-	for _ in $(seq 100); do grep -q '^leased' "$dir/cons.out" && break; sleep 0.02; done
-	b0=$(stats | jq '.net.payload_bytes')
-	t0=$(net_ticks)
-	fs=$(send "$port")
-	wait $cpid
-	b1=$(stats | jq '.net.payload_bytes')
-	t1=$(net_ticks)
-	fb=$((b1 - b0))
-	fcpu=$(echo "scale=3; ($t1 - $t0) / $tck" | bc)
-
+	set -- $(through net0 "$port")
+	ours=$1 percore=$2
 	bare=$(gbit "$bb" "$bs")
-	ours=$(gbit "$fb" "$fs")
 	ratio=$(echo "scale=3; $ours / $bare" | bc)
 	ratios="$ratios $ratio"
-	echo "bench-net: run $i: bare recvmmsg $bare Gbit/s ($(gbit "$bb" "$bcpu") per core); fpgad $ours Gbit/s delivered ($( [ "$fcpu" != 0 ] && gbit "$fb" "$fcpu" || echo '?') per core of net-net0); ratio $ratio; consumer: $(tail -1 "$dir/cons.out")"
+	echo "bench-net: run $i: bare recvmmsg $bare Gbit/s ($(gbit "$bb" "$bcpu") per core); fpgad $ours Gbit/s delivered ($percore per core of net-net0); ratio $ratio; consumer: $(tail -1 "$dir/cons.out")"
+
+	# Coalesced datagrams, with and without UDP GRO on fpgad's socket.
+	set -- $(through net0 "$port" --gso)
+	gro=$1 grocore=$2
+	set -- $(through net1 "$port1" --gso)
+	nogro=$1 nogrocore=$2
+	r=$(echo "scale=3; $gro / $nogro" | bc)
+	gros="$gros $r"
+	echo "bench-net: run $i: sender --gso: fpgad with UDP GRO $gro Gbit/s ($grocore per core), without $nogro Gbit/s ($nogrocore per core); ratio $r"
 done
-echo "$ratios" | tr ' ' '\n' | sed '/^$/d' | sort -n | awk '{ v[NR] = $1; s += $1 }
-	END { printf "bench-net: fpgad / bare recvmmsg: mean %.3f, spread %.3f..%.3f over %d runs\n", s / NR, v[1], v[NR], NR }'
+spread() {
+	echo "$2" | tr ' ' '\n' | sed '/^$/d' | sort -n | awk -v what="$1" '{ v[NR] = $1; s += $1 }
+		END { printf "bench-net: %s: mean %.3f, spread %.3f..%.3f over %d runs\n", what, s / NR, v[1], v[NR], NR }'
+}
+spread "fpgad / bare recvmmsg" "$ratios"
+spread "fpgad with UDP GRO / without (sender --gso)" "$gros"
 kill -TERM "$pid"
 wait "$pid"
 pid=

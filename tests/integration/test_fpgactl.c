@@ -283,6 +283,61 @@ static void test_version_json(void **state)
 }
 
 /*
+ * status and topo show a network channel's endpoint and its sender's
+ * packets beside the card channels, as a table and (--json) as the
+ * channel's "net" object, the one stats --json gives; a card channel has
+ * none.
+ */
+static void test_network_rows(void **state)
+{
+	struct fpgad_proc p;
+	char out[65536], listen[64];
+	json_t *st, *j, *ch;
+	size_t i;
+
+	(void)state;
+	harness_start_ok(&p, "[channel cam]\nmemory = host\nslots = 4\n"
+			 "[channel net0]\nsource = udp\nlisten = 127.0.0.1:0\n"
+			 "sender = 127.0.0.1\nsender_control = none\nmtu = 9000\n"
+			 "qpn = 0x4d2\nmemory = host\nslots = 4\nslot_size = 64K\n"
+			 "frame_size = 60000\n", NULL);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "--json stats net0"), 0);
+	st = parse_json(out);
+	snprintf(listen, sizeof(listen), "%s",
+		 json_string_value(json_object_get(json_object_get(st, "net"), "listen")));
+	assert_non_null(strstr(listen, "127.0.0.1:"));
+
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "status"), 0);
+	assert_non_null(strstr(out, "NETWORK"));
+	assert_non_null(strstr(out, "INCOMPLETE"));
+	assert_non_null(strstr(out, listen));
+	assert_non_null(strstr(out, "0x4d2"));
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "topo"), 0);
+	assert_non_null(strstr(out, listen));
+
+	for (int topo = 0; topo < 2; topo++) {
+		assert_int_equal(fpgactl(&p, out, sizeof(out), topo ? "--json topo" :
+					 "--json status"), 0);
+		j = parse_json(out);
+		json_array_foreach(json_object_get(j, "channels"), i, ch) {
+			json_t *net = json_object_get(ch, "net");
+
+			if (strcmp(json_string_value(json_object_get(ch, "name")), "net0")) {
+				assert_null(net);
+				continue;
+			}
+			assert_true(json_equal(net, json_object_get(st, "net")));
+			assert_string_equal(json_string_value(json_object_get(net, "source")), "udp");
+			assert_string_equal(json_string_value(json_object_get(net, "interface")), "lo");
+			assert_int_equal(json_integer_value(json_object_get(net, "mtu")), 9000);
+		}
+		json_decref(j);
+	}
+	json_decref(st);
+	harness_stop_ok(&p);
+}
+
+/*
  * The largest count of significant digits of a number with a fraction
  * in @text ("1380000000.0": 3, "0.0004123": 4, "999.9876543": 10).
  */
@@ -485,6 +540,7 @@ int main(void)
 		cmocka_unit_test(test_json_numbers),
 		cmocka_unit_test(test_progress),
 		cmocka_unit_test(test_bench),
+		cmocka_unit_test(test_network_rows),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

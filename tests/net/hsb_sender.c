@@ -8,6 +8,8 @@
  *   hsb_sender --to ADDR:PORT --frame BYTES --slots N [--from ADDR]
  *              [--mtu N] [--qpn N] [--rkey N] [--count N] [--rate FPS]
  *              [--seconds S] [--fault KIND --every K [--alt-from ADDR]]
+ *              [--gso] [--no-icrc]
+ *   hsb_sender --control PORT [--configs N] [--no-ack] [--from ADDR] ...
  *
  * --frame and --slots are the channel's frame_size and slots (the target
  * layout follows from them, net_layout()).  A fault hits every K-th frame:
@@ -18,6 +20,18 @@
  *   bad-rkey   a foreign frame with another R_Key is sent before it
  *   bad-qpn    a foreign frame to another QP is sent before it
  *   wrong-sender  a foreign frame from --alt-from is sent before it
+ *   bad-icrc   a payload byte of its second packet changes after its iCRC
+ * Every packet carries RoCE v2's iCRC (roce_icrc.h), as an FPGA's do;
+ * --no-icrc leaves it zero.  --gso sends runs of packets of one size as
+ * one datagram the kernel cuts (UDP_SEGMENT), as a fast sender does.
+ *
+ * --control PORT (0: any free one): the sender learns its target from the
+ * host, as an FPGA does (docs/net-control.md; hsb_control.h): it listens
+ * on PORT (printing "control ADDR:PORT"), acknowledges each request, and
+ * starts sending at the N-th (--configs, 1) to the host address, QPN,
+ * R_Key and pages it was told; a later one changes its target between
+ * frames.  --to, --qpn, --rkey, --frame, --slots, --mtu are not needed
+ * then.  --no-ack never answers (a sender that cannot be reached).
  * Foreign frames use their own PSNs and frame numbers: they stand for
  * another sender.  At the end one line: what was sent, for the test to
  * check fpgad's counters against.
@@ -26,6 +40,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <netinet/udp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,14 +52,16 @@
 #include "clock.h"
 #include "config/config.h"
 #include "device/net/net.h"
+#include "device/net/roce_icrc.h"
 #include "fpgad_simframe.h"
+#include "hsb_control.h"
 #include "hsb_tx.h"
 
 enum fault { F_NONE, F_DROP, F_DUP, F_REORDER, F_LOSE_IMM, F_BAD_RKEY,
-	     F_BAD_QPN, F_WRONG_SENDER };
+	     F_BAD_QPN, F_WRONG_SENDER, F_BAD_ICRC };
 static const char *const fault_names[] = {
 	"none", "drop", "dup", "reorder", "lose-imm", "bad-rkey", "bad-qpn",
-	"wrong-sender",
+	"wrong-sender", "bad-icrc",
 };
 
 struct opts {
@@ -55,26 +73,38 @@ struct opts {
 	unsigned rate;
 	double seconds;
 	enum fault fault;
+	bool gso, icrc;
+	const char *control;
+	unsigned configs;
+	bool no_ack;
 };
 
 struct sender {
 	struct opts o;
 	int fd, alt_fd;
+	struct roce_flow flow, alt_flow;	/* what each socket's iCRC covers */
 	uint8_t *pkts;			/* one frame's packets */
 	size_t *lens;
 	struct mmsghdr *msgs;
 	struct iovec *iov;
+	char (*gso_ctl)[CMSG_SPACE(sizeof(uint16_t))];
 	void *frame, *pattern;
 	uint64_t pattern_size;
 	uint64_t sent_frames, sent_packets, faulted, foreign_packets;
+	int ctl_fd;
+	struct hsb_regs regs;
+	unsigned configs;		/* requests taken */
+	uint16_t last_seq;		/* the last one's sequence number */
+	bool have_seq;
 };
 
 static int usage(void)
 {
 	fprintf(stderr, "usage: hsb_sender --to ADDR:PORT --frame BYTES --slots N [--from ADDR]\n"
 		"  [--mtu N] [--qpn N] [--rkey N] [--count N] [--rate FPS] [--seconds S]\n"
-		"  [--fault drop|dup|reorder|lose-imm|bad-rkey|bad-qpn|wrong-sender --every K\n"
-		"   [--alt-from ADDR]]\n");
+		"  [--fault drop|dup|reorder|lose-imm|bad-rkey|bad-qpn|wrong-sender|bad-icrc\n"
+		"   --every K [--alt-from ADDR]] [--gso] [--no-icrc]\n"
+		"       hsb_sender --control PORT [--configs N] [--no-ack] [--from ADDR] ...\n");
 	return 2;
 }
 
@@ -87,11 +117,14 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "qpn", 1, NULL, 'q' }, { "rkey", 1, NULL, 'k' },
 		{ "count", 1, NULL, 'n' }, { "rate", 1, NULL, 'r' },
 		{ "seconds", 1, NULL, 'S' }, { "fault", 1, NULL, 'x' },
-		{ "every", 1, NULL, 'e' }, { 0 },
+		{ "every", 1, NULL, 'e' }, { "gso", 0, NULL, 'g' },
+		{ "no-icrc", 0, NULL, 'I' }, { "control", 1, NULL, 'C' },
+		{ "configs", 1, NULL, 'N' }, { "no-ack", 0, NULL, 'A' }, { 0 },
 	};
 	int c;
 
-	*o = (struct opts){ .mtu = 1500, .qpn = 0x100, .every = 1 };
+	*o = (struct opts){ .mtu = 1500, .qpn = 0x100, .every = 1, .icrc = true,
+			    .configs = 1 };
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 't': o->to = optarg; break;
@@ -106,6 +139,11 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'r': o->rate = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'S': o->seconds = strtod(optarg, NULL); break;
 		case 'e': o->every = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'g': o->gso = true; break;
+		case 'I': o->icrc = false; break;
+		case 'C': o->control = optarg; break;
+		case 'N': o->configs = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'A': o->no_ack = true; break;
 		case 'x':
 			o->fault = F_NONE;
 			for (unsigned i = 0; i < sizeof(fault_names) / sizeof(*fault_names); i++)
@@ -118,6 +156,9 @@ static int parse(int argc, char **argv, struct opts *o)
 			return usage();
 		}
 	}
+	/* Told by the host: its target comes later. */
+	if (o->control && !o->to)
+		o->to = "", o->slots = 1, o->frame = o->frame ? o->frame : FPGAD_SIMFRAME_HDR_SIZE;
 	if (!o->to || o->frame < FPGAD_SIMFRAME_HDR_SIZE || !o->slots || !o->every ||
 	    roce_payload_size(o->mtu) == 0 || (!o->count && o->seconds <= 0) ||
 	    (o->fault == F_WRONG_SENDER && !o->alt_from))
@@ -125,8 +166,11 @@ static int parse(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-/* A UDP socket to @to, from @from (any address when NULL). */
-static int open_socket(const char *to, const char *from)
+/*
+ * A UDP socket to @to, from @from (any address when NULL); *ret_flow: its
+ * addresses and ports, for the iCRC.
+ */
+static int open_socket(const char *to, const char *from, struct roce_flow *ret_flow)
 {
 	struct sockaddr_storage dst, src;
 	int fd, size = 16 << 20;
@@ -154,16 +198,69 @@ static int open_socket(const char *to, const char *from)
 		close(fd);
 		return -1;
 	}
+	len = sizeof(src);
+	if (getsockname(fd, (struct sockaddr *)&src, &len) < 0 ||
+	    roce_flow_from(&src, &dst, ret_flow) < 0) {
+		fprintf(stderr, "hsb_sender: %s: no flow for the iCRC\n", to);
+		close(fd);
+		return -1;
+	}
 	return fd;
+}
+
+#define GSO_MAX_SEGS 64		/* the kernel's UDP_MAX_SEGMENTS */
+#define GSO_MAX_BYTES 65000	/* an IP datagram's payload, with room */
+
+/*
+ * Packets @order[i..) as one GSO datagram in s->msgs[*m]: a run of packets
+ * of one size, the last one maybe shorter.  Returns the next packet.
+ */
+static unsigned gso_run(struct sender *s, const unsigned *order, unsigned i,
+			unsigned n, unsigned m)
+{
+	struct msghdr *h = &s->msgs[m].msg_hdr;
+	size_t seg = s->lens[order[i]], total = 0;
+	unsigned k = i;
+	struct cmsghdr *c;
+
+	*h = (struct msghdr){ .msg_iov = &s->iov[i], .msg_control = s->gso_ctl[m],
+			      .msg_controllen = sizeof(s->gso_ctl[m]) };
+	while (k < n && k - i < GSO_MAX_SEGS && total + s->lens[order[k]] <= GSO_MAX_BYTES &&
+	       s->lens[order[k]] <= seg) {
+		bool shorter = s->lens[order[k]] < seg;
+
+		s->iov[k].iov_base = s->pkts + (size_t)order[k] * ROCE_MAX_PACKET;
+		s->iov[k].iov_len = s->lens[order[k]];
+		total += s->lens[order[k]];
+		k++;
+		if (shorter)
+			break;
+	}
+	h->msg_iovlen = k - i;
+	c = CMSG_FIRSTHDR(h);
+	c->cmsg_level = SOL_UDP;
+	c->cmsg_type = UDP_SEGMENT;
+	c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+	*(uint16_t *)(void *)CMSG_DATA(c) = (uint16_t)seg;
+	return k;
 }
 
 /* Send packets @order[0..n) of the built frame on @fd. */
 static int send_packets(struct sender *s, int fd, const unsigned *order, unsigned n)
 {
-	for (unsigned i = 0; i < n; i++) {
-		s->iov[i].iov_base = s->pkts + (size_t)order[i] * ROCE_MAX_PACKET;
-		s->iov[i].iov_len = s->lens[order[i]];
-		s->msgs[i].msg_hdr = (struct msghdr){ .msg_iov = &s->iov[i], .msg_iovlen = 1 };
+	unsigned m = 0;
+
+	if (s->o.gso) {
+		for (unsigned i = 0; i < n; m++)
+			i = gso_run(s, order, i, n, m);
+		n = m;
+	} else {
+		for (unsigned i = 0; i < n; i++) {
+			s->iov[i].iov_base = s->pkts + (size_t)order[i] * ROCE_MAX_PACKET;
+			s->iov[i].iov_len = s->lens[order[i]];
+			s->msgs[i].msg_hdr = (struct msghdr){ .msg_iov = &s->iov[i],
+							      .msg_iovlen = 1 };
+		}
 	}
 	for (unsigned done = 0; done < n;) {
 		int r = sendmmsg(fd, s->msgs + done, n - done, 0);
@@ -179,15 +276,20 @@ static int send_packets(struct sender *s, int fd, const unsigned *order, unsigne
 	return 0;
 }
 
-/* Build frame @seq's packets with @t; returns how many. */
-static unsigned build(struct sender *s, const struct hsb_tx *t, uint64_t seq)
+/* Build frame @seq's packets with @t, for @flow; returns how many. */
+static unsigned build(struct sender *s, const struct hsb_tx *t, uint64_t seq,
+		      const struct roce_flow *flow)
 {
 	unsigned n = hsb_tx_packets(t, s->o.frame);
 
 	fpgad_simframe_fill(s->frame, s->o.frame, seq, 0, s->pattern, s->pattern_size);
-	for (unsigned i = 0; i < n; i++)
-		s->lens[i] = hsb_tx_packet(t, s->frame, s->o.frame, i,
-					   s->pkts + (size_t)i * ROCE_MAX_PACKET);
+	for (unsigned i = 0; i < n; i++) {
+		uint8_t *p = s->pkts + (size_t)i * ROCE_MAX_PACKET;
+
+		s->lens[i] = hsb_tx_packet(t, s->frame, s->o.frame, i, p);
+		if (s->o.icrc)
+			roce_icrc_seal(flow, p, s->lens[i]);
+	}
 	return n;
 }
 
@@ -197,6 +299,7 @@ static int send_foreign(struct sender *s, const struct hsb_tx *good)
 	struct hsb_tx t = *good;
 	unsigned order[4096], n;
 	int fd = s->fd;
+	const struct roce_flow *flow = &s->flow;
 
 	t.psn = (good->psn + 0x400000) & ROCE_PSN_MASK;
 	t.frame_number = good->frame_number + 0x4000;
@@ -205,8 +308,8 @@ static int send_foreign(struct sender *s, const struct hsb_tx *good)
 	else if (s->o.fault == F_BAD_QPN)
 		t.qpn = (t.qpn + 1) & ROCE_QPN_MASK;
 	else
-		fd = s->alt_fd;
-	n = build(s, &t, t.frame_number);
+		fd = s->alt_fd, flow = &s->alt_flow;
+	n = build(s, &t, t.frame_number, flow);
 	for (unsigned i = 0; i < n; i++)
 		order[i] = i;
 	s->foreign_packets += n;
@@ -217,10 +320,15 @@ static int send_frame(struct sender *s, struct hsb_tx *t, uint64_t seq, bool hit
 {
 	unsigned order[4096 + 1], n, k = 0;
 
-	if (hit && s->o.fault >= F_BAD_RKEY && send_foreign(s, t) < 0)
+	if (hit && s->o.fault >= F_BAD_RKEY && s->o.fault <= F_WRONG_SENDER &&
+	    send_foreign(s, t) < 0)
 		return -1;
 	t->frame_number = (uint32_t)seq;
-	n = build(s, t, seq);
+	n = build(s, t, seq, &s->flow);
+	/* A payload byte changed on the way, after the iCRC was computed. */
+	if (hit && s->o.fault == F_BAD_ICRC)
+		s->pkts[(size_t)(1 % (n - 1)) * ROCE_MAX_PACKET + ROCE_BTH_SIZE +
+			ROCE_RETH_SIZE + 100] ^= 0x80;
 	for (unsigned i = 0; i < n; i++) {
 		if (hit && s->o.fault == F_DROP && i == 1 % (n - 1))
 			continue;
@@ -242,21 +350,128 @@ static int send_frame(struct sender *s, struct hsb_tx *t, uint64_t seq, bool hit
 	return 0;
 }
 
+/* The control socket on --from (any address) at --control's port. */
+static int control_open(struct sender *s)
+{
+	char ep[96], name[64];
+	struct sockaddr_storage a;
+	socklen_t len = sizeof(a);
+
+	snprintf(ep, sizeof(ep), "%s:%s", s->o.from ? s->o.from : "0.0.0.0", s->o.control);
+	if (config_parse_endpoint(ep, true, &a) < 0) {
+		fprintf(stderr, "hsb_sender: --control %s: not a port\n", s->o.control);
+		return -1;
+	}
+	s->ctl_fd = socket(a.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s->ctl_fd < 0 || bind(s->ctl_fd, (struct sockaddr *)&a, a.ss_family == AF_INET6 ?
+				  sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in)) < 0 ||
+	    getsockname(s->ctl_fd, (struct sockaddr *)&a, &len) < 0) {
+		fprintf(stderr, "hsb_sender: control port %s: %s\n", ep, strerror(errno));
+		return -1;
+	}
+	inet_ntop(AF_INET, &((struct sockaddr_in *)&a)->sin_addr, name, sizeof(name));
+	printf("control %s:%u\n", name, ntohs(((struct sockaddr_in *)&a)->sin_port));
+	fflush(stdout);
+	return 0;
+}
+
+/*
+ * Take the requests waiting on the control port, for at most @wait_ms:
+ * each is done and acknowledged (not with --no-ack).  The number taken.
+ */
+static unsigned control_take(struct sender *s, int wait_ms)
+{
+	uint8_t req[4096], reply[4096 + 2];
+	struct sockaddr_storage from;
+	struct pollfd p = { .fd = s->ctl_fd, .events = POLLIN };
+	unsigned taken = 0;
+
+	while (poll(&p, 1, taken ? 0 : wait_ms) > 0) {
+		socklen_t flen = sizeof(from);
+		ssize_t n = recvfrom(s->ctl_fd, req, sizeof(req), 0,
+				     (struct sockaddr *)&from, &flen);
+		uint16_t seq;
+		size_t rl;
+
+		if (n < 0)
+			break;
+		rl = hsb_ctl_handle(&s->regs, req, (size_t)n, reply);
+		if (!rl)
+			continue;
+		/* A retry of the request taken last says nothing new. */
+		seq = (uint16_t)(req[2] << 8 | req[3]);
+		if (!s->have_seq || seq != s->last_seq)
+			taken++;
+		s->last_seq = seq;
+		s->have_seq = true;
+		if (!s->o.no_ack)
+			sendto(s->ctl_fd, reply, rl, 0, (struct sockaddr *)&from, flen);
+	}
+	s->configs += taken;
+	return taken;
+}
+
+/* The target in the registers, into @t. */
+static void control_target(const struct sender *s, struct hsb_tx *t)
+{
+	const struct hsb_regs *r = &s->regs;
+
+	t->qpn = r->qp;
+	t->rkey = r->rkey;
+	t->payload = r->packet_size * ROCE_PAYLOAD_UNIT;
+	t->lay.base = (uint64_t)r->page_msb << 32 | r->page_lsb;
+	t->lay.stride = (uint64_t)r->page_inc * ROCE_PAYLOAD_UNIT;
+	t->lay.pages = r->max_buff + 1;
+	if (t->page >= t->lay.pages)
+		t->page = 0;
+}
+
+/* Wait for the --configs-th request; then where to send, into @to. */
+static int control_wait(struct sender *s, char *to, size_t len)
+{
+	uint64_t end = clock_now_ns() + 30000000000ull;
+	struct in_addr ip;
+
+	while (s->configs < s->o.configs || !(s->regs.vp_mask & 1)) {
+		if (clock_now_ns() > end) {
+			fprintf(stderr, "hsb_sender: %u of %u configurations in 30 s\n",
+				s->configs, s->o.configs);
+			return -1;
+		}
+		control_take(s, 1000);
+	}
+	ip.s_addr = htonl(s->regs.host_ip);
+	snprintf(to, len, "%s:%u", inet_ntoa(ip), s->regs.host_udp_port & 0xffff);
+	if (!s->regs.buffer_length || !s->regs.packet_size || !s->regs.page_inc) {
+		fprintf(stderr, "hsb_sender: told a frame of %u bytes, packets of %u units, pages of %u units\n",
+			s->regs.buffer_length, s->regs.packet_size, s->regs.page_inc);
+		return -1;
+	}
+	s->o.frame = s->regs.buffer_length;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	struct sender s = { .alt_fd = -1 };
+	struct sender s = { .alt_fd = -1, .ctl_fd = -1 };
 	struct hsb_tx t = { 0 };
 	uint64_t start, next, gap;
 	unsigned max_pkts;
+	char to[96];
 	int r = 1;
 
 	if (parse(argc, argv, &s.o))
 		return 2;
-	s.fd = open_socket(s.o.to, s.o.from);
+	if (s.o.control) {
+		if (control_open(&s) < 0 || control_wait(&s, to, sizeof(to)) < 0)
+			return 1;
+		s.o.to = to;
+	}
+	s.fd = open_socket(s.o.to, s.o.from, &s.flow);
 	if (s.fd < 0)
 		return 1;
 	if (s.o.fault == F_WRONG_SENDER) {
-		s.alt_fd = open_socket(s.o.to, s.o.alt_from);
+		s.alt_fd = open_socket(s.o.to, s.o.alt_from, &s.alt_flow);
 		if (s.alt_fd < 0)
 			return 1;
 	}
@@ -266,6 +481,8 @@ int main(int argc, char **argv)
 	/* Near the end of the PSN space: every run crosses its wrap. */
 	t.psn = 0xffff00;
 	net_layout(s.o.frame, s.o.slots, &t.lay);
+	if (s.o.control)
+		control_target(&s, &t);
 	max_pkts = hsb_tx_packets(&t, s.o.frame);
 	if (max_pkts > 4096) {
 		fprintf(stderr, "hsb_sender: %u packets a frame: raise --mtu\n", max_pkts);
@@ -278,7 +495,8 @@ int main(int argc, char **argv)
 	s.lens = calloc(max_pkts, sizeof(*s.lens));
 	s.msgs = calloc(max_pkts + 1, sizeof(*s.msgs));
 	s.iov = calloc(max_pkts + 1, sizeof(*s.iov));
-	if (!s.pattern || !s.frame || !s.pkts || !s.lens || !s.msgs || !s.iov)
+	s.gso_ctl = calloc(max_pkts + 1, sizeof(*s.gso_ctl));
+	if (!s.pattern || !s.frame || !s.pkts || !s.lens || !s.msgs || !s.iov || !s.gso_ctl)
 		goto out;
 	fpgad_simframe_pattern_fill(s.pattern, s.pattern_size);
 
@@ -296,15 +514,23 @@ int main(int argc, char **argv)
 			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 			next += gap;
 		}
+		/* A new target between frames, as an FPGA's registers change. */
+		if (s.o.control && control_take(&s, 0)) {
+			control_target(&s, &t);
+			if (hsb_tx_packets(&t, s.o.frame) > max_pkts) {
+				fprintf(stderr, "hsb_sender: told smaller packets mid-stream\n");
+				goto out;
+			}
+		}
 		if (send_frame(&s, &t, seq, hit) < 0)
 			goto out;
 		s.sent_frames++;
 		s.faulted += hit;
 	}
 	printf("sent frames=%" PRIu64 " packets=%" PRIu64 " faulted=%" PRIu64
-	       " foreign_packets=%" PRIu64 " seconds=%.3f\n", s.sent_frames,
-	       s.sent_packets, s.faulted, s.foreign_packets,
-	       (double)(clock_now_ns() - start) / 1e9);
+	       " foreign_packets=%" PRIu64 " configs=%u rkey=%u seconds=%.3f\n",
+	       s.sent_frames, s.sent_packets, s.faulted, s.foreign_packets,
+	       s.configs, t.rkey, (double)(clock_now_ns() - start) / 1e9);
 	r = 0;
 out:
 	free(s.pattern);
@@ -313,8 +539,11 @@ out:
 	free(s.lens);
 	free(s.msgs);
 	free(s.iov);
+	free(s.gso_ctl);
 	close(s.fd);
 	if (s.alt_fd >= 0)
 		close(s.alt_fd);
+	if (s.ctl_fd >= 0)
+		close(s.ctl_fd);
 	return r;
 }

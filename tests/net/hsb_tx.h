@@ -58,7 +58,7 @@ static inline uint32_t hsb_tx_packets(const struct hsb_tx *t, uint64_t len)
 /*
  * Packet @i (0 .. hsb_tx_packets() - 1) of the frame of @len bytes at
  * @data, into @out (ROCE_MAX_PACKET bytes); returns its length.  The iCRC
- * trailer is left zero: the socket path does not read it.
+ * trailer is left zero: roce_icrc_seal() writes it, knowing the addresses.
  */
 static inline size_t hsb_tx_packet(const struct hsb_tx *t, const void *data,
 				   uint64_t len, uint32_t i, uint8_t *out)

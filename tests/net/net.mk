@@ -34,6 +34,11 @@ $(BENCH_RECV): $(BUILD)/obj/tests/bench/bench_recv.o $(BUILD)/obj/tests/bench/be
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^
 
+# The tier's programs; bench-bin builds them too, for the GPU host's run.
+.PHONY: net-bin
+net-bin: all $(HSB_SENDER) $(NET_CONSUMER) $(BENCH_RECV)
+bench-bin: net-bin
+
 .PHONY: bench-net
 bench-net: all $(HSB_SENDER) $(NET_CONSUMER) $(BENCH_RECV)
 	@BUILD=$(BUILD) tests/bench/net.sh

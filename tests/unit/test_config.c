@@ -354,6 +354,10 @@ static void test_net_source(void **state)
 	assert_int_equal(cfg.channels[0].mtu, 9000);
 	assert_int_equal(cfg.channels[0].qpn, 0x123);
 	assert_int_equal(cfg.channels[0].rkey, 0xbeef);
+	/* iCRC checked and GRO on unless said; the sender told at port 8192. */
+	assert_int_equal(cfg.channels[0].icrc, 1);
+	assert_int_equal(cfg.channels[0].gro, 1);
+	assert_string_equal(cfg.channels[0].sender_control, "");
 	/* A card channel beside it may take engine 0: the network takes none. */
 	assert_int_equal(cfg.channels[1].source, SOURCE_CARD);
 	assert_string_equal(source_kind_name(SOURCE_UDP), "udp");
@@ -377,6 +381,19 @@ static void test_net_source(void **state)
 	snprintf(text, sizeof(text), "%slisten = [::1]:0\nsender = [fe80::1]:99\n", net);
 	if (load(text, &cfg, err, sizeof(err)) < 0)
 		fail_msg("%s", err);
+	snprintf(text, sizeof(text), "%slisten = [::1]:0\nsender = [::1]\nicrc = no\ngro = no\n"
+		 "sender_control = none\n", net);
+	if (load(text, &cfg, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(cfg.channels[0].icrc, 0);
+	assert_int_equal(cfg.channels[0].gro, 0);
+	assert_string_equal(cfg.channels[0].sender_control, "none");
+	snprintf(text, sizeof(text), "%slisten = [::1]:0\nsender = [::1]\nicrc = maybe\n", net);
+	expect_error(text, 7, "icrc: 'maybe' is not one of no, yes");
+	snprintf(text, sizeof(text), "%slisten = [::1]:0\nsender = [::1]\nsender_control = fpga1\n", net);
+	expect_error(text, 7, "sender_control: 'fpga1' is not ADDRESS:PORT (numeric) or none");
+	expect_error("[channel a]\nicrc = no\n", 2,
+		     "[channel a] icrc is for a network source (source = udp)");
 }
 
 /* [metrics] listen: http://ADDRESS:PORT/PATH, or the line says why not. */

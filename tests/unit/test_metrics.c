@@ -398,11 +398,24 @@ static void test_net_counters(void **state)
 	s.channels[1].st.network = true;
 	s.channels[1].st.net.lost_packets = 42;
 	s.channels[1].st.net.wrong_rkey = 7;
+	s.channels[1].st.net.bad_icrc = 3;
+	snprintf(s.channels[1].net.interface, sizeof(s.channels[1].net.interface), "eth1");
+	snprintf(s.channels[1].net.listen, sizeof(s.channels[1].net.listen), "10.0.0.1:4791");
+	snprintf(s.channels[1].net.sender, sizeof(s.channels[1].net.sender), "10.0.0.2");
+	s.channels[1].net.mtu = 9000;
+	s.channels[1].net.qpn = 0x4d2;
 	assert_int_equal(metrics_format(&s, &text, &len), 0);
 	assert_non_null(strstr(text, "# TYPE fpgad_channel_net_lost_packets_total counter\n"
 				     "fpgad_channel_net_lost_packets_total{channel=\"net0\",direction=\"c2h\"} 42\n"));
 	assert_non_null(strstr(text, "fpgad_channel_net_wrong_rkey_total{channel=\"net0\",direction=\"c2h\"} 7\n"));
 	assert_non_null(strstr(text, "fpgad_channel_net_kernel_drops_total{channel=\"net0\",direction=\"c2h\"} 0\n"));
+	assert_non_null(strstr(text, "fpgad_channel_net_bad_icrc_total{channel=\"net0\",direction=\"c2h\"} 3\n"));
+	/* Where it listens and whom from: the labels of one gauge. */
+	assert_non_null(strstr(text, "# TYPE fpgad_channel_net_info gauge\n"
+				     "fpgad_channel_net_info{channel=\"net0\",direction=\"c2h\",source=\"udp\","
+				     "interface=\"eth1\",listen=\"10.0.0.1:4791\",mtu=\"9000\",qpn=\"0x4d2\","
+				     "sender=\"10.0.0.2\"} 1\n"));
+	assert_null(strstr(text, "fpgad_channel_net_info{channel=\"cam0\""));
 	assert_null(strstr(text, "fpgad_channel_net_packets_total{channel=\"cam0\""));
 	free(text);
 

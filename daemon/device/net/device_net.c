@@ -10,8 +10,11 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
+#include <netpacket/packet.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -26,14 +29,22 @@
 #include "clock.h"
 #include "device/device.h"
 #include "device/net/net.h"
+#include "device/net/net_control.h"
+#include "device/net/roce_icrc.h"
 #include "futex.h"
 #include "service/log.h"
 
 #define NET_MAX_INFLIGHT 64	/* slots armed, receiving or done at once */
 #define NET_BATCH 64		/* datagrams per recvmmsg */
 #define NET_BUF (ROCE_MAX_PACKET + 1)	/* one more: a longer one is cut */
+#define NET_GRO_BUF 65536		/* datagrams coalesced by UDP GRO */
+/* SO_RXQ_OVFL's count, IP(V6)_PKTINFO's destination, UDP_GRO's segment. */
+#define NET_CTL (CMSG_SPACE(sizeof(uint32_t)) +			\
+		 CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(int)))
 #define NET_RCVBUF (64 << 20)
 #define NET_MAX_PINS 2		/* a new ring is pinned before the old goes */
+#define NET_CTL_TRIES 5		/* requests sent before giving up */
+#define NET_CTL_RETRY_MS 200	/* between them */
 
 struct net_pin {
 	bool used;
@@ -45,11 +56,25 @@ struct net_pin {
 struct device_queue {
 	struct config_channel ch;
 	struct sockaddr_storage sender;	/* port 0: any port */
+	struct sockaddr_storage local;	/* bound */
+	size_t buf_size;		/* each datagram's buffer */
 	struct net_stats shown;		/* endpoint and target, for stats */
 	int fd;
 	int stop_fd;
 	pthread_t thread;
 	bool thread_started;
+
+	/* Telling the sender its target (net_control.h). */
+	int ctl_fd;			/* -1: sender_control = none */
+	int wake_fd;			/* wakes the receiving thread */
+	struct net_target target;	/* q->lock */
+	bool ctl_pending;		/* q->lock: a new target to send */
+	bool ctl_busy;			/* receiving thread: waiting for its ack */
+	uint16_t ctl_seq;
+	uint32_t ctl_rkey;		/* the request's */
+	unsigned ctl_tries;
+	uint64_t ctl_next_ns;
+	uint8_t ctl_req[NET_CTL_REQUEST];
 
 	pthread_mutex_t lock;
 	struct net_pin pins[NET_MAX_PINS];
@@ -66,7 +91,7 @@ struct device_queue {
 	struct mmsghdr msgs[NET_BATCH];
 	struct iovec iov[NET_BATCH];
 	struct sockaddr_storage from[NET_BATCH];
-	char ctl[NET_BATCH][CMSG_SPACE(sizeof(uint32_t))];
+	char ctl[NET_BATCH][NET_CTL];
 	unsigned char *bufs;
 };
 
@@ -146,16 +171,63 @@ static bool sender_ok(const struct device_queue *q,
 	       (!b->sin6_port || a->sin6_port == b->sin6_port);
 }
 
-/* The socket's count of datagrams the kernel dropped (SO_RXQ_OVFL). */
-static void note_kernel_drops(struct device_queue *q, struct msghdr *m)
+/*
+ * What the kernel says of datagram @m: the socket's count of datagrams it
+ * dropped (SO_RXQ_OVFL), the address it was sent to (IP_PKTINFO,
+ * IPV6_PKTINFO; the bound one when absent) with the bound port in
+ * *ret_dst, and the size of the segments UDP GRO coalesced (0: one).
+ */
+static void read_cmsgs(struct device_queue *q, struct msghdr *m,
+		       struct sockaddr_storage *ret_dst, unsigned *ret_seg)
 {
+	*ret_dst = q->local;
+	*ret_seg = 0;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
-		uint32_t v;
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+			uint32_t v;
 
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SO_RXQ_OVFL)
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			q->nf.cnt.kernel_drops = v;
+		} else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO &&
+			   ret_dst->ss_family == AF_INET) {
+			struct in_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			((struct sockaddr_in *)ret_dst)->sin_addr = pi.ipi_addr;
+		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO &&
+			   ret_dst->ss_family == AF_INET6) {
+			struct in6_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			((struct sockaddr_in6 *)ret_dst)->sin6_addr = pi.ipi6_addr;
+		} else if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+			int seg;
+
+			memcpy(&seg, CMSG_DATA(c), sizeof(seg));
+			*ret_seg = seg > 0 ? (unsigned)seg : 0;
+		}
+	}
+}
+
+/*
+ * The datagrams in @buf (@seg bytes each, the last one shorter, when UDP
+ * GRO coalesced them): their iCRC checked, then to the frame state.
+ */
+static void take_datagrams(struct device_queue *q, const unsigned char *buf,
+			   size_t len, size_t seg, const struct roce_flow *flow,
+			   uint64_t now)
+{
+	for (size_t off = 0; off < len; off += seg) {
+		size_t n = len - off < seg ? len - off : seg;
+
+		/* A runt is net_frame's to count as a bad packet. */
+		if (flow && n >= ROCE_MIN_PACKET &&
+		    roce_icrc_check(flow, buf + off, n) < 0) {
+			q->nf.cnt.packets++;
+			q->nf.cnt.bad_icrc++;
 			continue;
-		memcpy(&v, CMSG_DATA(c), sizeof(v));
-		q->nf.cnt.kernel_drops = v;
+		}
+		net_frame_packet(&q->nf, buf + off, n, now);
 	}
 }
 
@@ -176,10 +248,16 @@ static int receive_batch(struct device_queue *q)
 	before = q->nf.cnt.frames;
 	for (int i = 0; i < n; i++) {
 		struct msghdr *m = &q->msgs[i].msg_hdr;
+		size_t len = q->msgs[i].msg_len;
+		struct sockaddr_storage dst;
+		struct roce_flow flow;
+		unsigned seg;
 
-		note_kernel_drops(q, m);
+		read_cmsgs(q, m, &dst, &seg);
+		if (!seg || seg > len)
+			seg = len ? (unsigned)len : 1;
 		if (!sender_ok(q, &q->from[i])) {
-			q->nf.cnt.wrong_sender++;
+			q->nf.cnt.wrong_sender += (len + seg - 1) / seg;
 			continue;
 		}
 		if (m->msg_flags & MSG_TRUNC) {
@@ -187,8 +265,13 @@ static int receive_batch(struct device_queue *q)
 			q->nf.cnt.bad_packets++;
 			continue;
 		}
-		net_frame_packet(&q->nf, q->bufs + (size_t)i * NET_BUF,
-				 q->msgs[i].msg_len, now);
+		if (q->ch.icrc && roce_flow_from(&q->from[i], &dst, &flow) < 0) {
+			q->nf.cnt.packets++;
+			q->nf.cnt.bad_icrc++;
+			continue;
+		}
+		take_datagrams(q, q->bufs + (size_t)i * q->buf_size, len, seg,
+			       q->ch.icrc ? &flow : NULL, now);
 	}
 	before = q->nf.cnt.frames - before;
 	pthread_mutex_unlock(&q->lock);
@@ -197,13 +280,97 @@ static int receive_batch(struct device_queue *q)
 	return n;
 }
 
+/* --- telling the sender its target (receiving thread) ------------------ */
+
+/* The request under way was not acknowledged (q->lock held). */
+static void control_failed(struct device_queue *q, const char *when)
+{
+	q->ctl_busy = false;
+	q->nf.cnt.control_failures++;
+	log_warn("net: %s: the sender at %s did not acknowledge its target (R_Key 0x%08x) %s: it writes elsewhere until configured (fpgactl stats shows the target; sender_control says where fpgad sends it)",
+		 q->ch.name, q->shown.control, q->ctl_rkey, when);
+}
+
+/* A new target (net_pin): a new request; then a try when one is due. */
+static void control_step(struct device_queue *q, uint64_t now)
+{
+	pthread_mutex_lock(&q->lock);
+	/* One not acknowledged when a new ring comes: it failed too. */
+	if (q->ctl_pending && q->ctl_busy)
+		control_failed(q, "before the next ring");
+	if (q->ctl_pending) {
+		q->ctl_pending = false;
+		q->ctl_busy = true;
+		q->ctl_seq++;
+		q->ctl_tries = 0;
+		q->ctl_next_ns = now;
+		q->ctl_rkey = q->target.rkey;
+		net_ctl_request(&q->target, q->ctl_seq, q->ctl_req);
+	}
+	if (q->ctl_busy && now >= q->ctl_next_ns && q->ctl_tries == NET_CTL_TRIES)
+		control_failed(q, "after its retries");
+	pthread_mutex_unlock(&q->lock);
+	if (!q->ctl_busy || now < q->ctl_next_ns)
+		return;
+	/* Lost or refused on the way: the next try says it again. */
+	if (send(q->ctl_fd, q->ctl_req, sizeof(q->ctl_req), 0) < 0)
+		log_debug("net: %s: to the sender's control port: %s", q->ch.name,
+			  strerror(errno));
+	q->ctl_tries++;
+	q->ctl_next_ns = now + (uint64_t)NET_CTL_RETRY_MS * 1000000u;
+}
+
+/* The sender's replies: the acknowledgement of the request under way. */
+static void control_replies(struct device_queue *q)
+{
+	uint8_t buf[512], status;
+	ssize_t n;
+
+	while ((n = recv(q->ctl_fd, buf, sizeof(buf), MSG_DONTWAIT)) >= 0 ||
+	       errno == ECONNREFUSED) {
+		int r;
+
+		if (n < 0 || !q->ctl_busy)
+			continue;
+		r = net_ctl_reply(buf, (size_t)n, q->ctl_seq, &status);
+		if (r == -EAGAIN)
+			continue;
+		pthread_mutex_lock(&q->lock);
+		q->ctl_busy = false;
+		if (r == 0) {
+			q->nf.cnt.control_acks++;
+			log_info("net: %s: the sender at %s took its target: R_Key 0x%08x",
+				 q->ch.name, q->shown.control, q->ctl_rkey);
+		} else {
+			q->nf.cnt.control_failures++;
+			log_warn("net: %s: the sender at %s refused its target (status 0x%02x)",
+				 q->ch.name, q->shown.control, status);
+		}
+		pthread_mutex_unlock(&q->lock);
+	}
+}
+
+/* How long poll() may sleep: until the next try, or for ever. */
+static int control_timeout(const struct device_queue *q)
+{
+	uint64_t now = clock_now_ns();
+
+	if (!q->ctl_busy)
+		return -1;
+	return q->ctl_next_ns <= now ? 0 :
+	       (int)((q->ctl_next_ns - now + 999999) / 1000000);
+}
+
 static void *net_receive_main(void *arg)
 {
 	struct device_queue *q = arg;
-	struct pollfd p[2] = {
+	struct pollfd p[4] = {
 		{ .fd = q->fd, .events = POLLIN },
 		{ .fd = q->stop_fd, .events = POLLIN },
+		{ .fd = q->wake_fd, .events = POLLIN },
+		{ .fd = q->ctl_fd, .events = POLLIN },
 	};
+	uint64_t v;
 	int r;
 
 	for (;;) {
@@ -212,13 +379,21 @@ static void *net_receive_main(void *arg)
 			;
 		if (r < 0 && r != -EAGAIN && r != -EINTR)
 			log_warn("net: %s: receive: %s", q->ch.name, strerror(-r));
-		if (poll(p, 2, -1) < 0 && errno != EINTR) {
+		if (q->ctl_fd >= 0)
+			control_step(q, clock_now_ns());
+		if (poll(p, q->ctl_fd >= 0 ? 4 : 2, control_timeout(q)) < 0 &&
+		    errno != EINTR) {
 			log_err("net: %s: poll: %s; receiving stops", q->ch.name,
 				strerror(errno));
 			break;
 		}
 		if (p[1].revents)
 			break;
+		if (q->ctl_fd >= 0 && (p[2].revents & POLLIN) &&
+		    read(q->wake_fd, &v, sizeof(v)) < 0)
+			log_debug("net: %s: wake: %s", q->ch.name, strerror(errno));
+		if (q->ctl_fd >= 0 && p[3].revents)
+			control_replies(q);
 	}
 	return NULL;
 }
@@ -247,6 +422,38 @@ static const char *endpoint_name(const struct sockaddr_storage *a, char *buf,
 	return buf;
 }
 
+/* The interface holding the bound address into @ret, "any" for the wildcard. */
+static void local_interface(const struct sockaddr_storage *a, char *ret, size_t len)
+{
+	struct ifaddrs *all, *i;
+
+	snprintf(ret, len, "?");
+	if ((a->ss_family == AF_INET &&
+	     ((const struct sockaddr_in *)a)->sin_addr.s_addr == htonl(INADDR_ANY)) ||
+	    (a->ss_family == AF_INET6 &&
+	     IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)a)->sin6_addr))) {
+		snprintf(ret, len, "any");
+		return;
+	}
+	if (getifaddrs(&all) < 0)
+		return;
+	for (i = all; i; i = i->ifa_next) {
+		const struct sockaddr *ia = i->ifa_addr;
+
+		if (!ia || ia->sa_family != a->ss_family)
+			continue;
+		if (ia->sa_family == AF_INET ?
+		    ((const struct sockaddr_in *)(const void *)ia)->sin_addr.s_addr ==
+		    ((const struct sockaddr_in *)a)->sin_addr.s_addr :
+		    !memcmp(&((const struct sockaddr_in6 *)(const void *)ia)->sin6_addr,
+			    &((const struct sockaddr_in6 *)a)->sin6_addr, 16)) {
+			snprintf(ret, len, "%s", i->ifa_name);
+			break;
+		}
+	}
+	freeifaddrs(all);
+}
+
 /* The socket: bound, a large receive buffer, the kernel's drop counter. */
 static int net_socket(struct device_queue *q, const struct sockaddr_storage *local)
 {
@@ -269,6 +476,18 @@ static int net_socket(struct device_queue *q, const struct sockaddr_storage *loc
 	if (setsockopt(q->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one)) < 0)
 		log_warn("net: %s: SO_RXQ_OVFL: %s; the kernel's drops are not counted",
 			 q->ch.name, strerror(errno));
+	/* Where each datagram was sent to: the iCRC covers it. */
+	if ((local->ss_family == AF_INET6 ?
+	     setsockopt(q->fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one)) :
+	     setsockopt(q->fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one))) < 0) {
+		int r = -errno;
+
+		log_err("net: %s: packet info: %s", q->ch.name, strerror(-r));
+		return r;
+	}
+	if (q->ch.gro && setsockopt(q->fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) < 0)
+		log_notice("net: %s: UDP GRO: %s; datagrams come one by one",
+			   q->ch.name, strerror(errno));
 	if (bind(q->fd, (const struct sockaddr *)local,
 		 local->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
 						sizeof(struct sockaddr_in)) < 0) {
@@ -280,7 +499,81 @@ static int net_socket(struct device_queue *q, const struct sockaddr_storage *loc
 	}
 	if (getsockname(q->fd, (struct sockaddr *)&bound, &alen) < 0)
 		return -errno;
+	q->local = bound;
 	endpoint_name(&bound, q->shown.listen, sizeof(q->shown.listen));
+	local_interface(&bound, q->shown.interface, sizeof(q->shown.interface));
+	return 0;
+}
+
+/* The MAC address of interface @name (zeros when it has none). */
+static void local_mac(const char *name, uint8_t mac[6])
+{
+	struct ifaddrs *all, *i;
+
+	memset(mac, 0, 6);
+	if (getifaddrs(&all) < 0)
+		return;
+	for (i = all; i; i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_PACKET &&
+		    !strcmp(i->ifa_name, name))
+			memcpy(mac, ((struct sockaddr_ll *)(void *)i->ifa_addr)->sll_addr, 6);
+	freeifaddrs(all);
+}
+
+/*
+ * The socket fpgad tells the sender its target on: connected to
+ * sender_control (the sender's address at port 8192 when empty), from
+ * the address the sender is told to write to.  None for "none".
+ */
+static int control_open(struct device_queue *q)
+{
+	const struct config_channel *ch = &q->ch;
+	struct sockaddr_storage to, from;
+	socklen_t len = sizeof(from);
+	struct sockaddr_in *in = (void *)&to;
+	char ifname[16];
+
+	if (!strcmp(ch->sender_control, "none")) {
+		snprintf(q->shown.control, sizeof(q->shown.control), "none");
+		return 0;
+	}
+	if (ch->sender_control[0]) {
+		if (config_parse_endpoint(ch->sender_control, true, &to) < 0)
+			return -EINVAL;	/* config_load() refused it already */
+	} else {
+		to = q->sender;
+		in->sin_port = htons(NET_CTL_PORT);
+	}
+	endpoint_name(&to, q->shown.control, sizeof(q->shown.control));
+	/* HSB's registers hold an IPv4 host address. */
+	if (to.ss_family != AF_INET || q->local.ss_family != AF_INET) {
+		log_notice("net: %s: the sender is not told its target over IPv6: configure it by hand (fpgactl stats shows the target)",
+			   ch->name);
+		snprintf(q->shown.control, sizeof(q->shown.control), "none");
+		return 0;
+	}
+	q->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	q->ctl_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (q->wake_fd < 0 || q->ctl_fd < 0 ||
+	    connect(q->ctl_fd, (struct sockaddr *)&to, sizeof(*in)) < 0 ||
+	    getsockname(q->ctl_fd, (struct sockaddr *)&from, &len) < 0) {
+		int r = -errno;
+
+		log_err("net: %s: the socket to the sender's control port %s: %s",
+			ch->name, q->shown.control, strerror(-r));
+		return r;
+	}
+	/* Where it writes: the bound address, or the one towards it. */
+	if (((struct sockaddr_in *)&q->local)->sin_addr.s_addr != htonl(INADDR_ANY))
+		from = q->local;
+	q->target.host_ip = ntohl(((struct sockaddr_in *)&from)->sin_addr.s_addr);
+	local_interface(&from, ifname, sizeof(ifname));
+	local_mac(ifname, q->target.host_mac);
+	q->target.host_port = ntohs(((struct sockaddr_in *)&q->local)->sin_port);
+	q->target.qpn = ch->qpn;
+	q->target.layout = q->shown.layout;
+	q->target.frame_size = (uint32_t)ch->frame_size;
+	q->target.payload = q->shown.payload;
 	return 0;
 }
 
@@ -300,7 +593,7 @@ static int net_queue_open(struct device *dev, const struct config_channel *ch,
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
-	q->fd = q->stop_fd = -1;
+	q->fd = q->stop_fd = q->ctl_fd = q->wake_fd = -1;
 	q->ch = *ch;
 	pthread_mutex_init(&q->lock, NULL);
 	if (config_parse_endpoint(ch->listen, true, &local) < 0 ||
@@ -319,20 +612,24 @@ static int net_queue_open(struct device *dev, const struct config_channel *ch,
 	fc.slot_size = ch->slot_size;
 	net_frame_init(&q->nf, &fc, &frame_ops, q);
 
-	q->bufs = malloc((size_t)NET_BATCH * NET_BUF);
+	q->buf_size = ch->gro ? NET_GRO_BUF : NET_BUF;
+	q->bufs = malloc((size_t)NET_BATCH * q->buf_size);
 	if (!q->bufs) {
 		r = -ENOMEM;
 		goto fail;
 	}
 	for (unsigned i = 0; i < NET_BATCH; i++) {
-		q->iov[i].iov_base = q->bufs + (size_t)i * NET_BUF;
-		q->iov[i].iov_len = NET_BUF;
+		q->iov[i].iov_base = q->bufs + (size_t)i * q->buf_size;
+		q->iov[i].iov_len = q->buf_size;
 		q->msgs[i].msg_hdr.msg_iov = &q->iov[i];
 		q->msgs[i].msg_hdr.msg_iovlen = 1;
 		q->msgs[i].msg_hdr.msg_name = &q->from[i];
 		q->msgs[i].msg_hdr.msg_control = q->ctl[i];
 	}
 	r = net_socket(q, &local);
+	if (r < 0)
+		goto fail;
+	r = control_open(q);
 	if (r < 0)
 		goto fail;
 	q->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -378,6 +675,10 @@ static void net_queue_close(struct device_queue *q)
 		close(q->stop_fd);
 	if (q->fd >= 0)
 		close(q->fd);
+	if (q->ctl_fd >= 0)
+		close(q->ctl_fd);
+	if (q->wake_fd >= 0)
+		close(q->wake_fd);
 	free(q->bufs);
 	pthread_mutex_destroy(&q->lock);
 	free(q);
@@ -424,8 +725,14 @@ static int net_pin(struct device_queue *q, const struct dev_region *r,
 	/* A new ring: a new key, and the sender starts over. */
 	q->shown.rkey = new_rkey(q);
 	net_frame_restart(&q->nf, q->shown.rkey);
+	/* The sender is told (the receiving thread sends, retries). */
+	q->target.rkey = q->shown.rkey;
+	q->ctl_pending = q->ctl_fd >= 0;
 	*ret_handle = (uint64_t)p->gen << 32 | (uint64_t)(p - q->pins + 1);
 	pthread_mutex_unlock(&q->lock);
+	if (q->ctl_fd >= 0 && eventfd_write(q->wake_fd, 1) < 0)
+		log_warn("net: %s: cannot wake the receiving thread: %s", q->ch.name,
+			 strerror(errno));
 	log_debug("net: %s: ring pinned, R_Key 0x%08x", q->ch.name, q->shown.rkey);
 	return 0;
 }

@@ -37,7 +37,9 @@
 /* What a network channel shows: its endpoint, its sender's target, counters. */
 struct net_stats {
 	char listen[64];		/* bound ADDRESS:PORT (the real port) */
+	char interface[16];		/* the one holding that address, "any" */
 	char sender[64];		/* the only sender accepted */
+	char control[64];		/* where it is told its target, or "none" */
 	unsigned mtu;
 	uint32_t payload;		/* bytes per packet the sender sends */
 	uint32_t qpn;

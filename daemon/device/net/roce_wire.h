@@ -15,10 +15,10 @@
  *   payload         DMA length bytes written at the virtual address
  *   pad             PadCnt bytes (0 from HSB)
  *   iCRC   4 bytes  CRC-32 over the IP and UDP headers (masked as RoCE
- *                   v2 says) and the packet; a UDP socket does not see the
- *                   IP header, so the socket path cannot check it: the UDP
- *                   checksum covers those datagrams (an RDMA NIC checks
- *                   the iCRC itself on the RoCE path)
+ *                   v2 says) and the packet (roce_icrc.h): the socket path
+ *                   checks it from what the socket says of the addresses
+ *                   (icrc = no for a sender that sends none); an RDMA NIC
+ *                   checks it itself on the RoCE path
  *
  * A frame is a run of opcode 0x2A (UC RDMA WRITE Only) packets into one
  * page, each carrying at most the payload size ((MTU - 74) rounded down to

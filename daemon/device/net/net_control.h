@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * net_control.h - telling a network sender where to write: the request
+ * fpgad sends to the sender's control port at each new ring, in the
+ * Ethernet Control Bus (ECB) framing HSB's host uses to write an FPGA's
+ * registers over UDP (port 8192), and the sender's acknowledgement.
+ * docs/net-control.md gives every byte; a sender is built against it.
+ *
+ * The request is one WRITE_BLOCK (command 0x09, flags 0x01: acknowledge;
+ * big-endian): [0] 0x09, [1] 0x01, [2,4) sequence number, [4,6) 0, then
+ * NET_CTL_REGS pairs of (u32 register address, u32 value), in the order
+ * of enum net_ctl_reg below: the sender is disabled first and enabled
+ * last, so it never writes with half a target.  The registers are HSB's
+ * data channel registers (its sensor 0 VP block at 0x1000, its data
+ * plane 0 HIF block at 0x02000300).
+ *
+ * The acknowledgement: [0] 0x89, [1] flags, [2,4) the sequence number,
+ * [4] status (0: success), [5] 0, then HSB echoes the pairs and the
+ * latched sequence number; fpgad reads the first 5 bytes.
+ */
+#ifndef FPGAD_NET_CONTROL_H
+#define FPGAD_NET_CONTROL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device/net/roce_wire.h"
+
+#define NET_CTL_PORT 8192		/* HSB's control port */
+#define NET_CTL_WRITE_BLOCK 0x09
+#define NET_CTL_REPLY 0x80		/* added to the command in a reply */
+#define NET_CTL_FLAG_ACK 0x01
+#define NET_CTL_HDR 6u
+#define NET_CTL_REPLY_MIN 5u
+
+/* HSB's register blocks: sensor 0's virtual port, data plane 0's HIF. */
+#define NET_CTL_VP 0x1000u
+#define NET_CTL_HIF 0x02000300u
+
+/* The registers fpgad writes, in the order it writes them. */
+enum net_ctl_reg {
+	NET_REG_VP_MASK_OFF,	/* HIF + 0x0c = 0: the sender stops */
+	NET_REG_PACKET_SIZE,	/* HIF + 0x04: payload bytes / 128 */
+	NET_REG_BUFFER_LENGTH,	/* VP + 0x18: frame bytes */
+	NET_REG_HOST_MAC_LOW,	/* VP + 0x20: host MAC bytes 2..5 */
+	NET_REG_HOST_MAC_HIGH,	/* VP + 0x24: host MAC bytes 0..1 */
+	NET_REG_HOST_IP,	/* VP + 0x28: host IPv4 address */
+	NET_REG_HOST_UDP_PORT,	/* VP + 0x2c: host UDP port */
+	NET_REG_QP,		/* VP + 0x00: destination QP number */
+	NET_REG_RKEY,		/* VP + 0x04: the ring's R_Key */
+	NET_REG_PAGE_LSB,	/* VP + 0x08: base address, low 32 bits */
+	NET_REG_PAGE_MSB,	/* VP + 0x0c: base address, high 32 bits */
+	NET_REG_PAGE_INC,	/* VP + 0x10: page stride / 128 */
+	NET_REG_MAX_BUFF,	/* VP + 0x14: pages - 1 */
+	NET_REG_VP_MASK_ON,	/* HIF + 0x0c = 1: the sender starts */
+	NET_CTL_REGS
+};
+
+#define NET_CTL_REQUEST (NET_CTL_HDR + 8u * NET_CTL_REGS)
+
+/* What a sender is told. */
+struct net_target {
+	uint32_t qpn, rkey;
+	struct roce_layout layout;
+	uint32_t frame_size;
+	uint32_t payload;
+	uint32_t host_ip;		/* IPv4, host order */
+	uint16_t host_port;
+	uint8_t host_mac[6];
+};
+
+/* The address of register @r (enum net_ctl_reg). */
+uint32_t net_ctl_reg_addr(unsigned r);
+
+/* The request with sequence number @seq telling @t, into @out. */
+void net_ctl_request(const struct net_target *t, uint16_t seq,
+		     uint8_t out[NET_CTL_REQUEST]);
+
+/*
+ * A datagram from the sender's control port: 0 when it acknowledges
+ * request @seq, -EPROTO when it refuses it (*ret_status: the sender's
+ * status), -EAGAIN for anything else (another sequence number, a
+ * runt, another command): ignored.
+ */
+int net_ctl_reply(const uint8_t *buf, size_t len, uint16_t seq,
+		  uint8_t *ret_status);
+
+#endif
