@@ -28,8 +28,8 @@
 # exit status decides; a missing script or a "roce: SKIP: why" line is
 # reported as that part skipped.
 #
-# Prints "RXE: ok|not ok N - what" per check and a last line
-# "RXE-RESULT: PASS|FAIL|SKIP ..." on the serial console.
+# Prints "RXE: ok|not ok N - what" per check (tests/system/guest-lib.sh)
+# and a last line "RXE-RESULT: PASS|FAIL|SKIP ..." on the serial console.
 set -u
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
@@ -37,32 +37,9 @@ dir=/root/system
 RDMA_DEV=rxe0 NETDEV=rxe-a PEER_NETDEV=rxe-b
 ADDR=10.79.0.1 ALT_ADDR=10.79.0.2 PREFIX=24
 ROCE_TIMEOUT=${ROCE_TIMEOUT:-300}
-n=0
-failed=0
-t0=$(cut -d' ' -f1 /proc/uptime)
+TAG=RXE
+. "$dir/guest-lib.sh"
 
-at() { awk -v t0="$t0" '{ printf "%.1f", $1 - t0 }' /proc/uptime; }
-ok() { n=$((n + 1)); echo "RXE: ok $n - $* [$(at) s]"; }
-notok() { n=$((n + 1)); failed=$((failed + 1)); echo "RXE: not ok $n - $* [$(at) s]"; }
-note() { echo "RXE: # $*"; }
-show() { tail -n 15 "$1" | sed 's/^/RXE:     /'; }
-check() {
-	what=$1
-	shift
-	if "$@" >/tmp/rxe-check.out 2>&1; then ok "$what"; else notok "$what"; show /tmp/rxe-check.out; fi
-}
-# wait_for SECONDS CMD...: poll CMD until it succeeds, for SECONDS at most
-# (of the clock: a command takes a good part of a second in an emulated
-# guest).
-wait_for() {
-	s=$1
-	shift
-	end=$(($(cut -d. -f1 /proc/uptime) + s))
-	until "$@" >/dev/null 2>&1; do
-		[ "$(cut -d. -f1 /proc/uptime)" -lt "$end" ] || return 1
-		sleep 0.1
-	done
-}
 # finish [NOTE]: the verdict, from the checks so far.
 finish() {
 	note "checks took $(at) s"
@@ -100,11 +77,11 @@ loaded=
 while read -r ko; do
 	m=$(echo "${ko%%.ko*}" | tr - _)
 	[ -d "/sys/module/$m" ] && continue
-	if insmod "$dir/modules/$ko" >/tmp/rxe-check.out 2>&1; then
+	if insmod "$dir/modules/$ko" >/tmp/check.out 2>&1; then
 		loaded="$loaded $m"
 	else
 		notok "insmod $ko"
-		show /tmp/rxe-check.out
+		show /tmp/check.out
 	fi
 done < "$dir/modules/load"
 check "rdma_rxe and its dependencies load (insmod$loaded)" test -d /sys/module/rdma_rxe

@@ -185,6 +185,7 @@ mkdir -p "$over/root/system" "$over/etc/systemd/system/multi-user.target.wants" 
 	fail "cannot populate $over"
 mkdir -p "$over/root/system/tree/tests/system" "$over/root/system/tree/systemd" &&
 cp "$(deb fpgad)" "$(deb fpgactl)" "$(deb libfpgad0)" "$over/root/system/" &&
+cp "$here/guest-lib.sh" "$over/root/system/" &&
 cp "$here/gpu-sandbox.sh" "$over/root/system/tree/tests/system/" &&
 cp "$here/../../systemd/fpgad.service.in" "$over/root/system/tree/systemd/" ||
 	fail "cannot copy into $over"
