@@ -42,7 +42,7 @@ TAG=RXE
 
 # finish [NOTE]: the verdict, from the checks so far.
 finish() {
-	note "checks took $(at) s"
+	note "checks took $(at) s: $((n - failed)) passed, $failed failed"
 	if [ "$failed" = 0 ]; then
 		echo "RXE-RESULT: PASS $n checks${1:+, $1}"
 	else

@@ -60,6 +60,9 @@ SYSTEM_SUITES += $(RXE_ARGS)
 system-check: $(RXE_BINS)
 endif
 
+# run.sh decompresses the modules on this machine (Debian's are .ko.xz).
+DEBS += xz-utils
+
 TIER_DESC_rxe-check := soft-RoCE (rdma_rxe) in QEMU: stock verbs tools, fpgad's RoCE path
 TIER_MAKE_system-check := system-check RXE_IN_SYSTEM=1
 TIER_MAKE_rxe-check := rxe-report
