@@ -267,7 +267,6 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 -include tests/system/system.mk
 -include tests/arch/arch.mk
 -include tests/net/net.mk
--include tests/net/rxe.mk
 
 # make check: every tier in turn through tests/tier.sh (a banner before
 # each, its output also in $(BUILD)/check/TIER.log), then a table of the
@@ -299,6 +298,8 @@ TIER_DESC_system-check := the Debian packages under systemd in QEMU
 TIER_DESC_arch-check := includes and calls against tests/arch/layers
 
 -include tests/mutants/mutants.mk
+# After net.mk and system.mk, whose variables it uses.
+-include tests/net/rxe.mk
 
 check: deps
 	@mkdir -p $(BUILD)/check && rm -f $(CHECK_SUMMARY)
