@@ -62,7 +62,7 @@ gid_index() {
 	return 1
 }
 
-note "guest: $(uname -r), $(ibv_devinfo --version 2>/dev/null | head -n 1)"
+note "guest: $(uname -r), rdma-core $(dpkg-query -W -f '${Version}' rdma-core 2>/dev/null)"
 
 # --- the modules -----------------------------------------------------------------
 if [ -f "$dir/modules/missing" ]; then
@@ -150,11 +150,15 @@ if [ ! -f "$roce" ]; then
 	finish "RoCE path skipped: no tests/net/run-roce.sh"
 fi
 cd "$dir/rxe" || finish
-env BUILD="$dir/rxe/build" RDMA_DEV="$RDMA_DEV" NETDEV="$NETDEV" PEER_NETDEV="$PEER_NETDEV" \
-	ADDR="$ADDR" ALT_ADDR="$ALT_ADDR" PREFIX="$PREFIX" \
-	timeout "$ROCE_TIMEOUT" sh "$roce" </dev/null >/tmp/rxe-roce.out 2>&1
-rc=$?
-sed 's/^/RXE: /' /tmp/rxe-roce.out
+# Its lines go to the console as they come (a hang still shows how far it
+# got); its exit status through a file, sh having no pipefail.
+{
+	env BUILD="$dir/rxe/build" RDMA_DEV="$RDMA_DEV" NETDEV="$NETDEV" \
+		PEER_NETDEV="$PEER_NETDEV" ADDR="$ADDR" ALT_ADDR="$ALT_ADDR" PREFIX="$PREFIX" \
+		timeout "$ROCE_TIMEOUT" sh "$roce" </dev/null 2>&1
+	echo $? > /tmp/rxe-roce.rc
+} | tee /tmp/rxe-roce.out | sed 's/^/RXE: /'
+rc=$(cat /tmp/rxe-roce.rc)
 why=$(sed -n 's/^roce: SKIP: //p' /tmp/rxe-roce.out | head -n 1)
 if [ "$rc" = 0 ] && [ -n "$why" ]; then
 	note "SKIP: fpgad's RoCE path: $why"
