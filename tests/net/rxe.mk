@@ -47,7 +47,7 @@ rxe-check: deb $(RXE_BINS)
 rxe-report:
 	$(Q)rc=0; r=$(SYSTEM_WORK)/rxe.result; deb=$$(ls $(DEB_DIR)/fpgad_*.deb 2>/dev/null | head -n 1); \
 	if [ -n "$$deb" ] && [ -f "$$r" ] && [ "$$r" -nt "$$deb" ]; then \
-		echo "rxe: the system tier's boot ran this suite (one boot for both):"; \
+		echo "rxe: as the system tier's boot found it (one boot for both):"; \
 		cat $(SYSTEM_WORK)/rxe.log; \
 		case $$(cat "$$r") in PASS*) ;; SKIP*) rc=77 ;; *) rc=1 ;; esac; \
 	else \
@@ -63,7 +63,7 @@ endif
 # run.sh decompresses the modules on this machine (Debian's are .ko.xz).
 DEBS += xz-utils
 
-TIER_DESC_rxe-check := soft-RoCE (rdma_rxe) in QEMU: stock verbs tools, fpgad's RoCE path
+TIER_DESC_rxe-check := soft-RoCE (rdma_rxe) in QEMU: verbs tools, then the RoCE path of fpgad
 TIER_MAKE_system-check := system-check RXE_IN_SYSTEM=1
 TIER_MAKE_rxe-check := rxe-report
 CHECK_EXTRA += rxe-check

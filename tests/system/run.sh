@@ -45,9 +45,9 @@
 #   ACCEL           kvm or tcg (default kvm when usable, else tcg)
 #   SYSTEM_TIMEOUT  seconds for the guest (default 600)
 #
-# Exit status: 0 every suite passed or skipped (not all skipped), 1 one
-# failed, 77 the boot was skipped or every suite skipped (the reason is
-# printed).
+# Exit status (of the suites given with -g): 0 each passed or skipped, not
+# all skipped; 1 one failed; 77 the boot was skipped or every one skipped
+# (the reason is printed).
 set -u
 
 SKIP=77
