@@ -37,7 +37,9 @@ dir=/root/system
 RDMA_DEV=rxe0 NETDEV=rxe-a PEER_NETDEV=rxe-b
 ADDR=10.79.0.1 ALT_ADDR=10.79.0.2 PREFIX=24
 ROCE_TIMEOUT=${ROCE_TIMEOUT:-300}
+# shellcheck disable=SC2034 # guest-lib.sh reads it
 TAG=RXE
+# shellcheck source=tests/system/guest-lib.sh
 . "$dir/guest-lib.sh"
 
 # finish [NOTE]: the verdict, from the checks so far.
@@ -107,7 +109,7 @@ else
 	notok "$RDMA_DEV's port is ACTIVE, its uverbs node there"
 	{ rdma link show; ls -l /dev/infiniband; } 2>&1 | show /dev/stdin
 fi
-gids() { gid= alt_gid=; gid=$(gid_index "$ADDR") && alt_gid=$(gid_index "$ALT_ADDR"); }
+gids() { gid='' alt_gid=''; gid=$(gid_index "$ADDR") && alt_gid=$(gid_index "$ALT_ADDR"); }
 wait_for 5 gids
 gids
 if [ -n "$gid" ] && [ -n "$alt_gid" ]; then

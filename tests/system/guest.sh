@@ -14,7 +14,9 @@ PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 dir=/root/system
 conf=/etc/fpgad/fpgad.conf
+# shellcheck disable=SC2034 # guest-lib.sh reads it
 TAG=SYSTEM
+# shellcheck source=tests/system/guest-lib.sh
 . "$dir/guest-lib.sh"
 prop() { systemctl show -p "$1" --value fpgad; }
 mainpid() { prop MainPID; }

@@ -53,7 +53,7 @@ set -u
 SKIP=77
 here=$(cd "$(dirname "$0")" && pwd)
 usage="usage: run.sh [-g|-G NAME=SCRIPT]... [-f SRC=DEST]... [-m MODULE]... DEBDIR [WORKDIR]"
-suites= quiet= files= modules=
+suites='' quiet='' files='' modules=''
 nl='
 '
 while getopts g:G:f:m: opt; do
