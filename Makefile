@@ -300,6 +300,8 @@ TIER_DESC_system-check := the Debian packages under systemd in QEMU
 TIER_DESC_arch-check := includes and calls against tests/arch/layers
 
 -include tests/mutants/mutants.mk
+# After net.mk and system.mk, whose variables it uses.
+-include tests/net/rxe.mk
 
 check: deps
 	@mkdir -p $(BUILD)/check && rm -f $(CHECK_SUMMARY)

@@ -7,42 +7,17 @@
 #
 # Prints "SYSTEM: ok|not ok N - what" per check and a last line
 # "SYSTEM-RESULT: PASS|FAIL ..." for tests/system/run.sh, on the serial
-# console.  Everything it needs is under /root/system (packages, and
-# fpgad_dma.ko when the host built one).
+# console (through tests/system/guest-lib.sh).  Everything it needs is
+# under /root/system (packages, and fpgad_dma.ko when the host built one).
 set -u
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 dir=/root/system
 conf=/etc/fpgad/fpgad.conf
-n=0
-failed=0
-t0=$(cut -d' ' -f1 /proc/uptime)
-
-# The guest's clock since the checks began, for each line.
-at() { awk -v t0="$t0" '{ printf "%.1f", $1 - t0 }' /proc/uptime; }
-ok() { n=$((n + 1)); echo "SYSTEM: ok $n - $* [$(at) s]"; }
-notok() { n=$((n + 1)); failed=$((failed + 1)); echo "SYSTEM: not ok $n - $* [$(at) s]"; }
-note() { echo "SYSTEM: # $*"; }
-# show FILE: the tail of a command's output, under a failed check.
-show() { tail -n 15 "$1" | sed 's/^/SYSTEM:     /'; }
-# check WHAT CMD...: CMD succeeds.
-check() {
-	what=$1
-	shift
-	if "$@" >/tmp/check.out 2>&1; then ok "$what"; else notok "$what"; show /tmp/check.out; fi
-}
-# wait_for SECONDS CMD...: poll CMD until it succeeds.
-wait_for() {
-	s=$1
-	shift
-	i=0
-	while [ "$i" -lt $((s * 10)) ]; do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
+# shellcheck disable=SC2034 # guest-lib.sh reads it
+TAG=SYSTEM
+# shellcheck source=tests/system/guest-lib.sh
+. "$dir/guest-lib.sh"
 prop() { systemctl show -p "$1" --value fpgad; }
 mainpid() { prop MainPID; }
 # journal_has PRIORITY TEXT: a journal entry of fpgad.service at PRIORITY

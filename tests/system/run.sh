@@ -1,19 +1,40 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# tests/system/run.sh - the system tier: boot Debian's kernel in QEMU with a
-# minimal Debian root file system (systemd as PID 1), install the fpgad
-# packages in it and run tests/system/guest.sh there.
+# tests/system/run.sh - boot Debian's kernel in QEMU with a minimal Debian
+# root file system (systemd as PID 1), install the fpgad packages in it and
+# run one or more guest scripts there, one after another in the same boot:
+# tests/system/guest.sh (the system tier) unless told otherwise.
 #
-#   run.sh DEBDIR [WORKDIR]
+#   run.sh [-g|-G NAME=SCRIPT]... [-f SRC=DEST]... [-m MODULE]... DEBDIR [WORKDIR]
+#
+#   -g NAME=SCRIPT  run SCRIPT in the guest as suite NAME (default
+#                   system=tests/system/guest.sh); it prints "TAG: ..." lines
+#                   and a last "TAG-RESULT: PASS|FAIL|SKIP ..." line, TAG
+#                   being NAME in capitals, and finds its files under
+#                   /root/system
+#   -G NAME=SCRIPT  the same, for another tier to report: its lines and
+#                   verdict are only written to WORKDIR (below), and leave
+#                   this run's exit status alone
+#   -f SRC=DEST     carry the file SRC into the guest as /root/system/DEST
+#   -m MODULE       carry the kernel module MODULE of KVER and the modules it
+#                   depends on (modprobe --show-depends on this machine's
+#                   /lib/modules/KVER) into /root/system/modules, with
+#                   /root/system/modules/load: one file a line in load order
+#                   (decompressed here)
 #
 # The root file system is built by mmdebstrap from Debian's archive, as an
 # initramfs (no disk image, no kernel modules needed to mount it), and
 # cached as $SYSTEM_CACHE/rootfs-KEY.cpio, KEY being a hash of the suite,
 # the mirror and the package list (a base list plus the run-time
 # dependencies of the packages under test): a changed list builds a new
-# one, and older ones are removed.  The packages under test and the guest
-# script travel in a second archive appended to the first.
+# one, and older ones are removed.  Every suite shares it.  The packages
+# under test, the guest scripts and their files travel in a second archive
+# appended to the first.
+#
+# Each suite's lines are printed with the prefix "NAME: " and kept in
+# WORKDIR/NAME.log, its verdict in WORKDIR/NAME.result ("PASS ...",
+# "FAIL ..." or "SKIP ..."); a suite that printed no verdict FAILs.
 #
 # Environment:
 #   SYSTEM_CACHE    where the root file system is kept (default build/system-cache)
@@ -24,24 +45,63 @@
 #   ACCEL           kvm or tcg (default kvm when usable, else tcg)
 #   SYSTEM_TIMEOUT  seconds for the guest (default 600)
 #
-# Exit status: 0 passed, 1 failed, 77 skipped (the reason is printed).
+# Exit status (of the suites given with -g): 0 each passed or skipped, not
+# all skipped; 1 one failed; 77 the boot was skipped or every one skipped
+# (the reason is printed).
 set -u
 
 SKIP=77
-debdir=${1:?usage: run.sh DEBDIR [WORKDIR]}
-work=${2:-$(mktemp -d /tmp/fpgad-system.XXXXXX)}
 here=$(cd "$(dirname "$0")" && pwd)
+usage="usage: run.sh [-g|-G NAME=SCRIPT]... [-f SRC=DEST]... [-m MODULE]... DEBDIR [WORKDIR]"
+suites='' quiet='' files='' modules=''
+nl='
+'
+while getopts g:G:f:m: opt; do
+	case $opt in
+	g) suites="$suites$OPTARG$nl" ;;
+	G) suites="$suites$OPTARG$nl" quiet="$quiet ${OPTARG%%=*}" ;;
+	f) files="$files$OPTARG$nl" ;;
+	m) modules="$modules $OPTARG" ;;
+	*) echo "$usage" >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+debdir=${1:?$usage}
+work=${2:-$(mktemp -d /tmp/fpgad-system.XXXXXX)}
+[ -n "$suites" ] || suites="system=$here/guest.sh$nl"
+names=
+for s in $suites; do
+	name=${s%%=*}
+	case $name in
+	'' | *[!a-z0-9]*) echo "run.sh: suite name '$name': lower-case letters and digits only" >&2; exit 2 ;;
+	esac
+	names="$names $name"
+done
+mkdir -p "$work" || { echo "run.sh: cannot create $work" >&2; exit 1; }
+for name in $names; do rm -f "$work/$name.log" "$work/$name.result"; done
 QEMU=${QEMU:-qemu-system-x86_64}
 SYSTEM_CACHE=${SYSTEM_CACHE:-build/system-cache}
 SYSTEM_MIRROR=${SYSTEM_MIRROR:-http://deb.debian.org/debian}
 SYSTEM_TIMEOUT=${SYSTEM_TIMEOUT:-600}
 # Bump when the way the root file system is made changes.
 RECIPE=1
-# What the guest needs besides the packages' own dependencies.
-BASE_PACKAGES="systemd systemd-sysv udev dbus passwd procps kmod"
+# What the guest needs besides the packages' own dependencies: systemd for
+# the system tier; iproute2, rdma-core, the verbs library, its providers
+# (rxe's among them), ibverbs-utils and jq for the soft-RoCE suite
+# (tests/net/rxe-guest.sh).  One list for every suite, so that they share
+# one cached root file system.
+BASE_PACKAGES="systemd systemd-sysv udev dbus passwd procps kmod
+	iproute2 rdma-core libibverbs1 ibverbs-providers ibverbs-utils jq"
 
-skip() { echo "system: SKIP: $*"; exit $SKIP; }
-fail() { echo "system: FAIL: $*"; exit 1; }
+# Before the boot, a skip or a failure is every suite's verdict.
+verdict() {
+	for name in $names; do
+		echo "$name: $1: $2" > "$work/$name.log"
+		echo "$1 $2" > "$work/$name.result"
+	done
+}
+skip() { echo "system: SKIP: $*"; verdict SKIP "$*"; exit $SKIP; }
+fail() { echo "system: FAIL: $*"; verdict FAIL "$*"; exit 1; }
 now() { date +%s; }
 start=$(now)
 
@@ -76,7 +136,7 @@ packages=$(printf '%s\n' $BASE_PACKAGES $deps | sort -u | tr '\n' ' ')
 packages=${packages% }
 key=$(printf '%s\n' "$RECIPE" "$SYSTEM_SUITE" "$SYSTEM_MIRROR" "$packages" |
 	sha256sum | cut -c1-16)
-mkdir -p "$SYSTEM_CACHE" "$work" || fail "cannot create $SYSTEM_CACHE or $work"
+mkdir -p "$SYSTEM_CACHE" || fail "cannot create $SYSTEM_CACHE or $work"
 rootfs=$SYSTEM_CACHE/rootfs-$key.cpio
 if [ -s "$rootfs" ]; then
 	echo "system: root file system $rootfs (cached)"
@@ -118,25 +178,77 @@ else
 	echo "system: root file system built in $(( $(now) - t )) s: $(du -m "$rootfs" | cut -f1) MiB"
 fi
 
-# --- what this run adds: packages, module, the guest script and its unit -----
+# --- what this run adds: packages, modules, the guest scripts and their unit ---
 over=$work/overlay
 rm -rf "$over"
 mkdir -p "$over/root/system" "$over/etc/systemd/system/multi-user.target.wants" ||
 	fail "cannot populate $over"
 mkdir -p "$over/root/system/tree/tests/system" "$over/root/system/tree/systemd" &&
 cp "$(deb fpgad)" "$(deb fpgactl)" "$(deb libfpgad0)" "$over/root/system/" &&
-cp "$here/guest.sh" "$over/root/system/guest.sh" &&
+cp "$here/guest-lib.sh" "$over/root/system/" &&
 cp "$here/gpu-sandbox.sh" "$over/root/system/tree/tests/system/" &&
 cp "$here/../../systemd/fpgad.service.in" "$over/root/system/tree/systemd/" ||
 	fail "cannot copy into $over"
+# The suites, in order: /root/system/suites names them, each one's script
+# is /root/system/suite-NAME.sh.
+for s in $suites; do
+	name=${s%%=*} script=${s#*=}
+	[ -r "$script" ] || fail "no guest script $script for suite $name"
+	cp "$script" "$over/root/system/suite-$name.sh" || fail "cannot copy $script"
+	echo "$name" >> "$over/root/system/suites"
+done
+old_ifs=$IFS
+IFS=$nl
+for f in $files; do
+	src=${f%%=*} dest=${f#*=}
+	case $dest in
+	'' | /* | *..*) fail "-f $f: DEST must be a relative path inside /root/system" ;;
+	esac
+	mkdir -p "$over/root/system/$(dirname "$dest")" &&
+	cp "$src" "$over/root/system/$dest" || fail "cannot carry $src into the guest"
+done
+IFS=$old_ifs
+# Modules and what they depend on, from this machine's modules.dep for KVER
+# (modprobe prints "builtin NAME" for what the kernel has built in).  One
+# that cannot be found is named in /root/system/modules/missing for the
+# suite that wanted it to report; the other suites run all the same.
+if [ -n "$modules" ]; then
+	mods=$over/root/system/modules
+	mkdir -p "$mods" && : > "$work/modules.list" || fail "cannot populate $over"
+	for m in $modules; do
+		if ! command -v modprobe >/dev/null 2>&1; then
+			echo "modprobe not installed here (apt-get install kmod)" > "$mods/missing"
+		elif modprobe -S "$KVER" --show-depends "$m" >"$work/modules.out" 2>&1; then
+			sed -n 's/^insmod \([^ ]*\).*/\1/p' "$work/modules.out" >> "$work/modules.list"
+		else
+			echo "no kernel module $m for $KVER on this machine: $(head -n 1 "$work/modules.out")" > "$mods/missing"
+		fi
+	done
+	# Uncompressed: decompressing in an emulated guest takes seconds.
+	for ko in $(awk '!seen[$0]++' "$work/modules.list"); do
+		out=$(basename "$ko")
+		out=${out%.xz} out=${out%.zst} out=${out%.gz}
+		case $ko in
+		*.xz) xz -dc "$ko" ;;
+		*.zst) zstd -q -dc "$ko" ;;
+		*.gz) gzip -dc "$ko" ;;
+		*) cat "$ko" ;;
+		esac > "$mods/$out" && echo "$out" >> "$mods/load" ||
+			fail "cannot carry $ko into the guest (xz, zstd or gzip missing?)"
+	done
+fi
 ko=$debdir/dkms/fpgad_dma.ko
 if [ -f "$ko" ] && [ "$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1)" = "$KVER" ]; then
 	cp "$ko" "$over/root/system/" || fail "cannot copy $ko"
 	edu="-device edu,dma_mask=0xffffffffffffffff"
 else
-	echo "system: no fpgad_dma.ko for $KVER in $debdir/dkms (make deb-check builds it): the card checks are skipped"
+	case " $names " in
+	*" system "*) echo "system: no fpgad_dma.ko for $KVER in $debdir/dkms (make deb-check builds it): the card checks are skipped" ;;
+	esac
 	edu=
 fi
+echo 'for s in $(cat /root/system/suites); do /bin/sh "/root/system/suite-$s.sh"; done' \
+	> "$over/root/system/suites.sh"
 cat > "$over/etc/systemd/system/fpgad-system-test.service" <<'EOF'
 [Unit]
 Description=fpgad system tier checks
@@ -146,7 +258,7 @@ FailureAction=poweroff-force
 
 [Service]
 Type=oneshot
-ExecStart=/bin/sh /root/system/guest.sh
+ExecStart=/bin/sh /root/system/suites.sh
 StandardOutput=tty
 StandardError=tty
 TTYPath=/dev/ttyS0
@@ -172,36 +284,68 @@ if [ -z "$accel" ]; then
 	[ -r /dev/kvm ] && [ -w /dev/kvm ] &&
 		grep -q -w -E 'vmx|svm' /proc/cpuinfo && accel=kvm
 fi
-cpu=max
-[ "$accel" = kvm ] && cpu=host
 log=$work/console.log
-echo "system: booting $kernel ($accel) with systemd; console in $log"
+boot() {
+	cpu=max
+	[ "$accel" = kvm ] && cpu=host
+	echo "system: booting $kernel ($accel) with systemd, suites:$names; console in $log"
+	# shellcheck disable=SC2086
+	timeout "$SYSTEM_TIMEOUT" "$QEMU" -accel "$accel" -cpu "$cpu" -m 1536M -smp 2 \
+		-nographic -no-reboot -monitor none -serial stdio -nic none $edu \
+		-kernel "$kernel" -initrd "$initrd" \
+		-append "console=ttyS0 rdinit=/sbin/init panic=-1 quiet systemd.show_status=error" \
+		</dev/null >"$log" 2>&1
+}
 t=$(now)
-# shellcheck disable=SC2086
-timeout "$SYSTEM_TIMEOUT" "$QEMU" -accel "$accel" -cpu "$cpu" -m 1536M -smp 2 \
-	-nographic -no-reboot -monitor none -serial stdio -nic none $edu \
-	-kernel "$kernel" -initrd "$initrd" \
-	-append "console=ttyS0 rdinit=/sbin/init panic=-1 quiet systemd.show_status=error" \
-	</dev/null >"$log" 2>&1
+boot
 qrc=$?
 if [ "$accel" = kvm ] && [ -z "${ACCEL:-}" ] &&
    grep -a -q -i -E 'failed to initialize kvm|Could not access KVM' "$log"; then
 	echo "system: KVM not usable here, falling back to TCG"
-	ACCEL=tcg exec "$0" "$@"
+	accel=tcg
+	boot
+	qrc=$?
 fi
 rm -f "$initrd"
+echo "system: guest ran $(( $(now) - t )) s, whole run $(( $(now) - start )) s"
 
-tr -d '\r' < "$log" | sed -n 's/^SYSTEM: //p'
-result=$(tr -d '\r' < "$log" | sed -n 's/^SYSTEM-RESULT: //p' | tail -n 1)
-echo "system: guest ran $(( $(now) - t )) s, whole tier $(( $(now) - start )) s"
-case "$result" in
-PASS*)
-	echo "system: PASS: $result"
-	exit 0 ;;
-"")
-	tail -n 40 "$log"
-	[ "$qrc" = 124 ] && fail "the guest did not finish within ${SYSTEM_TIMEOUT}s"
-	fail "the guest ended without a result (qemu exit $qrc)" ;;
-*)
-	fail "$result" ;;
-esac
+# --- each suite's verdict --------------------------------------------------------
+failed=0 passed=0 reported=0
+for name in $names; do
+	tag=$(echo "$name" | tr a-z A-Z)
+	tr -d '\r' < "$log" | sed -n "s/^$tag: /$name: /p" > "$work/$name.log"
+	result=$(tr -d '\r' < "$log" | sed -n "s/^$tag-RESULT: //p" | tail -n 1)
+	case "$result" in
+	PASS* | SKIP*)
+		echo "$name: ${result%% *}: ${result#* }" >> "$work/$name.log" ;;
+	"")
+		{
+			tail -n 40 "$log"
+			if [ "$qrc" = 124 ]; then
+				echo "$name: FAIL: the guest did not finish within ${SYSTEM_TIMEOUT}s"
+			else
+				echo "$name: FAIL: the guest ended without its result (qemu exit $qrc)"
+			fi
+		} >> "$work/$name.log"
+		result="FAIL no result" ;;
+	*)
+		result="FAIL ${result#* }"
+		echo "$name: $result" | sed 's/FAIL /FAIL: /' >> "$work/$name.log" ;;
+	esac
+	echo "$result" > "$work/$name.result"
+	# A suite run for another tier to report is only recorded.
+	case " $quiet " in
+	*" $name "*)
+		echo "system: suite $name: ${result%% *} (its tier reports it: $work/$name.log)"
+		continue ;;
+	esac
+	cat "$work/$name.log"
+	reported=$((reported + 1))
+	case $result in
+	PASS*) passed=$((passed + 1)) ;;
+	FAIL*) failed=$((failed + 1)) ;;
+	esac
+done
+[ "$failed" = 0 ] || exit 1
+[ "$passed" != 0 ] || [ "$reported" = 0 ] || exit $SKIP
+exit 0

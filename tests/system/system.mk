@@ -14,12 +14,16 @@
 
 SYSTEM_CACHE ?= $(BUILD)/system-cache
 SYSTEM_STRICT ?= 0
+SYSTEM_WORK := $(BUILD)/system
+# More suites for the same boot (run.sh's -G, -f and -m), each reported by
+# its own tier: tests/net/rxe.mk adds the soft-RoCE suite in make check.
+SYSTEM_SUITES ?=
 
 .PHONY: system-check
 
 system-check: deb-check
-	$(Q)rc=0; SYSTEM_CACHE=$(SYSTEM_CACHE) tests/system/run.sh $(DEB_DIR) \
-		$(BUILD)/system || rc=$$?; \
+	$(Q)rc=0; SYSTEM_CACHE=$(SYSTEM_CACHE) tests/system/run.sh \
+		-g system=tests/system/guest.sh $(SYSTEM_SUITES) $(DEB_DIR) $(SYSTEM_WORK) || rc=$$?; \
 	if [ $$rc = 77 ]; then \
 		echo "system-check: SKIPPED (see above)"; \
 		[ "$(SYSTEM_STRICT)" != 1 ]; exit $$?; fi; \
