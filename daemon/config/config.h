@@ -34,7 +34,8 @@ enum ring_policy { POLICY_BLOCK, POLICY_DROP_OLDEST };
 enum integrity { INTEGRITY_NONE, INTEGRITY_CRC32C };
 enum pacing { PACING_HYBRID, PACING_WAIT };
 /* Where a channel's frames come from: the card, or a network sender. */
-enum source_kind { SOURCE_CARD, SOURCE_UDP };
+enum source_kind { SOURCE_CARD, SOURCE_UDP, SOURCE_ROCE };
+#define CONFIG_ROCE_PORT 4791		/* RoCE v2's UDP port */
 /* How mode = auto picks between gpudirect and bounce. */
 enum auto_choice { AUTO_MEASURE, AUTO_FIRST };
 enum numa_policy { NUMA_AUTO, NUMA_OFF };
@@ -134,6 +135,10 @@ struct config_channel {
 	unsigned mtu;			/* the sender's, for its payload size */
 	unsigned qpn;			/* the QP number the sender writes to */
 	unsigned rkey;			/* 0 = a new random key for each ring */
+	/* source = roce (daemon/device/net/roce.h): listen is an ADDRESS. */
+	char rdma_device[64];		/* ibverbs device, "" = the first with
+					   a RoCE v2 GID for listen */
+	unsigned sender_qpn;		/* the sender's QP number */
 };
 
 enum config_section {

@@ -37,6 +37,7 @@ struct net_counters {
 	uint64_t wrong_rkey;		/* another (or a stale) R_Key */
 	uint64_t wrong_sender;		/* from another address (net.c) */
 	uint64_t kernel_drops;		/* the socket's overflow (net.c) */
+	uint64_t overrun_frames;	/* roce: rewritten while copied */
 };
 
 /* A slot armed for the sender's next frame. */
