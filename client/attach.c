@@ -362,6 +362,12 @@ static void net_stats_from(const Fpgad__NetStats *n,
 	o->wrong_rkey = n->wrong_rkey;
 	o->wrong_sender = n->wrong_sender;
 	o->kernel_drops = n->kernel_drops;
+	snprintf(o->source, sizeof(o->source), "%s", n->source);
+	snprintf(o->rdma_device, sizeof(o->rdma_device), "%s", n->rdma_device);
+	snprintf(o->gid, sizeof(o->gid), "%s", n->gid);
+	o->gid_index = n->gid_index;
+	o->sender_qpn = n->sender_qpn;
+	o->overrun_frames = n->overrun_frames;
 }
 
 int fpgad_channel_stats(fpgad_client *c, const char *name,

@@ -399,7 +399,7 @@ struct fpgad_channel_stats {
 	uint64_t latency_ns_total; /* c2h: DMA end to publication, summed
 				      over latency_frames frames */
 	uint64_t latency_frames;
-	/* A network channel (source = udp); all zero for a card's. */
+	/* A network channel (source = udp or roce); all zero for a card's. */
 	bool network;
 	struct fpgad_net_stats {
 		char listen[64];	/* bound ADDRESS:PORT */
@@ -422,6 +422,14 @@ struct fpgad_channel_stats {
 		uint64_t wrong_rkey;	/* with another (stale) key: ignored */
 		uint64_t wrong_sender;	/* from another address: ignored */
 		uint64_t kernel_drops;	/* the socket's buffer overflowed */
+		/* source = roce: qpn is fpgad's QP, the NIC's number for it. */
+		char source[8];		/* "udp" or "roce" */
+		char rdma_device[48];	/* DEVICE:PORT */
+		char gid[48];		/* listen's RoCE v2 GID */
+		uint32_t gid_index;
+		uint32_t sender_qpn;
+		uint64_t overrun_frames; /* rewritten by the sender while
+					    copied: never delivered */
 	} net;
 };
 

@@ -6,14 +6,15 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "channel_counters.h"
 #include "fpgactl.h"
 
-/* A network channel's part of stats, as JSON. */
+/* A network channel's part of stats, as JSON; roce's keys with roce only. */
 static json_t *net_json(const struct fpgad_net_stats *n)
 {
-	return json_pack("{s:s, s:s, s:i, s:i, s:i, s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	json_t *j = json_pack("{s:s, s:s, s:i, s:i, s:i, s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			 "listen", n->listen, "sender", n->sender,
 			 "mtu", (int)n->mtu, "payload", (int)n->payload,
 			 "qpn", (int)n->qpn, "rkey", (json_int_t)n->rkey,
@@ -31,10 +32,42 @@ static json_t *net_json(const struct fpgad_net_stats *n)
 			 "wrong_rkey", (json_int_t)n->wrong_rkey,
 			 "wrong_sender", (json_int_t)n->wrong_sender,
 			 "kernel_drops", (json_int_t)n->kernel_drops);
+
+	json_object_set_new(j, "source", json_string(n->source));
+	if (strcmp(n->source, "roce"))
+		return j;
+	json_object_set_new(j, "rdma_device", json_string(n->rdma_device));
+	json_object_set_new(j, "gid", json_string(n->gid));
+	json_object_set_new(j, "gid_index", json_integer(n->gid_index));
+	json_object_set_new(j, "sender_qpn", json_integer(n->sender_qpn));
+	json_object_set_new(j, "overrun_frames", json_integer((json_int_t)n->overrun_frames));
+	return j;
+}
+
+/* source = roce: the QP, its GID and the landing ring the sender writes. */
+static void roce_print(const struct fpgad_net_stats *n)
+{
+	printf("network     roce on %s GID %s (index %u), from %s QPN 0x%x, path MTU %u\n",
+	       n->rdma_device, n->gid, n->gid_index, n->sender, n->sender_qpn, n->mtu);
+	printf("target      QPN 0x%x, R_Key 0x%08x, %u landing pages of %llu bytes from 0x%llx\n",
+	       n->qpn, n->rkey, n->pages, (unsigned long long)n->page_stride,
+	       (unsigned long long)n->va_base);
+	printf("frames      %llu immediates (%llu bytes copied), %llu packets lost, %llu late\n",
+	       (unsigned long long)n->packets, (unsigned long long)n->payload_bytes,
+	       (unsigned long long)n->lost_packets, (unsigned long long)n->late_packets);
+	printf("incomplete  %llu frames (never delivered), %llu overrun by the sender, %llu with no free slot (dropped), %llu bad immediates\n",
+	       (unsigned long long)n->incomplete_frames,
+	       (unsigned long long)n->overrun_frames,
+	       (unsigned long long)n->no_slot_frames,
+	       (unsigned long long)n->bad_packets);
 }
 
 static void net_print(const struct fpgad_net_stats *n)
 {
+	if (!strcmp(n->source, "roce")) {
+		roce_print(n);
+		return;
+	}
 	printf("network     udp on %s from %s, MTU %u (%u-byte packets)\n",
 	       n->listen, n->sender, n->mtu, n->payload);
 	printf("target      QPN 0x%x, R_Key 0x%08x, %u pages of %llu bytes from 0x%llx\n",

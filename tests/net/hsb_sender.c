@@ -19,7 +19,15 @@
  *   bad-qpn    a foreign frame to another QP is sent before it
  *   wrong-sender  a foreign frame from --alt-from is sent before it
  * Foreign frames use their own PSNs and frame numbers: they stand for
- * another sender.  At the end one line: what was sent, for the test to
+ * another sender.
+ *
+ * RoCE mode (--rdma-dev DEV, hsb_verbs.h): the same frames through a UC QP
+ * from --from to --to's QP --qpn (fpgad's, from fpgactl stats), --mtu the
+ * path MTU and the payload of each WRITE.  The NIC numbers the packets,
+ * so: drop and lose-imm leave a packet unsent (its PSN still counted in
+ * the immediates), dup writes one twice (harmless), reorder sends the
+ * WRITE with Immediate before the frame's last packet, bad-qpn and
+ * wrong-sender go through a second QP (to QPN + 1, or from --alt-from).  At the end one line: what was sent, for the test to
  * check fpgad's counters against.
  */
 #include <arpa/inet.h>
@@ -38,6 +46,7 @@
 #include "device/net/net.h"
 #include "fpgad_simframe.h"
 #include "hsb_tx.h"
+#include "hsb_verbs.h"
 
 enum fault { F_NONE, F_DROP, F_DUP, F_REORDER, F_LOSE_IMM, F_BAD_RKEY,
 	     F_BAD_QPN, F_WRONG_SENDER };
@@ -55,6 +64,7 @@ struct opts {
 	unsigned rate;
 	double seconds;
 	enum fault fault;
+	const char *rdma_dev;		/* RoCE mode */
 };
 
 struct sender {
@@ -67,6 +77,7 @@ struct sender {
 	void *frame, *pattern;
 	uint64_t pattern_size;
 	uint64_t sent_frames, sent_packets, faulted, foreign_packets;
+	struct hsb_verbs *verbs;
 };
 
 static int usage(void)
@@ -74,7 +85,7 @@ static int usage(void)
 	fprintf(stderr, "usage: hsb_sender --to ADDR:PORT --frame BYTES --slots N [--from ADDR]\n"
 		"  [--mtu N] [--qpn N] [--rkey N] [--count N] [--rate FPS] [--seconds S]\n"
 		"  [--fault drop|dup|reorder|lose-imm|bad-rkey|bad-qpn|wrong-sender --every K\n"
-		"   [--alt-from ADDR]]\n");
+		"   [--alt-from ADDR]] [--rdma-dev DEV (RoCE: --to ADDR, --qpn fpgad's)]\n");
 	return 2;
 }
 
@@ -87,7 +98,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "qpn", 1, NULL, 'q' }, { "rkey", 1, NULL, 'k' },
 		{ "count", 1, NULL, 'n' }, { "rate", 1, NULL, 'r' },
 		{ "seconds", 1, NULL, 'S' }, { "fault", 1, NULL, 'x' },
-		{ "every", 1, NULL, 'e' }, { 0 },
+		{ "every", 1, NULL, 'e' }, { "rdma-dev", 1, NULL, 'R' }, { 0 },
 	};
 	int c;
 
@@ -106,6 +117,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'r': o->rate = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'S': o->seconds = strtod(optarg, NULL); break;
 		case 'e': o->every = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'R': o->rdma_dev = optarg; break;
 		case 'x':
 			o->fault = F_NONE;
 			for (unsigned i = 0; i < sizeof(fault_names) / sizeof(*fault_names); i++)
@@ -120,7 +132,8 @@ static int parse(int argc, char **argv, struct opts *o)
 	}
 	if (!o->to || o->frame < FPGAD_SIMFRAME_HDR_SIZE || !o->slots || !o->every ||
 	    roce_payload_size(o->mtu) == 0 || (!o->count && o->seconds <= 0) ||
-	    (o->fault == F_WRONG_SENDER && !o->alt_from))
+	    (o->fault == F_WRONG_SENDER && !o->alt_from) ||
+	    (o->rdma_dev && (!o->from || o->mtu % ROCE_PAYLOAD_UNIT)))
 		return usage();
 	return 0;
 }
@@ -160,6 +173,9 @@ static int open_socket(const char *to, const char *from)
 /* Send packets @order[0..n) of the built frame on @fd. */
 static int send_packets(struct sender *s, int fd, const unsigned *order, unsigned n)
 {
+	if (s->verbs)	/* fd: which QP */
+		return hsb_verbs_send(s->verbs, fd == s->fd ? 0 : 1, s->pkts,
+				      s->lens, order, n) < 0 ? -1 : 0;
 	for (unsigned i = 0; i < n; i++) {
 		s->iov[i].iov_base = s->pkts + (size_t)order[i] * ROCE_MAX_PACKET;
 		s->iov[i].iov_len = s->lens[order[i]];
@@ -230,7 +246,10 @@ static int send_frame(struct sender *s, struct hsb_tx *t, uint64_t seq, bool hit
 		if (hit && s->o.fault == F_DUP && i == 1 % (n - 1))
 			order[k++] = i;
 	}
-	if (hit && s->o.fault == F_REORDER && k > 2) {
+	if (hit && s->o.fault == F_REORDER && k > 2 && s->verbs) {
+		order[k - 2] = n - 1;	/* the immediate overtakes */
+		order[k - 1] = n - 2;
+	} else if (hit && s->o.fault == F_REORDER && k > 2) {
 		order[0] = 1;
 		order[1] = 0;
 	}
@@ -240,6 +259,25 @@ static int send_frame(struct sender *s, struct hsb_tx *t, uint64_t seq, bool hit
 	t->page = (t->page + 1) % t->lay.pages;
 	s->sent_packets += k;
 	return 0;
+}
+
+/* RoCE mode: QP 0, and the foreign QP its fault needs. */
+static int open_verbs(struct sender *s, unsigned max_pkts)
+{
+	size_t len = (size_t)max_pkts * ROCE_MAX_PACKET;
+	int r;
+
+	r = hsb_verbs_open(s->o.rdma_dev, s->o.from, s->o.to, s->o.qpn, s->o.mtu,
+			   2 * max_pkts + 2, s->pkts, len, &s->verbs);
+	if (r < 0)
+		return r;
+	if (s->o.fault == F_BAD_QPN)
+		r = hsb_verbs_foreign(s->verbs, s->o.from, (s->o.qpn + 1) & ROCE_QPN_MASK);
+	else if (s->o.fault == F_WRONG_SENDER)
+		r = hsb_verbs_foreign(s->verbs, s->o.alt_from, s->o.qpn);
+	fprintf(stderr, "hsb_sender: RoCE on %s, QPN 0x%x\n", s->o.rdma_dev,
+		hsb_verbs_qpn(s->verbs));
+	return r;
 }
 
 int main(int argc, char **argv)
@@ -252,17 +290,23 @@ int main(int argc, char **argv)
 
 	if (parse(argc, argv, &s.o))
 		return 2;
-	s.fd = open_socket(s.o.to, s.o.from);
-	if (s.fd < 0)
-		return 1;
-	if (s.o.fault == F_WRONG_SENDER) {
+	if (s.o.rdma_dev) {
+		s.fd = 0;	/* QP 0; the foreign QP is 1 */
+		s.alt_fd = 1;
+	} else {
+		s.fd = open_socket(s.o.to, s.o.from);
+		if (s.fd < 0)
+			return 1;
+	}
+	if (s.o.fault == F_WRONG_SENDER && !s.o.rdma_dev) {
 		s.alt_fd = open_socket(s.o.to, s.o.alt_from);
 		if (s.alt_fd < 0)
 			return 1;
 	}
 	t.qpn = s.o.qpn;
 	t.rkey = s.o.rkey;
-	t.payload = roce_payload_size(s.o.mtu);
+	/* RoCE: each WRITE is one packet of up to the path MTU. */
+	t.payload = s.o.rdma_dev ? s.o.mtu : roce_payload_size(s.o.mtu);
 	/* Near the end of the PSN space: every run crosses its wrap. */
 	t.psn = 0xffff00;
 	net_layout(s.o.frame, s.o.slots, &t.lay);
@@ -279,6 +323,8 @@ int main(int argc, char **argv)
 	s.msgs = calloc(max_pkts + 1, sizeof(*s.msgs));
 	s.iov = calloc(max_pkts + 1, sizeof(*s.iov));
 	if (!s.pattern || !s.frame || !s.pkts || !s.lens || !s.msgs || !s.iov)
+		goto out;
+	if (s.o.rdma_dev && open_verbs(&s, max_pkts) < 0)
 		goto out;
 	fpgad_simframe_pattern_fill(s.pattern, s.pattern_size);
 
@@ -307,12 +353,15 @@ int main(int argc, char **argv)
 	       (double)(clock_now_ns() - start) / 1e9);
 	r = 0;
 out:
+	hsb_verbs_close(s.verbs);	/* before the packets it registered */
 	free(s.pattern);
 	free(s.frame);
 	free(s.pkts);
 	free(s.lens);
 	free(s.msgs);
 	free(s.iov);
+	if (s.o.rdma_dev)
+		return r;
 	close(s.fd);
 	if (s.alt_fd >= 0)
 		close(s.alt_fd);

@@ -308,6 +308,7 @@ static int net_queue_open(struct device *dev, const struct config_channel *ch,
 		r = -EINVAL;	/* config_load() refused these already */
 		goto fail;
 	}
+	q->shown.source = SOURCE_UDP;
 	snprintf(q->shown.sender, sizeof(q->shown.sender), "%s", ch->sender);
 	q->shown.mtu = ch->mtu;
 	q->shown.payload = roce_payload_size(ch->mtu);

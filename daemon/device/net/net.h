@@ -28,6 +28,8 @@
 
 #include <stdint.h>
 
+#include "config/config.h"
+
 #include "device/net/net_frame.h"
 #include "device/net/roce_wire.h"
 
@@ -36,6 +38,7 @@
 
 /* What a network channel shows: its endpoint, its sender's target, counters. */
 struct net_stats {
+	enum source_kind source;	/* udp or roce */
 	char listen[64];		/* bound ADDRESS:PORT (the real port) */
 	char sender[64];		/* the only sender accepted */
 	unsigned mtu;
@@ -44,6 +47,11 @@ struct net_stats {
 	uint32_t rkey;			/* of the current ring */
 	struct roce_layout layout;
 	struct net_counters cnt;
+	/* source = roce (device_roce.c): where fpgad's QP is, whom it takes. */
+	char rdma_device[48];		/* DEVICE:PORT */
+	char gid[48];
+	unsigned gid_index;
+	uint32_t sender_qpn;
 };
 
 /*
