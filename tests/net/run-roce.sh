@@ -19,15 +19,9 @@ BUILD=${BUILD:-build}
 RDMA_DEV=${RDMA_DEV:-}
 ADDR=${ADDR:-}
 ALT_ADDR=${ALT_ADDR:-}
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "roce: PASS: $*"; }
-bad() { fail=$((fail + 1)); echo "roce: FAIL: $*"; }
+tag=roce channel=roce0 IDLE_MS=1000
+. "$(dirname "$0")/lib.sh"
 skip() { echo "roce: SKIP: $*"; exit 0; }
-# check CASE WHAT GOT WANT
-check() {
-	if [ "$3" = "$4" ]; then ok "$1: $2 = $3"; else bad "$1: $2 = $3, want $4"; fi
-}
 
 [ -n "$RDMA_DEV" ] && [ -n "$ADDR" ] && [ -n "$ALT_ADDR" ] ||
 	skip "set RDMA_DEV, ADDR and ALT_ADDR (an RDMA device with RoCE v2 GIDs for both addresses; the rxe tier does in QEMU)"
@@ -92,7 +86,6 @@ for _ in $(seq 200); do
 done
 [ -S "$dir/fpgad.sock" ] || { cat "$dir/fpgad.log"; bad "fpgad did not start"; exit 1; }
 
-stats() { "$BUILD/fpgactl" --url "$url" --json stats roce0; }
 qpn=$(stats | jq -r '.net.qpn')
 check channels "roce0's source" "$("$BUILD/fpgactl" --url "$url" --json channels | jq -r '.channels[0].source')" roce
 check stats "net.source" "$(stats | jq -r .net.source)" roce
@@ -100,23 +93,6 @@ check stats "net.source" "$(stats | jq -r .net.source)" roce
 	ok "roce0: QPN $qpn on $(stats | jq -r .net.rdma_device), GID $(stats | jq -r .net.gid)" ||
 	bad "roce0's QP: $(stats | jq -c .net)"
 check stats "path MTU" "$(stats | jq -r .net.mtu)" $MTU
-
-consume() {
-	timeout 60 "$BUILD/net/net_consumer" "$url" roce0 --idle-ms 1000 \
-		--max-wait-ms "${2:-30000}" >"$1" 2>&1 &
-	cpid=$!
-	for _ in $(seq 200); do
-		grep -q '^leased' "$1" && return 0
-		sleep 0.05
-	done
-	return 1
-}
-field() { sed -n "s/.*\b$2=\([0-9.]*\).*/\1/p" "$1" | tail -1; }
-delta() {
-	a=$(echo "$before" | jq -r "$1")
-	b=$(echo "$after" | jq -r "$1")
-	echo $((b - a))
-}
 
 # send NAME RKEY [ARGS...]: hsb_sender in RoCE mode to fpgad's QP.
 send() {
@@ -132,7 +108,7 @@ send() {
 run_case() {
 	name=$1
 	before=$(stats)
-	consume "$dir/$name.out" || { bad "$name: the consumer did not get its lease"; return; }
+	consume "$dir/$name.out" 30000 || { bad "$name: the consumer did not get its lease"; return; }
 	send "$name" "$(stats | jq -r '.net.rkey')" --count 100 --rate 200 --fault "$name" --every 7
 	wait $cpid
 	crc=$?

@@ -13,14 +13,8 @@
 # default, or cuda: bounce into a GPU ring).  Exit status: 0 passed, 1 failed.
 set -u
 BUILD=${BUILD:-build}
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "net: PASS: $*"; }
-bad() { fail=$((fail + 1)); echo "net: FAIL: $*"; }
-# check CASE WHAT GOT WANT
-check() {
-	if [ "$3" = "$4" ]; then ok "$1: $2 = $3"; else bad "$1: $2 = $3, want $4"; fi
-}
+tag=net channel=net0
+. "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "net: SKIP: needs root to create network namespaces and a veth pair"
@@ -86,35 +80,12 @@ for _ in $(seq 100); do
 done
 [ -S "$dir/fpgad.sock" ] || { cat "$dir/fpgad.log"; bad "fpgad did not start"; exit 1; }
 
-stats() { "$BUILD/fpgactl" --url "$url" --json stats net0; }
 port=$(stats | jq -r '.net.listen' | sed 's/.*://')
 [ -n "$port" ] && [ "$port" != 0 ] &&
 	ok "net0 listens on $RX:$port (port 0 in the file), mode $(stats | jq -r .mode)" ||
 	bad "net0's bound port: '$port'"
 
 check channels "net0's source" "$("$BUILD/fpgactl" --url "$url" --json channels | jq -r '.channels[0].source')" udp
-
-# Start a consumer and wait until it holds the lease; its output in $1;
-# $2: how long it waits for a first frame (ms).
-consume() {
-	timeout 60 "$BUILD/net/net_consumer" "$url" net0 --idle-ms 500 \
-		--max-wait-ms "${2:-20000}" >"$1" 2>&1 &
-	cpid=$!
-	for _ in $(seq 200); do
-		grep -q '^leased' "$1" && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
-# field FILE KEY: KEY=N from the one-line summary in FILE.
-field() { sed -n "s/.*\b$2=\([0-9.]*\).*/\1/p" "$1" | tail -1; }
-# delta KEY: how much .net.KEY (or .KEY) grew over the case.
-delta() {
-	a=$(echo "$before" | jq -r "$1")
-	b=$(echo "$after" | jq -r "$1")
-	echo $((b - a))
-}
 
 # run_case NAME FAULT: send 300 frames at 1000 frames/s, every 7th faulted.
 run_case() {
