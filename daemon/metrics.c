@@ -49,7 +49,7 @@ static const struct stats_family counters[] = {
 };
 #undef COUNTER_FAMILY
 
-/* uint64_t fields of a network channel's (source = udp) net counters. */
+/* uint64_t fields of a network channel's (source = udp or roce) net counters. */
 static const struct stats_family net_counters[] = {
 	{ "fpgad_channel_net_packets_total",
 	  "Network channels: datagrams from the sender.",
@@ -84,6 +84,9 @@ static const struct stats_family net_counters[] = {
 	{ "fpgad_channel_net_kernel_drops_total",
 	  "Network channels: datagrams the kernel dropped, the socket's buffer full (SO_RXQ_OVFL).",
 	  offsetof(struct channel_stats, net.kernel_drops) },
+	{ "fpgad_channel_net_overrun_frames_total",
+	  "Network channels (source = roce): frames the sender came back to while fpgad copied them out of the landing ring, never delivered.",
+	  offsetof(struct channel_stats, net.overrun_frames) },
 };
 
 /* struct histo fields. */

@@ -38,3 +38,16 @@ $(HSB_SENDER): DEP_LIBS := $(BUILD)/libfpgad-core.a $(DEP_LIBS)
 .PHONY: roce-check
 roce-check: all $(HSB_SENDER) $(NET_CONSUMER)
 	@BUILD=$(BUILD) tests/net/run-roce.sh
+
+# What the landing ring costs: fpgad's work per frame against a bare memcpy
+# (tests/bench/bench_roce_rx.c; README's RoCE section).
+BENCH_ROCE_RX := $(BUILD)/bench/bench_roce_rx
+$(BENCH_ROCE_RX): $(BUILD)/obj/tests/bench/bench_roce_rx.o \
+		$(BUILD)/obj/tests/bench/bench_util.o $(INTERNAL_LIBS)
+	$(call msg,LD,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(DEP_LIBS)
+
+.PHONY: bench-roce
+bench-roce: $(BENCH_ROCE_RX)
+	@$(BENCH_ROCE_RX)
