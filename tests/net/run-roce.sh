@@ -9,7 +9,8 @@
 # runs once: no torn or stale frame may reach the consumer as good, and
 # fpgad's counters (fpgactl --json stats) must count what verbs let it see.
 #
-# Environment: BUILD (default build), RDMA_DEV (the device, e.g. rxe0),
+# Environment: BUILD (default build), MEMORY (the ring's: host, the
+# default, or cuda: bounce into a GPU ring), RDMA_DEV (the device, e.g. rxe0),
 # ADDR (an address with a RoCE v2 GID on it), ALT_ADDR (a second address
 # on the same interface: the wrong sender).  The rxe tier (QEMU, Debian's
 # kernel) sets them.  Without such a device: "roce: SKIP: why", exit 0.
@@ -63,7 +64,7 @@ slots = $SLOTS
 slot_size = 16K
 frame_size = $FRAME
 queue_depth = $SLOTS
-memory = host
+memory = ${MEMORY:-host}
 CONF
 }
 
