@@ -49,10 +49,11 @@ FRAME=16000
 SLOTS=8
 MTU=1024
 CHUNKS=$(( (FRAME + MTU - 1) / MTU ))
+# conf DEVICE RUNTIME_DIR
 conf() {
 	cat <<CONF
 [daemon]
-runtime_dir = $dir
+runtime_dir = $2
 [channel roce0]
 source = roce
 rdma_device = $1
@@ -68,8 +69,10 @@ memory = ${MEMORY:-host}
 CONF
 }
 
-# A device that is not there: fpgad says so and does not start.
-conf "no-such-$RDMA_DEV" > "$dir/bad.conf"
+# A device that is not there: fpgad says so and does not start (its own
+# runtime directory: the socket it leaves is not the one to wait for).
+mkdir -p "$dir/bad"
+conf "no-such-$RDMA_DEV" "$dir/bad" > "$dir/bad.conf"
 if timeout 30 "$BUILD/fpgad" --config "$dir/bad.conf" >"$dir/bad.log" 2>&1; then
 	bad "fpgad started with rdma_device = no-such-$RDMA_DEV"
 else
@@ -78,16 +81,15 @@ else
 		bad "rdma_device = no-such-$RDMA_DEV: $(tail -2 "$dir/bad.log")"
 fi
 
-conf "$RDMA_DEV" > "$dir/fpgad.conf"
+conf "$RDMA_DEV" "$dir" > "$dir/fpgad.conf"
 "$BUILD/fpgad" --config "$dir/fpgad.conf" 2>"$dir/fpgad.log" &
 pid=$!
-for _ in $(seq 200); do
-	[ -S "$dir/fpgad.sock" ] && break
+for _ in $(seq 400); do
+	stats >/dev/null 2>&1 && break
 	sleep 0.05
 done
-[ -S "$dir/fpgad.sock" ] || { cat "$dir/fpgad.log"; bad "fpgad did not start"; exit 1; }
-
 qpn=$(stats | jq -r '.net.qpn')
+[ -n "$qpn" ] || { cat "$dir/fpgad.log"; bad "fpgad did not start"; exit 1; }
 check channels "roce0's source" "$("$BUILD/fpgactl" --url "$url" --json channels | jq -r '.channels[0].source')" roce
 check stats "net.source" "$(stats | jq -r .net.source)" roce
 [ "$(stats | jq -r .net.rdma_device)" = "$RDMA_DEV:1" ] && [ "$qpn" -gt 0 ] &&
