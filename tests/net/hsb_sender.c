@@ -27,7 +27,8 @@
  * so: drop and lose-imm leave a packet unsent (its PSN still counted in
  * the immediates), dup writes one twice (harmless), reorder sends the
  * WRITE with Immediate before the frame's last packet, bad-qpn and
- * wrong-sender go through a second QP (to QPN + 1, or from --alt-from).  At the end one line: what was sent, for the test to
+ * wrong-sender go through a second QP (to QPN ^ 0x800000, none there, or
+ * from --alt-from).  At the end one line: what was sent, for the test to
  * check fpgad's counters against.
  */
 #include <arpa/inet.h>
@@ -218,9 +219,9 @@ static int send_foreign(struct sender *s, const struct hsb_tx *good)
 	t.frame_number = good->frame_number + 0x4000;
 	if (s->o.fault == F_BAD_RKEY)
 		t.rkey ^= 0x5a5a0001;
-	else if (s->o.fault == F_BAD_QPN)
+	else if (s->o.fault == F_BAD_QPN && !s->verbs)
 		t.qpn = (t.qpn + 1) & ROCE_QPN_MASK;
-	else
+	else	/* another address, or RoCE's QP to another QPN */
 		fd = s->alt_fd;
 	n = build(s, &t, t.frame_number);
 	for (unsigned i = 0; i < n; i++)
@@ -272,7 +273,7 @@ static int open_verbs(struct sender *s, unsigned max_pkts)
 	if (r < 0)
 		return r;
 	if (s->o.fault == F_BAD_QPN)
-		r = hsb_verbs_foreign(s->verbs, s->o.from, (s->o.qpn + 1) & ROCE_QPN_MASK);
+		r = hsb_verbs_foreign(s->verbs, s->o.from, s->o.qpn ^ 0x800000);
 	else if (s->o.fault == F_WRONG_SENDER)
 		r = hsb_verbs_foreign(s->verbs, s->o.alt_from, s->o.qpn);
 	fprintf(stderr, "hsb_sender: RoCE on %s, QPN 0x%x\n", s->o.rdma_dev,

@@ -325,6 +325,23 @@ static void test_overrun_ahead(void **state)
 	assert_int_equal(f->rx.cnt.overrun_frames, 1);
 	assert_int_equal(f->done[0].seq, 1);
 	expect_delivered(f, PAGES - 1);
+	/*
+	 * Page 0 got no new canaries (they could have torn the frame the
+	 * sender was writing): its next frame cannot be checked, and is
+	 * counted, not delivered; the one after is checked again.
+	 */
+	send_frame(f, PAGES, F_DROP);
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(f->rx.cnt.overrun_frames, 2);
+	assert_int_equal(f->rx.cnt.lost_packets + f->rx.cnt.incomplete_frames, 0);
+	for (uint32_t s = PAGES + 1; s < 2 * PAGES; s++) {
+		send_frame(f, s, F_NONE);
+		assert_int_equal(drain(f), 1);
+	}
+	send_frame(f, 2 * PAGES, F_DROP);	/* page 0: checked again */
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(f->rx.cnt.lost_packets, 1);
+	assert_int_equal(f->rx.cnt.incomplete_frames, 1);
 }
 
 /* The sender rewrites the page while it is copied: its metadata changed. */
@@ -347,6 +364,24 @@ static void rewrite_page0(struct fix *f)
 		nic_apply(f, pkt, len);
 		f->q_n = saved;	/* its completion is not polled yet */
 	}
+}
+
+/* ... or rewrites a chunk's first bytes, its immediate not yet there. */
+static void rewrite_chunk2(struct fix *f)
+{
+	if (f->polls == 2)
+		memset(f->landing + 2 * PAYLOAD, 0xee, 16);
+}
+
+static void test_overrun_chunk_during_copy(void **state)
+{
+	struct fix *f = *state;
+
+	send_frame(f, 0, F_NONE);
+	f->on_poll = rewrite_chunk2;
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(f->rx.cnt.overrun_frames, 1);
+	assert_int_equal(f->n_done, 0);
 }
 
 static void test_overrun_during_copy(void **state)
@@ -410,6 +445,7 @@ int main(void)
 		T(test_immediate_mismatch),
 		T(test_overrun_ahead),
 		T(test_overrun_during_copy),
+		T(test_overrun_chunk_during_copy),
 		T(test_no_slot),
 		T(test_restart),
 #undef T

@@ -44,7 +44,8 @@ static void page_arm(struct roce_rx *rx, uint32_t page)
 	uint64_t c = canary_next(&rx->canary_state);
 	uint64_t n = chunks(rx, rx->cfg.frame_size);
 
-	rx->canary[page] = c;
+	rx->page[page].canary = c;
+	rx->page[page].stale = false;
 	for (uint64_t i = 0; i < n; i++)
 		memcpy(base + i * rx->cfg.payload, &c, sizeof(c));
 	memcpy(base + roce_rx_meta_offset(rx->cfg.frame_size), &c, sizeof(c));
@@ -59,8 +60,8 @@ int roce_rx_init(struct roce_rx *rx, const struct roce_rx_cfg *cfg,
 		return -EINVAL;
 	rx->cfg = *cfg;
 	rx->landing = landing;
-	rx->canary = calloc(cfg->layout.pages, sizeof(*rx->canary));
-	if (!rx->canary)
+	rx->page = calloc(cfg->layout.pages, sizeof(*rx->page));
+	if (!rx->page)
 		return -ENOMEM;
 	if (getrandom(&rx->canary_state, sizeof(rx->canary_state), 0) !=
 	    sizeof(rx->canary_state))
@@ -71,8 +72,8 @@ int roce_rx_init(struct roce_rx *rx, const struct roce_rx_cfg *cfg,
 
 void roce_rx_free(struct roce_rx *rx)
 {
-	free(rx->canary);
-	rx->canary = NULL;
+	free(rx->page);
+	rx->page = NULL;
 }
 
 void roce_rx_restart(struct roce_rx *rx)
@@ -143,24 +144,25 @@ static uint64_t missing_chunks(const struct roce_rx *rx, uint32_t page,
 
 	for (uint64_t i = 0; i < n; i++) {
 		memcpy(&v, base + i * rx->cfg.payload, sizeof(v));
-		lost += v == rx->canary[page];
+		lost += v == rx->page[page].canary;
 	}
 	return lost;
 }
 
 /*
- * The checks before the copy: true when the frame in @page, ended by
- * immediate @imm, is whole; *ret_meta its metadata.
+ * The checks of a frame's immediate @imm against its metadata in @page,
+ * and its place in the sender's sequence: false when the frame is not
+ * the sender's next (counted); *ret_meta its metadata.
  */
-static bool frame_whole(struct roce_rx *rx, uint32_t page, uint32_t imm,
-			struct roce_meta *ret_meta, uint64_t *ret_seq)
+static bool frame_meta(struct roce_rx *rx, uint32_t page, uint32_t imm,
+		       struct roce_meta *ret_meta, uint64_t *ret_seq)
 {
 	const unsigned char *meta = page_base(rx, page) +
 				    roce_rx_meta_offset(rx->cfg.frame_size);
-	uint64_t v, lost;
+	uint64_t v;
 
 	memcpy(&v, meta, sizeof(v));
-	if (v == rx->canary[page]) {
+	if (v == rx->page[page].canary) {
 		rx->cnt.bad_packets++;	/* an immediate with no metadata */
 		return false;
 	}
@@ -176,29 +178,48 @@ static bool frame_whole(struct roce_rx *rx, uint32_t page, uint32_t imm,
 		return false;
 	rx->next_seq = *ret_seq + 1;
 	rx->seq_valid = true;
-	lost = missing_chunks(rx, page, ret_meta->bytes_written);
-	rx->cnt.lost_packets += lost;
-	return !lost;
+	return true;
 }
 
-/* Completions polled after @i that show the sender back at @i's page. */
-static bool overrun(struct roce_rx *rx, const struct roce_rx_ops *ops,
-		    void *user, unsigned i, uint32_t page,
-		    const unsigned char *meta_before)
+/*
+ * Whether the sender may be back at completion @i's page: a completion
+ * polled after it is for the same page, or pages - 1 frames ahead of it.
+ * Polls what the NIC completed since, to see.
+ */
+static bool lapped(struct roce_rx *rx, const struct roce_rx_ops *ops,
+		   void *user, unsigned i, uint32_t page)
 {
-	const unsigned char *meta = page_base(rx, page) +
-				    roce_rx_meta_offset(rx->cfg.frame_size);
-	int n;
+	int n = ops->poll(user, rx->wc + rx->wc_n, ROCE_RX_BATCH - rx->wc_n);
 
-	n = ops->poll(user, rx->wc + rx->wc_n, ROCE_RX_BATCH - rx->wc_n);
 	if (n > 0)
 		rx->wc_n += (unsigned)n;
-	if (memcmp(meta, meta_before, ROCE_META_SIZE))
-		return true;
 	for (unsigned j = i + 1; j < rx->wc_n; j++)
 		if (rx->wc[j].has_imm && roce_imm_page(rx->wc[j].imm) == page)
 			return true;
 	return rx->wc_n - i - 1 >= rx->cfg.layout.pages - 1;
+}
+
+/*
+ * After the copy into @slot: the page changed under it (its metadata, or
+ * a chunk's first bytes), or the sender may be back at it.
+ */
+static bool overrun(struct roce_rx *rx, const struct roce_rx_ops *ops,
+		    void *user, unsigned i, uint32_t page, uint64_t bytes,
+		    const unsigned char *meta_before, const unsigned char *slot)
+{
+	const unsigned char *base = page_base(rx, page);
+
+	if (lapped(rx, ops, user, i, page) ||
+	    memcmp(base + roce_rx_meta_offset(rx->cfg.frame_size), meta_before,
+		   ROCE_META_SIZE))
+		return true;
+	for (uint64_t c = 0; c < chunks(rx, bytes); c++) {
+		uint64_t off = c * rx->cfg.payload;
+
+		if (memcmp(base + off, slot + off, 8))
+			return true;
+	}
+	return false;
 }
 
 /* Completion @i: a good frame copied and handed on (1), or counted (0). */
@@ -210,6 +231,7 @@ static int frame_end(struct roce_rx *rx, const struct roce_rx_ops *ops,
 	unsigned char meta_before[ROCE_META_SIZE];
 	struct net_frame_done d = { 0 };
 	struct roce_meta m;
+	uint64_t lost;
 	int good = 0;
 
 	if (wc->status || !wc->has_imm || page >= rx->cfg.layout.pages) {
@@ -217,7 +239,18 @@ static int frame_end(struct roce_rx *rx, const struct roce_rx_ops *ops,
 		return 0;
 	}
 	rx->cnt.packets++;
-	if (!frame_whole(rx, page, wc->imm, &m, &d.seq)) {
+	if (!frame_meta(rx, page, wc->imm, &m, &d.seq)) {
+		rx->cnt.incomplete_frames++;
+		goto rearm;
+	}
+	/* Lapped before: the page had no new canaries, nothing to check. */
+	if (rx->page[page].stale) {
+		rx->cnt.overrun_frames++;
+		goto rearm;
+	}
+	lost = missing_chunks(rx, page, m.bytes_written);
+	if (lost) {
+		rx->cnt.lost_packets += lost;
 		rx->cnt.incomplete_frames++;
 		goto rearm;
 	}
@@ -230,7 +263,8 @@ static int frame_end(struct roce_rx *rx, const struct roce_rx_ops *ops,
 	memcpy(meta_before, page_base(rx, page) +
 	       roce_rx_meta_offset(rx->cfg.frame_size), sizeof(meta_before));
 	memcpy(rx->slot.base, page_base(rx, page), m.bytes_written);
-	if (overrun(rx, ops, user, i, page, meta_before)) {
+	if (overrun(rx, ops, user, i, page, m.bytes_written, meta_before,
+		    rx->slot.base)) {
 		rx->cnt.overrun_frames++;
 		goto rearm;
 	}
@@ -243,7 +277,15 @@ static int frame_end(struct roce_rx *rx, const struct roce_rx_ops *ops,
 	ops->done(user, &d);
 	good = 1;
 rearm:
-	page_arm(rx, page);
+	/*
+	 * New canaries, unless the sender may be writing the page again:
+	 * they would tear its next frame.  Then that frame cannot be
+	 * checked, and is counted as overrun when it comes.
+	 */
+	if (lapped(rx, ops, user, i, page))
+		rx->page[page].stale = true;
+	else
+		page_arm(rx, page);
 	return good;
 }
 

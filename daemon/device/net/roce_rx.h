@@ -25,10 +25,13 @@
  *     canary, a random 64-bit word written at each chunk's start before
  *     the page went back to the sender: such a chunk's packet was lost;
  *   - the sender did not come back to the page while fpgad copied it
- *     (overrun): the metadata block is unchanged after the copy, and no
- *     completion queued after this one is pages - 1 frames ahead of it.
+ *     (overrun): the metadata block and each chunk's first bytes are
+ *     unchanged after the copy, and no completion queued after this one
+ *     is for its page or pages - 1 frames ahead of it.
  * Anything else is counted and the frame is never handed on; its slot
- * takes the next frame.  The page gets new canaries after each frame.
+ * takes the next frame.  The page gets new canaries after each frame,
+ * unless the sender may be back at it (lapped): new canaries would tear
+ * its next frame, which then cannot be checked and is counted as overrun.
  *
  * Not caught: a packet of an older frame arriving late, after the page's
  * new canaries were written, into a chunk whose own packet is then lost:
@@ -74,7 +77,10 @@ struct roce_rx_cfg {
 struct roce_rx {
 	struct roce_rx_cfg cfg;
 	unsigned char *landing;		/* pages * stride bytes */
-	uint64_t *canary;		/* per page */
+	struct roce_page {
+		uint64_t canary;	/* at each chunk's start */
+		bool stale;		/* lapped: no new canaries */
+	} *page;
 	uint64_t canary_state;
 	struct net_counters cnt;
 
