@@ -23,6 +23,15 @@ ALT_ADDR=${ALT_ADDR:-}
 tag=roce channel=roce0 IDLE_MS=1000
 . "$(dirname "$0")/lib.sh"
 skip() { echo "roce: SKIP: $*"; exit 0; }
+# near CASE WHAT GOT WANT SLACK: WANT, or up to SLACK less (frames the
+# sender overran: counted as overrun, their own fault unseen).
+near() {
+	if [ "$3" -le "$4" ] && [ "$3" -ge $(($4 - $5)) ]; then
+		ok "$1: $2 = $3 (want $4${5:+, $5 may hide in overruns})"
+	else
+		bad "$1: $2 = $3, want $4 (or up to $5 less)"
+	fi
+}
 
 [ -n "$RDMA_DEV" ] && [ -n "$ADDR" ] && [ -n "$ALT_ADDR" ] ||
 	skip "set RDMA_DEV, ADDR and ALT_ADDR (an RDMA device with RoCE v2 GIDs for both addresses; the rxe tier does in QEMU)"
@@ -107,19 +116,19 @@ send() {
 		{ cat "$dir/$name.err"; bad "$name: the sender failed"; }
 }
 
-# run_case FAULT: 100 frames at 200 frames/s, every 7th faulted.
+# run_case FAULT: 100 frames at 100 frames/s, every 7th faulted.
 run_case() {
 	name=$1
 	before=$(stats)
 	consume "$dir/$name.out" 30000 || { bad "$name: the consumer did not get its lease"; return; }
-	send "$name" "$(stats | jq -r '.net.rkey')" --count 100 --rate 200 --fault "$name" --every 7
+	send "$name" "$(stats | jq -r '.net.rkey')" --count 100 --rate 100 --fault "$name" --every 7
 	wait $cpid
 	crc=$?
 	after=$(stats)
 	sent=$(field "$dir/$name.sent" frames)
 	faulted=$(field "$dir/$name.sent" faulted)
 	good=$(field "$dir/$name.out" good)
-	echo "roce: $name: $(cat "$dir/$name.sent"); consumer $(tail -1 "$dir/$name.out")"
+	echo "roce: $name: $(cat "$dir/$name.sent"); consumer $(tail -1 "$dir/$name.out"); overrun $(delta .net.overrun_frames)"
 	[ "$crc" = 0 ] && [ "$(field "$dir/$name.out" bad)" = 0 ] &&
 		ok "$name: no torn or stale frame reached the consumer as good" ||
 		bad "$name: the consumer found bad frames (exit $crc): $(tail -2 "$dir/$name.out")"
@@ -138,10 +147,12 @@ run_case() {
 		check "$name" "lost packets" "$lost" 0
 		check "$name" "incomplete frames" "$inc" 0 ;;
 	drop)
-		check "$name" "lost packets (chunks still holding the canary)" "$lost" "$faulted"
-		check "$name" "incomplete frames" "$inc" "$faulted" ;;
+		near "$name" "lost packets (chunks still holding the canary)" "$lost" "$faulted" "$over"
+		near "$name" "incomplete frames" "$inc" "$faulted" "$over" ;;
 	lose-imm)
-		check "$name" "lost packets (the PSN gap)" "$lost" $((faulted * (CHUNKS + 1)))
+		# An overrun starts the PSN count over: a gap there is not seen.
+		near "$name" "lost packets (the PSN gap)" "$lost" $((faulted * (CHUNKS + 1))) \
+			$((over * (CHUNKS + 1)))
 		check "$name" "incomplete frames" "$inc" 0 ;;
 	reorder)
 		# The late packet may land before fpgad looks: then the frame is whole.
@@ -165,7 +176,7 @@ new=$(stats | jq -r '.net.rkey')
 [ "$old" != "$new" ] && ok "stale-rkey: a new lease has a new R_Key" ||
 	bad "stale-rkey: R_Key $old kept across leases"
 before=$(stats)
-send stale "$old" --count 20 --rate 200
+send stale "$old" --count 20 --rate 100
 wait $cpid
 after=$(stats)
 check stale-rkey "frames delivered" "$(delta .frames)" 0

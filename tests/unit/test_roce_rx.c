@@ -297,7 +297,7 @@ static void test_immediate_mismatch(void **state)
 	struct fix *f = *state;
 
 	send_frame(f, 0, F_NONE);
-	f->q[0].imm ^= 1u << 12;		/* another PSN */
+	f->q[0].imm += 1u << 12;	/* a PSN the page's frame never had */
 	assert_int_equal(drain(f), 0);
 	send_frame(f, 1, F_NONE);
 	f->q[0].imm = (f->q[0].imm & ~0xfffu) | 7;	/* past the ring */
@@ -342,6 +342,32 @@ static void test_overrun_ahead(void **state)
 	assert_int_equal(drain(f), 0);
 	assert_int_equal(f->rx.cnt.lost_packets, 1);
 	assert_int_equal(f->rx.cnt.incomplete_frames, 1);
+}
+
+/*
+ * The sender a whole ring ahead: the first page holds a newer frame than
+ * its immediate says.  An overrun, not a bad immediate nor lost packets.
+ */
+static void test_lapped_page(void **state)
+{
+	struct fix *f = *state;
+
+	send_frame(f, 0, F_NONE);
+	assert_int_equal(drain(f), 1);
+	for (uint32_t s = 1; s <= PAGES + 1; s++)
+		send_frame(f, s, F_NONE);
+	drain(f);
+	assert_int_equal(f->rx.cnt.bad_packets + f->rx.cnt.lost_packets +
+			 f->rx.cnt.incomplete_frames + f->rx.cnt.late_packets, 0);
+	assert_int_equal(f->rx.cnt.frames + f->rx.cnt.overrun_frames, PAGES + 2);
+	assert_true(f->rx.cnt.overrun_frames >= 1);
+	/* The count starts over: the next frames are whole and counted so. */
+	for (uint32_t s = PAGES + 2; s < 3 * PAGES; s++) {
+		send_frame(f, s, F_NONE);
+		drain(f);
+	}
+	expect_delivered(f, 3 * PAGES - 1);
+	assert_int_equal(f->rx.cnt.lost_packets + f->rx.cnt.incomplete_frames, 0);
 }
 
 /* The sender rewrites the page while it is copied: its metadata changed. */
@@ -446,6 +472,7 @@ int main(void)
 		T(test_overrun_ahead),
 		T(test_overrun_during_copy),
 		T(test_overrun_chunk_during_copy),
+		T(test_lapped_page),
 		T(test_no_slot),
 		T(test_restart),
 #undef T

@@ -149,14 +149,21 @@ static uint64_t missing_chunks(const struct roce_rx *rx, uint32_t page,
 	return lost;
 }
 
+/* What frame_meta() found. */
+enum { META_OK, META_TORN, META_LAPPED };
+
 /*
  * The checks of a frame's immediate @imm against its metadata in @page,
- * and its place in the sender's sequence: false when the frame is not
- * the sender's next (counted); *ret_meta its metadata.
+ * and its place in the sender's sequence: META_TORN when the frame is not
+ * the sender's next, META_LAPPED when the page holds a newer frame (the
+ * sender came back to it before fpgad took this one); *ret_meta its
+ * metadata.
  */
-static bool frame_meta(struct roce_rx *rx, uint32_t page, uint32_t imm,
-		       struct roce_meta *ret_meta, uint64_t *ret_seq)
+static int frame_meta(struct roce_rx *rx, uint32_t page, uint32_t imm,
+		      struct roce_meta *ret_meta, uint64_t *ret_seq)
 {
+	uint32_t ahead;
+
 	const unsigned char *meta = page_base(rx, page) +
 				    roce_rx_meta_offset(rx->cfg.frame_size);
 	uint64_t v;
@@ -164,21 +171,26 @@ static bool frame_meta(struct roce_rx *rx, uint32_t page, uint32_t imm,
 	memcpy(&v, meta, sizeof(v));
 	if (v == rx->page[page].canary) {
 		rx->cnt.bad_packets++;	/* an immediate with no metadata */
-		return false;
+		return META_TORN;
 	}
 	roce_meta_parse(meta, ret_meta);
-	if ((ret_meta->psn & 0xfffffu) != roce_imm_psn(imm) ||
-	    !ret_meta->bytes_written || ret_meta->bytes_written > rx->cfg.frame_size) {
-		rx->cnt.bad_packets++;
-		return false;
+	ahead = (ret_meta->psn - roce_imm_psn(imm)) & 0xfffffu;
+	if (ahead && ahead < 0x80000u) {
+		/* This frame's packets are lost in the count: start over. */
+		rx->synced = false;
+		return META_LAPPED;
 	}
-	if (frame_psn(rx, ret_meta->psn & ROCE_PSN_MASK, ret_meta->bytes_written) < 0)
-		return false;
-	if (!frame_seq(rx, ret_meta->frame_number, ret_seq))
-		return false;
+	if (ahead || !ret_meta->bytes_written ||
+	    ret_meta->bytes_written > rx->cfg.frame_size) {
+		rx->cnt.bad_packets++;
+		return META_TORN;
+	}
+	if (frame_psn(rx, ret_meta->psn & ROCE_PSN_MASK, ret_meta->bytes_written) < 0 ||
+	    !frame_seq(rx, ret_meta->frame_number, ret_seq))
+		return META_TORN;
 	rx->next_seq = *ret_seq + 1;
 	rx->seq_valid = true;
-	return true;
+	return META_OK;
 }
 
 /*
@@ -232,19 +244,20 @@ static int frame_end(struct roce_rx *rx, const struct roce_rx_ops *ops,
 	struct net_frame_done d = { 0 };
 	struct roce_meta m;
 	uint64_t lost;
-	int good = 0;
+	int good = 0, r;
 
 	if (wc->status || !wc->has_imm || page >= rx->cfg.layout.pages) {
 		rx->cnt.bad_packets++;
 		return 0;
 	}
 	rx->cnt.packets++;
-	if (!frame_meta(rx, page, wc->imm, &m, &d.seq)) {
+	r = frame_meta(rx, page, wc->imm, &m, &d.seq);
+	if (r == META_TORN) {
 		rx->cnt.incomplete_frames++;
 		goto rearm;
 	}
 	/* Lapped before: the page had no new canaries, nothing to check. */
-	if (rx->page[page].stale) {
+	if (r == META_LAPPED || rx->page[page].stale) {
 		rx->cnt.overrun_frames++;
 		goto rearm;
 	}

@@ -24,6 +24,9 @@
  *   - no payload-sized chunk of the page still starts with the page's
  *     canary, a random 64-bit word written at each chunk's start before
  *     the page went back to the sender: such a chunk's packet was lost;
+ *   - the page does not hold a newer frame than the immediate's (the
+ *     sender came back to it before fpgad took this one: overrun, and the
+ *     PSN count starts over);
  *   - the sender did not come back to the page while fpgad copied it
  *     (overrun): the metadata block and each chunk's first bytes are
  *     unchanged after the copy, and no completion queued after this one
