@@ -51,6 +51,7 @@ struct fix {
 	/* Called at each poll: the sender acting while fpgad works. */
 	void (*on_poll)(struct fix *f);
 	unsigned polls;
+	unsigned char *heap_slot;	/* test_short_last_chunk's */
 };
 
 /* --- the fake verbs layer -------------------------------------------------- */
@@ -427,6 +428,43 @@ static void test_overrun_during_copy(void **state)
 	assert_int_equal(f->done[0].cookie, 0);
 }
 
+/*
+ * A frame whose last chunk is 3 bytes, into a slot of exactly its size:
+ * nothing reads or writes past the slot (valgrind and ASan would say).
+ */
+static int heap_take(void *user, struct net_slot *ret_slot)
+{
+	ret_slot->base = ((struct fix *)user)->heap_slot;
+	ret_slot->cookie = 0;
+	return 0;
+}
+
+static void test_short_last_chunk(void **state)
+{
+	enum { SHORT = 2 * PAYLOAD + 3 };
+	struct fix *f = *state;
+	struct roce_rx_cfg cfg = {
+		.layout = f->tx.lay, .payload = PAYLOAD, .frame_size = SHORT,
+		.slot_size = SHORT,
+	};
+	struct roce_rx_ops ops = fake_ops;
+	uint8_t pkt[ROCE_MAX_PACKET];
+	unsigned char *slot = malloc(SHORT);
+	struct roce_rx rx;
+
+	assert_non_null(slot);
+	ops.take = heap_take;
+	roce_rx_free(&f->rx);
+	assert_int_equal(roce_rx_init(&rx, &cfg, f->landing), 0);
+	for (uint32_t i = 0; i < hsb_tx_packets(&f->tx, SHORT); i++)
+		nic_apply(f, pkt, hsb_tx_packet(&f->tx, f->frame, SHORT, i, pkt));
+	f->heap_slot = slot;
+	assert_int_equal(roce_rx_drain(&rx, &ops, f, 1), 1);
+	assert_memory_equal(slot, f->frame, SHORT);
+	roce_rx_free(&rx);
+	free(slot);
+}
+
 /* No slot armed: the frame is dropped and counted; the next slot takes one. */
 static void test_no_slot(void **state)
 {
@@ -473,6 +511,7 @@ int main(void)
 		T(test_overrun_during_copy),
 		T(test_overrun_chunk_during_copy),
 		T(test_lapped_page),
+		T(test_short_last_chunk),
 		T(test_no_slot),
 		T(test_restart),
 #undef T

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * net.h - network sources: a channel whose frames come from a
- * network-attached FPGA (source = udp) rather than the card.
+ * network-attached FPGA (source = udp; source = roce: device_roce.c,
+ * roce_rx.h) rather than the card.
  *
  * device_net_ops (device.h) is a device backend for such channels, so that
  * their frames go through the same streaming thread, ring, leases,

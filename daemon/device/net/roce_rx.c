@@ -228,7 +228,8 @@ static bool overrun(struct roce_rx *rx, const struct roce_rx_ops *ops,
 	for (uint64_t c = 0; c < chunks(rx, bytes); c++) {
 		uint64_t off = c * rx->cfg.payload;
 
-		if (memcmp(base + off, slot + off, 8))
+		/* The slot holds @bytes: a last chunk may be shorter than 8. */
+		if (memcmp(base + off, slot + off, bytes - off < 8 ? bytes - off : 8))
 			return true;
 	}
 	return false;
