@@ -51,3 +51,14 @@ $(BENCH_ROCE_RX): $(BUILD)/obj/tests/bench/bench_roce_rx.o \
 .PHONY: bench-roce
 bench-roce: $(BENCH_ROCE_RX)
 	@$(BENCH_ROCE_RX)
+
+# What a RoCE sender controls (landing pages, immediates) through roce_rx.c,
+# in `make fuzz` beside the other decoders (tests/fuzz/fuzz.mk).
+FUZZ_ROCE_RX := $(FUZZ_DIR)/fuzz_roce_rx
+$(FUZZ_ROCE_RX): tests/fuzz/fuzz_roce_rx.c daemon/device/net/roce_rx.c \
+		daemon/device/net/roce_wire.c
+	$(call msg,FUZZCC,$@)
+	$(Q)mkdir -p $(FUZZ_DIR)
+	$(Q)clang $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^)
+FUZZ_BIN += $(FUZZ_ROCE_RX)
+fuzz: $(FUZZ_ROCE_RX)
