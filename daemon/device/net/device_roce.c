@@ -118,17 +118,17 @@ static int roce_queue_open(struct device *dev, const struct config_channel *ch,
 	rc.slot_size = ch->slot_size;
 	q->landing_len = (size_t)rc.layout.pages * rc.layout.stride;
 	q->landing = aligned_alloc(4096, q->landing_len);
-	if (!q->landing) {
-		r = -ENOMEM;
+	r = q->landing ? roce_rx_init(&q->rx, &rc, q->landing) : -ENOMEM;
+	if (r < 0) {
+		log_err("roce: %s: a landing ring of %zu bytes: %s", ch->name,
+			q->landing_len, strerror(-r));
 		goto fail;
 	}
-	r = roce_rx_init(&q->rx, &rc, q->landing);
-	if (r < 0)
-		goto fail;
 	q->rx_ready = true;
 	q->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (q->kick_fd < 0) {
 		r = -errno;
+		log_err("roce: %s: eventfd: %s", ch->name, strerror(-r));
 		goto fail;
 	}
 	q->shown.source = SOURCE_ROCE;

@@ -235,6 +235,7 @@ int roce_verbs_open(const struct roce_verbs_cfg *cfg, struct roce_verbs **ret_v,
 	fl = fcntl(v->chan->fd, F_GETFL);
 	if (fl < 0 || fcntl(v->chan->fd, F_SETFL, fl | O_NONBLOCK) < 0) {
 		r = -errno;
+		snprintf(why, whylen, "completion channel: O_NONBLOCK: %s", strerror(-r));
 		goto fail;
 	}
 	qa.send_cq = qa.recv_cq = v->cq;
