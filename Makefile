@@ -269,6 +269,7 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 -include tests/system/system.mk
 -include tests/arch/arch.mk
 -include tests/net/net.mk
+-include tests/net/roce.mk
 
 # make check: every tier in turn through tests/tier.sh (a banner before
 # each, its output also in $(BUILD)/check/TIER.log), then a table of the

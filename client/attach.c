@@ -368,6 +368,11 @@ static void net_stats_from(const Fpgad__NetStats *n,
 	snprintf(o->control, sizeof(o->control), "%s", n->control ? n->control : "");
 	o->control_acks = n->control_acks;
 	o->control_failures = n->control_failures;
+	snprintf(o->rdma_device, sizeof(o->rdma_device), "%s", n->rdma_device);
+	snprintf(o->gid, sizeof(o->gid), "%s", n->gid);
+	o->gid_index = n->gid_index;
+	o->sender_qpn = n->sender_qpn;
+	o->overrun_frames = n->overrun_frames;
 }
 
 int fpgad_channel_stats(fpgad_client *c, const char *name,

@@ -247,7 +247,8 @@ static int create_channels(struct daemon *d)
 			r = channel_create(&d->cfg, &cc, d->dev_ops, d->dev,
 					   &d->channels[i], why, sizeof(why));
 		else
-			r = channel_create(&d->cfg, &cc, &device_net_ops, NULL,
+			r = channel_create(&d->cfg, &cc, cc.source == SOURCE_ROCE ?
+					   &device_roce_ops : &device_net_ops, NULL,
 					   &d->channels[i], why, sizeof(why));
 		if (r < 0) {
 			log_err("%s: [channel %s] %s",

@@ -50,7 +50,7 @@ static const struct stats_family counters[] = {
 };
 #undef COUNTER_FAMILY
 
-/* uint64_t fields of a network channel's (source = udp) net counters. */
+/* uint64_t fields of a network channel's (source = udp or roce) net counters. */
 static const struct stats_family net_counters[] = {
 	{ "fpgad_channel_net_packets_total",
 	  "Network channels: datagrams from the sender.",
@@ -94,6 +94,9 @@ static const struct stats_family net_counters[] = {
 	{ "fpgad_channel_net_control_failures_total",
 	  "Network channels: targets the sender did not acknowledge after the retries, or refused.",
 	  offsetof(struct channel_stats, net.control_failures) },
+	{ "fpgad_channel_net_overrun_frames_total",
+	  "Network channels (source = roce): frames the sender came back to while fpgad copied them out of the landing ring, never delivered.",
+	  offsetof(struct channel_stats, net.overrun_frames) },
 };
 
 /* struct histo fields. */

@@ -358,7 +358,7 @@ static Fpgad__NetStats *net_stats_message(const struct net_stats *ns,
 	const struct net_counters *c = &ns->cnt;
 
 	fpgad__net_stats__init(o);
-	o->source = (char *)source_kind_name(SOURCE_UDP);
+	o->source = (char *)source_kind_name(ns->source);
 	o->listen = (char *)ns->listen;
 	o->sender = (char *)ns->sender;
 	o->mtu = ns->mtu;
@@ -384,6 +384,11 @@ static Fpgad__NetStats *net_stats_message(const struct net_stats *ns,
 	o->interface = (char *)ns->interface;
 	o->control_acks = c->control_acks;
 	o->control_failures = c->control_failures;
+	o->overrun_frames = c->overrun_frames;
+	o->rdma_device = (char *)ns->rdma_device;
+	o->gid = (char *)ns->gid;
+	o->gid_index = ns->gid_index;
+	o->sender_qpn = ns->sender_qpn;
 	return o;
 }
 

@@ -399,11 +399,11 @@ struct fpgad_channel_stats {
 	uint64_t latency_ns_total; /* c2h: DMA end to publication, summed
 				      over latency_frames frames */
 	uint64_t latency_frames;
-	/* A network channel (source = udp); all zero for a card's. */
+	/* A network channel (source = udp or roce); all zero for a card's. */
 	bool network;
 	struct fpgad_net_stats {
 		char listen[64];	/* bound ADDRESS:PORT */
-		char source[8];		/* "udp" */
+		char source[8];		/* "udp" or "roce" */
 		char interface[16];	/* holding that address; "any" */
 		char sender[64];	/* the only sender accepted */
 		uint32_t mtu;
@@ -428,6 +428,13 @@ struct fpgad_channel_stats {
 		char control[64];	/* where the sender is told its target */
 		uint64_t control_acks;	/* targets it acknowledged */
 		uint64_t control_failures; /* ... it did not, or refused */
+		/* source = roce: qpn is fpgad's QP, the NIC's number for it. */
+		char rdma_device[48];	/* DEVICE:PORT */
+		char gid[48];		/* listen's RoCE v2 GID */
+		uint32_t gid_index;
+		uint32_t sender_qpn;
+		uint64_t overrun_frames; /* rewritten by the sender while
+					    copied: never delivered */
 	} net;
 };
 

@@ -6,12 +6,35 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "channel_counters.h"
 #include "fpgactl.h"
 
+/* source = roce: the QP, its GID and the landing ring the sender writes. */
+static void roce_print(const struct fpgad_net_stats *n)
+{
+	printf("network     roce on %s GID %s (index %u), from %s QPN 0x%x, path MTU %u\n",
+	       n->rdma_device, n->gid, n->gid_index, n->sender, n->sender_qpn, n->mtu);
+	printf("target      QPN 0x%x, R_Key 0x%08x, %u landing pages of %llu bytes from 0x%llx\n",
+	       n->qpn, n->rkey, n->pages, (unsigned long long)n->page_stride,
+	       (unsigned long long)n->va_base);
+	printf("frames      %llu immediates (%llu bytes copied), %llu packets lost, %llu late\n",
+	       (unsigned long long)n->packets, (unsigned long long)n->payload_bytes,
+	       (unsigned long long)n->lost_packets, (unsigned long long)n->late_packets);
+	printf("incomplete  %llu frames (never delivered), %llu overrun by the sender, %llu with no free slot (dropped), %llu bad immediates\n",
+	       (unsigned long long)n->incomplete_frames,
+	       (unsigned long long)n->overrun_frames,
+	       (unsigned long long)n->no_slot_frames,
+	       (unsigned long long)n->bad_packets);
+}
+
 static void net_print(const struct fpgad_net_stats *n)
 {
+	if (!strcmp(n->source, "roce")) {
+		roce_print(n);
+		return;
+	}
 	printf("network     udp on %s from %s, MTU %u (%u-byte packets)\n",
 	       n->listen, n->sender, n->mtu, n->payload);
 	printf("target      QPN 0x%x, R_Key 0x%08x, %u pages of %llu bytes from 0x%llx\n",

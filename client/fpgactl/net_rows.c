@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * net_rows.c - network channels (source = udp) in fpgactl's outputs: their
+ * net_rows.c - network channels (source = udp or roce) in fpgactl's outputs: their
  * part of stats as JSON, and their rows in status and topo (where they
  * listen, whom from, what the sender was told, what became of its
  * packets), from each channel's stats.
@@ -13,7 +13,7 @@
 
 json_t *fpgactl_net_json(const struct fpgad_net_stats *n)
 {
-	return json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:I, s:I}",
+	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:I, s:I}",
 			 "source", n->source, "interface", n->interface,
 			 "listen", n->listen, "sender", n->sender,
 			 "mtu", (int)n->mtu, "payload", (int)n->payload,
@@ -36,6 +36,16 @@ json_t *fpgactl_net_json(const struct fpgad_net_stats *n)
 			 "control", n->control,
 			 "control_acks", (json_int_t)n->control_acks,
 			 "control_failures", (json_int_t)n->control_failures);
+
+	if (!j || strcmp(n->source, "roce"))
+		return j;
+	json_object_set_new(j, "rdma_device", json_string(n->rdma_device));
+	json_object_set_new(j, "gid", json_string(n->gid));
+	json_object_set_new(j, "gid_index", json_integer(n->gid_index));
+	json_object_set_new(j, "sender_qpn", json_integer(n->sender_qpn));
+	json_object_set_new(j, "overrun_frames",
+			    json_integer((json_int_t)n->overrun_frames));
+	return j;
 }
 
 /* The network part of channel @name (a new reference); NULL for a card's. */

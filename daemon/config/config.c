@@ -178,7 +178,7 @@ static const char *const policy_names[] = { "block", "drop-oldest" };
 static const char *const integrity_names[] = { "none", "crc32c" };
 static const char *const pacing_names[] = { "hybrid", "wait" };
 static const char *const auto_choice_names[] = { "measure", "first" };
-static const char *const source_names[] = { "card", "udp" };
+static const char *const source_names[] = { "card", "udp", "roce" };
 static const char *const numa_names[] = { "auto", "off" };
 static const char *const yes_no_names[] = { "no", "yes" };
 static const char *const level_names[] = {
@@ -370,6 +370,8 @@ static const struct key channel_keys[] = {
 	KE(struct config_channel, icrc, yes_no_names),
 	KE(struct config_channel, gro, yes_no_names),
 	KS(struct config_channel, sender_control),
+	KS(struct config_channel, rdma_device),
+	KU(struct config_channel, sender_qpn, 1, 0xffffff),
 };
 
 static int apply_key(struct parse_state *ps, const char *section,
@@ -696,11 +698,66 @@ int config_parse_endpoint(const char *s, bool need_port,
 	return 0;
 }
 
+/* An ADDRESS, with no port or RoCE v2's (4791): true when @s is one. */
+static bool roce_address(const char *s)
+{
+	struct sockaddr_storage a;
+	in_port_t port;
+
+	if (config_parse_endpoint(s, false, &a) < 0)
+		return false;
+	port = a.ss_family == AF_INET ? ((const struct sockaddr_in *)&a)->sin_port :
+					((const struct sockaddr_in6 *)&a)->sin6_port;
+	return !port || ntohs(port) == CONFIG_ROCE_PORT;
+}
+
+/*
+ * source = roce: the NIC numbers fpgad's QP and makes its R_Keys, the
+ * sender's QP number is needed, the path MTU is one of InfiniBand's.
+ */
+static void check_roce_channel(struct parse_state *ps, unsigned i)
+{
+	struct config *cfg = ps->cfg;
+	struct config_channel *ch = &cfg->channels[i];
+	unsigned line;
+
+	line = channel_key_line(cfg, i, "qpn");
+	if (line)
+		report(ps, line, "[channel %s] qpn: fpgad's QP number is the NIC's with source = roce (fpgactl stats shows it); remove qpn",
+		       ch->name);
+	line = channel_key_line(cfg, i, "rkey");
+	if (line)
+		report(ps, line, "[channel %s] rkey: the NIC makes a new R_Key for each ring with source = roce; remove rkey",
+		       ch->name);
+	if (!channel_key_line(cfg, i, "mtu"))
+		ch->mtu = 4096;
+	else if (ch->mtu != 256 && ch->mtu != 512 && ch->mtu != 1024 &&
+		 ch->mtu != 2048 && ch->mtu != 4096)
+		report(ps, channel_key_line(cfg, i, "mtu"),
+		       "[channel %s] mtu: %u is not a RoCE path MTU (256, 512, 1024, 2048 or 4096)",
+		       ch->name, ch->mtu);
+	if (!roce_address(ch->listen))
+		report(ps, channel_line(cfg, i, "listen"),
+		       "[channel %s] listen: '%s' is not a local ADDRESS (numeric IPv4 or IPv6; RoCE v2 takes UDP port 4791, no other)",
+		       ch->name, ch->listen);
+	if (!roce_address(ch->sender))
+		report(ps, channel_line(cfg, i, "sender"),
+		       "[channel %s] sender: '%s' is not the sender's ADDRESS (numeric IPv4 or IPv6): the QP takes packets from it only",
+		       ch->name, ch->sender);
+	if (!ch->sender_qpn)
+		report(ps, channel_line(cfg, i, "sender_qpn"),
+		       "[channel %s] sender_qpn: the sender's QP number is needed with source = roce (1 to 0xffffff)",
+		       ch->name);
+}
+
 /* The rules of a network channel's keys, each at the line of its key. */
 static void check_net_channel(struct parse_state *ps, unsigned i)
 {
 	static const char *const net_keys[] = { "listen", "sender", "mtu", "qpn", "rkey",
-						"icrc", "gro", "sender_control" };
+						"icrc", "gro", "sender_control",
+						"rdma_device", "sender_qpn" };
+	/* net_keys[5..7] are udp's alone, net_keys[8..] roce's. */
+	enum { UDP_KEYS = 5, ROCE_KEYS = 8 };
 	const struct config *cfg = ps->cfg;
 	const struct config_channel *ch = &cfg->channels[i];
 	struct sockaddr_storage a;
@@ -710,7 +767,7 @@ static void check_net_channel(struct parse_state *ps, unsigned i)
 		for (size_t k = 0; k < N(net_keys); k++) {
 			line = channel_key_line(cfg, i, net_keys[k]);
 			if (line)
-				report(ps, line, "[channel %s] %s is for a network source (source = udp)",
+				report(ps, line, "[channel %s] %s is for a network source (source = udp or roce)",
 				       ch->name, net_keys[k]);
 		}
 		return;
@@ -719,6 +776,22 @@ static void check_net_channel(struct parse_state *ps, unsigned i)
 		report(ps, channel_line(cfg, i, "source"),
 		       "[channel %s] a network source sends to the host: direction must be c2h",
 		       ch->name);
+	if (ch->source == SOURCE_ROCE) {
+		for (size_t k = UDP_KEYS; k < ROCE_KEYS; k++) {
+			line = channel_key_line(cfg, i, net_keys[k]);
+			if (line)
+				report(ps, line, "[channel %s] %s is for source = udp",
+				       ch->name, net_keys[k]);
+		}
+		check_roce_channel(ps, i);
+		return;
+	}
+	for (size_t k = ROCE_KEYS; k < N(net_keys); k++) {
+		line = channel_key_line(cfg, i, net_keys[k]);
+		if (line)
+			report(ps, line, "[channel %s] %s is for source = roce",
+			       ch->name, net_keys[k]);
+	}
 	if (config_parse_endpoint(ch->listen, true, &a) < 0)
 		report(ps, channel_line(cfg, i, "listen"),
 		       "[channel %s] listen: '%s' is not ADDRESS:PORT (a numeric IPv4 address or [IPv6 address]; port 0 = any free port)",

@@ -34,7 +34,8 @@ enum ring_policy { POLICY_BLOCK, POLICY_DROP_OLDEST };
 enum integrity { INTEGRITY_NONE, INTEGRITY_CRC32C };
 enum pacing { PACING_HYBRID, PACING_WAIT };
 /* Where a channel's frames come from: the card, or a network sender. */
-enum source_kind { SOURCE_CARD, SOURCE_UDP };
+enum source_kind { SOURCE_CARD, SOURCE_UDP, SOURCE_ROCE };
+#define CONFIG_ROCE_PORT 4791		/* RoCE v2's UDP port */
 /* How mode = auto picks between gpudirect and bounce. */
 enum auto_choice { AUTO_MEASURE, AUTO_FIRST };
 enum numa_policy { NUMA_AUTO, NUMA_OFF };
@@ -137,6 +138,10 @@ struct config_channel {
 	int icrc;			/* check RoCE's iCRC: 1 (yes) or 0 */
 	int gro;			/* UDP GRO on the socket: 1 (yes) or 0 */
 	char sender_control[64];	/* ADDRESS:PORT, "none", "" = sender:8192 */
+	/* source = roce (daemon/device/net/roce.h): listen is an ADDRESS. */
+	char rdma_device[64];		/* ibverbs device, "" = the first with
+					   a RoCE v2 GID for listen */
+	unsigned sender_qpn;		/* the sender's QP number */
 };
 
 enum config_section {
@@ -145,7 +150,7 @@ enum config_section {
 	CONFIG_CHANNEL,
 };
 #define CONFIG_SECTIONS CONFIG_CHANNEL	/* the ones that are not a channel */
-#define CONFIG_MAX_KEYS 24		/* per section */
+#define CONFIG_MAX_KEYS 32		/* per section */
 
 /* Where the file said what: line numbers, 0 = not in the file. */
 struct config_lines {

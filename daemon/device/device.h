@@ -178,6 +178,8 @@ extern const struct device_ops device_sim_ops;
 extern const struct device_ops device_xdma_ops;
 /* Network sources: needs no open device (queue_open takes NULL). */
 extern const struct device_ops device_net_ops;
+/* source = roce: a UC QP writes a landing ring (device/net/roce_rx.h). */
+extern const struct device_ops device_roce_ops;
 
 struct mem_region;
 struct memory_ops;

@@ -33,7 +33,16 @@
  * frames.  --to, --qpn, --rkey, --frame, --slots, --mtu are not needed
  * then.  --no-ack never answers (a sender that cannot be reached).
  * Foreign frames use their own PSNs and frame numbers: they stand for
- * another sender.  At the end one line: what was sent, for the test to
+ * another sender.
+ *
+ * RoCE mode (--rdma-dev DEV, hsb_verbs.h): the same frames through a UC QP
+ * from --from to --to's QP --qpn (fpgad's, from fpgactl stats), --mtu the
+ * path MTU and the payload of each WRITE.  The NIC numbers the packets,
+ * so: drop and lose-imm leave a packet unsent (its PSN still counted in
+ * the immediates), dup writes one twice (harmless), reorder sends the
+ * WRITE with Immediate before the frame's last packet, bad-qpn and
+ * wrong-sender go through a second QP (to QPN ^ 0x800000, none there, or
+ * from --alt-from).  At the end one line: what was sent, for the test to
  * check fpgad's counters against.
  */
 #include <arpa/inet.h>
@@ -56,6 +65,7 @@
 #include "fpgad_simframe.h"
 #include "hsb_control.h"
 #include "hsb_tx.h"
+#include "hsb_verbs.h"
 
 enum fault { F_NONE, F_DROP, F_DUP, F_REORDER, F_LOSE_IMM, F_BAD_RKEY,
 	     F_BAD_QPN, F_WRONG_SENDER, F_BAD_ICRC };
@@ -77,6 +87,7 @@ struct opts {
 	const char *control;
 	unsigned configs;
 	bool no_ack;
+	const char *rdma_dev;		/* RoCE mode */
 };
 
 struct sender {
@@ -96,6 +107,7 @@ struct sender {
 	unsigned configs;		/* requests taken */
 	uint16_t last_seq;		/* the last one's sequence number */
 	bool have_seq;
+	struct hsb_verbs *verbs;
 };
 
 static int usage(void)
@@ -104,6 +116,7 @@ static int usage(void)
 		"  [--mtu N] [--qpn N] [--rkey N] [--count N] [--rate FPS] [--seconds S]\n"
 		"  [--fault drop|dup|reorder|lose-imm|bad-rkey|bad-qpn|wrong-sender|bad-icrc\n"
 		"   --every K [--alt-from ADDR]] [--gso] [--no-icrc]\n"
+		"  [--rdma-dev DEV (RoCE: --to ADDR, --qpn fpgad's)]\n"
 		"       hsb_sender --control PORT [--configs N] [--no-ack] [--from ADDR] ...\n");
 	return 2;
 }
@@ -119,7 +132,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "seconds", 1, NULL, 'S' }, { "fault", 1, NULL, 'x' },
 		{ "every", 1, NULL, 'e' }, { "gso", 0, NULL, 'g' },
 		{ "no-icrc", 0, NULL, 'I' }, { "control", 1, NULL, 'C' },
-		{ "configs", 1, NULL, 'N' }, { "no-ack", 0, NULL, 'A' }, { 0 },
+		{ "configs", 1, NULL, 'N' }, { "no-ack", 0, NULL, 'A' },
+		{ "rdma-dev", 1, NULL, 'R' }, { 0 },
 	};
 	int c;
 
@@ -144,6 +158,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'C': o->control = optarg; break;
 		case 'N': o->configs = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'A': o->no_ack = true; break;
+		case 'R': o->rdma_dev = optarg; break;
 		case 'x':
 			o->fault = F_NONE;
 			for (unsigned i = 0; i < sizeof(fault_names) / sizeof(*fault_names); i++)
@@ -161,7 +176,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		o->to = "", o->slots = 1, o->frame = o->frame ? o->frame : FPGAD_SIMFRAME_HDR_SIZE;
 	if (!o->to || o->frame < FPGAD_SIMFRAME_HDR_SIZE || !o->slots || !o->every ||
 	    roce_payload_size(o->mtu) == 0 || (!o->count && o->seconds <= 0) ||
-	    (o->fault == F_WRONG_SENDER && !o->alt_from))
+	    (o->fault == F_WRONG_SENDER && !o->alt_from) ||
+	    (o->rdma_dev && (!o->from || o->mtu % ROCE_PAYLOAD_UNIT)))
 		return usage();
 	return 0;
 }
@@ -250,6 +266,9 @@ static int send_packets(struct sender *s, int fd, const unsigned *order, unsigne
 {
 	unsigned m = 0;
 
+	if (s->verbs)	/* fd: which QP */
+		return hsb_verbs_send(s->verbs, fd == s->fd ? 0 : 1, s->pkts,
+				      s->lens, order, n) < 0 ? -1 : 0;
 	if (s->o.gso) {
 		for (unsigned i = 0; i < n; m++)
 			i = gso_run(s, order, i, n, m);
@@ -305,9 +324,9 @@ static int send_foreign(struct sender *s, const struct hsb_tx *good)
 	t.frame_number = good->frame_number + 0x4000;
 	if (s->o.fault == F_BAD_RKEY)
 		t.rkey ^= 0x5a5a0001;
-	else if (s->o.fault == F_BAD_QPN)
+	else if (s->o.fault == F_BAD_QPN && !s->verbs)
 		t.qpn = (t.qpn + 1) & ROCE_QPN_MASK;
-	else
+	else	/* another address, or RoCE's QP to another QPN */
 		fd = s->alt_fd, flow = &s->alt_flow;
 	n = build(s, &t, t.frame_number, flow);
 	for (unsigned i = 0; i < n; i++)
@@ -338,7 +357,10 @@ static int send_frame(struct sender *s, struct hsb_tx *t, uint64_t seq, bool hit
 		if (hit && s->o.fault == F_DUP && i == 1 % (n - 1))
 			order[k++] = i;
 	}
-	if (hit && s->o.fault == F_REORDER && k > 2) {
+	if (hit && s->o.fault == F_REORDER && k > 2 && s->verbs) {
+		order[k - 2] = n - 1;	/* the immediate overtakes */
+		order[k - 1] = n - 2;
+	} else if (hit && s->o.fault == F_REORDER && k > 2) {
 		order[0] = 1;
 		order[1] = 0;
 	}
@@ -451,6 +473,25 @@ static int control_wait(struct sender *s, char *to, size_t len)
 	return 0;
 }
 
+/* RoCE mode: QP 0, and the foreign QP its fault needs. */
+static int open_verbs(struct sender *s, unsigned max_pkts)
+{
+	size_t len = (size_t)max_pkts * ROCE_MAX_PACKET;
+	int r;
+
+	r = hsb_verbs_open(s->o.rdma_dev, s->o.from, s->o.to, s->o.qpn, s->o.mtu,
+			   2 * max_pkts + 2, s->pkts, len, &s->verbs);
+	if (r < 0)
+		return r;
+	if (s->o.fault == F_BAD_QPN)
+		r = hsb_verbs_foreign(s->verbs, s->o.from, s->o.qpn ^ 0x800000);
+	else if (s->o.fault == F_WRONG_SENDER)
+		r = hsb_verbs_foreign(s->verbs, s->o.alt_from, s->o.qpn);
+	fprintf(stderr, "hsb_sender: RoCE on %s, QPN 0x%x\n", s->o.rdma_dev,
+		hsb_verbs_qpn(s->verbs));
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	struct sender s = { .alt_fd = -1, .ctl_fd = -1 };
@@ -467,17 +508,23 @@ int main(int argc, char **argv)
 			return 1;
 		s.o.to = to;
 	}
-	s.fd = open_socket(s.o.to, s.o.from, &s.flow);
-	if (s.fd < 0)
-		return 1;
-	if (s.o.fault == F_WRONG_SENDER) {
+	if (s.o.rdma_dev) {
+		s.fd = 0;	/* QP 0; the foreign QP is 1 */
+		s.alt_fd = 1;
+	} else {
+		s.fd = open_socket(s.o.to, s.o.from, &s.flow);
+		if (s.fd < 0)
+			return 1;
+	}
+	if (s.o.fault == F_WRONG_SENDER && !s.o.rdma_dev) {
 		s.alt_fd = open_socket(s.o.to, s.o.alt_from, &s.alt_flow);
 		if (s.alt_fd < 0)
 			return 1;
 	}
 	t.qpn = s.o.qpn;
 	t.rkey = s.o.rkey;
-	t.payload = roce_payload_size(s.o.mtu);
+	/* RoCE: each WRITE is one packet of up to the path MTU. */
+	t.payload = s.o.rdma_dev ? s.o.mtu : roce_payload_size(s.o.mtu);
 	/* Near the end of the PSN space: every run crosses its wrap. */
 	t.psn = 0xffff00;
 	net_layout(s.o.frame, s.o.slots, &t.lay);
@@ -497,6 +544,8 @@ int main(int argc, char **argv)
 	s.iov = calloc(max_pkts + 1, sizeof(*s.iov));
 	s.gso_ctl = calloc(max_pkts + 1, sizeof(*s.gso_ctl));
 	if (!s.pattern || !s.frame || !s.pkts || !s.lens || !s.msgs || !s.iov || !s.gso_ctl)
+		goto out;
+	if (s.o.rdma_dev && open_verbs(&s, max_pkts) < 0)
 		goto out;
 	fpgad_simframe_pattern_fill(s.pattern, s.pattern_size);
 
@@ -533,6 +582,7 @@ int main(int argc, char **argv)
 	       s.configs, t.rkey, (double)(clock_now_ns() - start) / 1e9);
 	r = 0;
 out:
+	hsb_verbs_close(s.verbs);	/* before the packets it registered */
 	free(s.pattern);
 	free(s.frame);
 	free(s.pkts);
@@ -540,10 +590,12 @@ out:
 	free(s.msgs);
 	free(s.iov);
 	free(s.gso_ctl);
+	if (s.ctl_fd >= 0)
+		close(s.ctl_fd);
+	if (s.o.rdma_dev)
+		return r;
 	close(s.fd);
 	if (s.alt_fd >= 0)
 		close(s.alt_fd);
-	if (s.ctl_fd >= 0)
-		close(s.ctl_fd);
 	return r;
 }

@@ -22,14 +22,8 @@
 # Exit status: 0 passed, 1 failed.
 set -u
 BUILD=${BUILD:-build}
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "net: PASS: $*"; }
-bad() { fail=$((fail + 1)); echo "net: FAIL: $*"; }
-# check CASE WHAT GOT WANT
-check() {
-	if [ "$3" = "$4" ]; then ok "$1: $2 = $3"; else bad "$1: $2 = $3, want $4"; fi
-}
+tag=net channel=net0
+. "$(dirname "$0")/lib.sh"
 
 NETNS=${NETNS:-1}
 if [ "$NETNS" != 0 ] && [ "$(id -u)" != 0 ]; then
@@ -153,7 +147,6 @@ start_sender() {
 	cport=$(sed -n 's/^control .*:\([0-9]*\)$/\1/p' "$out")
 }
 
-stats() { "$BUILD/fpgactl" --url "$url" --json stats net0; }
 start_fpgad none
 [ -n "$port" ] && [ "$port" != 0 ] &&
 	ok "net0 listens on $RX:$port (port 0 in the file), mode $(stats | jq -r .mode)" ||
@@ -161,28 +154,6 @@ start_fpgad none
 
 check channels "net0's source" "$("$BUILD/fpgactl" --url "$url" --json channels | jq -r '.channels[0].source')" udp
 stop_fpgad
-
-# Start a consumer and wait until it holds the lease; its output in $1;
-# $2: how long it waits for a first frame (ms).
-consume() {
-	timeout 60 "$BUILD/net/net_consumer" "$url" net0 --idle-ms 500 \
-		--max-wait-ms "${2:-20000}" >"$1" 2>&1 &
-	cpid=$!
-	for _ in $(seq 200); do
-		grep -q '^leased' "$1" && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
-# field FILE KEY: KEY=N from the one-line summary in FILE.
-field() { sed -n "s/.*\b$2=\([0-9.]*\).*/\1/p" "$1" | tail -1; }
-# delta KEY: how much .net.KEY (or .KEY) grew over the case.
-delta() {
-	a=$(echo "$before" | jq -r "$1")
-	b=$(echo "$after" | jq -r "$1")
-	echo $((b - a))
-}
 
 # run_case NAME FAULT [SENDER OPTIONS]: send 300 frames at $RATE frames/s,
 # every 7th faulted, to a new fpgad that configures the sender.

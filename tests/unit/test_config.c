@@ -362,9 +362,9 @@ static void test_net_source(void **state)
 	assert_int_equal(cfg.channels[1].source, SOURCE_CARD);
 	assert_string_equal(source_kind_name(SOURCE_UDP), "udp");
 
-	expect_error("[channel a]\nsource = tcp\n", 2, "source: 'tcp' is not one of card, udp");
+	expect_error("[channel a]\nsource = tcp\n", 2, "source: 'tcp' is not one of card, udp, roce");
 	expect_error("[channel a]\nsender = 10.0.0.1\n", 2,
-		     "[channel a] sender is for a network source (source = udp)");
+		     "[channel a] sender is for a network source (source = udp or roce)");
 	expect_error("[channel a]\nsource = udp\nlisten = 10.0.0.1:1\nsender = 10.0.0.2\nmtu = 100\n", 5,
 		     "mtu: '100' is not a whole number from 256 to 9216");
 	expect_error("[channel a]\nsource = udp\nqpn = 0x1000000\n", 3, "qpn");
@@ -393,7 +393,64 @@ static void test_net_source(void **state)
 	snprintf(text, sizeof(text), "%slisten = [::1]:0\nsender = [::1]\nsender_control = fpga1\n", net);
 	expect_error(text, 7, "sender_control: 'fpga1' is not ADDRESS:PORT (numeric) or none");
 	expect_error("[channel a]\nicrc = no\n", 2,
-		     "[channel a] icrc is for a network source (source = udp)");
+		     "[channel a] icrc is for a network source (source = udp or roce)");
+}
+
+/* source = roce: the keys it takes, its defaults, and each bad value refused. */
+static void test_roce_source(void **state)
+{
+	const char *roce = "[channel r]\nsource = roce\nslot_size = 64K\nframe_size = 60000\n";
+	char text[512], err[512];
+	struct config cfg;
+
+	(void)state;
+	snprintf(text, sizeof(text), "%slisten = 10.1.2.3\nsender = 10.1.2.4\nsender_qpn = 0x11\n"
+		 "rdma_device = rxe0\n", roce);
+	if (load(text, &cfg, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(cfg.channels[0].source, SOURCE_ROCE);
+	assert_string_equal(source_kind_name(SOURCE_ROCE), "roce");
+	assert_string_equal(cfg.channels[0].rdma_device, "rxe0");
+	assert_int_equal(cfg.channels[0].sender_qpn, 0x11);
+	assert_int_equal(cfg.channels[0].mtu, 4096);
+	/* Port 4791 may be written; IPv6; a smaller path MTU. */
+	snprintf(text, sizeof(text), "%slisten = [fd00::1]:4791\nsender = [fd00::2]\nsender_qpn = 7\nmtu = 1024\n",
+		 roce);
+	if (load(text, &cfg, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(cfg.channels[0].mtu, 1024);
+	assert_string_equal(cfg.channels[0].rdma_device, "");
+
+	snprintf(text, sizeof(text), "%slisten = 10.0.0.1\nsender = 10.0.0.2\n", roce);
+	expect_error(text, 1, "sender_qpn: the sender's QP number is needed with source = roce");
+	snprintf(text, sizeof(text), "%slisten = 10.0.0.1\nsender = 10.0.0.2\nsender_qpn = 0\n", roce);
+	expect_error(text, 7, "sender_qpn: '0' is not a whole number from 1 to 16777215");
+	snprintf(text, sizeof(text), "%slisten = 10.0.0.1\nsender = 10.0.0.2\nsender_qpn = 0x1000000\n", roce);
+	expect_error(text, 7, "sender_qpn");
+	snprintf(text, sizeof(text), "%slisten = 10.0.0.1\nsender = 10.0.0.2\nsender_qpn = 2\nqpn = 0x10\n", roce);
+	expect_error(text, 8, "qpn: fpgad's QP number is the NIC's with source = roce");
+	snprintf(text, sizeof(text), "%slisten = 10.0.0.1\nsender = 10.0.0.2\nsender_qpn = 2\nrkey = 5\n", roce);
+	expect_error(text, 8, "rkey: the NIC makes a new R_Key for each ring");
+	snprintf(text, sizeof(text), "%slisten = 10.0.0.1\nsender = 10.0.0.2\nsender_qpn = 2\nmtu = 1500\n", roce);
+	expect_error(text, 8, "mtu: 1500 is not a RoCE path MTU (256, 512, 1024, 2048 or 4096)");
+	snprintf(text, sizeof(text), "%slisten = 10.0.0.1:5000\nsender = 10.0.0.2\nsender_qpn = 2\n", roce);
+	expect_error(text, 5, "listen: '10.0.0.1:5000' is not a local ADDRESS");
+	snprintf(text, sizeof(text), "%ssender = 10.0.0.2\nsender_qpn = 2\n", roce);
+	expect_error(text, 1, "listen: '' is not a local ADDRESS");
+	snprintf(text, sizeof(text), "%slisten = 10.0.0.1\nsender = peer\nsender_qpn = 2\n", roce);
+	expect_error(text, 6, "sender: 'peer' is not the sender's ADDRESS");
+	snprintf(text, sizeof(text), "%slisten = 10.0.0.1\nsender = 10.0.0.2:99\nsender_qpn = 2\n", roce);
+	expect_error(text, 6, "sender: '10.0.0.2:99' is not the sender's ADDRESS");
+	/* The roce keys are refused elsewhere. */
+	expect_error("[channel a]\nsource = udp\nlisten = 10.0.0.1:1\nsender = 10.0.0.2\nsender_qpn = 3\n", 5,
+		     "[channel a] sender_qpn is for source = roce");
+	expect_error("[channel a]\nrdma_device = mlx5_0\n", 2,
+		     "[channel a] rdma_device is for a network source (source = udp or roce)");
+	/* And the UDP path's are refused for roce: the NIC checks the iCRC. */
+	snprintf(text, sizeof(text), "%slisten = 10.0.0.1\nsender = 10.0.0.2\nsender_qpn = 2\nicrc = no\n", roce);
+	expect_error(text, 8, "[channel r] icrc is for source = udp");
+	snprintf(text, sizeof(text), "%slisten = 10.0.0.1\nsender = 10.0.0.2\nsender_qpn = 2\nsender_control = 10.0.0.2:8192\n", roce);
+	expect_error(text, 8, "[channel r] sender_control is for source = udp");
 }
 
 /* [metrics] listen: http://ADDRESS:PORT/PATH, or the line says why not. */
@@ -563,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_link_unlimited),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_net_source),
+		cmocka_unit_test(test_roce_source),
 		cmocka_unit_test(test_metrics_listen),
 		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_not_a_regular_file),

@@ -30,11 +30,11 @@
 #include "device/device.h"
 #include "device/net/net.h"
 #include "device/net/net_control.h"
+#include "device/net/net_slots.h"
 #include "device/net/roce_icrc.h"
 #include "futex.h"
 #include "service/log.h"
 
-#define NET_MAX_INFLIGHT 64	/* slots armed, receiving or done at once */
 #define NET_BATCH 64		/* datagrams per recvmmsg */
 #define NET_BUF (ROCE_MAX_PACKET + 1)	/* one more: a longer one is cut */
 #define NET_GRO_BUF 65536		/* datagrams coalesced by UDP GRO */
@@ -42,16 +42,8 @@
 #define NET_CTL (CMSG_SPACE(sizeof(uint32_t)) +			\
 		 CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(int)))
 #define NET_RCVBUF (64 << 20)
-#define NET_MAX_PINS 2		/* a new ring is pinned before the old goes */
 #define NET_CTL_TRIES 5		/* requests sent before giving up */
 #define NET_CTL_RETRY_MS 200	/* between them */
-
-struct net_pin {
-	bool used;
-	uint32_t gen;
-	unsigned char *addr;
-	uint64_t length;
-};
 
 struct device_queue {
 	struct config_channel ch;
@@ -77,11 +69,7 @@ struct device_queue {
 	uint8_t ctl_req[NET_CTL_REQUEST];
 
 	pthread_mutex_t lock;
-	struct net_pin pins[NET_MAX_PINS];
-	struct net_slot armed[NET_MAX_INFLIGHT];
-	unsigned armed_head, armed_n;
-	struct dev_completion cq[NET_MAX_INFLIGHT];
-	unsigned cq_head, cq_n;
+	struct net_slots slots;
 	struct net_frame nf;
 
 	_Atomic uint32_t cq_word;	/* futex: bumped at each completion */
@@ -107,35 +95,14 @@ void net_layout(uint64_t frame_size, unsigned slots, struct roce_layout *ret)
 
 /* --- completions: the receiving thread's side (q->lock held) ------------ */
 
-static void cq_push(struct device_queue *q, const struct dev_completion *c)
-{
-	q->cq[(q->cq_head + q->cq_n) % NET_MAX_INFLIGHT] = *c;
-	q->cq_n++;
-}
-
 static int frame_take(void *user, struct net_slot *ret_slot)
 {
-	struct device_queue *q = user;
-
-	if (!q->armed_n)
-		return -EAGAIN;
-	*ret_slot = q->armed[q->armed_head];
-	q->armed_head = (q->armed_head + 1) % NET_MAX_INFLIGHT;
-	q->armed_n--;
-	return 0;
+	return net_slots_take(&((struct device_queue *)user)->slots, ret_slot);
 }
 
 static void frame_done(void *user, const struct net_frame_done *d)
 {
-	struct dev_completion c = {
-		.cookie = d->cookie,
-		.length = d->length,
-		.seq = d->seq,
-		.t_start_ns = d->t_start_ns,
-		.t_end_ns = d->t_end_ns,
-	};
-
-	cq_push(user, &c);
+	net_slots_done(&((struct device_queue *)user)->slots, d);
 }
 
 static const struct net_frame_ops frame_ops = {
@@ -595,12 +562,14 @@ static int net_queue_open(struct device *dev, const struct config_channel *ch,
 		return -ENOMEM;
 	q->fd = q->stop_fd = q->ctl_fd = q->wake_fd = -1;
 	q->ch = *ch;
+	q->slots.slot_size = ch->slot_size;
 	pthread_mutex_init(&q->lock, NULL);
 	if (config_parse_endpoint(ch->listen, true, &local) < 0 ||
 	    config_parse_endpoint(ch->sender, false, &q->sender) < 0) {
 		r = -EINVAL;	/* config_load() refused these already */
 		goto fail;
 	}
+	q->shown.source = SOURCE_UDP;
 	snprintf(q->shown.sender, sizeof(q->shown.sender), "%s", ch->sender);
 	q->shown.mtu = ch->mtu;
 	q->shown.payload = roce_payload_size(ch->mtu);
@@ -702,83 +671,45 @@ static uint32_t new_rkey(const struct device_queue *q)
 static int net_pin(struct device_queue *q, const struct dev_region *r,
 		   uint64_t *ret_handle)
 {
-	struct net_pin *p = NULL;
-	unsigned i;
+	int e;
 
-	/* The CPU writes the ring: host memory; GPU rings go through bounce. */
-	if (r->kind != DEV_REGION_HOST)
-		return -EOPNOTSUPP;
-	if (!r->addr || !r->length)
-		return -EINVAL;
 	pthread_mutex_lock(&q->lock);
-	for (i = 0; i < NET_MAX_PINS && !p; i++)
-		if (!q->pins[i].used)
-			p = &q->pins[i];
-	if (!p) {
-		pthread_mutex_unlock(&q->lock);
-		return -ENOSPC;
+	e = net_slots_pin(&q->slots, r, ret_handle);
+	if (e == 0) {
+		/* A new ring: a new key, and the sender starts over. */
+		q->shown.rkey = new_rkey(q);
+		net_frame_restart(&q->nf, q->shown.rkey);
 	}
-	p->used = true;
-	p->gen++;
-	p->addr = r->addr;
-	p->length = r->length;
-	/* A new ring: a new key, and the sender starts over. */
-	q->shown.rkey = new_rkey(q);
-	net_frame_restart(&q->nf, q->shown.rkey);
-	/* The sender is told (the receiving thread sends, retries). */
-	q->target.rkey = q->shown.rkey;
-	q->ctl_pending = q->ctl_fd >= 0;
-	*ret_handle = (uint64_t)p->gen << 32 | (uint64_t)(p - q->pins + 1);
+	if (e == 0) {
+		/* The sender is told (the receiving thread sends, retries). */
+		q->target.rkey = q->shown.rkey;
+		q->ctl_pending = q->ctl_fd >= 0;
+	}
 	pthread_mutex_unlock(&q->lock);
-	if (q->ctl_fd >= 0 && eventfd_write(q->wake_fd, 1) < 0)
+	if (e == 0 && q->ctl_fd >= 0 && eventfd_write(q->wake_fd, 1) < 0)
 		log_warn("net: %s: cannot wake the receiving thread: %s", q->ch.name,
 			 strerror(errno));
-	log_debug("net: %s: ring pinned, R_Key 0x%08x", q->ch.name, q->shown.rkey);
-	return 0;
-}
-
-static struct net_pin *pin_find(struct device_queue *q, uint64_t handle)
-{
-	uint64_t idx = (handle & 0xffffffffu) - 1;
-
-	if (idx >= NET_MAX_PINS || !q->pins[idx].used ||
-	    q->pins[idx].gen != (uint32_t)(handle >> 32))
-		return NULL;
-	return &q->pins[idx];
+	if (e == 0)
+		log_debug("net: %s: ring pinned, R_Key 0x%08x", q->ch.name, q->shown.rkey);
+	return e;
 }
 
 static int net_unpin(struct device_queue *q, uint64_t handle)
 {
-	struct net_pin *p;
-	int r = 0;
+	int r;
 
 	pthread_mutex_lock(&q->lock);
-	p = pin_find(q, handle);
-	if (p)
-		p->used = false;
-	else
-		r = -EINVAL;
+	r = net_slots_unpin(&q->slots, handle);
 	pthread_mutex_unlock(&q->lock);
 	return r;
 }
 
 static int net_submit(struct device_queue *q, const struct dev_xfer *x)
 {
-	struct net_pin *p;
-	int r = 0;
+	int r;
 
 	pthread_mutex_lock(&q->lock);
-	p = pin_find(q, x->handle);
-	if (!p || x->offset > p->length || q->ch.slot_size > p->length - x->offset) {
-		r = -EINVAL;
-	} else if (q->armed_n + q->cq_n + q->nf.have_slot >= NET_MAX_INFLIGHT) {
-		r = -EAGAIN;
-	} else {
-		q->armed[(q->armed_head + q->armed_n) % NET_MAX_INFLIGHT] =
-			(struct net_slot){ .base = p->addr + x->offset,
-					   .cookie = x->cookie };
-		q->armed_n++;
-	}
+	r = net_slots_arm(&q->slots, x, q->nf.have_slot);
 	pthread_mutex_unlock(&q->lock);
 	return r;
 }
@@ -786,14 +717,10 @@ static int net_submit(struct device_queue *q, const struct dev_xfer *x)
 static unsigned cq_pop(struct device_queue *q, struct dev_completion *out,
 		       unsigned max)
 {
-	unsigned n = 0;
+	unsigned n;
 
 	pthread_mutex_lock(&q->lock);
-	while (q->cq_n && n < max) {
-		out[n++] = q->cq[q->cq_head];
-		q->cq_head = (q->cq_head + 1) % NET_MAX_INFLIGHT;
-		q->cq_n--;
-	}
+	n = net_slots_pop(&q->slots, out, max);
 	pthread_mutex_unlock(&q->lock);
 	return n;
 }
@@ -819,7 +746,7 @@ static int net_wait(struct device_queue *q, struct dev_completion *out,
 		v = atomic_load(&q->cq_word);
 		atomic_store(&q->cq_sleep, 1);
 		pthread_mutex_lock(&q->lock);
-		pending = q->cq_n;
+		pending = q->slots.cq_n;
 		pthread_mutex_unlock(&q->lock);
 		if (pending || atomic_load(&q->kicked)) {
 			atomic_store(&q->cq_sleep, 0);
@@ -842,20 +769,10 @@ static void net_kick(struct device_queue *q)
 /* Every armed slot, and the one a frame was going into, comes back. */
 static int net_reset(struct device_queue *q)
 {
-	struct dev_completion c = { .status = -ECANCELED };
 	struct net_slot s;
 
 	pthread_mutex_lock(&q->lock);
-	if (net_frame_release(&q->nf, &s)) {
-		c.cookie = s.cookie;
-		cq_push(q, &c);
-	}
-	while (q->armed_n) {
-		c.cookie = q->armed[q->armed_head].cookie;
-		cq_push(q, &c);
-		q->armed_head = (q->armed_head + 1) % NET_MAX_INFLIGHT;
-		q->armed_n--;
-	}
+	net_slots_cancel(&q->slots, net_frame_release(&q->nf, &s) ? &s : NULL);
 	pthread_mutex_unlock(&q->lock);
 	cq_wake(q);
 	return 0;

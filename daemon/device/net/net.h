@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * net.h - network sources: a channel whose frames come from a
- * network-attached FPGA (source = udp) rather than the card.
+ * network-attached FPGA (source = udp; source = roce: device_roce.c,
+ * roce_rx.h) rather than the card.
  *
  * device_net_ops (device.h) is a device backend for such channels, so that
  * their frames go through the same streaming thread, ring, leases,
@@ -28,6 +29,8 @@
 
 #include <stdint.h>
 
+#include "config/config.h"
+
 #include "device/net/net_frame.h"
 #include "device/net/roce_wire.h"
 
@@ -36,6 +39,7 @@
 
 /* What a network channel shows: its endpoint, its sender's target, counters. */
 struct net_stats {
+	enum source_kind source;	/* udp or roce */
 	char listen[64];		/* bound ADDRESS:PORT (the real port) */
 	char interface[16];		/* the one holding that address, "any" */
 	char sender[64];		/* the only sender accepted */
@@ -46,6 +50,11 @@ struct net_stats {
 	uint32_t rkey;			/* of the current ring */
 	struct roce_layout layout;
 	struct net_counters cnt;
+	/* source = roce (device_roce.c): where fpgad's QP is, whom it takes. */
+	char rdma_device[48];		/* DEVICE:PORT */
+	char gid[48];
+	unsigned gid_index;
+	uint32_t sender_qpn;
 };
 
 /*

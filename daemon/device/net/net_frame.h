@@ -40,6 +40,7 @@ struct net_counters {
 	uint64_t bad_icrc;		/* iCRC wrong: not used (net.c) */
 	uint64_t control_acks;		/* targets the sender acknowledged */
 	uint64_t control_failures;	/* ... it did not, or refused */
+	uint64_t overrun_frames;	/* roce: rewritten while copied */
 };
 
 /* A slot armed for the sender's next frame. */

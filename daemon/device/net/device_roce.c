@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: MIT
+/*
+ * device_roce.c - source = roce as a device backend (roce.h): a UC QP per
+ * channel writes a landing ring; the streaming thread's wait() takes the
+ * completions (roce_rx.c) on the QP's completion channel, no thread of
+ * its own, and copies each good frame into the slot armed for it.
+ *
+ * Locking: q->lock guards the armed slots, the completions, roce_rx's
+ * state and counters; wait() holds it while it drains the CQ (the copies
+ * included), stats and pin take it from other threads.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "device/device.h"
+#include "device/net/net.h"
+#include "device/net/net_slots.h"
+#include "device/net/roce_verbs.h"
+#include "service/log.h"
+
+struct device_queue {
+	struct config_channel ch;
+	struct net_stats shown;
+	struct roce_verbs *v;
+	int kick_fd;
+	atomic_int kicked;
+	unsigned char *landing;
+	size_t landing_len;
+
+	pthread_mutex_t lock;
+	struct net_slots slots;
+	struct roce_rx rx;
+	bool rx_ready;
+	bool poll_failed;		/* said once */
+};
+
+/* --- roce_rx's callbacks (q->lock held) ------------------------------------ */
+
+static int rx_poll(void *user, struct roce_wc *wc, unsigned max)
+{
+	return roce_verbs_poll(((struct device_queue *)user)->v, wc, max);
+}
+
+static int rx_post_recv(void *user, unsigned n)
+{
+	return roce_verbs_post_recv(((struct device_queue *)user)->v, n);
+}
+
+static int rx_take(void *user, struct net_slot *ret_slot)
+{
+	return net_slots_take(&((struct device_queue *)user)->slots, ret_slot);
+}
+
+static void rx_done(void *user, const struct net_frame_done *d)
+{
+	net_slots_done(&((struct device_queue *)user)->slots, d);
+}
+
+static const struct roce_rx_ops rx_ops = {
+	.poll = rx_poll,
+	.post_recv = rx_post_recv,
+	.take = rx_take,
+	.done = rx_done,
+};
+
+/* --- set-up -------------------------------------------------------------- */
+
+static void roce_queue_close(struct device_queue *q);
+
+static int roce_queue_open(struct device *dev, const struct config_channel *ch,
+			   struct device_queue **ret_q)
+{
+	struct roce_verbs_cfg vc = { .device = ch->rdma_device,
+				     .sender_qpn = ch->sender_qpn, .mtu = ch->mtu };
+	struct roce_verbs_info info;
+	struct roce_rx_cfg rc = { 0 };
+	struct device_queue *q;
+	char why[256] = "";
+	int r;
+
+	(void)dev;
+	if (ch->source != SOURCE_ROCE || ch->direction != DIR_C2H)
+		return -EINVAL;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->kick_fd = -1;
+	q->ch = *ch;
+	q->slots.slot_size = ch->slot_size;
+	pthread_mutex_init(&q->lock, NULL);
+	if (config_parse_endpoint(ch->listen, false, &vc.listen) < 0 ||
+	    config_parse_endpoint(ch->sender, false, &vc.sender) < 0) {
+		r = -EINVAL;	/* config_load() refused these already */
+		goto fail;
+	}
+	net_layout(ch->frame_size, ch->slots, &rc.layout);
+	vc.recv_depth = 2 * rc.layout.pages + ROCE_RX_BATCH;
+	r = roce_verbs_open(&vc, &q->v, why, sizeof(why));
+	if (r < 0) {
+		log_err("roce: %s: %s", ch->name, why);
+		goto fail;
+	}
+	roce_verbs_info(q->v, &info);
+	if (info.mtu != ch->mtu)
+		log_notice("roce: %s: %s port %u's active MTU is %u: path MTU %u, not %u",
+			   ch->name, info.device, info.port, info.mtu, info.mtu, ch->mtu);
+	rc.payload = info.mtu;
+	rc.frame_size = ch->frame_size;
+	rc.slot_size = ch->slot_size;
+	q->landing_len = (size_t)rc.layout.pages * rc.layout.stride;
+	q->landing = aligned_alloc(4096, q->landing_len);
+	r = q->landing ? roce_rx_init(&q->rx, &rc, q->landing) : -ENOMEM;
+	if (r < 0) {
+		log_err("roce: %s: a landing ring of %zu bytes: %s", ch->name,
+			q->landing_len, strerror(-r));
+		goto fail;
+	}
+	q->rx_ready = true;
+	q->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (q->kick_fd < 0) {
+		r = -errno;
+		log_err("roce: %s: eventfd: %s", ch->name, strerror(-r));
+		goto fail;
+	}
+	q->shown.source = SOURCE_ROCE;
+	snprintf(q->shown.listen, sizeof(q->shown.listen), "%s", ch->listen);
+	snprintf(q->shown.sender, sizeof(q->shown.sender), "%s", ch->sender);
+	snprintf(q->shown.rdma_device, sizeof(q->shown.rdma_device), "%s:%u",
+		 info.device, info.port);
+	snprintf(q->shown.gid, sizeof(q->shown.gid), "%s", info.gid);
+	q->shown.gid_index = info.gid_index;
+	q->shown.mtu = info.mtu;
+	q->shown.payload = info.mtu;
+	q->shown.qpn = info.qpn;
+	q->shown.sender_qpn = ch->sender_qpn;
+	q->shown.layout = rc.layout;
+	log_info("roce: %s: %s port %u GID %s (index %u), QPN 0x%x from %s QPN 0x%x, path MTU %u, %u landing pages of %" PRIu64 " bytes",
+		 ch->name, info.device, info.port, info.gid, info.gid_index,
+		 info.qpn, ch->sender, ch->sender_qpn, info.mtu,
+		 rc.layout.pages, rc.layout.stride);
+	*ret_q = q;
+	return 0;
+fail:
+	roce_queue_close(q);
+	return r;
+}
+
+static void roce_queue_close(struct device_queue *q)
+{
+	if (!q)
+		return;
+	roce_verbs_close(q->v);
+	if (q->rx_ready)
+		roce_rx_free(&q->rx);
+	free(q->landing);
+	if (q->kick_fd >= 0)
+		close(q->kick_fd);
+	pthread_mutex_destroy(&q->lock);
+	free(q);
+}
+
+/* --- the streaming thread's side ------------------------------------------ */
+
+/*
+ * A new ring: the landing ring registered anew, so a new R_Key (a sender
+ * still writing with the old one is refused by the NIC), and the sender
+ * starts over.  The ring itself is host memory (GPU rings: bounce).
+ */
+static int roce_pin(struct device_queue *q, const struct dev_region *r,
+		    uint64_t *ret_handle)
+{
+	uint32_t rkey;
+	int e;
+
+	pthread_mutex_lock(&q->lock);
+	e = net_slots_pin(&q->slots, r, ret_handle);
+	if (e < 0)
+		goto out;
+	e = roce_verbs_reg(q->v, q->landing, q->landing_len, NET_VA_BASE, &rkey);
+	if (e < 0) {
+		net_slots_unpin(&q->slots, *ret_handle);
+		log_err("roce: %s: cannot register the landing ring: %s",
+			q->ch.name, strerror(-e));
+		goto out;
+	}
+	q->shown.rkey = rkey;
+	roce_rx_restart(&q->rx);
+	log_debug("roce: %s: ring pinned, R_Key 0x%08x", q->ch.name, rkey);
+out:
+	pthread_mutex_unlock(&q->lock);
+	return e;
+}
+
+static int roce_unpin(struct device_queue *q, uint64_t handle)
+{
+	int r;
+
+	pthread_mutex_lock(&q->lock);
+	r = net_slots_unpin(&q->slots, handle);
+	pthread_mutex_unlock(&q->lock);
+	return r;
+}
+
+static int roce_submit(struct device_queue *q, const struct dev_xfer *x)
+{
+	int r;
+
+	pthread_mutex_lock(&q->lock);
+	r = net_slots_arm(&q->slots, x, q->rx.have_slot);
+	pthread_mutex_unlock(&q->lock);
+	return r;
+}
+
+/* Take what the NIC completed, then up to @max frames for the caller. */
+static unsigned drain_pop(struct device_queue *q, struct dev_completion *out,
+			  unsigned max)
+{
+	unsigned n;
+	int r;
+
+	pthread_mutex_lock(&q->lock);
+	r = roce_rx_drain(&q->rx, &rx_ops, q, clock_now_ns());
+	if (r < 0 && !q->poll_failed) {
+		q->poll_failed = true;
+		log_err("roce: %s: completions: %s; frames stop", q->ch.name,
+			strerror(-r));
+	}
+	n = net_slots_pop(&q->slots, out, max);
+	pthread_mutex_unlock(&q->lock);
+	return n;
+}
+
+/* Sleep on the completion channel and the kick until @deadline (0: ever). */
+static void sleep_events(struct device_queue *q, uint64_t deadline)
+{
+	struct pollfd p[2] = {
+		{ .fd = roce_verbs_fd(q->v), .events = POLLIN },
+		{ .fd = q->kick_fd, .events = POLLIN },
+	};
+	uint64_t now = clock_now_ns(), v;
+	int ms = -1;
+
+	if (deadline)
+		ms = deadline > now ? (int)((deadline - now + 999999) / 1000000) : 0;
+	if (poll(p, 2, ms) <= 0)
+		return;
+	/* Each event taken and acknowledged; the CQ is re-armed before sleeping. */
+	if (p[0].revents)
+		while (roce_verbs_event(q->v) == 0)
+			;
+	if (p[1].revents && read(q->kick_fd, &v, sizeof(v)) < 0)
+		return;
+}
+
+static int roce_wait(struct device_queue *q, struct dev_completion *out,
+		     unsigned max, int timeout_ms)
+{
+	uint64_t deadline = timeout_ms > 0 ? clock_deadline_ns(timeout_ms) : 0;
+	uint64_t spin_end = clock_now_ns() + (uint64_t)q->ch.poll_us * 1000;
+	unsigned n;
+
+	if (!max)
+		return 0;
+	for (;;) {
+		n = drain_pop(q, out, max);
+		if (n)
+			return (int)n;
+		if (atomic_exchange(&q->kicked, 0) || !timeout_ms ||
+		    (deadline && clock_now_ns() >= deadline))
+			return 0;
+		/* Busy-poll first where the channel asks (poll_us). */
+		if (clock_now_ns() < spin_end)
+			continue;
+		/* Armed, then polled again: a completion between the two wakes us. */
+		if (roce_verbs_arm(q->v) < 0)
+			return 0;
+		n = drain_pop(q, out, max);
+		if (n)
+			return (int)n;
+		if (atomic_load(&q->kicked))
+			continue;
+		sleep_events(q, deadline);
+	}
+}
+
+/* Wake a wait() sleeping in sleep_events(). */
+static void wake(struct device_queue *q)
+{
+	uint64_t one = 1;
+
+	if (write(q->kick_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("roce: %s: wake: %s", q->ch.name, strerror(errno));
+}
+
+static void roce_kick(struct device_queue *q)
+{
+	atomic_store(&q->kicked, 1);
+	wake(q);
+}
+
+/* Every armed slot, and the one the next frame was going into, comes back. */
+static int roce_reset(struct device_queue *q)
+{
+	struct net_slot s;
+
+	pthread_mutex_lock(&q->lock);
+	net_slots_cancel(&q->slots, roce_rx_release(&q->rx, &s) ? &s : NULL);
+	pthread_mutex_unlock(&q->lock);
+	wake(q);
+	return 0;
+}
+
+static int roce_stats(struct device_queue *q, struct net_stats *ret_stats)
+{
+	pthread_mutex_lock(&q->lock);
+	*ret_stats = q->shown;
+	ret_stats->cnt = q->rx.cnt;
+	pthread_mutex_unlock(&q->lock);
+	return 0;
+}
+
+const struct device_ops device_roce_ops = {
+	.name = "roce",
+	.queue_open = roce_queue_open,
+	.queue_close = roce_queue_close,
+	.pin = roce_pin,
+	.unpin = roce_unpin,
+	.submit = roce_submit,
+	.wait = roce_wait,
+	.kick = roce_kick,
+	.reset = roce_reset,
+	.net_stats = roce_stats,
+	.sender_paced = true,
+};

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+/*
+ * roce_rx.c - frames from RoCE completions (roce_rx.h): the checks at each
+ * WRITE with Immediate, the copy from the landing page into the armed
+ * slot, the canaries that show a lost packet.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "device/net/roce_rx.h"
+
+/* The canaries' generator (splitmix64): unpredictable is not needed. */
+static uint64_t canary_next(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+uint64_t roce_rx_meta_offset(uint64_t frame_size)
+{
+	return (frame_size + ROCE_PAYLOAD_UNIT - 1) / ROCE_PAYLOAD_UNIT *
+	       ROCE_PAYLOAD_UNIT;
+}
+
+static unsigned char *page_base(const struct roce_rx *rx, uint32_t page)
+{
+	return rx->landing + (uint64_t)page * rx->cfg.layout.stride;
+}
+
+static uint64_t chunks(const struct roce_rx *rx, uint64_t bytes)
+{
+	return (bytes + rx->cfg.payload - 1) / rx->cfg.payload;
+}
+
+/* A new canary at each chunk's start and at the metadata block. */
+static void page_arm(struct roce_rx *rx, uint32_t page)
+{
+	unsigned char *base = page_base(rx, page);
+	uint64_t c = canary_next(&rx->canary_state);
+	uint64_t n = chunks(rx, rx->cfg.frame_size);
+
+	rx->page[page].canary = c;
+	rx->page[page].stale = false;
+	for (uint64_t i = 0; i < n; i++)
+		memcpy(base + i * rx->cfg.payload, &c, sizeof(c));
+	memcpy(base + roce_rx_meta_offset(rx->cfg.frame_size), &c, sizeof(c));
+}
+
+int roce_rx_init(struct roce_rx *rx, const struct roce_rx_cfg *cfg,
+		 unsigned char *landing)
+{
+	memset(rx, 0, sizeof(*rx));
+	if (!cfg->payload || cfg->payload % 8 || !cfg->layout.pages ||
+	    cfg->layout.stride < roce_rx_meta_offset(cfg->frame_size) + ROCE_META_SIZE)
+		return -EINVAL;
+	rx->cfg = *cfg;
+	rx->landing = landing;
+	rx->page = calloc(cfg->layout.pages, sizeof(*rx->page));
+	if (!rx->page)
+		return -ENOMEM;
+	if (getrandom(&rx->canary_state, sizeof(rx->canary_state), 0) !=
+	    sizeof(rx->canary_state))
+		rx->canary_state = (uintptr_t)rx ^ 0x5bd1e995u;
+	roce_rx_restart(rx);
+	return 0;
+}
+
+void roce_rx_free(struct roce_rx *rx)
+{
+	free(rx->page);
+	rx->page = NULL;
+}
+
+void roce_rx_restart(struct roce_rx *rx)
+{
+	rx->synced = false;
+	rx->seq_valid = false;
+	rx->wc_n = 0;
+	for (uint32_t p = 0; p < rx->cfg.layout.pages; p++)
+		page_arm(rx, p);
+}
+
+bool roce_rx_release(struct roce_rx *rx, struct net_slot *ret_slot)
+{
+	bool had = rx->have_slot;
+
+	if (had)
+		*ret_slot = rx->slot;
+	rx->have_slot = false;
+	return had;
+}
+
+/* The frame number, unwrapped from its 16 bits: false when behind. */
+static bool frame_seq(struct roce_rx *rx, uint32_t number, uint64_t *ret_seq)
+{
+	uint16_t d;
+
+	if (!rx->seq_valid) {
+		*ret_seq = (uint16_t)number;
+		return true;
+	}
+	d = (uint16_t)((uint16_t)number - (uint16_t)rx->next_seq);
+	if (d >= 0x8000u)
+		return false;
+	*ret_seq = rx->next_seq + d;
+	return true;
+}
+
+/*
+ * The PSN accounting of a frame whose immediate had PSN @psn and which
+ * carried @bytes: 0 when it follows the last, -1 for a frame from the
+ * past (late or replayed).  A gap is packets lost before the frame (a
+ * lost immediate shows so): counted, the frame's own packets are not.
+ */
+static int frame_psn(struct roce_rx *rx, uint32_t psn, uint64_t bytes)
+{
+	uint32_t first = (psn - (uint32_t)chunks(rx, bytes)) & ROCE_PSN_MASK;
+	int32_t d = 0;
+
+	if (rx->synced) {
+		d = roce_psn_diff(first, rx->expect_psn);
+		if (d < 0) {
+			rx->cnt.late_packets++;
+			return -1;
+		}
+		rx->cnt.lost_packets += (uint64_t)d;
+	}
+	rx->synced = true;
+	rx->expect_psn = (psn + 1) & ROCE_PSN_MASK;
+	return 0;
+}
+
+/* Chunks of the frame whose packet never came: they hold the canary. */
+static uint64_t missing_chunks(const struct roce_rx *rx, uint32_t page,
+			       uint64_t bytes)
+{
+	const unsigned char *base = page_base(rx, page);
+	uint64_t n = chunks(rx, bytes), lost = 0, v;
+
+	for (uint64_t i = 0; i < n; i++) {
+		memcpy(&v, base + i * rx->cfg.payload, sizeof(v));
+		lost += v == rx->page[page].canary;
+	}
+	return lost;
+}
+
+/* What frame_meta() found. */
+enum { META_OK, META_TORN, META_LAPPED };
+
+/*
+ * The checks of a frame's immediate @imm against its metadata in @page,
+ * and its place in the sender's sequence: META_TORN when the frame is not
+ * the sender's next, META_LAPPED when the page holds a newer frame (the
+ * sender came back to it before fpgad took this one); *ret_meta its
+ * metadata.
+ */
+static int frame_meta(struct roce_rx *rx, uint32_t page, uint32_t imm,
+		      struct roce_meta *ret_meta, uint64_t *ret_seq)
+{
+	uint32_t ahead;
+
+	const unsigned char *meta = page_base(rx, page) +
+				    roce_rx_meta_offset(rx->cfg.frame_size);
+	uint64_t v;
+
+	memcpy(&v, meta, sizeof(v));
+	if (v == rx->page[page].canary) {
+		rx->cnt.bad_packets++;	/* an immediate with no metadata */
+		return META_TORN;
+	}
+	roce_meta_parse(meta, ret_meta);
+	ahead = (ret_meta->psn - roce_imm_psn(imm)) & 0xfffffu;
+	if (ahead && ahead < 0x80000u) {
+		/* This frame's packets are lost in the count: start over. */
+		rx->synced = false;
+		return META_LAPPED;
+	}
+	if (ahead || !ret_meta->bytes_written ||
+	    ret_meta->bytes_written > rx->cfg.frame_size) {
+		rx->cnt.bad_packets++;
+		return META_TORN;
+	}
+	if (frame_psn(rx, ret_meta->psn & ROCE_PSN_MASK, ret_meta->bytes_written) < 0 ||
+	    !frame_seq(rx, ret_meta->frame_number, ret_seq))
+		return META_TORN;
+	rx->next_seq = *ret_seq + 1;
+	rx->seq_valid = true;
+	return META_OK;
+}
+
+/*
+ * Whether the sender may be back at completion @i's page: a completion
+ * polled after it is for the same page, or pages - 1 frames ahead of it.
+ * Polls what the NIC completed since, to see.
+ */
+static bool lapped(struct roce_rx *rx, const struct roce_rx_ops *ops,
+		   void *user, unsigned i, uint32_t page)
+{
+	int n = ops->poll(user, rx->wc + rx->wc_n, ROCE_RX_BATCH - rx->wc_n);
+
+	if (n > 0)
+		rx->wc_n += (unsigned)n;
+	for (unsigned j = i + 1; j < rx->wc_n; j++)
+		if (rx->wc[j].has_imm && roce_imm_page(rx->wc[j].imm) == page)
+			return true;
+	return rx->wc_n - i - 1 >= rx->cfg.layout.pages - 1;
+}
+
+/*
+ * After the copy into @slot: the page changed under it (its metadata, or
+ * a chunk's first bytes), or the sender may be back at it.
+ */
+static bool overrun(struct roce_rx *rx, const struct roce_rx_ops *ops,
+		    void *user, unsigned i, uint32_t page, uint64_t bytes,
+		    const unsigned char *meta_before, const unsigned char *slot)
+{
+	const unsigned char *base = page_base(rx, page);
+
+	if (lapped(rx, ops, user, i, page) ||
+	    memcmp(base + roce_rx_meta_offset(rx->cfg.frame_size), meta_before,
+		   ROCE_META_SIZE))
+		return true;
+	for (uint64_t c = 0; c < chunks(rx, bytes); c++) {
+		uint64_t off = c * rx->cfg.payload;
+
+		/* The slot holds @bytes: a last chunk may be shorter than 8. */
+		if (memcmp(base + off, slot + off, bytes - off < 8 ? bytes - off : 8))
+			return true;
+	}
+	return false;
+}
+
+/* Completion @i: a good frame copied and handed on (1), or counted (0). */
+static int frame_end(struct roce_rx *rx, const struct roce_rx_ops *ops,
+		     void *user, unsigned i, uint64_t now_ns)
+{
+	const struct roce_wc *wc = &rx->wc[i];
+	uint32_t page = roce_imm_page(wc->imm);
+	unsigned char meta_before[ROCE_META_SIZE];
+	struct net_frame_done d = { 0 };
+	struct roce_meta m;
+	uint64_t lost;
+	int good = 0, r;
+
+	if (wc->status || !wc->has_imm || page >= rx->cfg.layout.pages) {
+		rx->cnt.bad_packets++;
+		return 0;
+	}
+	rx->cnt.packets++;
+	r = frame_meta(rx, page, wc->imm, &m, &d.seq);
+	if (r == META_TORN) {
+		rx->cnt.incomplete_frames++;
+		goto rearm;
+	}
+	/* Lapped before: the page had no new canaries, nothing to check. */
+	if (r == META_LAPPED || rx->page[page].stale) {
+		rx->cnt.overrun_frames++;
+		goto rearm;
+	}
+	lost = missing_chunks(rx, page, m.bytes_written);
+	if (lost) {
+		rx->cnt.lost_packets += lost;
+		rx->cnt.incomplete_frames++;
+		goto rearm;
+	}
+	if (!rx->have_slot && ops->take(user, &rx->slot) == 0)
+		rx->have_slot = true;
+	if (!rx->have_slot) {
+		rx->cnt.no_slot_frames++;
+		goto rearm;
+	}
+	memcpy(meta_before, page_base(rx, page) +
+	       roce_rx_meta_offset(rx->cfg.frame_size), sizeof(meta_before));
+	memcpy(rx->slot.base, page_base(rx, page), m.bytes_written);
+	if (overrun(rx, ops, user, i, page, m.bytes_written, meta_before,
+		    rx->slot.base)) {
+		rx->cnt.overrun_frames++;
+		goto rearm;
+	}
+	d.cookie = rx->slot.cookie;
+	d.length = m.bytes_written;
+	d.t_start_ns = d.t_end_ns = now_ns;
+	rx->have_slot = false;
+	rx->cnt.frames++;
+	rx->cnt.bytes += m.bytes_written;
+	ops->done(user, &d);
+	good = 1;
+rearm:
+	/*
+	 * New canaries, unless the sender may be writing the page again:
+	 * they would tear its next frame.  Then that frame cannot be
+	 * checked, and is counted as overrun when it comes.
+	 */
+	if (lapped(rx, ops, user, i, page))
+		rx->page[page].stale = true;
+	else
+		page_arm(rx, page);
+	return good;
+}
+
+int roce_rx_drain(struct roce_rx *rx, const struct roce_rx_ops *ops,
+		  void *user, uint64_t now_ns)
+{
+	int n, frames = 0, r;
+
+	n = ops->poll(user, rx->wc + rx->wc_n, ROCE_RX_BATCH - rx->wc_n);
+	if (n < 0)
+		return n;
+	rx->wc_n += (unsigned)n;
+	for (unsigned i = 0; i < rx->wc_n; i++)
+		frames += frame_end(rx, ops, user, i, now_ns);
+	r = rx->wc_n ? ops->post_recv(user, rx->wc_n) : 0;
+	rx->wc_n = 0;
+	return r < 0 ? r : frames;
+}

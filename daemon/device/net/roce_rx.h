@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * roce_rx.h - frames from RoCE completions: what fpgad decides when the
+ * NIC says a WRITE with Immediate arrived, with no verbs and no locks, so
+ * that tests drive it with a fake verbs layer (roce_rx_ops).
+ *
+ * The NIC writes the sender's pages into a LANDING ring (pages of
+ * roce_layout's stride, in fpgad's memory); the sender has no
+ * backpressure, so the landing ring, not the consumers' ring, is what it
+ * writes.  At each WRITE with Immediate fpgad checks the frame in its
+ * landing page and copies it into the slot armed for it (fpgad chooses
+ * the slot, as on the UDP path; a slot a lessee holds is never armed, so
+ * never written).  Verbs show no packet to the receiver, so a frame is
+ * good only when
+ *   - the immediate's page is one of the ring's, and its PSN[19:0] is the
+ *     metadata block's;
+ *   - the metadata block was written (its first 8 bytes no longer hold the
+ *     page's canary) and its byte count is from 1 to frame_size;
+ *   - the frame's first PSN (the metadata's PSN less the data packets,
+ *     ceil(bytes / payload)) follows the previous frame's immediate: a gap
+ *     is lost packets (a lost immediate shows here), going back is a late
+ *     or replayed frame;
+ *   - its frame number is not behind the last one's (16 bits, as HSB's);
+ *   - no payload-sized chunk of the page still starts with the page's
+ *     canary, a random 64-bit word written at each chunk's start before
+ *     the page went back to the sender: such a chunk's packet was lost;
+ *   - the page does not hold a newer frame than the immediate's (the
+ *     sender came back to it before fpgad took this one: overrun, and the
+ *     PSN count starts over);
+ *   - the sender did not come back to the page while fpgad copied it
+ *     (overrun): the metadata block and each chunk's first bytes are
+ *     unchanged after the copy, and no completion queued after this one
+ *     is for its page or pages - 1 frames ahead of it.
+ * Anything else is counted and the frame is never handed on; its slot
+ * takes the next frame.  The page gets new canaries after each frame,
+ * unless the sender may be back at it (lapped): new canaries would tear
+ * its next frame, which then cannot be checked and is counted as overrun.
+ *
+ * Not caught: a packet of an older frame arriving late, after the page's
+ * new canaries were written, into a chunk whose own packet is then lost:
+ * the chunk holds the old frame's bytes, not the canary.  Such a packet
+ * must outlive pages - 1 frames in the network (README).
+ */
+#ifndef FPGAD_NET_ROCE_RX_H
+#define FPGAD_NET_ROCE_RX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "device/net/net_frame.h"
+#include "device/net/roce_wire.h"
+
+#define ROCE_RX_BATCH 64	/* completions polled and looked ahead at once */
+
+/* One receive completion, as the verbs wrapper gives it. */
+struct roce_wc {
+	int status;		/* 0, or -EIO for an error completion */
+	bool has_imm;		/* a WRITE with Immediate */
+	uint32_t imm;		/* host order */
+};
+
+struct roce_rx_ops {
+	/* Up to @max completions into @wc: how many, or -errno. */
+	int (*poll)(void *user, struct roce_wc *wc, unsigned max);
+	/* Post @n receive requests again (each completion consumed one). */
+	int (*post_recv)(void *user, unsigned n);
+	/* The next armed slot, or -EAGAIN when there is none. */
+	int (*take)(void *user, struct net_slot *ret_slot);
+	/* A good frame copied into @d->cookie's slot. */
+	void (*done)(void *user, const struct net_frame_done *d);
+};
+
+struct roce_rx_cfg {
+	struct roce_layout layout;	/* of the landing ring */
+	uint32_t payload;		/* bytes per WRITE: the path MTU */
+	uint64_t frame_size;		/* metadata at roundup(frame_size, 128) */
+	uint64_t slot_size;
+};
+
+struct roce_rx {
+	struct roce_rx_cfg cfg;
+	unsigned char *landing;		/* pages * stride bytes */
+	struct roce_page {
+		uint64_t canary;	/* at each chunk's start */
+		bool stale;		/* lapped: no new canaries */
+	} *page;
+	uint64_t canary_state;
+	struct net_counters cnt;
+
+	bool synced;
+	uint32_t expect_psn;		/* the next frame's first PSN */
+	bool seq_valid;
+	uint64_t next_seq;
+	bool have_slot;
+	struct net_slot slot;
+
+	struct roce_wc wc[ROCE_RX_BATCH];	/* polled, not yet handled */
+	unsigned wc_n;
+};
+
+/* 0, or -ENOMEM; @landing is the caller's and outlives @rx. */
+int roce_rx_init(struct roce_rx *rx, const struct roce_rx_cfg *cfg,
+		 unsigned char *landing);
+void roce_rx_free(struct roce_rx *rx);
+
+/* A new ring (a new R_Key): the sender starts over; every page re-armed. */
+void roce_rx_restart(struct roce_rx *rx);
+
+/* Where the metadata block of a page lies. */
+uint64_t roce_rx_meta_offset(uint64_t frame_size);
+
+/*
+ * Take what the NIC completed: each WRITE with Immediate checked, copied
+ * into an armed slot or counted, its receive request posted again.
+ * Returns the good frames handed to ops->done, or -errno from poll.
+ */
+int roce_rx_drain(struct roce_rx *rx, const struct roce_rx_ops *ops,
+		  void *user, uint64_t now_ns);
+
+/* Give back the slot held for the next frame (a reset), as net_frame. */
+bool roce_rx_release(struct roce_rx *rx, struct net_slot *ret_slot);
+
+#endif

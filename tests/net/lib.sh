@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: MIT
+#
+# tests/net/lib.sh - what the network tiers' scripts share (run.sh,
+# run-roce.sh source it): verdicts, the sender's and consumer's one-line
+# summaries, counters before and after a case, a consumer holding a lease.
+# The sourcing script sets tag (its output prefix), BUILD, url and channel.
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "$tag: PASS: $*"; }
+bad() { fail=$((fail + 1)); echo "$tag: FAIL: $*"; }
+# check CASE WHAT GOT WANT
+check() {
+	if [ "$3" = "$4" ]; then ok "$1: $2 = $3"; else bad "$1: $2 = $3, want $4"; fi
+}
+# field FILE KEY: KEY=N from the one-line summary in FILE.
+field() { sed -n "s/.*\b$2=\([0-9.]*\).*/\1/p" "$1" | tail -1; }
+# delta KEY: how much .net.KEY (or .KEY) grew between $before and $after.
+delta() {
+	a=$(echo "$before" | jq -r "$1")
+	b=$(echo "$after" | jq -r "$1")
+	echo $((b - a))
+}
+stats() { "$BUILD/fpgactl" --url "$url" --json stats "$channel"; }
+# consume FILE [WAIT_MS]: start a verifying consumer ($cpid) and wait until
+# it holds the lease; its output in FILE; WAIT_MS: how long it waits for a
+# first frame; it stops after IDLE_MS without one.
+consume() {
+	timeout 60 "$BUILD/net/net_consumer" "$url" "$channel" --idle-ms "${IDLE_MS:-500}" \
+		--max-wait-ms "${2:-20000}" >"$1" 2>&1 &
+	cpid=$!
+	for _ in $(seq 200); do
+		grep -q '^leased' "$1" && return 0
+		sleep 0.05
+	done
+	return 1
+}

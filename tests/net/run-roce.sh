@@ -1,0 +1,193 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# tests/net/run-roce.sh - fpgad's RoCE v2 path end to end (source = roce):
+# fpgad's UC QP and hsb_sender's (RoCE mode, through rdma-core) on one RDMA
+# device, looped back inside it (soft-RoCE, rxe, when source and
+# destination address are equal), a verifying consumer written against
+# fpgad.h alone (net_consumer).  Each fault the sender can make over verbs
+# runs once: no torn or stale frame may reach the consumer as good, and
+# fpgad's counters (fpgactl --json stats) must count what verbs let it see.
+#
+# Environment: BUILD (default build), MEMORY (the ring's: host, the
+# default, or cuda: bounce into a GPU ring), RDMA_DEV (the device, e.g. rxe0),
+# ADDR (an address with a RoCE v2 GID on it), ALT_ADDR (a second address
+# on the same interface: the wrong sender).  The rxe tier (QEMU, Debian's
+# kernel) sets them.  Without such a device: "roce: SKIP: why", exit 0.
+# Exit status: 0 passed, 1 failed.
+set -u
+BUILD=${BUILD:-build}
+RDMA_DEV=${RDMA_DEV:-}
+ADDR=${ADDR:-}
+ALT_ADDR=${ALT_ADDR:-}
+tag=roce channel=roce0 IDLE_MS=1000
+. "$(dirname "$0")/lib.sh"
+skip() { echo "roce: SKIP: $*"; exit 0; }
+# near CASE WHAT GOT WANT SLACK: WANT, or up to SLACK less (frames the
+# sender overran: counted as overrun, their own fault unseen).
+near() {
+	if [ "$3" -le "$4" ] && [ "$3" -ge $(($4 - $5)) ]; then
+		ok "$1: $2 = $3 (want $4${5:+, $5 may hide in overruns})"
+	else
+		bad "$1: $2 = $3, want $4 (or up to $5 less)"
+	fi
+}
+
+[ -n "$RDMA_DEV" ] && [ -n "$ADDR" ] && [ -n "$ALT_ADDR" ] ||
+	skip "set RDMA_DEV, ADDR and ALT_ADDR (an RDMA device with RoCE v2 GIDs for both addresses; the rxe tier does in QEMU)"
+[ -d "/sys/class/infiniband/$RDMA_DEV" ] ||
+	skip "no RDMA device $RDMA_DEV here (this kernel: $(uname -r); rdma_rxe loaded? rdma link add $RDMA_DEV type rxe netdev IF)"
+for t in jq timeout; do
+	command -v $t >/dev/null 2>&1 || skip "$t is not installed"
+done
+grep -qa ibv_create_qp "$BUILD/fpgad" "$BUILD/net/hsb_sender" ||
+	skip "$BUILD was built without RoCE (ROCE=0, or STATIC=1)"
+
+dir=$(mktemp -d /tmp/fpgad-roce.XXXXXX)
+url="ipc://$dir/fpgad.sock"
+pid=
+cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# Small frames at a low rate: rxe in a TCG guest moves a few MB/s.
+FRAME=16000
+SLOTS=8
+MTU=1024
+CHUNKS=$(( (FRAME + MTU - 1) / MTU ))
+# conf DEVICE RUNTIME_DIR
+conf() {
+	cat <<CONF
+[daemon]
+runtime_dir = $2
+[channel roce0]
+source = roce
+rdma_device = $1
+listen = $ADDR
+sender = $ADDR
+sender_qpn = 1
+mtu = $MTU
+slots = $SLOTS
+slot_size = 16K
+frame_size = $FRAME
+queue_depth = $SLOTS
+memory = ${MEMORY:-host}
+CONF
+}
+
+# A device that is not there: fpgad says so and does not start (its own
+# runtime directory: the socket it leaves is not the one to wait for).
+mkdir -p "$dir/bad"
+conf "no-such-$RDMA_DEV" "$dir/bad" > "$dir/bad.conf"
+if timeout 30 "$BUILD/fpgad" --config "$dir/bad.conf" >"$dir/bad.log" 2>&1; then
+	bad "fpgad started with rdma_device = no-such-$RDMA_DEV"
+else
+	grep -q "no RDMA device no-such-$RDMA_DEV" "$dir/bad.log" &&
+		ok "rdma_device = no-such-$RDMA_DEV: refused, saying so" ||
+		bad "rdma_device = no-such-$RDMA_DEV: $(tail -2 "$dir/bad.log")"
+fi
+
+conf "$RDMA_DEV" "$dir" > "$dir/fpgad.conf"
+"$BUILD/fpgad" --config "$dir/fpgad.conf" 2>"$dir/fpgad.log" &
+pid=$!
+for _ in $(seq 400); do
+	stats >/dev/null 2>&1 && break
+	sleep 0.05
+done
+qpn=$(stats | jq -r '.net.qpn')
+[ -n "$qpn" ] || { cat "$dir/fpgad.log"; bad "fpgad did not start"; exit 1; }
+check channels "roce0's source" "$("$BUILD/fpgactl" --url "$url" --json channels | jq -r '.channels[0].source')" roce
+check stats "net.source" "$(stats | jq -r .net.source)" roce
+[ "$(stats | jq -r .net.rdma_device)" = "$RDMA_DEV:1" ] && [ "$qpn" -gt 0 ] &&
+	ok "roce0: QPN $qpn on $(stats | jq -r .net.rdma_device), GID $(stats | jq -r .net.gid)" ||
+	bad "roce0's QP: $(stats | jq -c .net)"
+check stats "path MTU" "$(stats | jq -r .net.mtu)" $MTU
+
+# send NAME RKEY [ARGS...]: hsb_sender in RoCE mode to fpgad's QP.
+send() {
+	name=$1 rkey=$2
+	shift 2
+	timeout 120 "$BUILD/net/hsb_sender" --rdma-dev "$RDMA_DEV" --to "$ADDR" \
+		--from "$ADDR" --alt-from "$ALT_ADDR" --qpn "$qpn" --rkey "$rkey" \
+		--mtu $MTU --frame $FRAME --slots $SLOTS "$@" >"$dir/$name.sent" 2>"$dir/$name.err" ||
+		{ cat "$dir/$name.err"; bad "$name: the sender failed"; }
+}
+
+# run_case FAULT: 100 frames at 100 frames/s, every 7th faulted.
+run_case() {
+	name=$1
+	before=$(stats)
+	consume "$dir/$name.out" 30000 || { bad "$name: the consumer did not get its lease"; return; }
+	send "$name" "$(stats | jq -r '.net.rkey')" --count 100 --rate 100 --fault "$name" --every 7
+	wait $cpid
+	crc=$?
+	after=$(stats)
+	sent=$(field "$dir/$name.sent" frames)
+	faulted=$(field "$dir/$name.sent" faulted)
+	good=$(field "$dir/$name.out" good)
+	echo "roce: $name: $(cat "$dir/$name.sent"); consumer $(tail -1 "$dir/$name.out"); overrun $(delta .net.overrun_frames)"
+	[ "$crc" = 0 ] && [ "$(field "$dir/$name.out" bad)" = 0 ] &&
+		ok "$name: no torn or stale frame reached the consumer as good" ||
+		bad "$name: the consumer found bad frames (exit $crc): $(tail -2 "$dir/$name.out")"
+	[ "${good:-0}" -gt 0 ] && ok "$name: $good frames verified" || bad "$name: no frame verified"
+	lost=$(delta .net.lost_packets) late=$(delta .net.late_packets)
+	inc=$(delta .net.incomplete_frames) over=$(delta .net.overrun_frames)
+	# Each frame whose immediate came has one outcome (a lost one has none).
+	outcomes=$(( $(delta .frames) + inc + over + $(delta .net.no_slot_frames) ))
+	merged=0
+	[ "$name" = lose-imm ] && merged=$faulted
+	check "$name" "frames delivered + incomplete + overrun + no slot" $outcomes $((sent - merged))
+	check "$name" "late packets" "$late" 0
+	case $name in
+	none|dup|bad-rkey|bad-qpn|wrong-sender)
+		# Duplicates land on the same bytes; the NIC drops the others.
+		check "$name" "lost packets" "$lost" 0
+		check "$name" "incomplete frames" "$inc" 0 ;;
+	drop)
+		near "$name" "lost packets (chunks still holding the canary)" "$lost" "$faulted" "$over"
+		near "$name" "incomplete frames" "$inc" "$faulted" "$over" ;;
+	lose-imm)
+		# An overrun starts the PSN count over: a gap there is not seen.
+		near "$name" "lost packets (the PSN gap)" "$lost" $((faulted * (CHUNKS + 1))) \
+			$((over * (CHUNKS + 1)))
+		check "$name" "incomplete frames" "$inc" 0 ;;
+	reorder)
+		# The late packet may land before fpgad looks: then the frame is whole.
+		[ "$lost" -le "$faulted" ] && [ "$inc" = "$lost" ] &&
+			ok "$name: $inc of $faulted frames caught before their late packet landed" ||
+			bad "$name: lost $lost, incomplete $inc, faulted $faulted" ;;
+	esac
+}
+
+for f in none drop dup reorder lose-imm bad-rkey bad-qpn wrong-sender; do
+	run_case "$f"
+done
+
+# A sender still writing with the R_Key of the lessee before is refused by
+# the NIC: each lease registers the landing ring anew.
+consume "$dir/first.out" 300 || bad "stale-rkey: no lease"
+old=$(stats | jq -r '.net.rkey')
+wait $cpid
+consume "$dir/second.out" 3000 || bad "stale-rkey: no second lease"
+new=$(stats | jq -r '.net.rkey')
+[ "$old" != "$new" ] && ok "stale-rkey: a new lease has a new R_Key" ||
+	bad "stale-rkey: R_Key $old kept across leases"
+before=$(stats)
+send stale "$old" --count 20 --rate 100
+wait $cpid
+after=$(stats)
+check stale-rkey "frames delivered" "$(delta .frames)" 0
+check stale-rkey "frames the consumer got" "$(field "$dir/second.out" frames)" 0
+
+"$BUILD/fpgactl" --url "$url" stats roce0 | sed 's/^/roce:   /'
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+pid=
+check fpgad "exit status after SIGTERM" $rc 0
+[ "$fail" = 0 ] || sed 's/^/roce: fpgad: /' "$dir/fpgad.log" | tail -20
+echo "roce: $pass passed, $fail failed"
+[ "$fail" = 0 ]

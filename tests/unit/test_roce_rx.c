@@ -1,0 +1,521 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_roce_rx.c - frames from RoCE completions (roce_rx.c) through a fake
+ * verbs layer: a fake NIC applies an HSB sender's packets (hsb_tx.h) to the
+ * landing ring as a UC QP would (each WRITE at its address, a completion
+ * for each WRITE with Immediate) and hands the completions to roce_rx's
+ * poll.  Every fault the receiver cannot see as a packet: a lost data
+ * packet (canary), a lost immediate (PSN gap), an immediate before its
+ * frame's last packet, a replayed frame, an immediate that disagrees with
+ * its metadata, an overrun (the sender back at a page before or while it
+ * is copied), no slot armed.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../net/hsb_tx.h"
+#include "device/net/roce_rx.h"
+
+#define PAGES 4u
+#define STRIDE 8192u
+#define SLOTS 8u
+#define SLOT_SIZE 8192u
+#define FRAME 5000u
+#define PAYLOAD 1024u
+#define DATA_PKTS 5u		/* ceil(FRAME / PAYLOAD) */
+
+enum fault { F_NONE, F_DROP, F_LOSE_IMM, F_HOLD_LAST };
+
+struct fix {
+	unsigned char landing[PAGES * STRIDE];
+	unsigned char slots[SLOTS][SLOT_SIZE];
+	struct roce_rx rx;
+	struct hsb_tx tx;
+	unsigned char frame[FRAME];
+	uint8_t held[ROCE_MAX_PACKET];	/* a packet the network delays */
+	size_t held_len;
+
+	struct roce_wc q[64];		/* the NIC's completion queue */
+	unsigned q_n;
+	unsigned posted;		/* receive requests posted again */
+	unsigned armed, next;		/* slots take() may hand out */
+	unsigned n_done;
+	struct net_frame_done done[32];
+	/* Called at each poll: the sender acting while fpgad works. */
+	void (*on_poll)(struct fix *f);
+	unsigned polls;
+	unsigned char *heap_slot;	/* test_short_last_chunk's */
+};
+
+/* --- the fake verbs layer -------------------------------------------------- */
+
+static int fake_poll(void *user, struct roce_wc *wc, unsigned max)
+{
+	struct fix *f = user;
+	unsigned n = f->q_n < max ? f->q_n : max;
+
+	f->polls++;
+	if (f->on_poll)
+		f->on_poll(f);
+	memcpy(wc, f->q, n * sizeof(*wc));
+	memmove(f->q, f->q + n, (f->q_n - n) * sizeof(*wc));
+	f->q_n -= n;
+	return (int)n;
+}
+
+static int fake_post_recv(void *user, unsigned n)
+{
+	((struct fix *)user)->posted += n;
+	return 0;
+}
+
+static int fake_take(void *user, struct net_slot *ret_slot)
+{
+	struct fix *f = user;
+
+	if (!f->armed)
+		return -EAGAIN;
+	f->armed--;
+	ret_slot->base = f->slots[f->next % SLOTS];
+	ret_slot->cookie = f->next++ % SLOTS;
+	return 0;
+}
+
+static void fake_done(void *user, const struct net_frame_done *d)
+{
+	struct fix *f = user;
+
+	assert_true(f->n_done < 32);
+	f->done[f->n_done++] = *d;
+}
+
+static const struct roce_rx_ops fake_ops = {
+	.poll = fake_poll,
+	.post_recv = fake_post_recv,
+	.take = fake_take,
+	.done = fake_done,
+};
+
+/* The NIC: a UC WRITE lands at its address; WRITE with Immediate completes. */
+static void nic_apply(struct fix *f, const uint8_t *pkt, size_t len)
+{
+	struct roce_pkt p;
+	uint32_t page;
+	uint64_t off;
+
+	assert_int_equal(roce_parse(pkt, len, &p), 0);
+	assert_int_equal(roce_place(&f->tx.lay, p.va, p.dma_len, &page, &off), 0);
+	memcpy(f->landing + (uint64_t)page * STRIDE + off, p.payload, p.dma_len);
+	if (p.opcode == ROCE_OP_UC_WRITE_ONLY_IMM) {
+		assert_true(f->q_n < 64);
+		f->q[f->q_n++] = (struct roce_wc){ .has_imm = true, .imm = p.imm };
+	}
+}
+
+/* The sender: frame @seq into its next page, with @fault. */
+static void send_frame(struct fix *f, uint32_t seq, enum fault fault)
+{
+	uint32_t n = hsb_tx_packets(&f->tx, FRAME);
+	uint8_t pkt[ROCE_MAX_PACKET];
+
+	for (unsigned i = 0; i < FRAME; i++)
+		f->frame[i] = (unsigned char)(seq * 31 + i);
+	f->tx.frame_number = seq;
+	for (uint32_t i = 0; i < n; i++) {
+		size_t len = hsb_tx_packet(&f->tx, f->frame, FRAME, i, pkt);
+
+		if ((fault == F_DROP && i == 2) || (fault == F_LOSE_IMM && i == n - 1))
+			continue;
+		if (fault == F_HOLD_LAST && i == n - 2) {
+			memcpy(f->held, pkt, len);
+			f->held_len = len;
+			continue;
+		}
+		nic_apply(f, pkt, len);
+	}
+	f->tx.psn = (f->tx.psn + n) & ROCE_PSN_MASK;
+	f->tx.page = (f->tx.page + 1) % PAGES;
+}
+
+static int setup(void **state)
+{
+	struct fix *f = calloc(1, sizeof(*f));
+	struct roce_rx_cfg cfg = {
+		.layout = { .base = 0x10000000000ull, .stride = STRIDE, .pages = PAGES },
+		.payload = PAYLOAD,
+		.frame_size = FRAME,
+		.slot_size = SLOT_SIZE,
+	};
+
+	assert_non_null(f);
+	assert_int_equal(roce_rx_init(&f->rx, &cfg, f->landing), 0);
+	f->tx = (struct hsb_tx){ .qpn = 0x11, .rkey = 0x1234, .lay = cfg.layout,
+				 .payload = PAYLOAD, .psn = 0xfffff0 };
+	f->armed = SLOTS;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fix *f = *state;
+
+	roce_rx_free(&f->rx);
+	free(f);
+	return 0;
+}
+
+static int drain(struct fix *f)
+{
+	return roce_rx_drain(&f->rx, &fake_ops, f, 1000);
+}
+
+/* The last frame handed on is frame @seq, byte for byte. */
+static void expect_delivered(struct fix *f, uint32_t seq)
+{
+	const struct net_frame_done *d = &f->done[f->n_done - 1];
+
+	assert_true(f->n_done > 0);
+	assert_int_equal(d->length, FRAME);
+	assert_int_equal(d->seq, seq);
+	for (unsigned i = 0; i < FRAME; i++)
+		if (f->slots[d->cookie][i] != (unsigned char)(seq * 31 + i))
+			fail_msg("frame %u: byte %u differs", seq, i);
+}
+
+/* --- cases -------------------------------------------------------------------- */
+
+/* Whole frames, across the PSN wrap and the page ring: each copied, each slot once. */
+static void test_good_frames(void **state)
+{
+	struct fix *f = *state;
+
+	for (uint32_t s = 0; s < 6; s++) {
+		send_frame(f, s, F_NONE);
+		assert_int_equal(drain(f), 1);
+		expect_delivered(f, s);
+	}
+	assert_int_equal(f->rx.cnt.frames, 6);
+	assert_int_equal(f->rx.cnt.bytes, 6 * FRAME);
+	assert_int_equal(f->rx.cnt.lost_packets + f->rx.cnt.incomplete_frames +
+			 f->rx.cnt.overrun_frames + f->rx.cnt.bad_packets, 0);
+	/* Each completion consumed a receive request: each is posted again. */
+	assert_int_equal(f->posted, 6);
+}
+
+/* A data packet lost: its chunk still holds the canary; the next frame is good. */
+static void test_lost_packet_canary(void **state)
+{
+	struct fix *f = *state;
+
+	send_frame(f, 0, F_NONE);
+	send_frame(f, 1, F_DROP);
+	send_frame(f, 2, F_NONE);
+	assert_int_equal(drain(f), 2);
+	assert_int_equal(f->n_done, 2);
+	assert_int_equal(f->done[0].seq, 0);
+	expect_delivered(f, 2);
+	assert_int_equal(f->rx.cnt.lost_packets, 1);
+	assert_int_equal(f->rx.cnt.incomplete_frames, 1);
+}
+
+/*
+ * A page comes back with new canaries: a packet lost in the page's next
+ * frame is found, not hidden by the bytes of the frame before.
+ */
+static void test_canary_renewed(void **state)
+{
+	struct fix *f = *state;
+
+	for (uint32_t s = 0; s < PAGES; s++) {
+		send_frame(f, s, F_NONE);
+		assert_int_equal(drain(f), 1);
+	}
+	send_frame(f, PAGES, F_DROP);	/* page 0 again */
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(f->rx.cnt.lost_packets, 1);
+	assert_int_equal(f->rx.cnt.incomplete_frames, 1);
+	assert_int_equal(f->n_done, PAGES);
+}
+
+/* A lost immediate: the next frame's first PSN is a frame's packets ahead. */
+static void test_lost_immediate(void **state)
+{
+	struct fix *f = *state;
+
+	send_frame(f, 0, F_NONE);
+	send_frame(f, 1, F_LOSE_IMM);
+	send_frame(f, 2, F_NONE);
+	assert_int_equal(drain(f), 2);
+	/* Frame 2's own packets all came: it is whole and handed on. */
+	expect_delivered(f, 2);
+	assert_int_equal(f->rx.cnt.lost_packets, DATA_PKTS + 1);
+	assert_int_equal(f->rx.cnt.incomplete_frames, 0);
+}
+
+/* The immediate overtakes the frame's last packet: that chunk is missing. */
+static void test_immediate_first(void **state)
+{
+	struct fix *f = *state;
+
+	send_frame(f, 0, F_HOLD_LAST);
+	assert_int_equal(drain(f), 0);
+	nic_apply(f, f->held, f->held_len);	/* too late */
+	assert_int_equal(f->rx.cnt.lost_packets, 1);
+	assert_int_equal(f->rx.cnt.incomplete_frames, 1);
+	send_frame(f, 1, F_NONE);
+	assert_int_equal(drain(f), 1);
+	expect_delivered(f, 1);
+}
+
+/* A frame sent again (its PSNs behind the last): never handed on twice. */
+static void test_replayed_frame(void **state)
+{
+	struct fix *f = *state;
+	struct hsb_tx first = f->tx;
+
+	send_frame(f, 0, F_NONE);
+	send_frame(f, 1, F_NONE);
+	assert_int_equal(drain(f), 2);
+	f->tx = first;
+	send_frame(f, 0, F_NONE);
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(f->rx.cnt.late_packets, 1);
+	assert_int_equal(f->rx.cnt.incomplete_frames, 1);
+	assert_int_equal(f->n_done, 2);
+}
+
+/* An immediate whose PSN or page disagrees with the metadata in its page. */
+static void test_immediate_mismatch(void **state)
+{
+	struct fix *f = *state;
+
+	send_frame(f, 0, F_NONE);
+	f->q[0].imm += 1u << 12;	/* a PSN the page's frame never had */
+	assert_int_equal(drain(f), 0);
+	send_frame(f, 1, F_NONE);
+	f->q[0].imm = (f->q[0].imm & ~0xfffu) | 7;	/* past the ring */
+	assert_int_equal(drain(f), 0);
+	send_frame(f, 2, F_NONE);
+	f->q[0].imm = (f->q[0].imm & ~0xfffu) | 3;	/* a page not written */
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(f->rx.cnt.bad_packets, 3);
+	assert_int_equal(f->n_done, 0);
+	/* An error completion is counted and its request posted again. */
+	f->q[f->q_n++] = (struct roce_wc){ .status = -EIO };
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(f->rx.cnt.bad_packets, 4);
+	assert_int_equal(f->posted, 4);
+}
+
+/* Completions pages - 1 frames ahead: the sender may be rewriting the page. */
+static void test_overrun_ahead(void **state)
+{
+	struct fix *f = *state;
+
+	for (uint32_t s = 0; s < PAGES; s++)
+		send_frame(f, s, F_NONE);
+	assert_int_equal(drain(f), PAGES - 1);
+	assert_int_equal(f->rx.cnt.overrun_frames, 1);
+	assert_int_equal(f->done[0].seq, 1);
+	expect_delivered(f, PAGES - 1);
+	/*
+	 * Page 0 got no new canaries (they could have torn the frame the
+	 * sender was writing): its next frame cannot be checked, and is
+	 * counted, not delivered; the one after is checked again.
+	 */
+	send_frame(f, PAGES, F_DROP);
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(f->rx.cnt.overrun_frames, 2);
+	assert_int_equal(f->rx.cnt.lost_packets + f->rx.cnt.incomplete_frames, 0);
+	for (uint32_t s = PAGES + 1; s < 2 * PAGES; s++) {
+		send_frame(f, s, F_NONE);
+		assert_int_equal(drain(f), 1);
+	}
+	send_frame(f, 2 * PAGES, F_DROP);	/* page 0: checked again */
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(f->rx.cnt.lost_packets, 1);
+	assert_int_equal(f->rx.cnt.incomplete_frames, 1);
+}
+
+/*
+ * The sender a whole ring ahead: the first page holds a newer frame than
+ * its immediate says.  An overrun, not a bad immediate nor lost packets.
+ */
+static void test_lapped_page(void **state)
+{
+	struct fix *f = *state;
+
+	send_frame(f, 0, F_NONE);
+	assert_int_equal(drain(f), 1);
+	for (uint32_t s = 1; s <= PAGES + 1; s++)
+		send_frame(f, s, F_NONE);
+	drain(f);
+	assert_int_equal(f->rx.cnt.bad_packets + f->rx.cnt.lost_packets +
+			 f->rx.cnt.incomplete_frames + f->rx.cnt.late_packets, 0);
+	assert_int_equal(f->rx.cnt.frames + f->rx.cnt.overrun_frames, PAGES + 2);
+	assert_true(f->rx.cnt.overrun_frames >= 1);
+	/* The count starts over: the next frames are whole and counted so. */
+	for (uint32_t s = PAGES + 2; s < 3 * PAGES; s++) {
+		send_frame(f, s, F_NONE);
+		drain(f);
+	}
+	expect_delivered(f, 3 * PAGES - 1);
+	assert_int_equal(f->rx.cnt.lost_packets + f->rx.cnt.incomplete_frames, 0);
+}
+
+/* The sender rewrites the page while it is copied: its metadata changed. */
+static void rewrite_page0(struct fix *f)
+{
+	struct hsb_tx t = f->tx;
+
+	if (f->polls != 2)
+		return;
+	/* Frame 9's metadata into page 0 (its data is not even needed). */
+	t.page = 0;
+	t.frame_number = 9;
+	t.psn = 0x100;
+	{
+		uint8_t pkt[ROCE_MAX_PACKET];
+		size_t len = hsb_tx_packet(&t, f->frame, FRAME,
+					   hsb_tx_packets(&t, FRAME) - 1, pkt);
+		uint32_t saved = f->q_n;
+
+		nic_apply(f, pkt, len);
+		f->q_n = saved;	/* its completion is not polled yet */
+	}
+}
+
+/* ... or rewrites a chunk's first bytes, its immediate not yet there. */
+static void rewrite_chunk2(struct fix *f)
+{
+	if (f->polls == 2)
+		memset(f->landing + 2 * PAYLOAD, 0xee, 16);
+}
+
+static void test_overrun_chunk_during_copy(void **state)
+{
+	struct fix *f = *state;
+
+	send_frame(f, 0, F_NONE);
+	f->on_poll = rewrite_chunk2;
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(f->rx.cnt.overrun_frames, 1);
+	assert_int_equal(f->n_done, 0);
+}
+
+static void test_overrun_during_copy(void **state)
+{
+	struct fix *f = *state;
+
+	send_frame(f, 0, F_NONE);
+	f->on_poll = rewrite_page0;
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(f->rx.cnt.overrun_frames, 1);
+	assert_int_equal(f->n_done, 0);
+	/* The slot it held takes the next frame. */
+	f->on_poll = NULL;
+	send_frame(f, 1, F_NONE);
+	assert_int_equal(drain(f), 1);
+	expect_delivered(f, 1);
+	assert_int_equal(f->done[0].cookie, 0);
+}
+
+/*
+ * A frame whose last chunk is 3 bytes, into a slot of exactly its size:
+ * nothing reads or writes past the slot (valgrind and ASan would say).
+ */
+static int heap_take(void *user, struct net_slot *ret_slot)
+{
+	ret_slot->base = ((struct fix *)user)->heap_slot;
+	ret_slot->cookie = 0;
+	return 0;
+}
+
+static void test_short_last_chunk(void **state)
+{
+	enum { SHORT = 2 * PAYLOAD + 3 };
+	struct fix *f = *state;
+	struct roce_rx_cfg cfg = {
+		.layout = f->tx.lay, .payload = PAYLOAD, .frame_size = SHORT,
+		.slot_size = SHORT,
+	};
+	struct roce_rx_ops ops = fake_ops;
+	uint8_t pkt[ROCE_MAX_PACKET];
+	unsigned char *slot = malloc(SHORT);
+	struct roce_rx rx;
+
+	assert_non_null(slot);
+	ops.take = heap_take;
+	roce_rx_free(&f->rx);
+	assert_int_equal(roce_rx_init(&rx, &cfg, f->landing), 0);
+	for (uint32_t i = 0; i < hsb_tx_packets(&f->tx, SHORT); i++)
+		nic_apply(f, pkt, hsb_tx_packet(&f->tx, f->frame, SHORT, i, pkt));
+	f->heap_slot = slot;
+	assert_int_equal(roce_rx_drain(&rx, &ops, f, 1), 1);
+	assert_memory_equal(slot, f->frame, SHORT);
+	roce_rx_free(&rx);
+	free(slot);
+}
+
+/* No slot armed: the frame is dropped and counted; the next slot takes one. */
+static void test_no_slot(void **state)
+{
+	struct fix *f = *state;
+
+	f->armed = 0;
+	send_frame(f, 0, F_NONE);
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(f->rx.cnt.no_slot_frames, 1);
+	f->armed = 1;
+	send_frame(f, 1, F_NONE);
+	assert_int_equal(drain(f), 1);
+	expect_delivered(f, 1);
+}
+
+/* A new ring: the sender starts over from any PSN and frame number. */
+static void test_restart(void **state)
+{
+	struct fix *f = *state;
+
+	send_frame(f, 10, F_NONE);
+	assert_int_equal(drain(f), 1);
+	roce_rx_restart(&f->rx);
+	f->tx.psn = 5;
+	f->tx.page = 0;
+	send_frame(f, 0, F_NONE);
+	assert_int_equal(drain(f), 1);
+	expect_delivered(f, 0);
+	assert_int_equal(f->rx.cnt.late_packets + f->rx.cnt.lost_packets, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
+		T(test_good_frames),
+		T(test_lost_packet_canary),
+		T(test_canary_renewed),
+		T(test_lost_immediate),
+		T(test_immediate_first),
+		T(test_replayed_frame),
+		T(test_immediate_mismatch),
+		T(test_overrun_ahead),
+		T(test_overrun_during_copy),
+		T(test_overrun_chunk_during_copy),
+		T(test_lapped_page),
+		T(test_short_last_chunk),
+		T(test_no_slot),
+		T(test_restart),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
