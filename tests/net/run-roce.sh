@@ -20,7 +20,7 @@ BUILD=${BUILD:-build}
 RDMA_DEV=${RDMA_DEV:-}
 ADDR=${ADDR:-}
 ALT_ADDR=${ALT_ADDR:-}
-tag=roce channel=roce0 IDLE_MS=1000
+tag=roce channel=roce0 IDLE_MS=700
 . "$(dirname "$0")/lib.sh"
 skip() { echo "roce: SKIP: $*"; exit 0; }
 # near CASE WHAT GOT WANT SLACK: WANT, or up to SLACK less (frames the
@@ -116,12 +116,12 @@ send() {
 		{ cat "$dir/$name.err"; bad "$name: the sender failed"; }
 }
 
-# run_case FAULT: 100 frames at 100 frames/s, every 7th faulted.
+# run_case FAULT: 50 frames at 100 frames/s, every 7th faulted.
 run_case() {
 	name=$1
 	before=$(stats)
 	consume "$dir/$name.out" 30000 || { bad "$name: the consumer did not get its lease"; return; }
-	send "$name" "$(stats | jq -r '.net.rkey')" --count 100 --rate 100 --fault "$name" --every 7
+	send "$name" "$(stats | jq -r '.net.rkey')" --count 50 --rate 100 --fault "$name" --every 7
 	wait $cpid
 	crc=$?
 	after=$(stats)
