@@ -28,7 +28,7 @@ void spin_learn(struct spin *s, uint64_t waited_ns)
 {
 	uint64_t w = s->window_ns;
 
-	if (waited_ns <= SPIN_MAX_NS) {
+	if (waited_ns <= SPIN_MAX_NS + SPIN_WAKE_NS) {
 		w = w < SPIN_FIRST_NS / 2 ? SPIN_FIRST_NS : 2 * w;
 		if (w < waited_ns)
 			w = waited_ns;

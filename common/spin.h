@@ -9,10 +9,15 @@
  * microseconds or sixty.
  *
  * A waiter spins for its window before it sleeps.  The window learns from
- * the waits that slept: one that an answer ended within SPIN_MAX_NS of its
- * start (a longer spin would have caught it) doubles the window, up to
- * SPIN_MAX_NS; one longer than that (the answer came from far: spinning
- * was waste) halves it, down to nothing below SPIN_MIN_NS.  So a waiter
+ * the waits that slept: one that ended within SPIN_MAX_NS + SPIN_WAKE_NS
+ * of its start (the answer came within SPIN_MAX_NS, and the sleeper's own
+ * wake-up took the rest: a longer spin would have caught it) doubles the
+ * window, up to SPIN_MAX_NS; a longer one (the answer came from far:
+ * spinning was waste) halves it, down to nothing below SPIN_MIN_NS.  The
+ * allowance matters: a closed window makes the waiter sleep, and a wait
+ * that slept lasts a wake-up longer than its answer took; judged without
+ * it, answers that come soon but not sooner than a wake-up would keep the
+ * window closed for good (transfers bimodal, fast or slow for a whole run).  So a waiter
  * whose answers come soon never sleeps, one whose answers come late soon
  * stops spinning, and one that never waits (an idle client) spins never:
  * a wait costs at most SPIN_MAX_NS of a CPU.  Each step of the spin
@@ -28,6 +33,7 @@
 #define SPIN_MAX_NS 50000u	/* the longest window */
 #define SPIN_MIN_NS 2000u	/* a shorter one is none */
 #define SPIN_FIRST_NS 8000u	/* the first window a short wait opens */
+#define SPIN_WAKE_NS 50000u	/* a sleeper's wake-up, at most, on a VM */
 
 struct spin {
 	uint32_t window_ns;	/* spin this long before sleeping; 0: none */

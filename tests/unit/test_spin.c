@@ -104,7 +104,7 @@ static void test_long_waits_shrink(void **state)
 	unsigned halvings = 0;
 
 	(void)state;
-	spin_learn(&s, SPIN_MAX_NS + 1);
+	spin_learn(&s, SPIN_MAX_NS + SPIN_WAKE_NS + 1);
 	assert_int_equal(s.window_ns, SPIN_MAX_NS / 2);
 	while (s.window_ns && halvings < 32) {
 		spin_learn(&s, 10ull * 1000 * US);
@@ -117,6 +117,21 @@ static void test_long_waits_shrink(void **state)
 	assert_int_equal(s.window_ns, 0);
 }
 
+/*
+ * A closed window reopens when answers come soon, though each wait now
+ * sleeps and so lasts a wake-up longer than its answer took (a 12 us
+ * answer seen after a 45 us wake-up): the window must not stay closed.
+ */
+static void test_closed_window_reopens(void **state)
+{
+	struct spin s = { 0 };
+
+	(void)state;
+	spin_learn(&s, 57 * US);
+	assert_true(s.window_ns >= SPIN_FIRST_NS);
+	assert_true(s.window_ns <= SPIN_MAX_NS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -125,6 +140,7 @@ int main(void)
 		cmocka_unit_test(test_spin_ends),
 		cmocka_unit_test(test_short_sleeps_grow),
 		cmocka_unit_test(test_long_waits_shrink),
+		cmocka_unit_test(test_closed_window_reopens),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
