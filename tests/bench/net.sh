@@ -89,10 +89,12 @@ through() {
 	wait $cpid
 	b1=$(stats "$ch" | jq '.net.payload_bytes')
 	t1=$(net_ticks "$ch")
-	fcpu=$(echo "scale=3; ($t1 - $t0) / $tck" | bc)
-	echo "$(gbit $((b1 - b0)) "$fs") $( [ "$fcpu" != 0 ] && gbit $((b1 - b0)) "$fcpu" || echo '?')"
+	fcpu=$(div $((t1 - t0)) "$tck")
+	echo "$(gbit $((b1 - b0)) "$fs") $( [ "$fcpu" != 0.000 ] && gbit $((b1 - b0)) "$fcpu" || echo '?')"
 }
-gbit() { echo "scale=3; $1 * 8 / $2 / 1000000000" | bc; }
+# Arithmetic in awk (bc is not on every host).
+div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b ? a / b : 0 }'; }
+gbit() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b ? a * 8 / b / 1e9 : 0 }'; }
 
 echo "bench-net: $RUNS runs of $SECONDS_ s, $FRAME-byte frames, MTU $MTU, loopback, $(nproc) CPUs"
 ratios=
@@ -111,7 +113,7 @@ for i in $(seq "$RUNS"); do
 	set -- $(through net0 "$port")
 	ours=$1 percore=$2
 	bare=$(gbit "$bb" "$bs")
-	ratio=$(echo "scale=3; $ours / $bare" | bc)
+	ratio=$(div "$ours" "$bare")
 	ratios="$ratios $ratio"
 	echo "bench-net: run $i: bare recvmmsg $bare Gbit/s ($(gbit "$bb" "$bcpu") per core); fpgad $ours Gbit/s delivered ($percore per core of net-net0); ratio $ratio; consumer: $(tail -1 "$dir/cons.out")"
 
@@ -120,7 +122,7 @@ for i in $(seq "$RUNS"); do
 	gro=$1 grocore=$2
 	set -- $(through net1 "$port1" --gso)
 	nogro=$1 nogrocore=$2
-	r=$(echo "scale=3; $gro / $nogro" | bc)
+	r=$(div "$gro" "$nogro")
 	gros="$gros $r"
 	echo "bench-net: run $i: sender --gso: fpgad with UDP GRO $gro Gbit/s ($grocore per core), without $nogro Gbit/s ($nogrocore per core); ratio $r"
 done
