@@ -87,6 +87,8 @@
 #define SIM_DEFAULT_DEPTH 4u
 #define SIM_SOURCE_FIFO 4u
 #define SIM_HDR_STRIDE 128u		/* header + flipped byte, per copy */
+#define SIM_SMALL_FRAME 16384u		/* C2H frames this small: made whole in
+					   staging, one GPU copy each */
 #define SIM_SPIN_NS 20000u		/* shorter waits spin */
 #define SIM_XFER_ALIGN 64u		/* memory queues: a 512-bit data path */
 #define SIM_XFER_MAX_LEN (4ull << 20)	/* memory queues: one transfer */
@@ -206,7 +208,9 @@ struct device_queue {
 	unsigned char *win;
 	const unsigned char *pattern;
 	uint64_t pattern_size;
-	unsigned char *hdrs;		/* C2H: depth * SIM_HDR_STRIDE; memory:
+	uint64_t hdr_stride;		/* C2H: SIM_HDR_STRIDE, or room for a
+					   whole small frame */
+	unsigned char *hdrs;		/* C2H: depth * hdr_stride; memory:
 					   depth scratch bytes */
 	unsigned char *rx;		/* H2C: depth * rx_stride */
 	uint64_t rx_stride;

@@ -34,8 +34,11 @@ int sim_frames_memory(struct device_queue *q)
 			    q->frame_size : q->max_len;
 		psize = fpgad_simframe_pattern_size(max_frame);
 		if (q->dir == DIR_C2H) {
+			q->hdr_stride = max_frame <= SIM_SMALL_FRAME ?
+				sim_round_up(max_frame, SIM_HDR_STRIDE) :
+				SIM_HDR_STRIDE;
 			extra = sim_round_up((uint64_t)q->depth *
-					     SIM_HDR_STRIDE, SIM_PAGE);
+					     q->hdr_stride, SIM_PAGE);
 		} else {
 			q->rx_stride = sim_round_up(q->max_len, SIM_PAGE);
 			extra = q->rx_stride * q->depth;

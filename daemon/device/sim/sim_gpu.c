@@ -137,8 +137,21 @@ void sim_gpu_launch(struct device_queue *q, const struct sim_sqe *e,
 	c->flip = UINT64_MAX;
 	c->slot = slot;
 
-	if (q->dir == DIR_C2H) {
-		unsigned char *hdr = q->hdrs + slot * SIM_HDR_STRIDE;
+	if (q->dir == DIR_C2H && q->hdr_stride > SIM_HDR_STRIDE) {
+		/* A small frame: made whole here, then one copy. */
+		unsigned char *buf = q->hdrs + slot * q->hdr_stride;
+		uint64_t off = fpgad_simframe_payload_offset(cqe->c.seq);
+
+		sim_frame_header(q, (struct fpgad_simframe_hdr *)buf,
+				 cqe->c.seq, frame_len);
+		if (n > FPGAD_SIMFRAME_HDR_SIZE)
+			memcpy(buf + FPGAD_SIMFRAME_HDR_SIZE, q->pattern + off,
+			       n - FPGAD_SIMFRAME_HDR_SIZE);
+		if (corrupt)
+			buf[sim_flip_offset(q, n)] ^= 0xff;
+		r = copy_submit(q->ce, e->addr, buf, n, COPY_H2D, cookie);
+	} else if (q->dir == DIR_C2H) {
+		unsigned char *hdr = q->hdrs + slot * q->hdr_stride;
 		uint64_t off = fpgad_simframe_payload_offset(cqe->c.seq);
 		uint64_t hlen = n < FPGAD_SIMFRAME_HDR_SIZE ?
 				n : FPGAD_SIMFRAME_HDR_SIZE;
