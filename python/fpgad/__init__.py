@@ -192,8 +192,9 @@ class Card:
 
 @dataclasses.dataclass(frozen=True)
 class Status:
-    """``Client.status()``: fpgad's version, uptime, backend, the card and
-    the channels."""
+    """``Client.status()``: fpgad's version, uptime, backend, the card, the
+    channels and the card memory transfer plane (every process's
+    transfers, as fpgactl status --json names them)."""
     version: str
     uptime_ms: int
     backend: str
@@ -207,6 +208,15 @@ class Status:
     gpu_choice: str    # gpu = nearest: which GPU and why; "" not asked
     channels: List[ChannelSummary]
     card: Card
+    card_memory: int           # bytes of card address space
+    transfer_engines: str      # "c2h 1, h2c 1", or "none (why)"
+    transfer_queues: int       # connections with a transfer queue
+    transfer_buffers: int      # buffers registered, all clients
+    transfer_registered: int   # their bytes
+    transfers: int             # completed, any status
+    transfer_bytes: int
+    transfer_errors: int       # failed on the card, or canceled
+    transfer_refused: int      # broke a rule
 
 
 @dataclasses.dataclass(frozen=True)

@@ -187,12 +187,22 @@ static PyObject *client_status(PyObject *self, PyObject *unused)
 	card = card_dict(&s->card);
 	if (!card)
 		goto out;
-	d = Py_BuildValue("{s:s,s:K,s:s,s:s,s:s,s:I,s:I,s:s,s:s,s:s,s:s,s:O,s:O}",
+	d = Py_BuildValue("{s:s,s:K,s:s,s:s,s:s,s:I,s:I,s:s,s:s,s:s,s:s,s:O,s:O,"
+			  "s:K,s:s,s:I,s:I,s:K,s:K,s:K,s:K,s:K}",
 			  "version", s->version, "uptime_ms", (unsigned long long)s->uptime_ms,
 			  "backend", s->backend, "mode", s->mode, "mode_reason", s->mode_reason,
 			  "clients", s->clients, "pid", s->pid, "gpu_sharing", s->gpu_sharing,
 			  "gpu_sharing_note", s->gpu_sharing_note, "numa", s->numa,
-			  "gpu_choice", s->gpu_choice, "channels", chans, "card", card);
+			  "gpu_choice", s->gpu_choice, "channels", chans, "card", card,
+			  "card_memory", (unsigned long long)s->card_memory,
+			  "transfer_engines", s->transfer_engines,
+			  "transfer_queues", s->transfer_queues,
+			  "transfer_buffers", s->transfer_buffers,
+			  "transfer_registered", (unsigned long long)s->transfer_registered,
+			  "transfers", (unsigned long long)s->transfers,
+			  "transfer_bytes", (unsigned long long)s->transfer_bytes,
+			  "transfer_errors", (unsigned long long)s->transfer_errors,
+			  "transfer_refused", (unsigned long long)s->transfer_refused);
 out:
 	Py_XDECREF(card);
 	Py_XDECREF(chans);

@@ -111,6 +111,35 @@ def test_status_card_is_fpgactls():
     assert card.numa_node is None and card.driver is None
 
 
+def test_status_transfers_are_fpgactls(tmp_path):
+    """status() carries the transfer plane's counters as fpgactl status
+    --json does, and they move with transfers made by another process."""
+    d = Fpgad(CONFIG)
+    fpgactl = os.path.join(BUILD, "fpgactl")
+    data = tmp_path / "data.bin"
+    data.write_bytes(bytes(range(256)) * 256)
+    try:
+        with fpgad.connect(d.url) as c:
+            before = c.status()
+            subprocess.run([fpgactl, "--url", d.url, "write", "0", str(data)],
+                           capture_output=True, check=True)
+            subprocess.run([fpgactl, "--url", d.url, "read", "0", "64K",
+                            str(tmp_path / "back.bin")],
+                           capture_output=True, check=True)
+            after = c.status()
+        out = subprocess.run([fpgactl, "--url", d.url, "--json", "status"],
+                             capture_output=True, text=True, check=True).stdout
+    finally:
+        assert d.stop() == 0, d.log_text()
+    assert after.transfers >= before.transfers + 2
+    assert after.transfer_bytes >= before.transfer_bytes + 2 * 65536
+    assert after.card_memory > 0 and after.transfer_engines
+    j = json.loads(out)
+    for key in ("card_memory", "transfer_engines", "transfers",
+                "transfer_bytes", "transfer_errors", "transfer_refused"):
+        assert getattr(after, key) == j[key], key
+
+
 def test_clients_lists_this_process_and_its_lease(client):
     mine = [c for c in client.clients() if c.pid == os.getpid()]
     assert mine and all(isinstance(c, fpgad.ClientInfo) for c in mine)
