@@ -52,8 +52,15 @@ static int lease_lost(fpgad_channel *ch, uint64_t deadline)
 {
 	int r;
 
-	if (!ch->c->reconnect)
+	if (!ch->c->reconnect) {
+		/*
+		 * Ended on fpgad's side: nothing to give back.  Closing the
+		 * channel must not ask a fpgad that died, before nng has
+		 * noticed, and wait out the control timeout for its answer.
+		 */
+		ch->lease_id = 0;
 		return -EPIPE;
+	}
 	r = attach_reopen(ch, clock_ms_left(deadline));
 	return r == 0 ? -ESTALE : r;
 }
