@@ -304,13 +304,33 @@ TIER_DESC_arch-check := includes and calls against tests/arch/layers
 # After net.mk and system.mk, whose variables it uses.
 -include tests/net/rxe.mk
 
+# The order tiers run in: the timing-sensitive ones first, each alone;
+# then CHECK_BG (the system tier: an emulator and a root file system
+# download, mostly one CPU and the network) starts in the background
+# while the rest run beside it (kernel module boots, fuzzing, the
+# document checks); a tier in CHECK_WAIT (the rxe tier reports what the
+# system tier's boot ran) waits for the background ones first.  A
+# background tier's output is printed whole when it is waited for.
+CHECK_FIRST := build run-unit valgrind sanitize integration hostile net-check
+CHECK_BG ?= system-check
+CHECK_WAIT := rxe-check
+CHECK_RUN = $(filter $(CHECK_FIRST),$(CHECK_TIERS)) \
+	$(filter-out $(CHECK_FIRST) $(CHECK_WAIT),$(CHECK_TIERS)) \
+	$(filter $(CHECK_WAIT),$(CHECK_TIERS))
+CHECK_BG_WAIT = for p in $$bg; do wait $$p || rc=1; done; \
+	for t in $$bgnames; do cat $(BUILD)/check/$$t.out; done; bg=; bgnames=;
+
 check: deps
-	@mkdir -p $(BUILD)/check && rm -f $(CHECK_SUMMARY)
-	@rc=0; k=0; n=$(words $(CHECK_TIERS)); \
-	$(foreach t,$(CHECK_TIERS),k=$$((k + 1)); \
+	@mkdir -p $(BUILD)/check && rm -f $(CHECK_SUMMARY) && date +%s > $(BUILD)/check/started
+	@rc=0; k=0; bg=; bgnames=; n=$(words $(CHECK_RUN)); \
+	$(foreach t,$(CHECK_RUN),k=$$((k + 1)); \
+	$(if $(filter $(t),$(CHECK_WAIT)),$(CHECK_BG_WAIT)) \
+	$(if $(filter $(t),$(CHECK_BG)),echo "==== [$$k/$$n] $(t): started in the background";) \
 	tests/tier.sh $(CHECK_SUMMARY) $$k $$n $(t) '$(or $(TIER_DESC_$(t)),$(t))' \
-		$(MAKE) --no-print-directory -j$(CHECK_JOBS) $(or $(TIER_MAKE_$(t)),$(t)) || \
-		{ rc=1; [ $(t) != build ] || { tests/tier.sh $(CHECK_SUMMARY) --table; exit 1; }; };) \
+		$(MAKE) --no-print-directory -j$(CHECK_JOBS) $(or $(TIER_MAKE_$(t)),$(t)) \
+		$(if $(filter $(t),$(CHECK_BG)),> $(BUILD)/check/$(t).out 2>&1 & bg="$$bg $$!"; bgnames="$$bgnames $(t)";,|| \
+		{ rc=1; [ $(t) != build ] || { tests/tier.sh $(CHECK_SUMMARY) --table; exit 1; }; };)) \
+	$(CHECK_BG_WAIT) \
 	tests/tier.sh $(CHECK_SUMMARY) --table || rc=1; exit $$rc
 
 demo: deps
