@@ -315,7 +315,8 @@ CHECK_FIRST := build run-unit valgrind sanitize integration hostile net-check
 CHECK_BG ?= system-check
 CHECK_WAIT := rxe-check
 CHECK_RUN = $(filter $(CHECK_FIRST),$(CHECK_TIERS)) \
-	$(filter-out $(CHECK_FIRST) $(CHECK_WAIT),$(CHECK_TIERS)) \
+	$(filter $(CHECK_BG),$(filter-out $(CHECK_FIRST),$(CHECK_TIERS))) \
+	$(filter-out $(CHECK_FIRST) $(CHECK_BG) $(CHECK_WAIT),$(CHECK_TIERS)) \
 	$(filter $(CHECK_WAIT),$(CHECK_TIERS))
 CHECK_BG_WAIT = for p in $$bg; do wait $$p || rc=1; done; \
 	for t in $$bgnames; do cat $(BUILD)/check/$$t.out; done; bg=; bgnames=;
