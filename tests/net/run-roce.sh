@@ -113,8 +113,11 @@ start_sender() {
 	cport=$(sed -n 's/^control .*:\([0-9]*\)$/\1/p' "$dir/$name.sent")
 }
 
-# The first case's sender before fpgad: told at start and at the lease.
-start_sender none 2 --count 50 --rate 100
+# The first case's sender before fpgad (its control port goes into the
+# configuration).  Told at the lease only: the ring pinned at start has no
+# slot armed, so the streaming thread sends its target at the first lease,
+# when that ring's target has been replaced (device_roce.c).
+start_sender none 1 --count 50 --rate 100
 [ -n "$cport" ] || { cat "$dir/none.err"; bad "the sender has no control port"; exit 1; }
 conf "$RDMA_DEV" "$dir" "$ADDR:$cport" > "$dir/fpgad.conf"
 "$BUILD/fpgad" --config "$dir/fpgad.conf" 2>"$dir/fpgad.log" &
@@ -156,12 +159,7 @@ run_case() {
 	after=$(stats)
 	check "$name" "the R_Key the sender was told" "$(field "$dir/$name.sent" rkey)" \
 		"$(echo "$after" | jq -r .net.rkey)"
-	# The first sender was told at fpgad's start too.
-	if [ "$name" = none ]; then
-		check "$name" "targets the sender acknowledged" "$(echo "$after" | jq -r .net.control_acks)" 2
-	else
-		check "$name" "targets the sender acknowledged" "$(delta .net.control_acks)" 1
-	fi
+	check "$name" "targets the sender acknowledged" "$(delta .net.control_acks)" 1
 	sent=$(field "$dir/$name.sent" frames)
 	faulted=$(field "$dir/$name.sent" faulted)
 	good=$(field "$dir/$name.out" good)

@@ -12,7 +12,11 @@
  * sleep.  A timerfd would add an fd and a syscall per ring for nothing:
  * the streaming thread calls wait() whenever it has nothing else to do,
  * and a try is late only by a busy-poll (poll_us), far below the retry
- * interval.
+ * interval.  While no slot is armed (no lessee yet, or every slot held)
+ * the streaming thread does not wait() on the QP, so the request waits
+ * too: a sender told then could only write frames dropped for want of a
+ * slot.  So the ring pinned at start is not told (the first lease's
+ * replaces it); unlike the udp path's receiving thread, which tells both.
  *
  * Locking: q->lock guards the armed slots, the completions, roce_rx's
  * state and counters; wait() holds it while it drains the CQ (the copies
