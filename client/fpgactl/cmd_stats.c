@@ -11,6 +11,14 @@
 #include "channel_counters.h"
 #include "fpgactl.h"
 
+/* Where the sender is told its target (sender_control), and how it went. */
+static void control_print(const struct fpgad_net_stats *n)
+{
+	printf("control     told at %s: %llu acknowledged, %llu not\n", n->control,
+	       (unsigned long long)n->control_acks,
+	       (unsigned long long)n->control_failures);
+}
+
 /* source = roce: the QP, its GID and the landing ring the sender writes. */
 static void roce_print(const struct fpgad_net_stats *n)
 {
@@ -19,6 +27,7 @@ static void roce_print(const struct fpgad_net_stats *n)
 	printf("target      QPN 0x%x, R_Key 0x%08x, %u landing pages of %llu bytes from 0x%llx\n",
 	       n->qpn, n->rkey, n->pages, (unsigned long long)n->page_stride,
 	       (unsigned long long)n->va_base);
+	control_print(n);
 	printf("frames      %llu immediates (%llu bytes copied), %llu packets lost, %llu late\n",
 	       (unsigned long long)n->packets, (unsigned long long)n->payload_bytes,
 	       (unsigned long long)n->lost_packets, (unsigned long long)n->late_packets);
@@ -40,9 +49,7 @@ static void net_print(const struct fpgad_net_stats *n)
 	printf("target      QPN 0x%x, R_Key 0x%08x, %u pages of %llu bytes from 0x%llx\n",
 	       n->qpn, n->rkey, n->pages, (unsigned long long)n->page_stride,
 	       (unsigned long long)n->va_base);
-	printf("control     told at %s: %llu acknowledged, %llu not\n", n->control,
-	       (unsigned long long)n->control_acks,
-	       (unsigned long long)n->control_failures);
+	control_print(n);
 	printf("packets     %llu (%llu payload bytes), %llu lost, %llu late or duplicated\n",
 	       (unsigned long long)n->packets, (unsigned long long)n->payload_bytes,
 	       (unsigned long long)n->lost_packets, (unsigned long long)n->late_packets);

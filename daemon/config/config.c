@@ -754,10 +754,10 @@ static void check_roce_channel(struct parse_state *ps, unsigned i)
 static void check_net_channel(struct parse_state *ps, unsigned i)
 {
 	static const char *const net_keys[] = { "listen", "sender", "mtu", "qpn", "rkey",
-						"icrc", "gro", "sender_control",
+						"sender_control", "icrc", "gro",
 						"rdma_device", "sender_qpn" };
-	/* net_keys[5..7] are udp's alone, net_keys[8..] roce's. */
-	enum { UDP_KEYS = 5, ROCE_KEYS = 8 };
+	/* net_keys[6..7] are udp's alone, net_keys[8..] roce's. */
+	enum { UDP_KEYS = 6, ROCE_KEYS = 8 };
 	const struct config *cfg = ps->cfg;
 	const struct config_channel *ch = &cfg->channels[i];
 	struct sockaddr_storage a;
@@ -776,6 +776,11 @@ static void check_net_channel(struct parse_state *ps, unsigned i)
 		report(ps, channel_line(cfg, i, "source"),
 		       "[channel %s] a network source sends to the host: direction must be c2h",
 		       ch->name);
+	if (ch->sender_control[0] && strcmp(ch->sender_control, "none") &&
+	    config_parse_endpoint(ch->sender_control, true, &a) < 0)
+		report(ps, channel_line(cfg, i, "sender_control"),
+		       "[channel %s] sender_control: '%s' is not ADDRESS:PORT (numeric) or none: fpgad tells the sender its target there",
+		       ch->name, ch->sender_control);
 	if (ch->source == SOURCE_ROCE) {
 		for (size_t k = UDP_KEYS; k < ROCE_KEYS; k++) {
 			line = channel_key_line(cfg, i, net_keys[k]);
@@ -800,11 +805,6 @@ static void check_net_channel(struct parse_state *ps, unsigned i)
 		report(ps, channel_line(cfg, i, "sender"),
 		       "[channel %s] sender: '%s' is not the sender's ADDRESS or ADDRESS:PORT (numeric): a network channel takes packets from its sender only",
 		       ch->name, ch->sender);
-	if (ch->sender_control[0] && strcmp(ch->sender_control, "none") &&
-	    config_parse_endpoint(ch->sender_control, true, &a) < 0)
-		report(ps, channel_line(cfg, i, "sender_control"),
-		       "[channel %s] sender_control: '%s' is not ADDRESS:PORT (numeric) or none: fpgad tells the sender its target there",
-		       ch->name, ch->sender_control);
 }
 
 /* The cross-key rules of channel @i, each at the line of its key. */

@@ -32,6 +32,9 @@
  * R_Key and pages it was told; a later one changes its target between
  * frames.  --to, --qpn, --rkey, --frame, --slots, --mtu are not needed
  * then.  --no-ack never answers (a sender that cannot be reached).
+ * With --rdma-dev too, it learns fpgad's QPN and the path MTU there
+ * (payload size) and writes to the host address it was told (port 4791);
+ * a later request must keep the QPN (the UC QP is connected to it).
  * Foreign frames use their own PSNs and frame numbers: they stand for
  * another sender.
  *
@@ -177,7 +180,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	if (!o->to || o->frame < FPGAD_SIMFRAME_HDR_SIZE || !o->slots || !o->every ||
 	    roce_payload_size(o->mtu) == 0 || (!o->count && o->seconds <= 0) ||
 	    (o->fault == F_WRONG_SENDER && !o->alt_from) ||
-	    (o->rdma_dev && (!o->from || o->mtu % ROCE_PAYLOAD_UNIT)))
+	    (o->rdma_dev && (!o->from || (!o->control && o->mtu % ROCE_PAYLOAD_UNIT))))
 		return usage();
 	return 0;
 }
@@ -507,6 +510,11 @@ int main(int argc, char **argv)
 		if (control_open(&s) < 0 || control_wait(&s, to, sizeof(to)) < 0)
 			return 1;
 		s.o.to = to;
+		/* RoCE: the QP to connect to and the path MTU, as told. */
+		if (s.o.rdma_dev) {
+			s.o.qpn = s.regs.qp;
+			s.o.mtu = s.regs.packet_size * ROCE_PAYLOAD_UNIT;
+		}
 	}
 	if (s.o.rdma_dev) {
 		s.fd = 0;	/* QP 0; the foreign QP is 1 */
@@ -568,6 +576,11 @@ int main(int argc, char **argv)
 			control_target(&s, &t);
 			if (hsb_tx_packets(&t, s.o.frame) > max_pkts) {
 				fprintf(stderr, "hsb_sender: told smaller packets mid-stream\n");
+				goto out;
+			}
+			if (s.o.rdma_dev && t.qpn != s.o.qpn) {
+				fprintf(stderr, "hsb_sender: told another QPN (0x%x, not 0x%x) mid-stream: the UC QP is connected\n",
+					t.qpn, s.o.qpn);
 				goto out;
 			}
 		}

@@ -8,6 +8,10 @@
 # fpgad.h alone (net_consumer).  Each fault the sender can make over verbs
 # runs once: no torn or stale frame may reach the consumer as good, and
 # fpgad's counters (fpgactl --json stats) must count what verbs let it see.
+# fpgad configures each case's sender (sender_control: its QPN, the new
+# R_Key, the layout, the path MTU); the stale-R_Key case is configured by
+# flags from fpgactl stats.  One fpgad serves every case: each sender
+# listens on the control port the first one bound (port 0, read back).
 #
 # Environment: BUILD (default build), MEMORY (the ring's: host, the
 # default, or cuda: bounce into a GPU ring), RDMA_DEV (the device, e.g. rxe0),
@@ -58,7 +62,7 @@ FRAME=16000
 SLOTS=8
 MTU=1024
 CHUNKS=$(( (FRAME + MTU - 1) / MTU ))
-# conf DEVICE RUNTIME_DIR
+# conf DEVICE RUNTIME_DIR [SENDER_CONTROL]
 conf() {
 	cat <<CONF
 [daemon]
@@ -75,6 +79,7 @@ slot_size = 16K
 frame_size = $FRAME
 queue_depth = $SLOTS
 memory = ${MEMORY:-host}
+sender_control = ${3:-none}
 CONF
 }
 
@@ -90,7 +95,31 @@ else
 		bad "rdma_device = no-such-$RDMA_DEV: $(tail -2 "$dir/bad.log")"
 fi
 
-conf "$RDMA_DEV" "$dir" > "$dir/fpgad.conf"
+# start_sender NAME CONFIGS [ARGS...]: hsb_sender in RoCE mode, told its
+# target by fpgad (the CONFIGS-th request starts it) on the control port in
+# $cport (0 for the first: any free one, read back); its pid in $spid.
+cport=
+start_sender() {
+	name=$1 configs=$2
+	shift 2
+	timeout 120 "$BUILD/net/hsb_sender" --rdma-dev "$RDMA_DEV" --control "${cport:-0}" \
+		--configs "$configs" --from "$ADDR" --alt-from "$ALT_ADDR" "$@" \
+		>"$dir/$name.sent" 2>"$dir/$name.err" &
+	spid=$!
+	for _ in $(seq 200); do
+		grep -q '^control' "$dir/$name.sent" && break
+		sleep 0.05
+	done
+	cport=$(sed -n 's/^control .*:\([0-9]*\)$/\1/p' "$dir/$name.sent")
+}
+
+# The first case's sender before fpgad (its control port goes into the
+# configuration).  Told at the lease only: the ring pinned at start has no
+# slot armed, so the streaming thread sends its target at the first lease,
+# when that ring's target has been replaced (device_roce.c).
+start_sender none 1 --count 50 --rate 100
+[ -n "$cport" ] || { cat "$dir/none.err"; bad "the sender has no control port"; exit 1; }
+conf "$RDMA_DEV" "$dir" "$ADDR:$cport" > "$dir/fpgad.conf"
 "$BUILD/fpgad" --config "$dir/fpgad.conf" 2>"$dir/fpgad.log" &
 pid=$!
 for _ in $(seq 400); do
@@ -106,7 +135,8 @@ check stats "net.source" "$(stats | jq -r .net.source)" roce
 	bad "roce0's QP: $(stats | jq -c .net)"
 check stats "path MTU" "$(stats | jq -r .net.mtu)" $MTU
 
-# send NAME RKEY [ARGS...]: hsb_sender in RoCE mode to fpgad's QP.
+# send NAME RKEY [ARGS...]: hsb_sender in RoCE mode to fpgad's QP,
+# configured by flags (--qpn, --rkey, the layout).
 send() {
 	name=$1 rkey=$2
 	shift 2
@@ -116,15 +146,20 @@ send() {
 		{ cat "$dir/$name.err"; bad "$name: the sender failed"; }
 }
 
-# run_case FAULT: 50 frames at 100 frames/s, every 7th faulted.
+# run_case FAULT: 50 frames at 100 frames/s, every 7th faulted, from a
+# sender fpgad configures at the lease (the first one is running already).
 run_case() {
 	name=$1
+	[ "$name" = none ] || start_sender "$name" 1 --count 50 --rate 100 --fault "$name" --every 7
 	before=$(stats)
 	consume "$dir/$name.out" 30000 || { bad "$name: the consumer did not get its lease"; return; }
-	send "$name" "$(stats | jq -r '.net.rkey')" --count 50 --rate 100 --fault "$name" --every 7
+	wait $spid || { cat "$dir/$name.err"; bad "$name: the sender failed"; }
 	wait $cpid
 	crc=$?
 	after=$(stats)
+	check "$name" "the R_Key the sender was told" "$(field "$dir/$name.sent" rkey)" \
+		"$(echo "$after" | jq -r .net.rkey)"
+	check "$name" "targets the sender acknowledged" "$(delta .net.control_acks)" 1
 	sent=$(field "$dir/$name.sent" frames)
 	faulted=$(field "$dir/$name.sent" faulted)
 	good=$(field "$dir/$name.out" good)

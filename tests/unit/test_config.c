@@ -420,6 +420,17 @@ static void test_roce_source(void **state)
 		fail_msg("%s", err);
 	assert_int_equal(cfg.channels[0].mtu, 1024);
 	assert_string_equal(cfg.channels[0].rdma_device, "");
+	/* The sender is told its target as a UDP sender is: sender_control. */
+	snprintf(text, sizeof(text), "%slisten = 10.0.0.1\nsender = 10.0.0.2\nsender_qpn = 2\nsender_control = 10.0.0.9:8192\n", roce);
+	if (load(text, &cfg, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	assert_string_equal(cfg.channels[0].sender_control, "10.0.0.9:8192");
+	snprintf(text, sizeof(text), "%slisten = 10.0.0.1\nsender = 10.0.0.2\nsender_qpn = 2\nsender_control = none\n", roce);
+	if (load(text, &cfg, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	assert_string_equal(cfg.channels[0].sender_control, "none");
+	snprintf(text, sizeof(text), "%slisten = 10.0.0.1\nsender = 10.0.0.2\nsender_qpn = 2\nsender_control = fpga1\n", roce);
+	expect_error(text, 8, "sender_control: 'fpga1' is not ADDRESS:PORT (numeric) or none");
 
 	snprintf(text, sizeof(text), "%slisten = 10.0.0.1\nsender = 10.0.0.2\n", roce);
 	expect_error(text, 1, "sender_qpn: the sender's QP number is needed with source = roce");
@@ -449,8 +460,8 @@ static void test_roce_source(void **state)
 	/* And the UDP path's are refused for roce: the NIC checks the iCRC. */
 	snprintf(text, sizeof(text), "%slisten = 10.0.0.1\nsender = 10.0.0.2\nsender_qpn = 2\nicrc = no\n", roce);
 	expect_error(text, 8, "[channel r] icrc is for source = udp");
-	snprintf(text, sizeof(text), "%slisten = 10.0.0.1\nsender = 10.0.0.2\nsender_qpn = 2\nsender_control = 10.0.0.2:8192\n", roce);
-	expect_error(text, 8, "[channel r] sender_control is for source = udp");
+	snprintf(text, sizeof(text), "%slisten = 10.0.0.1\nsender = 10.0.0.2\nsender_qpn = 2\ngro = yes\n", roce);
+	expect_error(text, 8, "[channel r] gro is for source = udp");
 }
 
 /* [metrics] listen: http://ADDRESS:PORT/PATH, or the line says why not. */

@@ -4,14 +4,23 @@
  * read by the sender's side written from the documentation
  * (tests/net/hsb_control.h): every register lands where HSB keeps it,
  * with the value the sender needs; the acknowledgement is told apart
- * from a refusal, a stale one and noise.
+ * from a refusal, a stale one and noise.  The exchange (struct net_ctl,
+ * both sources' side) over loopback: a RoCE channel's target (host port
+ * 4791), its retries, its acknowledgement and failures counted once.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -85,11 +94,148 @@ static void replies(void **state)
 	assert_int_equal(net_ctl_reply(NULL, 0, 7, &status), -EAGAIN);
 }
 
+/* A sender's control port on loopback (port 0, read back), its text. */
+static int sender_port(char *ep, size_t len)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
+	snprintf(ep, len, "127.0.0.1:%u", ntohs(a.sin_port));
+	return fd;
+}
+
+/* The request @fd got (one, already there): decoded into @r; its length. */
+static ssize_t take_request(int fd, struct hsb_regs *r, struct sockaddr_in *from,
+			    uint8_t req[NET_CTL_REQUEST])
+{
+	socklen_t flen = sizeof(*from);
+	uint8_t reply[NET_CTL_REQUEST + 2];
+	ssize_t n = recvfrom(fd, req, NET_CTL_REQUEST, MSG_DONTWAIT,
+			     (struct sockaddr *)from, &flen);
+
+	if (n > 0)
+		assert_true(hsb_ctl_handle(r, req, (size_t)n, reply) > 0);
+	return n;
+}
+
+/*
+ * A RoCE channel's exchange: listen 127.0.0.1 at 4791 is the host port
+ * told; the sender gets each ring's R_Key, a lost request is sent again
+ * with its sequence number, the acknowledgement is counted once; a sender
+ * that never answers is one failure after NET_CTL_TRIES tries.
+ */
+static void exchange_roce_target(void **state)
+{
+	struct sockaddr_storage local = { 0 };
+	struct sockaddr_in *l = (void *)&local, from;
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	struct net_counters cnt = { 0 };
+	uint8_t req[NET_CTL_REQUEST], ack[NET_CTL_REPLY_MIN + 1] = { 0 };
+	struct hsb_regs r;
+	struct net_ctl c;
+	char ep[64];
+	int fd = sender_port(ep, sizeof(ep));
+	uint64_t now = 1000000000ull;
+
+	(void)state;
+	l->sin_family = AF_INET;
+	l->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	l->sin_port = htons(4791);
+	assert_int_equal(net_ctl_open(&c, "roce0", ep, NULL, &local, &lock, &cnt), 0);
+	assert_true(c.fd >= 0);
+	assert_string_equal(c.where, ep);
+	c.target.qpn = 0x11;
+	c.target.layout = target.layout;
+	c.target.frame_size = 16000;
+	c.target.payload = 1024;
+	/* Nothing to say before a ring. */
+	net_ctl_step(&c, now);
+	assert_int_equal(net_ctl_timeout(&c, now), -1);
+	assert_true(take_request(fd, &r, &from, req) < 0);
+
+	net_ctl_new_ring(&c, 0xabc00);
+	net_ctl_step(&c, now);
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(take_request(fd, &r, &from, req), NET_CTL_REQUEST);
+	assert_int_equal(r.qp, 0x11);
+	assert_int_equal(r.rkey, 0xabc00);
+	assert_int_equal(r.host_ip, INADDR_LOOPBACK);
+	assert_int_equal(r.host_udp_port, 4791);
+	assert_int_equal(r.packet_size * 128u, 1024);
+	assert_int_equal(r.buffer_length, 16000);
+	assert_int_equal(r.max_buff + 1, target.layout.pages);
+	/* Not answered: again at the retry, not before. */
+	assert_int_equal(net_ctl_timeout(&c, now), NET_CTL_RETRY_MS);
+	net_ctl_step(&c, now + 1);
+	assert_true(take_request(fd, &r, &from, req) < 0);
+	net_ctl_step(&c, now + NET_CTL_RETRY_MS * 1000000ull);
+	assert_int_equal(take_request(fd, &r, &from, req), NET_CTL_REQUEST);
+	/* The acknowledgement: counted once, then quiet. */
+	ack[0] = NET_CTL_WRITE_BLOCK | NET_CTL_REPLY;
+	ack[2] = req[2];
+	ack[3] = req[3];
+	assert_int_equal(sendto(fd, ack, sizeof(ack), 0, (struct sockaddr *)&from,
+				sizeof(from)), sizeof(ack));
+	assert_int_equal(sendto(fd, ack, sizeof(ack), 0, (struct sockaddr *)&from,
+				sizeof(from)), sizeof(ack));
+	{
+		struct pollfd p = { .fd = c.fd, .events = POLLIN };
+
+		assert_int_equal(poll(&p, 1, -1), 1);	/* the acks are there */
+	}
+	net_ctl_replies(&c);
+	assert_int_equal(cnt.control_acks, 1);
+	assert_int_equal(cnt.control_failures, 0);
+	assert_int_equal(net_ctl_timeout(&c, now), -1);
+
+	/* The next ring, never answered: NET_CTL_TRIES tries, one failure. */
+	net_ctl_new_ring(&c, 0xdef00);
+	for (unsigned i = 0; i <= NET_CTL_TRIES; i++)
+		net_ctl_step(&c, now + (i + 10) * NET_CTL_RETRY_MS * 1000000ull);
+	for (unsigned i = 0; i < NET_CTL_TRIES; i++) {
+		assert_int_equal(take_request(fd, &r, &from, req), NET_CTL_REQUEST);
+		assert_int_equal(r.rkey, 0xdef00);
+	}
+	assert_true(take_request(fd, &r, &from, req) < 0);
+	assert_int_equal(cnt.control_acks, 1);
+	assert_int_equal(cnt.control_failures, 1);
+	net_ctl_close(&c);
+	close(fd);
+}
+
+/* sender_control = none, or an IPv6 sender: nothing is sent, nothing counted. */
+static void exchange_none(void **state)
+{
+	struct sockaddr_storage local = { .ss_family = AF_INET6 };
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	struct net_counters cnt = { 0 };
+	struct net_ctl c;
+
+	(void)state;
+	assert_int_equal(net_ctl_open(&c, "r", "none", NULL, &local, &lock, &cnt), 0);
+	assert_int_equal(c.fd, -1);
+	assert_string_equal(c.where, "none");
+	assert_int_equal(net_ctl_open(&c, "r", "[::1]:8192", NULL, &local, &lock, &cnt), 0);
+	assert_int_equal(c.fd, -1);
+	net_ctl_new_ring(&c, 5);
+	net_ctl_step(&c, 1);
+	assert_int_equal(net_ctl_timeout(&c, 1), -1);
+	assert_int_equal(cnt.control_acks + cnt.control_failures, 0);
+	net_ctl_close(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(request_sets_registers),
 		cmocka_unit_test(replies),
+		cmocka_unit_test(exchange_roce_target),
+		cmocka_unit_test(exchange_none),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

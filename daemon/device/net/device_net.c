@@ -42,8 +42,6 @@
 #define NET_CTL (CMSG_SPACE(sizeof(uint32_t)) +			\
 		 CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(int)))
 #define NET_RCVBUF (64 << 20)
-#define NET_CTL_TRIES 5		/* requests sent before giving up */
-#define NET_CTL_RETRY_MS 200	/* between them */
 
 struct device_queue {
 	struct config_channel ch;
@@ -56,17 +54,9 @@ struct device_queue {
 	pthread_t thread;
 	bool thread_started;
 
-	/* Telling the sender its target (net_control.h). */
-	int ctl_fd;			/* -1: sender_control = none */
+	/* Telling the sender its target: the receiving thread sends, retries. */
+	struct net_ctl sctl;
 	int wake_fd;			/* wakes the receiving thread */
-	struct net_target target;	/* q->lock */
-	bool ctl_pending;		/* q->lock: a new target to send */
-	bool ctl_busy;			/* receiving thread: waiting for its ack */
-	uint16_t ctl_seq;
-	uint32_t ctl_rkey;		/* the request's */
-	unsigned ctl_tries;
-	uint64_t ctl_next_ns;
-	uint8_t ctl_req[NET_CTL_REQUEST];
 
 	pthread_mutex_t lock;
 	struct net_slots slots;
@@ -247,87 +237,6 @@ static int receive_batch(struct device_queue *q)
 	return n;
 }
 
-/* --- telling the sender its target (receiving thread) ------------------ */
-
-/* The request under way was not acknowledged (q->lock held). */
-static void control_failed(struct device_queue *q, const char *when)
-{
-	q->ctl_busy = false;
-	q->nf.cnt.control_failures++;
-	log_warn("net: %s: the sender at %s did not acknowledge its target (R_Key 0x%08x) %s: it writes elsewhere until configured (fpgactl stats shows the target; sender_control says where fpgad sends it)",
-		 q->ch.name, q->shown.control, q->ctl_rkey, when);
-}
-
-/* A new target (net_pin): a new request; then a try when one is due. */
-static void control_step(struct device_queue *q, uint64_t now)
-{
-	pthread_mutex_lock(&q->lock);
-	/* One not acknowledged when a new ring comes: it failed too. */
-	if (q->ctl_pending && q->ctl_busy)
-		control_failed(q, "before the next ring");
-	if (q->ctl_pending) {
-		q->ctl_pending = false;
-		q->ctl_busy = true;
-		q->ctl_seq++;
-		q->ctl_tries = 0;
-		q->ctl_next_ns = now;
-		q->ctl_rkey = q->target.rkey;
-		net_ctl_request(&q->target, q->ctl_seq, q->ctl_req);
-	}
-	if (q->ctl_busy && now >= q->ctl_next_ns && q->ctl_tries == NET_CTL_TRIES)
-		control_failed(q, "after its retries");
-	pthread_mutex_unlock(&q->lock);
-	if (!q->ctl_busy || now < q->ctl_next_ns)
-		return;
-	/* Lost or refused on the way: the next try says it again. */
-	if (send(q->ctl_fd, q->ctl_req, sizeof(q->ctl_req), 0) < 0)
-		log_debug("net: %s: to the sender's control port: %s", q->ch.name,
-			  strerror(errno));
-	q->ctl_tries++;
-	q->ctl_next_ns = now + (uint64_t)NET_CTL_RETRY_MS * 1000000u;
-}
-
-/* The sender's replies: the acknowledgement of the request under way. */
-static void control_replies(struct device_queue *q)
-{
-	uint8_t buf[512], status;
-	ssize_t n;
-
-	while ((n = recv(q->ctl_fd, buf, sizeof(buf), MSG_DONTWAIT)) >= 0 ||
-	       errno == ECONNREFUSED) {
-		int r;
-
-		if (n < 0 || !q->ctl_busy)
-			continue;
-		r = net_ctl_reply(buf, (size_t)n, q->ctl_seq, &status);
-		if (r == -EAGAIN)
-			continue;
-		pthread_mutex_lock(&q->lock);
-		q->ctl_busy = false;
-		if (r == 0) {
-			q->nf.cnt.control_acks++;
-			log_info("net: %s: the sender at %s took its target: R_Key 0x%08x",
-				 q->ch.name, q->shown.control, q->ctl_rkey);
-		} else {
-			q->nf.cnt.control_failures++;
-			log_warn("net: %s: the sender at %s refused its target (status 0x%02x)",
-				 q->ch.name, q->shown.control, status);
-		}
-		pthread_mutex_unlock(&q->lock);
-	}
-}
-
-/* How long poll() may sleep: until the next try, or for ever. */
-static int control_timeout(const struct device_queue *q)
-{
-	uint64_t now = clock_now_ns();
-
-	if (!q->ctl_busy)
-		return -1;
-	return q->ctl_next_ns <= now ? 0 :
-	       (int)((q->ctl_next_ns - now + 999999) / 1000000);
-}
-
 static void *net_receive_main(void *arg)
 {
 	struct device_queue *q = arg;
@@ -335,7 +244,7 @@ static void *net_receive_main(void *arg)
 		{ .fd = q->fd, .events = POLLIN },
 		{ .fd = q->stop_fd, .events = POLLIN },
 		{ .fd = q->wake_fd, .events = POLLIN },
-		{ .fd = q->ctl_fd, .events = POLLIN },
+		{ .fd = q->sctl.fd, .events = POLLIN },
 	};
 	uint64_t v;
 	int r;
@@ -346,9 +255,9 @@ static void *net_receive_main(void *arg)
 			;
 		if (r < 0 && r != -EAGAIN && r != -EINTR)
 			log_warn("net: %s: receive: %s", q->ch.name, strerror(-r));
-		if (q->ctl_fd >= 0)
-			control_step(q, clock_now_ns());
-		if (poll(p, q->ctl_fd >= 0 ? 4 : 2, control_timeout(q)) < 0 &&
+		net_ctl_step(&q->sctl, clock_now_ns());
+		if (poll(p, q->sctl.fd >= 0 ? 4 : 2,
+			 net_ctl_timeout(&q->sctl, clock_now_ns())) < 0 &&
 		    errno != EINTR) {
 			log_err("net: %s: poll: %s; receiving stops", q->ch.name,
 				strerror(errno));
@@ -356,70 +265,16 @@ static void *net_receive_main(void *arg)
 		}
 		if (p[1].revents)
 			break;
-		if (q->ctl_fd >= 0 && (p[2].revents & POLLIN) &&
+		if (q->sctl.fd >= 0 && (p[2].revents & POLLIN) &&
 		    read(q->wake_fd, &v, sizeof(v)) < 0)
 			log_debug("net: %s: wake: %s", q->ch.name, strerror(errno));
-		if (q->ctl_fd >= 0 && p[3].revents)
-			control_replies(q);
+		if (q->sctl.fd >= 0 && p[3].revents)
+			net_ctl_replies(&q->sctl);
 	}
 	return NULL;
 }
 
 /* --- set-up ---------------------------------------------------------------- */
-
-static const char *endpoint_name(const struct sockaddr_storage *a, char *buf,
-				 size_t len)
-{
-	char host[INET6_ADDRSTRLEN] = "?";
-	unsigned port;
-
-	if (a->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const void *)a;
-
-		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-		port = ntohs(in6->sin6_port);
-		snprintf(buf, len, "[%s]:%u", host, port);
-	} else {
-		const struct sockaddr_in *in = (const void *)a;
-
-		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-		port = ntohs(in->sin_port);
-		snprintf(buf, len, "%s:%u", host, port);
-	}
-	return buf;
-}
-
-/* The interface holding the bound address into @ret, "any" for the wildcard. */
-static void local_interface(const struct sockaddr_storage *a, char *ret, size_t len)
-{
-	struct ifaddrs *all, *i;
-
-	snprintf(ret, len, "?");
-	if ((a->ss_family == AF_INET &&
-	     ((const struct sockaddr_in *)a)->sin_addr.s_addr == htonl(INADDR_ANY)) ||
-	    (a->ss_family == AF_INET6 &&
-	     IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)a)->sin6_addr))) {
-		snprintf(ret, len, "any");
-		return;
-	}
-	if (getifaddrs(&all) < 0)
-		return;
-	for (i = all; i; i = i->ifa_next) {
-		const struct sockaddr *ia = i->ifa_addr;
-
-		if (!ia || ia->sa_family != a->ss_family)
-			continue;
-		if (ia->sa_family == AF_INET ?
-		    ((const struct sockaddr_in *)(const void *)ia)->sin_addr.s_addr ==
-		    ((const struct sockaddr_in *)a)->sin_addr.s_addr :
-		    !memcmp(&((const struct sockaddr_in6 *)(const void *)ia)->sin6_addr,
-			    &((const struct sockaddr_in6 *)a)->sin6_addr, 16)) {
-			snprintf(ret, len, "%s", i->ifa_name);
-			break;
-		}
-	}
-	freeifaddrs(all);
-}
 
 /* The socket: bound, a large receive buffer, the kernel's drop counter. */
 static int net_socket(struct device_queue *q, const struct sockaddr_storage *local)
@@ -461,86 +316,38 @@ static int net_socket(struct device_queue *q, const struct sockaddr_storage *loc
 		int r = -errno;
 
 		log_err("net: %s: cannot bind %s: %s", q->ch.name,
-			endpoint_name(local, name, sizeof(name)), strerror(-r));
+			net_endpoint_name(local, name, sizeof(name)), strerror(-r));
 		return r;
 	}
 	if (getsockname(q->fd, (struct sockaddr *)&bound, &alen) < 0)
 		return -errno;
 	q->local = bound;
-	endpoint_name(&bound, q->shown.listen, sizeof(q->shown.listen));
-	local_interface(&bound, q->shown.interface, sizeof(q->shown.interface));
+	net_endpoint_name(&bound, q->shown.listen, sizeof(q->shown.listen));
+	net_local_interface(&bound, q->shown.interface, sizeof(q->shown.interface));
 	return 0;
 }
 
-/* The MAC address of interface @name (zeros when it has none). */
-static void local_mac(const char *name, uint8_t mac[6])
-{
-	struct ifaddrs *all, *i;
-
-	memset(mac, 0, 6);
-	if (getifaddrs(&all) < 0)
-		return;
-	for (i = all; i; i = i->ifa_next)
-		if (i->ifa_addr && i->ifa_addr->sa_family == AF_PACKET &&
-		    !strcmp(i->ifa_name, name))
-			memcpy(mac, ((struct sockaddr_ll *)(void *)i->ifa_addr)->sll_addr, 6);
-	freeifaddrs(all);
-}
-
-/*
- * The socket fpgad tells the sender its target on: connected to
- * sender_control (the sender's address at port 8192 when empty), from
- * the address the sender is told to write to.  None for "none".
- */
+/* The sender's control socket and target (net_control.h). */
 static int control_open(struct device_queue *q)
 {
-	const struct config_channel *ch = &q->ch;
-	struct sockaddr_storage to, from;
-	socklen_t len = sizeof(from);
-	struct sockaddr_in *in = (void *)&to;
-	char ifname[16];
+	struct net_target *t = &q->sctl.target;
+	int r;
 
-	if (!strcmp(ch->sender_control, "none")) {
-		snprintf(q->shown.control, sizeof(q->shown.control), "none");
-		return 0;
-	}
-	if (ch->sender_control[0]) {
-		if (config_parse_endpoint(ch->sender_control, true, &to) < 0)
-			return -EINVAL;	/* config_load() refused it already */
-	} else {
-		to = q->sender;
-		in->sin_port = htons(NET_CTL_PORT);
-	}
-	endpoint_name(&to, q->shown.control, sizeof(q->shown.control));
-	/* HSB's registers hold an IPv4 host address. */
-	if (to.ss_family != AF_INET || q->local.ss_family != AF_INET) {
-		log_notice("net: %s: the sender is not told its target over IPv6: configure it by hand (fpgactl stats shows the target)",
-			   ch->name);
-		snprintf(q->shown.control, sizeof(q->shown.control), "none");
-		return 0;
-	}
+	r = net_ctl_open(&q->sctl, q->ch.name, q->ch.sender_control, &q->sender,
+			 &q->local, &q->lock, &q->nf.cnt);
+	snprintf(q->shown.control, sizeof(q->shown.control), "%s", q->sctl.where);
+	if (r < 0 || q->sctl.fd < 0)
+		return r;
 	q->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	q->ctl_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (q->wake_fd < 0 || q->ctl_fd < 0 ||
-	    connect(q->ctl_fd, (struct sockaddr *)&to, sizeof(*in)) < 0 ||
-	    getsockname(q->ctl_fd, (struct sockaddr *)&from, &len) < 0) {
-		int r = -errno;
-
-		log_err("net: %s: the socket to the sender's control port %s: %s",
-			ch->name, q->shown.control, strerror(-r));
+	if (q->wake_fd < 0) {
+		r = -errno;
+		log_err("net: %s: eventfd: %s", q->ch.name, strerror(-r));
 		return r;
 	}
-	/* Where it writes: the bound address, or the one towards it. */
-	if (((struct sockaddr_in *)&q->local)->sin_addr.s_addr != htonl(INADDR_ANY))
-		from = q->local;
-	q->target.host_ip = ntohl(((struct sockaddr_in *)&from)->sin_addr.s_addr);
-	local_interface(&from, ifname, sizeof(ifname));
-	local_mac(ifname, q->target.host_mac);
-	q->target.host_port = ntohs(((struct sockaddr_in *)&q->local)->sin_port);
-	q->target.qpn = ch->qpn;
-	q->target.layout = q->shown.layout;
-	q->target.frame_size = (uint32_t)ch->frame_size;
-	q->target.payload = q->shown.payload;
+	t->qpn = q->ch.qpn;
+	t->layout = q->shown.layout;
+	t->frame_size = (uint32_t)q->ch.frame_size;
+	t->payload = q->shown.payload;
 	return 0;
 }
 
@@ -560,7 +367,7 @@ static int net_queue_open(struct device *dev, const struct config_channel *ch,
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
-	q->fd = q->stop_fd = q->ctl_fd = q->wake_fd = -1;
+	q->fd = q->stop_fd = q->sctl.fd = q->wake_fd = -1;
 	q->ch = *ch;
 	q->slots.slot_size = ch->slot_size;
 	pthread_mutex_init(&q->lock, NULL);
@@ -644,8 +451,7 @@ static void net_queue_close(struct device_queue *q)
 		close(q->stop_fd);
 	if (q->fd >= 0)
 		close(q->fd);
-	if (q->ctl_fd >= 0)
-		close(q->ctl_fd);
+	net_ctl_close(&q->sctl);
 	if (q->wake_fd >= 0)
 		close(q->wake_fd);
 	free(q->bufs);
@@ -682,11 +488,10 @@ static int net_pin(struct device_queue *q, const struct dev_region *r,
 	}
 	if (e == 0) {
 		/* The sender is told (the receiving thread sends, retries). */
-		q->target.rkey = q->shown.rkey;
-		q->ctl_pending = q->ctl_fd >= 0;
+		net_ctl_new_ring(&q->sctl, q->shown.rkey);
 	}
 	pthread_mutex_unlock(&q->lock);
-	if (e == 0 && q->ctl_fd >= 0 && eventfd_write(q->wake_fd, 1) < 0)
+	if (e == 0 && q->sctl.fd >= 0 && eventfd_write(q->wake_fd, 1) < 0)
 		log_warn("net: %s: cannot wake the receiving thread: %s", q->ch.name,
 			 strerror(errno));
 	if (e == 0)

@@ -5,10 +5,24 @@
  * completions (roce_rx.c) on the QP's completion channel, no thread of
  * its own, and copies each good frame into the slot armed for it.
  *
+ * The sender is told its target at each new ring (net_control.h), as a
+ * UDP sender is.  With no receiving thread, the streaming thread sends
+ * and retries it in wait(): its control socket is one more fd in the same
+ * poll as the completion channel, and the next try bounds that poll's
+ * sleep.  A timerfd would add an fd and a syscall per ring for nothing:
+ * the streaming thread calls wait() whenever it has nothing else to do,
+ * and a try is late only by a busy-poll (poll_us), far below the retry
+ * interval.  While no slot is armed (no lessee yet, or every slot held)
+ * the streaming thread does not wait() on the QP, so the request waits
+ * too: a sender told then could only write frames dropped for want of a
+ * slot.  So the ring pinned at start is not told (the first lease's
+ * replaces it); unlike the udp path's receiving thread, which tells both.
+ *
  * Locking: q->lock guards the armed slots, the completions, roce_rx's
  * state and counters; wait() holds it while it drains the CQ (the copies
  * included), stats and pin take it from other threads.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -23,6 +37,7 @@
 #include "clock.h"
 #include "device/device.h"
 #include "device/net/net.h"
+#include "device/net/net_control.h"
 #include "device/net/net_slots.h"
 #include "device/net/roce_verbs.h"
 #include "service/log.h"
@@ -31,6 +46,7 @@ struct device_queue {
 	struct config_channel ch;
 	struct net_stats shown;
 	struct roce_verbs *v;
+	struct net_ctl sctl;		/* the sender's control port */
 	int kick_fd;
 	atomic_int kicked;
 	unsigned char *landing;
@@ -74,6 +90,29 @@ static const struct roce_rx_ops rx_ops = {
 
 /* --- set-up -------------------------------------------------------------- */
 
+/*
+ * The sender's control socket; its target: fpgad's QP, the landing ring
+ * (R_Key at each pin), payload = path MTU, the listen address at 4791.
+ */
+static int control_open(struct device_queue *q, const struct roce_verbs_cfg *vc,
+			const struct roce_verbs_info *info)
+{
+	struct net_target *t = &q->sctl.target;
+	struct sockaddr_storage local = vc->listen;
+	int r;
+
+	if (local.ss_family == AF_INET)
+		((struct sockaddr_in *)&local)->sin_port = htons(ROCE_UDP_PORT);
+	r = net_ctl_open(&q->sctl, q->ch.name, q->ch.sender_control, &vc->sender,
+			 &local, &q->lock, &q->rx.cnt);
+	snprintf(q->shown.control, sizeof(q->shown.control), "%s", q->sctl.where);
+	t->qpn = info->qpn;
+	t->layout = q->shown.layout;
+	t->frame_size = (uint32_t)q->ch.frame_size;
+	t->payload = info->mtu;
+	return r;
+}
+
 static void roce_queue_close(struct device_queue *q);
 
 static int roce_queue_open(struct device *dev, const struct config_channel *ch,
@@ -93,7 +132,7 @@ static int roce_queue_open(struct device *dev, const struct config_channel *ch,
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
-	q->kick_fd = -1;
+	q->kick_fd = q->sctl.fd = -1;
 	q->ch = *ch;
 	q->slots.slot_size = ch->slot_size;
 	pthread_mutex_init(&q->lock, NULL);
@@ -143,6 +182,9 @@ static int roce_queue_open(struct device *dev, const struct config_channel *ch,
 	q->shown.qpn = info.qpn;
 	q->shown.sender_qpn = ch->sender_qpn;
 	q->shown.layout = rc.layout;
+	r = control_open(q, &vc, &info);
+	if (r < 0)
+		goto fail;
 	log_info("roce: %s: %s port %u GID %s (index %u), QPN 0x%x from %s QPN 0x%x, path MTU %u, %u landing pages of %" PRIu64 " bytes",
 		 ch->name, info.device, info.port, info.gid, info.gid_index,
 		 info.qpn, ch->sender, ch->sender_qpn, info.mtu,
@@ -158,6 +200,7 @@ static void roce_queue_close(struct device_queue *q)
 {
 	if (!q)
 		return;
+	net_ctl_close(&q->sctl);
 	roce_verbs_close(q->v);
 	if (q->rx_ready)
 		roce_rx_free(&q->rx);
@@ -169,6 +212,8 @@ static void roce_queue_close(struct device_queue *q)
 }
 
 /* --- the streaming thread's side ------------------------------------------ */
+
+static void wake(struct device_queue *q);
 
 /*
  * A new ring: the landing ring registered anew, so a new R_Key (a sender
@@ -194,9 +239,13 @@ static int roce_pin(struct device_queue *q, const struct dev_region *r,
 	}
 	q->shown.rkey = rkey;
 	roce_rx_restart(&q->rx);
+	/* The sender is told: wait() sends it, retries. */
+	net_ctl_new_ring(&q->sctl, rkey);
 	log_debug("roce: %s: ring pinned, R_Key 0x%08x", q->ch.name, rkey);
 out:
 	pthread_mutex_unlock(&q->lock);
+	if (e == 0 && q->sctl.fd >= 0)
+		wake(q);
 	return e;
 }
 
@@ -239,20 +288,30 @@ static unsigned drain_pop(struct device_queue *q, struct dev_completion *out,
 	return n;
 }
 
-/* Sleep on the completion channel and the kick until @deadline (0: ever). */
+/*
+ * Sleep on the completion channel, the kick and the sender's control
+ * port until @deadline (0: ever) or the control request's next try.
+ */
 static void sleep_events(struct device_queue *q, uint64_t deadline)
 {
-	struct pollfd p[2] = {
+	struct pollfd p[3] = {
 		{ .fd = roce_verbs_fd(q->v), .events = POLLIN },
 		{ .fd = q->kick_fd, .events = POLLIN },
+		{ .fd = q->sctl.fd, .events = POLLIN },
 	};
 	uint64_t now = clock_now_ns(), v;
-	int ms = -1;
+	int ms = -1, ctl_ms;
 
+	net_ctl_step(&q->sctl, now);
 	if (deadline)
 		ms = deadline > now ? (int)((deadline - now + 999999) / 1000000) : 0;
-	if (poll(p, 2, ms) <= 0)
+	ctl_ms = net_ctl_timeout(&q->sctl, now);
+	if (ctl_ms >= 0 && (ms < 0 || ctl_ms < ms))
+		ms = ctl_ms;
+	if (poll(p, q->sctl.fd >= 0 ? 3 : 2, ms) <= 0)
 		return;
+	if (p[2].revents)
+		net_ctl_replies(&q->sctl);
 	/* Each event taken and acknowledged; the CQ is re-armed before sleeping. */
 	if (p[0].revents)
 		while (roce_verbs_event(q->v) == 0)
@@ -270,6 +329,8 @@ static int roce_wait(struct device_queue *q, struct dev_completion *out,
 
 	if (!max)
 		return 0;
+	/* A new ring's target goes out before frames keep this thread busy. */
+	net_ctl_step(&q->sctl, clock_now_ns());
 	for (;;) {
 		n = drain_pop(q, out, max);
 		if (n)

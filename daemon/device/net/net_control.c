@@ -3,9 +3,18 @@
  * net_control.c - the request that tells a network sender its target, and
  * its acknowledgement (net_control.h).
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
+#include <netpacket/packet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "config/config.h"
 #include "device/net/net_control.h"
+#include "service/log.h"
 
 static const uint32_t reg_addr[NET_CTL_REGS] = {
 	[NET_REG_VP_MASK_OFF] = NET_CTL_HIF + 0x0c,
@@ -79,4 +88,210 @@ int net_ctl_reply(const uint8_t *buf, size_t len, uint16_t seq,
 		return -EAGAIN;
 	*ret_status = buf[4];
 	return buf[4] ? -EPROTO : 0;
+}
+
+/* --- the exchange, on the channel's socket ------------------------------ */
+
+const char *net_endpoint_name(const struct sockaddr_storage *a, char *buf,
+			      size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	unsigned port;
+
+	if (a->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)a;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		port = ntohs(in6->sin6_port);
+		snprintf(buf, len, "[%s]:%u", host, port);
+	} else {
+		const struct sockaddr_in *in = (const void *)a;
+
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		port = ntohs(in->sin_port);
+		snprintf(buf, len, "%s:%u", host, port);
+	}
+	return buf;
+}
+
+void net_local_interface(const struct sockaddr_storage *a, char *ret, size_t len)
+{
+	struct ifaddrs *all, *i;
+
+	snprintf(ret, len, "?");
+	if ((a->ss_family == AF_INET &&
+	     ((const struct sockaddr_in *)a)->sin_addr.s_addr == htonl(INADDR_ANY)) ||
+	    (a->ss_family == AF_INET6 &&
+	     IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)a)->sin6_addr))) {
+		snprintf(ret, len, "any");
+		return;
+	}
+	if (getifaddrs(&all) < 0)
+		return;
+	for (i = all; i; i = i->ifa_next) {
+		const struct sockaddr *ia = i->ifa_addr;
+
+		if (!ia || ia->sa_family != a->ss_family)
+			continue;
+		if (ia->sa_family == AF_INET ?
+		    ((const struct sockaddr_in *)(const void *)ia)->sin_addr.s_addr ==
+		    ((const struct sockaddr_in *)a)->sin_addr.s_addr :
+		    !memcmp(&((const struct sockaddr_in6 *)(const void *)ia)->sin6_addr,
+			    &((const struct sockaddr_in6 *)a)->sin6_addr, 16)) {
+			snprintf(ret, len, "%s", i->ifa_name);
+			break;
+		}
+	}
+	freeifaddrs(all);
+}
+
+/* The MAC address of interface @name (zeros when it has none). */
+static void local_mac(const char *name, uint8_t mac[6])
+{
+	struct ifaddrs *all, *i;
+
+	memset(mac, 0, 6);
+	if (getifaddrs(&all) < 0)
+		return;
+	for (i = all; i; i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_PACKET &&
+		    !strcmp(i->ifa_name, name))
+			memcpy(mac, ((struct sockaddr_ll *)(void *)i->ifa_addr)->sll_addr, 6);
+	freeifaddrs(all);
+}
+
+int net_ctl_open(struct net_ctl *c, const char *chan, const char *sender_control,
+		 const struct sockaddr_storage *sender,
+		 const struct sockaddr_storage *local, pthread_mutex_t *lock,
+		 struct net_counters *cnt)
+{
+	struct sockaddr_storage to, from;
+	socklen_t len = sizeof(from);
+	struct sockaddr_in *in = (void *)&to;
+	char ifname[16];
+	int r;
+
+	*c = (struct net_ctl){ .fd = -1, .chan = chan, .lock = lock, .cnt = cnt };
+	snprintf(c->where, sizeof(c->where), "none");
+	if (!strcmp(sender_control, "none"))
+		return 0;
+	if (sender_control[0]) {
+		if (config_parse_endpoint(sender_control, true, &to) < 0)
+			return -EINVAL;	/* config_load() refused it already */
+	} else {
+		to = *sender;
+		in->sin_port = htons(NET_CTL_PORT);
+	}
+	/* HSB's registers hold an IPv4 host address. */
+	if (to.ss_family != AF_INET || local->ss_family != AF_INET) {
+		log_notice("net: %s: the sender is not told its target over IPv6: configure it by hand (fpgactl stats shows the target)",
+			   chan);
+		return 0;
+	}
+	net_endpoint_name(&to, c->where, sizeof(c->where));
+	c->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&to, sizeof(*in)) < 0 ||
+	    getsockname(c->fd, (struct sockaddr *)&from, &len) < 0) {
+		r = -errno;
+		log_err("net: %s: the socket to the sender's control port %s: %s",
+			chan, c->where, strerror(-r));
+		return r;
+	}
+	/* Where it writes: the bound address, or the one towards it. */
+	if (((const struct sockaddr_in *)local)->sin_addr.s_addr != htonl(INADDR_ANY))
+		from = *local;
+	c->target.host_ip = ntohl(((struct sockaddr_in *)&from)->sin_addr.s_addr);
+	net_local_interface(&from, ifname, sizeof(ifname));
+	local_mac(ifname, c->target.host_mac);
+	c->target.host_port = ntohs(((const struct sockaddr_in *)local)->sin_port);
+	return 0;
+}
+
+void net_ctl_close(struct net_ctl *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+void net_ctl_new_ring(struct net_ctl *c, uint32_t rkey)
+{
+	c->target.rkey = rkey;
+	c->pending = c->fd >= 0;
+}
+
+/* The request under way was not acknowledged (*lock held). */
+static void ctl_failed(struct net_ctl *c, const char *when)
+{
+	c->busy = false;
+	c->cnt->control_failures++;
+	log_warn("net: %s: the sender at %s did not acknowledge its target (R_Key 0x%08x) %s: it writes elsewhere until configured (fpgactl stats shows the target; sender_control says where fpgad sends it)",
+		 c->chan, c->where, c->rkey, when);
+}
+
+void net_ctl_step(struct net_ctl *c, uint64_t now)
+{
+	if (c->fd < 0)
+		return;
+	pthread_mutex_lock(c->lock);
+	/* One not acknowledged when a new ring comes: it failed too. */
+	if (c->pending && c->busy)
+		ctl_failed(c, "before the next ring");
+	if (c->pending) {
+		c->pending = false;
+		c->busy = true;
+		c->seq++;
+		c->tries = 0;
+		c->next_ns = now;
+		c->rkey = c->target.rkey;
+		net_ctl_request(&c->target, c->seq, c->req);
+	}
+	if (c->busy && now >= c->next_ns && c->tries == NET_CTL_TRIES)
+		ctl_failed(c, "after its retries");
+	pthread_mutex_unlock(c->lock);
+	if (!c->busy || now < c->next_ns)
+		return;
+	/* Lost or refused on the way: the next try says it again. */
+	if (send(c->fd, c->req, sizeof(c->req), 0) < 0)
+		log_debug("net: %s: to the sender's control port: %s", c->chan,
+			  strerror(errno));
+	c->tries++;
+	c->next_ns = now + (uint64_t)NET_CTL_RETRY_MS * 1000000u;
+}
+
+void net_ctl_replies(struct net_ctl *c)
+{
+	uint8_t buf[512], status;
+	ssize_t n;
+
+	while ((n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT)) >= 0 ||
+	       errno == ECONNREFUSED) {
+		int r;
+
+		if (n < 0 || !c->busy)
+			continue;
+		r = net_ctl_reply(buf, (size_t)n, c->seq, &status);
+		if (r == -EAGAIN)
+			continue;
+		pthread_mutex_lock(c->lock);
+		c->busy = false;
+		if (r == 0) {
+			c->cnt->control_acks++;
+			log_info("net: %s: the sender at %s took its target: R_Key 0x%08x",
+				 c->chan, c->where, c->rkey);
+		} else {
+			c->cnt->control_failures++;
+			log_warn("net: %s: the sender at %s refused its target (status 0x%02x)",
+				 c->chan, c->where, status);
+		}
+		pthread_mutex_unlock(c->lock);
+	}
+}
+
+int net_ctl_timeout(const struct net_ctl *c, uint64_t now)
+{
+	if (c->fd < 0 || !c->busy)
+		return -1;
+	return c->next_ns <= now ? 0 :
+	       (int)((c->next_ns - now + 999999) / 1000000);
 }

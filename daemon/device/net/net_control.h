@@ -21,9 +21,13 @@
 #ifndef FPGAD_NET_CONTROL_H
 #define FPGAD_NET_CONTROL_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
+#include "device/net/net_frame.h"
 #include "device/net/roce_wire.h"
 
 #define NET_CTL_PORT 8192		/* HSB's control port */
@@ -32,6 +36,8 @@
 #define NET_CTL_FLAG_ACK 0x01
 #define NET_CTL_HDR 6u
 #define NET_CTL_REPLY_MIN 5u
+#define NET_CTL_TRIES 5			/* requests sent before giving up */
+#define NET_CTL_RETRY_MS 200		/* between them */
 
 /* HSB's register blocks: sensor 0's virtual port, data plane 0's HIF. */
 #define NET_CTL_VP 0x1000u
@@ -84,5 +90,62 @@ void net_ctl_request(const struct net_target *t, uint16_t seq,
  */
 int net_ctl_reply(const uint8_t *buf, size_t len, uint16_t seq,
 		  uint8_t *ret_status);
+
+/*
+ * The channel's side of the exchange, the same for source = udp and roce:
+ * at each new ring (net_ctl_new_ring, under *lock) a request, sent by
+ * the thread that owns the socket (net_ctl_step), again every
+ * NET_CTL_RETRY_MS until acknowledged (net_ctl_replies), NET_CTL_TRIES
+ * times at most; each outcome counted once in *cnt (control_acks,
+ * control_failures) under *lock.
+ */
+struct net_ctl {
+	int fd;				/* -1: sender_control = none */
+	const char *chan;		/* the channel's name, for the log */
+	char where[64];			/* where it is sent, or "none" */
+	pthread_mutex_t *lock;		/* guards target, pending and *cnt */
+	struct net_counters *cnt;
+	struct net_target target;
+	bool pending;			/* *lock: a new target to send */
+	bool busy;			/* owner: waiting for its ack */
+	uint16_t seq;
+	uint32_t rkey;			/* the request's */
+	unsigned tries;
+	uint64_t next_ns;
+	uint8_t req[NET_CTL_REQUEST];
+};
+
+/*
+ * Opens @c for channel @chan: the socket connected to @sender_control
+ * (config's text; "" for @sender's address at NET_CTL_PORT, "none" for
+ * none), and the target's host fields from @local (the address and port
+ * the sender writes to; the wildcard: the address towards the sender).
+ * IPv6 tells nothing (HSB's registers hold IPv4): c->fd stays -1.
+ * The caller fills the rest of c->target.  0 or -errno (logged).
+ */
+int net_ctl_open(struct net_ctl *c, const char *chan, const char *sender_control,
+		 const struct sockaddr_storage *sender,
+		 const struct sockaddr_storage *local, pthread_mutex_t *lock,
+		 struct net_counters *cnt);
+void net_ctl_close(struct net_ctl *c);
+
+/* A new ring with key @rkey: the sender is told again (*lock held). */
+void net_ctl_new_ring(struct net_ctl *c, uint32_t rkey);
+
+/* The owner: start a pending request, or send a try that is due. */
+void net_ctl_step(struct net_ctl *c, uint64_t now);
+
+/* The owner: the sender's replies on c->fd (POLLIN), counted. */
+void net_ctl_replies(struct net_ctl *c);
+
+/* How long the owner may sleep before its next try (ms, -1: ever). */
+int net_ctl_timeout(const struct net_ctl *c, uint64_t now);
+
+/* @a's text, ADDRESS:PORT or [ADDRESS]:PORT, into @buf; returns @buf. */
+const char *net_endpoint_name(const struct sockaddr_storage *a, char *buf,
+			      size_t len);
+
+/* The interface holding address @a into @ret; "any" for the wildcard. */
+void net_local_interface(const struct sockaddr_storage *a, char *ret, size_t len);
 
 #endif
