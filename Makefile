@@ -304,14 +304,15 @@ TIER_DESC_arch-check := includes and calls against tests/arch/layers
 # After net.mk and system.mk, whose variables it uses.
 -include tests/net/rxe.mk
 
-# The order tiers run in: the timing-sensitive ones first, each alone;
-# then CHECK_BG (the system tier: an emulator and a root file system
-# download, mostly one CPU and the network) starts in the background
-# while the rest run beside it (kernel module boots, fuzzing, the
-# document checks); a tier in CHECK_WAIT (the rxe tier reports what the
-# system tier's boot ran) waits for the background ones first.  A
-# background tier's output is printed whole when it is waited for.
-CHECK_FIRST := build run-unit valgrind sanitize integration hostile net-check
+# The order tiers run in: the build first; then CHECK_BG (the system
+# tier: a package build, a root file system download and an emulator,
+# mostly one CPU and the network) starts in the background at a lower
+# priority (nice), so that the timing-sensitive tiers that follow keep
+# the CPUs they need, and it takes what they leave; the others run in
+# their order; a tier in CHECK_WAIT (the rxe tier reports what the system
+# tier's boot ran) waits for the background ones first.  A background
+# tier's output is printed whole when it is waited for.
+CHECK_FIRST := build
 CHECK_BG ?= system-check
 CHECK_WAIT := rxe-check
 CHECK_RUN = $(filter $(CHECK_FIRST),$(CHECK_TIERS)) \
@@ -327,7 +328,7 @@ check: deps
 	$(foreach t,$(CHECK_RUN),k=$$((k + 1)); \
 	$(if $(filter $(t),$(CHECK_WAIT)),$(CHECK_BG_WAIT)) \
 	$(if $(filter $(t),$(CHECK_BG)),echo "==== [$$k/$$n] $(t): started in the background";) \
-	tests/tier.sh $(CHECK_SUMMARY) $$k $$n $(t) '$(or $(TIER_DESC_$(t)),$(t))' \
+	$(if $(filter $(t),$(CHECK_BG)),nice -n 10) tests/tier.sh $(CHECK_SUMMARY) $$k $$n $(t) '$(or $(TIER_DESC_$(t)),$(t))' \
 		$(MAKE) --no-print-directory -j$(CHECK_JOBS) $(or $(TIER_MAKE_$(t)),$(t)) \
 		$(if $(filter $(t),$(CHECK_BG)),> $(BUILD)/check/$(t).out 2>&1 & bg="$$bg $$!"; bgnames="$$bgnames $(t)";,|| \
 		{ rc=1; [ $(t) != build ] || { tests/tier.sh $(CHECK_SUMMARY) --table; exit 1; }; };)) \
