@@ -12,8 +12,13 @@
 #include "fpgactl.h"
 
 /* Where the sender is told its target (sender_control), and how it went. */
-static void control_print(const struct fpgad_net_stats *n)
+/* What the sender must write to (@pages: "pages" or "landing pages"),
+ * and where it is told so. */
+static void target_print(const struct fpgad_net_stats *n, const char *pages)
 {
+	printf("target      QPN 0x%x, R_Key 0x%08x, %u %s of %llu bytes from 0x%llx\n",
+	       n->qpn, n->rkey, n->pages, pages, (unsigned long long)n->page_stride,
+	       (unsigned long long)n->va_base);
 	printf("control     told at %s: %llu acknowledged, %llu not\n", n->control,
 	       (unsigned long long)n->control_acks,
 	       (unsigned long long)n->control_failures);
@@ -24,10 +29,7 @@ static void roce_print(const struct fpgad_net_stats *n)
 {
 	printf("network     roce on %s GID %s (index %u), from %s QPN 0x%x, path MTU %u\n",
 	       n->rdma_device, n->gid, n->gid_index, n->sender, n->sender_qpn, n->mtu);
-	printf("target      QPN 0x%x, R_Key 0x%08x, %u landing pages of %llu bytes from 0x%llx\n",
-	       n->qpn, n->rkey, n->pages, (unsigned long long)n->page_stride,
-	       (unsigned long long)n->va_base);
-	control_print(n);
+	target_print(n, "landing pages");
 	printf("frames      %llu immediates (%llu bytes copied), %llu packets lost, %llu late\n",
 	       (unsigned long long)n->packets, (unsigned long long)n->payload_bytes,
 	       (unsigned long long)n->lost_packets, (unsigned long long)n->late_packets);
@@ -46,10 +48,7 @@ static void net_print(const struct fpgad_net_stats *n)
 	}
 	printf("network     udp on %s from %s, MTU %u (%u-byte packets)\n",
 	       n->listen, n->sender, n->mtu, n->payload);
-	printf("target      QPN 0x%x, R_Key 0x%08x, %u pages of %llu bytes from 0x%llx\n",
-	       n->qpn, n->rkey, n->pages, (unsigned long long)n->page_stride,
-	       (unsigned long long)n->va_base);
-	control_print(n);
+	target_print(n, "pages");
 	printf("packets     %llu (%llu payload bytes), %llu lost, %llu late or duplicated\n",
 	       (unsigned long long)n->packets, (unsigned long long)n->payload_bytes,
 	       (unsigned long long)n->lost_packets, (unsigned long long)n->late_packets);

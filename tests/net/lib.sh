@@ -3,7 +3,8 @@
 # tests/net/lib.sh - what the network tiers' scripts share (run.sh,
 # run-roce.sh source it): verdicts, the sender's and consumer's one-line
 # summaries, counters before and after a case, a consumer holding a lease.
-# The sourcing script sets tag (its output prefix), BUILD, url and channel.
+# The sourcing script sets tag (its output prefix), BUILD, url, channel
+# and dir (its scratch folder).
 pass=0
 fail=0
 ok() { pass=$((pass + 1)); echo "$tag: PASS: $*"; }
@@ -33,4 +34,25 @@ consume() {
 		sleep 0.05
 	done
 	return 1
+}
+# stale_rkey_leases WAIT_MS: a lease that ends, then a second one (its
+# consumer waits WAIT_MS for a first frame); $old is the first ring's
+# R_Key, which the second ring must not have.
+stale_rkey_leases() {
+	consume "$dir/first.out" 300 || bad "stale-rkey: no lease"
+	old=$(stats | jq -r '.net.rkey')
+	wait $cpid
+	consume "$dir/second.out" "$1" || bad "stale-rkey: no second lease"
+	new=$(stats | jq -r '.net.rkey')
+	[ "$old" != "$new" ] && ok "stale-rkey: a new lease has a new R_Key" ||
+		bad "stale-rkey: R_Key $old kept across leases"
+	before=$(stats)
+}
+# stale_rkey_refused: once a sender wrote with $old, nothing of it reached
+# the second lessee ($after: the counters then).
+stale_rkey_refused() {
+	wait $cpid
+	after=$(stats)
+	check stale-rkey "frames delivered" "$(delta .frames)" 0
+	check stale-rkey "frames the consumer got" "$(field "$dir/second.out" frames)" 0
 }
