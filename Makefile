@@ -2,7 +2,8 @@
 # kernel module and every test tier.  Outputs go under $(BUILD).
 #
 #   make deps      install missing Debian packages (as root), else print how
-#   make / all     build/fpgad build/fpgactl build/libfpgad.{so,a} build/fpgad.pc
+#   make / all     build/fpgad build/fpgad-exporter build/fpgactl
+#                  build/libfpgad.{so,a} build/fpgad.pc
 #   make check     deps, build, every test tier that this machine can run
 #   make demo      deps, build, stream and verify frames on the simulated card
 #   make bench     streaming and control-plane benchmarks into BENCHMARKS.md
@@ -82,21 +83,28 @@ PROTO_H := $(BUILD)/gen/fpgad.pb-c.h
 cuda_filter = $(filter-out $(if $(filter 1,$(CUDA)),%_nocuda.c,%_cuda.c),$(1))
 
 COMMON_SRC := $(call cuda_filter,$(wildcard common/*.c))
+# The services' journal log and sd_notify: fpgad and fpgad-exporter link
+# them, libfpgad (which never prints) does not.
+SERVICE_SRC := common/log.c common/notify.c
+LIB_COMMON_SRC := $(filter-out $(SERVICE_SRC),$(COMMON_SRC))
 DAEMON_SRC := $(call cuda_filter,$(filter-out daemon/main.c,\
 	$(wildcard daemon/*.c daemon/*/*.c daemon/*/*/*.c)))
 CLIENT_SRC := $(call cuda_filter,$(wildcard client/*.c))
 FPGACTL_SRC := $(call cuda_filter,$(wildcard client/fpgactl/*.c))
+EXPORTER_SRC := $(wildcard exporter/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 PROTO_OBJ := $(BUILD)/obj/gen/fpgad.pb-c.o
 COMMON_OBJ := $(call obj,$(COMMON_SRC)) $(PROTO_OBJ)
 DAEMON_OBJ := $(call obj,$(DAEMON_SRC))
 CLIENT_OBJ := $(call obj,$(CLIENT_SRC))
+LIB_COMMON_OBJ := $(call obj,$(LIB_COMMON_SRC)) $(PROTO_OBJ)
+SERVICE_OBJ := $(call obj,$(SERVICE_SRC))
 
 UNIT_SRC := $(call cuda_filter,$(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
-PROGRAMS := $(BUILD)/fpgad $(BUILD)/fpgactl
+PROGRAMS := $(BUILD)/fpgad $(BUILD)/fpgad-exporter $(BUILD)/fpgactl
 LIBS := $(BUILD)/libfpgad.so $(BUILD)/libfpgad.a $(BUILD)/fpgad.pc
 
 .PHONY: all deps check demo bench install clean unit run-unit valgrind \
@@ -159,7 +167,7 @@ $(BUILD)/obj/gen/fpgad.pb-c.o: $(PROTO_C)
 
 $(BUILD)/obj/daemon/%.o: INC_DIR := $(INC_DAEMON)
 $(BUILD)/obj/client/%.o: INC_DIR := $(INC_CLIENT)
-$(BUILD)/obj/tests/%.o: INC_DIR := $(INC_DAEMON) -Iclient -Itests/lib
+$(BUILD)/obj/tests/%.o: INC_DIR := $(INC_DAEMON) -Iclient -Iexporter -Itests/lib
 
 $(BUILD)/obj/%.o: %.c | $(PROTO_H)
 	$(call msg,CC,$<)
@@ -171,37 +179,44 @@ $(BUILD)/obj/%.o: %.c | $(PROTO_H)
 $(BUILD)/libfpgad-core.a: $(DAEMON_OBJ)
 $(BUILD)/libfpgad-client.a: $(CLIENT_OBJ)
 $(BUILD)/libfpgad-common.a: $(COMMON_OBJ)
+# fpgad-exporter but main(), for its unit tests.
+$(BUILD)/libfpgad-exporter.a: $(filter-out %/main.o,$(call obj,$(EXPORTER_SRC)))
 # The installed static library stands alone.
-$(BUILD)/libfpgad.a: $(CLIENT_OBJ) $(COMMON_OBJ)
+$(BUILD)/libfpgad.a: $(CLIENT_OBJ) $(LIB_COMMON_OBJ)
 
 $(BUILD)/libfpgad-core.a $(BUILD)/libfpgad-client.a $(BUILD)/libfpgad-common.a \
-		$(BUILD)/libfpgad.a:
+		$(BUILD)/libfpgad-exporter.a $(BUILD)/libfpgad.a:
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 # The shared library exports the functions of fpgad.h and nothing else:
 # hidden visibility, FPGAD_EXPORT, and a version script.
-$(BUILD)/libfpgad.so: $(CLIENT_OBJ) $(COMMON_OBJ) client/libfpgad.map
+$(BUILD)/libfpgad.so: $(CLIENT_OBJ) $(LIB_COMMON_OBJ) client/libfpgad.map
 	$(call msg,LD,$@)
 	$(Q)$(CC) -shared -Wl,-soname,libfpgad.so.0 -Wl,--no-undefined \
 		-Wl,--version-script=client/libfpgad.map $(LDFLAGS) \
 		-o $@ $(filter %.o,$^) $(CUDA_LIBS) $(CLIENT_LIBS)
 
-# fpgad's accept() guard (daemon/control/fdlimit.c) must be what libnng calls.
-FPGAD_EXPORTS := -Wl,--export-dynamic-symbol=accept \
-	-Wl,--export-dynamic-symbol=accept4
-
 $(BUILD)/fpgad: $(BUILD)/obj/daemon/main.o $(BUILD)/libfpgad-core.a \
 		$(BUILD)/libfpgad-common.a
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) $(FPGAD_EXPORTS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
+
+# fpgad-exporter's accept guard (exporter/accept_guard.c) must be what
+# libnng calls.
+EXPORTER_EXPORTS := -Wl,--export-dynamic-symbol=accept \
+	-Wl,--export-dynamic-symbol=accept4
+
+$(BUILD)/fpgad-exporter: $(call obj,$(EXPORTER_SRC)) $(SERVICE_OBJ) $(BUILD)/libfpgad.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) $(EXPORTER_EXPORTS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
 
 $(BUILD)/fpgactl: $(call obj,$(FPGACTL_SRC)) $(BUILD)/libfpgad.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
 
-INTERNAL_LIBS := $(BUILD)/libfpgad-core.a $(BUILD)/libfpgad-client.a \
-	$(BUILD)/libfpgad-common.a
+INTERNAL_LIBS := $(BUILD)/libfpgad-exporter.a $(BUILD)/libfpgad-core.a \
+	$(BUILD)/libfpgad-client.a $(BUILD)/libfpgad-common.a
 
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))|g' -e 's|@VERSION@|$(VERSION)|g' \
 	-e 's|@CUDA_LIBS@|$(PC_CUDA_LIBS)|g' -e 's|@CUDA_LIBDIR@|$(CUDA_LIBDIR)|g'
@@ -348,6 +363,7 @@ install: all
 		$(DESTDIR)$(PREFIX)/lib/sysusers.d $(DESTDIR)$(PREFIX)/lib/tmpfiles.d \
 		$(DESTDIR)$(PREFIX)/lib/udev/rules.d
 	install -m 0755 $(BUILD)/fpgad $(DESTDIR)$(PREFIX)/sbin/fpgad
+	install -m 0755 $(BUILD)/fpgad-exporter $(DESTDIR)$(PREFIX)/sbin/fpgad-exporter
 	install -m 0755 $(BUILD)/fpgactl $(DESTDIR)$(PREFIX)/bin/fpgactl
 	install -m 0644 $(BUILD)/libfpgad.a $(DESTDIR)$(LIBDIR)/libfpgad.a
 	install -m 0755 $(BUILD)/libfpgad.so $(DESTDIR)$(LIBDIR)/libfpgad.so.0

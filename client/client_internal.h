@@ -5,6 +5,7 @@
  *   conn.c      the control connection: round trips, status codes, errors
  *   reconnect.c the socket and dialer, the live connection, a new socket
  *   client.c    connect, disconnect, Status, ListClients
+ *   forward.c   what fpgad-exporter asks: Metrics, and remote requests relayed
  *   attach.c    lease a channel and map its ring and descriptor ring
  *   frames.c    take, release and submit frames on a leased channel
  *   handoff.c   fpgad's handoff socket: tokens and descriptors
@@ -168,6 +169,8 @@ void conn_log(const fpgad_client *c, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void conn_set_errmsg(fpgad_client *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Send @req (its id is set here) and take its reply, whatever its status. */
+int conn_call(fpgad_client *c, Fpgad__Request *req, Fpgad__Response **ret_resp);
 /* Send @req (its id is set here) and take a STATUS_OK reply. */
 int conn_transact(fpgad_client *c, Fpgad__Request *req,
 		  Fpgad__Response **ret_resp);

@@ -143,8 +143,7 @@ static void remember_unanswered(fpgad_client *c, int r, const void *buf,
 	c->unanswered_id = id;
 }
 
-int conn_transact(fpgad_client *c, Fpgad__Request *req,
-		  Fpgad__Response **ret_resp)
+int conn_call(fpgad_client *c, Fpgad__Request *req, Fpgad__Response **ret_resp)
 {
 	Fpgad__Response *resp;
 	uint8_t stackbuf[512];
@@ -175,6 +174,19 @@ int conn_transact(fpgad_client *c, Fpgad__Request *req,
 		fpgad__response__free_unpacked(resp, NULL);
 		return -EBADMSG;
 	}
+	*ret_resp = resp;
+	return 0;
+}
+
+int conn_transact(fpgad_client *c, Fpgad__Request *req,
+		  Fpgad__Response **ret_resp)
+{
+	Fpgad__Response *resp;
+	int r;
+
+	r = conn_call(c, req, &resp);
+	if (r < 0)
+		return r;
 	if (resp->code != FPGAD__STATUS_CODE__STATUS_OK) {
 		conn_set_errmsg(c, "%s", resp->message);
 		conn_log(c, FPGAD_LOG_WARN, "fpgad: %s", resp->message);

@@ -20,11 +20,10 @@
 #include "daemon.h"
 #include "device/device.h"
 #include "memory/memory.h"
-#include "metrics.h"
 #include "placement.h"
 #include "requests.h"
-#include "service/log.h"
-#include "service/notify.h"
+#include "log.h"
+#include "notify.h"
 #include "service/runtime.h"
 #include "topology/p2p.h"
 #include "xfer/xfer.h"
@@ -121,20 +120,6 @@ static void on_watchdog(uv_timer_t *t)
 
 	notify_watchdog();
 	update_status(d);
-}
-
-/*
- * How often idle remote and metrics connections are looked for: their
- * timeouts are kept to within this.
- */
-#define IDLE_SWEEP_MS 250
-
-static void on_idle_sweep(uv_timer_t *t)
-{
-	struct daemon *d = t->data;
-
-	control_close_idle(d->ctl);
-	metrics_close_idle(d->metrics);
 }
 
 static void on_signal(uv_signal_t *sig, int signum)
@@ -294,28 +279,6 @@ static void survey_gpu_sharing(struct daemon *d)
 		log_notice("device: %s", d->gpu_sharing_note);
 }
 
-/*
- * The descriptor budget for the configuration: the remote limit that
- * leaves the reserve alone, and the accept guard's ceiling.
- */
-static void plan_descriptors(struct daemon *d, const struct config *cfg)
-{
-	fdlimit_plan(cfg, d->fds.nofile, &d->fds);
-	fdlimit_guard(d->fds.ceiling);
-	if (!cfg->control.remote[0])
-		return;
-	if (!fdlimit_guard_in_effect())
-		log_warn("descriptors: the listeners do not call fpgad's accept guard (accept is not exported): remote connections can take the descriptors kept for local clients");
-	if (d->fds.remote_clients == 0)
-		log_warn("descriptors: RLIMIT_NOFILE %lu leaves none for remote connections beyond the %lu kept for local clients, the rings and the device: every remote connection is refused",
-			 d->fds.nofile, d->fds.reserve);
-	else if (d->fds.remote_clients < cfg->control.max_remote_clients)
-		log_notice("descriptors: max_remote_clients %u lowered to %u: RLIMIT_NOFILE %lu keeps %lu for local clients, the rings and the device%s",
-			   cfg->control.max_remote_clients, d->fds.remote_clients,
-			   d->fds.nofile, d->fds.reserve,
-			   cfg->metrics.listen[0] ? ", and [metrics] max_clients for the metrics listener" : "");
-}
-
 int daemon_start(struct daemon *d, const struct config *cfg)
 {
 	struct control_options opt = { 0 };
@@ -344,8 +307,7 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 	r = runtime_open(cfg->daemon.runtime_dir, &d->rt);
 	if (r < 0)
 		goto fail;
-	d->fds.nofile = fdlimit_raise();
-	plan_descriptors(d, cfg);
+	fdlimit_raise();
 
 	r = uv_loop_init(&d->loop);
 	if (r < 0) {
@@ -380,15 +342,10 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 	snprintf(d->socket_url, sizeof(d->socket_url), "ipc://%s/fpgad.sock",
 		 cfg->daemon.runtime_dir);
 	opt.local_url = d->socket_url;
-	opt.remote_url = cfg->control.remote;
-	opt.tls_cert_key = cfg->control.tls_cert_key;
 	opt.socket_mode = cfg->control.socket_mode;
 	opt.socket_gid = lookup_group(cfg->control.group);
 	opt.max_message = cfg->control.max_message;
 	opt.max_clients = cfg->control.max_clients;
-	opt.max_remote_clients = d->fds.remote_clients;
-	opt.max_remote_per_address = cfg->control.max_remote_per_address;
-	opt.remote_idle_ms = cfg->control.remote_idle_timeout_ms;
 	r = control_start(&d->loop, &opt, &h, &d->ctl);
 	if (r < 0)
 		goto fail;
@@ -398,23 +355,18 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 			  opt.socket_gid, &hh, &d->handoff);
 	if (r < 0)
 		goto fail;
-	r = metrics_start(d, &d->metrics);
-	if (r < 0)
-		goto fail;
 
 	uv_signal_init(&d->loop, &d->sig_term);
 	uv_signal_init(&d->loop, &d->sig_int);
 	uv_signal_init(&d->loop, &d->sig_hup);
 	uv_timer_init(&d->loop, &d->watchdog);
-	uv_timer_init(&d->loop, &d->idle_sweep);
 	d->sig_term.data = d->sig_int.data = d->sig_hup.data = d;
-	d->watchdog.data = d->idle_sweep.data = d;
+	d->watchdog.data = d;
 	d->handles_init = true;
 	uv_signal_start(&d->sig_term, on_signal, SIGTERM);
 	uv_signal_start(&d->sig_int, on_signal, SIGINT);
 	uv_signal_start(&d->sig_hup, on_signal, SIGHUP);
 
-	uv_timer_start(&d->idle_sweep, on_idle_sweep, IDLE_SWEEP_MS, IDLE_SWEEP_MS);
 	d->watchdog_usec = notify_watchdog_usec();
 	if (d->watchdog_usec) {
 		uint64_t ms = d->watchdog_usec / 2000;
@@ -422,8 +374,7 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 		uv_timer_start(&d->watchdog, on_watchdog, ms ? ms : 1, ms ? ms : 1);
 	}
 
-	log_info("fpgad %s listening on %s%s%s", FPGAD_VERSION, d->socket_url,
-		 cfg->control.remote[0] ? " and " : "", control_remote_url(d->ctl));
+	log_info("fpgad %s listening on %s", FPGAD_VERSION, d->socket_url);
 	notify_ready();
 	update_status(d);
 	return 0;
@@ -441,16 +392,11 @@ int daemon_run(struct daemon *d)
 /* The listeners' connection limits from d->cfg, after a reload. */
 static void reload_limits(struct daemon *d)
 {
-	const struct config_control *c = &d->cfg.control;
 	struct control_options opt = {
-		.max_clients = c->max_clients,
-		.max_remote_clients = d->fds.remote_clients,
-		.max_remote_per_address = c->max_remote_per_address,
-		.remote_idle_ms = c->remote_idle_timeout_ms,
+		.max_clients = d->cfg.control.max_clients,
 	};
 
 	control_set_limits(d->ctl, &opt);
-	metrics_set_limits(d->metrics, &d->cfg.metrics);
 }
 
 /* What can change without a restart: logging, limits and idle channels. */
@@ -461,9 +407,7 @@ static void apply_reload(struct daemon *d, const struct config *n)
 	if (strcmp(o->daemon.runtime_dir, n->daemon.runtime_dir) ||
 	    strcmp(o->control.group, n->control.group) ||
 	    o->control.socket_mode != n->control.socket_mode ||
-	    strcmp(o->control.remote, n->control.remote) ||
 	    o->control.max_message != n->control.max_message ||
-	    strcmp(o->metrics.listen, n->metrics.listen) ||
 	    memcmp(&o->device, &n->device, sizeof(o->device)) ||
 	    memcmp(&o->sim, &n->sim, sizeof(o->sim)) ||
 	    o->transfer.engines != n->transfer.engines ||
@@ -477,18 +421,11 @@ static void apply_reload(struct daemon *d, const struct config *n)
 		log_notice("reload: socket, listener, device, sim, transfer engine and channel settings take effect at the next start");
 	o->daemon.log_level = n->daemon.log_level;
 	o->control.max_clients = n->control.max_clients;
-	o->control.max_remote_clients = n->control.max_remote_clients;
-	o->control.max_remote_per_address = n->control.max_remote_per_address;
-	o->control.remote_idle_timeout_ms = n->control.remote_idle_timeout_ms;
 	o->control.max_leases = n->control.max_leases;
 	o->control.max_pinned = n->control.max_pinned;
 	o->transfer.max_buffers = n->transfer.max_buffers;
 	o->transfer.max_registered = n->transfer.max_registered;
-	o->metrics.max_clients = n->metrics.max_clients;
-	o->metrics.max_per_address = n->metrics.max_per_address;
-	o->metrics.idle_timeout_ms = n->metrics.idle_timeout_ms;
 	log_level = n->daemon.log_level;
-	plan_descriptors(d, o);
 	reload_limits(d);
 }
 
@@ -525,9 +462,6 @@ static void close_handle(uv_handle_t *h)
 
 void daemon_stop(struct daemon *d)
 {
-	/* First: its handlers read the channels. */
-	metrics_stop(d->metrics);
-	d->metrics = NULL;
 	control_stop(d->ctl);
 	d->ctl = NULL;
 	handoff_stop(d->handoff);
@@ -551,7 +485,6 @@ void daemon_stop(struct daemon *d)
 		close_handle((uv_handle_t *)&d->sig_int);
 		close_handle((uv_handle_t *)&d->sig_hup);
 		close_handle((uv_handle_t *)&d->watchdog);
-		close_handle((uv_handle_t *)&d->idle_sweep);
 		d->handles_init = false;
 	}
 	if (d->loop_init) {

@@ -15,11 +15,10 @@
 #include "control/fdlimit.h"
 #include "control/handoff.h"
 #include "control/session.h"
-#include "service/log.h"
+#include "log.h"
 
 struct channel;
 struct device;
-struct metrics;
 struct p2p;
 struct runtime;
 struct xfer;
@@ -27,11 +26,9 @@ struct xfer;
 struct daemon {
 	struct config cfg;
 	struct runtime *rt;		/* the runtime directory, locked */
-	struct fd_budget fds;
 	uv_loop_t loop;
 	bool loop_init;
 	struct control *ctl;
-	struct metrics *metrics;	/* NULL: [metrics] listen is off */
 	struct session_table sessions;
 	uint64_t start_ns;
 	char socket_url[PATH_MAX + 32];
@@ -56,7 +53,6 @@ struct daemon {
 
 	uv_signal_t sig_term, sig_int, sig_hup;
 	uv_timer_t watchdog;
-	uv_timer_t idle_sweep;
 	bool handles_init;
 	uint64_t watchdog_usec;
 	int exit_code;

@@ -13,7 +13,7 @@
 #include "daemon.h"
 #include "memory/fault_guard.h"
 #include "preflight.h"
-#include "service/log.h"
+#include "log.h"
 
 static void usage(FILE *f)
 {

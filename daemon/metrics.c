@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * metrics.c - the Prometheus exposition (metrics.h): what is exported and
- * under which names, the text format, and the HTTP listener.
+ * under which names, and the text format.  fpgad-exporter serves it over
+ * HTTP; fpgad hands it out on the local socket (a Metrics request).
  *
  * Names follow Prometheus' naming guide: the fpgad_ prefix, base units
  * (seconds, bytes), _total on counters, one HELP and one TYPE line per
  * family, then its samples, per channel labelled channel= and direction=.
  */
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
-#include <nng/nng.h>
-#include <nng/supplemental/http/http.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,19 +19,11 @@
 
 #include "channel_counters.h"
 #include "clock.h"
-#include "control/fdlimit.h"
 #include "daemon.h"
 #include "errmap.h"
 #include "metrics.h"
-#include "service/log.h"
+#include "log.h"
 #include "xfer_ring.h"
-
-struct metrics {
-	struct daemon *d;
-	nng_url *url;
-	nng_http_server *srv;
-	bool started;
-};
 
 /* A family of samples, one per channel, from a field of struct channel_stats. */
 struct stats_family {
@@ -533,162 +523,4 @@ void metrics_collect(struct daemon *d, struct metrics_snapshot *ret_snap)
 			channel_net_stats(ch, &s->channels[i].net);
 		s->pinned_bytes += channel_pinned_bytes(ch);
 	}
-}
-
-/* --- the HTTP listener ------------------------------------------------------------- */
-
-/* The metrics, as a response of its own; NULL without memory. */
-static nng_http_res *metrics_response(struct metrics *m)
-{
-	struct metrics_snapshot *snap = malloc(sizeof(*snap));
-	nng_http_res *res = NULL;
-	char *text = NULL;
-	size_t len = 0;
-	int rv = NNG_ENOMEM;
-
-	if (snap) {
-		metrics_collect(m->d, snap);
-		if (metrics_format(snap, &text, &len) == 0)
-			rv = nng_http_res_alloc(&res);
-	}
-	if (rv == 0)
-		rv = nng_http_res_set_header(res, "Content-Type", METRICS_CONTENT_TYPE);
-	if (rv == 0)
-		rv = nng_http_res_copy_data(res, text, len);
-	free(snap);
-	free(text);
-	if (rv == 0)
-		return res;
-	if (res)
-		nng_http_res_free(res);
-	return NULL;
-}
-
-/*
- * GET on the path (nng answers HEAD from it, 405 to another method on the
- * path, 404 to another path); on an nng thread.
- */
-static void serve(nng_aio *aio)
-{
-	nng_http_handler *h = nng_aio_get_input(aio, 1);
-	nng_http_res *res = metrics_response(nng_http_handler_get_data(h));
-
-	if (!res && nng_http_res_alloc_error(&res, NNG_HTTP_STATUS_INTERNAL_SERVER_ERROR)) {
-		nng_aio_finish(aio, NNG_ENOMEM);
-		return;
-	}
-	nng_aio_set_output(aio, 0, res);
-	nng_aio_finish(aio, 0);
-}
-
-/* Count its connections against [metrics] max_clients where they arrive. */
-static void cap_connections(struct metrics *m, const struct config_metrics *mc)
-{
-	struct sockaddr_storage ss;
-	nng_sockaddr na;
-
-	if (nng_http_server_get_addr(m->srv, &na) != 0 ||
-	    peer_sockaddr_from_nng(&na, &ss) < 0) {
-		log_warn("metrics: the listener's address is unknown: its connections are not limited");
-		return;
-	}
-	fdlimit_cap((struct sockaddr *)&ss, sizeof(ss), mc->max_clients, "metrics",
-		    "[metrics] max_clients");
-	fdlimit_cap_set(mc->max_clients, mc->max_per_address, mc->idle_timeout_ms);
-}
-
-/* listen = with the port bound (port 0 there: one the kernel picked). */
-static const char *bound_url(struct metrics *m, char *buf, size_t len)
-{
-	const char *colon = strrchr(m->url->u_host, ':');
-	struct sockaddr_storage ss;
-	nng_sockaddr na;
-	int port;
-
-	if (!colon || nng_http_server_get_addr(m->srv, &na) != 0 ||
-	    peer_sockaddr_from_nng(&na, &ss) < 0)
-		return m->d->cfg.metrics.listen;
-	port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port :
-						((struct sockaddr_in *)&ss)->sin_port);
-	snprintf(buf, len, "%s://%.*s:%d%s", m->url->u_scheme,
-		 (int)(colon - m->url->u_host), m->url->u_host, port, m->url->u_path);
-	return buf;
-}
-
-int metrics_start(struct daemon *d, struct metrics **ret_m)
-{
-	const struct config_metrics *mc = &d->cfg.metrics;
-	char where[PATH_MAX + 16];
-	nng_http_handler *h = NULL;
-	struct metrics *m;
-	int rv;
-
-	if (!mc->listen[0]) {
-		*ret_m = NULL;
-		return 0;
-	}
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	m->d = d;
-	rv = nng_url_parse(&m->url, mc->listen);
-	if (rv == 0)
-		rv = nng_http_server_hold(&m->srv, m->url);
-	if (rv == 0)
-		rv = nng_http_handler_alloc(&h, m->url->u_path, serve);
-	if (rv == 0)
-		rv = nng_http_handler_set_method(h, "GET");
-	if (rv == 0)
-		rv = nng_http_handler_set_data(h, m, NULL);
-	if (rv == 0)
-		rv = nng_http_server_add_handler(m->srv, h);
-	if (rv)
-		goto fail;
-	h = NULL;	/* the server's now */
-	rv = nng_http_server_start(m->srv);
-	if (rv)
-		goto fail;
-	m->started = true;
-	if (!fdlimit_guard_in_effect())
-		log_warn("metrics: the listener does not call fpgad's accept guard (accept is not exported): [metrics] max_clients is not enforced");
-	cap_connections(m, mc);
-	log_info("metrics: serving %s, at most %u connections at once",
-		 bound_url(m, where, sizeof(where)), mc->max_clients);
-	*ret_m = m;
-	return 0;
-fail:
-	log_err("%s: metrics: cannot listen on %s: %s",
-		config_where(&d->cfg, CONFIG_METRICS, 0, "listen", where, sizeof(where)),
-		mc->listen, nng_strerror(rv));
-	if (h)
-		nng_http_handler_free(h);
-	metrics_stop(m);
-	return errmap_nng(rv);
-}
-
-void metrics_stop(struct metrics *m)
-{
-	if (!m)
-		return;
-	fdlimit_cap(NULL, 0, 0, NULL, NULL);
-	/* nng waits for the connections to go, and their handlers with them. */
-	if (m->started)
-		nng_http_server_stop(m->srv);
-	if (m->srv)
-		nng_http_server_release(m->srv);
-	nng_url_free(m->url);
-	free(m);
-}
-
-void metrics_set_limits(struct metrics *m, const struct config_metrics *mc)
-{
-	if (m)
-		fdlimit_cap_set(mc->max_clients, mc->max_per_address,
-				mc->idle_timeout_ms);
-}
-
-void metrics_close_idle(struct metrics *m)
-{
-	if (m)
-		fdlimit_cap_close_idle();
 }

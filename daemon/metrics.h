@@ -1,23 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * metrics.h - fpgad's counters for Prometheus: a snapshot of the daemon
- * and its channels, its text exposition (format 0.0.4), and the read-only
- * HTTP listener that serves it at [metrics] listen, apart from the control
- * sockets: it answers GET on its one path and nothing else.
+ * and its channels and its text exposition (format 0.0.4), answered on
+ * the local socket (MetricsRequest).  fpgad-exporter serves it over HTTP,
+ * so fpgad parses no scraper's request.
  *
- * The listener is nng's HTTP server.  Its handler runs on nng's threads
- * and takes the snapshot there, the way a ChannelStats request reads a
- * channel: each channel's counters are copied under the channel lock
- * (channel_get_stats), which the streaming thread holds only for its
- * bookkeeping; the transfer counters and latencies under the transfer
- * service's lock (xfer_get_stats), which the transfer thread lets go of
- * whenever it waits; the client count is an atomic the loop keeps; the
- * rest is fixed once fpgad has started.  Nothing waits on the loop.
- *
- * Its connections count against their own limit ([metrics] max_clients,
- * enforced where they are accepted: fdlimit_cap()), never against the
- * control listeners' places, and as tcp connections they stay out of the
- * descriptors kept for local clients.
+ * The snapshot is taken on the loop: each channel's counters are copied
+ * under the channel lock (channel_get_stats), which the streaming thread
+ * holds only for its bookkeeping; the transfer counters and latencies
+ * under the transfer service's lock (xfer_get_stats), which the transfer
+ * thread lets go of whenever it waits; the rest is fixed once fpgad has
+ * started.
  */
 #ifndef FPGAD_METRICS_H
 #define FPGAD_METRICS_H
@@ -34,7 +27,6 @@
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 struct daemon;
-struct metrics;
 
 struct metrics_channel {
 	const char *name;
@@ -57,7 +49,7 @@ struct metrics_process {
 struct metrics_snapshot {
 	const char *version;
 	uint64_t uptime_ns;
-	unsigned clients;		/* control connections, local and remote */
+	unsigned clients;		/* control connections */
 	uint64_t pinned_bytes;		/* channel_pinned_bytes(), all channels */
 	unsigned n_channels;
 	struct metrics_channel channels[CONFIG_MAX_CHANNELS];
@@ -74,20 +66,5 @@ void metrics_collect(struct daemon *d, struct metrics_snapshot *ret_snap);
  */
 int metrics_format(const struct metrics_snapshot *snap, char **ret_text,
 		   size_t *ret_len);
-
-/*
- * Serve @d's metrics at its [metrics] listen; *ret_m is NULL when that is
- * empty.  A listen URL that cannot be bound is logged at its config line.
- */
-int metrics_start(struct daemon *d, struct metrics **ret_m);
-/* Stop serving; returns once no handler runs any more.  Accepts NULL. */
-void metrics_stop(struct metrics *m);
-/*
- * New [metrics] max_clients, max_per_address and idle_timeout_ms (reload);
- * open connections stay.  Accepts NULL.
- */
-void metrics_set_limits(struct metrics *m, const struct config_metrics *mc);
-/* Shut down connections idle past [metrics] idle_timeout_ms; accepts NULL. */
-void metrics_close_idle(struct metrics *m);
 
 #endif

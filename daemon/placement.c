@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "placement.h"
-#include "service/log.h"
+#include "log.h"
 #include "topology/p2p.h"
 #include "topology/place.h"
 

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * requests.c - the control request path (requests.h), in order: find the
- * session, check the size, decode (protocol.c), authorize against the
- * listener's allowlist, answer a resent mutating request from the reply
- * cache, dispatch to the handler of each request type, reply.
+ * session, check the size, decode (protocol.c), answer a resent mutating
+ * request from the reply cache, dispatch to the handler of each request
+ * type, reply.  Every peer is local (the socket's mode and group decide
+ * who may connect); remote peers reach fpgad only through fpgad-exporter,
+ * which relays the read-only requests alone.
  *
  * What a peer can send at will is logged through the daemon's token
- * buckets (log_limited), naming the peer by pid and uid or by address.
+ * buckets (log_limited), naming the peer by pid and uid.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -19,12 +21,13 @@
 #include "channel/lease.h"
 #include "channel_counters.h"
 #include "clock.h"
-#include "control/protocol.h"
+#include "protocol.h"
 #include "daemon.h"
 #include "device/net/net.h"
 #include "fpgad.h"
 #include "requests.h"
-#include "service/log.h"
+#include "log.h"
+#include "metrics.h"
 #include "topology/p2p.h"
 #include "xfer_requests.h"
 
@@ -42,6 +45,7 @@ struct reply {
 		Fpgad__ChannelStatsReply channel_stats;
 		Fpgad__ResetChannelReply reset_channel;
 		Fpgad__ProbeReply probe;
+		Fpgad__MetricsReply metrics;
 	} body;
 	struct lease_grant grant;
 	struct p2p_answer *topology;
@@ -53,6 +57,7 @@ struct reply {
 	Fpgad__NetStats net_msg;
 	/* Arrays the body points into, freed after packing. */
 	void *arrays[4];
+	char *metrics_text;
 };
 
 static void reply_error(struct reply *r, Fpgad__StatusCode code,
@@ -81,30 +86,6 @@ static bool is_mutating(Fpgad__Request__BodyCase b)
 	       b == FPGAD__REQUEST__BODY_REGISTER_BUFFER ||
 	       b == FPGAD__REQUEST__BODY_UNREGISTER_BUFFER ||
 	       b == FPGAD__REQUEST__BODY_SET_BUFFER_MODE;
-}
-
-/* Which requests each listener serves: the remote one is read-only. */
-static bool allowed(enum listener_kind l, Fpgad__Request__BodyCase b)
-{
-	switch (b) {
-	case FPGAD__REQUEST__BODY_HELLO:
-	case FPGAD__REQUEST__BODY_STATUS:
-	case FPGAD__REQUEST__BODY_CHANNEL_STATS:
-	case FPGAD__REQUEST__BODY_TOPOLOGY:
-		return true;
-	case FPGAD__REQUEST__BODY_LIST_CLIENTS:
-	case FPGAD__REQUEST__BODY_OPEN_CHANNEL:
-	case FPGAD__REQUEST__BODY_CLOSE_CHANNEL:
-	case FPGAD__REQUEST__BODY_RESET_CHANNEL:
-	case FPGAD__REQUEST__BODY_PROBE:
-	case FPGAD__REQUEST__BODY_OPEN_XFER_QUEUE:
-	case FPGAD__REQUEST__BODY_REGISTER_BUFFER:
-	case FPGAD__REQUEST__BODY_UNREGISTER_BUFFER:
-	case FPGAD__REQUEST__BODY_SET_BUFFER_MODE:
-		return l == LISTENER_LOCAL;
-	default:
-		return false;
-	}
 }
 
 static void do_hello(struct daemon *d, const Fpgad__Hello *in, struct reply *r)
@@ -245,7 +226,6 @@ static void do_list_clients(struct daemon *d, struct reply *r)
 		ci->uid = (uint32_t)s->peer.uid;
 		ci->gid = (uint32_t)s->peer.gid;
 		ci->connected_ms = s->connected_ms;
-		ci->remote = s->peer.listener == LISTENER_REMOTE;
 		xfer_requests_client(d, s, ci);
 		ci->leases = names;
 		for (unsigned c = 0; c < d->n_channels; c++)
@@ -562,6 +542,28 @@ static void do_topology(struct daemon *d, struct reply *r)
 	r->resp.topology = p2p_answer_reply(r->topology);
 }
 
+static void do_metrics(struct daemon *d, struct reply *r)
+{
+	struct metrics_snapshot *snap = malloc(sizeof(*snap));
+	size_t len;
+
+	if (!snap) {
+		reply_error(r, FPGAD__STATUS_CODE__STATUS_INTERNAL, "out of memory");
+		return;
+	}
+	metrics_collect(d, snap);
+	if (metrics_format(snap, &r->metrics_text, &len) < 0) {
+		free(snap);
+		reply_error(r, FPGAD__STATUS_CODE__STATUS_INTERNAL, "out of memory");
+		return;
+	}
+	free(snap);
+	fpgad__metrics_reply__init(&r->body.metrics);
+	r->body.metrics.text = r->metrics_text;
+	r->resp.body_case = FPGAD__RESPONSE__BODY_METRICS;
+	r->resp.metrics = &r->body.metrics;
+}
+
 static void dispatch(struct daemon *d, struct session *s,
 		     const Fpgad__Request *req, struct reply *r)
 {
@@ -592,6 +594,9 @@ static void dispatch(struct daemon *d, struct session *s,
 		break;
 	case FPGAD__REQUEST__BODY_PROBE:
 		do_probe(d, s, req->probe, r);
+		break;
+	case FPGAD__REQUEST__BODY_METRICS:
+		do_metrics(d, r);
 		break;
 	case FPGAD__REQUEST__BODY_OPEN_XFER_QUEUE:
 		xfer_requests_open_queue(d, s, req->open_xfer_queue, &r->resp, &r->xfer);
@@ -638,6 +643,7 @@ static void send_reply(struct control_ctx *ctx, struct session *s,
 	free(buf);
 	for (unsigned i = 0; i < sizeof(r->arrays) / sizeof(r->arrays[0]); i++)
 		free(r->arrays[i]);
+	free(r->metrics_text);
 	p2p_answer_free(r->topology);
 }
 
@@ -677,14 +683,7 @@ void requests_handle(struct daemon *d, struct control_ctx *ctx,
 		return;
 	}
 	r.resp.id = req->id;
-	if (!allowed(p->listener, req->body_case)) {
-		reply_error(&r, FPGAD__STATUS_CODE__STATUS_DENIED,
-			    "%s is not allowed on the %s listener",
-			    protocol_request_name(req->body_case),
-			    p->listener == LISTENER_LOCAL ? "local" : "remote (read-only)");
-		log_limited(&d->log_denied, LOG_NOTICE, "control: %s: %s",
-			    peer_name(p, who, sizeof(who)), r.message);
-	} else if (!s) {
+	if (!s) {
 		/* The connection is gone; nobody will read this. */
 		reply_error(&r, FPGAD__STATUS_CODE__STATUS_INTERNAL,
 			    "connection closed");

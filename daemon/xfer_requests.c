@@ -10,10 +10,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "control/protocol.h"
+#include "protocol.h"
 #include "daemon.h"
 #include "memory/memory.h"
-#include "service/log.h"
+#include "log.h"
 #include "xfer_requests.h"
 
 static void xfer_requests_refuse(Fpgad__Response *resp, struct xfer_reply *out,

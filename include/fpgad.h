@@ -227,6 +227,29 @@ struct fpgad_client_list {
 FPGAD_EXPORT int fpgad_clients_get(fpgad_client *c, struct fpgad_client_list **ret_list);
 FPGAD_EXPORT void fpgad_clients_free(struct fpgad_client_list *l);
 
+/* --- serving the network (fpgad-exporter) ------------------------------------ */
+
+/*
+ * fpgad's counters in the Prometheus text exposition format (0.0.4), as a
+ * NUL-terminated malloc'ed text: free() it.
+ */
+FPGAD_EXPORT int fpgad_metrics_get(fpgad_client *c, char **ret_text);
+/*
+ * Relay one request of a remote peer: @request, @len bytes of an encoded
+ * fpgad.Request (proto/fpgad.proto) as the peer sent it.  It is decoded
+ * here; one above @max_len bytes, malformed, or other than Hello, Status,
+ * ChannelStats and Topology (the read-only requests) is refused here with
+ * the status fpgad would answer, and @why (@whylen bytes, "" otherwise)
+ * says why.  Any other is packed anew and sent to fpgad on @c.  Either
+ * way *ret_reply (free() it) holds the encoded fpgad.Response to send
+ * back, with the peer's request id, and 0 is returned; when fpgad does
+ * not answer (or @c is NULL: no connection), the reply says so and the
+ * errno is returned as well.  -ENOMEM: no reply.
+ */
+FPGAD_EXPORT int fpgad_relay(fpgad_client *c, const void *request, size_t len,
+			     size_t max_len, void **ret_reply, size_t *ret_len,
+			     char *why, size_t whylen);
+
 /* --- channels and frames --------------------------------------------------- */
 
 typedef struct fpgad_channel fpgad_channel;

@@ -70,7 +70,7 @@ $(BUILD)/kmod/%/fpgad_dma.ko: $(KMOD_SRC)
 kmod-matrix: $(KMOD_MATRIX_KOS)
 
 # The guest program links the daemon's xdma backend to drive it as well.
-KMOD_GUEST_SRC := tests/kmod/kmod_test.c tests/kmod/kmod_xfer.c daemon/device/xdma/device_xdma.c daemon/service/log.c \
+KMOD_GUEST_SRC := tests/kmod/kmod_test.c tests/kmod/kmod_xfer.c daemon/device/xdma/device_xdma.c common/log.c \
 	common/clock.c
 
 $(KMOD_GUEST): $(KMOD_GUEST_SRC) tests/kmod/kmod_xfer.h kmod/uapi/fpgad_dma.h daemon/device/device.h

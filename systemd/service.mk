@@ -21,6 +21,8 @@ install-service:
 	sed -f systemd/template.sed systemd/fpgad.service.in | \
 		sed 's|@SBINDIR@|$(PREFIX)/sbin|g' > \
 		$(DESTDIR)$(PREFIX)/lib/systemd/system/fpgad@.service
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' systemd/fpgad-exporter.service.in > \
+		$(DESTDIR)$(PREFIX)/lib/systemd/system/fpgad-exporter.service
 	install -D -m 0644 systemd/fpgad-remote.conf \
 		$(DESTDIR)$(PREFIX)/share/fpgad/fpgad-remote.conf
 	install -D -m 0644 systemd/fpgad-mps.conf \

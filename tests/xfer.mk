@@ -20,7 +20,7 @@ $(FUZZ_DIR)/fuzz_config: common/size.c
 # fpgad's end of the transfer queue, against a hostile client.
 FUZZ_XFER := $(FUZZ_DIR)/fuzz_xfer_queue
 $(FUZZ_XFER): tests/fuzz/fuzz_xfer_queue.c daemon/xfer/xfer_server.c \
-		daemon/memory/mem_host.c daemon/service/log.c common/xfer_ring.c \
+		daemon/memory/mem_host.c common/log.c common/xfer_ring.c \
 		common/frame_ring.c common/futex.c common/clock.c common/spin.c \
 		client/xfer_queue.c | $(PROTO_H)
 	$(call msg,FUZZCC,$@)

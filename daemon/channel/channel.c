@@ -12,7 +12,7 @@
 
 #include "channel/channel_impl.h"
 #include "device/net/net.h"
-#include "service/log.h"
+#include "log.h"
 
 const char *channel_state_name(enum channel_state st)
 {

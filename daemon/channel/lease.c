@@ -15,7 +15,7 @@
 #include "channel/lease.h"
 #include "clock.h"
 #include "control/fdclose.h"
-#include "service/log.h"
+#include "log.h"
 
 static void lease_destroy(struct lease *l, uint32_t events);
 

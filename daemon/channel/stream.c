@@ -19,7 +19,7 @@
 #include "clock.h"
 #include "crc32c.h"
 #include "futex.h"
-#include "service/log.h"
+#include "log.h"
 
 /* The longest the thread waits for the card before it looks around. */
 #define STREAM_WAIT_MS 100

@@ -76,9 +76,6 @@ void config_defaults(struct config *cfg)
 	cfg->control.socket_mode = 0660;
 	cfg->control.max_message = 64 * 1024;
 	cfg->control.max_clients = 64;
-	cfg->control.max_remote_clients = 16;
-	cfg->control.max_remote_per_address = 4;
-	cfg->control.remote_idle_timeout_ms = 60000;
 	cfg->control.max_leases = 16;
 	cfg->control.max_pinned = 4ull << 30;
 	cfg->device.backend = BACKEND_SIM;
@@ -97,9 +94,6 @@ void config_defaults(struct config *cfg)
 	cfg->transfer.max_buffers = 64;
 	cfg->transfer.max_registered = 4ull << 30;
 	cfg->transfer.bounce_slots = 8;
-	cfg->metrics.max_clients = 8;
-	cfg->metrics.max_per_address = 2;
-	cfg->metrics.idle_timeout_ms = 20000;
 	cfg->n_channels = 1;
 	cfg->channels[0] = default_channel;
 }
@@ -268,6 +262,22 @@ static void nearer(const char *name, const char *candidate,
 	}
 }
 
+/*
+ * What fpgad-exporter serves now: the network listeners left fpgad, and a
+ * key that configured one says where it went.
+ */
+static const struct {
+	const char *section, *key, *now;
+} moved[] = {
+	{ "control", "remote", "fpgad-exporter --remote URL" },
+	{ "control", "tls_cert_key", "fpgad-exporter --tls-cert-key FILE" },
+	{ "control", "max_remote_clients", "fpgad-exporter --remote-max-clients N" },
+	{ "control", "max_remote_per_address", "fpgad-exporter --remote-max-per-address N" },
+	{ "control", "remote_idle_timeout_ms", "fpgad-exporter --remote-idle-timeout-ms MS" },
+};
+
+#define EXPORTER_HOME "fpgad listens on its local sockets only; remote status and metrics are served by fpgad-exporter (/etc/default/fpgad-exporter, fpgad-exporter(8))"
+
 /* Key tables: one entry per key, with the parser to apply. */
 enum key_type { K_UINT, K_SIZE, K_STRING, K_ENUM, K_MODE, K_LINK, K_LEVEL,
 	K_POW2 };
@@ -295,13 +305,8 @@ static const struct key daemon_keys[] = {
 static const struct key control_keys[] = {
 	KS(struct config_control, group),
 	{ "socket_mode", K_MODE, offsetof(struct config_control, socket_mode), 0, 0, 0777, NULL, 0 },
-	KS(struct config_control, remote),
-	KS(struct config_control, tls_cert_key),
 	{ "max_message", K_SIZE, offsetof(struct config_control, max_message), 0, 1024, 0, NULL, 0 },
 	KU(struct config_control, max_clients, 1, 4096),
-	KU(struct config_control, max_remote_clients, 1, 4096),
-	KU(struct config_control, max_remote_per_address, 0, 4096),
-	KU(struct config_control, remote_idle_timeout_ms, 0, 86400000),
 	KU(struct config_control, max_leases, 1, 1024),
 	KZ(struct config_control, max_pinned),
 };
@@ -337,13 +342,6 @@ static const struct key transfer_keys[] = {
 	KU(struct config_transfer, bounce_slots, 1, 64),
 	KU(struct config_transfer, poll_us, 0, 1000000),
 	KU(struct config_transfer, card_regions, 0, 1024),
-};
-
-static const struct key metrics_keys[] = {
-	KS(struct config_metrics, listen),
-	KU(struct config_metrics, max_clients, 1, 1024),
-	KU(struct config_metrics, max_per_address, 0, 1024),
-	KU(struct config_metrics, idle_timeout_ms, 0, 86400000),
 };
 
 static const struct key channel_keys[] = {
@@ -386,6 +384,11 @@ static int apply_key(struct parse_state *ps, const char *section,
 	for (size_t i = 0; i < n_keys; i++)
 		if (strcmp(keys[i].name, name) == 0)
 			k = &keys[i];
+	for (size_t i = 0; !k && i < N(moved); i++)
+		if (strcmp(moved[i].section, section) == 0 &&
+		    strcmp(moved[i].key, name) == 0)
+			return fail(ps, "[%s] %s moved to %s: %s", section, name,
+				    moved[i].now, EXPORTER_HOME);
 	if (!k) {
 		const char *near = NULL;
 		unsigned best = SUGGEST_MAX_DISTANCE + 1;
@@ -510,7 +513,7 @@ static void channel_declare(struct parse_state *ps, const char *name)
 
 _Static_assert(N(daemon_keys) <= CONFIG_MAX_KEYS && N(control_keys) <= CONFIG_MAX_KEYS &&
 	       N(device_keys) <= CONFIG_MAX_KEYS && N(sim_keys) <= CONFIG_MAX_KEYS &&
-	       N(metrics_keys) <= CONFIG_MAX_KEYS && N(channel_keys) <= CONFIG_MAX_KEYS,
+	       N(channel_keys) <= CONFIG_MAX_KEYS,
 	       "cfg->lines has room for every key");
 
 static const struct {
@@ -525,7 +528,6 @@ static const struct {
 	[CONFIG_SIM] = { "sim", sim_keys, N(sim_keys), offsetof(struct config, sim) },
 	[CONFIG_TRANSFER] = { "transfer", transfer_keys, N(transfer_keys),
 			      offsetof(struct config, transfer) },
-	[CONFIG_METRICS] = { "metrics", metrics_keys, N(metrics_keys), offsetof(struct config, metrics) },
 };
 
 /* A section fpgad does not know, at its header's line: the nearest known. */
@@ -543,7 +545,7 @@ static int unknown_section(struct parse_state *ps, const char *section)
 		near = "channel NAME";
 	if (near)
 		return fail(ps, "unknown section [%s]; did you mean [%s]?", section, near);
-	return fail(ps, "unknown section [%s] (expected daemon, control, device, sim, transfer, metrics or 'channel NAME')",
+	return fail(ps, "unknown section [%s] (expected daemon, control, device, sim, transfer or 'channel NAME')",
 		    section);
 }
 
@@ -590,6 +592,11 @@ static void section_header(struct parse_state *ps, const char *name)
 			ps->cfg->lines.section[i] = ps->line;
 			return;
 		}
+	}
+	if (strcmp(name, "metrics") == 0) {
+		fail(ps, "[metrics] moved to fpgad-exporter --metrics URL (and its --metrics-* options): %s",
+		     EXPORTER_HOME);
+		return;
 	}
 	unknown_section(ps, name);
 }
@@ -863,94 +870,13 @@ static unsigned key_line(const struct config *cfg, enum config_section sec,
 	return k ? cfg->lines.key[sec][k - sections[sec].keys] : 0;
 }
 
-/* The host of an http URL, from @host to @end: a name or an IPv4 address. */
-static bool host_name_valid(const char *host, const char *end)
-{
-	for (const char *p = host; p < end; p++)
-		if (!isalnum((unsigned char)*p) && *p != '.' && *p != '-')
-			return false;
-	return end > host;
-}
-
-/* An [IPv6 address] at @host; where it ends (past ']') or NULL. */
-static const char *ipv6_literal_end(const char *host)
-{
-	const char *end = strchr(host, ']');
-	struct in6_addr a;
-	char buf[INET6_ADDRSTRLEN];
-
-	if (!end || (size_t)(end - host - 1) >= sizeof(buf))
-		return NULL;
-	memcpy(buf, host + 1, (size_t)(end - host - 1));
-	buf[end - host - 1] = '\0';
-	return inet_pton(AF_INET6, buf, &a) == 1 ? end + 1 : NULL;
-}
-
-/*
- * [metrics] listen: http://ADDRESS:PORT/PATH, ADDRESS an IPv4 address, an
- * [IPv6 address] or a host name, PORT 0-65535 (0: a free port the kernel
- * picks, logged at start), PATH of letters, digits and / - . _ ~.  Whether the address can be bound is known at start.
- */
-static int check_listen_url(const char *url, char *err, size_t len)
-{
-	const char *host = url + 7, *end, *p;
-	unsigned long port;
-	char *pend;
-
-	if (strncmp(url, "https://", 8) == 0)
-		return snprintf(err, len, "listen: '%s': metrics are served over plain http only (a TLS proxy in front can serve https)",
-				url), -EINVAL;
-	if (strncmp(url, "http://", 7) != 0)
-		return snprintf(err, len, "listen: '%s' is not http://ADDRESS:PORT/PATH (such as http://0.0.0.0:9110/metrics)",
-				url), -EINVAL;
-	if (*host == '[') {
-		end = ipv6_literal_end(host);
-		if (!end)
-			return snprintf(err, len, "listen: '%s': the address in [] is not an IPv6 address",
-					url), -EINVAL;
-	} else {
-		end = host + strcspn(host, ":/");
-		if (end == host)
-			return snprintf(err, len, "listen: '%s' has no address (0.0.0.0 for every IPv4 address, [::] for every address)",
-					url), -EINVAL;
-		if (!host_name_valid(host, end))
-			return snprintf(err, len, "listen: '%s': '%.*s' is not an IPv4 address, an [IPv6 address] or a host name",
-					url, (int)(end - host), host), -EINVAL;
-	}
-	if (*end != ':' || !isdigit((unsigned char)end[1]))
-		return snprintf(err, len, "listen: '%s' has no port (ADDRESS:PORT)", url), -EINVAL;
-	p = end + 1;
-	errno = 0;
-	port = strtoul(p, &pend, 10);
-	if (errno || port > 65535 || (*pend && *pend != '/'))
-		return snprintf(err, len, "listen: '%s': port '%.*s' is not a number from 0 to 65535",
-				url, (int)strcspn(p, "/"), p), -EINVAL;
-	if (*pend != '/')
-		return snprintf(err, len, "listen: '%s' has no path after the port (such as /metrics)",
-				url), -EINVAL;
-	for (p = pend; *p; p++)
-		if (!isalnum((unsigned char)*p) && !strchr("/-._~", *p))
-			return snprintf(err, len, "listen: '%s': a path holds letters, digits and / - . _ ~ only",
-					url), -EINVAL;
-	return 0;
-}
-
 /* The rules across sections, each at the line of the key it is about. */
 static void check_config(struct parse_state *ps)
 {
 	const struct config *cfg = ps->cfg;
-	char msg[512];
 
 	for (unsigned i = 0; i < cfg->n_channels; i++)
 		check_channel(ps, i);
-	if (strncmp(cfg->control.remote, "tls+tcp://", 10) == 0 &&
-	    !cfg->control.tls_cert_key[0])
-		report(ps, key_line(cfg, CONFIG_CONTROL, "remote"),
-		       "remote = %s needs tls_cert_key (a PEM file with the certificate and its key)",
-		       cfg->control.remote);
-	if (cfg->metrics.listen[0] &&
-	    check_listen_url(cfg->metrics.listen, msg, sizeof(msg)) < 0)
-		report(ps, key_line(cfg, CONFIG_METRICS, "listen"), "%s", msg);
 	if (cfg->daemon.runtime_dir[0] != '/')
 		report(ps, key_line(cfg, CONFIG_DAEMON, "runtime_dir"),
 		       "runtime_dir must be an absolute path");

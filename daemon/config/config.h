@@ -48,13 +48,8 @@ struct config_daemon {
 struct config_control {
 	char group[64];			/* group owning the local socket */
 	unsigned socket_mode;		/* permission bits of the socket */
-	char remote[256];		/* read-only status listener URL, "" = off */
-	char tls_cert_key[PATH_MAX];	/* tls+tcp: PEM file, certificate and key */
 	uint64_t max_message;		/* NNG_OPT_RECVMAXSZ */
 	unsigned max_clients;		/* local connections at once */
-	unsigned max_remote_clients;	/* remote connections at once */
-	unsigned max_remote_per_address; /* ... from one address, 0 = any */
-	unsigned remote_idle_timeout_ms; /* no request for so long: closed, 0 = never */
 	unsigned max_leases;		/* leases per client */
 	uint64_t max_pinned;		/* ring bytes per client */
 };
@@ -90,14 +85,6 @@ struct config_transfer {
 	unsigned card_regions;		/* card memory split into this many
 					   regions, one per queue; 0 = one
 					   address space for all */
-};
-
-/* The Prometheus exposition (metrics.c): read-only, its own listener. */
-struct config_metrics {
-	char listen[256];		/* http://ADDRESS:PORT/PATH, "" = off */
-	unsigned max_clients;		/* connections at once */
-	unsigned max_per_address;	/* ... from one address, 0 = any */
-	unsigned idle_timeout_ms;	/* nothing answered for so long: closed, 0 = never */
 };
 
 struct config_device {
@@ -146,7 +133,6 @@ struct config_channel {
 
 enum config_section {
 	CONFIG_DAEMON, CONFIG_CONTROL, CONFIG_DEVICE, CONFIG_SIM, CONFIG_TRANSFER,
-	CONFIG_METRICS,
 	CONFIG_CHANNEL,
 };
 #define CONFIG_SECTIONS CONFIG_CHANNEL	/* the ones that are not a channel */
@@ -168,7 +154,6 @@ struct config {
 	struct config_device device;
 	struct config_sim sim;
 	struct config_transfer transfer;
-	struct config_metrics metrics;
 	unsigned n_channels;
 	struct config_channel channels[CONFIG_MAX_CHANNELS];
 };

@@ -1,31 +1,25 @@
 // SPDX-License-Identifier: MIT
 /*
- * control.c - nng REP listeners, contexts and the hand-off to the loop.
+ * control.c - the local control listener: an nng REP socket on ipc://,
+ * its contexts and the hand-off to the loop.
  *
- * Each listener has its own REP socket, so a request's listener (local or
- * remote) is known from the socket it came in on.  Each socket runs
- * CONTROL_CTXS contexts: a context receives on an nng thread, the request
- * is queued for the loop, the loop answers with control_reply(), and the
- * send completion starts the next receive.
+ * The socket runs CONTROL_CTXS contexts: a context receives on an nng
+ * thread, the request is queued for the loop, the loop answers with
+ * control_reply(), and the send completion starts the next receive.
  *
- * Connection limits: each listener keeps the ids of the connections it
+ * Connection limit: the listener keeps the ids of the connections it
  * accepted.  NNG_PIPE_EV_ADD_PRE admits a connection while there is room
  * and closes it otherwise; nng reports NNG_PIPE_EV_REM_POST for every pipe
  * that saw ADD_PRE, closed there or not, so only an admitted id frees a
  * place and only admitted connections reach the loop.
  *
- * The remote listener also bounds what one address and an idle
- * connection can hold: ADD_PRE refuses a connection from an address that
- * has max_remote_per_address admitted already, and control_close_idle()
- * (a loop timer's) closes a remote connection that sent no request for
- * remote_idle_timeout_ms, so idle peers cannot keep every place for as
- * long as they like.
+ * fpgad listens on no network socket: remote status and metrics are
+ * served by fpgad-exporter (exporter/), a client of this socket.
  */
 #include <errno.h>
 #include <grp.h>
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
-#include <nng/supplemental/tls/tls.h>
 #include <nng/transport/ipc/ipc.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -34,10 +28,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "control/control.h"
 #include "errmap.h"
-#include "service/log.h"
+#include "log.h"
 
 #define CONTROL_CTXS 16
 /* The most connections a listener admits, whatever its limit says. */
@@ -55,11 +48,9 @@ struct item {
 
 enum ctx_state { CTX_RECV, CTX_LOOP, CTX_SEND, CTX_STOPPED };
 
-/* An admitted connection: its pipe, its peer's address, its last request. */
+/* An admitted connection. */
 struct pipe_rec {
 	uint32_t id;
-	uint8_t addr[16];		/* remote: IPv6, or IPv4-mapped */
-	uint64_t active_ms;
 };
 
 struct control_ctx {
@@ -72,13 +63,9 @@ struct control_ctx {
 
 struct listener {
 	struct control *ctl;
-	enum listener_kind kind;
-	const char *scheme;		/* remote: "tcp" or "tls+tcp" */
-	const char *limit_key;		/* the config key of its limit */
 	nng_socket sock;
 	bool open;
 	nng_listener l;
-	char bound[256];		/* remote: the URL with the port bound */
 	struct control_ctx ctxs[CONTROL_CTXS];
 
 	/* Admitted connections; nng threads, under pipes_lock. */
@@ -86,9 +73,7 @@ struct listener {
 	struct pipe_rec *pipes;
 	unsigned n_pipes;
 	unsigned limit;
-	unsigned per_address;		/* 0: no limit per address */
-	unsigned idle_ms;		/* 0: idle connections stay */
-	struct log_limit refused, idle;
+	struct log_limit refused;
 };
 
 struct control {
@@ -98,7 +83,7 @@ struct control {
 	pthread_mutex_t lock;
 	struct item *head, **tail;
 	atomic_bool stopping;
-	struct listener local, remote;
+	struct listener local;
 };
 
 static void enqueue(struct control *ctl, struct item *it)
@@ -111,30 +96,12 @@ static void enqueue(struct control *ctl, struct item *it)
 	uv_async_send(&ctl->async);
 }
 
-/* NNG_OPT_REMADDR as "tcp 192.0.2.7:40512". */
-static void remote_addr(const struct listener *lst, nng_pipe p, char *buf,
-			size_t len)
-{
-	struct sockaddr_storage ss;
-	nng_sockaddr na;
-
-	if (nng_pipe_get_addr(p, NNG_OPT_REMADDR, &na) != 0 ||
-	    peer_sockaddr_from_nng(&na, &ss) < 0)
-		return;
-	peer_format_addr((struct sockaddr *)&ss, lst->scheme, buf, len);
-}
-
-static void peer_of(struct listener *lst, nng_pipe p, struct peer *ret)
+static void peer_of(nng_pipe p, struct peer *ret)
 {
 	uint64_t v;
 
 	memset(ret, 0, sizeof(*ret));
 	ret->pipe_id = (uint32_t)nng_pipe_id(p);
-	ret->listener = lst->kind;
-	if (lst->kind != LISTENER_LOCAL) {
-		remote_addr(lst, p, ret->addr, sizeof(ret->addr));
-		return;
-	}
 	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &v) != 0)
 		return;
 	ret->uid = (uid_t)v;
@@ -147,110 +114,30 @@ static void peer_of(struct listener *lst, nng_pipe p, struct peer *ret)
 	ret->creds = true;
 }
 
-/* @p's peer address as 16 bytes (peer_addr_key); zeros if unknown. */
-static void pipe_addr_key(nng_pipe p, uint8_t key[16])
-{
-	struct sockaddr_storage ss = { 0 };
-	nng_sockaddr na;
-
-	if (nng_pipe_get_addr(p, NNG_OPT_REMADDR, &na) != 0 ||
-	    peer_sockaddr_from_nng(&na, &ss) < 0)
-		ss.ss_family = AF_UNSPEC;
-	peer_addr_key(&ss, key);
-}
-
-/* Admitted connections from the address @key; under pipes_lock. */
-static unsigned pipes_from(const struct listener *lst, const uint8_t key[16])
-{
-	unsigned n = 0;
-
-	for (unsigned i = 0; i < lst->n_pipes; i++)
-		n += memcmp(lst->pipes[i].addr, key, 16) == 0;
-	return n;
-}
-
 /* ADD_PRE: admit @p while there is room, else close it at once. */
 static void pipe_admit(struct listener *lst, nng_pipe p)
 {
-	struct pipe_rec rec = { .id = (uint32_t)nng_pipe_id(p),
-				.active_ms = clock_now_ns() / 1000000 };
-	unsigned n, limit, from = 0, per_address;
+	struct pipe_rec rec = { .id = (uint32_t)nng_pipe_id(p) };
 	char name[PEER_NAME_MAX];
 	struct peer peer;
+	unsigned n, limit;
 	bool admit;
 
-	if (lst->kind != LISTENER_LOCAL)
-		pipe_addr_key(p, rec.addr);
 	pthread_mutex_lock(&lst->pipes_lock);
 	n = lst->n_pipes;
 	limit = lst->limit;
-	per_address = lst->per_address;
-	if (per_address)
-		from = pipes_from(lst, rec.addr);
-	admit = n < limit && n < CONTROL_MAX_PIPES && (!per_address || from < per_address);
+	admit = n < limit && n < CONTROL_MAX_PIPES;
 	if (admit)
 		lst->pipes[lst->n_pipes++] = rec;
 	pthread_mutex_unlock(&lst->pipes_lock);
 	if (admit)
 		return;
-	peer_of(lst, p, &peer);
+	peer_of(p, &peer);
 	peer_name(&peer, name, sizeof(name));
-	if (n < limit)
-		log_limited(&lst->refused, LOG_WARNING,
-			    "control: refusing %s: %u connections from its address already (max_remote_per_address %u)",
-			    name, from, per_address);
-	else
-		log_limited(&lst->refused, LOG_WARNING,
-			    "control: refusing %s: %u connections on the %s listener already (%s %u)",
-			    name, n, lst->kind == LISTENER_LOCAL ? "local" : "remote",
-			    lst->limit_key, limit);
+	log_limited(&lst->refused, LOG_WARNING,
+		    "control: refusing %s: %u connections on the local listener already (max_clients %u)",
+		    name, n, limit);
 	nng_pipe_close(p);
-}
-
-/* A request came on @id: it is not idle. */
-static void pipe_touch(struct listener *lst, uint32_t id)
-{
-	pthread_mutex_lock(&lst->pipes_lock);
-	for (unsigned i = 0; i < lst->n_pipes; i++) {
-		if (lst->pipes[i].id == id) {
-			lst->pipes[i].active_ms = clock_now_ns() / 1000000;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&lst->pipes_lock);
-}
-
-void control_close_idle(struct control *ctl)
-{
-	struct listener *lst = &ctl->remote;
-	uint64_t now = clock_now_ns() / 1000000;
-	uint32_t ids[64];
-	unsigned n = 0, idle_ms;
-	char name[PEER_NAME_MAX];
-	struct peer peer;
-
-	if (!lst->pipes)
-		return;
-	pthread_mutex_lock(&lst->pipes_lock);
-	idle_ms = lst->idle_ms;
-	for (unsigned i = 0; idle_ms && i < lst->n_pipes && n < 64; i++) {
-		if (now - lst->pipes[i].active_ms < idle_ms)
-			continue;
-		/* Closed once: its REM_POST takes the record away. */
-		lst->pipes[i].active_ms = now;
-		ids[n++] = lst->pipes[i].id;
-	}
-	pthread_mutex_unlock(&lst->pipes_lock);
-	for (unsigned i = 0; i < n; i++) {
-		nng_pipe p = NNG_PIPE_INITIALIZER;
-
-		p.id = ids[i];
-		peer_of(lst, p, &peer);
-		log_limited(&lst->idle, LOG_NOTICE,
-			    "control: closing %s: no request for %u ms (remote_idle_timeout_ms)",
-			    peer_name(&peer, name, sizeof(name)), idle_ms);
-		nng_pipe_close(p);
-	}
 }
 
 /* REM_POST: true when @p had been admitted (its place is free again). */
@@ -290,7 +177,7 @@ static void pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 		return;
 	}
 	it->kind = ev == NNG_PIPE_EV_ADD_POST ? ITEM_PIPE_ADD : ITEM_PIPE_REM;
-	peer_of(lst, p, &it->peer);
+	peer_of(p, &it->peer);
 	enqueue(lst->ctl, it);
 }
 
@@ -339,9 +226,7 @@ static void ctx_done(void *arg)
 	it->kind = ITEM_REQUEST;
 	it->ctx = c;
 	it->msg = msg;
-	peer_of(c->lst, nng_msg_get_pipe(msg), &it->peer);
-	if (c->lst->kind != LISTENER_LOCAL)
-		pipe_touch(c->lst, it->peer.pipe_id);
+	peer_of(nng_msg_get_pipe(msg), &it->peer);
 	c->state = CTX_LOOP;
 	enqueue(ctl, it);
 }
@@ -362,23 +247,15 @@ void control_reply(struct control_ctx *c, const void *buf, size_t len)
 	nng_ctx_send(c->ctx, c->aio);
 }
 
-static void listener_set_limit(struct listener *lst, unsigned limit,
-			       unsigned per_address, unsigned idle_ms)
+void control_set_limits(struct control *ctl, const struct control_options *opt)
 {
+	struct listener *lst = &ctl->local;
+
 	if (!lst->pipes)
 		return;
 	pthread_mutex_lock(&lst->pipes_lock);
-	lst->limit = limit;
-	lst->per_address = per_address;
-	lst->idle_ms = idle_ms;
+	lst->limit = opt->max_clients;
 	pthread_mutex_unlock(&lst->pipes_lock);
-}
-
-void control_set_limits(struct control *ctl, const struct control_options *opt)
-{
-	listener_set_limit(&ctl->local, opt->max_clients, 0, 0);
-	listener_set_limit(&ctl->remote, opt->max_remote_clients,
-			   opt->max_remote_per_address, opt->remote_idle_ms);
 }
 
 void control_close_pipe(struct control *ctl, uint32_t pipe_id)
@@ -422,25 +299,15 @@ static void drain(uv_async_t *async)
 
 /* The part of a listener nng never sees: its admitted connections. */
 static int listener_init(struct listener *lst, struct control *ctl,
-			 enum listener_kind kind, const char *url,
 			 const struct control_options *opt)
 {
 	lst->ctl = ctl;
-	lst->kind = kind;
-	lst->scheme = strncmp(url, "tls+", 4) == 0 ? "tls+tcp" : "tcp";
-	lst->limit_key = kind == LISTENER_LOCAL ? "max_clients" : "max_remote_clients";
-	lst->limit = kind == LISTENER_LOCAL ? opt->max_clients : opt->max_remote_clients;
-	if (kind != LISTENER_LOCAL) {
-		lst->per_address = opt->max_remote_per_address;
-		lst->idle_ms = opt->remote_idle_ms;
-	}
+	lst->limit = opt->max_clients;
 	lst->pipes = calloc(CONTROL_MAX_PIPES, sizeof(*lst->pipes));
 	if (!lst->pipes)
 		return -ENOMEM;
 	pthread_mutex_init(&lst->pipes_lock, NULL);
-	log_limit_init(&lst->refused, kind == LISTENER_LOCAL ?
-		       "control: local refusals" : "control: remote refusals");
-	log_limit_init(&lst->idle, "control: idle remote connections closed");
+	log_limit_init(&lst->refused, "control: local refusals");
 	return 0;
 }
 
@@ -450,38 +317,16 @@ static void listener_fini(struct listener *lst)
 		return;
 	pthread_mutex_destroy(&lst->pipes_lock);
 	log_limit_destroy(&lst->refused);
-	log_limit_destroy(&lst->idle);
 	free(lst->pipes);
 	lst->pipes = NULL;
 }
 
-/*
- * @url with the port the listener holds, which differs when @url asks for
- * port 0 (any free port): what a client must dial, logged at start.
- */
-static void bound_url(struct listener *lst, const char *url)
-{
-	const char *colon = strrchr(url, ':');
-	int port;
-
-	snprintf(lst->bound, sizeof(lst->bound), "%s", url);
-	if (colon && nng_listener_get_int(lst->l, NNG_OPT_TCP_BOUND_PORT, &port) == 0)
-		snprintf(lst->bound, sizeof(lst->bound), "%.*s:%d",
-			 (int)(colon - url), url, port);
-}
-
-const char *control_remote_url(const struct control *ctl)
-{
-	return ctl->remote.bound;
-}
-
 static int listener_start(struct control *ctl, struct listener *lst,
-			  enum listener_kind kind, const char *url,
-			  const struct control_options *opt)
+			  const char *url, const struct control_options *opt)
 {
 	int rv;
 
-	if (listener_init(lst, ctl, kind, url, opt) < 0) {
+	if (listener_init(lst, ctl, opt) < 0) {
 		log_err("control: out of memory for the listener on %s", url);
 		return -ENOMEM;
 	}
@@ -505,26 +350,13 @@ static int listener_start(struct control *ctl, struct listener *lst,
 	rv = nng_listener_create(&lst->l, lst->sock, url);
 	if (rv)
 		goto fail;
-	if (kind == LISTENER_LOCAL) {
-		rv = nng_listener_set_int(lst->l, NNG_OPT_IPC_PERMISSIONS,
-					  (int)opt->socket_mode);
-		if (rv)
-			goto fail;
-	}
-	if (strncmp(url, "tls+", 4) == 0) {
-		rv = nng_listener_set_string(lst->l, NNG_OPT_TLS_CERT_KEY_FILE,
-					     opt->tls_cert_key ? opt->tls_cert_key : "");
-		if (rv) {
-			log_err("control: %s: cannot use %s as certificate and key: %s",
-				url, opt->tls_cert_key, nng_strerror(rv));
-			return errmap_nng(rv);
-		}
-	}
+	rv = nng_listener_set_int(lst->l, NNG_OPT_IPC_PERMISSIONS,
+				  (int)opt->socket_mode);
+	if (rv)
+		goto fail;
 	rv = nng_listener_start(lst->l, 0);
 	if (rv)
 		goto fail;
-	if (kind != LISTENER_LOCAL)
-		bound_url(lst, url);
 	for (unsigned i = 0; i < CONTROL_CTXS; i++) {
 		struct control_ctx *c = &lst->ctxs[i];
 
@@ -590,19 +422,13 @@ int control_start(uv_loop_t *loop, const struct control_options *opt,
 	path = strncmp(opt->local_url, "ipc://", 6) == 0 ? opt->local_url + 6 : NULL;
 	if (path)
 		unlink(path);
-	r = listener_start(ctl, &ctl->local, LISTENER_LOCAL, opt->local_url, opt);
+	r = listener_start(ctl, &ctl->local, opt->local_url, opt);
 	if (r < 0)
 		goto fail;
 	if (path && opt->socket_gid != (gid_t)-1 &&
 	    chown(path, (uid_t)-1, opt->socket_gid) < 0)
 		log_warn("control: cannot give %s to group %u: %s; it keeps fpgad's group",
 			 path, (unsigned)opt->socket_gid, strerror(errno));
-	if (opt->remote_url && opt->remote_url[0]) {
-		r = listener_start(ctl, &ctl->remote, LISTENER_REMOTE,
-				   opt->remote_url, opt);
-		if (r < 0)
-			goto fail;
-	}
 	*ret_ctl = ctl;
 	return 0;
 fail:
@@ -613,7 +439,6 @@ fail:
 static void control_free(struct control *ctl)
 {
 	listener_fini(&ctl->local);
-	listener_fini(&ctl->remote);
 	pthread_mutex_destroy(&ctl->lock);
 	free(ctl);
 }
@@ -631,7 +456,6 @@ void control_stop(struct control *ctl)
 		return;
 	ctl->stopping = true;
 	listener_stop(&ctl->local);
-	listener_stop(&ctl->remote);
 	for (it = ctl->head; it; it = next) {
 		next = it->next;
 		if (it->msg)

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * control.h - the control plane transport: nng REP sockets with contexts.
+ * control.h - the control plane transport: the local nng REP socket
+ * (ipc://, SO_PEERCRED) with contexts.
  *
  * nng's threads never touch daemon state: each received request and each
  * pipe event is queued and the libuv loop is woken with uv_async_send; the
  * loop drains the queue fully and answers with control_reply().  Requests
  * of one connection are answered in any order (one nng context each).
  *
- * Each listener has its own connection limit.  A connection over it is
+ * The listener has a connection limit.  A connection over it is
  * closed before it is added (NNG_PIPE_EV_ADD_PRE), so it never reaches the
  * loop and never holds a place; the refusal is logged, rate-limited, with
  * the peer named.
@@ -37,15 +38,10 @@ struct control_handlers {
 
 struct control_options {
 	const char *local_url;		/* ipc://... */
-	const char *remote_url;		/* NULL or "" = none */
-	const char *tls_cert_key;	/* tls+tcp: certificate and key file */
 	unsigned socket_mode;
 	gid_t socket_gid;		/* (gid_t)-1 = leave as is */
 	size_t max_message;		/* request body, bytes */
-	unsigned max_clients;		/* local listener */
-	unsigned max_remote_clients;	/* remote listener */
-	unsigned max_remote_per_address; /* remote, from one address; 0: any */
-	unsigned remote_idle_ms;	/* remote, closed after no request; 0: never */
+	unsigned max_clients;		/* connections at once */
 };
 
 /*
@@ -65,18 +61,7 @@ void control_stop(struct control *ctl);
 void control_reply(struct control_ctx *ctx, const void *buf, size_t len);
 /* Close one connection (e.g. when a client exceeds a limit). */
 void control_close_pipe(struct control *ctl, uint32_t pipe_id);
-/*
- * The remote listener's URL with the port it bound ("" without one):
- * remote = tcp://ADDRESS:0 listens on a port the kernel picks.
- */
-const char *control_remote_url(const struct control *ctl);
 /* New connection limits (reload); connections already open stay. */
 void control_set_limits(struct control *ctl, const struct control_options *opt);
-/*
- * Close the remote connections that sent no request for remote_idle_ms
- * (logged, rate-limited); the loop calls it from a timer.
- */
-void control_close_idle(struct control *ctl);
-
 
 #endif

@@ -14,8 +14,8 @@
 
 #include "control/fdclose.h"
 #include "control/handoff.h"
-#include "control/protocol.h"
-#include "service/log.h"
+#include "protocol.h"
+#include "log.h"
 
 /* A request is a token and a few bytes of framing. */
 #define HANDOFF_MAX_REQUEST PROTOCOL_HANDOFF_MAX

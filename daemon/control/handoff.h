@@ -29,7 +29,7 @@
 #include <sys/types.h>
 #include <uv.h>
 
-#include "control/protocol.h"
+#include "protocol.h"
 
 #define HANDOFF_TOKEN_SIZE PROTOCOL_TOKEN_SIZE
 #define HANDOFF_MAX_FDS 2

@@ -16,7 +16,7 @@
 #include "clock.h"
 #include "errmap.h"
 #include "memory/copy.h"
-#include "service/log.h"
+#include "log.h"
 
 #define COPY_MAX_DEPTH 256u
 #define COPY_STREAMS 4u

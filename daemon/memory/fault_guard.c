@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "memory/fault_guard.h"
-#include "service/log.h"
+#include "log.h"
 
 static _Thread_local sigjmp_buf *volatile guard_jump;
 

@@ -27,7 +27,7 @@
 #include "errmap.h"
 #include "memory/copy.h"
 #include "memory/memory.h"
-#include "service/log.h"
+#include "log.h"
 
 _Static_assert(sizeof(cudaIpcMemHandle_t) == MEMORY_IPC_HANDLE_SIZE,
 	       "IPC handle fits mem_region.ipc_handle");

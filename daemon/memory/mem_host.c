@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "memory/memory.h"
-#include "service/log.h"
+#include "log.h"
 
 #ifndef F_SEAL_FUTURE_WRITE
 #define F_SEAL_FUTURE_WRITE 0x0010

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "service/log.h"
+#include "log.h"
 #include "service/runtime.h"
 
 struct runtime {

@@ -20,7 +20,7 @@
 
 #include "memory/copy.h"
 #include "memory/memory.h"
-#include "service/log.h"
+#include "log.h"
 #include "topology/p2p.h"
 #include "topology/topology.h"
 

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "service/log.h"
+#include "log.h"
 #include "xfer/xfer_impl.h"
 
 #define XFER_ID_INDEX(id) ((uint32_t)((id) & 0xffffffffu))

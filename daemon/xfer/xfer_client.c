@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "control/fdclose.h"
-#include "service/log.h"
+#include "log.h"
 #include "xfer/xfer_impl.h"
 
 struct xfer_client *xfer_client_find(struct xfer *x, const void *session)

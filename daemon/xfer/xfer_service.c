@@ -18,7 +18,7 @@
 
 #include "clock.h"
 #include "futex.h"
-#include "service/log.h"
+#include "log.h"
 #include "spin.h"
 #include "xfer/xfer_impl.h"
 

@@ -10,7 +10,7 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined
 	-fno-sanitize-recover=all -Icommon -Iinclude -Iclient -Idaemon \
 	-I$(BUILD)/gen
 
-$(FUZZ_DIR)/fuzz_protocol: tests/fuzz/fuzz_protocol.c daemon/control/protocol.c common/names.c \
+$(FUZZ_DIR)/fuzz_protocol: tests/fuzz/fuzz_protocol.c common/protocol.c common/names.c \
 	$(PROTO_C)
 $(FUZZ_DIR)/fuzz_frame_ring: tests/fuzz/fuzz_frame_ring.c client/frame_consumer.c \
 	common/frame_ring.c common/futex.c common/clock.c

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "control/protocol.h"
+#include "protocol.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

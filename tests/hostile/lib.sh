@@ -85,6 +85,24 @@ fpgad_start() {
 	fpgad_wait_up
 }
 
+# exporter_start ARGS...: fpgad-exporter serving fpgad $FPGAD_URL with
+# ARGS, logging into $FPGAD_LOG; waits until it serves.  Sets EXPORTER_PID.
+exporter_start() {
+	"$EXPORTER" -v -u "$FPGAD_URL" "$@" >> "$FPGAD_LOG" 2>&1 &
+	EXPORTER_PID=$!
+	echo "$EXPORTER_PID" >> "$CASE_DIR/pids"
+	wait_for "$FPGAD_LOG" "serving fpgad at"
+}
+
+# exporter_stop: SIGTERM it; it must exit 0.
+exporter_stop() {
+	local st
+	kill -TERM "$EXPORTER_PID" 2>/dev/null
+	wait "$EXPORTER_PID"
+	st=$?
+	[ "$st" = 0 ] || fail "fpgad-exporter exited with $st at SIGTERM"
+}
+
 # fpgad_wait_up: until fpgad $FPGAD_PID answers on $FPGAD_URL.
 fpgad_wait_up() {
 	local i
@@ -190,12 +208,12 @@ expect_out() {
 	fail "no '$2' in the output"
 }
 
-# remote_port: the port of fpgad's remote listener, which the case's
-# configuration asks for as tcp://127.0.0.1:0 (fpgad logs the port bound),
-# so that no case picks a port another run could hold.
+# remote_port: the port of the exporter's remote listener, which the case
+# asks for as --remote tcp://127.0.0.1:0 (the exporter logs the port
+# bound), so that no case picks a port another run could hold.
 remote_port() {
-	wait_for "$FPGAD_LOG" "listening on" >&2
-	sed -n 's/.* and tcp:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$FPGAD_LOG" | tail -n 1
+	wait_for "$FPGAD_LOG" "remote status on" >&2
+	sed -n 's/.*remote status on tcp:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$FPGAD_LOG" | tail -n 1
 }
 
 # cpu_ticks PID: utime + stime, in clock ticks.
@@ -239,9 +257,10 @@ hostile_main() {
 	# Binaries every test user can run.
 	HOSTILE_BIN=$(mktemp -d /tmp/fpgad-hostile-bin.XXXXXX) || return 1
 	chmod 0755 "$HOSTILE_BIN"
-	cp "$BUILD/fpgad" "$BUILD/fpgactl" "$BUILD/hostile/hostile_peer" \
+	cp "$BUILD/fpgad" "$BUILD/fpgad-exporter" "$BUILD/fpgactl" "$BUILD/hostile/hostile_peer" \
 		"$BUILD/hostile/ring_peer" "$BUILD/hostile/object_peer" "$HOSTILE_BIN/"
 	export FPGAD=$HOSTILE_BIN/fpgad FPGACTL=$HOSTILE_BIN/fpgactl PEER=$HOSTILE_BIN/hostile_peer
+	export EXPORTER=$HOSTILE_BIN/fpgad-exporter
 	export RING_PEER=$HOSTILE_BIN/ring_peer OBJECT_PEER=$HOSTILE_BIN/object_peer
 	export HOSTILE_ROOT=0
 	if [ "$(id -u)" = 0 ]; then

@@ -116,6 +116,78 @@ static int launch(struct fpgad_proc *p, const char *env)
 	return harness_notify_expect(p, "READY=1", 5000);
 }
 
+/*
+ * Take an [exporter] section out of @config (what fpgad gets is written
+ * to @f): its "args = " value into p->exporter_args.
+ */
+static void split_exporter(struct fpgad_proc *p, const char *config, FILE *f)
+{
+	const char *sec = strstr(config, "[exporter]\n"), *end, *args;
+
+	if (!sec) {
+		fputs(config, f);
+		return;
+	}
+	fwrite(config, 1, (size_t)(sec - config), f);
+	end = strstr(sec + 1, "\n[");
+	args = strstr(sec, "args = ");
+	if (args && (!end || args < end))
+		snprintf(p->exporter_args, sizeof(p->exporter_args), "%.*s",
+			 (int)strcspn(args + 7, "\n"), args + 7);
+	if (end)
+		fputs(end + 1, f);
+}
+
+int harness_exporter_start(struct fpgad_proc *p)
+{
+	char cmd[1024];
+	unsigned before = harness_log_count(p, "fpgad-exporter " FPGAD_VERSION " serving");
+
+	snprintf(cmd, sizeof(cmd), "exec '%s' -v -u '%s' %s",
+		 harness_bin("fpgad-exporter"), p->url, p->exporter_args);
+	p->exporter_pid = fork();
+	if (p->exporter_pid < 0)
+		return -errno;
+	if (p->exporter_pid == 0) {
+		int fd = open(p->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+			close(fd);
+		}
+		unsetenv("NOTIFY_SOCKET");
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	track(p->exporter_pid, true);
+	for (uint64_t end = harness_now_ms() + 5000; harness_now_ms() < end; usleep(10000))
+		if (harness_log_count(p, "fpgad-exporter " FPGAD_VERSION " serving") > before)
+			return 0;
+	return -ETIMEDOUT;
+}
+
+int harness_exporter_stop(struct fpgad_proc *p)
+{
+	int status = -1;
+
+	if (p->exporter_pid <= 0)
+		return -1;
+	kill(p->exporter_pid, SIGTERM);
+	for (uint64_t end = harness_now_ms() + 10000; harness_now_ms() < end; usleep(5000)) {
+		if (waitpid(p->exporter_pid, &status, WNOHANG) == p->exporter_pid) {
+			track(p->exporter_pid, false);
+			p->exporter_pid = 0;
+			return status;
+		}
+	}
+	kill(p->exporter_pid, SIGKILL);
+	waitpid(p->exporter_pid, NULL, 0);
+	track(p->exporter_pid, false);
+	p->exporter_pid = 0;
+	return -1;
+}
+
 int harness_start(struct fpgad_proc *p, const char *config, const char *env)
 {
 	char npath[256];
@@ -137,11 +209,14 @@ int harness_start(struct fpgad_proc *p, const char *config, const char *env)
 		f = fopen(p->conf, "w");
 		if (!f)
 			return -errno;
-		fputs(config, f);
+		split_exporter(p, config, f);
 		fclose(f);
 		p->has_conf = true;
 	}
-	return launch(p, env);
+	r = launch(p, env);
+	if (r < 0 || !p->exporter_args[0])
+		return r;
+	return harness_exporter_start(p);
 }
 
 int harness_restart(struct fpgad_proc *p, int sig)
@@ -179,6 +254,7 @@ int harness_stop(struct fpgad_proc *p)
 	char cmd[300];
 	int status = -1;
 
+	harness_exporter_stop(p);
 	if (p->pid > 0) {
 		kill(p->pid, SIGTERM);
 		status = harness_wait_exit(p, 10000);
@@ -290,7 +366,7 @@ int harness_bound_port(const struct fpgad_proc *p, const char *before)
 
 int harness_remote_port(const struct fpgad_proc *p)
 {
-	return harness_bound_port(p, " and tcp://127.0.0.1:");
+	return harness_bound_port(p, "remote status on tcp://127.0.0.1:");
 }
 
 void harness_start_ok(struct fpgad_proc *p, const char *config, const char *env)
@@ -321,7 +397,7 @@ void harness_conf_channels(char *conf, size_t len, unsigned n)
 
 int harness_metrics_port(const struct fpgad_proc *p)
 {
-	return harness_bound_port(p, "metrics: serving http://127.0.0.1:");
+	return harness_bound_port(p, "metrics on http://127.0.0.1:");
 }
 
 int harness_tcp_connect(int port)

@@ -20,6 +20,9 @@ struct fpgad_proc {
 	char log[192];		/* DIR/fpgad.log: fpgad's stderr */
 	int notify_fd;		/* our end of NOTIFY_SOCKET */
 	bool has_conf;		/* started with -c conf */
+	/* fpgad-exporter beside it, when the config had an [exporter] section. */
+	pid_t exporter_pid;
+	char exporter_args[512];	/* its options but -u, from "args = " */
 };
 
 /* Path of a built program: $BUILD/NAME (BUILD defaults to "build"). */
@@ -64,7 +67,19 @@ unsigned harness_log_count(const struct fpgad_proc *p, const char *what);
  * listener; harness_remote_port() for remote = tcp://127.0.0.1:0.
  */
 int harness_bound_port(const struct fpgad_proc *p, const char *before);
+/*
+ * The config given to harness_start() may end with a section
+ *   [exporter]
+ *   args = --remote tcp://127.0.0.1:0 --metrics http://127.0.0.1:0/metrics
+ * which fpgad never sees: fpgad-exporter is started with those options and
+ * -u fpgad's socket once fpgad is ready, logging into fpgad's log, and
+ * stopped with it.  harness_restart() restarts fpgad alone.
+ */
 int harness_remote_port(const struct fpgad_proc *p);
+/* Start (again) the exporter with p->exporter_args; ready when it says so. */
+int harness_exporter_start(struct fpgad_proc *p);
+/* SIGTERM the exporter; its exit status, -1 if none ran. */
+int harness_exporter_stop(struct fpgad_proc *p);
 
 /*
  * Append to @conf (of @len bytes) @n small c2h channels c0, c1, ... on

@@ -564,7 +564,7 @@ static void test_remote_listener_is_read_only(void **state)
 	fpgad_client *c;
 
 	(void)state;
-	snprintf(conf, sizeof(conf), "[control]\nremote = tcp://127.0.0.1:0\n");
+	snprintf(conf, sizeof(conf), "[exporter]\nargs = --remote tcp://127.0.0.1:0\n");
 	harness_start_ok(&p, conf, NULL);
 	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", harness_remote_port(&p));
 	assert_int_equal(fpgad_connect(url, &c), 0);
@@ -596,11 +596,11 @@ static void test_remote_tls(void **state)
 		print_message("skipped: openssl cannot make a test certificate\n");
 		skip();
 	}
-	snprintf(conf, sizeof(conf), "[control]\nremote = tls+tcp://127.0.0.1:0\n"
-		 "tls_cert_key = %s/fpgad.pem\n", dir);
+	snprintf(conf, sizeof(conf), "[exporter]\nargs = --remote tls+tcp://127.0.0.1:0 "
+		 "--tls-cert-key %s/fpgad.pem\n", dir);
 	harness_start_ok(&p, conf, NULL);
 	snprintf(url, sizeof(url), "tls+tcp://localhost:%d",
-		 harness_bound_port(&p, " and tls+tcp://127.0.0.1:"));
+		 harness_bound_port(&p, "remote status on tls+tcp://127.0.0.1:"));
 
 	unsetenv("FPGAD_TLS_CA");
 	assert_int_equal(fpgad_connect(url, &c), -EINVAL);

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_limits.c - what a few tcp peers can hold of fpgad's remote and
- * metrics listeners: connections from one address are bounded
- * ([control] max_remote_per_address, [metrics] max_per_address), and
- * connections that stay idle or never finish a request are closed
- * ([control] remote_idle_timeout_ms, [metrics] idle_timeout_ms), so that
- * a newcomer is served.  Peers take addresses of their own in 127.0.0.0/8
+ * test_limits.c - what a few tcp peers can hold of fpgad-exporter's remote
+ * and metrics listeners: connections from one address are bounded
+ * (--remote-max-per-address, --metrics-max-per-address), connections
+ * that stay idle are closed (--remote-idle-timeout-ms,
+ * --metrics-idle-timeout-ms) and so are requests sent too slowly, a byte
+ * at a time (--request-timeout-ms), so that a newcomer is served.  Peers take addresses of their own in 127.0.0.0/8
  * (every one of them is loopback), the newcomer connects from 127.0.0.1.
  */
 #include <arpa/inet.h>
@@ -49,8 +49,9 @@ static int connect_from(int from, int port)
 }
 
 /*
- * A REQ peer that says its SP header, takes fpgad's, then sends nothing:
- * a connection the remote listener admits and that stays idle.
+ * A REQ peer that says its SP header, takes the listener's, then sends
+ * nothing: a connection that stays idle.  One over a limit is closed as
+ * it is accepted, before any header: that is for the caller to see.
  */
 static int idle_req_peer(int from, int port)
 {
@@ -58,8 +59,9 @@ static int idle_req_peer(int from, int port)
 	unsigned char rep0[8];
 	int fd = connect_from(from, port);
 
-	assert_int_equal(write(fd, req0, sizeof(req0)), (ssize_t)sizeof(req0));
-	assert_int_equal(read(fd, rep0, sizeof(rep0)), (ssize_t)sizeof(rep0));
+	if (send(fd, req0, sizeof(req0), MSG_NOSIGNAL) == (ssize_t)sizeof(req0) &&
+	    read(fd, rep0, sizeof(rep0)) == (ssize_t)sizeof(rep0))
+		assert_memory_equal(rep0, "\0SP\0\0\x31\0\0", 8);
 	return fd;
 }
 
@@ -124,7 +126,7 @@ static void start_remote(struct fpgad_proc *p, const char *extra, char *url, siz
 {
 	char conf[256];
 
-	snprintf(conf, sizeof(conf), "[control]\nremote = tcp://127.0.0.1:0\n%s", extra);
+	snprintf(conf, sizeof(conf), "[exporter]\nargs = --remote tcp://127.0.0.1:0 %s\n", extra);
 	harness_start_ok(p, conf, NULL);
 	snprintf(url, len, "tcp://127.0.0.1:%d", harness_remote_port(p));
 }
@@ -140,14 +142,14 @@ static void test_remote_per_address(void **state)
 	int fd[PEERS], port;
 
 	(void)state;
-	start_remote(&p, "remote_idle_timeout_ms = 0\n", url, sizeof(url));
+	start_remote(&p, "--remote-idle-timeout-ms 0", url, sizeof(url));
 	port = harness_remote_port(&p);
 	for (int i = 0; i < PEERS; i++)
 		fd[i] = idle_req_peer(2, port);
 	/* The fifth on is closed at once. */
 	assert_true(closed_within(fd[PEERS - 1], 5000));
 	assert_true(remote_status_within(url, SERVED_WITHIN_MS));
-	assert_true(harness_log_contains(&p, "connections from its address already (max_remote_per_address 4)"));
+	assert_true(harness_log_contains(&p, "connections from its address already (--remote-max-per-address 4)"));
 	for (int i = 0; i < PEERS; i++)
 		close(fd[i]);
 	harness_stop_ok(&p);
@@ -168,7 +170,7 @@ static void test_remote_idle_timeout(void **state)
 	int fd[PEERS], port;
 
 	(void)state;
-	start_remote(&p, "remote_idle_timeout_ms = 1000\n", url, sizeof(url));
+	start_remote(&p, "--remote-idle-timeout-ms 1000", url, sizeof(url));
 	port = harness_remote_port(&p);
 	assert_int_equal(fpgad_connect(url, &busy), 0);
 	/* It asks between peers, then every 100 ms for 2.5 timeouts. */
@@ -181,9 +183,9 @@ static void test_remote_idle_timeout(void **state)
 		fpgad_status_free(s);
 	}
 	assert_true(closed_within(fd[0], 5000));
-	assert_false(harness_log_contains(&p, "control: closing tcp 127.0.0.1:"));
+	assert_false(harness_log_contains(&p, "remote: closing tcp 127.0.0.1:"));
 	assert_true(remote_status_within(url, SERVED_WITHIN_MS));
-	assert_true(harness_log_contains(&p, "no request for 1000 ms (remote_idle_timeout_ms)"));
+	assert_true(harness_log_contains(&p, "nothing answered for 1000 ms"));
 	fpgad_disconnect(busy);
 	for (int i = 0; i < PEERS; i++)
 		close(fd[i]);
@@ -194,13 +196,13 @@ static void start_metrics(struct fpgad_proc *p, const char *extra)
 {
 	char conf[256];
 
-	snprintf(conf, sizeof(conf), "[metrics]\nlisten = http://127.0.0.1:0/metrics\n%s", extra);
+	snprintf(conf, sizeof(conf), "[exporter]\nargs = --metrics http://127.0.0.1:0/metrics %s\n", extra);
 	harness_start_ok(p, conf, NULL);
 }
 
 static int metrics_port(const struct fpgad_proc *p)
 {
-	return harness_bound_port(p, "metrics: serving http://127.0.0.1:");
+	return harness_metrics_port(p);
 }
 
 /*
@@ -213,40 +215,89 @@ static void test_metrics_per_address(void **state)
 	int fd[8], port;
 
 	(void)state;
-	start_metrics(&p, "idle_timeout_ms = 0\n");
+	start_metrics(&p, "--metrics-idle-timeout-ms 0");
 	port = metrics_port(&p);
 	for (int i = 0; i < 8; i++)
 		fd[i] = connect_from(2, port);
 	assert_true(closed_within(fd[7], 5000));
 	assert_true(scrape_within(port, SERVED_WITHIN_MS));
-	assert_true(harness_log_contains(&p, "connections from its address already ([metrics] max_per_address 2)"));
+	assert_true(harness_log_contains(&p, "connections from its address already (--metrics-max-per-address 2)"));
 	for (int i = 0; i < 8; i++)
 		close(fd[i]);
 	harness_stop_ok(&p);
 }
 
 /*
- * 8 slow-header scrapers from 8 addresses (half a request line each,
- * never finished) fill max_clients; after idle_timeout_ms with nothing
- * answered they are closed, and a scraper is served again.
+ * Drip @len bytes of @text into @fd, a byte every 200 ms: whether the peer closed the
+ * connection before all of it was sent.
+ */
+static bool dropped_while_dripping(int fd, const char *text, size_t len)
+{
+	struct timeval tv = { .tv_sec = 0, .tv_usec = 200000 };
+	char b;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	for (const char *p = text; p < text + len; p++) {
+		if (send(fd, p, 1, MSG_NOSIGNAL) != 1)
+			return true;
+		if (read(fd, &b, 1) == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * 8 slow-header scrapers from 8 addresses (a byte every 200 ms) fill
+ * max_clients; each is dropped once its header is not whole within
+ * --request-timeout-ms (600), well before it would finish, however long
+ * the idle timeout, and a scraper is served again.
  */
 static void test_metrics_slow_headers(void **state)
 {
+	static const char drip[] = "GET /metrics HTTP/1.1\r\nHost: fpgad\r\nUser-Agent: a-slow-one\r\n\r\n";
 	struct fpgad_proc p;
 	int fd[8], port;
 
 	(void)state;
-	start_metrics(&p, "idle_timeout_ms = 500\n");
+	start_metrics(&p, "--metrics-idle-timeout-ms 60000 --request-timeout-ms 600");
 	port = metrics_port(&p);
 	for (int i = 0; i < 8; i++) {
 		fd[i] = connect_from(2 + i, port);
-		assert_int_equal(write(fd[i], "GET /metr", 9), 9);
+		assert_int_equal(write(fd[i], "G", 1), 1);
 	}
+	assert_true(dropped_while_dripping(fd[0], drip + 1, sizeof(drip) - 2));
 	assert_true(scrape_within(port, SERVED_WITHIN_MS));
-	assert_true(closed_within(fd[0], 5000));
-	assert_true(harness_log_contains(&p, "nothing answered for 500 ms ([metrics] idle_timeout_ms)"));
+	assert_true(harness_log_contains(&p, "a request header not whole within 600 ms"));
 	for (int i = 0; i < 8; i++)
 		close(fd[i]);
+	harness_stop_ok(&p);
+}
+
+/*
+ * A remote request sent a byte at a time (after the SP header) is
+ * dropped once it is not whole and answered within --request-timeout-ms,
+ * however long the idle timeout.
+ */
+static void test_remote_slow_request(void **state)
+{
+	static const unsigned char req0[8] = { 0, 'S', 'P', 0, 0, 48, 0, 0 };
+	/* A 40-byte message: its length, then what never all comes. */
+	static const char body[] = "\0\0\0\0\0\0\0\x28" "0123456789012345678901234567890123456789";
+	struct fpgad_proc p;
+	unsigned char rep0[8];
+	char url[64];
+	int fd, port;
+
+	(void)state;
+	start_remote(&p, "--remote-idle-timeout-ms 60000 --request-timeout-ms 600", url, sizeof(url));
+	port = harness_remote_port(&p);
+	fd = connect_from(2, port);
+	assert_int_equal(write(fd, req0, sizeof(req0)), (ssize_t)sizeof(req0));
+	assert_int_equal(read(fd, rep0, sizeof(rep0)), (ssize_t)sizeof(rep0));
+	assert_true(dropped_while_dripping(fd, body, sizeof(body) - 1));
+	assert_true(harness_log_contains(&p, "a request not complete or not answered for 600 ms"));
+	assert_true(remote_status_within(url, SERVED_WITHIN_MS));
+	close(fd);
 	harness_stop_ok(&p);
 }
 
@@ -257,6 +308,7 @@ int main(void)
 		cmocka_unit_test(test_remote_idle_timeout),
 		cmocka_unit_test(test_metrics_per_address),
 		cmocka_unit_test(test_metrics_slow_headers),
+		cmocka_unit_test(test_remote_slow_request),
 	};
 
 	return cmocka_run_group_tests_name("integration-limits", tests, NULL, NULL);

@@ -8,6 +8,7 @@
  * control listeners a place, and SIGHUP on the limit and the URL.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -59,12 +60,19 @@ static const char *const families[][2] = {
 	{ "fpgad_transfer_latency_seconds", "histogram" },
 };
 
-static void config_with_metrics(char *conf, size_t len, const char *extra)
+/* fpgad's config with @extra, and the exporter's --metrics with @args. */
+static void config_with_args(char *conf, size_t len, const char *args,
+			     const char *extra)
 {
-	snprintf(conf, len, "[metrics]\nlisten = http://127.0.0.1:0/metrics\n%s"
+	snprintf(conf, len, "[exporter]\nargs = --metrics http://127.0.0.1:0/metrics %s\n%s"
 		 "[channel cam]\nmemory = host\nslot_size = 64K\nframe_size = 64K\n"
 		 "frame_rate = 4000\n[channel out]\ndirection = h2c\nmemory = host\n"
-		 "slot_size = 64K\nframe_size = 64K\n", extra);
+		 "slot_size = 64K\nframe_size = 64K\n", args, extra);
+}
+
+static void config_with_metrics(char *conf, size_t len, const char *extra)
+{
+	config_with_args(conf, len, "", extra);
 }
 
 static void take_frames(fpgad_channel *ch, unsigned n)
@@ -107,7 +115,8 @@ static void test_scrape_moves(void **state)
 	assert_true(harness_sample(m, CAM_STATE("idle")) == 1);
 	assert_true(harness_sample(m, CAM_STATE("streaming")) == 0);
 	assert_true(harness_sample(m, "fpgad_channel_frames_total" CAM) == 0);
-	assert_true(harness_sample(m, "fpgad_clients") == 0);
+	/* The one client is the exporter itself. */
+	assert_true(harness_sample(m, "fpgad_clients") == 1);
 	/* Two rings of 8 x 64 KiB in host memory. */
 	assert_true(harness_sample(m, "fpgad_pinned_bytes") == 2 * 8 * 65536);
 	/* What the sim models, each channel's mode, this process. */
@@ -127,7 +136,7 @@ static void test_scrape_moves(void **state)
 	assert_true(harness_sample(m, CAM_STATE("streaming")) == 1);
 	assert_true(harness_sample(m, CAM_STATE("idle")) == 0);
 	assert_true(harness_sample(m, "fpgad_channel_leases" CAM) == 1);
-	assert_true(harness_sample(m, "fpgad_clients") == 1);
+	assert_true(harness_sample(m, "fpgad_clients") == 2);
 	frames = harness_sample(m, "fpgad_channel_frames_total" CAM);
 	bytes = harness_sample(m, "fpgad_channel_bytes_total" CAM);
 	assert_true(frames >= 200);
@@ -156,7 +165,7 @@ static void test_scrape_moves(void **state)
 	/* Idle again: the counters stay where they were. */
 	for (int i = 0; i < 100; i++) {
 		m = harness_scrape(port, out, sizeof(out));
-		if (harness_sample(m, CAM_STATE("idle")) == 1 && harness_sample(m, "fpgad_clients") == 0)
+		if (harness_sample(m, CAM_STATE("idle")) == 1 && harness_sample(m, "fpgad_clients") == 1)
 			break;
 		usleep(20000);
 	}
@@ -166,7 +175,7 @@ static void test_scrape_moves(void **state)
 	usleep(100000);
 	m = harness_scrape(port, out, sizeof(out));
 	assert_true(harness_sample(m, "fpgad_channel_frames_total" CAM) == frames);
-	assert_true(harness_log_contains(&p, "metrics: serving http://127.0.0.1:"));
+	assert_true(harness_log_contains(&p, "metrics on http://127.0.0.1:"));
 	harness_stop_ok(&p);
 }
 
@@ -278,7 +287,7 @@ static void test_transfer_latency(void **state)
 	char *m;
 
 	(void)state;
-	harness_start_ok(&p, "[metrics]\nlisten = http://127.0.0.1:0/metrics\n", NULL);
+	harness_start_ok(&p, "[exporter]\nargs = --metrics http://127.0.0.1:0/metrics\n", NULL);
 	assert_int_equal(fpgad_connect(p.url, &c), 0);
 	assert_int_equal(fpgad_buffer_alloc_host(c, 65536, &b), 0);
 	for (unsigned i = 0; i < 2; i++)
@@ -308,7 +317,7 @@ static void test_transfer_failures(void **state)
 {
 	static const int want[] = { 0, -EIO, -ETIMEDOUT, -EIO, 0, -ECANCELED, 0 };
 	static char out[BODY_MAX];
-	char conf[4096] = "[metrics]\nlisten = http://127.0.0.1:0/metrics\n"
+	char conf[4096] = "[exporter]\nargs = --metrics http://127.0.0.1:0/metrics\n"
 			  "[device]\ndma_timeout_ms = 50\n"
 			  "[sim]\nfault_error = 2\nfault_timeout = 3\nfault_hang = 6\n";
 	uint64_t wr[sizeof(want) / sizeof(want[0])];
@@ -368,26 +377,17 @@ static void test_http_errors(void **state)
 	harness_stop_ok(&p);
 }
 
-/*
- * fpgad with @conf (in @dir) until it exits: its status, its log in @log.
- * For configurations that stop the start: no READY=1 to wait for.
- */
-static int run_fpgad(const char *dir, const char *conf, char *log, size_t len)
+/* fpgad-exporter with @args until it exits: its status, its output in @log. */
+static int run_exporter(const char *args, char *log, size_t len)
 {
-	char path[256], cmd[768];
-	FILE *f;
+	char cmd[768];
 
-	snprintf(path, sizeof(path), "%s/fpgad.conf", dir);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(conf, f);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "timeout 10 %s -c %s --runtime-dir %s 2>&1",
-		 harness_bin("fpgad"), path, dir);
+	snprintf(cmd, sizeof(cmd), "timeout 10 %s -u ipc:///nonexistent/fpgad.sock %s 2>&1",
+		 harness_bin("fpgad-exporter"), args);
 	return harness_run(cmd, log, len);
 }
 
-/* A listen URL fpgad cannot serve stops the start, naming its line. */
+/* A metrics URL the exporter cannot serve stops its start, saying why. */
 static void test_bad_listen(void **state)
 {
 	static const struct {
@@ -399,39 +399,41 @@ static void test_bad_listen(void **state)
 		{ "http://127.0.0.1:9110", "has no path after the port" },
 		{ "tcp://127.0.0.1:9110", "is not http://ADDRESS:PORT/PATH" },
 	};
-	char dir[] = "/tmp/fpgad-it-metrics.XXXXXX", conf[256], want[512], log[8192], cmd[64];
+	char args[256], want[512], log[8192];
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	socklen_t sl = sizeof(sa);
 	int held, port;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		snprintf(conf, sizeof(conf), "[daemon]\nlog_level = info\n\n[metrics]\nlisten = %s\n",
-			 bad[i].url);
-		assert_int_equal(run_fpgad(dir, conf, log, sizeof(log)), 1);
-		snprintf(want, sizeof(want), "%s/fpgad.conf:5: listen: '%s'", dir, bad[i].url);
+		snprintf(args, sizeof(args), "--metrics %s", bad[i].url);
+		assert_int_equal(run_exporter(args, log, sizeof(log)), 1);
+		snprintf(want, sizeof(want), "--metrics '%s'", bad[i].url);
 		if (!strstr(log, want) || !strstr(log, bad[i].what))
-			fail_msg("fpgad said '%s', not '%s' ... '%s'", log, want, bad[i].what);
+			fail_msg("the exporter said '%s', not '%s' ... '%s'", log, want, bad[i].what);
+		/* --check says the same. */
+		snprintf(args, sizeof(args), "--check --metrics %s", bad[i].url);
+		assert_int_equal(run_exporter(args, log, sizeof(log)), 1);
+		assert_non_null(strstr(log, bad[i].what));
 	}
 
-	/* Well-formed, but the port is taken: the line again, and why. */
+	/* Well-formed, but the port is taken: said, and no start. */
 	held = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	assert_int_equal(bind(held, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	assert_int_equal(listen(held, 1), 0);
 	assert_int_equal(getsockname(held, (struct sockaddr *)&sa, &sl), 0);
 	port = ntohs(sa.sin_port);
-	snprintf(conf, sizeof(conf), "[metrics]\nmax_clients = 2\nlisten = http://127.0.0.1:%d/metrics\n",
+	snprintf(args, sizeof(args), "--metrics http://127.0.0.1:%d/metrics", port);
+	assert_int_equal(run_exporter(args, log, sizeof(log)), 1);
+	snprintf(want, sizeof(want), "metrics: cannot listen on http://127.0.0.1:%d/metrics: address already in use",
 		 port);
-	assert_int_equal(run_fpgad(dir, conf, log, sizeof(log)), 1);
-	snprintf(want, sizeof(want), "%s/fpgad.conf:3: metrics: cannot listen on http://127.0.0.1:%d/metrics: Address in use",
-		 dir, port);
 	if (!strstr(log, want))
-		fail_msg("fpgad said '%s', not '%s'", log, want);
+		fail_msg("the exporter said '%s', not '%s'", log, want);
 	close(held);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	assert_int_equal(system(cmd), 0);
+	/* Nothing to serve is an error too. */
+	assert_int_equal(run_exporter("", log, sizeof(log)), 1);
+	assert_non_null(strstr(log, "nothing to serve"));
 }
 
 /*
@@ -450,9 +452,10 @@ static void test_flood(void **state)
 	int code = -1;
 
 	(void)state;
-	snprintf(extra, sizeof(extra), "max_clients = 3\nmax_per_address = 0\n[control]\nmax_clients = 2\n"
-		 "remote = tcp://127.0.0.1:0\nmax_remote_clients = 1\n");
-	config_with_metrics(conf, sizeof(conf), extra);
+	/* Two clients and the exporter's one connection. */
+	snprintf(extra, sizeof(extra), "[control]\nmax_clients = 3\n");
+	config_with_args(conf, sizeof(conf), "--metrics-max-clients 3 --metrics-max-per-address 0 "
+			 "--remote tcp://127.0.0.1:0 --remote-max-clients 1", extra);
 	harness_start_ok(&p, conf, NULL);
 	port = harness_metrics_port(&p);
 	for (unsigned i = 0; i < 40; i++)
@@ -460,7 +463,7 @@ static void test_flood(void **state)
 	usleep(200000);
 	/* Three of them hold the places: a scrape is turned away. */
 	assert_int_equal(harness_http(port, "GET", "/metrics", out, sizeof(out)), -1);
-	snprintf(want, sizeof(want), "3 connections on the metrics listener already ([metrics] max_clients 3)");
+	snprintf(want, sizeof(want), "3 connections on the metrics listener already (--metrics-max-clients 3)");
 	assert_true(harness_log_contains(&p, "metrics: refusing tcp 127.0.0.1:"));
 	assert_true(harness_log_contains(&p, want));
 
@@ -487,55 +490,121 @@ static void test_flood(void **state)
 	harness_stop_ok(&p);
 }
 
-static void rewrite(const struct fpgad_proc *p, const char *conf)
-{
-	FILE *f = fopen(p->conf, "w");
-
-	assert_non_null(f);
-	fputs(conf, f);
-	fclose(f);
-}
-
-/* SIGHUP: max_clients applies at once, a new listen URL at the next start. */
-static void test_reload(void **state)
+/*
+ * The exporter rides through fpgad's restarts: while fpgad is down a
+ * scrape gets fpgad_up 0 and no fpgad series (nothing stale), and a
+ * remote Status a reply saying fpgad does not answer; once fpgad is back
+ * both are served again, with no restart of the exporter.
+ */
+static void test_fpgad_restart(void **state)
 {
 	static char out[BODY_MAX];
-	int port, held;
+	struct fpgad_status *s;
 	struct fpgad_proc p;
-	char conf[512];
+	char conf[768], url[64], *m;
+	fpgad_client *r;
+	pid_t exporter;
+	int port;
 
 	(void)state;
-	config_with_metrics(conf, sizeof(conf), "max_clients = 1\n");
+	config_with_args(conf, sizeof(conf), "--remote tcp://127.0.0.1:0", "");
 	harness_start_ok(&p, conf, NULL);
+	exporter = p.exporter_pid;
 	port = harness_metrics_port(&p);
-	held = harness_tcp_connect(port);
-	usleep(100000);
-	assert_int_equal(harness_http(port, "GET", "/metrics", out, sizeof(out)), -1);
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", harness_remote_port(&p));
+	m = harness_scrape(port, out, sizeof(out));
+	assert_true(harness_sample(m, "fpgad_up") == 1);
+	assert_non_null(strstr(m, "\nfpgad_channel_frames_total{"));
 
-	config_with_metrics(conf, sizeof(conf), "max_clients = 2\n");
-	rewrite(&p, conf);
-	kill(p.pid, SIGHUP);
-	assert_int_equal(harness_notify_expect(&p, "READY=1", 2000), 0);
-	assert_int_equal(harness_http(port, "GET", "/metrics", out, sizeof(out)), 200);
+	kill(p.pid, SIGKILL);
+	assert_true(harness_wait_exit(&p, 5000) >= 0);
+	m = harness_scrape(port, out, sizeof(out));
+	assert_true(harness_sample(m, "fpgad_up") == 0);
+	assert_null(strstr(m, "fpgad_channel_"));
+	assert_null(strstr(m, "fpgad_build_info"));
+	assert_int_equal(fpgad_connect(url, &r), -ENODEV);
 
-	snprintf(conf, sizeof(conf), "[metrics]\nlisten = http://127.0.0.2:0/metrics\nmax_clients = 2\n");
-	rewrite(&p, conf);
-	kill(p.pid, SIGHUP);
-	assert_int_equal(harness_notify_expect(&p, "READY=1", 2000), 0);
-	assert_true(harness_log_contains(&p, "take effect at the next start"));
-	assert_int_equal(harness_http(port, "GET", "/metrics", out, sizeof(out)), 200);
-	close(held);
+	assert_int_equal(harness_restart(&p, SIGTERM), 0);
+	m = NULL;
+	for (int i = 0; i < 100; i++) {
+		m = harness_scrape(port, out, sizeof(out));
+		if (harness_sample(m, "fpgad_up") == 1)
+			break;
+		usleep(50000);
+	}
+	assert_true(harness_sample(m, "fpgad_up") == 1);
+	assert_non_null(strstr(m, "\nfpgad_channel_frames_total{"));
+	assert_int_equal(fpgad_connect(url, &r), 0);
+	assert_int_equal(fpgad_status_get(r, &s), 0);
+	assert_int_equal(s->pid, (uint32_t)p.pid);
+	fpgad_status_free(s);
+	fpgad_disconnect(r);
+	assert_int_equal(p.exporter_pid, exporter);
+	assert_true(harness_log_contains(&p, "fpgad answers again"));
 	harness_stop_ok(&p);
 }
 
-/* Without [metrics] listen nothing is served. */
-static void test_off_by_default(void **state)
+/* The inodes of the inet sockets in /proc/net/@file, in @set (@n of them). */
+static unsigned inet_inodes(const char *file, unsigned long *set, unsigned n, unsigned max)
 {
+	char path[64], line[512];
+	unsigned long inode;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/net/%s", file);
+	f = fopen(path, "r");
+	if (!f)
+		return n;
+	while (fgets(line, sizeof(line), f) && n < max)
+		if (sscanf(line, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %lu", &inode) == 1 && inode)
+			set[n++] = inode;
+	fclose(f);
+	return n;
+}
+
+/*
+ * fpgad listens on no network socket and holds none, whatever the
+ * exporter beside it serves: every socket it has is a local one.
+ */
+static void test_fpgad_has_no_network_socket(void **state)
+{
+	static unsigned long inet[65536];
+	static const char *const files[] = { "tcp", "tcp6", "udp", "udp6", "raw", "raw6" };
 	struct fpgad_proc p;
+	char conf[768], dir[64], link[512], target[128];
+	unsigned n = 0, sockets = 0;
+	struct dirent *e;
+	DIR *d;
 
 	(void)state;
-	harness_start_ok(&p, "[channel cam]\nmemory = host\n", NULL);
-	assert_false(harness_log_contains(&p, "metrics:"));
+	config_with_args(conf, sizeof(conf), "--remote tcp://127.0.0.1:0", "");
+	harness_start_ok(&p, conf, NULL);
+	assert_int_equal(harness_http(harness_metrics_port(&p), "GET", "/metrics", link,
+				      sizeof(link)), 200);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		n = inet_inodes(files[i], inet, n, sizeof(inet) / sizeof(inet[0]));
+	assert_true(n > 0);	/* the exporter's listeners are there */
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)p.pid);
+	d = opendir(dir);
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		unsigned long inode;
+		ssize_t len;
+
+		snprintf(link, sizeof(link), "%s/%s", dir, e->d_name);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		if (sscanf(target, "socket:[%lu]", &inode) != 1)
+			continue;
+		sockets++;
+		for (unsigned i = 0; i < n; i++)
+			if (inet[i] == inode)
+				fail_msg("fpgad holds an inet socket (inode %lu)", inode);
+	}
+	closedir(d);
+	assert_true(sockets > 0);	/* its local sockets were looked at */
 	harness_stop_ok(&p);
 }
 
@@ -549,8 +618,8 @@ int main(void)
 		cmocka_unit_test(test_transfer_failures),
 		cmocka_unit_test(test_bad_listen),
 		cmocka_unit_test(test_flood),
-		cmocka_unit_test(test_reload),
-		cmocka_unit_test(test_off_by_default),
+		cmocka_unit_test(test_fpgad_restart),
+		cmocka_unit_test(test_fpgad_has_no_network_socket),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

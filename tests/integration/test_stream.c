@@ -546,7 +546,7 @@ static void test_remote_cannot_open(void **state)
 	char conf[128], url[64];
 
 	(void)state;
-	snprintf(conf, sizeof(conf), "[control]\nremote = tcp://127.0.0.1:0\n");
+	snprintf(conf, sizeof(conf), "[exporter]\nargs = --remote tcp://127.0.0.1:0\n");
 	harness_start_ok(&p, conf, NULL);
 	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", harness_remote_port(&p));
 	assert_int_equal(fpgad_connect(url, &c), 0);

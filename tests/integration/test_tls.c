@@ -83,12 +83,12 @@ static int start(struct fpgad_proc *p, const char *cert)
 	char conf[512];
 	if (cert)
 		snprintf(conf, sizeof(conf),
-			 "[control]\nremote = tls+tcp://127.0.0.1:0\ntls_cert_key = %s/%s.pem\n",
+			 "[exporter]\nargs = --remote tls+tcp://127.0.0.1:0 --tls-cert-key %s/%s.pem\n",
 			 dir, cert);
 	else
-		snprintf(conf, sizeof(conf), "[control]\nremote = tcp://127.0.0.1:0\n");
+		snprintf(conf, sizeof(conf), "[exporter]\nargs = --remote tcp://127.0.0.1:0\n");
 	harness_start_ok(p, conf, NULL);
-	return harness_bound_port(p, cert ? " and tls+tcp://127.0.0.1:" : " and tcp://127.0.0.1:");
+	return harness_bound_port(p, cert ? "remote status on tls+tcp://127.0.0.1:" : "remote status on tcp://127.0.0.1:");
 }
 
 static void set_ca(const char *name)

@@ -190,7 +190,7 @@ static void test_remote(void **state)
 	fpgad_client *c;
 
 	(void)state;
-	snprintf(conf, sizeof(conf), "[control]\nremote = tcp://127.0.0.1:0\n");
+	snprintf(conf, sizeof(conf), "[exporter]\nargs = --remote tcp://127.0.0.1:0\n");
 	harness_start_ok(&p, conf, NULL);
 	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", harness_remote_port(&p));
 	assert_int_equal(fpgad_connect(url, &c), 0);
@@ -215,7 +215,7 @@ static void test_probe_refusals(void **state)
 
 	(void)state;
 	snprintf(conf, sizeof(conf),
-		 "[control]\nremote = tcp://127.0.0.1:0\n[channel a]\n[channel b]\nengine = 1\nmode = bounce\n");
+		 "[exporter]\nargs = --remote tcp://127.0.0.1:0\n[channel a]\n[channel b]\nengine = 1\nmode = bounce\n");
 	harness_start_ok(&p, conf, NULL);
 	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", harness_remote_port(&p));
 	assert_int_equal(fpgad_connect(p.url, &c), 0);

@@ -180,8 +180,8 @@ static int setup(void **state)
 	struct fixture *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
-	harness_start_ok(&f->p, "[transfer]\nqueue_entries = 64\n[metrics]\n"
-			 "listen = http://127.0.0.1:0/metrics\n", NULL);
+	harness_start_ok(&f->p, "[transfer]\nqueue_entries = 64\n[exporter]\n"
+			 "args = --metrics http://127.0.0.1:0/metrics\n", NULL);
 	assert_int_equal(fpgad_connect(f->p.url, &f->good), 0);
 	assert_int_equal(fpgad_buffer_alloc_host(f->good, 65536, &f->gw), 0);
 	assert_int_equal(fpgad_buffer_alloc_host(f->good, 65536, &f->gr), 0);
@@ -784,7 +784,7 @@ static void test_remote_refused(void **state)
 	fpgad_buffer *b;
 
 	(void)state;
-	snprintf(conf, sizeof(conf), "[control]\nremote = tcp://127.0.0.1:0\n");
+	snprintf(conf, sizeof(conf), "[exporter]\nargs = --remote tcp://127.0.0.1:0\n");
 	harness_start_ok(&p, conf, NULL);
 	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", harness_remote_port(&p));
 	assert_int_equal(fpgad_connect(url, &c), 0);

@@ -24,7 +24,7 @@
 #include "device/device.h"
 #include "fpgad_simframe.h"
 #include "frame_consumer.h"
-#include "service/log.h"
+#include "log.h"
 
 struct fixture {
 	struct config cfg;

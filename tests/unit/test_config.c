@@ -96,11 +96,6 @@ static void test_defaults(void **state)
 	assert_string_equal(cfg.control.group, "fpga");
 	assert_int_equal(cfg.control.socket_mode, 0660);
 	assert_int_equal(cfg.channels[0].slot_size % 4096, 0);
-	/* No metrics listener unless asked for. */
-	assert_string_equal(cfg.metrics.listen, "");
-	assert_int_equal(cfg.metrics.max_clients, 8);
-	assert_int_equal(cfg.metrics.max_per_address, 2);
-	assert_int_equal(cfg.metrics.idle_timeout_ms, 20000);
 }
 
 static void test_empty_file_is_defaults(void **state)
@@ -125,9 +120,8 @@ static void test_every_key(void **state)
 	assert_int_equal(load(
 		"[daemon]\nlog_level = debug\nruntime_dir = /tmp/x\n"
 		"[control]\ngroup = video\nsocket_mode = 0600\n"
-		"remote = tcp://127.0.0.1:7710\nmax_message = 128K\n"
-		"max_clients = 5\nmax_remote_clients = 9\nmax_leases = 3\nmax_pinned = 1G\n"
-		"max_remote_per_address = 6\nremote_idle_timeout_ms = 1500\n"
+		"max_message = 128K\n"
+		"max_clients = 5\nmax_leases = 3\nmax_pinned = 1G\n"
 		"[device]\nbackend = xdma\npath = /dev/fpgad3\ngpu = 0000:41:00.0\n"
 		"dma_timeout_ms = 250\nauto_choice = first\nprobe_bytes = 64M\n"
 		"probe_ms = 50\n"
@@ -137,8 +131,6 @@ static void test_every_key(void **state)
 		"[transfer]\nengines = 2\nqueue_entries = 64\nmax_length = 64M\n"
 		"max_buffers = 9\nmax_registered = 2G\nbounce_slots = 4\n"
 		"poll_us = 30\n"
-		"[metrics]\nlisten = http://[::1]:9110/fpgad/metrics\nmax_clients = 3\n"
-		"max_per_address = 11\nidle_timeout_ms = 2500\n"
 		"[channel cam0]\ndirection = c2h\nengine = 1\nslots = 16\n"
 		"slot_size = 2M\nframe_size = 1048576\nframe_rate = 120\n"
 		"queue_depth = 8\npoll_us = 250\nmemory = cuda\nmode = bounce\npolicy = block\n"
@@ -149,12 +141,8 @@ static void test_every_key(void **state)
 	assert_string_equal(cfg.daemon.runtime_dir, "/tmp/x");
 	assert_string_equal(cfg.control.group, "video");
 	assert_int_equal(cfg.control.socket_mode, 0600);
-	assert_string_equal(cfg.control.remote, "tcp://127.0.0.1:7710");
 	assert_int_equal(cfg.control.max_message, 128 * 1024);
 	assert_int_equal(cfg.control.max_clients, 5);
-	assert_int_equal(cfg.control.max_remote_clients, 9);
-	assert_int_equal(cfg.control.max_remote_per_address, 6);
-	assert_int_equal(cfg.control.remote_idle_timeout_ms, 1500);
 	assert_int_equal(cfg.control.max_leases, 3);
 	assert_int_equal(cfg.control.max_pinned, 1ull << 30);
 	assert_int_equal(cfg.device.backend, BACKEND_XDMA);
@@ -179,10 +167,6 @@ static void test_every_key(void **state)
 	assert_int_equal(cfg.transfer.max_registered, 2ull << 30);
 	assert_int_equal(cfg.transfer.bounce_slots, 4);
 	assert_int_equal(cfg.transfer.poll_us, 30);
-	assert_string_equal(cfg.metrics.listen, "http://[::1]:9110/fpgad/metrics");
-	assert_int_equal(cfg.metrics.max_clients, 3);
-	assert_int_equal(cfg.metrics.max_per_address, 11);
-	assert_int_equal(cfg.metrics.idle_timeout_ms, 2500);
 	assert_int_equal(cfg.n_channels, 2);
 	assert_string_equal(cfg.channels[0].name, "cam0");
 	assert_int_equal(cfg.channels[0].engine, 1);
@@ -325,14 +309,8 @@ static void test_errors(void **state)
 	/* frame_size against slot_size: the one of the two the file sets. */
 	expect_error("[channel a]\nslots = 4\nslot_size = 64K\n", 3,
 		     "frame_size 1048576 must be from 64 bytes");
-	expect_error("[control]\ngroup = x\nremote = tls+tcp://0.0.0.0:7710\n", 3,
-		     "remote = tls+tcp://0.0.0.0:7710 needs tls_cert_key");
 	expect_error("[daemon]\nlog_level = info\nruntime_dir = run/fpgad\n", 3,
 		     "runtime_dir must be an absolute path");
-	expect_error("[metrics]\nmax_clients = 0\n", 2,
-		     "max_clients: '0' is not a whole number from 1 to 1024");
-	expect_error("[metrics]\nlisten = http://0.0.0.0:9110/metrics\nport = 1\n", 3,
-		     "unknown key 'port' in [metrics]");
 }
 
 /* source = udp: a network channel's keys, set and refused with their line. */
@@ -464,45 +442,39 @@ static void test_roce_source(void **state)
 	expect_error(text, 8, "[channel r] gro is for source = udp");
 }
 
-/* [metrics] listen: http://ADDRESS:PORT/PATH, or the line says why not. */
-static void test_metrics_listen(void **state)
+/*
+ * The network listeners' keys moved to fpgad-exporter: each is refused at
+ * its line, saying where it went, and nothing else is reported for it.
+ */
+static void test_moved_to_exporter(void **state)
 {
 	static const struct {
-		const char *url, *what;
-	} bad[] = {
-		{ "https://0.0.0.0:9110/metrics", "served over plain http only" },
-		{ "tcp://0.0.0.0:9110", "is not http://ADDRESS:PORT/PATH" },
-		{ "0.0.0.0:9110/metrics", "is not http://ADDRESS:PORT/PATH" },
-		{ "http://:9110/metrics", "has no address" },
-		{ "http://user@host:9110/metrics", "'user@host' is not an IPv4 address" },
-		{ "http://[::1:9110/metrics", "the address in [] is not an IPv6 address" },
-		{ "http://[fe80::zz]:9110/metrics", "the address in [] is not an IPv6 address" },
-		{ "http://127.0.0.1/metrics", "has no port" },
-		{ "http://127.0.0.1:/metrics", "has no port" },
-		{ "http://127.0.0.1:65536/metrics", "port '65536' is not a number from 0 to 65535" },
-		{ "http://127.0.0.1:91x/metrics", "port '91x' is not a number" },
-		{ "http://127.0.0.1:9110", "has no path after the port" },
-		{ "http://127.0.0.1:9110/metrics?x=1", "a path holds letters, digits and" },
-		{ "http://127.0.0.1:9110/met rics", "a path holds letters, digits and" },
-	};
-	static const char *const good[] = {
-		"http://0.0.0.0:9110/metrics", "http://[::]:1/", "http://localhost:65535/m-1.x_~",
-		"http://[fe80::1]:9110/metrics", "http://127.0.0.1:0/metrics",
+		const char *text, *what;
+		int line;
+	} moved[] = {
+		{ "[control]\ngroup = x\nremote = tcp://0.0.0.0:7710\n",
+		  "[control] remote moved to fpgad-exporter --remote URL", 3 },
+		{ "[control]\ntls_cert_key = /etc/fpgad/tls.pem\n",
+		  "[control] tls_cert_key moved to fpgad-exporter --tls-cert-key FILE", 2 },
+		{ "[control]\nmax_remote_clients = 9\n",
+		  "[control] max_remote_clients moved to fpgad-exporter --remote-max-clients N", 2 },
+		{ "[control]\nmax_remote_per_address = 6\n",
+		  "moved to fpgad-exporter --remote-max-per-address N", 2 },
+		{ "[control]\nremote_idle_timeout_ms = 1500\n",
+		  "moved to fpgad-exporter --remote-idle-timeout-ms MS", 2 },
+		{ "[daemon]\nlog_level = info\n[metrics]\nlisten = http://0.0.0.0:9110/metrics\nmax_clients = 2\n",
+		  "[metrics] moved to fpgad-exporter --metrics URL", 3 },
 	};
 	struct config cfg;
-	char text[384], err[512];
+	char err[2048];
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		snprintf(text, sizeof(text), "[daemon]\nlog_level = info\n[metrics]\nmax_clients = 2\nlisten = %s\n",
-			 bad[i].url);
-		expect_error(text, 5, bad[i].what);
-	}
-	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
-		snprintf(text, sizeof(text), "[metrics]\nlisten = %s\n", good[i]);
-		if (load(text, &cfg, err, sizeof(err)) < 0)
-			fail_msg("%s: %s", good[i], err);
-		assert_string_equal(cfg.metrics.listen, good[i]);
+	for (size_t i = 0; i < sizeof(moved) / sizeof(moved[0]); i++) {
+		expect_error(moved[i].text, moved[i].line, moved[i].what);
+		assert_int_not_equal(load(moved[i].text, &cfg, err, sizeof(err)), 0);
+		assert_non_null(strstr(err, "fpgad-exporter(8)"));
+		/* One cause, one line: the keys under [metrics] add nothing. */
+		assert_null(strchr(err, '\n'));
 	}
 }
 
@@ -578,10 +550,10 @@ static void test_where(void **state)
 	/* A section the file does not have: the file. */
 	assert_string_equal(config_where(&cfg, CONFIG_SIM, 0, "seed", buf,
 					 sizeof(buf)), path);
-	assert_int_equal(load("[daemon]\n[metrics]\nmax_clients = 2\nlisten = http://0.0.0.0:1/m\n",
+	assert_int_equal(load("[daemon]\n[transfer]\nmax_buffers = 2\nengines = 1\n",
 			      &cfg, err, sizeof(err)), 0);
 	snprintf(want, sizeof(want), "%s:4", path);
-	assert_string_equal(config_where(&cfg, CONFIG_METRICS, 0, "listen", buf,
+	assert_string_equal(config_where(&cfg, CONFIG_TRANSFER, 0, "engines", buf,
 					 sizeof(buf)), want);
 }
 
@@ -632,7 +604,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_net_source),
 		cmocka_unit_test(test_roce_source),
-		cmocka_unit_test(test_metrics_listen),
+		cmocka_unit_test(test_moved_to_exporter),
 		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_not_a_regular_file),
 		cmocka_unit_test(test_where),

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "clock.h"
-#include "service/log.h"
+#include "log.h"
 
 static char path[64];
 static int saved_stderr = -1;

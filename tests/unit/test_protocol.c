@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "control/protocol.h"
+#include "protocol.h"
 
 static size_t pack(const Fpgad__Request *req, uint8_t *buf)
 {

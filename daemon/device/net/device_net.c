@@ -33,7 +33,7 @@
 #include "device/net/net_slots.h"
 #include "device/net/roce_icrc.h"
 #include "futex.h"
-#include "service/log.h"
+#include "log.h"
 
 #define NET_BATCH 64		/* datagrams per recvmmsg */
 #define NET_BUF (ROCE_MAX_PACKET + 1)	/* one more: a longer one is cut */

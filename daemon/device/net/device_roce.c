@@ -40,7 +40,7 @@
 #include "device/net/net_control.h"
 #include "device/net/net_slots.h"
 #include "device/net/roce_verbs.h"
-#include "service/log.h"
+#include "log.h"
 
 struct device_queue {
 	struct config_channel ch;

@@ -14,7 +14,7 @@
 
 #include "config/config.h"
 #include "device/net/net_control.h"
-#include "service/log.h"
+#include "log.h"
 
 static const uint32_t reg_addr[NET_CTL_REGS] = {
 	[NET_REG_VP_MASK_OFF] = NET_CTL_HIF + 0x0c,

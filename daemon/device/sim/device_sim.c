@@ -17,7 +17,7 @@
 #include "device/sim/sim.h"
 #include "fpgad_simframe.h"
 #include "futex.h"
-#include "service/log.h"
+#include "log.h"
 
 static void sim_close(struct device *d);
 static void sim_queue_close(struct device_queue *q);

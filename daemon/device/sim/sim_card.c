@@ -16,7 +16,7 @@
 
 #include "device/sim/sim.h"
 #include "memory/copy.h"
-#include "service/log.h"
+#include "log.h"
 
 int sim_card_reserve(struct device *d)
 {

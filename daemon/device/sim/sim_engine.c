@@ -19,7 +19,7 @@
 #include "futex.h"
 #include "memory/copy.h"
 #include "memory/fault_guard.h"
-#include "service/log.h"
+#include "log.h"
 
 bool sim_sq_empty(struct device_queue *q)
 {

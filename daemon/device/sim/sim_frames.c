@@ -15,7 +15,7 @@
 #include "crc32c.h"
 #include "device/sim/sim.h"
 #include "fpgad_simframe.h"
-#include "service/log.h"
+#include "log.h"
 
 /*
  * A queue's private memory, touched only where used: a stream queue's

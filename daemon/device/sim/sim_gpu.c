@@ -13,7 +13,7 @@
 #include "device/sim/sim.h"
 #include "fpgad_simframe.h"
 #include "memory/copy.h"
-#include "service/log.h"
+#include "log.h"
 
 /* One transfer's copies are done (@status 0) or failed: complete it. */
 static void sim_gpu_finish(struct device_queue *q, struct sim_copy *c,

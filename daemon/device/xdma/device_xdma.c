@@ -48,7 +48,7 @@
 #include "clock.h"
 #include "device/device.h"
 #include "fpgad_dma.h"
-#include "service/log.h"
+#include "log.h"
 
 #define XDMA_DEFAULT_PATH	"/dev/fpgad0"
 #define XDMA_ENGINES		4	/* per direction, as the module allows */

@@ -67,6 +67,6 @@ slot_size = 64K
 frame_size = 1M' "bad.conf:4: [channel a] frame_size 1048576 must be from 64 bytes to slot_size (65536)"
 	config_refused '[control]
 group =
-remote = tls+tcp://127.0.0.1:7710' "bad.conf:3: remote = tls+tcp://127.0.0.1:7710 needs tls_cert_key"
+remote = tls+tcp://127.0.0.1:7710' "bad.conf:3: [control] remote moved to fpgad-exporter --remote URL"
 }
 hostile_case config_lines any "every check after parsing names its key's file:line"

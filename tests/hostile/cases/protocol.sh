@@ -118,19 +118,22 @@ case_junk_logs() {
 }
 hostile_case junk_logs any "20,000 bad requests are logged rate-limited, with a count"
 
-# A remote peer is logged by its address, never as "pid 0".
+# A remote peer is refused by the exporter, logged by its address, never
+# as "pid 0", and what it may not ask never reaches fpgad.
 case_remote_named() {
 	local port out
 	fpgad_start "[control]
-remote = tcp://127.0.0.1:0"
+max_clients = 8"
+	exporter_start --remote tcp://127.0.0.1:0
 	port=$(remote_port)
 	out=$(peer req "tcp://127.0.0.1:$port" open:1:c2h0 status:3)
 	expect_out "$out" "open:1:c2h0: DENIED id=1"
 	expect_out "$out" "msg=OpenChannel is not allowed on the remote (read-only) listener"
 	expect_out "$out" "status:3: OK"
-	expect_in "$FPGAD_LOG" "control: tcp 127.0.0.1:"
+	expect_in "$FPGAD_LOG" "remote: tcp 127.0.0.1:"
 	expect_in "$FPGAD_LOG" ": OpenChannel is not allowed on the remote (read-only) listener"
 	expect_not_in "$FPGAD_LOG" "pid 0"
+	exporter_stop
 	fpgad_stop
 }
 hostile_case remote_named any "a remote peer is logged by address, never as pid 0"

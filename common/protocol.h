@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * protocol.h - the one place fpgad decodes untrusted control bytes.
+ * protocol.h - the one place untrusted control bytes are decoded: fpgad's
+ * requests from local clients, and fpgad-exporter's from remote peers
+ * (through libfpgad's relay, which re-encodes what fpgad then receives).
  *
  * protocol_decode() unpacks a Request and checks every field a handler
  * relies on (a body is set, names are well-formed), so handlers see only
@@ -10,6 +12,7 @@
 #ifndef FPGAD_PROTOCOL_H
 #define FPGAD_PROTOCOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,5 +55,10 @@ int protocol_encode(const Fpgad__Response *resp, void **ret_buf,
 		    size_t *ret_len);
 
 const char *protocol_request_name(Fpgad__Request__BodyCase body);
+/*
+ * The requests a remote peer may send (through fpgad-exporter): Hello,
+ * Status, ChannelStats and Topology, which change nothing.
+ */
+bool protocol_read_only(Fpgad__Request__BodyCase body);
 
 #endif

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "clock.h"
-#include "service/log.h"
+#include "log.h"
 
 int log_level = LOG_INFO;
 

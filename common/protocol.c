@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control/protocol.h"
+#include "protocol.h"
 #include "names.h"
 
 const char *protocol_request_name(Fpgad__Request__BodyCase body)
@@ -33,7 +33,21 @@ const char *protocol_request_name(Fpgad__Request__BodyCase body)
 	case FPGAD__REQUEST__BODY_REGISTER_BUFFER: return "RegisterBuffer";
 	case FPGAD__REQUEST__BODY_UNREGISTER_BUFFER: return "UnregisterBuffer";
 	case FPGAD__REQUEST__BODY_SET_BUFFER_MODE: return "SetBufferMode";
+	case FPGAD__REQUEST__BODY_METRICS: return "Metrics";
 	default: return "unknown";
+	}
+}
+
+bool protocol_read_only(Fpgad__Request__BodyCase body)
+{
+	switch (body) {
+	case FPGAD__REQUEST__BODY_HELLO:
+	case FPGAD__REQUEST__BODY_STATUS:
+	case FPGAD__REQUEST__BODY_CHANNEL_STATS:
+	case FPGAD__REQUEST__BODY_TOPOLOGY:
+		return true;
+	default:
+		return false;
 	}
 }
 

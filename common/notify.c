@@ -6,8 +6,8 @@
 #include <time.h>
 
 #include "clock.h"
-#include "service/log.h"
-#include "service/notify.h"
+#include "log.h"
+#include "notify.h"
 
 void notify_ready(void)
 {
