@@ -29,3 +29,20 @@ if ! diff -u "$tmp/header" "$tmp/exported" >"$tmp/diff"; then
 	exit 1
 fi
 echo "symbols: libfpgad.so exports exactly the $n functions of fpgad.h"
+
+# fpgad defines no function of another library's for others to bind to
+# (libc's accept() least of all): its dynamic symbol table defines nothing
+# but what the toolchain puts there.  fpgad-exporter defines its accept
+# guard's two, on purpose, and nothing else.
+defined_functions() {
+	nm -D --defined-only "$1" | awk '$2 == "T" || $2 == "W" || $2 == "i" { sub(/@.*/, "", $3); print $3 }' |
+		grep -v -x -e _init -e _fini | sort -u
+}
+[ -f "$BUILD/fpgad" ] && [ -f "$BUILD/fpgad-exporter" ] ||
+	{ echo "symbols: FAIL: no $BUILD/fpgad or $BUILD/fpgad-exporter"; exit 1; }
+got=$(defined_functions "$BUILD/fpgad" | tr '\n' ' ')
+[ -z "$got" ] || { echo "symbols: FAIL: fpgad defines functions for others to bind to: $got"; exit 1; }
+got=$(defined_functions "$BUILD/fpgad-exporter" | tr '\n' ' ')
+[ "$got" = "accept accept4 " ] ||
+	{ echo "symbols: FAIL: fpgad-exporter defines '$got', not its accept guard's 'accept accept4 '"; exit 1; }
+echo "symbols: fpgad defines no function for others; fpgad-exporter only its accept guard"
