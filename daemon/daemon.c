@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "daemon.h"
 #include "device/device.h"
+#include "device/source.h"
 #include "memory/memory.h"
 #include "placement.h"
 #include "requests.h"
@@ -217,6 +218,7 @@ static int check_engines(struct daemon *d)
 static int create_channels(struct daemon *d)
 {
 	char where[PATH_MAX + 16], why[256];
+	struct source src;
 	int r;
 
 	for (unsigned i = 0; i < d->cfg.n_channels; i++) {
@@ -227,14 +229,11 @@ static int create_channels(struct daemon *d)
 		if (pc && pc->mode == MODE_BOUNCE)
 			cc.mode = MODE_BOUNCE;
 		why[0] = 0;
-		/* A network source is a device of its own (device/net/net.h). */
-		if (cc.source == SOURCE_CARD)
-			r = channel_create(&d->cfg, &cc, d->dev_ops, d->dev,
-					   &d->channels[i], why, sizeof(why));
-		else
-			r = channel_create(&d->cfg, &cc, cc.source == SOURCE_ROCE ?
-					   &device_roce_ops : &device_net_ops, NULL,
-					   &d->channels[i], why, sizeof(why));
+		src = cc.source == SOURCE_UDP ? source_udp :
+		      cc.source == SOURCE_ROCE ? source_roce :
+		      (struct source){ .name = "card", .ops = d->dev_ops, .dev = d->dev };
+		r = channel_create(&d->cfg, &cc, &src, &d->channels[i], why,
+				   sizeof(why));
 		if (r < 0) {
 			log_err("%s: [channel %s] %s",
 				config_where(&d->cfg, CONFIG_CHANNEL, i, NULL, where,

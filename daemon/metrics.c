@@ -520,7 +520,7 @@ void metrics_collect(struct daemon *d, struct metrics_snapshot *ret_snap)
 		s->channels[i].memory = memory_kind_name(s->channels[i].st.memory);
 		s->channels[i].mode = transfer_mode_name(s->channels[i].st.mode);
 		if (s->channels[i].st.network)
-			channel_net_stats(ch, &s->channels[i].net);
+			channel_source_stats(ch, &s->channels[i].net);
 		s->pinned_bytes += channel_pinned_bytes(ch);
 	}
 }

@@ -20,7 +20,7 @@
 
 #include "channel/channel.h"
 #include "config/config.h"
-#include "device/net/net.h"
+#include "device/source.h"
 #include "topology/p2p.h"
 #include "xfer/xfer.h"
 
@@ -34,7 +34,7 @@ struct metrics_channel {
 	const char *memory;		/* "host", "cuda" */
 	const char *mode;		/* "host", "gpudirect", "bounce" */
 	struct channel_stats st;
-	struct net_stats net;		/* st.network: endpoint and sender */
+	struct source_stats net;		/* st.network: endpoint and sender */
 };
 
 /* The process, as Prometheus' client libraries export it. */

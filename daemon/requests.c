@@ -23,7 +23,6 @@
 #include "clock.h"
 #include "protocol.h"
 #include "daemon.h"
-#include "device/net/net.h"
 #include "fpgad.h"
 #include "requests.h"
 #include "log.h"
@@ -53,7 +52,7 @@ struct reply {
 	char mode[32];
 	struct p2p_card card;
 	Fpgad__CardInventory card_msg;
-	struct net_stats net;
+	struct source_stats net;
 	Fpgad__NetStats net_msg;
 	/* Arrays the body points into, freed after packing. */
 	void *arrays[4];
@@ -332,10 +331,10 @@ static void do_close_channel(struct daemon *d, struct session *s,
 }
 
 /* A network channel's part of ChannelStats, pointing into @ns. */
-static Fpgad__NetStats *net_stats_message(const struct net_stats *ns,
+static Fpgad__NetStats *net_stats_message(const struct source_stats *ns,
 					  Fpgad__NetStats *o)
 {
-	const struct net_counters *c = &ns->cnt;
+	const struct source_counters *c = &ns->cnt;
 
 	fpgad__net_stats__init(o);
 	o->source = (char *)source_kind_name(ns->source);
@@ -396,7 +395,7 @@ static void do_channel_stats(struct daemon *d,
 		(double)st.queued_total / (double)st.completions : 0;
 	o->latency_ns_total = st.latency.sum_ns;
 	o->latency_frames = st.latency.count;
-	if (channel_net_stats(ch, &r->net) == 0)
+	if (channel_source_stats(ch, &r->net) == 0)
 		o->net = net_stats_message(&r->net, &r->net_msg);
 	r->resp.body_case = FPGAD__RESPONSE__BODY_CHANNEL_STATS;
 	r->resp.channel_stats = o;

@@ -168,11 +168,12 @@ void accept_guard_sweep(void)
 	for (unsigned i = 0; i < g.n; i++) {
 		if (!g.open[i].live || !(why = overdue(g.open[i].dup, &ms)))
 			continue;
+		/* Said before it is done: whoever sees the end finds the reason. */
 		addr_peer_name(g.open[i].dup, "tcp", name, sizeof(name));
-		shutdown(g.open[i].dup, SHUT_RDWR);
-		g.open[i].live = false;
 		log_limited(&shut, LOG_NOTICE, "%s: closing %s: %s for %u ms",
 			    g.what, name, why, ms);
+		shutdown(g.open[i].dup, SHUT_RDWR);
+		g.open[i].live = false;
 	}
 	pthread_mutex_unlock(&g.lock);
 }
@@ -220,7 +221,6 @@ static bool refuse(int lfd, int nfd)
 	}
 	pthread_mutex_unlock(&g.lock);
 	addr_peer_name(nfd, "tcp", name, sizeof(name));
-	close(nfd);
 	if (n < max && per_address && from >= per_address)
 		log_limited(&refusals, LOG_WARNING,
 			    "%s: refusing %s: %u connections from its address already (--%s-max-per-address %u)",
@@ -229,6 +229,7 @@ static bool refuse(int lfd, int nfd)
 		log_limited(&refusals, LOG_WARNING,
 			    "%s: refusing %s: %u connections on the %s listener already (--%s-max-clients %u)",
 			    g.what, name, n, g.what, g.what, max);
+	close(nfd);
 	return true;
 }
 

@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "channel/channel_impl.h"
-#include "device/net/net.h"
 #include "log.h"
 
 const char *channel_state_name(enum channel_state st)
@@ -90,7 +89,7 @@ int channel_renew_ring(struct channel *ch)
 	 * staging is pinned anew too, so that a sender still writing for the
 	 * lessee before is refused, not copied into the new lessee's ring.
 	 */
-	bool repin = !bounce || ch->ops->sender_paced;
+	bool repin = !bounce || ch->src.sender_paced;
 	int r;
 
 	r = ch->mops->alloc(old->size, ch->cfg.gpu, ch->cfg.name,
@@ -178,8 +177,8 @@ static int choose_mode(struct channel *ch, char *err, size_t errlen)
 }
 
 int channel_create(const struct config *cfg, const struct config_channel *cc,
-		   const struct device_ops *ops, struct device *dev,
-		   struct channel **ret_ch, char *err, size_t errlen)
+		   const struct source *src, struct channel **ret_ch, char *err,
+		   size_t errlen)
 {
 	struct channel *ch;
 	int r;
@@ -201,8 +200,9 @@ int channel_create(const struct config *cfg, const struct config_channel *cc,
 	if (!ch->cfg.gpu[0])
 		snprintf(ch->cfg.gpu, sizeof(ch->cfg.gpu), "%s", cfg->device.gpu);
 	ch->dma_timeout_ms = cfg->device.dma_timeout_ms;
-	ch->ops = ops;
-	ch->dev = dev;
+	ch->src = *src;
+	ch->ops = src->ops;
+	ch->dev = src->dev;
 	pthread_mutex_init(&ch->lock, NULL);
 	pthread_cond_init(&ch->cond, NULL);
 
@@ -218,10 +218,14 @@ int channel_create(const struct config *cfg, const struct config_channel *cc,
 			 memory_kind_name(ch->memory), strerror(-r));
 		goto fail;
 	}
-	r = ops->queue_open(dev, &ch->cfg, &ch->q);
+	r = ch->ops->queue_open(ch->dev, &ch->cfg, &ch->q);
 	if (r < 0) {
-		snprintf(err, errlen, "cannot open DMA engine %u: %s",
-			 cc->engine, strerror(-r));
+		if (src->dev)
+			snprintf(err, errlen, "cannot open DMA engine %u: %s",
+				 cc->engine, strerror(-r));
+		else
+			snprintf(err, errlen, "cannot open its %s source: %s",
+				 src->name, strerror(-r));
 		goto fail;
 	}
 	r = choose_mode(ch, err, errlen);
@@ -438,19 +442,19 @@ void channel_get_stats(struct channel *ch, struct channel_stats *ret_stats)
 		ch->ops->sink_counts(ch->q, &ret_stats->card_good,
 				     &ret_stats->card_bad);
 	{
-		struct net_stats ns;
+		struct source_stats ns;
 
-		ret_stats->network = channel_net_stats(ch, &ns) == 0;
+		ret_stats->network = channel_source_stats(ch, &ns) == 0;
 		if (ret_stats->network)
 			ret_stats->net = ns.cnt;
 	}
 }
 
-int channel_net_stats(struct channel *ch, struct net_stats *ret_stats)
+int channel_source_stats(struct channel *ch, struct source_stats *ret_stats)
 {
-	if (!ch->ops->net_stats)
+	if (!ch->src.stats)
 		return -ENODEV;
-	return ch->ops->net_stats(ch->q, ret_stats);
+	return ch->src.stats(ch->q, ret_stats);
 }
 
 bool channel_is_streaming(struct channel *ch)

@@ -12,10 +12,8 @@
 #include "config/config.h"
 #include "control/session.h"
 #include "device/device.h"
-#include "device/net/net_frame.h"
+#include "device/source.h"
 #include "service/histogram.h"
-
-struct net_stats;
 
 struct channel;
 
@@ -46,8 +44,8 @@ struct channel_stats {
 	uint64_t card_good;	/* h2c on sim: frames the card's sink verified */
 	uint64_t card_bad;	/* h2c on sim: frames it rejected */
 	uint64_t integrity_errors; /* c2h frames whose CRC did not match */
-	bool network;		/* source = udp: net below is its sender's */
-	struct net_counters net;
+	bool network;		/* a network source: net below is its sender's */
+	struct source_counters net;
 };
 
 /*
@@ -56,8 +54,8 @@ struct channel_stats {
  * channel is configured).
  */
 int channel_create(const struct config *cfg, const struct config_channel *cc,
-		   const struct device_ops *ops, struct device *dev,
-		   struct channel **ret_ch, char *err, size_t errlen);
+		   const struct source *src, struct channel **ret_ch, char *err,
+		   size_t errlen);
 /*
  * Frees the ring and the engine; accepts NULL.  Its leases end first
  * (lease_end_all), which also stops its stream.
@@ -66,8 +64,8 @@ void channel_destroy(struct channel *ch);
 
 const struct config_channel *channel_config(const struct channel *ch);
 void channel_get_stats(struct channel *ch, struct channel_stats *ret_stats);
-/* A network channel's endpoint, target and counters; -ENODEV for a card's. */
-int channel_net_stats(struct channel *ch, struct net_stats *ret_stats);
+/* A network source's endpoint, target and counters; -ENODEV for a card's. */
+int channel_source_stats(struct channel *ch, struct source_stats *ret_stats);
 bool channel_is_streaming(struct channel *ch);
 /* Why the channel uses the mode it uses ("no GPU: ..."), for Status. */
 const char *channel_mode_reason(const struct channel *ch);

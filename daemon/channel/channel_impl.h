@@ -49,8 +49,9 @@ struct pace {
 struct channel {
 	struct config_channel cfg;
 	unsigned dma_timeout_ms;
-	const struct device_ops *ops;
-	struct device *dev;
+	struct source src;		/* where its frames come from */
+	const struct device_ops *ops;	/* src.ops: its queue's */
+	struct device *dev;		/* src.dev */
 	struct device_queue *q;
 
 	enum memory_kind memory;

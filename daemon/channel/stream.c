@@ -460,7 +460,7 @@ static int hang_check(struct channel *ch)
 	uint64_t limit = (uint64_t)ch->dma_timeout_ms * 3 / 2 * CLOCK_NS_PER_MS;
 	uint64_t now = clock_now_ns(), idle = now - ch->progress_ns;
 
-	if (!ch->inflight || ch->ops->sender_paced ||
+	if (!ch->inflight || ch->src.sender_paced ||
 	    (ch->state != CHANNEL_STREAMING && ch->state != CHANNEL_RECOVERING))
 		return STREAM_WAIT_MS;
 	if (idle < limit) {

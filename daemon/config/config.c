@@ -101,6 +101,14 @@ void config_defaults(struct config *cfg)
 static void report_v(struct parse_state *ps, unsigned line, const char *fmt,
 		     va_list ap)
 {
+	/*
+	 * One cause a line: the first error found there.  A value refused
+	 * leaves its default in place, which a later check would refuse
+	 * again at the same line, saying something the file does not say.
+	 */
+	for (unsigned i = 0; line && i < ps->n_errs && i < CONFIG_MAX_ERRORS; i++)
+		if (ps->errs[i].line == line)
+			return;
 	if (ps->n_errs < CONFIG_MAX_ERRORS) {
 		ps->errs[ps->n_errs].line = line;
 		vsnprintf(ps->errs[ps->n_errs].msg, sizeof(ps->errs[0].msg), fmt, ap);
@@ -615,6 +623,26 @@ static bool line_is_ini(const char *p)
 	return strpbrk(p, "=:") != NULL && *p != '=' && *p != ':';
 }
 
+/*
+ * An inline comment ends a value: ';' or '#' after a blank, as the
+ * example config and the man page allow both ("mtu = 9000  # jumbo").
+ * A line that is a comment is left whole.
+ */
+static void strip_inline_comment(char *buf)
+{
+	char *p = buf + strspn(buf, " \t");
+
+	if (*p == ';' || *p == '#')
+		return;
+	for (; *p; p++) {
+		if ((*p == ';' || *p == '#') && p > buf && (p[-1] == ' ' || p[-1] == '\t')) {
+			p[0] = '\n';
+			p[1] = '\0';
+			return;
+		}
+	}
+}
+
 static char *reader(char *buf, int size, void *stream)
 {
 	struct parse_state *ps = stream;
@@ -625,6 +653,7 @@ static char *reader(char *buf, int size, void *stream)
 		char name[64];
 
 		ps->line++;
+		strip_inline_comment(buf);
 		if (!line_is_ini(p))
 			report(ps, ps->line, "syntax error (expected [section] or key = value)");
 		if (sscanf(p, "[%63[^]]]", name) == 1)

@@ -37,7 +37,6 @@
 struct device;
 struct device_queue;
 struct fpgad_dma_p2p_path;
-struct net_stats;
 
 struct device_info {
 	char name[64];			/* "sim", "xdma 10ee:9038 0000:01:00.0" */
@@ -158,16 +157,6 @@ struct device_ops {
 	 */
 	int (*arm_completion)(struct device_queue *q);
 	/*
-	 * Optional, for a network source (daemon/device/net/net.h): its endpoint,
-	 * target and counters.  Any thread.
-	 */
-	int (*net_stats)(struct device_queue *q, struct net_stats *ret_stats);
-	/*
-	 * The queue completes when a remote sender sends, not when a card
-	 * finishes: armed slots waiting long is not a hung engine.
-	 */
-	bool sender_paced;
-	/*
 	 * Optional: make [@addr, @addr + @len) of card memory read back as
 	 * zeros (a card region between two clients).  0 or -errno.
 	 */
@@ -176,9 +165,12 @@ struct device_ops {
 
 extern const struct device_ops device_sim_ops;
 extern const struct device_ops device_xdma_ops;
-/* Network sources: needs no open device (queue_open takes NULL). */
+/*
+ * The stream queues of the network sources (source.h): they need no open
+ * device (queue_open takes NULL).  source = roce: a UC QP writes a landing
+ * ring (device/net/roce_rx.h).
+ */
 extern const struct device_ops device_net_ops;
-/* source = roce: a UC QP writes a landing ring (device/net/roce_rx.h). */
 extern const struct device_ops device_roce_ops;
 
 struct mem_region;

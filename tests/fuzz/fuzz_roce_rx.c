@@ -30,7 +30,7 @@ struct run {
 /* The next completion of the input, its page written first. */
 static int poll_one(struct run *r, struct roce_wc *wc)
 {
-	const struct roce_layout *lay = &r->rx->cfg.layout;
+	const struct sender_layout *lay = &r->rx->cfg.layout;
 	uint32_t page;
 	uint64_t off;
 	size_t n;
@@ -91,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned char *landing;
 
 	/* As net_layout(): room for the frame and its metadata, 4 KiB aligned. */
-	cfg.layout = (struct roce_layout){ .base = 1ull << 40, .pages = PAGES,
+	cfg.layout = (struct sender_layout){ .base = 1ull << 40, .pages = PAGES,
 					   .stride = (roce_rx_meta_offset(FRAME) +
 						      ROCE_META_SIZE + 4095) / 4096 * 4096 };
 	landing = malloc(PAGES * cfg.layout.stride);

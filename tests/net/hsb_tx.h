@@ -16,7 +16,7 @@
 
 struct hsb_tx {
 	uint32_t qpn, rkey;
-	struct roce_layout lay;
+	struct sender_layout lay;
 	uint32_t payload;		/* bytes per data packet */
 	uint32_t psn;			/* of the frame's first packet */
 	uint32_t page;

@@ -46,6 +46,15 @@ struct reader {
 	ino_t ring_ino;		/* which memfd the data ring is */
 };
 
+/* The simulated card as a channel's source. */
+static const struct source *sim_source(struct device *dev)
+{
+	static struct source src;
+
+	src = (struct source){ .name = "card", .ops = &device_sim_ops, .dev = dev };
+	return &src;
+}
+
 static void *map(int fd, size_t len, int prot)
 {
 	void *m = mmap(NULL, len, prot, MAP_SHARED, fd, 0);
@@ -154,8 +163,7 @@ static void make(struct fixture *fx, const char *extra_sim, enum ring_policy p,
 	if (extra_sim)
 		fx->cfg.sim.fault_error = (unsigned)atoi(extra_sim);
 	assert_int_equal(device_sim_ops.open(&fx->cfg, &fx->dev, NULL, 0), 0);
-	assert_int_equal(channel_create(&fx->cfg, cc, &device_sim_ops, fx->dev,
-					&fx->ch, NULL, 0), 0);
+	assert_int_equal(channel_create(&fx->cfg, cc, sim_source(fx->dev), &fx->ch, NULL, 0), 0);
 	fx->s1.peer.pid = 101;
 	fx->s2.peer.pid = 102;
 }
@@ -474,8 +482,7 @@ static void test_h2c_send(void **state)
 	cc->slots = 4;
 	cc->slot_size = cc->frame_size = 64 * 1024;
 	assert_int_equal(device_sim_ops.open(&fx.cfg, &fx.dev, NULL, 0), 0);
-	assert_int_equal(channel_create(&fx.cfg, cc, &device_sim_ops, fx.dev, &fx.ch,
-					NULL, 0), 0);
+	assert_int_equal(channel_create(&fx.cfg, cc, sim_source(fx.dev), &fx.ch, NULL, 0), 0);
 	assert_int_equal(lease_open(fx.ch, &fx.s1, true, &fx.cfg.control, &r.g,
 				      err, sizeof(err)), -EINVAL);
 	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), 0);

@@ -313,6 +313,53 @@ static void test_errors(void **state)
 		     "runtime_dir must be an absolute path");
 }
 
+/*
+ * Inline comments after a blank, ';' or '#', end a value; a line that is
+ * a comment stays one; a '#' inside a value (no blank before) is kept.
+ */
+static void test_inline_comments(void **state)
+{
+	struct config cfg;
+	char err[1024];
+
+	(void)state;
+	if (load("[channel n]  # a network channel\nsource = roce    # RoCE v2\n"
+		 "listen = 10.1.2.3 ; fpgad's address\nsender = 10.1.2.4\t# the FPGA\n"
+		 "rdma_device = mlx5_0  # the NIC\nmtu = 4096 # path MTU\n"
+		 "sender_qpn = 0x12 ; from the sender\n"
+		 "slot_size = 64K\nframe_size = 60000\n"
+		 "# mtu = 1024\n; mtu = 2048\n[daemon]\nruntime_dir = /tmp/a#b\n",
+		 &cfg, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(cfg.channels[0].source, SOURCE_ROCE);
+	assert_string_equal(cfg.channels[0].listen, "10.1.2.3");
+	assert_string_equal(cfg.channels[0].sender, "10.1.2.4");
+	assert_string_equal(cfg.channels[0].rdma_device, "mlx5_0");
+	assert_int_equal(cfg.channels[0].mtu, 4096);
+	assert_int_equal(cfg.channels[0].sender_qpn, 0x12);
+	assert_string_equal(cfg.daemon.runtime_dir, "/tmp/a#b");
+}
+
+/*
+ * A refused value is one error at its line: the default it leaves behind
+ * is not refused again there by a later check.
+ */
+static void test_one_cause_a_line(void **state)
+{
+	struct config cfg;
+	char err[1024];
+
+	(void)state;
+	expect_error("[channel n]\nsource = roce\nlisten = 10.1.2.3\nsender = 10.1.2.4\n"
+		     "slot_size = 64K\nframe_size = 60000\nsender_qpn = 5\nmtu = 9000x\n", 8,
+		     "mtu: '9000x' is not a whole number from 256 to 9216");
+	assert_int_not_equal(load("[channel n]\nsource = roce\nlisten = 10.1.2.3\n"
+				  "sender = 10.1.2.4\nslot_size = 64K\nframe_size = 60000\n"
+				  "sender_qpn = 5\nmtu = 9000x\n", &cfg, err, sizeof(err)), 0);
+	assert_null(strstr(err, "not a RoCE path MTU"));
+	assert_null(strchr(err, '\n'));
+}
+
 /* source = udp: a network channel's keys, set and refused with their line. */
 static void test_net_source(void **state)
 {
@@ -605,6 +652,8 @@ int main(void)
 		cmocka_unit_test(test_net_source),
 		cmocka_unit_test(test_roce_source),
 		cmocka_unit_test(test_moved_to_exporter),
+		cmocka_unit_test(test_inline_comments),
+		cmocka_unit_test(test_one_cause_a_line),
 		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_not_a_regular_file),
 		cmocka_unit_test(test_where),

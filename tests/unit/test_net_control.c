@@ -134,7 +134,7 @@ static void exchange_roce_target(void **state)
 	struct sockaddr_storage local = { 0 };
 	struct sockaddr_in *l = (void *)&local, from;
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	struct net_counters cnt = { 0 };
+	struct source_counters cnt = { 0 };
 	uint8_t req[NET_CTL_REQUEST], ack[NET_CTL_REPLY_MIN + 1] = { 0 };
 	struct hsb_regs r;
 	struct net_ctl c;
@@ -213,7 +213,7 @@ static void exchange_none(void **state)
 {
 	struct sockaddr_storage local = { .ss_family = AF_INET6 };
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	struct net_counters cnt = { 0 };
+	struct source_counters cnt = { 0 };
 	struct net_ctl c;
 
 	(void)state;

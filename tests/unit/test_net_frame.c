@@ -179,7 +179,7 @@ static void test_parse_refuses(void **state)
 
 static void test_place(void **state)
 {
-	struct roce_layout l = { .base = 0x1000, .stride = 0x100, .pages = 4 };
+	struct sender_layout l = { .base = 0x1000, .stride = 0x100, .pages = 4 };
 	uint64_t off;
 	uint32_t page;
 

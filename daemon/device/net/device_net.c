@@ -48,7 +48,7 @@ struct device_queue {
 	struct sockaddr_storage sender;	/* port 0: any port */
 	struct sockaddr_storage local;	/* bound */
 	size_t buf_size;		/* each datagram's buffer */
-	struct net_stats shown;		/* endpoint and target, for stats */
+	struct source_stats shown;		/* endpoint and target, for stats */
 	int fd;
 	int stop_fd;
 	pthread_t thread;
@@ -73,7 +73,7 @@ struct device_queue {
 	unsigned char *bufs;
 };
 
-void net_layout(uint64_t frame_size, unsigned slots, struct roce_layout *ret)
+void net_layout(uint64_t frame_size, unsigned slots, struct sender_layout *ret)
 {
 	uint64_t meta = (frame_size + ROCE_PAYLOAD_UNIT - 1) / ROCE_PAYLOAD_UNIT *
 			ROCE_PAYLOAD_UNIT;
@@ -583,7 +583,7 @@ static int net_reset(struct device_queue *q)
 	return 0;
 }
 
-static int net_stats(struct device_queue *q, struct net_stats *ret_stats)
+static int net_stats(struct device_queue *q, struct source_stats *ret_stats)
 {
 	pthread_mutex_lock(&q->lock);
 	*ret_stats = q->shown;
@@ -602,6 +602,11 @@ const struct device_ops device_net_ops = {
 	.wait = net_wait,
 	.kick = net_kick,
 	.reset = net_reset,
-	.net_stats = net_stats,
+};
+
+const struct source source_udp = {
+	.name = "udp",
+	.ops = &device_net_ops,
 	.sender_paced = true,
+	.stats = net_stats,
 };

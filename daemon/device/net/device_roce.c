@@ -44,7 +44,7 @@
 
 struct device_queue {
 	struct config_channel ch;
-	struct net_stats shown;
+	struct source_stats shown;
 	struct roce_verbs *v;
 	struct net_ctl sctl;		/* the sender's control port */
 	int kick_fd;
@@ -380,7 +380,7 @@ static int roce_reset(struct device_queue *q)
 	return 0;
 }
 
-static int roce_stats(struct device_queue *q, struct net_stats *ret_stats)
+static int roce_stats(struct device_queue *q, struct source_stats *ret_stats)
 {
 	pthread_mutex_lock(&q->lock);
 	*ret_stats = q->shown;
@@ -399,6 +399,11 @@ const struct device_ops device_roce_ops = {
 	.wait = roce_wait,
 	.kick = roce_kick,
 	.reset = roce_reset,
-	.net_stats = roce_stats,
+};
+
+const struct source source_roce = {
+	.name = "roce",
+	.ops = &device_roce_ops,
 	.sender_paced = true,
+	.stats = roce_stats,
 };

@@ -37,31 +37,11 @@
 /* The base address told to senders; pages follow at the stride. */
 #define NET_VA_BASE 0x10000000000ull
 
-/* What a network channel shows: its endpoint, its sender's target, counters. */
-struct net_stats {
-	enum source_kind source;	/* udp or roce */
-	char listen[64];		/* bound ADDRESS:PORT (the real port) */
-	char interface[16];		/* the one holding that address, "any" */
-	char sender[64];		/* the only sender accepted */
-	char control[64];		/* where it is told its target, or "none" */
-	unsigned mtu;
-	uint32_t payload;		/* bytes per packet the sender sends */
-	uint32_t qpn;
-	uint32_t rkey;			/* of the current ring */
-	struct roce_layout layout;
-	struct net_counters cnt;
-	/* source = roce (device_roce.c): where fpgad's QP is, whom it takes. */
-	char rdma_device[48];		/* DEVICE:PORT */
-	char gid[48];
-	unsigned gid_index;
-	uint32_t sender_qpn;
-};
-
 /*
  * Where a sender of frames of up to @frame_size bytes writes into @slots
  * pages: one page per slot (at most 4096), each with room for the frame
  * and the 128-byte metadata block after it, 4 KiB aligned.
  */
-void net_layout(uint64_t frame_size, unsigned slots, struct roce_layout *ret);
+void net_layout(uint64_t frame_size, unsigned slots, struct sender_layout *ret);
 
 #endif

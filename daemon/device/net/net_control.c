@@ -163,7 +163,7 @@ static void local_mac(const char *name, uint8_t mac[6])
 int net_ctl_open(struct net_ctl *c, const char *chan, const char *sender_control,
 		 const struct sockaddr_storage *sender,
 		 const struct sockaddr_storage *local, pthread_mutex_t *lock,
-		 struct net_counters *cnt)
+		 struct source_counters *cnt)
 {
 	struct sockaddr_storage to, from;
 	socklen_t len = sizeof(from);

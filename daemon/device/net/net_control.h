@@ -67,7 +67,7 @@ enum net_ctl_reg {
 /* What a sender is told. */
 struct net_target {
 	uint32_t qpn, rkey;
-	struct roce_layout layout;
+	struct sender_layout layout;
 	uint32_t frame_size;
 	uint32_t payload;
 	uint32_t host_ip;		/* IPv4, host order */
@@ -104,7 +104,7 @@ struct net_ctl {
 	const char *chan;		/* the channel's name, for the log */
 	char where[64];			/* where it is sent, or "none" */
 	pthread_mutex_t *lock;		/* guards target, pending and *cnt */
-	struct net_counters *cnt;
+	struct source_counters *cnt;
 	struct net_target target;
 	bool pending;			/* *lock: a new target to send */
 	bool busy;			/* owner: waiting for its ack */
@@ -126,7 +126,7 @@ struct net_ctl {
 int net_ctl_open(struct net_ctl *c, const char *chan, const char *sender_control,
 		 const struct sockaddr_storage *sender,
 		 const struct sockaddr_storage *local, pthread_mutex_t *lock,
-		 struct net_counters *cnt);
+		 struct source_counters *cnt);
 void net_ctl_close(struct net_ctl *c);
 
 /* A new ring with key @rkey: the sender is told again (*lock held). */

@@ -22,7 +22,7 @@ void net_frame_restart(struct net_frame *nf, uint32_t rkey)
 {
 	nf->cfg.rkey = rkey;
 	nf->synced = false;
-	nf->seq_valid = false;
+	nf->numbers.valid = false;
 	nf->active = false;
 	nf->torn = false;
 }
@@ -50,25 +50,6 @@ static void frame_start(struct net_frame *nf, uint32_t page, uint64_t now_ns)
 		nf->have_slot = true;
 }
 
-/*
- * The sender's frame number (HSB's is 16 bits) as a 64-bit sequence:
- * false for one behind the last, a stale or replayed frame.
- */
-static bool frame_seq(struct net_frame *nf, uint32_t number, uint64_t *ret_seq)
-{
-	uint16_t n = (uint16_t)number, d;
-
-	if (!nf->seq_valid) {
-		*ret_seq = n;
-		return true;
-	}
-	d = (uint16_t)(n - (uint16_t)nf->next_seq);
-	if (d >= 0x8000u)
-		return false;
-	*ret_seq = nf->next_seq + d;
-	return true;
-}
-
 /* The WRITE with Immediate: the frame is complete, or torn. */
 static void frame_end(struct net_frame *nf, const struct roce_pkt *p,
 		      uint64_t meta_off, uint64_t now_ns)
@@ -87,11 +68,9 @@ static void frame_end(struct net_frame *nf, const struct roce_pkt *p,
 	    meta_off != (m.bytes_written + unit - 1) / unit * unit ||
 	    nf->got > meta_off)
 		ok = false;
-	seq_ok = frame_seq(nf, m.frame_number, &d.seq);
-	if (seq_ok) {
-		nf->next_seq = d.seq + 1;
-		nf->seq_valid = true;
-	}
+	seq_ok = roce_frame_number(&nf->numbers, m.frame_number, &d.seq);
+	if (seq_ok)
+		roce_frame_number_take(&nf->numbers, d.seq);
 	if (!nf->have_slot) {
 		nf->cnt.no_slot_frames++;
 	} else if (!ok || !seq_ok) {

@@ -22,26 +22,7 @@
 #include <stdint.h>
 
 #include "device/net/roce_wire.h"
-
-/* What the receiver counts; every packet lands in exactly one outcome. */
-struct net_counters {
-	uint64_t packets;		/* datagrams from the sender */
-	uint64_t bytes;			/* payload bytes written into slots */
-	uint64_t frames;		/* complete frames handed on */
-	uint64_t lost_packets;		/* PSNs skipped */
-	uint64_t late_packets;		/* PSN behind: duplicated or reordered */
-	uint64_t incomplete_frames;	/* torn: never handed on */
-	uint64_t no_slot_frames;	/* no slot armed: dropped */
-	uint64_t bad_packets;		/* undecodable or misplaced */
-	uint64_t wrong_qp;		/* another destination QP */
-	uint64_t wrong_rkey;		/* another (or a stale) R_Key */
-	uint64_t wrong_sender;		/* from another address (net.c) */
-	uint64_t kernel_drops;		/* the socket's overflow (net.c) */
-	uint64_t bad_icrc;		/* iCRC wrong: not used (net.c) */
-	uint64_t control_acks;		/* targets the sender acknowledged */
-	uint64_t control_failures;	/* ... it did not, or refused */
-	uint64_t overrun_frames;	/* roce: rewritten while copied */
-};
+#include "device/source.h"
 
 /* A slot armed for the sender's next frame. */
 struct net_slot {
@@ -64,7 +45,7 @@ struct net_frame_ops {
 };
 
 struct net_frame_cfg {
-	struct roce_layout layout;	/* what the sender was told */
+	struct sender_layout layout;	/* what the sender was told */
 	uint32_t qpn;
 	uint32_t rkey;
 	uint64_t frame_size;		/* the longest frame */
@@ -75,7 +56,7 @@ struct net_frame {
 	struct net_frame_cfg cfg;
 	const struct net_frame_ops *ops;
 	void *user;
-	struct net_counters cnt;
+	struct source_counters cnt;
 
 	bool synced;			/* a PSN was seen */
 	uint32_t expect_psn;
@@ -86,8 +67,7 @@ struct net_frame {
 	uint32_t page;
 	uint64_t got;			/* payload bytes of the current frame */
 	uint64_t t_start_ns;
-	bool seq_valid;
-	uint64_t next_seq;
+	struct roce_frame_numbers numbers;
 };
 
 void net_frame_init(struct net_frame *nf, const struct net_frame_cfg *cfg,

@@ -79,7 +79,7 @@ void roce_rx_free(struct roce_rx *rx)
 void roce_rx_restart(struct roce_rx *rx)
 {
 	rx->synced = false;
-	rx->seq_valid = false;
+	rx->numbers.valid = false;
 	rx->wc_n = 0;
 	for (uint32_t p = 0; p < rx->cfg.layout.pages; p++)
 		page_arm(rx, p);
@@ -93,22 +93,6 @@ bool roce_rx_release(struct roce_rx *rx, struct net_slot *ret_slot)
 		*ret_slot = rx->slot;
 	rx->have_slot = false;
 	return had;
-}
-
-/* The frame number, unwrapped from its 16 bits: false when behind. */
-static bool frame_seq(struct roce_rx *rx, uint32_t number, uint64_t *ret_seq)
-{
-	uint16_t d;
-
-	if (!rx->seq_valid) {
-		*ret_seq = (uint16_t)number;
-		return true;
-	}
-	d = (uint16_t)((uint16_t)number - (uint16_t)rx->next_seq);
-	if (d >= 0x8000u)
-		return false;
-	*ret_seq = rx->next_seq + d;
-	return true;
 }
 
 /*
@@ -186,10 +170,9 @@ static int frame_meta(struct roce_rx *rx, uint32_t page, uint32_t imm,
 		return META_TORN;
 	}
 	if (frame_psn(rx, ret_meta->psn & ROCE_PSN_MASK, ret_meta->bytes_written) < 0 ||
-	    !frame_seq(rx, ret_meta->frame_number, ret_seq))
+	    !roce_frame_number(&rx->numbers, ret_meta->frame_number, ret_seq))
 		return META_TORN;
-	rx->next_seq = *ret_seq + 1;
-	rx->seq_valid = true;
+	roce_frame_number_take(&rx->numbers, *ret_seq);
 	return META_OK;
 }
 

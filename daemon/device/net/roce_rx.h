@@ -71,7 +71,7 @@ struct roce_rx_ops {
 };
 
 struct roce_rx_cfg {
-	struct roce_layout layout;	/* of the landing ring */
+	struct sender_layout layout;	/* of the landing ring */
 	uint32_t payload;		/* bytes per WRITE: the path MTU */
 	uint64_t frame_size;		/* metadata at roundup(frame_size, 128) */
 	uint64_t slot_size;
@@ -85,12 +85,11 @@ struct roce_rx {
 		bool stale;		/* lapped: no new canaries */
 	} *page;
 	uint64_t canary_state;
-	struct net_counters cnt;
+	struct source_counters cnt;
 
 	bool synced;
 	uint32_t expect_psn;		/* the next frame's first PSN */
-	bool seq_valid;
-	uint64_t next_seq;
+	struct roce_frame_numbers numbers;
 	bool have_slot;
 	struct net_slot slot;
 

@@ -80,7 +80,7 @@ void roce_meta_parse(const void *buf, struct roce_meta *ret_meta)
 	*ret_meta = m;
 }
 
-int roce_place(const struct roce_layout *lay, uint64_t va, uint64_t len,
+int roce_place(const struct sender_layout *lay, uint64_t va, uint64_t len,
 	       uint32_t *ret_page, uint64_t *ret_offset)
 {
 	uint64_t rel, page, off;
@@ -110,4 +110,26 @@ int32_t roce_psn_diff(uint32_t psn, uint32_t expect)
 
 	/* Half the PSN space ahead, half behind. */
 	return d & 0x800000u ? (int32_t)d - 0x1000000 : (int32_t)d;
+}
+
+bool roce_frame_number(const struct roce_frame_numbers *fn, uint32_t number,
+		       uint64_t *ret_seq)
+{
+	uint16_t d;
+
+	if (!fn->valid) {
+		*ret_seq = (uint16_t)number;
+		return true;
+	}
+	d = (uint16_t)((uint16_t)number - (uint16_t)fn->next);
+	if (d >= 0x8000u)
+		return false;
+	*ret_seq = fn->next + d;
+	return true;
+}
+
+void roce_frame_number_take(struct roce_frame_numbers *fn, uint64_t seq)
+{
+	fn->next = seq + 1;
+	fn->valid = true;
 }

@@ -36,8 +36,11 @@
 #ifndef FPGAD_NET_ROCE_WIRE_H
 #define FPGAD_NET_ROCE_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "device/source.h"
 
 #define ROCE_UDP_PORT 4791
 #define ROCE_OP_UC_WRITE_ONLY 0x2a
@@ -82,12 +85,6 @@ struct roce_meta {
 	uint32_t meta_ns;
 };
 
-/* Where a sender writes: @pages pages of @stride bytes from @base. */
-struct roce_layout {
-	uint64_t base;
-	uint64_t stride;
-	uint32_t pages;
-};
 
 /*
  * Decode the UDP payload @buf of @len bytes: a UC WRITE Only, with or
@@ -108,7 +105,7 @@ static inline uint32_t roce_imm_page(uint32_t imm) { return imm & 0xfffu; }
  * one page of @lay; -ERANGE otherwise (before the base, past the last
  * page, across a page's end).  No overflow for any input.
  */
-int roce_place(const struct roce_layout *lay, uint64_t va, uint64_t len,
+int roce_place(const struct sender_layout *lay, uint64_t va, uint64_t len,
 	       uint32_t *ret_page, uint64_t *ret_offset);
 
 /* The payload size for @mtu: (mtu - 74) rounded down to 128; 0 if none. */
@@ -119,5 +116,23 @@ uint32_t roce_payload_size(unsigned mtu);
  * the one expected, negative when it is behind (a duplicate or late).
  */
 int32_t roce_psn_diff(uint32_t psn, uint32_t expect);
+
+/*
+ * The sender's frame numbers (16 bits on the wire, in the metadata) as a
+ * 64-bit sequence, for both receivers: the first one seen starts it.
+ */
+struct roce_frame_numbers {
+	bool valid;			/* a frame number was seen */
+	uint64_t next;			/* the one expected next, unwrapped */
+};
+
+/*
+ * @number unwrapped into *@ret_seq: true for it or one ahead of it (up to
+ * 2^15 - 1); false for one behind (a frame from the past).
+ */
+bool roce_frame_number(const struct roce_frame_numbers *fn, uint32_t number,
+		       uint64_t *ret_seq);
+/* @seq was taken: the next one is expected after it. */
+void roce_frame_number_take(struct roce_frame_numbers *fn, uint64_t seq);
 
 #endif
