@@ -2,9 +2,7 @@
 /* frame_ring.c - the frame plane's shared rules (see frame_ring.h). */
 #include <errno.h>
 
-#include "clock.h"
 #include "frame_ring.h"
-#include "futex.h"
 
 static const size_t header_size = sizeof(struct fpgad_frames_header);
 static const size_t desc_size = sizeof(struct fpgad_frame_desc);
@@ -70,47 +68,3 @@ int frame_ring_validate(const void *mem, size_t len)
 	return 0;
 }
 
-void frame_ring_wake(uint32_t *waiting, uint32_t *word)
-{
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(FR_A32(waiting), memory_order_relaxed)) {
-		atomic_fetch_add_explicit(FR_A32(word), 1, memory_order_seq_cst);
-		futex_wake(word, true);
-	}
-}
-
-int frame_ring_sleep(uint32_t *waiting, uint32_t *word,
-		     int (*check)(const void *arg), const void *arg,
-		     int timeout_ms)
-{
-	uint64_t deadline = clock_deadline_ns(timeout_ms);
-	int ret;
-
-	for (;;) {
-		uint32_t val = atomic_load_explicit(FR_A32(word),
-						    memory_order_acquire);
-
-		atomic_store_explicit(FR_A32(waiting), 1, memory_order_relaxed);
-		atomic_thread_fence(memory_order_seq_cst);
-		ret = check(arg);
-		if (ret) {
-			ret = ret < 0 ? ret : 0;
-			break;
-		}
-		if (timeout_ms == 0 ||
-		    (deadline && clock_now_ns() >= deadline)) {
-			ret = -ETIMEDOUT;
-			break;
-		}
-		ret = futex_wait(word, val, deadline, true);
-		if (ret == -EINTR)
-			break;
-		if (ret == -ETIMEDOUT) {
-			ret = check(arg);
-			ret = ret > 0 ? 0 : ret < 0 ? ret : -ETIMEDOUT;
-			break;
-		}
-	}
-	atomic_store_explicit(FR_A32(waiting), 0, memory_order_relaxed);
-	return ret;
-}

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "fpgad_frames.h"
+#include "wait.h"
 
 _Static_assert(sizeof(_Atomic uint64_t) == sizeof(uint64_t) &&
 	       _Alignof(_Atomic uint64_t) == _Alignof(uint64_t), "atomic u64");
@@ -70,20 +71,19 @@ uint32_t frame_ring_desc_count_for(uint32_t slots);
 int frame_ring_validate(const void *mem, size_t len);
 
 /*
- * The waker's half of the wake-up protocol: the caller has stored what the
- * sleeper checks; if the sleeper announced itself in *@waiting, change its
- * futex *@word and wake it.
+ * The frame plane's wake-ups: wait.h's protocol on the words of the
+ * shared header (futexes shared between the processes).
  */
-void frame_ring_wake(uint32_t *waiting, uint32_t *word);
+static inline void frame_ring_wake(uint32_t *waiting, uint32_t *word)
+{
+	wait_wake(waiting, word, true);
+}
 
-/*
- * The sleeper's half: announce in *@waiting, look at @check once more,
- * sleep on *@word; repeat until @check(@arg) is not 0 (> 0: work, 0 is
- * returned; < 0: that error is returned), @timeout_ms passes (-1 =
- * forever, 0 = look once; -ETIMEDOUT) or a signal comes (-EINTR).
- */
-int frame_ring_sleep(uint32_t *waiting, uint32_t *word,
-		     int (*check)(const void *arg), const void *arg,
-		     int timeout_ms);
+static inline int frame_ring_sleep(uint32_t *waiting, uint32_t *word,
+				   int (*check)(const void *arg),
+				   const void *arg, int timeout_ms)
+{
+	return wait_until(waiting, word, check, arg, timeout_ms, true);
+}
 
 #endif

@@ -32,8 +32,8 @@
 #include "device/net/net_control.h"
 #include "device/net/net_slots.h"
 #include "device/net/roce_icrc.h"
-#include "futex.h"
 #include "log.h"
+#include "wait.h"
 
 #define NET_BATCH 64		/* datagrams per recvmmsg */
 #define NET_BUF (ROCE_MAX_PACKET + 1)	/* one more: a longer one is cut */
@@ -63,8 +63,8 @@ struct device_queue {
 	struct net_frame nf;
 
 	_Atomic uint32_t cq_word;	/* futex: bumped at each completion */
-	atomic_int cq_sleep;
-	atomic_int kicked;
+	_Atomic uint32_t cq_sleep;	/* wait.h: a waiter sleeps */
+	_Atomic uint32_t kicked;
 
 	struct mmsghdr msgs[NET_BATCH];
 	struct iovec iov[NET_BATCH];
@@ -102,9 +102,7 @@ static const struct net_frame_ops frame_ops = {
 
 static void cq_wake(struct device_queue *q)
 {
-	atomic_fetch_add(&q->cq_word, 1);
-	if (atomic_load(&q->cq_sleep))
-		futex_wake((uint32_t *)&q->cq_word, false);
+	wait_wake((uint32_t *)&q->cq_sleep, (uint32_t *)&q->cq_word, false);
 }
 
 /* --- the receiving thread ---------------------------------------------- */
@@ -530,6 +528,18 @@ static unsigned cq_pop(struct device_queue *q, struct dev_completion *out,
 	return n;
 }
 
+/* wait_until()'s check: a frame to take, or a kick. */
+static int cq_ready(const void *arg)
+{
+	struct device_queue *q = (struct device_queue *)arg;
+	bool pending;
+
+	pthread_mutex_lock(&q->lock);
+	pending = q->slots.cq_n;
+	pthread_mutex_unlock(&q->lock);
+	return pending || atomic_load(&q->kicked);
+}
+
 static int net_wait(struct device_queue *q, struct dev_completion *out,
 		    unsigned max, int timeout_ms)
 {
@@ -539,36 +549,21 @@ static int net_wait(struct device_queue *q, struct dev_completion *out,
 	if (!max)
 		return 0;
 	for (;;) {
-		uint32_t v;
-		bool pending;
-		int r;
-
 		n = cq_pop(q, out, max);
 		if (n)
 			return (int)n;
 		if (atomic_exchange(&q->kicked, 0) || !timeout_ms)
 			return 0;
-		v = atomic_load(&q->cq_word);
-		atomic_store(&q->cq_sleep, 1);
-		pthread_mutex_lock(&q->lock);
-		pending = q->slots.cq_n;
-		pthread_mutex_unlock(&q->lock);
-		if (pending || atomic_load(&q->kicked)) {
-			atomic_store(&q->cq_sleep, 0);
-			continue;
-		}
-		r = futex_wait((uint32_t *)&q->cq_word, v, deadline, false);
-		atomic_store(&q->cq_sleep, 0);
-		if (r == -ETIMEDOUT)
+		if (wait_until((uint32_t *)&q->cq_sleep, (uint32_t *)&q->cq_word,
+			       cq_ready, q, clock_ms_left(deadline), false) == -ETIMEDOUT)
 			return (int)cq_pop(q, out, max);
 	}
 }
 
 static void net_kick(struct device_queue *q)
 {
-	atomic_store(&q->kicked, 1);
-	atomic_fetch_add(&q->cq_word, 1);
-	futex_wake((uint32_t *)&q->cq_word, false);
+	wait_kick((uint32_t *)&q->kicked, (uint32_t *)&q->cq_sleep,
+		  (uint32_t *)&q->cq_word, false);
 }
 
 /* Every armed slot, and the one a frame was going into, comes back. */

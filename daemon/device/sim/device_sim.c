@@ -18,6 +18,7 @@
 #include "fpgad_simframe.h"
 #include "futex.h"
 #include "log.h"
+#include "wait.h"
 
 static void sim_close(struct device *d);
 static void sim_queue_close(struct device_queue *q);
@@ -408,6 +409,15 @@ static unsigned sim_cq_pop(struct device_queue *q, struct dev_completion *out,
 	return n;
 }
 
+/* wait_until()'s check: a completion to take, or a kick. */
+static int sim_cq_ready(const void *arg)
+{
+	struct device_queue *q = (struct device_queue *)arg;
+
+	return atomic_load(&q->cq_head) != atomic_load(&q->cq_tail) ||
+	       atomic_load(&q->kicked);
+}
+
 static int sim_wait(struct device_queue *q, struct dev_completion *out,
 		    unsigned max, int timeout_ms)
 {
@@ -429,25 +439,13 @@ static int sim_wait(struct device_queue *q, struct dev_completion *out,
 				 q->ch.name, strerror(errno));
 	}
 	for (;;) {
-		uint32_t v;
-		int r;
-
 		n = sim_cq_pop(q, out, max);
 		if (n)
 			return (int)n;
 		if (atomic_exchange(&q->kicked, 0) || !timeout_ms)
 			return 0;
-
-		v = atomic_load(&q->cq_word);
-		atomic_store(&q->cq_sleep, 1);
-		if (atomic_load(&q->cq_head) != atomic_load(&q->cq_tail) ||
-		    atomic_load(&q->kicked)) {
-			atomic_store(&q->cq_sleep, 0);
-			continue;
-		}
-		r = futex_wait((uint32_t *)&q->cq_word, v, deadline, false);
-		atomic_store(&q->cq_sleep, 0);
-		if (r == -ETIMEDOUT)
+		if (wait_until((uint32_t *)&q->cq_sleep, (uint32_t *)&q->cq_word,
+			       sim_cq_ready, q, clock_ms_left(deadline), false) == -ETIMEDOUT)
 			return (int)sim_cq_pop(q, out, max);
 	}
 }
@@ -483,10 +481,8 @@ static int sim_completion_fd(struct device_queue *q)
 
 static void sim_kick(struct device_queue *q)
 {
-	atomic_store(&q->kicked, 1);
-	atomic_fetch_add(&q->cq_word, 1);
-	if (atomic_load(&q->cq_sleep))
-		futex_wake((uint32_t *)&q->cq_word, false);
+	wait_kick((uint32_t *)&q->kicked, (uint32_t *)&q->cq_sleep,
+		  (uint32_t *)&q->cq_word, false);
 }
 
 static int sim_reset(struct device_queue *q)

@@ -17,9 +17,10 @@
 #include "device/sim/sim.h"
 #include "fpgad_simframe.h"
 #include "futex.h"
+#include "log.h"
 #include "memory/copy.h"
 #include "memory/fault_guard.h"
-#include "log.h"
+#include "wait.h"
 
 bool sim_sq_empty(struct device_queue *q)
 {
@@ -127,10 +128,7 @@ void sim_complete(struct device_queue *q, const struct sim_cqe *c)
 		atomic_fetch_add_explicit(&q->st.canceled, 1,
 					  memory_order_relaxed);
 
-	if (atomic_load(&q->cq_sleep)) {
-		atomic_fetch_add(&q->cq_word, 1);
-		futex_wake((uint32_t *)&q->cq_word, false);
-	}
+	wait_wake((uint32_t *)&q->cq_sleep, (uint32_t *)&q->cq_word, false);
 	/* Written before fired is set: the reader then finds it readable. */
 	if (atomic_load(&q->cfd_armed) && atomic_exchange(&q->cfd_armed, 0)) {
 		if (eventfd_write(atomic_load(&q->cfd), 1) < 0)
