@@ -56,7 +56,6 @@ struct device_queue {
 
 	/* Telling the sender its target: the receiving thread sends, retries. */
 	struct net_ctl sctl;
-	int wake_fd;			/* wakes the receiving thread */
 
 	pthread_mutex_t lock;
 	struct net_slots slots;
@@ -238,13 +237,10 @@ static int receive_batch(struct device_queue *q)
 static void *net_receive_main(void *arg)
 {
 	struct device_queue *q = arg;
-	struct pollfd p[4] = {
+	struct pollfd p[2] = {
 		{ .fd = q->fd, .events = POLLIN },
 		{ .fd = q->stop_fd, .events = POLLIN },
-		{ .fd = q->wake_fd, .events = POLLIN },
-		{ .fd = q->sctl.fd, .events = POLLIN },
 	};
-	uint64_t v;
 	int r;
 
 	for (;;) {
@@ -253,21 +249,13 @@ static void *net_receive_main(void *arg)
 			;
 		if (r < 0 && r != -EAGAIN && r != -EINTR)
 			log_warn("net: %s: receive: %s", q->ch.name, strerror(-r));
-		net_ctl_step(&q->sctl, clock_now_ns());
-		if (poll(p, q->sctl.fd >= 0 ? 4 : 2,
-			 net_ctl_timeout(&q->sctl, clock_now_ns())) < 0 &&
-		    errno != EINTR) {
+		if (poll(p, 2, -1) < 0 && errno != EINTR) {
 			log_err("net: %s: poll: %s; receiving stops", q->ch.name,
 				strerror(errno));
 			break;
 		}
 		if (p[1].revents)
 			break;
-		if (q->sctl.fd >= 0 && (p[2].revents & POLLIN) &&
-		    read(q->wake_fd, &v, sizeof(v)) < 0)
-			log_debug("net: %s: wake: %s", q->ch.name, strerror(errno));
-		if (q->sctl.fd >= 0 && p[3].revents)
-			net_ctl_replies(&q->sctl);
 	}
 	return NULL;
 }
@@ -336,17 +324,11 @@ static int control_open(struct device_queue *q)
 	snprintf(q->shown.control, sizeof(q->shown.control), "%s", q->sctl.where);
 	if (r < 0 || q->sctl.fd < 0)
 		return r;
-	q->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (q->wake_fd < 0) {
-		r = -errno;
-		log_err("net: %s: eventfd: %s", q->ch.name, strerror(-r));
-		return r;
-	}
 	t->qpn = q->ch.qpn;
 	t->layout = q->shown.layout;
 	t->frame_size = (uint32_t)q->ch.frame_size;
 	t->payload = q->shown.payload;
-	return 0;
+	return net_ctl_start(&q->sctl);
 }
 
 static void net_queue_close(struct device_queue *q);
@@ -365,7 +347,7 @@ static int net_queue_open(struct device *dev, const struct config_channel *ch,
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
-	q->fd = q->stop_fd = q->sctl.fd = q->wake_fd = -1;
+	q->fd = q->stop_fd = q->sctl.fd = -1;
 	q->ch = *ch;
 	q->slots.slot_size = ch->slot_size;
 	pthread_mutex_init(&q->lock, NULL);
@@ -450,8 +432,6 @@ static void net_queue_close(struct device_queue *q)
 	if (q->fd >= 0)
 		close(q->fd);
 	net_ctl_close(&q->sctl);
-	if (q->wake_fd >= 0)
-		close(q->wake_fd);
 	free(q->bufs);
 	pthread_mutex_destroy(&q->lock);
 	free(q);
@@ -485,13 +465,10 @@ static int net_pin(struct device_queue *q, const struct dev_region *r,
 		net_frame_restart(&q->nf, q->shown.rkey);
 	}
 	if (e == 0) {
-		/* The sender is told (the receiving thread sends, retries). */
+		/* The sender is told (the control thread sends, retries). */
 		net_ctl_new_ring(&q->sctl, q->shown.rkey);
 	}
 	pthread_mutex_unlock(&q->lock);
-	if (e == 0 && q->sctl.fd >= 0 && eventfd_write(q->wake_fd, 1) < 0)
-		log_warn("net: %s: cannot wake the receiving thread: %s", q->ch.name,
-			 strerror(errno));
 	if (e == 0)
 		log_debug("net: %s: ring pinned, R_Key 0x%08x", q->ch.name, q->shown.rkey);
 	return e;

@@ -110,7 +110,7 @@ static int control_open(struct device_queue *q, const struct roce_verbs_cfg *vc,
 	t->layout = q->shown.layout;
 	t->frame_size = (uint32_t)q->ch.frame_size;
 	t->payload = info->mtu;
-	return r;
+	return r < 0 ? r : net_ctl_start(&q->sctl);
 }
 
 static void roce_queue_close(struct device_queue *q);
@@ -239,13 +239,11 @@ static int roce_pin(struct device_queue *q, const struct dev_region *r,
 	}
 	q->shown.rkey = rkey;
 	roce_rx_restart(&q->rx);
-	/* The sender is told: wait() sends it, retries. */
+	/* The sender is told: the control thread sends it, retries. */
 	net_ctl_new_ring(&q->sctl, rkey);
 	log_debug("roce: %s: ring pinned, R_Key 0x%08x", q->ch.name, rkey);
 out:
 	pthread_mutex_unlock(&q->lock);
-	if (e == 0 && q->sctl.fd >= 0)
-		wake(q);
 	return e;
 }
 
@@ -288,30 +286,20 @@ static unsigned drain_pop(struct device_queue *q, struct dev_completion *out,
 	return n;
 }
 
-/*
- * Sleep on the completion channel, the kick and the sender's control
- * port until @deadline (0: ever) or the control request's next try.
- */
+/* Sleep on the completion channel and the kick until @deadline (0: ever). */
 static void sleep_events(struct device_queue *q, uint64_t deadline)
 {
-	struct pollfd p[3] = {
+	struct pollfd p[2] = {
 		{ .fd = roce_verbs_fd(q->v), .events = POLLIN },
 		{ .fd = q->kick_fd, .events = POLLIN },
-		{ .fd = q->sctl.fd, .events = POLLIN },
 	};
 	uint64_t now = clock_now_ns(), v;
-	int ms = -1, ctl_ms;
+	int ms = -1;
 
-	net_ctl_step(&q->sctl, now);
 	if (deadline)
 		ms = deadline > now ? (int)((deadline - now + 999999) / 1000000) : 0;
-	ctl_ms = net_ctl_timeout(&q->sctl, now);
-	if (ctl_ms >= 0 && (ms < 0 || ctl_ms < ms))
-		ms = ctl_ms;
-	if (poll(p, q->sctl.fd >= 0 ? 3 : 2, ms) <= 0)
+	if (poll(p, 2, ms) <= 0)
 		return;
-	if (p[2].revents)
-		net_ctl_replies(&q->sctl);
 	/* Each event taken and acknowledged; the CQ is re-armed before sleeping. */
 	if (p[0].revents)
 		while (roce_verbs_event(q->v) == 0)
@@ -329,8 +317,6 @@ static int roce_wait(struct device_queue *q, struct dev_completion *out,
 
 	if (!max)
 		return 0;
-	/* A new ring's target goes out before frames keep this thread busy. */
-	net_ctl_step(&q->sctl, clock_now_ns());
 	for (;;) {
 		n = drain_pop(q, out, max);
 		if (n)

@@ -8,10 +8,13 @@
 #include <ifaddrs.h>
 #include <netpacket/packet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "config/config.h"
 #include "device/net/net_control.h"
 #include "log.h"
@@ -171,7 +174,8 @@ int net_ctl_open(struct net_ctl *c, const char *chan, const char *sender_control
 	char ifname[16];
 	int r;
 
-	*c = (struct net_ctl){ .fd = -1, .chan = chan, .lock = lock, .cnt = cnt };
+	*c = (struct net_ctl){ .fd = -1, .chan = chan, .lock = lock, .cnt = cnt,
+			       .wake_fd = -1 };
 	snprintf(c->where, sizeof(c->where), "none");
 	if (!strcmp(sender_control, "none"))
 		return 0;
@@ -207,8 +211,80 @@ int net_ctl_open(struct net_ctl *c, const char *chan, const char *sender_control
 	return 0;
 }
 
+/* The control thread: sends, retries and reads replies until stopped. */
+static void *ctl_main(void *arg)
+{
+	struct net_ctl *c = arg;
+	struct pollfd p[2] = {
+		{ .fd = c->wake_fd, .events = POLLIN },
+		{ .fd = c->fd, .events = POLLIN },
+	};
+	uint64_t v;
+	bool stop;
+
+	for (;;) {
+		pthread_mutex_lock(c->lock);
+		stop = c->stop;
+		pthread_mutex_unlock(c->lock);
+		if (stop)
+			break;
+		net_ctl_step(c, clock_now_ns());
+		if (poll(p, 2, net_ctl_timeout(c, clock_now_ns())) < 0 && errno != EINTR) {
+			log_err("net: %s: control: poll: %s; the sender is no longer told its target",
+				c->chan, strerror(errno));
+			break;
+		}
+		if ((p[0].revents & POLLIN) && read(c->wake_fd, &v, sizeof(v)) < 0)
+			log_debug("net: %s: control wake: %s", c->chan, strerror(errno));
+		if (p[1].revents)
+			net_ctl_replies(c);
+	}
+	return NULL;
+}
+
+/* Wake the control thread (a new ring, or stop). */
+static void ctl_wake(struct net_ctl *c)
+{
+	if (c->wake_fd >= 0 && eventfd_write(c->wake_fd, 1) < 0)
+		log_warn("net: %s: cannot wake the control thread: %s", c->chan,
+			 strerror(errno));
+}
+
+int net_ctl_start(struct net_ctl *c)
+{
+	int r;
+
+	if (c->fd < 0)
+		return 0;
+	c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->wake_fd < 0) {
+		r = -errno;
+		log_err("net: %s: control: eventfd: %s", c->chan, strerror(-r));
+		return r;
+	}
+	r = pthread_create(&c->thread, NULL, ctl_main, c);
+	if (r) {
+		log_err("net: %s: cannot start the control thread: %s", c->chan,
+			strerror(r));
+		return -r;
+	}
+	c->started = true;
+	return 0;
+}
+
 void net_ctl_close(struct net_ctl *c)
 {
+	if (c->started) {
+		pthread_mutex_lock(c->lock);
+		c->stop = true;
+		pthread_mutex_unlock(c->lock);
+		ctl_wake(c);
+		pthread_join(c->thread, NULL);
+		c->started = false;
+	}
+	if (c->wake_fd >= 0)
+		close(c->wake_fd);
+	c->wake_fd = -1;
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
@@ -218,6 +294,8 @@ void net_ctl_new_ring(struct net_ctl *c, uint32_t rkey)
 {
 	c->target.rkey = rkey;
 	c->pending = c->fd >= 0;
+	if (c->pending)
+		ctl_wake(c);
 }
 
 /* The request under way was not acknowledged (*lock held). */

@@ -92,9 +92,10 @@ int net_ctl_reply(const uint8_t *buf, size_t len, uint16_t seq,
 		  uint8_t *ret_status);
 
 /*
- * The channel's side of the exchange, the same for source = udp and roce:
- * at each new ring (net_ctl_new_ring, under *lock) a request, sent by
- * the thread that owns the socket (net_ctl_step), again every
+ * The channel's side of the exchange, the same for source = udp and roce,
+ * and off the channel's receiving and streaming threads: at each new ring
+ * (net_ctl_new_ring, under *lock) a request, sent by the control thread
+ * (net_ctl_start) that owns the socket (net_ctl_step), again every
  * NET_CTL_RETRY_MS until acknowledged (net_ctl_replies), NET_CTL_TRIES
  * times at most; each outcome counted once in *cnt (control_acks,
  * control_failures) under *lock.
@@ -113,6 +114,10 @@ struct net_ctl {
 	unsigned tries;
 	uint64_t next_ns;
 	uint8_t req[NET_CTL_REQUEST];
+	int wake_fd;			/* eventfd: a new ring, or stop */
+	bool stop;			/* *lock */
+	bool started;
+	pthread_t thread;
 };
 
 /*
@@ -127,9 +132,18 @@ int net_ctl_open(struct net_ctl *c, const char *chan, const char *sender_control
 		 const struct sockaddr_storage *sender,
 		 const struct sockaddr_storage *local, pthread_mutex_t *lock,
 		 struct source_counters *cnt);
+/*
+ * Start the control thread, which owns the exchange from now on (a
+ * channel without sender control starts none).  0 or -errno (logged).
+ */
+int net_ctl_start(struct net_ctl *c);
+/* Stop the thread (when started) and close the socket. */
 void net_ctl_close(struct net_ctl *c);
 
-/* A new ring with key @rkey: the sender is told again (*lock held). */
+/*
+ * A new ring with key @rkey: the sender is told again (*lock held); the
+ * control thread, when started, is woken to send it.
+ */
 void net_ctl_new_ring(struct net_ctl *c, uint32_t rkey);
 
 /* The owner: start a pending request, or send a try that is due. */
