@@ -1,0 +1,229 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/containers/cdi.sh BUILD_DIR - fpgad-cdi's spec: checked against
+# CDI's JSON schema and SPEC.md's rules (cdi_check.py), then used by a real
+# container runtime: podman run --device KIND=c2h0 --network=none on an
+# image made here from a root filesystem holding only the verifying
+# consumer (statically linked), against an fpgad on the simulated card.
+# The last line is 'N passed, N failed[, N skipped]'.
+set -u
+BUILD=${1:-build}
+BUILD=$(cd "$BUILD" && pwd) || exit 1
+. "$(dirname "$0")/lib.sh"
+
+CDI=$TOP/k8s/fpgad-cdi
+export FPGACTL=$BUILD/fpgactl
+# A kind of this run's own, so that no other run's spec or image is touched.
+RUN=r$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')
+KIND=$RUN.test.fpgad.io/channel
+
+if ! start_fpgad cdi; then
+	fail fpgad "did not start"
+	summary
+	exit 1
+fi
+CHANNELS="c2h0 c2h1 h2c0"
+
+# --- the spec ------------------------------------------------------------------
+if "$PYTHON" -c 'import jsonschema' 2>/dev/null; then
+	for v in 0.6.0 0.7.0; do
+		if "$CDI" --url "$URL" --kind "$KIND" --cdi-version $v -o "$T/spec-$v.json" 2>"$T/cdi.err"; then
+			# shellcheck disable=SC2086
+			"$PYTHON" "$HERE/cdi_check.py" "$TOP/k8s/cdi-schema" "$T/spec-$v.json" "$RUNDIR" $CHANNELS \
+				>"$T/check.out" 2>&1
+			while read -r verdict rest; do
+				case $verdict in
+				PASS) pass "$v ${rest%%:*}" "${rest#*: }" ;;
+				FAIL) fail "$v ${rest%%:*}" "${rest#*: }" ;;
+				*) fail "$v cdi_check" "$verdict $rest" ;;
+				esac
+			done <"$T/check.out"
+		else
+			fail "$v fpgad-cdi" "$(cat "$T/cdi.err")"
+		fi
+	done
+else
+	skip cdi-schema "python3-jsonschema is not installed"
+fi
+# What it must refuse.
+if "$CDI" --url "$URL" --cdi-version 0.6.0 --gid 1000 >/dev/null 2>"$T/err" &&
+	! grep -q additionalGids "$T/err"; then
+	fail cdi-gid-version "additionalGids written into a 0.6.0 spec"
+else
+	pass cdi-gid-version "$(cat "$T/err")"
+fi
+if "$CDI" --url "$URL" --cdi-version 0.7.0 --gid 1000 | grep -q '"additionalGids"'; then
+	pass cdi-gid "--gid writes additionalGids in a 0.7.0 spec"
+else
+	fail cdi-gid "no additionalGids"
+fi
+if "$CDI" --url "ipc://$T/nothing/fpgad.sock" >/dev/null 2>"$T/err"; then
+	fail cdi-no-fpgad "a spec written with no fpgad answering"
+else
+	pass cdi-no-fpgad "$(cat "$T/err" | cut -c1-100)"
+fi
+if "$CDI" --url "tcp://127.0.0.1:1" >/dev/null 2>"$T/err"; then
+	fail cdi-remote-url "a spec for a tcp:// fpgad"
+else
+	pass cdi-remote-url "$(cat "$T/err")"
+fi
+
+# --- podman ----------------------------------------------------------------------
+podman_cases() {
+	if ! have podman; then
+		skip podman "podman is not installed (apt-get install podman runc)"
+		return
+	fi
+	if [ "$(id -u)" != 0 ]; then
+		skip podman "rootful podman needs root"
+		return
+	fi
+	build_consumer || { fail podman-consumer "cannot be built"; return; }
+	# The image: a root filesystem with the consumer and nothing else.
+	mkdir -p "$T/rootfs/tmp" "$T/rootfs/dev/shm"
+	cp "$CONSUMER" "$T/rootfs/consumer"
+	IMAGE=localhost/fpgad-test-consumer:$RUN
+	if ! tar -C "$T/rootfs" -c . | podman import -q - "$IMAGE" >"$T/import.log" 2>&1; then
+		fail podman-image "podman import: $(tail -n 1 "$T/import.log")"
+		return
+	fi
+	CLEANUPS="$CLEANUPS podman_cleanup"
+	# How this host lets podman run a container at all.  Debian 12's crun
+	# refuses a hybrid cgroup hierarchy with a controller on cgroup2
+	# ("cgroups in hybrid mode not supported"); runc runs there.  Without
+	# CAP_SYS_RESOURCE the OCI runtime cannot raise the limits podman asks
+	# for by default, so ask for the ones this shell has (podman lowers its
+	# own RLIMIT_NPROC to 32768).
+	nproc=$(awk '/^Max processes/ { print $4 }' /proc/self/limits)
+	{ [ "$nproc" = unlimited ] || [ "$nproc" -gt 32768 ]; } && nproc=32768
+	nofile=$(awk '/^Max open files/ { print $4 ":" $5 }' /proc/self/limits)
+	why=
+	ok=
+	for rt in "" "--runtime runc"; do
+		for lim in "" "--ulimit nofile=$nofile --ulimit nproc=$nproc:$nproc"; do
+			# shellcheck disable=SC2086
+			podman $rt run --rm --network=none $lim "$IMAGE" /consumer >/dev/null 2>"$T/podman.err"
+			if grep -q 'FPGAD_CHANNEL is not set' "$T/podman.err"; then
+				PODMAN="podman $rt"
+				RUNARGS="--network=none $lim"
+				ok=1
+				break 2
+			fi
+			why="${why:+$why; }podman ${rt:+$rt }run${lim:+ with this shell's ulimits}: $(tail -n 1 "$T/podman.err")"
+		done
+	done
+	if [ -z "$ok" ]; then
+		skip podman "no container runs on this host: $why"
+		return
+	fi
+	[ -n "$why" ] && echo "     ($PODMAN run $RUNARGS; before that: $why)"
+	# Debian 12's podman 4.3 reads CDI specs up to 0.5.0 and refuses the
+	# annotations of 0.6.0 ("unknown field"): find the version it reads.
+	SPEC=/var/run/cdi/fpgad-test-$RUN.json
+	for v in 0.6.0 0.5.0; do
+		"$CDI" --url "$URL" --kind "$KIND" --cdi-version $v -o "$SPEC" || {
+			fail podman-spec "fpgad-cdi failed"
+			return
+		}
+		# shellcheck disable=SC2086
+		out=$($PODMAN run --rm $RUNARGS --device "$KIND=c2h0" "$IMAGE" /consumer 200 2>&1)
+		rc=$?
+		if [ $rc = 0 ] || ! echo "$out" | grep -q 'unresolvable CDI devices'; then
+			break
+		fi
+		reason=$($PODMAN --log-level=debug run --rm $RUNARGS --device "$KIND=c2h0" "$IMAGE" /consumer 1 2>&1 |
+			sed -n 's/.*failed to parse CDI Spec[^:]*: //p' | head -n 1 | cut -c1-120)
+		skip "podman-spec-$v" "podman $(podman --version | cut -d' ' -f3) cannot read it (${reason:-unresolvable}); trying 0.5.0, the same edits without annotations"
+	done
+	if [ $rc = 0 ] && echo "$out" | grep -q '200 frames verified' && echo "$out" | grep -q ' pid 1$'; then
+		pass "podman-c2h0 (spec $v)" "$(echo "$out" | sed 's/^consumer: //')"
+	else
+		fail "podman-c2h0 (spec $v)" "exit $rc: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
+	fi
+	# Two containers at once, a channel each.
+	# shellcheck disable=SC2086
+	$PODMAN run --rm $RUNARGS --device "$KIND=c2h0" "$IMAGE" /consumer 300 \
+		>"$T/a.out" 2>&1 &
+	a=$!
+	# shellcheck disable=SC2086
+	$PODMAN run --rm $RUNARGS --device "$KIND=c2h1" "$IMAGE" /consumer 100 \
+		>"$T/b.out" 2>&1
+	rb=$?
+	wait $a
+	ra=$?
+	if [ $ra = 0 ] && [ $rb = 0 ] && grep -q 'c2h0: 300 frames verified' "$T/a.out" &&
+		grep -q 'c2h1: 100 frames verified' "$T/b.out"; then
+		pass podman-two-containers "c2h0 and c2h1 in two containers at once"
+	else
+		fail podman-two-containers "$(cat "$T/a.out" "$T/b.out" | tr '\n' ' ')"
+	fi
+	# The card device: FPGAD_URL and the mount, the channel of one's choice.
+	# shellcheck disable=SC2086
+	out=$($PODMAN run --rm $RUNARGS --device "$KIND=card" -e FPGAD_CHANNEL=c2h1 \
+		"$IMAGE" /consumer 50 2>&1)
+	if [ $? = 0 ] && echo "$out" | grep -q 'c2h1: 50 frames verified'; then
+		pass podman-card "$(echo "$out" | sed 's/^consumer: //')"
+	else
+		fail podman-card "$out"
+	fi
+	# Without the device the container reaches no fpgad, even when told where.
+	# shellcheck disable=SC2086
+	out=$($PODMAN run --rm $RUNARGS -e FPGAD_URL="$URL" -e FPGAD_CHANNEL=c2h0 \
+		"$IMAGE" /consumer 10 2>&1)
+	if [ $? != 0 ] && echo "$out" | grep -q 'connect'; then
+		pass podman-no-device "refused: $(echo "$out" | tail -n 1 | cut -c1-100)"
+	else
+		fail podman-no-device "a container without the device reached fpgad: $out"
+	fi
+	# A consumer that is not root in the container: the socket's group
+	# (here fpgad's, root's) as a supplementary group.
+	gid=$(stat -c %g "$RUNDIR/fpgad.sock")
+	# shellcheck disable=SC2086
+	out=$($PODMAN run --rm $RUNARGS --device "$KIND=c2h0" --user 65534:65534 \
+		--group-add "$gid" "$IMAGE" /consumer 50 2>&1)
+	if [ $? = 0 ] && echo "$out" | grep -q 'uid 65534'; then
+		pass podman-non-root "$(echo "$out" | sed 's/^consumer: //') (group $gid added)"
+	else
+		fail podman-non-root "$out"
+	fi
+	# shellcheck disable=SC2086
+	out=$($PODMAN run --rm $RUNARGS --device "$KIND=c2h0" --user 65534:65534 \
+		"$IMAGE" /consumer 10 2>&1)
+	if [ $? != 0 ] && echo "$out" | grep -qi 'permission denied'; then
+		pass podman-non-root-no-group "refused without the socket's group"
+	else
+		fail podman-non-root-no-group "$out"
+	fi
+	# What the container sees: the OCI spec podman made from the CDI edits.
+	# shellcheck disable=SC2086
+	id=$($PODMAN create $RUNARGS --device "$KIND=c2h0" "$IMAGE" /consumer 2>/dev/null)
+	# shellcheck disable=SC2086
+	if [ -n "$id" ] && $PODMAN init "$id" >/dev/null 2>&1; then
+		cfg=$(podman inspect --format '{{.StaticDir}}' "$id")/config.json
+		if "$PYTHON" - "$cfg" "$RUNDIR" <<'EOF'; then
+import json, sys
+c = json.load(open(sys.argv[1])); d = sys.argv[2]
+m = [x for x in c["mounts"] if x["destination"] == d]
+env = c["process"]["env"]
+assert len(m) == 1 and m[0]["source"] == d and "ro" in m[0]["options"], m
+assert f"FPGAD_URL=ipc://{d}/fpgad.sock" in env and "FPGAD_CHANNEL=c2h0" in env, env
+assert not [x for x in c["mounts"] if x["source"].startswith(d) and x is not m[0]]
+assert not c["linux"].get("devices"), c["linux"].get("devices")
+EOF
+			pass podman-oci-spec "one read-only bind of $RUNDIR, FPGAD_URL and FPGAD_CHANNEL, no device nodes"
+		else
+			fail podman-oci-spec "the container's OCI spec is not what the CDI device says"
+		fi
+		podman rm -f "$id" >/dev/null 2>&1
+	else
+		skip podman-oci-spec "podman create/init failed"
+	fi
+}
+
+podman_cleanup() {
+	rm -f "/var/run/cdi/fpgad-test-$RUN.json"
+	podman rmi -f "localhost/fpgad-test-consumer:$RUN" >/dev/null 2>&1
+}
+
+podman_cases
+summary
