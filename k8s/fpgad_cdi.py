@@ -138,7 +138,7 @@ def channel_env(container_dir, channel):
 
 def build_spec(channels, host_dir, container_dir=None, kind=DEFAULT_KIND,
                cdi_version=DEFAULT_CDI_VERSION, card_device=CARD_DEVICE,
-               additional_gids=(), version=None, mount="dir"):
+               additional_gids=(), version=None, mount="dir", mps_pipe_dir=None):
     """The CDI spec (a dict) for CHANNELS served from HOST_DIR."""
     check_kind(kind)
     # fpgad names its handoff socket by its own path (OpenChannel's reply)
@@ -176,7 +176,19 @@ def build_spec(channels, host_dir, container_dir=None, kind=DEFAULT_KIND,
                    "type": "bind", "options": opts} for s in SOCKETS]
     else:
         raise CdiError(f"mount {mount!r}: dir or sockets")
+    env = []
+    if mps_pipe_dir:
+        # NVIDIA MPS: fpgad's and the container's CUDA contexts share one
+        # server only when both reach its pipe directory (and its IPC
+        # namespace, which a CDI spec cannot give: hostIPC, --ipc=host).
+        if not os.path.isabs(mps_pipe_dir):
+            raise CdiError(f"{mps_pipe_dir}: the MPS pipe directory must be an absolute path")
+        mounts.append({"hostPath": mps_pipe_dir, "containerPath": mps_pipe_dir,
+                       "type": "bind", "options": ["bind", "rw", "nosuid", "nodev", "noexec"]})
+        env.append(f"CUDA_MPS_PIPE_DIRECTORY={mps_pipe_dir}")
     common = {"mounts": mounts}
+    if env:
+        common["env"] = env
     if additional_gids:
         common["additionalGids"] = sorted(set(int(g) for g in additional_gids))
     devices = []
@@ -266,6 +278,10 @@ def main(argv=None):
     ap.add_argument("--mount", choices=("dir", "sockets"), default="dir",
                     help="bind the runtime directory (default: the sockets fpgad re-creates "
                          "when it restarts reach running containers) or only its two sockets")
+    ap.add_argument("--mps-pipe-dir", metavar="DIR",
+                    help="also bind NVIDIA MPS's pipe directory (e.g. /run/nvidia-mps) and set "
+                         "CUDA_MPS_PIPE_DIRECTORY, so that the container's CUDA work joins "
+                         "fpgad's MPS server (the container needs the host's IPC namespace too)")
     ap.add_argument("-o", "--output", default="-",
                     help="file to write (by rename; e.g. /var/run/cdi/fpgad.json), '-': stdout")
     a = ap.parse_args(argv)
@@ -279,7 +295,7 @@ def main(argv=None):
         else:
             status, channels = query(a.fpgactl, a.url)
         spec = build_spec(channels, host_dir, host_dir, a.kind, a.cdi_version,
-                          a.card_device, a.gid, status.get("version"), a.mount)
+                          a.card_device, a.gid, status.get("version"), a.mount, a.mps_pipe_dir)
     except (CdiError, OSError, ValueError, KeyError) as e:
         print(f"fpgad-cdi: {e}", file=sys.stderr)
         return 1

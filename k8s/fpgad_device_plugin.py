@@ -291,7 +291,8 @@ def write_spec(args, status, inv):
     chans = [c for c, _ in inv.snapshot().values()]
     try:
         spec = fpgad_cdi.build_spec(chans, fpgad_cdi.runtime_dir_of(args.url), kind=args.kind,
-                                    cdi_version=args.cdi_version, version=status.get("version"))
+                                    cdi_version=args.cdi_version, version=status.get("version"),
+                                    additional_gids=args.gid, mps_pipe_dir=args.mps_pipe_dir)
         path = os.path.join(args.cdi_dir, args.kind.replace("/", "-") + ".json")
         fpgad_cdi.write_atomic(path, spec)
         log.info("CDI spec %s: %s", path, ", ".join(d["name"] for d in spec["devices"]))
@@ -360,6 +361,11 @@ def main(argv=None):
     ap.add_argument("--cdi-dir", default="/var/run/cdi",
                     help="where the CDI spec is written ('' = not written; default %(default)s)")
     ap.add_argument("--cdi-version", default=fpgad_cdi.DEFAULT_CDI_VERSION)
+    ap.add_argument("--gid", type=int, action="append", default=[],
+                    help="a group id the containers' processes get in the CDI spec (the "
+                         "socket's group, for consumers not run as root; needs --cdi-version 0.7.0)")
+    ap.add_argument("--mps-pipe-dir", metavar="DIR",
+                    help="NVIDIA MPS's pipe directory, bound into the containers by the CDI spec")
     ap.add_argument("--edits", choices=("cdi", "mounts", "both"), default="cdi",
                     help="what Allocate returns: CDI device names (default), the runtime "
                          "directory as a mount (runtimes without CDI), or both")

@@ -42,6 +42,22 @@ if "$PYTHON" -c 'import jsonschema' 2>/dev/null; then
 			fail "$v fpgad-cdi" "$(cat "$T/cdi.err")"
 		fi
 	done
+	# With MPS's pipe directory: a second mount, and CUDA_MPS_PIPE_DIRECTORY.
+	if "$CDI" --url "$URL" --kind "$KIND" --mps-pipe-dir /run/nvidia-mps -o "$T/spec-mps.json" &&
+		"$PYTHON" - "$HERE" "$TOP/k8s/cdi-schema" "$T/spec-mps.json" "$RUNDIR" <<'EOF'; then
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import cdi_check
+spec = json.load(open(sys.argv[3]))
+assert not list(cdi_check.validator(sys.argv[2]).iter_errors(spec))
+e = spec["containerEdits"]
+assert [m["hostPath"] for m in e["mounts"]] == [sys.argv[4], "/run/nvidia-mps"], e
+assert e["env"] == ["CUDA_MPS_PIPE_DIRECTORY=/run/nvidia-mps"], e
+EOF
+		pass cdi-mps "--mps-pipe-dir: the pipe directory bound and CUDA_MPS_PIPE_DIRECTORY set; valid"
+	else
+		fail cdi-mps "the spec with --mps-pipe-dir is not what it should be"
+	fi
 else
 	skip cdi-schema "python3-jsonschema is not installed"
 fi
