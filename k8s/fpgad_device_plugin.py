@@ -371,16 +371,16 @@ def main(argv=None):
                          "directory as a mount (runtimes without CDI), or both")
     ap.add_argument("--interval", type=float, default=2.0,
                     help="seconds between two looks at fpgad and the kubelet (default %(default)s)")
-    ap.add_argument("--proto", default=None, help="the device-plugin API's api.proto")
+    ap.add_argument("--proto", default=None,
+                    help="the device-plugin API's api.proto (default: deviceplugin/v1beta1/"
+                         "api.proto beside this program's modules)")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args(argv)
     a.kubelet_socket = a.kubelet_socket or os.path.join(a.plugin_dir, "kubelet.sock")
     if a.proto is None:
-        for d in (HERE, "/usr/share/fpgad/k8s"):
-            p = os.path.join(d, "deviceplugin", "v1beta1", "api.proto")
-            if os.path.exists(p):
-                a.proto = p
-                break
+        p = os.path.join(HERE, "deviceplugin", "v1beta1", "api.proto")
+        if os.path.exists(p):
+            a.proto = p
     logging.basicConfig(level=logging.DEBUG if a.verbose else logging.INFO,
                         format="%(levelname)s %(message)s", stream=sys.stderr)
     if not a.proto:

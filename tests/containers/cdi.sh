@@ -234,6 +234,38 @@ EOF
 	else
 		skip podman-oci-spec "podman create/init failed"
 	fi
+	# fpgad restarts while a container runs: the directory mount shows its
+	# new sockets, a mount of the two sockets keeps the old ones.
+	for m in dir sockets; do
+		"$CDI" --url "$URL" --kind "$KIND" --cdi-version "$v" --mount $m -o "$SPEC" || continue
+		mkdir -p "$T/sync-$m"
+		name=fpgad-test-$RUN-$m
+		# shellcheck disable=SC2086
+		$PODMAN run --rm $RUNARGS --name "$name" --device "$KIND=c2h0" -v "$T/sync-$m:/sync" \
+			-e CONSUMER_WAIT_FOR=/sync/go "$IMAGE" /consumer 50 >"$T/restart-$m.out" 2>&1 &
+		bg=$!
+		for _ in $(seq 100); do
+			[ "$(podman container inspect -f '{{.State.Running}}' "$name" 2>/dev/null)" = true ] && break
+			sleep 0.05
+		done
+		stop_fpgad "$FPGAD_PID"
+		start_fpgad cdi || { fail podman-fpgad-restart "fpgad did not start again"; break; }
+		touch "$T/sync-$m/go"
+		wait $bg
+		rc=$?
+		out=$(tail -n 1 "$T/restart-$m.out")
+		if [ $m = dir ]; then
+			if [ $rc = 0 ] && echo "$out" | grep -q '50 frames verified'; then
+				pass podman-fpgad-restart-dir "a container started before the restart reaches the new fpgad: $(echo "$out" | sed 's/^consumer: //')"
+			else
+				fail podman-fpgad-restart-dir "exit $rc: $out"
+			fi
+		elif [ $rc != 0 ] && echo "$out" | grep -q 'connect'; then
+			pass podman-fpgad-restart-sockets "--mount sockets: the container keeps the old sockets: $(echo "$out" | cut -c1-90)"
+		else
+			fail podman-fpgad-restart-sockets "exit $rc: $out (expected the old socket to be dead)"
+		fi
+	done
 }
 
 podman_cleanup() {

@@ -9,6 +9,8 @@
  *   consumer: c2h0: 100 frames verified (seq 12..140, lost 29) uid 0 pid 1
  *
  * Exit 0 when every frame was good, 1 otherwise (with what was wrong).
+ * With $CONSUMER_WAIT_FOR set to a path, it first waits (up to 30 s) for
+ * that file to exist: a test's cue, e.g. after restarting fpgad.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -35,6 +37,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: consumer [N]   (with FPGAD_URL and FPGAD_CHANNEL set)\n");
 		return 2;
 	}
+	const char *cue = getenv("CONSUMER_WAIT_FOR");
+	for (int i = 0; cue && cue[0] && access(cue, F_OK) && i < 3000; i++)
+		usleep(10000);
 	if (!name || !name[0]) {
 		fprintf(stderr, "consumer: FPGAD_CHANNEL is not set\n");
 		return 1;
