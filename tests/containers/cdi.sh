@@ -4,7 +4,8 @@
 # CDI's JSON schema and SPEC.md's rules (cdi_check.py), then used by a real
 # container runtime: podman run --device KIND=c2h0 --network=none on an
 # image made here from a root filesystem holding only the verifying
-# consumer (statically linked), against an fpgad on the simulated card.
+# consumer (statically linked) and fpgactl (its libraries copied in),
+# against an fpgad on the simulated card.
 # The last line is 'N passed, N failed[, N skipped]'.
 set -u
 BUILD=${1:-build}
@@ -95,9 +96,16 @@ podman_cases() {
 		return
 	fi
 	build_consumer || { fail podman-consumer "cannot be built"; return; }
-	# The image: a root filesystem with the consumer and nothing else.
+	# The image: a root filesystem with the consumer and fpgactl, nothing else.
 	mkdir -p "$T/rootfs/tmp" "$T/rootfs/dev/shm"
 	cp "$CONSUMER" "$T/rootfs/consumer"
+	# fpgactl too, with the shared libraries it links copied in.
+	cp "$BUILD/fpgactl" "$T/rootfs/fpgactl"
+	ldd "$BUILD/fpgactl" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' |
+		while read -r lib; do
+			mkdir -p "$T/rootfs$(dirname "$lib")"
+			cp -L "$lib" "$T/rootfs$lib"
+		done
 	IMAGE=localhost/fpgad-test-consumer:$RUN
 	if ! tar -C "$T/rootfs" -c . | podman import -q - "$IMAGE" >"$T/import.log" 2>&1; then
 		fail podman-image "podman import: $(tail -n 1 "$T/import.log")"
@@ -155,6 +163,14 @@ podman_cases() {
 		pass "podman-c2h0 (spec $v)" "$(echo "$out" | sed 's/^consumer: //')"
 	else
 		fail "podman-c2h0 (spec $v)" "exit $rc: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
+	fi
+	# fpgactl's own verifying capture, told nothing but what the device set.
+	# shellcheck disable=SC2086
+	out=$($PODMAN run --rm $RUNARGS --device "$KIND=c2h0" "$IMAGE" /fpgactl capture c2h0 -n 200 --verify 2>&1)
+	if [ $? = 0 ] && echo "$out" | grep -q '^verified   200, errors 0'; then
+		pass podman-fpgactl-capture "fpgactl capture c2h0 -n 200 --verify: $(echo "$out" | grep '^verified' | tr -s ' ')"
+	else
+		fail podman-fpgactl-capture "$(echo "$out" | tail -n 3 | tr '\n' ' ')"
 	fi
 	# Two containers at once, a channel each.
 	# shellcheck disable=SC2086

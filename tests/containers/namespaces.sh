@@ -130,7 +130,7 @@ fi
 # directory, the runtime directory and the consumer in it, bound back
 # alone): the rings are memfds with no name, so the consumer shares no
 # file system with fpgad but the sockets' directory.
-if can --mount; then
+if can --mount && have mount; then
 	expect_ok mount-namespace-empty-tmp 0 0 unshare --mount --propagation private sh -c '
 		set -e
 		mount --bind "$0" /mnt
@@ -141,7 +141,7 @@ if can --mount; then
 		[ -z "$(ls /dev/shm)" ] && [ "$(ls /tmp)" = "${0#/tmp/}" ]
 		exec "$@"' "$T"
 else
-	skip mount-namespace-empty-tmp "no mount namespace"
+	skip mount-namespace-empty-tmp "no mount namespace, or no mount(8)"
 fi
 all="--pid --fork --mount-proc --ipc --net --uts --mount"
 # shellcheck disable=SC2086
