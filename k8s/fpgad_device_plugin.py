@@ -110,10 +110,13 @@ class Inventory:
                              channels[n]["state"] if reachable else "fpgad unreachable")
             self.channels, self.health = channels, health
             self.reachable, self.why = reachable, why
-            if changed:
-                self.generation += 1
-                self.lock.notify_all()
             return changed, status
+
+    def publish(self):
+        """Send the lists again (after the CDI spec that names them is written)."""
+        with self.lock:
+            self.generation += 1
+            self.lock.notify_all()
 
     def snapshot(self, direction=None):
         with self.lock:
@@ -315,7 +318,10 @@ def run(args):
     while not stop.is_set():
         changed, status = inv.refresh()
         if changed:
+            # The spec first: a device the kubelet hears of can be allocated
+            # at once, and its CDI name must resolve by then.
             write_spec(args, status, inv)
+            inv.publish()
         dirs = {c["direction"] for c, _ in inv.snapshot().values()}
         for d in sorted(dirs - plugins.keys()):
             plugins[d] = Plugin(args, pb2, pb2_grpc, inv, d, stop)

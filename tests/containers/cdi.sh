@@ -172,6 +172,14 @@ podman_cases() {
 	else
 		fail podman-fpgactl-capture "$(echo "$out" | tail -n 3 | tr '\n' ' ')"
 	fi
+	# An h2c channel: the container hands frames to the card, which checks them.
+	# shellcheck disable=SC2086
+	out=$($PODMAN run --rm $RUNARGS --device "$KIND=h2c0" "$IMAGE" /fpgactl send h2c0 -n 100 2>&1)
+	if [ $? = 0 ] && echo "$out" | grep -q '^card       100 verified, 0 rejected'; then
+		pass podman-h2c "fpgactl send h2c0 -n 100: $(echo "$out" | grep '^card' | tr -s ' ')"
+	else
+		fail podman-h2c "$(echo "$out" | tail -n 3 | tr '\n' ' ')"
+	fi
 	# Two containers at once, a channel each.
 	# shellcheck disable=SC2086
 	$PODMAN run --rm $RUNARGS --device "$KIND=c2h0" "$IMAGE" /consumer 300 \

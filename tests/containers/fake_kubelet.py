@@ -140,6 +140,15 @@ class Endpoint:
 
 
 def fpgad_conf(run, faults):
+    # The second fpgad (faults) has no h2c channel: a channel gone.
+    h2c = "" if faults else """[channel h2c0]
+direction = h2c
+engine = 2
+memory = host
+slots = 4
+slot_size = 64K
+frame_size = 64K
+"""
     return f"""[daemon]
 runtime_dir = {run}
 [sim]
@@ -159,14 +168,7 @@ memory = host
 slots = 8
 slot_size = 64K
 frame_size = 64K
-[channel h2c0]
-direction = h2c
-engine = 2
-memory = host
-slots = 4
-slot_size = 64K
-frame_size = 64K
-"""
+{h2c}"""
 
 
 class Fpgad:
@@ -344,6 +346,14 @@ def scenario(a, pb2, pb2_grpc, kubelet, plugin, fp, plugin_dir, cdi_dir, kind):
                  c2h.wait_list(lambda l: healthy(l, ["c2h0", "c2h1"]))[1],
                  "fpgad started again (every DMA fails now): the channels Healthy again"):
         return 1
+    lst, ok = h2c.wait_list(lambda l: l == {})
+    specs = []
+    for p in glob.glob(os.path.join(cdi_dir, "*.json")):
+        with open(p) as f:
+            specs.append(json.load(f))
+    names = sorted(d["name"] for s in specs for d in s["devices"])
+    check("channel-gone", ok and names == ["c2h0", "c2h1", "card"],
+          f"fpgad came back without h2c0: fpgad.io/h2c lists {lst}, the CDI spec has {names}")
     # Leased, c2h1 streams into failing DMA and goes FAILED after 5 in a row.
     c = subprocess.run([a.consumer, "10"], env=dict(env, FPGAD_CHANNEL="c2h1"),
                        capture_output=True, text=True, timeout=30)
