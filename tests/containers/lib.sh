@@ -14,6 +14,8 @@ SKIPPED=0
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 PYTHON=${PYTHON:-/usr/bin/python3}
+# No bytecode left in the tree (k8s/, tests/containers/).
+export PYTHONDONTWRITEBYTECODE=1
 
 pass() { PASSED=$((PASSED + 1)); echo "PASS $1${2:+: $2}"; }
 fail() { FAILED=$((FAILED + 1)); echo "FAIL $1${2:+: $2}"; }

@@ -14,6 +14,8 @@ BUILD=${1:-build}
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 PYTHON=${PYTHON:-/usr/bin/python3}
+# No bytecode left in the tree (k8s/, tests/containers/).
+export PYTHONDONTWRITEBYTECODE=1
 if [ ! -x "$BUILD/fpgad" ] || [ ! -x "$BUILD/fpgactl" ]; then
 	echo "no $BUILD/fpgad or $BUILD/fpgactl: build first (make BUILD=$BUILD all)"
 	echo "0 passed, 1 failed"
