@@ -401,6 +401,33 @@ def scenario(a, pb2, pb2_grpc, kubelet, plugin, fp, plugin_dir, cdi_dir, kind):
         rc = None
     left = [p for p in os.listdir(plugin_dir) if p != "kubelet.sock"]
     check("plugin-stop", rc == 0 and not left, f"exit {rc}; sockets left: {left}")
+
+    # --- a runtime without CDI: --edits mounts -------------------------------------
+    for e in ep.values():
+        e.close()
+    kubelet.registrations = queue.Queue()
+    with open(os.path.join(a.dir, "plugin-mounts.log"), "w") as plog:
+        p2 = subprocess.Popen([a.plugin, "--url", fp.url, "--fpgactl", os.path.join(a.build, "fpgactl"),
+                               "--plugin-dir", plugin_dir, "--cdi-dir", "", "--edits", "mounts",
+                               "--interval", "0.2"], stderr=plog)
+        try:
+            regs = kubelet.wait_registrations(1, 15)
+            ok, detail = False, f"registered: {sorted(regs)}"
+            if "fpgad.io/c2h" in regs:
+                e = Endpoint(plugin_dir, regs["fpgad.io/c2h"], pb2, pb2_grpc)
+                e.wait_list(lambda l: "c2h0" in l)
+                r = e.stub.Allocate(pb2.AllocateRequest(container_requests=[
+                    pb2.ContainerAllocateRequest(devices_ids=["c2h0"])]), timeout=5)
+                cr = r.container_responses[0]
+                m = [(x.container_path, x.host_path, x.read_only) for x in cr.mounts]
+                ok = not cr.cdi_devices and m == [(fp.run, fp.run, True)] and \
+                    cr.envs["FPGAD_CHANNEL"] == "c2h0"
+                detail = f"no CDI names, mounts {m}"
+                e.close()
+            check("allocate-mounts", ok, detail)
+        finally:
+            p2.terminate()
+            p2.wait(10)
     return 1 if FAILED else 0
 
 
