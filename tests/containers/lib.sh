@@ -46,7 +46,8 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+# A signal (a reader gone from the pipe too) still runs cleanup.
+trap 'exit 130' INT TERM HUP PIPE
 
 # start_fpgad NAME [GROUP]: an fpgad on the sim in $T/NAME, channels c2h0
 # and c2h1 (host memory, 64 KiB frames) and h2c0; its socket's group GROUP
@@ -105,28 +106,11 @@ stop_fpgad() {
 	return 0
 }
 
-# build_consumer: $T/consumer, statically linked over $BUILD/libfpgad.a.
-CONSUMER=$T/consumer
+# build_consumer: $T/consumer, statically linked over $BUILD/libfpgad.a
+# (run.sh builds it once and passes it on as $CONTAINERS_CONSUMER).
+CONSUMER=${CONTAINERS_CONSUMER:-$T/consumer}
 build_consumer() {
-	[ -x "$CONSUMER" ] && return 0
-	if [ ! -f "$BUILD/libfpgad.a" ] || [ ! -f "$BUILD/fpgad.pc" ]; then
-		echo "no $BUILD/libfpgad.a: build first (make BUILD=$BUILD all)" >&2
-		return 1
-	fi
-	# libfpgad's own dependencies, from its pkg-config file (CUDA's
-	# runtime where the build has it).
-	cudalib=$(sed -n 's/^cudalibdir=//p' "$BUILD/fpgad.pc")
-	libs=$(sed -n 's/^Libs.private: *//p' "$BUILD/fpgad.pc" |
-		sed "s|\${cudalibdir}|$cudalib|g")
-	# shellcheck disable=SC2086
-	${CC:-cc} -static -std=c11 -O2 -D_GNU_SOURCE -I"$TOP/include" \
-		-o "$CONSUMER" "$HERE/consumer.c" "$BUILD/libfpgad.a" $libs \
-		>"$T/consumer.build.log" 2>&1 || {
-		echo "building the consumer failed:" >&2
-		grep -v 'statically linked' "$T/consumer.build.log" | sed 's/^/  /' >&2
-		return 1
-	}
-	chmod 0755 "$CONSUMER"
+	[ -x "$CONSUMER" ] || "$HERE/build_consumer.sh" "$BUILD" "$CONSUMER"
 }
 
 have() { command -v "$1" >/dev/null 2>&1; }

@@ -131,6 +131,10 @@ fi
 # alone): the rings are memfds with no name, so the consumer shares no
 # file system with fpgad but the sockets' directory.
 if can --mount && have mount; then
+	# The consumer must be in this run's directory, the one thing kept.
+	shared=$CONSUMER
+	CONSUMER=$T/consumer.here
+	cp "$shared" "$CONSUMER"
 	expect_ok mount-namespace-empty-tmp 0 0 unshare --mount --propagation private sh -c '
 		set -e
 		mount --bind "$0" /mnt
@@ -140,6 +144,7 @@ if can --mount && have mount; then
 		mount --move /mnt "$0"
 		[ -z "$(ls /dev/shm)" ] && [ "$(ls /tmp)" = "${0#/tmp/}" ]
 		exec "$@"' "$T"
+	CONSUMER=$shared
 else
 	skip mount-namespace-empty-tmp "no mount namespace, or no mount(8)"
 fi

@@ -35,7 +35,14 @@ add() {
 	p=$((p + $1)) f=$((f + $2)) s=$((s + ${3:-0}))
 }
 out=$(mktemp /tmp/fpgad-containers-run.XXXXXX)
-trap 'rm -f "$out"' EXIT
+cdir=$(mktemp -d /tmp/fpgad-containers-consumer.XXXXXX)
+trap 'rm -rf "$out" "$cdir"' EXIT
+trap 'exit 130' INT TERM HUP PIPE
+# The verifying consumer, built once for every part (each builds its own
+# when this fails, and says why).
+chmod 0755 "$cdir"
+"$HERE/build_consumer.sh" "$BUILD" "$cdir/consumer" 2>/dev/null &&
+	export CONTAINERS_CONSUMER="$cdir/consumer"
 for t in namespaces cdi device_plugin; do
 	echo "== $t"
 	"$HERE/$t.sh" "$BUILD" 2>&1 | tee "$out" |
