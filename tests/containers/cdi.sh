@@ -112,35 +112,11 @@ podman_cases() {
 		return
 	fi
 	CLEANUPS="$CLEANUPS podman_cleanup"
-	# How this host lets podman run a container at all.  Debian 12's crun
-	# refuses a hybrid cgroup hierarchy with a controller on cgroup2
-	# ("cgroups in hybrid mode not supported"); runc runs there.  Without
-	# CAP_SYS_RESOURCE the OCI runtime cannot raise the limits podman asks
-	# for by default, so ask for the ones this shell has (podman lowers its
-	# own RLIMIT_NPROC to 32768).
-	nproc=$(awk '/^Max processes/ { print $4 }' /proc/self/limits)
-	{ [ "$nproc" = unlimited ] || [ "$nproc" -gt 32768 ]; } && nproc=32768
-	nofile=$(awk '/^Max open files/ { print $4 ":" $5 }' /proc/self/limits)
-	why=
-	ok=
-	for rt in "" "--runtime runc"; do
-		for lim in "" "--ulimit nofile=$nofile --ulimit nproc=$nproc:$nproc"; do
-			# shellcheck disable=SC2086
-			podman $rt run --rm --network=none $lim "$IMAGE" /consumer >/dev/null 2>"$T/podman.err"
-			if grep -q 'FPGAD_CHANNEL is not set' "$T/podman.err"; then
-				PODMAN="podman $rt"
-				RUNARGS="--network=none $lim"
-				ok=1
-				break 2
-			fi
-			why="${why:+$why; }podman ${rt:+$rt }run${lim:+ with this shell's ulimits}: $(tail -n 1 "$T/podman.err")"
-		done
-	done
-	if [ -z "$ok" ]; then
-		skip podman "no container runs on this host: $why"
+	if ! podman_detect "$IMAGE" /fpgactl --version; then
+		skip podman "no container runs on this host: $PODMAN_WHY"
 		return
 	fi
-	[ -n "$why" ] && echo "     ($PODMAN run $RUNARGS; before that: $why)"
+	[ -n "$PODMAN_WHY" ] && echo "     ($PODMAN run $RUNARGS; before that: $PODMAN_WHY)"
 	# Debian 12's podman 4.3 reads CDI specs up to 0.5.0 and refuses the
 	# annotations of 0.6.0 ("unknown field"): find the version it reads.
 	SPEC=/var/run/cdi/fpgad-test-$RUN.json

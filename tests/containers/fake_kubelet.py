@@ -34,11 +34,14 @@ from concurrent import futures
 FAILED = 0
 
 
+PREFIX = ""
+
+
 def check(name, ok, detail=""):
     global FAILED
     if not ok:
         FAILED += 1
-    print(f"{'PASS' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}", flush=True)
+    print(f"{'PASS' if ok else 'FAIL'} {PREFIX}{name}{': ' + detail if detail else ''}", flush=True)
     return ok
 
 
@@ -219,7 +222,10 @@ def main():
     ap.add_argument("--plugin", required=True)
     ap.add_argument("--proto", required=True)
     ap.add_argument("--consumer", required=True)
+    ap.add_argument("--prefix", default="", help="put before each check's name")
     a = ap.parse_args()
+    global PREFIX
+    PREFIX = a.prefix
     os.makedirs(os.path.join(a.dir, "kubelet-stubs"), exist_ok=True)
     pb2, pb2_grpc = stubs(a.proto, os.path.join(a.dir, "kubelet-stubs"))
     plugin_dir = os.path.join(a.dir, "device-plugins")

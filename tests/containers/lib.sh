@@ -114,3 +114,31 @@ build_consumer() {
 }
 
 have() { command -v "$1" >/dev/null 2>&1; }
+
+# podman_detect ARGS...: how this host lets podman run a container at all,
+# found by running `podman run --rm --network=none ... ARGS` until it exits
+# 0; sets PODMAN (the command and its global options) and RUNARGS (the
+# run options), and PODMAN_WHY (what failed before, or why none ran:
+# then it returns 1).  Debian 12's crun refuses a hybrid cgroup hierarchy
+# with a controller on cgroup2 ("cgroups in hybrid mode not supported");
+# runc runs there.  Without CAP_SYS_RESOURCE the OCI runtime cannot raise
+# the limits podman asks for by default, so ask for the ones this shell
+# has (podman lowers its own RLIMIT_NPROC to 32768).
+podman_detect() {
+	nproc=$(awk '/^Max processes/ { print $4 }' /proc/self/limits)
+	{ [ "$nproc" = unlimited ] || [ "$nproc" -gt 32768 ]; } && nproc=32768
+	nofile=$(awk '/^Max open files/ { print $4 ":" $5 }' /proc/self/limits)
+	PODMAN_WHY=
+	for rt in "" "--runtime runc"; do
+		for lim in "" "--ulimit nofile=$nofile --ulimit nproc=$nproc:$nproc"; do
+			# shellcheck disable=SC2086
+			if podman $rt run --rm --network=none $lim "$@" >/dev/null 2>"$T/podman.err"; then
+				PODMAN="podman${rt:+ $rt}"
+				RUNARGS="--network=none${lim:+ $lim}"
+				return 0
+			fi
+			PODMAN_WHY="${PODMAN_WHY:+$PODMAN_WHY; }podman ${rt:+$rt }run${lim:+ with this shell's ulimits}: $(tail -n 1 "$T/podman.err")"
+		done
+	done
+	return 1
+}
