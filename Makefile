@@ -285,6 +285,7 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 -include tests/arch/arch.mk
 -include tests/net/net.mk
 -include tests/net/roce.mk
+include k8s/k8s.mk
 
 # make check: every tier in turn through tests/tier.sh (a banner before
 # each, its output also in $(BUILD)/check/TIER.log), then a table of the
