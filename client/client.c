@@ -255,6 +255,10 @@ int fpgad_clients_get(fpgad_client *c, struct fpgad_client_list **ret_list)
 		o->remote = in->remote;
 		o->buffers = in->buffers;
 		o->registered = in->registered;
+		COPY(o->process, in->process);
+		COPY(o->container, in->container_id);
+		COPY(o->pod, in->pod_uid);
+		o->pinned = in->pinned;
 		for (size_t k = 0; k < in->n_leases && k < 16; k++)
 			COPY(o->leases[o->n_leases++], in->leases[k]);
 	}

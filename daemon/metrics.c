@@ -420,6 +420,57 @@ static void format_histogram(FILE *f, const struct metrics_snapshot *snap,
 	}
 }
 
+/* A lease's labels: its channel's, then who holds it. */
+static void lease_sample(FILE *f, const char *name, const struct metrics_channel *mc,
+			 const struct lease_view *lv)
+{
+	char pid[16];
+
+	snprintf(pid, sizeof(pid), "%d", (int)lv->pid);
+	channel_sample(f, name, mc);
+	label(f, "pid", pid, false);
+	label(f, "process", lv->who.process, false);
+	label(f, "container", lv->who.container, false);
+	label(f, "pod", lv->who.pod, false);
+	fputs("} ", f);
+}
+
+/*
+ * Per lease: what it was given, how far behind the newest it is (given
+ * and not yet released), what drop-oldest took back from it.
+ */
+static void format_leases(FILE *f, const struct metrics_snapshot *snap)
+{
+	static const struct {
+		const char *name, *type, *help;
+	} fam[] = {
+		{ "fpgad_lease_frames_total", "counter",
+		  "Frames published to a lease, by lessee (pid, process, container, pod)." },
+		{ "fpgad_lease_lag_frames", "gauge",
+		  "Frames a lease was given and has not released yet: how far its lessee is behind." },
+		{ "fpgad_lease_dropped_frames_total", "counter",
+		  "Frames taken back from a lease unclaimed (drop-oldest): what its lessee missed." },
+	};
+
+	for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]); k++) {
+		family(f, fam[k].name, fam[k].type, fam[k].help);
+		for (unsigned c = 0; c < snap->n_channels; c++) {
+			const struct metrics_channel *mc = &snap->channels[c];
+
+			for (unsigned i = 0; i < mc->n_leases; i++) {
+				const struct lease_view *lv = &mc->leases[i];
+				uint64_t gone = lv->returned + lv->dropped;
+				uint64_t v = k == 0 ? lv->frames :
+					     k == 1 ? (lv->frames > gone ? lv->frames - gone : 0) :
+						      lv->dropped;
+
+				lease_sample(f, fam[k].name, mc, lv);
+				fprintf(f, "%llu\n", (unsigned long long)v);
+			}
+		}
+	}
+}
+
 int metrics_format(const struct metrics_snapshot *snap, char **ret_text,
 		   size_t *ret_len)
 {
@@ -447,6 +498,7 @@ int metrics_format(const struct metrics_snapshot *snap, char **ret_text,
 	for (size_t i = 0; i < sizeof(histograms) / sizeof(histograms[0]); i++)
 		format_histogram(f, snap, &histograms[i]);
 	format_xfer(f, snap);
+	format_leases(f, snap);
 	if (ferror(f) | fclose(f)) {
 		free(text);
 		return -ENOMEM;
@@ -522,5 +574,7 @@ void metrics_collect(struct daemon *d, struct metrics_snapshot *ret_snap)
 		if (s->channels[i].st.network)
 			channel_source_stats(ch, &s->channels[i].net);
 		s->pinned_bytes += channel_pinned_bytes(ch);
+		s->channels[i].n_leases = lease_views(ch, s->channels[i].leases,
+						      METRICS_LEASES_MAX);
 	}
 }

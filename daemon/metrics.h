@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "channel/channel.h"
+#include "channel/lease.h"
 #include "config/config.h"
 #include "device/source.h"
 #include "topology/p2p.h"
@@ -28,6 +29,12 @@
 
 struct daemon;
 
+/*
+ * Leases shown per channel, at most: the lease series are bounded (a
+ * lease's go when it ends) and a channel has few lessees.
+ */
+#define METRICS_LEASES_MAX 16
+
 struct metrics_channel {
 	const char *name;
 	const char *direction;		/* "c2h", "h2c" */
@@ -35,6 +42,8 @@ struct metrics_channel {
 	const char *mode;		/* "host", "gpudirect", "bounce" */
 	struct channel_stats st;
 	struct source_stats net;		/* st.network: endpoint and sender */
+	unsigned n_leases;
+	struct lease_view leases[METRICS_LEASES_MAX];
 };
 
 /* The process, as Prometheus' client libraries export it. */

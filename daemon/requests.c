@@ -225,6 +225,10 @@ static void do_list_clients(struct daemon *d, struct reply *r)
 		ci->uid = (uint32_t)s->peer.uid;
 		ci->gid = (uint32_t)s->peer.gid;
 		ci->connected_ms = s->connected_ms;
+		ci->process = s->who.process;
+		ci->container_id = s->who.container;
+		ci->pod_uid = s->who.pod;
+		ci->pinned = s->pinned;
 		xfer_requests_client(d, s, ci);
 		ci->leases = names;
 		for (unsigned c = 0; c < d->n_channels; c++)

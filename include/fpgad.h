@@ -217,6 +217,10 @@ struct fpgad_client_info {
 	char leases[16][32];	/* channel names */
 	uint32_t buffers;	/* registered for transfers */
 	uint64_t registered;	/* their bytes */
+	char process[16];	/* its name at connect, "" unknown */
+	char container[65];	/* its container's id, "" none */
+	char pod[37];		/* its Kubernetes pod's UID, "" none */
+	uint64_t pinned;	/* ring bytes its leases hold */
 };
 
 struct fpgad_client_list {

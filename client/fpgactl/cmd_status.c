@@ -264,11 +264,13 @@ int fpgactl_clients(fpgad_client *c, const struct fpgactl_opts *o)
 			for (uint32_t k = 0; k < ci->n_leases; k++)
 				json_array_append_new(leases, json_string(ci->leases[k]));
 			json_array_append_new(arr, json_pack(
-				"{s:I, s:I, s:I, s:I, s:b, s:o, s:I, s:I}",
+				"{s:I, s:I, s:I, s:s, s:s, s:s, s:I, s:b, s:o, s:I, s:I, s:I}",
 				"pid", (json_int_t)ci->pid, "uid", (json_int_t)ci->uid,
-				"gid", (json_int_t)ci->gid,
+				"gid", (json_int_t)ci->gid, "process", ci->process,
+				"container", ci->container, "pod", ci->pod,
 				"connected_ms", (json_int_t)ci->connected_ms,
 				"remote", ci->remote, "leases", leases,
+				"pinned", (json_int_t)ci->pinned,
 				"buffers", (json_int_t)ci->buffers,
 				"registered", (json_int_t)ci->registered));
 		}
@@ -276,12 +278,13 @@ int fpgactl_clients(fpgad_client *c, const struct fpgactl_opts *o)
 		fpgad_clients_free(l);
 		return 0;
 	}
-	printf("%-8s %-6s %-6s %-20s %-16s %s\n", "PID", "UID", "GID",
-	       "CONNECTED", "BUFFERS", "LEASES");
+	printf("%-8s %-6s %-6s %-16s %-20s %-10s %-16s %-12s %s\n", "PID", "UID",
+	       "GID", "PROCESS", "CONNECTED", "PINNED", "BUFFERS", "CONTAINER",
+	       "LEASES");
 	for (uint32_t i = 0; i < l->n_clients; i++) {
 		const struct fpgad_client_info *ci = &l->clients[i];
 		time_t t = (time_t)(ci->connected_ms / 1000);
-		char when[32], leases[256] = "-", bufs[32];
+		char when[32], leases[256] = "-", bufs[32], pinned[32], where[64];
 		struct tm tm;
 
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S",
@@ -292,9 +295,13 @@ int fpgactl_clients(fpgad_client *c, const struct fpgactl_opts *o)
 				 "%s%s", k ? "," : "", ci->leases[k]);
 		snprintf(bufs, sizeof(bufs), "%u (%llu MiB)", ci->buffers,
 			 (unsigned long long)(ci->registered >> 20));
-		printf("%-8u %-6u %-6u %-20s %-16s %s%s\n", ci->pid, ci->uid,
-		       ci->gid, when, bufs, leases,
-		       ci->remote ? " (remote)" : "");
+		snprintf(pinned, sizeof(pinned), "%llu MiB",
+			 (unsigned long long)(ci->pinned >> 20));
+		/* The container's short id; the pod's UID after the leases. */
+		snprintf(where, sizeof(where), "%.12s", ci->container[0] ? ci->container : "-");
+		printf("%-8u %-6u %-6u %-16s %-20s %-10s %-16s %-12s %s%s%s\n", ci->pid,
+		       ci->uid, ci->gid, ci->process[0] ? ci->process : "-", when,
+		       pinned, bufs, where, leases, ci->pod[0] ? "  pod " : "", ci->pod);
 	}
 	fpgad_clients_free(l);
 	return 0;

@@ -97,10 +97,29 @@ struct lease *lease_find(const struct channel *ch, const struct session *s)
 	return NULL;
 }
 
+unsigned lease_views(const struct channel *ch, struct lease_view *out,
+		     unsigned max)
+{
+	unsigned n = 0;
+
+	for (struct lease *l = ch->leases; l && n < max; l = l->next, n++) {
+		out[n] = (struct lease_view){
+			.pid = l->pid,
+			.uid = l->uid,
+			.who = l->session->who,
+			.frames = atomic_load_explicit(&l->frames, memory_order_relaxed),
+			.returned = atomic_load_explicit(&l->returned, memory_order_relaxed),
+			.dropped = atomic_load_explicit(&l->dropped, memory_order_relaxed),
+		};
+	}
+	return n;
+}
+
 int lease_open(struct channel *ch, struct session *s, bool shared,
 	       const struct config_control *limits,
 	       struct lease_grant *ret_grant, char *err, size_t errlen)
 {
+	char who[160];
 	struct frame_ring_geometry geo = {
 		.slots = ch->cfg.slots,
 		.slot_size = ch->cfg.slot_size,
@@ -193,9 +212,9 @@ int lease_open(struct channel *ch, struct session *s, bool shared,
 	memcpy(ret_grant->token, l->token.bytes, sizeof(ret_grant->token));
 	ret_grant->lease_id = l->id;
 	ret_grant->desc_size = l->desc->size;
-	log_info("channel %s: leased %s by pid %d (uid %u)", ch->cfg.name,
+	log_info("channel %s: leased %s by pid %d (uid %u%s)", ch->cfg.name,
 		 shared ? "shared" : "exclusively", (int)s->peer.pid,
-		 (unsigned)s->peer.uid);
+		 (unsigned)s->peer.uid, identity_name(&s->who, who, sizeof(who)));
 	return 0;
 }
 

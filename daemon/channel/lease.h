@@ -16,6 +16,7 @@
 #ifndef FPGAD_LEASE_H
 #define FPGAD_LEASE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +45,20 @@ struct lease {
 	struct frame_producer *prod;
 	uint8_t *held;			/* per slot: the client claimed it
 					   (slots_let_go, slots_held_by) */
+	/* The streaming thread counts; any thread reads (lease metrics). */
+	_Atomic uint64_t frames;	/* published to it */
+	_Atomic uint64_t returned;	/* released (or taken back) by it */
+	_Atomic uint64_t dropped;	/* taken back unclaimed (drop-oldest) */
+};
+
+/* A lease as the metrics show it: its lessee and what it was given. */
+struct lease_view {
+	pid_t pid;
+	uid_t uid;
+	struct identity who;
+	uint64_t frames;		/* published to it */
+	uint64_t returned;		/* released by it */
+	uint64_t dropped;		/* taken back from it unclaimed */
 };
 
 /* What a lessee needs to map the ring and its descriptor ring. */
@@ -76,6 +91,9 @@ int lease_open(struct channel *ch, struct session *s, bool shared,
  * such lease.  The last lease stops streaming.
  */
 int lease_close(struct channel *ch, struct session *s, uint64_t id);
+/* @ch's leases now, at most @max into @out: how many.  The loop only. */
+unsigned lease_views(const struct channel *ch, struct lease_view *out,
+		     unsigned max);
 /* The channel is going away: end every lease, telling each client. */
 void lease_end_all(struct channel *ch);
 /* @s's lease on @ch, or NULL. */

@@ -32,8 +32,10 @@ static void revoke_unclaimed(struct channel *ch, unsigned slot)
 		if (!frame_producer_slot_out(l->prod, slot))
 			continue;
 		r = frame_producer_revoke(l->prod, slot);
-		if (r == 0)
+		if (r == 0) {
 			slots_revoke(ch->slots, slot);
+			atomic_fetch_add_explicit(&l->dropped, 1, memory_order_relaxed);
+		}
 		else if (r == -EALREADY)
 			slots_let_go(ch->slots, l->held, slot);
 		else if (r == -EBUSY)

@@ -65,6 +65,8 @@ static void reclaim(struct channel *ch)
 	for (struct lease *l = ch->leases; l; l = l->next) {
 		while ((n = frame_producer_reclaim(l->prod, out, CHANNEL_BATCH)) > 0) {
 			pace_async_progress(ch);
+			atomic_fetch_add_explicit(&l->returned, (uint64_t)n,
+						  memory_order_relaxed);
 			for (int i = 0; i < n; i++)
 				stream_returned(ch, l, &out[i]);
 			if (n < CHANNEL_BATCH)
@@ -209,8 +211,10 @@ static void publish(struct channel *ch, unsigned slot,
 	for (struct lease *l = ch->leases; l; l = l->next) {
 		int r = frame_producer_publish(l->prod, &f, NULL);
 
-		if (r == 0)
+		if (r == 0) {
 			slots_publish(ch->slots, slot);
+			atomic_fetch_add_explicit(&l->frames, 1, memory_order_relaxed);
+		}
 		else
 			log_warn("channel %s: cannot publish slot %u to pid %d: %s",
 				 ch->cfg.name, slot, (int)l->pid, strerror(-r));

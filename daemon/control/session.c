@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "control/identity.h"
 #include "control/session.h"
 
 static int session_add(struct session_table *t, const struct peer *p,
@@ -17,6 +18,8 @@ static int session_add(struct session_table *t, const struct peer *p,
 		return -ENOMEM;
 	s->peer = *p;
 	s->connected_ms = clock_realtime_ms();
+	if (p->creds)
+		identity_read(p->pid, &s->who);
 	s->next = t->head;
 	t->head = s;
 	t->count++;

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "control/control.h"
+#include "control/identity.h"
 
 #define SESSION_REPLY_CACHE 8
 
@@ -31,6 +32,7 @@ struct cached_reply {
 struct session {
 	struct session *next;
 	struct peer peer;
+	struct identity who;		/* process, container, pod: at connect */
 	uint64_t connected_ms;		/* CLOCK_REALTIME */
 	unsigned n_leases;
 	uint64_t pinned;		/* ring bytes leased */

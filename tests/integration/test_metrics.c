@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -177,6 +178,111 @@ static void test_scrape_moves(void **state)
 	assert_true(harness_sample(m, "fpgad_channel_frames_total" CAM) == frames);
 	assert_true(harness_log_contains(&p, "metrics on http://127.0.0.1:"));
 	harness_stop_ok(&p);
+}
+
+#define FAKE_POD "0f4c7b0e-2d1a-4c3b-9e8f-7a6b5c4d3e2f"
+#define FAKE_CID "3a1b2c3d4e5f60718293a4b5c6d7e8f90123456789abcdef0123456789abcdef"
+
+/*
+ * A cgroup laid out as the kubelet's cgroupfs driver lays out a pod's
+ * container, in the pids hierarchy (v1) or the unified one (v2); its
+ * cgroup.procs into @procs.  False (and why) where none can be made.
+ */
+static bool fake_pod_cgroup(char *dir, size_t dlen, char *procs, size_t plen)
+{
+	static const char *const roots[] = { "/sys/fs/cgroup/pids", "/sys/fs/cgroup/unified",
+					     "/sys/fs/cgroup" };
+	char cmd[1024];
+
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		snprintf(dir, dlen, "%s/kubepods/besteffort/pod" FAKE_POD "/" FAKE_CID, roots[i]);
+		snprintf(procs, plen, "%s/cgroup.procs", dir);
+		snprintf(cmd, sizeof(cmd), "mkdir -p '%s' 2>/dev/null", dir);
+		if (system(cmd) == 0 && access(procs, W_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Who a lessee is, in an operator's words: a lessee in a pod's container
+ * cgroup is named by its process, container and pod in fpgactl clients,
+ * the lease's log line and the per-lease series, which count the frames
+ * it was given; its series go when its lease ends.
+ */
+static void test_lease_identity(void **state)
+{
+	static char out[BODY_MAX];
+	char conf[768], dir[512], procs[600], cmd[1200], res[8192], series[512], *m;
+	struct fpgad_proc p;
+	int go[2], ready[2];
+	pid_t child;
+	char b;
+	FILE *f;
+
+	(void)state;
+	if (geteuid() != 0 || !fake_pod_cgroup(dir, sizeof(dir), procs, sizeof(procs))) {
+		print_message("skipped: a pod's cgroup needs root and a writable cgroup hierarchy\n");
+		skip();
+	}
+	config_with_metrics(conf, sizeof(conf), "");
+	harness_start_ok(&p, conf, NULL);
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(ready), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		fpgad_client *c;
+		fpgad_channel *ch;
+		struct fpgad_frame fr;
+
+		f = fopen(procs, "w");
+		if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0)
+			_exit(2);
+		if (fpgad_connect(p.url, &c) < 0 || fpgad_channel_open(c, "cam", 0, &ch) < 0)
+			_exit(3);
+		for (int i = 0; i < 50; i++)
+			if (fpgad_frame_wait(ch, &fr, 5000) < 0 || fpgad_frame_release(ch, &fr) < 0)
+				_exit(4);
+		if (write(ready[1], "r", 1) != 1 || read(go[0], &b, 1) != 1)
+			_exit(5);
+		fpgad_disconnect(c);
+		_exit(0);
+	}
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	m = harness_scrape(harness_metrics_port(&p), out, sizeof(out));
+	snprintf(series, sizeof(series),
+		 "fpgad_lease_frames_total{channel=\"cam\",direction=\"c2h\",pid=\"%d\","
+		 "process=\"test_metrics\",container=\"" FAKE_CID "\",pod=\"" FAKE_POD "\"}",
+		 (int)child);
+	if (!(harness_sample(m, series) >= 50))
+		fail_msg("no %s >= 50 in the scrape", series);
+	assert_non_null(strstr(m, "# TYPE fpgad_lease_lag_frames gauge"));
+	assert_non_null(strstr(m, "\nfpgad_lease_dropped_frames_total{channel=\"cam\""));
+	snprintf(cmd, sizeof(cmd), "%s --url %s --json clients", harness_bin("fpgactl"), p.url);
+	assert_int_equal(harness_run(cmd, res, sizeof(res)), 0);
+	assert_non_null(strstr(res, "\"container\": \"" FAKE_CID "\""));
+	assert_non_null(strstr(res, "\"pod\": \"" FAKE_POD "\""));
+	assert_non_null(strstr(res, "\"process\": \"test_metrics\""));
+	assert_true(harness_log_contains(&p, "(uid 0, test_metrics in pod " FAKE_POD ", container 3a1b2c3d4e5f)"));
+
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	for (int i = 0; i < 100; i++) {
+		m = harness_scrape(harness_metrics_port(&p), out, sizeof(out));
+		if (!strstr(m, FAKE_POD))
+			break;
+		usleep(20000);
+	}
+	assert_null(strstr(m, FAKE_POD));
+	close(go[0]);
+	close(go[1]);
+	close(ready[0]);
+	close(ready[1]);
+	harness_stop_ok(&p);
+	snprintf(cmd, sizeof(cmd), "rmdir '%s' 2>/dev/null", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
 }
 
 /* promtool, Prometheus' own checker, on what fpgad serves while streaming. */
@@ -613,6 +719,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scrape_moves),
 		cmocka_unit_test(test_promtool),
+		cmocka_unit_test(test_lease_identity),
 		cmocka_unit_test(test_http_errors),
 		cmocka_unit_test(test_transfer_latency),
 		cmocka_unit_test(test_transfer_failures),
