@@ -35,9 +35,9 @@ struct net_counters {
 	uint64_t bad_packets;		/* undecodable or misplaced */
 	uint64_t wrong_qp;		/* another destination QP */
 	uint64_t wrong_rkey;		/* another (or a stale) R_Key */
-	uint64_t wrong_sender;		/* from another address (net.c) */
-	uint64_t kernel_drops;		/* the socket's overflow (net.c) */
-	uint64_t bad_icrc;		/* iCRC wrong: not used (net.c) */
+	uint64_t wrong_sender;		/* from another address (device_net.c) */
+	uint64_t kernel_drops;		/* the socket's overflow (device_net.c) */
+	uint64_t bad_icrc;		/* iCRC wrong: not used (device_net.c) */
 	uint64_t control_acks;		/* targets the sender acknowledged */
 	uint64_t control_failures;	/* ... it did not, or refused */
 	uint64_t overrun_frames;	/* roce: rewritten while copied */
