@@ -21,12 +21,24 @@
 /* The largest descriptor ring fpgad makes (FPGAD_FRAMES_MAX_DESCS of them). */
 #define LEASE_MAX_DESC (64u << 20)
 
+/* @ch holds nothing of a lease (what it held is someone else's now). */
+static void forget(fpgad_channel *ch)
+{
+	ch->cons = NULL;
+	ch->desc = NULL;
+	ch->desc_dev = NULL;
+	ch->base = NULL;
+	ch->host = NULL;
+	ch->host_pos = NULL;
+	ch->held_pos = NULL;
+	ch->link = -1;
+}
+
 /* Let go of everything mapped or held for @ch's lease (not an old one). */
 static void unmap(fpgad_channel *ch)
 {
 	if (ch->desc_dev)
 		gpu_unregister_host(ch->desc);
-	ch->desc_dev = NULL;
 	frame_consumer_free(ch->cons);
 	if (ch->desc)
 		munmap(ch->desc, ch->desc_len);
@@ -42,23 +54,23 @@ static void unmap(fpgad_channel *ch)
 	free(ch->held_pos);
 	if (ch->link >= 0)
 		close(ch->link);
-	ch->cons = NULL;
-	ch->desc = NULL;
-	ch->base = NULL;
-	ch->host = NULL;
-	ch->host_pos = NULL;
-	ch->held_pos = NULL;
-	ch->link = -1;
+	forget(ch);
 }
 
-void lease_unmap(fpgad_channel *ch)
+void lease_drop_old(fpgad_channel *ch)
 {
-	unmap(ch);
+	ch->restored = false;
 	if (ch->old) {
 		unmap(ch->old);
 		free(ch->old);
 		ch->old = NULL;
 	}
+}
+
+void lease_unmap(fpgad_channel *ch)
+{
+	unmap(ch);
+	lease_drop_old(ch);
 }
 
 static int fail(fpgad_channel *ch, int r, const char *fmt, const char *what)
@@ -225,14 +237,7 @@ int lease_renew(fpgad_channel *ch)
 	if (!ch->old && ch->cons && (ch->old = malloc(sizeof(*ch->old)))) {
 		*ch->old = *ch;
 		ch->old->old = NULL;
-		ch->cons = NULL;
-		ch->desc = NULL;
-		ch->desc_dev = NULL;
-		ch->base = NULL;
-		ch->host = NULL;
-		ch->host_pos = NULL;
-		ch->held_pos = NULL;
-		ch->link = -1;
+		forget(ch);
 	} else {
 		unmap(ch);
 	}
@@ -244,14 +249,4 @@ int lease_renew(fpgad_channel *ch)
 	else
 		ch->restored = true;
 	return r;
-}
-
-void lease_drop_old(fpgad_channel *ch)
-{
-	ch->restored = false;
-	if (ch->old) {
-		unmap(ch->old);
-		free(ch->old);
-		ch->old = NULL;
-	}
 }
