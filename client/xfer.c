@@ -110,9 +110,10 @@ static int xfer_collect(struct xfer_ctx *xf)
 			x = s->x;
 			if (s->buf) {
 				s->buf->pending--;
-				if (!cqe[i].status &&
-				    (cqe[i].flags & FPGAD_XFER_CF_CARD_WROTE))
-					owner_wrote(&s->buf->owner, FPGAD_WRITER_CARD);
+				if (!cqe[i].status && (cqe[i].flags &
+						       FPGAD_XFER_CF_CARD_WROTE))
+					owner_wrote(&s->buf->owner,
+						    FPGAD_WRITER_CARD);
 			}
 			s->used = false;
 			s->x = NULL;
