@@ -4,7 +4,8 @@
  * the library makes (a sealed memfd, mapped here and handed to fpgad over
  * the handoff socket), CUDA device memory (exported with IPC, opened by
  * fpgad), their transfer mode, and their views: the host view of a GPU
- * buffer is copied only when it is stale (owner.c).
+ * buffer is copied only when it is stale (owner.c).  The registration on
+ * the connection is xfer_ctx.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,92 +17,6 @@
 
 #include "client_internal.h"
 
-static const char *const mode_names[] = {
-	[FPGAD_MODE_AUTO] = "auto",
-	[FPGAD_MODE_GPUDIRECT] = "gpudirect",
-	[FPGAD_MODE_BOUNCE] = "bounce",
-	[FPGAD_MODE_HOST] = "host",
-};
-
-static enum fpgad_mode buffer_mode(const char *name)
-{
-	for (unsigned i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++)
-		if (!strcmp(name, mode_names[i]))
-			return (enum fpgad_mode)i;
-	return FPGAD_MODE_AUTO;
-}
-
-static int buffer_request(fpgad_client *c, Fpgad__Request *req,
-			  Fpgad__Response__BodyCase body,
-			  Fpgad__Response **ret_resp)
-{
-	int r = conn_transact(c, req, ret_resp);
-
-	return r ? r : conn_expect(c, *ret_resp, body);
-}
-
-/* UnregisterBuffer for @id on the current connection. */
-static int buffer_unregister_id(fpgad_client *c, uint64_t id)
-{
-	Fpgad__Request req = FPGAD__REQUEST__INIT;
-	Fpgad__UnregisterBufferRequest body =
-		FPGAD__UNREGISTER_BUFFER_REQUEST__INIT;
-	Fpgad__Response *resp;
-	int r;
-
-	body.buffer_id = id;
-	req.body_case = FPGAD__REQUEST__BODY_UNREGISTER_BUFFER;
-	req.unregister_buffer = &body;
-	r = buffer_request(c, &req, FPGAD__RESPONSE__BODY_UNREGISTER_BUFFER,
-			   &resp);
-	if (r == 0)
-		fpgad__response__free_unpacked(resp, NULL);
-	return r;
-}
-
-int buffer_register(fpgad_client *c, fpgad_buffer *b)
-{
-	Fpgad__Request req = FPGAD__REQUEST__INIT;
-	Fpgad__RegisterBufferRequest body = FPGAD__REGISTER_BUFFER_REQUEST__INIT;
-	Fpgad__RegisterBufferReply *o;
-	Fpgad__Response *resp;
-	int r;
-
-	body.memory = b->memory == FPGAD_MEMORY_CUDA ? "cuda" : "host";
-	body.length = b->length;
-	body.mode = (char *)mode_names[b->mode];
-	if (b->memory == FPGAD_MEMORY_CUDA) {
-		body.ipc_handle.data = b->ipc_handle;
-		body.ipc_handle.len = sizeof(b->ipc_handle);
-		body.ipc_offset = b->ipc_offset;
-		body.gpu_bus_id = b->gpu_bus_id;
-	}
-	req.body_case = FPGAD__REQUEST__BODY_REGISTER_BUFFER;
-	req.register_buffer = &body;
-	r = buffer_request(c, &req, FPGAD__RESPONSE__BODY_REGISTER_BUFFER, &resp);
-	if (r)
-		return r;
-	o = resp->register_buffer;
-	b->id = o->buffer_id;
-	b->info.id = o->buffer_id;
-	b->info.mode = buffer_mode(o->mode);
-	snprintf(b->info.mode_reason, sizeof(b->info.mode_reason), "%s",
-		 o->mode_reason);
-	/* Host memory: fpgad takes the memfd itself, over the handoff. */
-	if (b->memory == FPGAD_MEMORY_HOST)
-		r = handoff_exchange(c, o->handoff_path, &o->handoff_token,
-				     &b->memfd, 1, NULL, 0, NULL);
-	fpgad__response__free_unpacked(resp, NULL);
-	if (r) {
-		char msg[sizeof(c->errmsg)];
-
-		memcpy(msg, c->errmsg, sizeof(msg));
-		buffer_unregister_id(c, b->id);
-		memcpy(c->errmsg, msg, sizeof(msg));
-	}
-	return r;
-}
-
 /* Register @b on @c and keep it in @c's list, or free it. */
 static int buffer_add(fpgad_client *c, fpgad_buffer *b, fpgad_buffer **ret_buf)
 {
@@ -111,14 +26,14 @@ static int buffer_add(fpgad_client *c, fpgad_buffer *b, fpgad_buffer **ret_buf)
 	b->c = c;
 	r = xfer_ready(c, &xf);
 	if (r == 0)
-		r = buffer_register(c, b);
+		r = xfer_ctx_register(c, b);
 	if (r) {
 		b->c = NULL;
 		fpgad_buffer_unregister(b);
 		return r;
 	}
-	b->next = *xfer_buffers(xf);
-	*xfer_buffers(xf) = b;
+	b->next = xf->buffers;
+	xf->buffers = b;
 	*ret_buf = b;
 	return 0;
 }
@@ -240,7 +155,7 @@ int fpgad_buffer_unregister(fpgad_buffer *b)
 		return -EBUSY;
 	}
 	if (c && c->xf) {
-		for (fpgad_buffer **pp = xfer_buffers(c->xf); *pp;
+		for (fpgad_buffer **pp = &c->xf->buffers; *pp;
 		     pp = &(*pp)->next) {
 			if (*pp == b) {
 				*pp = b->next;
@@ -248,7 +163,7 @@ int fpgad_buffer_unregister(fpgad_buffer *b)
 			}
 		}
 		if (b->id)
-			r = buffer_unregister_id(c, b->id);
+			r = xfer_ctx_unregister(c, b->id);
 	}
 	if (b->memory == FPGAD_MEMORY_HOST && b->data)
 		munmap(b->data, b->length);
@@ -257,6 +172,22 @@ int fpgad_buffer_unregister(fpgad_buffer *b)
 	gpu_host_free(b->host);
 	free(b);
 	return r;
+}
+
+void buffer_close_all(fpgad_client *c)
+{
+	struct xfer_ctx *xf = c->xf;
+
+	while (xf && xf->buffers) {
+		fpgad_buffer *b = xf->buffers;
+
+		/* The registrations end with the connection. */
+		b->pending = 0;
+		xf->buffers = b->next;
+		b->next = NULL;
+		b->c = NULL;
+		fpgad_buffer_unregister(b);
+	}
 }
 
 void *fpgad_buffer_data(const fpgad_buffer *b)
@@ -284,15 +215,14 @@ int fpgad_buffer_set_mode(fpgad_buffer *b, enum fpgad_mode mode)
 	if (r)
 		return r;
 	body.buffer_id = b->id;
-	body.mode = (char *)mode_names[mode];
+	body.mode = (char *)xfer_mode_name(mode);
 	req.body_case = FPGAD__REQUEST__BODY_SET_BUFFER_MODE;
 	req.set_buffer_mode = &body;
-	r = buffer_request(b->c, &req, FPGAD__RESPONSE__BODY_SET_BUFFER_MODE,
-			   &resp);
+	r = conn_request(b->c, &req, FPGAD__RESPONSE__BODY_SET_BUFFER_MODE, &resp);
 	if (r)
 		return r;
 	b->mode = mode;
-	b->info.mode = buffer_mode(resp->set_buffer_mode->mode);
+	b->info.mode = xfer_mode_of(resp->set_buffer_mode->mode);
 	snprintf(b->info.mode_reason, sizeof(b->info.mode_reason), "%s",
 		 resp->set_buffer_mode->mode_reason);
 	fpgad__response__free_unpacked(resp, NULL);
@@ -325,26 +255,6 @@ int fpgad_buffer_host(fpgad_buffer *b, void **ret_ptr)
 	}
 	*ret_ptr = b->host;
 	return 0;
-}
-
-int buffer_sync_device(fpgad_buffer *b)
-{
-	int r;
-
-	if (owner_need(&b->owner, OWNER_DEVICE) != OWNER_TO_DEVICE)
-		return 0;
-	r = gpu_from_host(b->data, b->host, b->length);
-	if (r)
-		return r;
-	owner_copied(&b->owner, OWNER_TO_DEVICE);
-	b->copies++;
-	return 0;
-}
-
-void buffer_transfer_done(fpgad_buffer *b, bool card_wrote)
-{
-	if (card_wrote)
-		owner_wrote(&b->owner, FPGAD_WRITER_CARD);
 }
 
 void fpgad_buffer_wrote(fpgad_buffer *b, enum fpgad_writer who)

@@ -131,13 +131,13 @@ static void cards_text(char *buf, size_t len)
 	fpgad_cards_free(l);
 }
 
-int fpgad_connect_card(const char *name, fpgad_client **ret_client)
+int card_find(const char *name, char *url, size_t len)
 {
-	char url[PATH_MAX + 8], cards[160];
+	char cards[160];
 	struct stat st;
 	int r;
 
-	r = fpgad_card_url(name, url, sizeof(url));
+	r = fpgad_card_url(name, url, len);
 	if (r == -EINVAL) {
 		client_dial_set_errmsg("card '%s': not a card name (1-%d letters, digits, '_', '-', '.'; not starting with '.')",
 				       name ? name : "", CARD_NAME_MAX);
@@ -154,5 +154,5 @@ int fpgad_connect_card(const char *name, fpgad_client **ret_client)
 				       name, url + strlen("ipc://"), runtime_root(), cards);
 		return -ENOENT;
 	}
-	return fpgad_connect(url, ret_client);
+	return 0;
 }

@@ -70,7 +70,7 @@ int fpgad_connect(const char *url, fpgad_client **ret_client)
 	r = reconnect_open(c, true);
 	if (r < 0)
 		goto fail;
-	r = conn_hello(c);
+	r = session_hello(c);
 	pthread_mutex_lock(&c->lock);
 	c->connecting = false;
 	if (r < 0 && c->refused) {
@@ -89,11 +89,20 @@ fail:
 	return r;
 }
 
+int fpgad_connect_card(const char *name, fpgad_client **ret_client)
+{
+	char url[PATH_MAX + 8];
+	int r = card_find(name, url, sizeof(url));
+
+	return r < 0 ? r : fpgad_connect(url, ret_client);
+}
+
 void fpgad_disconnect(fpgad_client *c)
 {
 	if (!c)
 		return;
 	attach_close_all(c);
+	buffer_close_all(c);
 	xfer_close(c);
 	client_free(c);
 }
@@ -101,7 +110,7 @@ void fpgad_disconnect(fpgad_client *c)
 void fpgad_set_timeout(fpgad_client *c, int timeout_ms)
 {
 	c->timeout_ms = timeout_ms;
-	conn_set_timeouts(c, timeout_ms);
+	reconnect_set_timeouts(c, timeout_ms);
 }
 
 void fpgad_set_reconnect(fpgad_client *c, bool reconnect)

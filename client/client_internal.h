@@ -2,16 +2,28 @@
 /*
  * client_internal.h - what libfpgad's files share; not installed.
  *
- *   conn.c      the control connection: round trips, status codes, errors
- *   reconnect.c the socket and dialer, the live connection, a new socket
- *   client.c    connect, disconnect, Status, ListClients
+ * The files, highest first (tests/arch/layers holds them to it): the
+ * public calls, over the session, over the connection.
+ *
+ *   client.c    connect (by URL or card name), disconnect, settings,
+ *               Status, ListClients
  *   forward.c   what fpgad-exporter asks: Metrics, and remote requests relayed
- *   attach.c    lease a channel and map its ring and descriptor ring
+ *   attach.c    open and close a channel, its info, stats, probe, reset
  *   frames.c    take, release and submit frames on a leased channel
+ *   buffer.c    buffers registered for transfers, and their views
+ *   topology.c  the card's PCI path to each GPU (Topology)
+ *   xfer.c      card transfers: read, write, batch, async
+ *   session.c   Hello; the session restored after fpgad came back
+ *   lease.c     a channel's lease: OpenChannel, its rings mapped, its end
+ *   xfer_ctx.c  a connection's transfer queue, its slots and completions,
+ *               its buffers' registrations
  *   handoff.c   fpgad's handoff socket: tokens and descriptors
- *   xfer_queue.c  the client's end of the transfer queue (fpgad_xfer.h)
- *   xfer.c      card transfers: the queue, read, write, batch, async
- *   buffer.c    buffers registered for transfers
+ *   reconnect.c the socket and dialer, the live connection, a new socket
+ *   conn.c      round trips, status codes, the error message, the log
+ *   dial.c      why a dial failed, in words; TLS set-up (dial.h)
+ *   card.c      a card's name, its fpgad's URL, the cards that run
+ *   frame_consumer.c  the client's end of the frame plane (frame_consumer.h)
+ *   xfer_queue.c  the client's end of the transfer queue (xfer_queue.h)
  *   owner.c     who wrote a buffer last, and which copy a view needs
  *   gpu_cuda.c  GPU memory through the CUDA runtime (gpu_nocuda.c without)
  */
@@ -70,7 +82,7 @@ struct fpgad_client {
 	pthread_mutex_t lock;
 	bool connecting;
 	bool refused;
-	struct xfer_ctx *xf;		/* card transfers, once used */
+	struct xfer_ctx *xf;		/* card transfers, once used (xfer_ctx.c) */
 	unsigned xfer_poll_us;		/* fpgad_xfer_set_poll() */
 };
 
@@ -140,7 +152,47 @@ struct fpgad_channel {
 	void **host;			/* cuda: per-slot pinned copies */
 	uint64_t *host_pos;		/* cuda: which frame each copy holds */
 	uint64_t host_copies;
+	/*
+	 * Leased again after fpgad came back (lease_renew), not told yet:
+	 * the next wait says -ESTALE, and the ring the caller knew (@old,
+	 * its mappings only) goes then.
+	 */
+	bool restored;
+	struct fpgad_channel *old;
 };
+
+/* Transfers completed and not handed back, at most. */
+#define XFER_DONE_MAX (3u * FPGAD_XFER_MAX_ENTRIES)
+
+struct xfer_slot {
+	struct fpgad_xfer *x;		/* NULL: free, or abandoned */
+	fpgad_buffer *buf;
+	uint32_t gen;
+	bool used;
+};
+
+/* What a connection holds for card transfers (xfer_ctx.c). */
+struct xfer_ctx {
+	fpgad_client *c;
+	void *mem;			/* the queue, mapped */
+	size_t len;
+	struct xfer_queue *q;
+	int doorbell;
+	int link;
+	uint32_t conn;			/* the connection that granted it */
+	bool lost;			/* the queue ended: -EPIPE from now on */
+	bool restored;			/* opened again, not told yet (-ESTALE) */
+	struct xfer_slot *slots;
+	uint32_t n_slots;
+	uint32_t *free;			/* free slot indices */
+	uint32_t n_free;
+	struct fpgad_xfer **done;	/* completed, not handed back yet */
+	unsigned n_done;
+	struct fpgad_buffer *buffers;
+};
+
+/* card.c: the URL of card @name's fpgad, which must run (else why, dial.c). */
+int card_find(const char *name, char *url, size_t len);
 
 /*
  * reconnect.c: open c->sock and dial c->url (@wait: fail unless fpgad
@@ -148,9 +200,9 @@ struct fpgad_channel {
  */
 int reconnect_open(fpgad_client *c, bool wait);
 void reconnect_close(fpgad_client *c);
-/* @msg, a reply, came: note the connection that carried it. */
-void reconnect_replied(fpgad_client *c, nng_msg *msg);
-/* Is @conn (reconnect_reply_conn) still the connection that is up? */
+/* Request timeouts of the socket, for now (fpgad_set_timeout: for good). */
+void reconnect_set_timeouts(fpgad_client *c, int timeout_ms);
+/* Is @conn (the reply_pipe of a grant) still the connection that is up? */
 bool reconnect_conn_alive(fpgad_client *c, uint32_t conn);
 /*
  * A reconnect attempt failed: when no answer came for a while, the dialer
@@ -158,11 +210,7 @@ bool reconnect_conn_alive(fpgad_client *c, uint32_t conn);
  */
 void reconnect_attempt_failed(fpgad_client *c);
 
-/* conn.c */
-/* Hello: check that fpgad speaks our protocol, learn its software string. */
-int conn_hello(fpgad_client *c);
-/* Request timeouts of the socket, for now (fpgad_set_timeout: for good). */
-void conn_set_timeouts(fpgad_client *c, int timeout_ms);
+/* conn.c: one round trip at a time; it notes the connection of the reply. */
 /* The errno for a fpgad status code. */
 int conn_status_errno(int code);
 void conn_log(const fpgad_client *c, int level, const char *fmt, ...)
@@ -177,6 +225,9 @@ int conn_transact(fpgad_client *c, Fpgad__Request *req,
 /* Frees @resp and fails unless it carries @body. */
 int conn_expect(fpgad_client *c, Fpgad__Response *resp,
 		Fpgad__Response__BodyCase body);
+/* conn_transact, then conn_expect: a STATUS_OK reply carrying @body. */
+int conn_request(fpgad_client *c, Fpgad__Request *req,
+		 Fpgad__Response__BodyCase body, Fpgad__Response **ret_resp);
 /*
  * Send @len raw bytes as one request and return the reply's status code
  * and message: for tests that probe fpgad with hand-made bytes.
@@ -196,35 +247,70 @@ int handoff_exchange(fpgad_client *c, const char *path,
 /* Map @len bytes of @fd, which must be at least that long. */
 int handoff_map(int fd, uint64_t len, int prot, void **ret_map);
 
-/* attach.c: close every channel still open on @c. */
-void attach_close_all(fpgad_client *c);
+/* lease.c: lease channel @name for @ch and map what fpgad grants. */
+int lease_take(fpgad_channel *ch, const char *name);
+/* CloseChannel for @ch's lease: by name and lease id, never another's. */
+int lease_give_back(fpgad_channel *ch);
+/* Let go of everything mapped or held for @ch, an old ring included. */
+void lease_unmap(fpgad_channel *ch);
 /*
  * Is @ch's lease over without the library ending it: fpgad closed its end
  * of the link (lease ended, fpgad stopped or died) or the connection it
  * was made on is gone?
  */
-bool attach_lease_gone(fpgad_channel *ch);
+bool lease_gone(fpgad_channel *ch);
 /*
- * fpgad went away: lease the same channel again (reconnecting as nng
- * redials), trying until @timeout_ms (-1 = no limit) runs out; the old
- * rings are unmapped first.  0, or the error of the last attempt.
+ * Lease @ch's channel again on the current connection (session.c); the
+ * ring the caller knows stays mapped (ch->old) and ch->restored is set.
  */
-int attach_reopen(fpgad_channel *ch, int timeout_ms);
+int lease_renew(fpgad_channel *ch);
+/* The caller was told (-ESTALE): the old ring goes. */
+void lease_drop_old(fpgad_channel *ch);
 
-/* xfer.c */
-/* End the transfer queue and every buffer of @c (disconnect). */
+/* xfer_ctx.c */
+/* The transfer state of @c, made the first time (no queue yet). */
+int xfer_state(fpgad_client *c, struct xfer_ctx **ret_xf);
+/* OpenXferQueue, the handoff, and a check of what came. */
+int xfer_open(struct xfer_ctx *xf);
+/* Is the queue over: the connection lost, the queue closed, fpgad gone? */
+bool xfer_gone(struct xfer_ctx *xf, bool look_at_link);
+/* @x completes here, without fpgad, with @status (and @rule broken). */
+void xfer_fail_local(struct xfer_ctx *xf, struct fpgad_xfer *x,
+		     int status, uint32_t rule);
+/* The queue is over: what was outstanding completes with -EPIPE. */
+void xfer_lose(struct xfer_ctx *xf);
+/* End the transfer state of @c (disconnect, its buffers gone already). */
 void xfer_close(fpgad_client *c);
-/* The transfer state of @c, its queue open and alive: 0, or -errno. */
-int xfer_ready(fpgad_client *c, struct xfer_ctx **ret_xf);
-/* Buffers of @c (the list lives in the transfer state). */
-struct fpgad_buffer **xfer_buffers(struct xfer_ctx *xf);
+/* Register @b (again, after a reconnect) on @c's connection. */
+int xfer_ctx_register(fpgad_client *c, fpgad_buffer *b);
+/* UnregisterBuffer for @id on the current connection. */
+int xfer_ctx_unregister(fpgad_client *c, uint64_t id);
+/* A transfer mode's name in the protocol ("auto", ...), and back. */
+const char *xfer_mode_name(enum fpgad_mode mode);
+enum fpgad_mode xfer_mode_of(const char *name);
 
-/* buffer.c: register @b (again, after a reconnect) on @c's connection. */
-int buffer_register(fpgad_client *c, fpgad_buffer *b);
-/* A transfer of @b completed: the card wrote it (@card_wrote). */
-void buffer_transfer_done(fpgad_buffer *b, bool card_wrote);
-/* Before a write to the card: GPU memory made current. */
-int buffer_sync_device(fpgad_buffer *b);
+/* session.c: Hello, once per connection: fpgad speaks our protocol. */
+int session_hello(fpgad_client *c);
+/*
+ * Something of @c's session ended behind the library's back (a lease, the
+ * transfer queue; the caller marked it so): without reconnect, -EPIPE.
+ * With it, the session is restored, trying until @timeout_ms (-1 = no
+ * limit) runs out: -ESTALE once @restored (the caller's part) is back,
+ * else the error of the last attempt.
+ */
+int session_lost(fpgad_client *c, bool *restored, int timeout_ms);
+
+/*
+ * xfer.c: the transfer state of @c, its queue open and alive (opened the
+ * first time): 0, or -errno (-ESTALE once after a restore).
+ */
+int xfer_ready(fpgad_client *c, struct xfer_ctx **ret_xf);
+
+/* buffer.c: at disconnect, every buffer of @c ends with the connection. */
+void buffer_close_all(fpgad_client *c);
+
+/* attach.c: close every channel still open on @c. */
+void attach_close_all(fpgad_client *c);
 
 /*
  * GPU memory of another process (gpu_cuda.c; without CUDA, gpu_nocuda.c

@@ -80,7 +80,9 @@ static int roundtrip(fpgad_client *c, const void *buf, size_t len,
 	if (rv)
 		goto fail;
 	*ret_msg = nng_aio_get_msg(c->aio);
-	reconnect_replied(c, *ret_msg);
+	/* The connection that carried it, and an answer: not stuck (reconnect.c). */
+	c->reply_pipe = nng_pipe_id(nng_msg_get_pipe(*ret_msg));
+	c->down_since_ns = 0;
 	return 0;
 fail:
 	conn_set_errmsg(c, "control socket: %s", nng_strerror(rv));
@@ -211,6 +213,14 @@ int conn_expect(fpgad_client *c, Fpgad__Response *resp,
 	return -EBADMSG;
 }
 
+int conn_request(fpgad_client *c, Fpgad__Request *req,
+		 Fpgad__Response__BodyCase body, Fpgad__Response **ret_resp)
+{
+	int r = conn_transact(c, req, ret_resp);
+
+	return r ? r : conn_expect(c, *ret_resp, body);
+}
+
 int conn_raw_request(fpgad_client *c, const void *buf, size_t len,
 		     int *ret_code, char *msg, size_t msglen)
 {
@@ -230,38 +240,6 @@ int conn_raw_request(fpgad_client *c, const void *buf, size_t len,
 		snprintf(msg, msglen, "%s", resp->message);
 	fpgad__response__free_unpacked(resp, NULL);
 	return 0;
-}
-
-int conn_hello(fpgad_client *c)
-{
-	Fpgad__Request req = FPGAD__REQUEST__INIT;
-	Fpgad__Hello h = FPGAD__HELLO__INIT;
-	Fpgad__Response *resp;
-	int r;
-
-	if (reconnect_conn_alive(c, c->greeted_pipe))
-		return 0;
-	h.version = FPGAD_PROTOCOL_VERSION;
-	h.min_version = FPGAD_PROTOCOL_MIN_VERSION;
-	h.software = "libfpgad " FPGAD_VERSION;
-	req.body_case = FPGAD__REQUEST__BODY_HELLO;
-	req.hello = &h;
-	r = conn_transact(c, &req, &resp);
-	if (r < 0)
-		return r;
-	r = conn_expect(c, resp, FPGAD__RESPONSE__BODY_HELLO);
-	if (r < 0)
-		return r;
-	snprintf(c->server, sizeof(c->server), "%s", resp->hello->software);
-	fpgad__response__free_unpacked(resp, NULL);
-	c->greeted_pipe = c->reply_pipe;
-	return 0;
-}
-
-void conn_set_timeouts(fpgad_client *c, int timeout_ms)
-{
-	c->rt_timeout_ms = timeout_ms;
-	nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, timeout_ms);
 }
 
 void conn_copy_str(char *dst, size_t len, const char *src)

@@ -45,24 +45,23 @@ uint32_t fpgad_channel_events(fpgad_channel *ch)
 
 /*
  * The lease ended behind the library's back: fpgad stopped or died (or
- * the connection it was made on broke).  With reconnect on, lease the
- * channel again.
+ * the connection it was made on broke).  With reconnect on, the session
+ * is restored (session.c): -ESTALE once this channel is leased again.
  */
 static int lease_lost(fpgad_channel *ch, uint64_t deadline)
 {
 	int r;
 
-	if (!ch->c->reconnect) {
-		/*
-		 * Ended on fpgad's side: nothing to give back.  Closing the
-		 * channel must not ask a fpgad that died, before nng has
-		 * noticed, and wait out the control timeout for its answer.
-		 */
-		ch->lease_id = 0;
-		return -EPIPE;
-	}
-	r = attach_reopen(ch, clock_ms_left(deadline));
-	return r == 0 ? -ESTALE : r;
+	/*
+	 * Ended on fpgad's side: nothing to give back.  Closing the channel
+	 * must not ask a fpgad that died, before nng has noticed, and wait
+	 * out the control timeout for its answer.
+	 */
+	ch->lease_id = 0;
+	r = session_lost(ch->c, &ch->restored, clock_ms_left(deadline));
+	if (r == -ESTALE)
+		lease_drop_old(ch);
+	return r;
 }
 
 int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_frame,
@@ -75,6 +74,11 @@ int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_frame,
 
 	if (!ch->cons)
 		return lease_lost(ch, deadline);
+	if (ch->restored) {
+		/* Leased again by a restore another call ran. */
+		lease_drop_old(ch);
+		return -ESTALE;
+	}
 	for (;;) {
 		r = ch->newest ? frame_consumer_claim_newest(ch->cons, &f) :
 				 frame_consumer_claim(ch->cons, &f);
@@ -86,7 +90,7 @@ int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_frame,
 			return r;
 		ch->events |= frame_consumer_events(ch->cons);
 		if ((ch->events & (FPGAD_EVENT_CLOSED | FPGAD_EVENT_DAEMON_GONE)) ||
-		    attach_lease_gone(ch))
+		    lease_gone(ch))
 			return lease_lost(ch, deadline);
 		/* Busy-poll first, if asked to (and the timeout allows it). */
 		if (ch->poll_us && timeout_ms != 0 && clock_now_ns() < spin_end)
@@ -123,6 +127,13 @@ int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_frame,
 	ret_frame->data = fpgad_slot_data(ch, f.slot);
 	ret_frame->skipped = ch->newest ? (uint64_t)r : 0;
 	return 0;
+}
+
+void *fpgad_slot_data(const fpgad_channel *ch, uint32_t slot)
+{
+	if (!ch->base || slot >= ch->info.slots)
+		return NULL;
+	return ch->base + (uint64_t)slot * ch->info.slot_size;
 }
 
 /* The descriptor this process holds for @in's slot; -EINVAL if none. */

@@ -109,7 +109,7 @@ int reconnect_open(fpgad_client *c, bool wait)
 	if (rv)
 		return errmap_nng(rv);
 	c->sock_open = true;
-	conn_set_timeouts(c, c->rt_timeout_ms ? c->rt_timeout_ms : c->timeout_ms);
+	reconnect_set_timeouts(c, c->rt_timeout_ms ? c->rt_timeout_ms : c->timeout_ms);
 	rv = nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_PRE, on_pipe_added, c);
 	if (rv == 0)
 		rv = nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, on_pipe_gone, c);
@@ -130,10 +130,10 @@ void reconnect_close(fpgad_client *c)
 	atomic_store(&c->live_pipe, 0);
 }
 
-void reconnect_replied(fpgad_client *c, nng_msg *msg)
+void reconnect_set_timeouts(fpgad_client *c, int timeout_ms)
 {
-	c->reply_pipe = nng_pipe_id(nng_msg_get_pipe(msg));
-	c->down_since_ns = 0;
+	c->rt_timeout_ms = timeout_ms;
+	nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, timeout_ms);
 }
 
 bool reconnect_conn_alive(fpgad_client *c, uint32_t conn)

@@ -1,25 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * xfer.c - card memory transfers (fpgad.h): the connection's transfer
- * queue, opened the first time it is needed and fetched over the handoff
- * socket; read, write, batches and the asynchronous form on top of it;
- * telling a refusal or a failure in words; noticing that fpgad went away
- * (and, when asked to, registering every buffer again once it is back).
- *
- * Every entry the library submits has a slot here, named in its user_data
- * (index and generation): a completion whose user_data names no slot the
- * library filled is ignored.  A transfer a waiting call gave up on keeps
- * its slot, abandoned, until its completion comes.
+ * xfer.c - card memory transfers (fpgad.h): read, write, batches and the
+ * asynchronous form, over the connection's transfer queue (xfer_ctx.c),
+ * opened the first time it is needed; telling a refusal or a failure in
+ * words; noticing that fpgad went away (the session restored, session.c,
+ * when asked to).
  */
 #include <errno.h>
-#include <poll.h>
-#include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "client_internal.h"
 #include "clock.h"
@@ -28,262 +18,60 @@
 /* How often a waiting call checks that fpgad is still there. */
 #define XFER_LIVENESS_MS 50
 #define XFER_POP 32
-/* Transfers completed and not handed back, at most. */
-#define XFER_DONE_MAX (3u * FPGAD_XFER_MAX_ENTRIES)
 
-struct xfer_slot {
-	struct fpgad_xfer *x;		/* NULL: free, or abandoned */
-	fpgad_buffer *buf;
-	uint32_t gen;
-	bool used;
-};
+/* --- the queue, open and alive --------------------------------------------- */
 
-struct xfer_ctx {
-	fpgad_client *c;
-	void *mem;			/* the queue, mapped */
-	size_t len;
-	struct xfer_queue *q;
-	int doorbell;
-	int link;
-	uint32_t conn;			/* the connection that granted it */
-	bool lost;			/* the queue ended: -EPIPE from now on */
-	struct xfer_slot *slots;
-	uint32_t n_slots;
-	uint32_t *free;			/* free slot indices */
-	uint32_t n_free;
-	struct fpgad_xfer **done;	/* completed, not handed back yet */
-	unsigned n_done;
-	struct fpgad_buffer *buffers;
-};
-
-struct fpgad_buffer **xfer_buffers(struct xfer_ctx *xf)
+static int came_back(struct xfer_ctx *xf)
 {
-	return &xf->buffers;
-}
-
-/* --- the queue ----------------------------------------------------------- */
-
-static void xfer_unmap(struct xfer_ctx *xf)
-{
-	xfer_queue_free(xf->q);
-	if (xf->mem)
-		munmap(xf->mem, xf->len);
-	if (xf->doorbell >= 0)
-		close(xf->doorbell);
-	if (xf->link >= 0)
-		close(xf->link);
-	free(xf->slots);
-	free(xf->free);
-	xf->q = NULL;
-	xf->mem = NULL;
-	xf->doorbell = -1;
-	xf->link = -1;
-	xf->slots = NULL;
-	xf->free = NULL;
-	xf->n_slots = xf->n_free = 0;
-}
-
-/* The slot table: one per entry that can be outstanding at once. */
-static int xfer_slots(struct xfer_ctx *xf)
-{
-	const struct xfer_ring_layout *l = xfer_queue_layout(xf->q);
-	uint32_t n = l->sq_entries + l->cq_entries;
-
-	xf->slots = calloc(n, sizeof(*xf->slots));
-	xf->free = calloc(n, sizeof(*xf->free));
-	if (!xf->slots || !xf->free)
-		return -ENOMEM;
-	xf->n_slots = n;
-	for (uint32_t i = 0; i < n; i++) {
-		xf->slots[i].gen = 1;
-		xf->free[i] = n - 1 - i;
-	}
-	xf->n_free = n;
-	return 0;
-}
-
-/* OpenXferQueue, the handoff, and a check of what came. */
-static int xfer_open(struct xfer_ctx *xf)
-{
-	Fpgad__Request req = FPGAD__REQUEST__INIT;
-	Fpgad__OpenXferQueueRequest body = FPGAD__OPEN_XFER_QUEUE_REQUEST__INIT;
-	fpgad_client *c = xf->c;
-	Fpgad__OpenXferQueueReply *o;
-	Fpgad__Response *resp;
-	uint32_t conn;
-	int fds[2], r;
-
-	req.body_case = FPGAD__REQUEST__BODY_OPEN_XFER_QUEUE;
-	req.open_xfer_queue = &body;
-	r = conn_transact(c, &req, &resp);
-	if (r == 0)
-		r = conn_expect(c, resp, FPGAD__RESPONSE__BODY_OPEN_XFER_QUEUE);
-	if (r)
-		return r;
-	o = resp->open_xfer_queue;
-	conn = c->reply_pipe;
-	r = handoff_exchange(c, o->handoff_path, &o->handoff_token, NULL, 0,
-			     fds, 2, &xf->link);
-	if (r == 0) {
-		xf->doorbell = fds[1];
-		r = handoff_map(fds[0], o->queue_size, PROT_READ | PROT_WRITE,
-				&xf->mem);
-		close(fds[0]);
-		if (r == 0)
-			xf->len = o->queue_size;
-	}
-	fpgad__response__free_unpacked(resp, NULL);
-	if (r == 0) {
-		r = xfer_queue_attach(xf->mem, xf->len, &xf->q);
-		if (r)
-			conn_set_errmsg(c, "fpgad's transfer queue is not usable: %s",
-					strerror(-r));
-	}
-	if (r == 0)
-		r = xfer_slots(xf);
-	if (r) {
-		xfer_unmap(xf);
-		return r;
-	}
-	xf->conn = conn;
-	xf->lost = false;
-	return 0;
-}
-
-/* Is the queue over: the connection lost, the queue closed, fpgad gone? */
-static bool xfer_gone(struct xfer_ctx *xf, bool look_at_link)
-{
-	struct pollfd p = { .fd = xf->link, .events = POLLIN };
-
-	if (!reconnect_conn_alive(xf->c, xf->conn) ||
-	    (xfer_queue_events(xf->q) & FPGAD_XFER_EVENT_CLOSED))
-		return true;
-	/* fpgad writes nothing after the handoff: readable means closed. */
-	return look_at_link && poll(&p, 1, 0) > 0;
-}
-
-/* @x completes here, without fpgad, with @status (and @rule broken). */
-static void xfer_fail_local(struct xfer_ctx *xf, struct fpgad_xfer *x,
-			    int status, uint32_t rule)
-{
-	x->status = status;
-	x->rule = rule;
-	x->done = 0;
-	x->fail_addr = 0;
-	x->limit = 0;
-	x->t_start_ns = 0;
-	x->t_end_ns = 0;
-	x->mode = FPGAD_MODE_AUTO;
-	xf->done[xf->n_done++] = x;
-}
-
-/* Every outstanding transfer completes with @status (the queue is over). */
-static void xfer_fail_all(struct xfer_ctx *xf, int status)
-{
-	for (uint32_t i = 0; i < xf->n_slots; i++) {
-		struct xfer_slot *s = &xf->slots[i];
-
-		if (!s->used)
-			continue;
-		if (s->buf)
-			s->buf->pending--;
-		if (s->x)
-			xfer_fail_local(xf, s->x, status, FPGAD_XFER_RULE_NONE);
-		s->used = false;
-		s->x = NULL;
-		s->buf = NULL;
-	}
+	conn_set_errmsg(xf->c, "fpgad came back: the transfer queue and the "
+			"buffers are registered again; transfers that were "
+			"running are lost");
+	return -ESTALE;
 }
 
 /*
  * The queue ended behind the library's back: what was outstanding
- * completes with -EPIPE.  With reconnect on, open a new queue and register
- * every buffer again (-ESTALE); else -EPIPE, from now on.
+ * completes with -EPIPE.  With reconnect on, the session is restored,
+ * the queue and every buffer with it (-ESTALE); else -EPIPE, from now on.
  */
 static int xfer_lost(struct xfer_ctx *xf)
 {
 	fpgad_client *c = xf->c;
 	int r;
 
-	xfer_fail_all(xf, -EPIPE);
-	xfer_unmap(xf);
-	xf->lost = true;
-	if (!c->reconnect) {
+	xfer_lose(xf);
+	r = session_lost(c, &xf->restored, c->timeout_ms);
+	if (r == -ESTALE)
+		return came_back(xf);
+	if (!c->reconnect)
 		conn_set_errmsg(c, "fpgad went away: the transfer queue is gone");
-		return -EPIPE;
-	}
-	r = conn_hello(c);
-	if (r == 0)
-		r = xfer_open(xf);
-	for (fpgad_buffer *b = xf->buffers; b && r == 0; b = b->next)
-		r = buffer_register(c, b);
-	if (r) {
-		xfer_unmap(xf);
-		xf->lost = true;
-		return r == -ETIMEDOUT || r == -ECONNREFUSED ? -EPIPE : r;
-	}
-	conn_set_errmsg(c, "fpgad came back: the transfer queue and the "
-			"buffers are registered again; transfers that were "
-			"running are lost");
-	return -ESTALE;
+	return r == -ETIMEDOUT || r == -ECONNREFUSED ? -EPIPE : r;
 }
 
 int xfer_ready(fpgad_client *c, struct xfer_ctx **ret_xf)
 {
-	struct xfer_ctx *xf = c->xf;
-	int r;
+	struct xfer_ctx *xf;
+	int r = xfer_state(c, &xf);
 
-	if (!xf) {
-		xf = calloc(1, sizeof(*xf));
-		if (!xf)
-			return -ENOMEM;
-		xf->c = c;
-		xf->doorbell = -1;
-		xf->link = -1;
-		xf->done = calloc(XFER_DONE_MAX, sizeof(*xf->done));
-		if (!xf->done) {
-			free(xf);
-			return -ENOMEM;
-		}
-		c->xf = xf;
-	}
+	if (r)
+		return r;
 	if (xf->lost && !c->reconnect) {
 		conn_set_errmsg(c, "fpgad went away: the transfer queue is gone");
 		return -EPIPE;
 	}
-	if (!xf->q && !xf->lost) {
+	if (!xf->q && !xf->lost)
 		r = xfer_open(xf);
-		if (r)
-			return r;
-	} else if (xf->lost || xfer_gone(xf, false)) {
+	else if (xf->lost || xfer_gone(xf, false))
 		r = xfer_lost(xf);
-		if (r)
-			return r;
+	else if (xf->restored) {
+		/* Restored by a call on a channel. */
+		xf->restored = false;
+		r = came_back(xf);
 	}
+	if (r)
+		return r;
 	*ret_xf = xf;
 	return 0;
-}
-
-void xfer_close(fpgad_client *c)
-{
-	struct xfer_ctx *xf = c->xf;
-
-	if (!xf)
-		return;
-	while (xf->buffers) {
-		fpgad_buffer *b = xf->buffers;
-
-		/* The registrations end with the connection. */
-		b->pending = 0;
-		xf->buffers = b->next;
-		b->next = NULL;
-		b->c = NULL;
-		fpgad_buffer_unregister(b);
-	}
-	xfer_unmap(xf);
-	free(xf->done);
-	free(xf);
-	c->xf = NULL;
 }
 
 /* --- submitting and completing --------------------------------------------- */
@@ -322,8 +110,10 @@ static int xfer_collect(struct xfer_ctx *xf)
 			x = s->x;
 			if (s->buf) {
 				s->buf->pending--;
-				buffer_transfer_done(s->buf, !cqe[i].status &&
-					(cqe[i].flags & FPGAD_XFER_CF_CARD_WROTE));
+				if (!cqe[i].status && (cqe[i].flags &
+						       FPGAD_XFER_CF_CARD_WROTE))
+					owner_wrote(&s->buf->owner,
+						    FPGAD_WRITER_CARD);
 			}
 			s->used = false;
 			s->x = NULL;
@@ -347,6 +137,21 @@ static int xfer_collect(struct xfer_ctx *xf)
 	return total;
 }
 
+/* Before the card reads @b (or writes part of it): GPU memory made current. */
+static int sync_device(fpgad_buffer *b)
+{
+	int r;
+
+	if (owner_need(&b->owner, OWNER_DEVICE) != OWNER_TO_DEVICE)
+		return 0;
+	r = gpu_from_host(b->data, b->host, b->length);
+	if (r)
+		return r;
+	owner_copied(&b->owner, OWNER_TO_DEVICE);
+	b->copies++;
+	return 0;
+}
+
 /*
  * Put @x in the queue (room and a slot are there): true; or complete it
  * here when the library cannot even submit it (false).
@@ -365,7 +170,7 @@ static bool xfer_push(struct xfer_ctx *xf, struct fpgad_xfer *x)
 	}
 	/* The card reads or partly overwrites GPU memory: make it current. */
 	if (x->buf) {
-		r = buffer_sync_device(x->buf);
+		r = sync_device(x->buf);
 		if (r) {
 			xfer_fail_local(xf, x, r, FPGAD_XFER_RULE_NONE);
 			return false;

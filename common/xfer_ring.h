@@ -4,7 +4,7 @@
  * is include/fpgad_xfer.h): the queue's layout and size, the check
  * a client makes before it trusts a mapped queue, the names of the rules
  * an entry can break and the message that explains a refusal.  The server
- * end is daemon/xfer/xfer_server.c, the client end client/xfer_client.c; the
+ * end is daemon/xfer/xfer_server.c, the client end client/xfer_queue.c; the
  * wake-ups are the frame plane's (frame_ring_wake, frame_ring_sleep).
  */
 #ifndef FPGAD_COMMON_XFER_RING_H

@@ -125,7 +125,7 @@ struct config_channel {
 	int icrc;			/* check RoCE's iCRC: 1 (yes) or 0 */
 	int gro;			/* UDP GRO on the socket: 1 (yes) or 0 */
 	char sender_control[64];	/* ADDRESS:PORT, "none", "" = sender:8192 */
-	/* source = roce (daemon/device/net/roce.h): listen is an ADDRESS. */
+	/* source = roce (daemon/device/net/net.h): listen is an ADDRESS. */
 	char rdma_device[64];		/* ibverbs device, "" = the first with
 					   a RoCE v2 GID for listen */
 	unsigned sender_qpn;		/* the sender's QP number */

@@ -5,7 +5,9 @@
  * the limits, reaching the memory (a client's memfd, mapped; a client's
  * GPU allocation, opened once however many buffers it holds), pinning it
  * in every memory engine, the transfer mode and why, and letting go once
- * no transfer uses it.
+ * no transfer uses it.  Also the handoff socket's claim of a token: a
+ * queue's (xfer_client.c), or a pending host buffer's, whose memfd comes
+ * with it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -260,7 +262,9 @@ void xfer_buffer_kill(struct xfer *x, struct xfer_buffer *b)
 
 /* --- registration ---------------------------------------------------------- */
 
-struct xfer_buffer *xfer_buffer_pending(struct xfer *x, const uint8_t *token)
+/* Which pending host buffer holds @token; NULL if none. */
+static struct xfer_buffer *xfer_buffer_pending(struct xfer *x,
+					       const uint8_t *token)
 {
 	for (struct xfer_client *c = x->clients; c; c = c->next) {
 		if (c->gone)
@@ -276,8 +280,9 @@ struct xfer_buffer *xfer_buffer_pending(struct xfer *x, const uint8_t *token)
 	return NULL;
 }
 
-int xfer_buffer_attach_fd(struct xfer *x, struct xfer_buffer *b, int fd,
-			  char *err, size_t errlen)
+/* The memfd of pending @b arrived: map it, pin it. */
+static int xfer_buffer_attach_fd(struct xfer *x, struct xfer_buffer *b,
+				 int fd, char *err, size_t errlen)
 {
 	struct mem_import imp = { .length = b->length, .fd = fd };
 	char why[160];
@@ -563,6 +568,62 @@ int xfer_set_mode(struct xfer *x, const void *session, uint64_t id,
 	log_info("transfer: buffer %" PRIu64 " of pid %d: mode %s (%s)", b->id,
 		 (int)c->pid, transfer_mode_name(b->mode), b->reason);
 out:
+	pthread_mutex_unlock(&x->lock);
+	return r;
+}
+
+/* A pending host buffer's memfd: the first descriptor that came. */
+static int xfer_claim_buffer(struct xfer *x, struct xfer_buffer *b,
+			     const struct handoff_peer *peer, char *err,
+			     size_t errlen)
+{
+	int r;
+
+	for (unsigned i = 0; i < peer->n_fds; i++) {
+		int fd = peer->fds[i];
+
+		if (fd < 0)
+			continue;
+		r = xfer_buffer_attach_fd(x, b, fd, err, errlen);
+		if (r) {
+			xfer_buffer_kill(x, b);
+			return r;
+		}
+		peer->fds[i] = -1;	/* the buffer's now */
+		snprintf(err, errlen, "buffer %llu registered",
+			 (unsigned long long)b->id);
+		return 0;
+	}
+	snprintf(err, errlen, "buffer %llu: no memfd came with the token",
+		 (unsigned long long)b->id);
+	xfer_buffer_kill(x, b);
+	return -EINVAL;
+}
+
+int xfer_claim(struct xfer *x, const uint8_t *token,
+	       const struct handoff_peer *peer, int *ret_fds,
+	       unsigned *ret_n_fds, void **ret_target, char *err,
+	       size_t errlen)
+{
+	struct xfer_buffer *b;
+	int r;
+
+	if (!x)
+		return -ENOENT;
+	pthread_mutex_lock(&x->lock);
+	r = xfer_client_claim(x, token, peer, ret_fds, ret_n_fds, ret_target,
+			      err, errlen);
+	b = r == -ENOENT ? xfer_buffer_pending(x, token) : NULL;
+	if (b)
+		r = handoff_token_claim(&b->token, token, peer, b->c->pid, b->c->uid,
+					"the buffer", err, errlen);
+	if (b && !r) {
+		r = xfer_claim_buffer(x, b, peer, err, errlen);
+		if (!r) {
+			*ret_n_fds = 0;
+			*ret_target = x;
+		}
+	}
 	pthread_mutex_unlock(&x->lock);
 	return r;
 }

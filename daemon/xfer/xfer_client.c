@@ -2,9 +2,8 @@
 /*
  * xfer_client.c - a connection's transfer state (xfer_impl.h): made by
  * its first request, its transfer queue and the handoff that delivers it,
- * and its end: when the connection closes or the process dies, nothing
- * more is taken from its queue, what waits completes as canceled, its
- * buffers go, and the state itself once no transfer of it runs.
+ * and the state freed once the connection is gone (xfer_client_end, in
+ * xfer_service.c) and no transfer of it runs.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -113,68 +112,6 @@ void xfer_client_maybe_free(struct xfer *x, struct xfer_client *c)
 	free(c);
 }
 
-void xfer_client_end(struct xfer *x, struct xfer_client *c)
-{
-	struct xfer_req *r, *next;
-
-	if (c->gone)
-		return;
-	c->gone = true;
-	c->session = NULL;
-	c->token.valid = false;
-	if (c->srv)
-		xfer_server_raise(c->srv, FPGAD_XFER_EVENT_CLOSED);
-	/* What has not started is canceled; a transfer half started ends
-	   when its running parts do (the thread retires it). */
-	for (r = c->ready; r; r = next) {
-		next = r->next;
-		if (!r->stopped) {
-			r->stopped = true;
-			if (!r->status) {
-				r->status = -ECANCELED;
-				r->fail_addr = r->sqe.card_addr + r->dispatched;
-			}
-		}
-	}
-	while (c->ready && !c->ready->parts) {
-		r = c->ready;
-		c->ready = r->next;
-		r->on_ready = false;
-		if (!c->ready)
-			c->ready_tail = &c->ready;
-		xfer_req_finish(x, r);
-	}
-	if (c->barrier) {
-		r = c->barrier;
-		c->barrier = NULL;
-		r->status = -ECANCELED;
-		r->fail_addr = r->sqe.card_addr;
-		xfer_req_finish(x, r);
-	}
-	for (unsigned i = 0; i < c->n_slots; i++)
-		if (c->bufs[i])
-			xfer_buffer_kill(x, c->bufs[i]);
-	xfer_client_maybe_free(x, c);
-}
-
-void xfer_session_end(struct xfer *x, const void *session)
-{
-	struct xfer_client *c;
-
-	if (!x)
-		return;
-	pthread_mutex_lock(&x->lock);
-	c = xfer_client_find(x, session);
-	if (c) {
-		log_debug("transfer: connection of pid %d ended", (int)c->pid);
-		xfer_client_end(x, c);
-	}
-	pthread_mutex_unlock(&x->lock);
-	/* Canceled parts still on the card complete with the thread. */
-	if (c && x->thread_started)
-		xfer_poke(x);
-}
-
 void xfer_session_stats(struct xfer *x, const void *session,
 			unsigned *ret_buffers, uint64_t *ret_bytes)
 {
@@ -251,71 +188,26 @@ out:
 	return r;
 }
 
-/* A pending host buffer's memfd: the first descriptor that came. */
-static int xfer_claim_buffer(struct xfer *x, struct xfer_buffer *b,
-			     const struct handoff_peer *peer, char *err,
-			     size_t errlen)
+int xfer_client_claim(struct xfer *x, const uint8_t *token,
+		      const struct handoff_peer *peer, int *ret_fds,
+		      unsigned *ret_n_fds, void **ret_target, char *err,
+		      size_t errlen)
 {
 	int r;
 
-	for (unsigned i = 0; i < peer->n_fds; i++) {
-		int fd = peer->fds[i];
-
-		if (fd < 0)
-			continue;
-		r = xfer_buffer_attach_fd(x, b, fd, err, errlen);
-		if (r) {
-			xfer_buffer_kill(x, b);
-			return r;
-		}
-		peer->fds[i] = -1;	/* the buffer's now */
-		snprintf(err, errlen, "buffer %llu registered",
-			 (unsigned long long)b->id);
-		return 0;
-	}
-	snprintf(err, errlen, "buffer %llu: no memfd came with the token",
-		 (unsigned long long)b->id);
-	xfer_buffer_kill(x, b);
-	return -EINVAL;
-}
-
-int xfer_claim(struct xfer *x, const uint8_t *token,
-	       const struct handoff_peer *peer, int *ret_fds,
-	       unsigned *ret_n_fds, void **ret_target, char *err,
-	       size_t errlen)
-{
-	struct xfer_buffer *b;
-	int r = -ENOENT;
-
-	if (!x)
-		return -ENOENT;
-	pthread_mutex_lock(&x->lock);
 	for (struct xfer_client *c = x->clients; c; c = c->next) {
 		r = handoff_token_claim(&c->token, token, peer, c->pid, c->uid,
 					"the transfer queue", err, errlen);
 		if (r == -ENOENT)
 			continue;
 		if (r)
-			goto out;
+			return r;
 		xfer_server_fds(c->srv, &ret_fds[0], &ret_fds[1]);
 		*ret_n_fds = 2;
 		*ret_target = c;
-		goto out;
+		return 0;
 	}
-	b = xfer_buffer_pending(x, token);
-	if (b)
-		r = handoff_token_claim(&b->token, token, peer, b->c->pid, b->c->uid,
-					"the buffer", err, errlen);
-	if (b && !r) {
-		r = xfer_claim_buffer(x, b, peer, err, errlen);
-		if (!r) {
-			*ret_n_fds = 0;
-			*ret_target = x;
-		}
-	}
-out:
-	pthread_mutex_unlock(&x->lock);
-	return r;
+	return -ENOENT;
 }
 
 bool xfer_link(struct xfer *x, void *target, int fd)

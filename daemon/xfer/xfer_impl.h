@@ -3,12 +3,18 @@
  * xfer_impl.h - what the transfer service's files share (xfer.h says what
  * the service is).  Not for other files.
  *
+ * The files, highest first (tests/arch/layers holds them to it):
+ *
  *   xfer_service.c start and stop, the engines, the transfer thread: take
  *                  and check entries, split transfers into parts, run them
- *                  (bounce copies too), complete them, the hang check
- *   xfer_client.c  a connection's transfer state: its queue, the handoff,
- *                  its end
- *   xfer_buffer.c  registered buffers: ids, import, pins, modes, release
+ *                  (bounce copies too), complete them, the hang check; a
+ *                  connection's end
+ *   xfer_buffer.c  registered buffers: ids, import, pins, modes, release;
+ *                  the handoff of a queue or a host buffer's memfd
+ *   xfer_client.c  a connection's transfer state: its queue, the handoff
+ *   xfer_bounce.c  bounce mode's staging and GPU copy engines
+ *   xfer_wake.c    what wakes the transfer thread
+ *   xfer_server.c  fpgad's end of one queue (xfer_server.h)
  *
  * Locking: x->lock protects everything here, the engines' device queues
  * included.  The transfer thread holds it while it works and drops it
@@ -184,7 +190,45 @@ struct xfer {
 	struct xfer_counters n;
 };
 
-/* xfer_service.c */
+/* xfer_service.c (x->lock held) */
+/* Complete @r now; frees it. */
+void xfer_req_finish(struct xfer *x, struct xfer_req *r);
+/* @c's connection is gone: take nothing more, cancel what waits. */
+void xfer_client_end(struct xfer *x, struct xfer_client *c);
+
+/* xfer_buffer.c (x->lock held) */
+/* @c's buffer @id, if registered and usable; NULL otherwise. */
+struct xfer_buffer *xfer_buffer_find(struct xfer_client *c, uint64_t id);
+/* The buffer is dead: drop it from its table, free it if unused. */
+void xfer_buffer_kill(struct xfer *x, struct xfer_buffer *b);
+/* Free @b if it is dead and no transfer uses it. */
+void xfer_buffer_maybe_free(struct xfer *x, struct xfer_buffer *b);
+
+/* xfer_client.c (x->lock held) */
+struct xfer_client *xfer_client_find(struct xfer *x, const void *session);
+/* @who's state, made the first time; NULL without memory. */
+struct xfer_client *xfer_client_get(struct xfer *x, const struct xfer_who *who);
+/* Free @c if it is gone and nothing of it runs any more. */
+void xfer_client_maybe_free(struct xfer *x, struct xfer_client *c);
+/* xfer_claim for a queue's token: -ENOENT when no queue holds @token. */
+int xfer_client_claim(struct xfer *x, const uint8_t *token,
+		      const struct handoff_peer *peer, int *ret_fds,
+		      unsigned *ret_n_fds, void **ret_target, char *err,
+		      size_t errlen);
+
+/* xfer_bounce.c (x->lock held) */
+/* The copy engine of GPU @gpu, opened the first time. */
+int xfer_copy_engine(struct xfer *x, int gpu, struct copy_engine **ret_ce);
+/* Staging for bounce mode, made the first time. */
+int xfer_staging(struct xfer *x, char *err, size_t errlen);
+/* A free part of the staging (-1: none), given back; where it is. */
+int xfer_staging_get(struct xfer *x);
+void xfer_staging_put(struct xfer *x, int slot);
+unsigned char *xfer_staging_at(struct xfer *x, int slot);
+/* At stop: the copy engines closed, the staging freed. */
+void xfer_bounce_free(struct xfer *x);
+
+/* xfer_wake.c */
 /* Wake the transfer thread (it looks at every queue again). */
 void xfer_poke(struct xfer *x);
 /*
@@ -194,33 +238,5 @@ void xfer_poke(struct xfer *x);
  */
 enum { XFER_EV_POLL = 1, XFER_EV_DRAIN = 2 };
 int xfer_epoll_add(struct xfer *x, int fd, bool drain);
-/* Complete @r now (x->lock held); frees it. */
-void xfer_req_finish(struct xfer *x, struct xfer_req *r);
-/* The copy engine of GPU @gpu, opened the first time (x->lock held). */
-int xfer_copy_engine(struct xfer *x, int gpu, struct copy_engine **ret_ce);
-/* Staging for bounce mode, made the first time (x->lock held). */
-int xfer_staging(struct xfer *x, char *err, size_t errlen);
-
-/* xfer_client.c (x->lock held) */
-struct xfer_client *xfer_client_find(struct xfer *x, const void *session);
-/* @who's state, made the first time; NULL without memory. */
-struct xfer_client *xfer_client_get(struct xfer *x, const struct xfer_who *who);
-/* @c's connection is gone: take nothing more, cancel what waits. */
-void xfer_client_end(struct xfer *x, struct xfer_client *c);
-/* Free @c if it is gone and nothing of it runs any more. */
-void xfer_client_maybe_free(struct xfer *x, struct xfer_client *c);
-
-/* xfer_buffer.c (x->lock held) */
-/* @c's buffer @id, if registered and usable; NULL otherwise. */
-struct xfer_buffer *xfer_buffer_find(struct xfer_client *c, uint64_t id);
-/* The buffer is dead: drop it from its table, free it if unused. */
-void xfer_buffer_kill(struct xfer *x, struct xfer_buffer *b);
-/* Free @b if it is dead and no transfer uses it. */
-void xfer_buffer_maybe_free(struct xfer *x, struct xfer_buffer *b);
-/* Which pending host buffer holds @token; NULL if none. */
-struct xfer_buffer *xfer_buffer_pending(struct xfer *x, const uint8_t *token);
-/* The memfd of pending @b arrived: map it, pin it. */
-int xfer_buffer_attach_fd(struct xfer *x, struct xfer_buffer *b, int fd,
-			  char *err, size_t errlen);
 
 #endif

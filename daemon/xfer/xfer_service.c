@@ -5,7 +5,10 @@
  * transfer is taken from its queue, checked against every rule, split
  * into parts that run on the engines of its direction (through staging
  * and a GPU copy in bounce mode), and completed once, with the status of
- * its first failed part and that part's card address.
+ * its first failed part and that part's card address.  A connection's
+ * end is here too: when it closes or the process dies, nothing more is
+ * taken from its queue, what waits completes as canceled and its buffers
+ * go.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,13 +31,6 @@
 
 static const char *const dir_names[] = { "c2h", "h2c" };
 
-void xfer_poke(struct xfer *x)
-{
-	if (eventfd_write(x->wake_fd, 1) < 0)
-		log_warn("transfer: cannot wake the transfer thread: %s",
-			 strerror(errno));
-}
-
 /* --- parts ----------------------------------------------------------------- */
 
 static uint32_t xfer_abi_mode(enum transfer_mode m)
@@ -56,29 +52,6 @@ static uint64_t xfer_part_size(const struct xfer *x,
 			 x->rules.host_align;
 
 	return x->rules.part_size / align * align;
-}
-
-static void xfer_staging_put(struct xfer *x, int slot)
-{
-	if (slot >= 0)
-		x->staging_free |= 1ull << slot;
-}
-
-static int xfer_staging_get(struct xfer *x)
-{
-	int slot;
-
-	if (!x->staging_free)
-		return -1;
-	slot = __builtin_ctzll(x->staging_free);
-	x->staging_free &= ~(1ull << slot);
-	return slot;
-}
-
-static unsigned char *xfer_staging_at(struct xfer *x, int slot)
-{
-	return (unsigned char *)x->staging +
-	       (uint64_t)slot * x->rules.part_size;
 }
 
 /* A part is over (@status 0 or -errno): account, and finish its transfer. */
@@ -749,65 +722,68 @@ static void *xfer_main(void *arg)
 	return NULL;
 }
 
-/* --- bounce ---------------------------------------------------------------- */
+/* --- a connection's end ------------------------------------------------------ */
 
-int xfer_copy_engine(struct xfer *x, int gpu, struct copy_engine **ret_ce)
+void xfer_client_end(struct xfer *x, struct xfer_client *c)
 {
-	struct copy_engine *ce;
-	int r;
+	struct xfer_req *r, *next;
 
-	for (unsigned i = 0; i < x->n_ce; i++) {
-		if (copy_gpu(x->ce[i]) == gpu) {
-			*ret_ce = x->ce[i];
-			return 0;
-		}
-	}
-	if (x->n_ce == XFER_MAX_GPUS)
-		return -ENOSPC;
-	r = copy_open(gpu, XFER_COPY_DEPTH, &ce);
-	if (r)
-		return r;
-	x->ce[x->n_ce++] = ce;
-	*ret_ce = ce;
-	return 0;
-}
-
-int xfer_staging(struct xfer *x, char *err, size_t errlen)
-{
-	uint64_t size = (uint64_t)x->cfg.bounce_slots * x->rules.part_size;
-	int r;
-
-	if (x->staging)
-		return 0;
-	r = copy_host_alloc(size, &x->staging);
-	if (r) {
-		snprintf(err, errlen, "no pinned staging for bounce mode "
-			 "(%" PRIu64 " bytes): %s", size, strerror(-r));
-		x->staging = NULL;
-		return r;
-	}
-	for (unsigned d = 0; d < 2; d++) {
-		for (unsigned i = 0; i < x->n_eng[d]; i++) {
-			struct dev_region reg = {
-				.kind = DEV_REGION_HOST,
-				.addr = x->staging,
-				.fd = -1,
-				.length = size,
-			};
-
-			r = x->ops->pin(x->eng[d][i].q, &reg,
-					&x->eng[d][i].staging_pin);
-			if (r) {
-				snprintf(err, errlen, "the card cannot pin the "
-					 "bounce staging: %s", strerror(-r));
-				return r;
+	if (c->gone)
+		return;
+	c->gone = true;
+	c->session = NULL;
+	c->token.valid = false;
+	if (c->srv)
+		xfer_server_raise(c->srv, FPGAD_XFER_EVENT_CLOSED);
+	/* What has not started is canceled; a transfer half started ends
+	   when its running parts do (the thread retires it). */
+	for (r = c->ready; r; r = next) {
+		next = r->next;
+		if (!r->stopped) {
+			r->stopped = true;
+			if (!r->status) {
+				r->status = -ECANCELED;
+				r->fail_addr = r->sqe.card_addr + r->dispatched;
 			}
 		}
 	}
-	x->n_staging = x->cfg.bounce_slots;
-	x->staging_free = x->n_staging == XFER_MAX_STAGING ? ~0ull :
-			  (1ull << x->n_staging) - 1;
-	return 0;
+	while (c->ready && !c->ready->parts) {
+		r = c->ready;
+		c->ready = r->next;
+		r->on_ready = false;
+		if (!c->ready)
+			c->ready_tail = &c->ready;
+		xfer_req_finish(x, r);
+	}
+	if (c->barrier) {
+		r = c->barrier;
+		c->barrier = NULL;
+		r->status = -ECANCELED;
+		r->fail_addr = r->sqe.card_addr;
+		xfer_req_finish(x, r);
+	}
+	for (unsigned i = 0; i < c->n_slots; i++)
+		if (c->bufs[i])
+			xfer_buffer_kill(x, c->bufs[i]);
+	xfer_client_maybe_free(x, c);
+}
+
+void xfer_session_end(struct xfer *x, const void *session)
+{
+	struct xfer_client *c;
+
+	if (!x)
+		return;
+	pthread_mutex_lock(&x->lock);
+	c = xfer_client_find(x, session);
+	if (c) {
+		log_debug("transfer: connection of pid %d ended", (int)c->pid);
+		xfer_client_end(x, c);
+	}
+	pthread_mutex_unlock(&x->lock);
+	/* Canceled parts still on the card complete with the thread. */
+	if (c && x->thread_started)
+		xfer_poke(x);
 }
 
 /* --- start and stop ---------------------------------------------------------- */
@@ -821,17 +797,6 @@ static bool xfer_engine_taken(const struct config *cfg, enum direction dir,
 		    cfg->channels[i].engine == engine)
 			return true;
 	return false;
-}
-
-int xfer_epoll_add(struct xfer *x, int fd, bool drain)
-{
-	struct epoll_event ev = {
-		.events = EPOLLIN,
-		.data.u64 = (uint64_t)(drain ? XFER_EV_DRAIN : XFER_EV_POLL) <<
-			    32 | (uint32_t)fd,
-	};
-
-	return epoll_ctl(x->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
 
 /* The lowest-numbered engines no channel drives, as many as configured. */
@@ -1039,9 +1004,7 @@ void xfer_stop(struct xfer *x)
 	for (unsigned d = 0; d < 2; d++)
 		for (unsigned i = 0; i < x->n_eng[d]; i++)
 			x->ops->queue_close(x->eng[d][i].q);
-	for (unsigned i = 0; i < x->n_ce; i++)
-		copy_close(x->ce[i]);
-	copy_host_free(x->staging);
+	xfer_bounce_free(x);
 	if (x->epfd >= 0)
 		close(x->epfd);
 	if (x->wake_fd >= 0)

@@ -7,13 +7,16 @@
 #   make arch-check   tests/arch/check.py; a climbing or crossing arrow
 #                     fails with the two files (and the function) named;
 #                     tests/arch/counters.py: the channel counters of
-#                     common/channel_counters.h in every file written by hand
+#                     common/channel_counters.h in every file written by hand;
+#                     tests/arch/names.py: every file a comment or README.md
+#                     names exists (each stale name with its file:line)
 
 .PHONY: arch-check
 
 arch-check:
 	$(Q)python3 tests/arch/check.py .
 	$(Q)python3 tests/arch/counters.py .
+	$(Q)python3 tests/arch/names.py .
 
 DEBS += universal-ctags
 CHECK_EXTRA += arch-check

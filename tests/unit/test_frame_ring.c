@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* test_frame_ring.c - the frame plane's descriptor ring (client/frame_ring.c). */
+/* test_frame_ring.c - the frame plane's descriptor ring (common/frame_ring.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>

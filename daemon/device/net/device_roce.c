@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * device_roce.c - source = roce as a device backend (roce.h): a UC QP per
+ * device_roce.c - source = roce as a device backend (net.h): a UC QP per
  * channel writes a landing ring; the streaming thread's wait() takes the
  * completions (roce_rx.c) on the QP's completion channel, no thread of
  * its own, and copies each good frame into the slot armed for it.
