@@ -111,6 +111,7 @@ void init_waitqueue_head(wait_queue_head_t *wq)
 
 void kshim_wake(wait_queue_head_t *wq)
 {
+	kshim_point(KSHIM_POINT_WAKE);
 	pthread_mutex_lock(&wq->m);
 	wq->gen++;
 	pthread_cond_broadcast(&wq->c);
@@ -1929,6 +1930,150 @@ static u64 gpu_va, gpu_len;
 static void *gpu_host;
 static struct kshim_gpu_pin gpu_pins[MAX_GPU_PINS];
 
+/*
+ * Pause points (kshim_point): the free callback's thread is held at the
+ * n-th point of a kind it reaches, until the test lets it go on.
+ */
+static pthread_mutex_t point_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t point_cond = PTHREAD_COND_INITIALIZER;
+static __thread bool point_thread;
+static __thread unsigned int point_seen[2];
+static int point_kind = -1;
+static unsigned int point_n;
+static bool point_held, point_go;
+
+static void kshim_deadline_rt(struct timespec *ts, unsigned int ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+bool kshim_point(enum kshim_point_kind kind)
+{
+	struct timespec ts;
+	unsigned int n;
+
+	if (!point_thread)
+		return false;
+	n = ++point_seen[kind];
+	pthread_mutex_lock(&point_lock);
+	if (point_kind != (int)kind || point_n != n) {
+		pthread_mutex_unlock(&point_lock);
+		return false;
+	}
+	point_kind = -1;
+	point_held = true;
+	pthread_cond_broadcast(&point_cond);
+	/* A test that fails before it resumes does not hang the suite. */
+	kshim_deadline_rt(&ts, 10000);
+	while (!point_go)
+		if (pthread_cond_timedwait(&point_cond, &point_lock, &ts))
+			break;
+	point_held = false;
+	point_go = false;
+	pthread_mutex_unlock(&point_lock);
+	return true;
+}
+
+void kshim_gpu_pause_at(enum kshim_point_kind kind, unsigned int n)
+{
+	pthread_mutex_lock(&point_lock);
+	point_kind = (int)kind;
+	point_n = n;
+	point_go = false;
+	pthread_mutex_unlock(&point_lock);
+}
+
+bool kshim_gpu_wait_paused(unsigned int ms)
+{
+	struct timespec ts;
+	bool held;
+
+	kshim_deadline_rt(&ts, ms);
+	pthread_mutex_lock(&point_lock);
+	while (!point_held)
+		if (pthread_cond_timedwait(&point_cond, &point_lock, &ts))
+			break;
+	held = point_held;
+	pthread_mutex_unlock(&point_lock);
+	return held;
+}
+
+void kshim_gpu_resume(void)
+{
+	pthread_mutex_lock(&point_lock);
+	point_kind = -1;
+	if (point_held)
+		point_go = true;
+	pthread_cond_broadcast(&point_cond);
+	pthread_mutex_unlock(&point_lock);
+}
+
+/* The free callback fired from another thread at a step of PIN_NVP2P. */
+static enum kshim_nvp2p_step gpu_free_step;
+static bool gpu_callback_blocked;
+
+void kshim_gpu_free_during(enum kshim_nvp2p_step step)
+{
+	pthread_mutex_lock(&gpu_lock);
+	gpu_free_step = step;
+	gpu_callback_blocked = false;
+	pthread_mutex_unlock(&gpu_lock);
+}
+
+bool kshim_gpu_callback_blocked(void)
+{
+	bool b;
+
+	pthread_mutex_lock(&gpu_lock);
+	b = gpu_callback_blocked;
+	pthread_mutex_unlock(&gpu_lock);
+	return b;
+}
+
+static void *kshim_gpu_free_thread(void *arg)
+{
+	kshim_gpu_free(*(u64 *)arg);
+	return NULL;
+}
+
+/*
+ * The callback runs in a thread of its own, as NVIDIA's driver runs it
+ * when another thread frees the memory; set-up waits for it to return, 2 s
+ * at most (a callback that waits for set-up would deadlock inside the
+ * NVIDIA driver, whose locks it runs under).
+ */
+static void kshim_gpu_step(enum kshim_nvp2p_step step, u64 va)
+{
+	static u64 at;
+	struct timespec ts;
+	pthread_t t;
+	bool fire;
+
+	pthread_mutex_lock(&gpu_lock);
+	fire = gpu_free_step == step;
+	if (fire)
+		gpu_free_step = KSHIM_NVP2P_NONE;
+	pthread_mutex_unlock(&gpu_lock);
+	if (!fire)
+		return;
+	at = va;
+	if (pthread_create(&t, NULL, kshim_gpu_free_thread, &at))
+		abort();
+	kshim_deadline_rt(&ts, 2000);
+	if (pthread_timedjoin_np(t, NULL, &ts)) {
+		pthread_mutex_lock(&gpu_lock);
+		gpu_callback_blocked = true;
+		pthread_mutex_unlock(&gpu_lock);
+		pthread_detach(t);
+	}
+}
+
 void kshim_gpu_mem(u64 gpu_addr, void *mem, size_t size)
 {
 	pthread_mutex_lock(&gpu_lock);
@@ -1967,6 +2112,7 @@ int nvidia_p2p_get_pages(u64 p2p_token, u32 va_space, u64 va, u64 length,
 	gpu_pins[i] = (struct kshim_gpu_pin){ va, length, pt, free_callback, data };
 	pthread_mutex_unlock(&gpu_lock);
 	*page_table = pt;
+	kshim_gpu_step(KSHIM_NVP2P_GOT_PAGES, va);
 	return 0;
 }
 
@@ -2029,6 +2175,7 @@ int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
 		if (gpu_pins[i].pt == pt)
 			va = gpu_pins[i].va;
 	pthread_mutex_unlock(&gpu_lock);
+	kshim_gpu_step(KSHIM_NVP2P_MAP, va);
 	m->version = NVIDIA_P2P_DMA_MAPPING_VERSION;
 	m->page_size_type = NVIDIA_P2P_PAGE_SIZE_64KB;
 	m->entries = pt->entries;
@@ -2043,6 +2190,7 @@ int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
 		kshim_map_add(m->dma_addresses[i], GPU_PAGE, m);
 	}
 	*ret = m;
+	kshim_gpu_step(KSHIM_NVP2P_MAPPED, va);
 	return 0;
 }
 
@@ -2083,7 +2231,10 @@ void kshim_gpu_free(u64 gpu_addr)
 		gpu_in_callback[i] = pins[i].pt;
 		pthread_mutex_unlock(&gpu_lock);
 		kshim_lock_acquire(&gpu_callback_dep, 0, KSHIM_LOCK_SLEEPING);
+		point_thread = true;
+		memset(point_seen, 0, sizeof(point_seen));
 		pins[i].free_cb(pins[i].data);
+		point_thread = false;
 		kshim_lock_release(&gpu_callback_dep, KSHIM_LOCK_SLEEPING);
 		pthread_mutex_lock(&gpu_lock);
 		gpu_in_callback[i] = NULL;

@@ -92,6 +92,8 @@ typedef int irqreturn_t;
 #define IS_ENABLED(option)		KSHIM_IS_DEFINED2(option)
 
 #define READ_ONCE(x)		(*(const volatile __typeof__(x) *)&(x))
+#define smp_store_release(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define smp_load_acquire(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define WRITE_ONCE(x, v)	(*(volatile __typeof__(x) *)&(x) = (v))
 
 #define BIT(n)			(1UL << (n))
@@ -218,6 +220,17 @@ enum kshim_lock_kind {
 
 void kshim_lock_acquire(const struct kshim_dep *dep, unsigned int sub,
 			enum kshim_lock_kind kind);
+
+/*
+ * Points where a thread the test singled out (the nv-p2p free callback's)
+ * can be held: after a mutex is unlocked, before a wake-up.  True when the
+ * thread was held there (kshim_test.h: kshim_gpu_pause_at).
+ */
+enum kshim_point_kind {
+	KSHIM_POINT_UNLOCK,
+	KSHIM_POINT_WAKE,
+};
+bool kshim_point(enum kshim_point_kind kind);
 void kshim_lock_release(const struct kshim_dep *dep, enum kshim_lock_kind kind);
 /* A wait for whoever holds @dep: an acquisition edge, nothing held after. */
 void kshim_might_lock(const struct kshim_dep *dep, unsigned int sub);
@@ -237,9 +250,18 @@ struct mutex { pthread_mutex_t m; struct kshim_dep dep; };
 	kshim_lock_acquire(&(l)->dep, (sub), (kind));			\
 	pthread_mutex_lock(&(l)->m);					\
 } while (0)
+/*
+ * A kernel mutex_unlock() may still touch the mutex once another task can
+ * own it (the wait list, the handoff): with a pause point armed there
+ * (kshim_point), the unlocking thread reads the lock again afterwards, so
+ * that a lock freed under it is a use after free.
+ */
 #define kshim_unlock(l, kind) do {					\
 	pthread_mutex_unlock(&(l)->m);					\
 	kshim_lock_release(&(l)->dep, (kind));				\
+	if ((kind) == KSHIM_LOCK_SLEEPING &&				\
+	    kshim_point(KSHIM_POINT_UNLOCK))				\
+		(void)*(const char *volatile *)&(l)->dep.name;		\
 } while (0)
 
 #define spin_lock_init(l) do {						\
@@ -352,6 +374,9 @@ typedef struct {
 } wait_queue_head_t;
 
 void init_waitqueue_head(wait_queue_head_t *wq);
+/* A static one: its condition variable keeps the realtime clock, so wait_event() only. */
+#define DECLARE_WAIT_QUEUE_HEAD(n) \
+	wait_queue_head_t n = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 }
 void kshim_wake(wait_queue_head_t *wq);
 unsigned long kshim_wait_gen(wait_queue_head_t *wq);
 /* Sleep until the generation moves on or @deadline (jiffies; 0: none). */

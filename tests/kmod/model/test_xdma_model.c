@@ -10,6 +10,7 @@
  * DMA outside a live mapping and nothing a driver must not do to the
  * engine (tear_down).
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1007,6 +1008,150 @@ static void test_nvp2p_revoke(void **state)
 	free(mem);
 }
 
+/* The GPU memory freed in another thread, as cudaFree in a client's thread. */
+struct nvp2p_race {
+	struct kshim_file *f;
+	u64 gpu, handle;
+	long unpin;
+	bool done;
+};
+
+static void *race_gpu_free(void *arg)
+{
+	struct nvp2p_race *r = arg;
+
+	kshim_gpu_free(r->gpu);
+	return NULL;
+}
+
+static void *race_unpin(void *arg)
+{
+	struct nvp2p_race *r = arg;
+	struct fpgad_dma_unpin u = { .handle = r->handle };
+
+	r->unpin = kshim_ioctl(r->f, FPGAD_DMA_IOC_UNPIN, &u);
+	__atomic_store_n(&r->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static bool race_done_within(struct nvp2p_race *r, unsigned int ms)
+{
+	for (; ms; ms--) {
+		if (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE))
+			return true;
+		usleep(1000);
+	}
+	return __atomic_load_n(&r->done, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * UNPIN (release) while the free callback runs, the callback held at each
+ * of its points in turn: after its first unlock it has taken the memory and
+ * is revoking the pin, so release must not return; at any later point
+ * release may return, and then the callback must not touch the pin's
+ * object again (ASan: a use after free fails the suite).
+ */
+static void test_nvp2p_release_races_callback(void **state)
+{
+	static const struct {
+		enum kshim_point_kind kind;
+		unsigned int n;
+		bool release_waits;
+	} at[] = {
+		{ KSHIM_POINT_UNLOCK, 1, true },
+		{ KSHIM_POINT_UNLOCK, 2, false },
+		{ KSHIM_POINT_UNLOCK, 3, false },
+		{ KSHIM_POINT_WAKE, 1, false },
+		{ KSHIM_POINT_WAKE, 2, false },
+	};
+	const u64 gpu = 0x7f0000000000ull, n = 256 * KIB;
+	struct kshim_file *f;
+	u8 *mem = buf_new(n);
+	unsigned int i;
+
+	(void)state;
+	plug();
+	kshim_gpu_mem(gpu, mem, n);
+	f = open_dev();
+	for (i = 0; i < ARRAY_SIZE(at); i++) {
+		struct fpgad_dma_pin_nvp2p p = { .gpu_addr = gpu, .length = n };
+		struct nvp2p_race r = { .f = f, .gpu = gpu };
+		pthread_t cb, rel;
+		bool held;
+
+		assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_PIN_NVP2P, &p), 0);
+		r.handle = p.handle;
+		kshim_gpu_pause_at(at[i].kind, at[i].n);
+		assert_int_equal(pthread_create(&cb, NULL, race_gpu_free, &r), 0);
+		held = kshim_gpu_wait_paused(500);
+		/* The callback takes the memory under a lock: that point exists. */
+		if (at[i].release_waits)
+			assert_true(held);
+		assert_int_equal(pthread_create(&rel, NULL, race_unpin, &r), 0);
+		if (held && at[i].release_waits && race_done_within(&r, 200))
+			fail_msg("point %u: release returned while the free callback was revoking the pin",
+				 i);
+		if (held && !at[i].release_waits)
+			race_done_within(&r, 200);
+		kshim_gpu_resume();
+		assert_int_equal(pthread_join(cb, NULL), 0);
+		assert_int_equal(pthread_join(rel, NULL), 0);
+		assert_int_equal(r.unpin, 0);
+		assert_int_equal(kshim_sysfs(DEV, "pins"), 0);
+	}
+	close_dev(f);
+	assert_int_equal(kshim_dma_mappings(), fx.mappings);
+	free(mem);
+}
+
+/*
+ * The GPU memory is freed while PIN_NVP2P sets the pin up, at each step
+ * after nvidia_p2p_get_pages registered the callback: the callback returns
+ * at once (it runs under the NVIDIA driver's locks: waiting for set-up
+ * would deadlock), PIN_NVP2P fails with ENOLINK, nothing leaks, and the
+ * next pin of the same memory works.
+ */
+static void test_nvp2p_callback_during_pin(void **state)
+{
+	static const enum kshim_nvp2p_step steps[] = {
+		KSHIM_NVP2P_GOT_PAGES, KSHIM_NVP2P_MAP, KSHIM_NVP2P_MAPPED,
+	};
+	const u64 gpu = 0x7f0000000000ull, n = 256 * KIB;
+	struct kshim_file *f;
+	u8 *mem = buf_new(n), *host = buf_new(n);
+	unsigned int i;
+	u64 hh;
+
+	(void)state;
+	plug();
+	kshim_gpu_mem(gpu, mem, n);
+	f = open_dev();
+	hh = pin_host(f, host, n);
+	for (i = 0; i < ARRAY_SIZE(steps); i++) {
+		struct fpgad_dma_pin_nvp2p p = { .gpu_addr = gpu, .length = n };
+
+		kshim_gpu_free_during(steps[i]);
+		if (kshim_ioctl(f, FPGAD_DMA_IOC_PIN_NVP2P, &p) != -ENOLINK)
+			fail_msg("step %u: PIN_NVP2P did not fail with ENOLINK", i);
+		assert_false(kshim_gpu_callback_blocked());
+		assert_int_equal(kshim_sysfs(DEV, "pins"), 1);
+		assert_int_equal(kshim_dma_mappings(), fx.mappings + 1);
+	}
+	kshim_gpu_free_during(KSHIM_NVP2P_NONE);
+	{
+		struct fpgad_dma_pin_nvp2p p = { .gpu_addr = gpu, .length = n };
+
+		assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_PIN_NVP2P, &p), 0);
+		fill(host, n, 11);
+		assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, hh, 0, 0, n, 0), 0);
+		assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, p.handle, 0, 0, n, 0), 0);
+		assert_memory_equal(mem, host, n);
+	}
+	close_dev(f);
+	free(mem);
+	free(host);
+}
+
 /* An exporter moves a dma-buf: the same, through move_notify. */
 static void test_dmabuf_move_notify(void **state)
 {
@@ -1631,6 +1776,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_intx_no_spurious, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_timeout_scales, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_nvp2p_revoke, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_nvp2p_release_races_callback, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_nvp2p_callback_during_pin, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_dmabuf_move_notify, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_revoke_hung, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_link_down, set_up, tear_down),
