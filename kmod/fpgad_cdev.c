@@ -109,10 +109,12 @@ static void fpgad_chan_work(struct work_struct *work)
 		if (READ_ONCE(x->pin->dead)) {
 			status = -ENOLINK;
 		} else {
-			fpgad_pin_sync_for_device(fdev, x->pin);
+			fpgad_pin_sync_for_device(fdev, x->pin, x->offset,
+						  x->length, x->dir);
 			x->rec.t_start_ns = ktime_get_ns();
 			status = fdev->engine->run(ch, x);
-			fpgad_pin_sync_for_cpu(fdev, x->pin);
+			fpgad_pin_sync_for_cpu(fdev, x->pin, x->offset,
+					       x->length, x->dir);
 		}
 		mutex_unlock(&ch->hw_lock);
 

@@ -379,6 +379,69 @@ int sg_alloc_table_from_pages(struct sg_table *t, struct page **pages,
 	return 0;
 }
 
+/*
+ * Bounce buffers (kshim_dma_bounce): what swiotlb does behind every
+ * streaming mapping under swiotlb=force, in SEV/TDX guests or for a 32-bit
+ * mask.  The device sees a copy; map copies the memory into it, unmap
+ * copies it back (both directions), a sync for the device copies CPU
+ * memory into it for TO_DEVICE and BIDIRECTIONAL, a sync for the CPU
+ * copies it back for FROM_DEVICE and BIDIRECTIONAL, byte for byte over
+ * the range synced: a sync wider than the transfer, or in the wrong
+ * direction, copies stale bytes over the CPU's.
+ */
+struct kshim_bounce {
+	u64 bus, len;
+	void *orig;
+	void *mem;			/* what aligned_alloc gave */
+	const void *tag;
+};
+
+static bool dma_bounce;
+static struct kshim_bounce *bounces;
+static unsigned int nbounces, bounces_cap;
+static u64 dma_syncs;
+
+void kshim_dma_bounce(bool on)
+{
+	pthread_mutex_lock(&dma_lock);
+	dma_bounce = on;
+	pthread_mutex_unlock(&dma_lock);
+}
+
+u64 kshim_dma_syncs(void)
+{
+	u64 n;
+
+	pthread_mutex_lock(&dma_lock);
+	n = dma_syncs;
+	pthread_mutex_unlock(&dma_lock);
+	return n;
+}
+
+/* The bounce buffer that holds [bus, bus + len), or NULL; dma_lock held. */
+static struct kshim_bounce *kshim_bounce_find(u64 bus, u64 len)
+{
+	unsigned int i;
+
+	for (i = 0; i < nbounces; i++)
+		if (bus >= bounces[i].bus && len <= bounces[i].len &&
+		    bus - bounces[i].bus <= bounces[i].len - len)
+			return &bounces[i];
+	return NULL;
+}
+
+static void kshim_bounce_copy(struct kshim_bounce *b, u64 bus, u64 len,
+			      bool to_cpu)
+{
+	u8 *orig = (u8 *)b->orig + (bus - b->bus);
+	u8 *dev = (u8 *)(uintptr_t)bus;
+
+	if (to_cpu)
+		memcpy(orig, dev, len);
+	else
+		memcpy(dev, orig, len);
+}
+
 int dma_map_sgtable(struct device *dev, struct sg_table *t,
 		    enum dma_data_direction dir, unsigned long attrs)
 {
@@ -391,6 +454,29 @@ int dma_map_sgtable(struct device *dev, struct sg_table *t,
 	for_each_sgtable_sg(t, sg, i) {
 		sg->dma_address = sg->page_link;
 		sg->dma_length = sg->length;
+		pthread_mutex_lock(&dma_lock);
+		if (dma_bounce) {
+			/* Same offset in the page: the engine's alignment holds. */
+			u64 phase = sg->page_link & ~PAGE_MASK;
+			size_t n = (phase + sg->length + PAGE_SIZE - 1) & PAGE_MASK;
+			struct kshim_bounce *b;
+			u8 *mem = aligned_alloc(PAGE_SIZE, n);
+
+			if (nbounces == bounces_cap) {
+				bounces_cap = bounces_cap ? 2 * bounces_cap : 64;
+				bounces = realloc(bounces, bounces_cap * sizeof(*bounces));
+			}
+			if (!mem || !bounces)
+				abort();
+			b = &bounces[nbounces++];
+			*b = (struct kshim_bounce){
+				(uintptr_t)(mem + phase), sg->length,
+				(void *)(uintptr_t)sg->page_link, mem, t,
+			};
+			sg->dma_address = b->bus;
+			kshim_bounce_copy(b, b->bus, b->len, false);
+		}
+		pthread_mutex_unlock(&dma_lock);
 		kshim_map_add(sg->dma_address, sg->dma_length, t);
 	}
 	t->nents = t->orig_nents;
@@ -400,10 +486,94 @@ int dma_map_sgtable(struct device *dev, struct sg_table *t,
 void dma_unmap_sgtable(struct device *dev, struct sg_table *t,
 		       enum dma_data_direction dir, unsigned long attrs)
 {
+	unsigned int i;
+
 	(void)dev;
-	(void)dir;
 	(void)attrs;
 	kshim_map_del(t);
+	pthread_mutex_lock(&dma_lock);
+	for (i = 0; i < nbounces;) {
+		if (bounces[i].tag != t) {
+			i++;
+			continue;
+		}
+		if (dir != DMA_TO_DEVICE)
+			kshim_bounce_copy(&bounces[i], bounces[i].bus,
+					  bounces[i].len, true);
+		free(bounces[i].mem);
+		bounces[i] = bounces[--nbounces];
+	}
+	pthread_mutex_unlock(&dma_lock);
+}
+
+bool dma_need_sync(struct device *dev, dma_addr_t bus)
+{
+	bool need;
+
+	(void)dev;
+	pthread_mutex_lock(&dma_lock);
+	need = kshim_bounce_find(bus, 1) != NULL;
+	pthread_mutex_unlock(&dma_lock);
+	return need;
+}
+
+static void kshim_dma_sync(dma_addr_t bus, size_t len,
+			   enum dma_data_direction dir, bool to_cpu)
+{
+	struct kshim_bounce *b;
+	unsigned int i;
+
+	pthread_mutex_lock(&dma_lock);
+	dma_syncs++;
+	for (i = 0; i < nmaps; i++)
+		if (bus >= maps[i].bus && len <= maps[i].len &&
+		    bus - maps[i].bus <= maps[i].len - len)
+			break;
+	if (i == nmaps) {
+		dma_violations++;
+		snprintf(dma_last_violation, sizeof(dma_last_violation),
+			 "sync of %zu bytes at %#llx: not mapped", len,
+			 (unsigned long long)bus);
+	}
+	b = kshim_bounce_find(bus, len);
+	if (b && (dir == DMA_BIDIRECTIONAL ||
+		  dir == (to_cpu ? DMA_FROM_DEVICE : DMA_TO_DEVICE)))
+		kshim_bounce_copy(b, bus, len, to_cpu);
+	pthread_mutex_unlock(&dma_lock);
+}
+
+void dma_sync_single_for_cpu(struct device *dev, dma_addr_t bus, size_t len,
+			     enum dma_data_direction dir)
+{
+	(void)dev;
+	kshim_dma_sync(bus, len, dir, true);
+}
+
+void dma_sync_single_for_device(struct device *dev, dma_addr_t bus,
+				size_t len, enum dma_data_direction dir)
+{
+	(void)dev;
+	kshim_dma_sync(bus, len, dir, false);
+}
+
+void dma_sync_sgtable_for_cpu(struct device *dev, struct sg_table *t,
+			      enum dma_data_direction dir)
+{
+	struct scatterlist *sg;
+	unsigned int i;
+
+	for_each_sgtable_dma_sg(t, sg, i)
+		dma_sync_single_for_cpu(dev, sg_dma_address(sg), sg_dma_len(sg), dir);
+}
+
+void dma_sync_sgtable_for_device(struct device *dev, struct sg_table *t,
+				 enum dma_data_direction dir)
+{
+	struct scatterlist *sg;
+	unsigned int i;
+
+	for_each_sgtable_dma_sg(t, sg, i)
+		dma_sync_single_for_device(dev, sg_dma_address(sg), sg_dma_len(sg), dir);
 }
 
 /* --- devices, classes, character devices, sysfs -------------------------------------------- */

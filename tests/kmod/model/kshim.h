@@ -804,16 +804,15 @@ int dma_map_sgtable(struct device *dev, struct sg_table *t,
 		    enum dma_data_direction dir, unsigned long attrs);
 void dma_unmap_sgtable(struct device *dev, struct sg_table *t,
 		       enum dma_data_direction dir, unsigned long attrs);
-static inline void dma_sync_sgtable_for_device(struct device *d, struct sg_table *t,
-					       enum dma_data_direction dir)
-{
-	(void)d; (void)t; (void)dir;
-}
-static inline void dma_sync_sgtable_for_cpu(struct device *d, struct sg_table *t,
-					    enum dma_data_direction dir)
-{
-	(void)d; (void)t; (void)dir;
-}
+void dma_sync_sgtable_for_device(struct device *dev, struct sg_table *t,
+				 enum dma_data_direction dir);
+void dma_sync_sgtable_for_cpu(struct device *dev, struct sg_table *t,
+			      enum dma_data_direction dir);
+void dma_sync_single_for_device(struct device *dev, dma_addr_t bus,
+				size_t len, enum dma_data_direction dir);
+void dma_sync_single_for_cpu(struct device *dev, dma_addr_t bus, size_t len,
+			     enum dma_data_direction dir);
+bool dma_need_sync(struct device *dev, dma_addr_t bus);
 
 /* --- dma-buf (a fake exporter the test drives) --------------------------------------- */
 

@@ -95,6 +95,12 @@ unsigned int kshim_warnings(void);	/* WARN_ON hits */
 /* DMA outside any live mapping: refused and counted. */
 u64 kshim_dma_violations(void);
 const char *kshim_dma_last_violation(void);
+/*
+ * Streaming mappings made from now on go through bounce buffers, as under
+ * swiotlb (kshim.c says what each call copies); the dma_sync_* calls made.
+ */
+void kshim_dma_bounce(bool on);
+u64 kshim_dma_syncs(void);
 /* Live DMA mappings (coherent, sg tables, dma-bufs, nv-p2p). */
 unsigned int kshim_dma_mappings(void);
 

@@ -71,6 +71,7 @@ static int set_up(void **state)
 	kshim_lock_forget();
 	kshim_set_admin(true);
 	kshim_set_memlock(ULONG_MAX);
+	kshim_dma_bounce(false);
 	return 0;
 }
 
@@ -1473,6 +1474,83 @@ static void test_poll_mode_switch(void **state)
 	free(buf);
 }
 
+/* The CPU writes another part of the pin while a transfer runs. */
+struct cpu_write {
+	u8 *at;
+	size_t n;
+	unsigned int seed;
+};
+
+static void cpu_writes(void *arg)
+{
+	struct cpu_write *w = arg;
+
+	if (w->at)
+		fill(w->at, w->n, w->seed);
+	w->at = NULL;
+}
+
+/*
+ * Behind bounce buffers (swiotlb=force, SEV/TDX, a 32-bit mask) each
+ * transfer syncs its own range, in its own direction: the card reads what
+ * the CPU wrote before H2C, the CPU reads what the card wrote in C2H, and
+ * what the CPU writes meanwhile to other parts of the pin (the other half
+ * of a ring) is not overwritten by stale bounce data.  Without bounce
+ * buffers nothing is synced at all.
+ */
+static void test_bounce_sync(void **state)
+{
+	const size_t n = 16 * KIB;
+	struct cpu_write w;
+	struct kshim_file *f;
+	u8 *buf = buf_new(4 * n), *want = buf_new(n);
+	u64 h, syncs;
+
+	(void)state;
+	plug();
+	f = open_dev();
+	kshim_dma_bounce(true);
+	h = pin_host(f, buf, 4 * n);
+
+	/* H2C of [0, n) while the CPU writes [2n, 3n). */
+	fill(buf, n, 21);
+	w = (struct cpu_write){ buf + 2 * n, n, 22 };
+	xm_on_run(fx.xm, cpu_writes, &w);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 0), 0);
+	assert_null(w.at);
+	assert_memory_equal(xm_card(fx.xm), buf, n);
+	fill(want, n, 22);
+	if (memcmp(buf + 2 * n, want, n))
+		fail_msg("H2C: the CPU's writes elsewhere in the pin were overwritten");
+
+	/* C2H of card [0, n) into [n, 2n) while the CPU writes [3n, 4n). */
+	w = (struct cpu_write){ buf + 3 * n, n, 23 };
+	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, n, 0, n, 0), 0);
+	assert_null(w.at);
+	fill(want, n, 21);
+	if (memcmp(buf + n, want, n))
+		fail_msg("C2H: the card's data did not reach the CPU");
+	fill(want, n, 23);
+	if (memcmp(buf + 3 * n, want, n))
+		fail_msg("C2H: the CPU's writes elsewhere in the pin were overwritten");
+	fill(want, n, 22);
+	assert_memory_equal(buf + 2 * n, want, n);
+	xm_on_run(fx.xm, NULL, NULL);
+	close_dev(f);
+
+	/* A mapping that needs no sync: none is made. */
+	kshim_dma_bounce(false);
+	f = open_dev();
+	h = pin_host(f, buf, 4 * n);
+	syncs = kshim_dma_syncs();
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 0), 0);
+	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, n, 0, n, 0), 0);
+	assert_int_equal(kshim_dma_syncs(), syncs);
+	close_dev(f);
+	free(buf);
+	free(want);
+}
+
 /* A previous driver left an engine running: probe stops it first. */
 static void test_leftover_engine(void **state)
 {
@@ -1783,6 +1861,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_link_down, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_poll_mode_switch, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_leftover_engine, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_bounce_sync, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_align_per_channel, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_align_enforced, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_user_irqs_masked, set_up, tear_down),
