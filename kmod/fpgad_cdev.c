@@ -212,16 +212,21 @@ static int fpgad_dev_reset(struct fpgad_dev *fdev)
 			ret = -EIO;
 		goto out;
 	}
-	/* A revoke may have switched it off; the reset restored that state. */
-	pci_set_master(pdev);
-	WRITE_ONCE(fdev->master_off, false);
+	/*
+	 * A revoke may have switched bus mastering off, and the reset
+	 * restored that state: on again once the engines are set up.
+	 */
 	ret = fdev->engine->reinit(fdev);
 	if (ret) {
 		dev_err(&pdev->dev, "engine set-up after the reset failed: %d\n",
 			ret);
+		pci_clear_master(pdev);
+		WRITE_ONCE(fdev->master_off, true);
 		ret = -EIO;
 		goto out;
 	}
+	pci_set_master(pdev);
+	WRITE_ONCE(fdev->master_off, false);
 	for (i = 0; i < fdev->nchans; i++)
 		held[i] = fpgad_chan_unwedge(&fdev->chans[i]);
 	dev_info(&pdev->dev, "function reset: every engine stopped\n");

@@ -180,7 +180,13 @@ static int fpgad_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		dev_err(&pdev->dev, "cannot claim BARs: %d\n", ret);
 		goto err_disable;
 	}
-	pci_set_master(pdev);
+	/*
+	 * No bus mastering until the engine has stopped whatever a previous
+	 * kernel or a crashed driver left running: such an engine would
+	 * resume DMA to stale addresses the moment it is set (kexec and a
+	 * driver's remove clear it; firmware or a crash may not).
+	 */
+	pci_clear_master(pdev);
 	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
 	if (ret)
 		ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(32));
@@ -200,6 +206,7 @@ static int fpgad_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = fdev->engine->probe(fdev);
 	if (ret)
 		goto err_wq;
+	pci_set_master(pdev);
 
 	pci_set_drvdata(pdev, fdev);
 	cdev_init(&fdev->cdev, &fpgad_fops);

@@ -1551,10 +1551,15 @@ static void test_bounce_sync(void **state)
 	free(want);
 }
 
-/* A previous driver left an engine running: probe stops it first. */
+/*
+ * A previous driver left an engine running, writing to that driver's
+ * buffers: probe stops it before it turns bus mastering on, so none of its
+ * writes leaves the card (each would be DMA to a stale address).
+ */
 static void test_leftover_engine(void **state)
 {
 	struct kshim_file *f;
+	struct xm_stats st;
 	u8 *buf = buf_new(8 * KIB);
 	u64 h;
 
@@ -1563,6 +1568,12 @@ static void test_leftover_engine(void **state)
 	plug();
 	assert_int_equal(kshim_pci_probe_result(fx.card), 0);
 	assert_false(xm_busy(fx.xm, 0, 0));
+	assert_true(kshim_pci_master(fx.card));
+	xm_get_stats(fx.xm, &st);
+	assert_true(st.leftover_writes > 0);
+	if (kshim_dma_violations())
+		fail_msg("the leftover engine wrote to host memory: %s",
+			 kshim_dma_last_violation());
 	f = open_dev();
 	h = pin_host(f, buf, 8 * KIB);
 	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, 8 * KIB, 0), 0);

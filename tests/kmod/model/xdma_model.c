@@ -94,6 +94,7 @@
 
 #define CHUNK			4096u
 #define LEFTOVER_TAIL_MS	50
+#define LEFTOVER_STALE_BUS	0x1000ull	/* a previous driver's buffer */
 #define MAX_FAULTS		8
 #define INTX_STORM		100
 
@@ -803,14 +804,34 @@ static void xm_run_list(struct xm_chan *c, unsigned long gen)
 	}
 }
 
-/* A previous driver's list: runs until Run is cleared, then a little more. */
+/*
+ * A previous driver's list: it writes to that driver's buffers (a bus
+ * address nothing maps now) every millisecond until Run is cleared, then
+ * finishes the descriptor it is on, with one more write.  Without bus
+ * mastering a write never leaves the card (the callback fails it); one
+ * that does is DMA to a stale address.
+ */
+static void xm_leftover_write(struct xm *m)
+{
+	uint32_t v = 0xdeadbeef;
+
+	m->st.leftover_writes++;
+	xm_host(m, LEFTOVER_STALE_BUS, &v, sizeof(v), true);
+}
+
 static void xm_run_leftover(struct xm_chan *c, unsigned long gen)
 {
 	struct xm *m = c->m;
+	struct timespec ts;
 
-	while ((c->control & C_RUN) && !xm_aborted(m, gen))
-		pthread_cond_wait(&m->cond, &m->lock);
+	while ((c->control & C_RUN) && !xm_aborted(m, gen)) {
+		xm_leftover_write(m);
+		xm_deadline(&ts, 1000);
+		pthread_cond_timedwait(&m->cond, &m->lock, &ts);
+	}
 	xm_nap(m, LEFTOVER_TAIL_MS * 1000u);
+	if (!xm_aborted(m, gen))
+		xm_leftover_write(m);
 }
 
 static void *xm_engine(void *arg)

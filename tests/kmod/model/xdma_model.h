@@ -90,6 +90,8 @@ struct xm_stats {
 	uint64_t errors_logged;		/* engines stopped by an error */
 	uint64_t errors_ignored;	/* errors not enabled: data lost */
 	uint64_t writebacks;		/* poll-mode count write-backs */
+	uint64_t leftover_writes;	/* the leftover engine's DMA writes
+					 * (to an address nothing maps) */
 };
 
 struct xm;
