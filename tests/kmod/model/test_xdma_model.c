@@ -320,13 +320,20 @@ static void test_irq_roundtrip(void **state)
 	free(buf);
 }
 
-/* More descriptors than one ring holds: the transfer runs as several lists. */
+/*
+ * More descriptors than one ring holds: the transfer runs as several
+ * lists, in both completion modes (in poll mode the write-back word sits
+ * right after the ring, where a list one descriptor too long would put its
+ * last descriptor).
+ */
 static void test_multi_list(void **state)
 {
 	const size_t n = 1100 * PAGE_SIZE;	/* 4 KiB dma-buf segments */
+	struct kshim_irq_stats before, after;
 	struct kshim_file *f;
-	struct xm_stats st;
+	struct xm_stats st0, st;
 	u8 *src = buf_new(n), *dst = buf_new(n);
+	unsigned int mode;
 	int fd_src, fd_dst;
 	u64 hs, hd;
 
@@ -338,13 +345,25 @@ static void test_multi_list(void **state)
 	f = open_dev();
 	hs = pin_dmabuf(f, fd_src);
 	hd = pin_dmabuf(f, fd_dst);
-	fill(src, n, 9);
-	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, hs, 0, 0, n, 0), 0);
-	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, hd, 0, 0, n, 0), 0);
-	assert_memory_equal(dst, src, n);
-	xm_get_stats(fx.xm, &st);
-	assert_true(st.starts >= 4);		/* two lists each way */
-	assert_true(st.descriptors >= 2200);
+	for (mode = 0; mode < 2; mode++) {
+		assert_int_equal(kshim_param_set("poll_mode", mode ? "1" : "0"), 0);
+		xm_get_stats(fx.xm, &st0);
+		kshim_irq_stats(&before);
+		fill(src, n, 9 + mode);
+		memset(dst, 0, n);
+		assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, hs, 0, 0, n, 0), 0);
+		assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, hd, 0, 0, n, 0), 0);
+		assert_memory_equal(dst, src, n);
+		xm_get_stats(fx.xm, &st);
+		kshim_irq_stats(&after);
+		assert_true(st.starts - st0.starts >= 4);	/* two lists each way */
+		assert_true(st.descriptors - st0.descriptors >= 2200);
+		if (mode) {
+			assert_true(st.writebacks - st0.writebacks >= 2200);
+			assert_int_equal(st.irq_messages, st0.irq_messages);
+			assert_int_equal(after.handled, before.handled);
+		}
+	}
 	close_dev(f);
 	kshim_dmabuf_put(fd_src);
 	kshim_dmabuf_put(fd_dst);
@@ -808,9 +827,9 @@ static void test_h2c_write_error(void **state)
 }
 
 /*
- * Poll mode sees errors at once: the engine writes nothing back when it
- * stops on one (PG195), so the driver reads the status register while it
- * polls; waiting for the write-back would end in -ETIMEDOUT.
+ * Poll mode sees errors at once: the engine's write-back carries Sts_err
+ * when an error stops it, and the driver reads the status register while
+ * it polls as well; waiting for the count would end in -ETIMEDOUT.
  */
 static void test_poll_mode_errors(void **state)
 {
@@ -842,18 +861,20 @@ static void test_poll_mode_errors(void **state)
 }
 
 /*
- * Every error bit the engine logs, raised at the first descriptor, in the
- * middle of the list and after the last one has been counted, in both
- * completion modes: each fails the transfer with -EIO (not -ETIMEDOUT: an
- * error is seen at once), and the channel goes on.  After the last
- * descriptor the completed count is whole: only the status bit tells.
+ * Every error bit the engine logs, each of the five bits of the read,
+ * write and descriptor groups included, raised before the first, a middle
+ * and the last descriptor moves data and after each has been counted, in
+ * both completion modes: each fails the transfer with -EIO (not
+ * -ETIMEDOUT: an error is seen at once), and the channel goes on.  After
+ * the last descriptor the completed count is whole: only the status bit
+ * (and, in poll mode, the write-back's Sts_err) tells.
  */
 static void test_error_bits_everywhere(void **state)
 {
 	static const struct {
 		const char *name;
 		u32 bit;
-	} errs[] = {
+	} groups[] = {
 		{ "align", XM_ERR_ALIGN }, { "magic", XM_ERR_MAGIC },
 		{ "length", XM_ERR_LENGTH }, { "read", XM_ERR_READ },
 		{ "write", XM_ERR_WRITE }, { "desc", XM_ERR_DESC },
@@ -863,12 +884,16 @@ static void test_error_bits_everywhere(void **state)
 	const struct {
 		unsigned int index;
 		bool after;
-	} at[] = { { 0, false }, { 1, false }, { 1, true }, { 2, true } };
+	} at[] = {
+		{ 0, false }, { 0, true }, { 1, false }, { 1, true },
+		{ 2, false }, { 2, true },
+	};
 	struct kshim_file *f;
+	struct xm_stats st;
 	u8 *buf = buf_new(n);
-	unsigned int e, a, mode, dir;
+	unsigned int g, b, a, mode, dir;
 	long long errors = 0;
-	u64 h;
+	u64 h, wb_errors;
 
 	(void)state;
 	fx.cfg.xm.card_size = 4 * MIB;
@@ -877,22 +902,34 @@ static void test_error_bits_everywhere(void **state)
 	h = pin_host(f, buf, n);
 	for (mode = 0; mode < 2; mode++) {
 		assert_int_equal(kshim_param_set("poll_mode", mode ? "1" : "0"), 0);
-		for (e = 0; e < ARRAY_SIZE(errs); e++)
+		for (g = 0; g < ARRAY_SIZE(groups); g++) {
+			/* The groups of five: read, write and desc. */
+			unsigned int bits = groups[g].bit >= XM_ERR_READ ? 5 : 1;
+
+			for (b = 0; b < bits; b++)
 			for (a = 0; a < ARRAY_SIZE(at); a++)
-				for (dir = 0; dir < 2; dir++) {
-					xm_error_at(fx.xm, dir, 0, errs[e].bit,
-						    at[a].index, at[a].after);
-					if (xfer(f, dir, 0, h, 0, 0, n, 5000) != -EIO)
-						fail_msg("%s error at descriptor %u%s, %s, %s: not -EIO",
-							 errs[e].name, at[a].index,
-							 at[a].after ? " (after)" : "",
-							 dir ? "C2H" : "H2C",
-							 mode ? "poll" : "interrupt");
-					errors++;
-				}
+			for (dir = 0; dir < 2; dir++) {
+				xm_get_stats(fx.xm, &st);
+				wb_errors = st.writeback_errors;
+				xm_error_at(fx.xm, dir, 0, groups[g].bit << b,
+					    at[a].index, at[a].after);
+				if (xfer(f, dir, 0, h, 0, 0, n, 5000) != -EIO)
+					fail_msg("%s error bit %u at descriptor %u%s, %s, %s: not -EIO",
+						 groups[g].name, b, at[a].index,
+						 at[a].after ? " (after)" : "",
+						 dir ? "C2H" : "H2C",
+						 mode ? "poll" : "interrupt");
+				xm_get_stats(fx.xm, &st);
+				assert_int_equal(st.writeback_errors,
+						 wb_errors + mode);
+				errors++;
+			}
+		}
 		assert_int_equal(kshim_sysfs(DEV, "errors"), errors);
 		assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 0), 0);
 	}
+	xm_get_stats(fx.xm, &st);
+	assert_int_equal(st.errors_ignored, 0);
 	close_dev(f);
 	free(buf);
 }
@@ -1453,6 +1490,52 @@ static void flip_poll_mode(void *arg)
 	*done = true;
 }
 
+/*
+ * Poll mode after interrupt-mode lists, one of them ending without its
+ * interrupt (lost, or a list that ended on a timeout): the engine's
+ * interrupt stays disabled in the IRQ block, so no message and no handler
+ * call comes in poll mode, whatever the engine's status bits do.
+ */
+static void test_poll_mode_after_interrupts(void **state)
+{
+	struct kshim_irq_stats before, after;
+	struct kshim_file *f;
+	struct xm_stats st0, st;
+	u8 *buf = buf_new(16 * KIB);
+	u64 h;
+
+	(void)state;
+	fx.cfg.xm.n_c2h = 1;
+	plug();
+	f = open_dev();
+	h = pin_host(f, buf, 16 * KIB);
+	fill(buf, 8 * KIB, 31);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, 8 * KIB, 0), 0);
+	xm_lose_irqs(fx.xm, 2);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, 8 * KIB, 100), 0);
+	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, 8 * KIB, 0, 8 * KIB, 100), 0);
+	xm_get_stats(fx.xm, &st0);
+	assert_int_equal(st0.irq_lost, 2);
+
+	assert_int_equal(kshim_param_set("poll_mode", "1"), 0);
+	kshim_irq_stats(&before);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, 8 * KIB, 0), 0);
+	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, 8 * KIB, 0, 8 * KIB, 0), 0);
+	assert_memory_equal(buf + 8 * KIB, buf, 8 * KIB);
+	usleep(20000);		/* a late message would have come by now */
+	xm_get_stats(fx.xm, &st);
+	kshim_irq_stats(&after);
+	assert_true(st.writebacks > st0.writebacks);
+	if (st.irq_messages != st0.irq_messages || after.handled != before.handled ||
+	    after.unhandled != before.unhandled)
+		fail_msg("poll mode: %llu interrupt messages, %llu handler calls",
+			 (unsigned long long)(st.irq_messages - st0.irq_messages),
+			 (unsigned long long)(after.handled + after.unhandled -
+					      before.handled - before.unhandled));
+	close_dev(f);
+	free(buf);
+}
+
 /* poll_mode changes while a list starts: the list finishes the way it began. */
 static void test_poll_mode_switch(void **state)
 {
@@ -1871,6 +1954,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_revoke_hung, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_link_down, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_poll_mode_switch, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_poll_mode_after_interrupts, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_leftover_engine, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_bounce_sync, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_align_per_channel, set_up, tear_down),

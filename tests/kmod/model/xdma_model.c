@@ -504,7 +504,12 @@ static bool xm_aborted(const struct xm *m, unsigned long gen)
 	return m->quit || m->reset_gen != gen;
 }
 
-/* Log @bits if enabled; true when that stops the engine. */
+static void xm_writeback(struct xm_chan *c, bool err);
+
+/*
+ * Log @bits if enabled; true when that stops the engine, which then writes
+ * its count back with Sts_err set (in poll mode).
+ */
 static bool xm_error(struct xm_chan *c, uint32_t bits)
 {
 	struct xm *m = c->m;
@@ -515,6 +520,7 @@ static bool xm_error(struct xm_chan *c, uint32_t bits)
 	}
 	c->status |= bits & c->control;
 	m->st.errors_logged++;
+	xm_writeback(c, true);
 	return true;
 }
 
@@ -652,21 +658,27 @@ static enum xm_step xm_move(struct xm_chan *c, unsigned long gen, uint64_t src,
  * the DMA completes a transfer for a descriptor, and ie_descriptor_completed
  * and Pollmode_wb_enable are set.  The completed descriptor count reported
  * is the total number of completed descriptors since the DMA was initiated
- * (not just those descriptors with the Completed flag set)."  Nothing is
- * written back when the engine stops on an error: the driver sees those in
- * the status register.
+ * (not just those descriptors with the Completed flag set)."  Bit 31 of
+ * the word, Sts_err, is set in the write-back an engine makes when an
+ * error stops it (what libxdma's WB_ERR_MASK tests); the status register
+ * shows which error.
  */
-static void xm_writeback(struct xm_chan *c)
+#define WB_STS_ERR		(1u << 31)
+
+static void xm_writeback(struct xm_chan *c, bool err)
 {
 	struct xm *m = c->m;
 	uint64_t bus = (uint64_t)c->wb_hi << 32 | c->wb_lo;
-	uint32_t v = htole32(c->completed & 0x00ffffffu);
+	uint32_t v = htole32((c->completed & 0x00ffffffu) |
+			     (err ? WB_STS_ERR : 0));
 
 	if ((c->control & (C_POLL_WB | C_IE_COMPLETED)) !=
 	    (C_POLL_WB | C_IE_COMPLETED))
 		return;
 	xm_host(m, bus, &v, sizeof(v), true);
 	m->st.writebacks++;
+	if (err)
+		m->st.writeback_errors++;
 }
 
 struct xm_desc {
@@ -783,7 +795,7 @@ static void xm_run_list(struct xm_chan *c, unsigned long gen)
 				return;
 			if (d.control & D_COMPLETED)
 				c->status |= S_DESC_COMPLETED & c->control;
-			xm_writeback(c);
+			xm_writeback(c, false);
 			if (d.control & D_STOP) {
 				c->status |= S_DESC_STOPPED & c->control;
 				return;

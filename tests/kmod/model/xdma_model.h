@@ -15,8 +15,9 @@
  *     and the length, moves the bytes between host memory (through the
  *     DMA callback) and card memory, counts completed descriptors, writes
  *     the count back after each one when Pollmode_wb_enable and
- *     ie_descriptor_completed are both set (PG195, "Poll Mode"; never on
- *     an error), stops at a Stop descriptor, or after
+ *     ie_descriptor_completed are both set (PG195, "Poll Mode"; with
+ *     Sts_err, bit 31, when an error stops it), stops at a Stop
+ *     descriptor, or after
  *     the descriptor it is on when Run is cleared;
  *   - status bits, error bits and interrupts only where the control
  *     register and the interrupt enable mask enable them: an error that is
@@ -90,6 +91,7 @@ struct xm_stats {
 	uint64_t errors_logged;		/* engines stopped by an error */
 	uint64_t errors_ignored;	/* errors not enabled: data lost */
 	uint64_t writebacks;		/* poll-mode count write-backs */
+	uint64_t writeback_errors;	/* ... of them with Sts_err */
 	uint64_t leftover_writes;	/* the leftover engine's DMA writes
 					 * (to an address nothing maps) */
 };
