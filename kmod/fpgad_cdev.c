@@ -956,5 +956,9 @@ const struct file_operations fpgad_fops = {
 	.poll = fpgad_poll,
 	.unlocked_ioctl = fpgad_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
-	FPGAD_NO_LLSEEK
+	/*
+	 * No .llseek: stream_open() clears FMODE_LSEEK, and lseek() on such
+	 * a file fails with ESPIPE whatever .llseek says (no_llseek, which
+	 * 6.12 removed, was only ever spelling that out).
+	 */
 };

@@ -617,7 +617,7 @@ int sysfs_emit(char *buf, const char *fmt, ...)
 	return n;
 }
 
-struct class *kshim_class_create(const char *name)
+struct class *class_create(const char *name)
 {
 	struct class *c = calloc(1, sizeof(*c));
 

@@ -573,8 +573,8 @@ void put_device(struct device *dev);
 static inline void *dev_get_drvdata(const struct device *dev) { return dev->driver_data; }
 static inline void dev_set_drvdata(struct device *dev, void *d) { dev->driver_data = d; }
 
-struct class *kshim_class_create(const char *name);
-#define class_create(name)		kshim_class_create(name)
+/* A function, as since 6.4 (fpgad_compat.h tells the two apart by that). */
+struct class *class_create(const char *name);
 void class_destroy(struct class *cls);
 
 #define MINORBITS		20
@@ -698,6 +698,7 @@ int kshim_param_set(const char *name, const char *value);
 #define MODULE_LICENSE(l)
 #define MODULE_AUTHOR(a)
 #define MODULE_IMPORT_NS(ns)
+#define MODULE_INFO(tag, info)
 #define MODULE_DEVICE_TABLE(t, n)
 #define EXPORT_SYMBOL(s)
 #define EXPORT_SYMBOL_GPL(s)
