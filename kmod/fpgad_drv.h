@@ -105,6 +105,7 @@ struct fpgad_counters {
 	atomic64_t cancels;		/* -ECANCELED, -ENODEV */
 	atomic64_t resets;
 	atomic64_t wedged;		/* channels wedged now */
+	atomic64_t interrupts;		/* the card's, that its handler took */
 };
 
 struct fpgad_chan {

@@ -74,6 +74,7 @@ FPGAD_COUNTER_ATTR(errors);
 FPGAD_COUNTER_ATTR(cancels);
 FPGAD_COUNTER_ATTR(resets);
 FPGAD_COUNTER_ATTR(wedged);
+FPGAD_COUNTER_ATTR(interrupts);
 
 static ssize_t engine_show(struct device *dev, struct device_attribute *attr,
 			   char *buf)
@@ -98,6 +99,7 @@ static struct attribute *fpgad_attrs[] = {
 	&dev_attr_cancels.attr,
 	&dev_attr_resets.attr,
 	&dev_attr_wedged.attr,
+	&dev_attr_interrupts.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(fpgad);

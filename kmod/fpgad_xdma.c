@@ -441,6 +441,8 @@ static irqreturn_t xdma_irq(int irq, void *data)
 	 */
 	xdma_wr(x, XDMA_IRQ_BLOCK + XDMA_IRQ_CHAN_EN_W1C, (u32)req);
 	xdma_rd(x, XDMA_IRQ_BLOCK + XDMA_IRQ_CHAN_EN);
+	/* Per card, unlike /proc/interrupts' count of a shared line. */
+	atomic64_inc(&fdev->ctr.interrupts);
 	for_each_set_bit(bit, &req, fdev->nchans)
 		fpgad_chan_irq(&fdev->chans[bit]);
 	return IRQ_HANDLED;

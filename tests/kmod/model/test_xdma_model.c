@@ -312,6 +312,8 @@ static void test_irq_roundtrip(void **state)
 	kshim_irq_stats(&after);
 	assert_true(after.handled >= before.handled + 4);
 	assert_int_equal(after.misrouted, before.misrouted);
+	assert_int_equal(kshim_sysfs(DEV, "interrupts"),
+			 after.handled - before.handled);
 	assert_int_equal(kshim_sysfs(DEV, "transfers"), 4);
 	assert_int_equal(kshim_sysfs(DEV, "bytes_h2c"), 2 * n);
 	close_dev(f);
@@ -396,6 +398,7 @@ static void test_poll_mode(void **state)
 	xm_get_stats(fx.xm, &st);
 	assert_true(st.writebacks >= 2);
 	assert_int_equal(st.irq_messages, 0);
+	assert_int_equal(kshim_sysfs(DEV, "interrupts"), 0);
 	close_dev(f);
 	free(buf);
 }
@@ -982,6 +985,14 @@ static void test_intx_no_spurious(void **state)
 	kshim_irq_stats(&st);
 	assert_true(st.handled - before.handled >= 10);
 	assert_int_equal(st.unhandled - before.unhandled, 0);
+	/* The card's own count: what its handler took, not the line's. */
+	assert_int_equal(kshim_sysfs(DEV, "interrupts"),
+			 st.handled - before.handled);
+	/* Another device on the shared line rings: not the card's. */
+	for (i = 0; i < 5; i++)
+		kshim_irq_fire(fx.card, 0);
+	assert_int_equal(kshim_sysfs(DEV, "interrupts"),
+			 st.handled - before.handled);
 	close_dev(f);
 	free(buf);
 }
