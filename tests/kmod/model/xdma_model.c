@@ -153,6 +153,7 @@ struct xm {
 	struct xm_fault faults[MAX_FAULTS];
 	unsigned int nfaults;
 	bool link_down;
+	bool no_err_writeback;		/* an error stops the engine silently */
 	unsigned long reset_gen;
 	void (*on_run)(void *arg);
 	void *on_run_arg;
@@ -520,7 +521,8 @@ static bool xm_error(struct xm_chan *c, uint32_t bits)
 	}
 	c->status |= bits & c->control;
 	m->st.errors_logged++;
-	xm_writeback(c, true);
+	if (!m->no_err_writeback)
+		xm_writeback(c, true);
 	return true;
 }
 
@@ -1181,6 +1183,13 @@ void xm_error_at(struct xm *m, unsigned int dir, unsigned int ch,
 	m->ch[dir][ch].err_bits = bits;
 	m->ch[dir][ch].err_index = (int)index;
 	m->ch[dir][ch].err_after = after;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void xm_err_writeback(struct xm *m, bool on)
+{
+	pthread_mutex_lock(&m->lock);
+	m->no_err_writeback = !on;
 	pthread_mutex_unlock(&m->lock);
 }
 

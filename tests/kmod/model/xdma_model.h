@@ -141,6 +141,13 @@ void xm_bad_magic(struct xm *m, unsigned int dir, unsigned int ch,
  */
 void xm_error_at(struct xm *m, unsigned int dir, unsigned int ch,
 		 uint32_t bits, unsigned int index, bool after);
+/*
+ * Whether an engine that an error stops writes its count back with
+ * Sts_err (the default, what libxdma expects) or writes nothing back (a
+ * write-back that does not arrive): the driver must see the error either
+ * way, from the status register in the second case.
+ */
+void xm_err_writeback(struct xm *m, bool on);
 void xm_link(struct xm *m, bool up);
 /* Called in the writer's thread whenever a write that sets Run is issued. */
 void xm_on_run(struct xm *m, void (*fn)(void *arg), void *arg);
