@@ -116,22 +116,24 @@ KMOD_ARM64_CROSS ?= aarch64-linux-gnu-
 KMOD_ARM64_DIR := $(BUILD)/kmod-arm64
 KMOD_ARM64_KOS := $(foreach a,$(KMOD_ARM64_ABIS),$(KMOD_ARM64_DIR)/$(a)/fpgad_dma.ko \
 	$(KMOD_ARM64_DIR)/nvp2p/$(a)/fpgad_dma.ko)
-kmod_arm64_kdir = $(KMOD_ARM64_DIR)/headers/root/usr/src/linux-headers-$(1)-arm64
+# One directory per kernel: its own apt lists and cache, so that make -j
+# runs the fetches side by side without apt's locks in the way.
+kmod_arm64_kdir = $(KMOD_ARM64_DIR)/headers/$(1)/root/usr/src/linux-headers-$(1)-arm64
 KMOD_ARM64_VARS = ARCH=arm64 CROSS_COMPILE=$(KMOD_ARM64_CROSS)
 
-$(KMOD_ARM64_DIR)/headers/%.stamp: tests/kmod/fetch-headers.sh
+$(KMOD_ARM64_DIR)/headers/%/stamp: tests/kmod/fetch-headers.sh
 	$(call msg,FETCH,linux-headers-$*-arm64)
 	$(Q)mkdir -p $(@D)
 	$(Q)tests/kmod/fetch-headers.sh arm64 $* $(abspath $(@D)) >/dev/null
 	$(Q)touch $@
 
 $(KMOD_ARM64_DIR)/nvp2p/%/fpgad_dma.ko: $(KMOD_SRC) $(KMOD_NVP2P_STUB)/Module.symvers \
-		$(KMOD_ARM64_DIR)/headers/%.stamp
+		$(KMOD_ARM64_DIR)/headers/%/stamp
 	$(call kmod_copy,$(@D))
 	$(call kmod_build_in,$(call kmod_arm64_kdir,$*),$(@D),arm64-nvp2p-$*,$(KMOD_ARM64_VARS) \
 		NVIDIA_SRC=$(abspath $(KMOD_NVP2P_STUB)))
 
-$(KMOD_ARM64_DIR)/%/fpgad_dma.ko: $(KMOD_SRC) $(KMOD_ARM64_DIR)/headers/%.stamp
+$(KMOD_ARM64_DIR)/%/fpgad_dma.ko: $(KMOD_SRC) $(KMOD_ARM64_DIR)/headers/%/stamp
 	$(call kmod_copy,$(@D))
 	$(call kmod_build_in,$(call kmod_arm64_kdir,$*),$(@D),arm64-$*,$(KMOD_ARM64_VARS) NVIDIA_SRC=)
 

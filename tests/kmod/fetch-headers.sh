@@ -33,7 +33,7 @@ if [ ! -f "$tree/Makefile" ]; then
 	apt-get $apt_opts update >&2
 	# shellcheck disable=SC2086
 	(cd "$dest/debs" && apt-get $apt_opts download "$pkg=$ver" >&2)
-	# Other kernels' headers share DEST/root: unpack beside them.
+	# Another kernel's headers may share DEST/root: unpack beside them.
 	rm -rf "$dest/unpack-$pkg"
 	dpkg-deb -x "$dest/debs/${pkg}_"*"_$arch.deb" "$dest/unpack-$pkg"
 	mkdir -p "$dest/root"
