@@ -109,10 +109,12 @@ static void fpgad_chan_work(struct work_struct *work)
 		if (READ_ONCE(x->pin->dead)) {
 			status = -ENOLINK;
 		} else {
-			fpgad_pin_sync_for_device(fdev, x->pin);
+			fpgad_pin_sync_for_device(fdev, x->pin, x->offset,
+						  x->length, x->dir);
 			x->rec.t_start_ns = ktime_get_ns();
 			status = fdev->engine->run(ch, x);
-			fpgad_pin_sync_for_cpu(fdev, x->pin);
+			fpgad_pin_sync_for_cpu(fdev, x->pin, x->offset,
+					       x->length, x->dir);
 		}
 		mutex_unlock(&ch->hw_lock);
 
@@ -210,16 +212,21 @@ static int fpgad_dev_reset(struct fpgad_dev *fdev)
 			ret = -EIO;
 		goto out;
 	}
-	/* A revoke may have switched it off; the reset restored that state. */
-	pci_set_master(pdev);
-	WRITE_ONCE(fdev->master_off, false);
+	/*
+	 * A revoke may have switched bus mastering off, and the reset
+	 * restored that state: on again once the engines are set up.
+	 */
 	ret = fdev->engine->reinit(fdev);
 	if (ret) {
 		dev_err(&pdev->dev, "engine set-up after the reset failed: %d\n",
 			ret);
+		pci_clear_master(pdev);
+		WRITE_ONCE(fdev->master_off, true);
 		ret = -EIO;
 		goto out;
 	}
+	pci_set_master(pdev);
+	WRITE_ONCE(fdev->master_off, false);
 	for (i = 0; i < fdev->nchans; i++)
 		held[i] = fpgad_chan_unwedge(&fdev->chans[i]);
 	dev_info(&pdev->dev, "function reset: every engine stopped\n");
@@ -949,5 +956,9 @@ const struct file_operations fpgad_fops = {
 	.poll = fpgad_poll,
 	.unlocked_ioctl = fpgad_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
-	FPGAD_NO_LLSEEK
+	/*
+	 * No .llseek: stream_open() clears FMODE_LSEEK, and lseek() on such
+	 * a file fails with ESPIPE whatever .llseek says (no_llseek, which
+	 * 6.12 removed, was only ever spelling that out).
+	 */
 };

@@ -1,41 +1,39 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * fpgad_compat.h - the kernel interfaces fpgad_dma.ko uses that changed
- * between the kernels it builds on (Debian 12's 6.1 and its backported
- * 6.12, Ubuntu's 6.8): one spelling each, picked by LINUX_VERSION_CODE.
+ * between the kernels it builds on.  Each is picked by what the headers
+ * define, not by LINUX_VERSION_CODE: distributions backport interfaces
+ * (RHEL 9.4's 5.14 has the one-argument class_create), and a version test
+ * would pick the wrong spelling there.
  */
 #ifndef FPGAD_COMPAT_H
 #define FPGAD_COMPAT_H
 
-#include <linux/version.h>
+#include <linux/device.h>
+#include <linux/module.h>
+#include <linux/pci.h>
 
-/* 6.4 dropped the owner argument of class_create(). */
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 4, 0)
+/*
+ * 6.4 dropped the owner argument of class_create(), which stopped being a
+ * macro over __class_create() and became a function.
+ */
+#ifdef class_create
 #define fpgad_class_create(name)	class_create(THIS_MODULE, name)
 #else
 #define fpgad_class_create(name)	class_create(name)
 #endif
 
 /* 6.8 renamed PCI_IRQ_LEGACY to PCI_IRQ_INTX (the old name went in 6.10). */
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 8, 0)
+#ifndef PCI_IRQ_INTX
 #define PCI_IRQ_INTX			PCI_IRQ_LEGACY
 #endif
 
 /*
- * 6.12 removed no_llseek: a file that stream_open() opened has no
- * FMODE_LSEEK and lseek() fails with ESPIPE without it.
+ * The dma-buf symbols are in the DMA_BUF namespace.  MODULE_IMPORT_NS()
+ * took an identifier until 6.13 and a string since; both put
+ * "import_ns=DMA_BUF" in the module's information, which is what is
+ * spelled out here, the same on every kernel.
  */
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 12, 0)
-#define FPGAD_NO_LLSEEK			.llseek = no_llseek,
-#else
-#define FPGAD_NO_LLSEEK
-#endif
-
-/* 6.13 takes the symbol namespace as a string. */
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)
-#define FPGAD_IMPORT_NS_DMA_BUF		MODULE_IMPORT_NS(DMA_BUF)
-#else
-#define FPGAD_IMPORT_NS_DMA_BUF		MODULE_IMPORT_NS("DMA_BUF")
-#endif
+#define FPGAD_IMPORT_NS_DMA_BUF		MODULE_INFO(import_ns, "DMA_BUF")
 
 #endif /* FPGAD_COMPAT_H */

@@ -105,6 +105,7 @@ struct fpgad_counters {
 	atomic64_t cancels;		/* -ECANCELED, -ENODEV */
 	atomic64_t resets;
 	atomic64_t wedged;		/* channels wedged now */
+	atomic64_t interrupts;		/* the card's, that its handler took */
 };
 
 struct fpgad_chan {
@@ -174,6 +175,7 @@ struct fpgad_pin {
 	struct sg_table *sgt;		/* DMA-mapped for fdev->pdev */
 	atomic_t users;			/* transfers queued or running */
 	bool dead;			/* revoked by the exporter */
+	bool need_sync;			/* host: bounced or not coherent */
 	void (*release)(struct fpgad_pin *pin);	/* the kind's undo */
 	union {
 		struct {
@@ -252,8 +254,10 @@ void fpgad_pin_account(struct fpgad_pin *pin, int sign);
 void fpgad_pin_revoke(struct fpgad_pin *pin);
 void fpgad_pin_get(struct fpgad_pin *pin);
 void fpgad_pin_put(struct fpgad_pin *pin);
-void fpgad_pin_sync_for_device(struct fpgad_dev *fdev, struct fpgad_pin *pin);
-void fpgad_pin_sync_for_cpu(struct fpgad_dev *fdev, struct fpgad_pin *pin);
+void fpgad_pin_sync_for_device(struct fpgad_dev *fdev, struct fpgad_pin *pin,
+			       u64 offset, u64 length, u32 dir);
+void fpgad_pin_sync_for_cpu(struct fpgad_dev *fdev, struct fpgad_pin *pin,
+			    u64 offset, u64 length, u32 dir);
 
 /* Walks the DMA segments of [offset, offset + length) of a pin. */
 struct fpgad_seg_iter {

@@ -166,6 +166,7 @@ static irqreturn_t edu_irq(int irq, void *data)
 	if (!status)
 		return IRQ_NONE;
 	writel(status, edu->bar + EDU_REG_IRQ_ACK);
+	atomic64_inc(&fdev->ctr.interrupts);
 	if (status & EDU_IRQ_DMA)
 		fpgad_chan_irq(&fdev->chans[0]);
 	return IRQ_HANDLED;

@@ -74,6 +74,7 @@ FPGAD_COUNTER_ATTR(errors);
 FPGAD_COUNTER_ATTR(cancels);
 FPGAD_COUNTER_ATTR(resets);
 FPGAD_COUNTER_ATTR(wedged);
+FPGAD_COUNTER_ATTR(interrupts);
 
 static ssize_t engine_show(struct device *dev, struct device_attribute *attr,
 			   char *buf)
@@ -98,6 +99,7 @@ static struct attribute *fpgad_attrs[] = {
 	&dev_attr_cancels.attr,
 	&dev_attr_resets.attr,
 	&dev_attr_wedged.attr,
+	&dev_attr_interrupts.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(fpgad);
@@ -180,7 +182,13 @@ static int fpgad_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		dev_err(&pdev->dev, "cannot claim BARs: %d\n", ret);
 		goto err_disable;
 	}
-	pci_set_master(pdev);
+	/*
+	 * No bus mastering until the engine has stopped whatever a previous
+	 * kernel or a crashed driver left running: such an engine would
+	 * resume DMA to stale addresses the moment it is set (kexec and a
+	 * driver's remove clear it; firmware or a crash may not).
+	 */
+	pci_clear_master(pdev);
 	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
 	if (ret)
 		ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(32));
@@ -200,6 +208,7 @@ static int fpgad_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = fdev->engine->probe(fdev);
 	if (ret)
 		goto err_wq;
+	pci_set_master(pdev);
 
 	pci_set_drvdata(pdev, fdev);
 	cdev_init(&fdev->cdev, &fpgad_fops);

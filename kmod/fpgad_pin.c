@@ -121,6 +121,18 @@ void fpgad_pin_revoke(struct fpgad_pin *pin)
 	}
 }
 
+/* Whether any segment is bounced or not coherent: one walk, at pin time. */
+static bool fpgad_sgt_need_sync(struct device *dev, struct sg_table *sgt)
+{
+	struct scatterlist *sg;
+	unsigned int i;
+
+	for_each_sgtable_dma_sg(sgt, sg, i)
+		if (dma_need_sync(dev, sg_dma_address(sg)))
+			return true;
+	return false;
+}
+
 int fpgad_pin_host(struct fpgad_dev *fdev, u64 addr, u64 length,
 		   struct fpgad_pin **ret_pin)
 {
@@ -179,6 +191,7 @@ int fpgad_pin_host(struct fpgad_dev *fdev, u64 addr, u64 length,
 	pin->sgt = &pin->host.table;
 	pin->base = 0;
 	pin->phase = offset_in_page(addr);
+	pin->need_sync = fpgad_sgt_need_sync(dma_dev, pin->sgt);
 	fpgad_pin_account(pin, 1);
 	*ret_pin = pin;
 	return 0;
@@ -335,19 +348,50 @@ void fpgad_pin_put(struct fpgad_pin *pin)
 	kfree(pin);
 }
 
-/* Host pages may sit behind a bounce buffer; exporters sync their own. */
-void fpgad_pin_sync_for_device(struct fpgad_dev *fdev, struct fpgad_pin *pin)
+/*
+ * Host pages may sit behind bounce buffers (swiotlb: SEV/TDX guests,
+ * swiotlb=force, a DMA mask too small) or in a cache the card does not
+ * snoop; exporters sync their own.  Only [offset, offset + length) is
+ * synced, in the transfer's direction: syncing the whole pin both ways
+ * would copy stale bounce data over what the CPU writes meanwhile to the
+ * rest of it (the other slots of a ring).  Before the card reads, the
+ * CPU's bytes go to the device; after it wrote, its bytes come back; the
+ * other two calls copy nothing but hand ownership over (and keep dirty
+ * cache lines from landing on the card's data where caches are not
+ * coherent).  A pin that needs none (dma_need_sync at pin time: coherent,
+ * not bounced, the usual case) is not walked at all.
+ */
+static void fpgad_pin_sync(struct fpgad_dev *fdev, struct fpgad_pin *pin,
+			   u64 offset, u64 length, u32 dir, bool for_cpu)
 {
-	if (pin->kind == FPGAD_PIN_HOST)
-		dma_sync_sgtable_for_device(&fdev->pdev->dev, pin->sgt,
-					    DMA_BIDIRECTIONAL);
+	enum dma_data_direction d = dir == FPGAD_DMA_C2H ? DMA_FROM_DEVICE :
+					       DMA_TO_DEVICE;
+	struct device *dev = &fdev->pdev->dev;
+	struct fpgad_seg_iter it;
+	dma_addr_t addr;
+	u64 len;
+
+	if (!pin->need_sync)
+		return;
+	fpgad_seg_init(&it, pin, offset, length);
+	while (fpgad_seg_next(&it, &addr, &len)) {
+		if (for_cpu)
+			dma_sync_single_for_cpu(dev, addr, len, d);
+		else
+			dma_sync_single_for_device(dev, addr, len, d);
+	}
 }
 
-void fpgad_pin_sync_for_cpu(struct fpgad_dev *fdev, struct fpgad_pin *pin)
+void fpgad_pin_sync_for_device(struct fpgad_dev *fdev, struct fpgad_pin *pin,
+			       u64 offset, u64 length, u32 dir)
 {
-	if (pin->kind == FPGAD_PIN_HOST)
-		dma_sync_sgtable_for_cpu(&fdev->pdev->dev, pin->sgt,
-					 DMA_BIDIRECTIONAL);
+	fpgad_pin_sync(fdev, pin, offset, length, dir, false);
+}
+
+void fpgad_pin_sync_for_cpu(struct fpgad_dev *fdev, struct fpgad_pin *pin,
+			    u64 offset, u64 length, u32 dir)
+{
+	fpgad_pin_sync(fdev, pin, offset, length, dir, true);
 }
 
 void fpgad_seg_init(struct fpgad_seg_iter *it, const struct fpgad_pin *pin,

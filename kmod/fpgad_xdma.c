@@ -17,10 +17,11 @@
  * (or MSI, or legacy INTx) interrupt, or with poll_mode=1 (read once per
  * list) from the poll-mode write-back of the completed descriptor count,
  * which PG195 ("Poll Mode") makes only with both Pollmode_wb_enable and
- * ie_descriptor_completed set, and only for completed descriptors.  Every
- * error the engine can log is enabled in both modes, so that it stops the
- * engine and shows in the status register, which the poll loop reads on
- * every round: an error writes nothing back.
+ * ie_descriptor_completed set.  Every error the engine can log is enabled
+ * in both modes, so that it stops the engine and shows in the status
+ * register; in poll mode the write-back then carries Sts_err (bit 31), and
+ * the poll loop reads the status register on every round as well, for an
+ * engine that cannot write back.
  *
  * After every list, and after a timeout or cancel, the Run bit is cleared
  * and the driver waits for Busy to drop, so no DMA of the transfer is
@@ -291,8 +292,9 @@ static int xdma_wait(struct fpgad_chan *ch, u32 count, unsigned long deadline,
 
 	/*
 	 * The write-back counts every completed descriptor (PG195, "Poll
-	 * Mode"); an engine stopped by an error writes nothing back, so the
-	 * status register is read on every round as well.
+	 * Mode") and has Sts_err set once an error stopped the engine; the
+	 * status register is read on every round as well, for an engine whose
+	 * write-back does not arrive.
 	 */
 	for (;;) {
 		wb = le32_to_cpu(READ_ONCE(*(__le32 *)xc->wb));
@@ -439,6 +441,8 @@ static irqreturn_t xdma_irq(int irq, void *data)
 	 */
 	xdma_wr(x, XDMA_IRQ_BLOCK + XDMA_IRQ_CHAN_EN_W1C, (u32)req);
 	xdma_rd(x, XDMA_IRQ_BLOCK + XDMA_IRQ_CHAN_EN);
+	/* Per card, unlike /proc/interrupts' count of a shared line. */
+	atomic64_inc(&fdev->ctr.interrupts);
 	for_each_set_bit(bit, &req, fdev->nchans)
 		fpgad_chan_irq(&fdev->chans[bit]);
 	return IRQ_HANDLED;

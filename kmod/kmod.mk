@@ -11,7 +11,16 @@
 #                     kernels with its module
 #   make kmod-bringup the bring-up program for a real card
 #                     (tests/kmod/bringup.sh runs it; see README)
+#   make kmod-arm64   cross-compile it for arm64 against Debian's arm64
+#                     headers of every installed kernel (fetched from the
+#                     archive by tests/kmod/fetch-headers.sh, no multiarch),
+#                     with and without PIN_NVP2P, warnings are errors
 #   make kmod-clean
+#
+# The matrix builds each kernel twice: as it is booted, and with PIN_NVP2P
+# against tests/kmod/nvp2p/nv-p2p.h (compile-only declarations of NVIDIA's
+# API, never loaded), so that the nv-p2p path is compiled with -Werror on
+# every kernel even where no NVIDIA driver source is installed.
 #
 # KMOD_KVER picks the kernel of make kmod (default: the newest installed
 # /usr/src/linux-headers-*-amd64, else the running kernel); KMOD_KVERS the
@@ -38,36 +47,110 @@ KMOD_SRC := $(wildcard kmod/*.c kmod/*.h kmod/uapi/*.h) kmod/Kbuild
 
 kmod_kdir = $(firstword $(wildcard /usr/src/linux-headers-$(1)) /lib/modules/$(1)/build)
 
-# $(1): kernel release, $(2): the directory Kbuild runs in.  Warnings are
-# errors; the log is shown but for BTF's note on out-of-tree modules.
+# $(1): kernel headers directory, $(2): the directory Kbuild runs in, $(3):
+# the log's name, $(4): more make variables (ARCH=, CROSS_COMPILE=,
+# NVIDIA_SRC=).  Warnings are errors; the log is shown but for BTF's note
+# on out-of-tree modules.
+define kmod_build_in
+	$(call msg,KMOD,$(2)/fpgad_dma.ko)
+	$(Q)mkdir -p $(BUILD)
+	$(Q)+rc=0; $(MAKE) --no-print-directory -C $(1) \
+		M=$(abspath $(2)) KCFLAGS=-Werror $(4) \
+		$(if $(filter 1,$(V)),V=1,-s) modules >$(BUILD)/kmod-$(3).log 2>&1 || rc=$$?; \
+		grep -v -e 'Skipping BTF generation' $(BUILD)/kmod-$(3).log; exit $$rc
+endef
+
+# $(1): kernel release, $(2): the directory Kbuild runs in, $(3): NVIDIA_SRC,
+# $(4): the log's name.
 define kmod_build
 	@if [ ! -f $(call kmod_kdir,$(1))/Makefile ]; then \
 		echo "kmod: no kernel headers for $(1) in $(call kmod_kdir,$(1)) (apt-get install linux-headers-amd64)"; \
 		exit 1; fi
-	$(call msg,KMOD,$(2)/fpgad_dma.ko)
-	$(Q)mkdir -p $(BUILD)
-	$(Q)+rc=0; $(MAKE) --no-print-directory -C $(call kmod_kdir,$(1)) \
-		M=$(abspath $(2)) KCFLAGS=-Werror NVIDIA_SRC=$(NVIDIA_SRC) \
-		$(if $(filter 1,$(V)),V=1,-s) modules >$(BUILD)/kmod-$(1).log 2>&1 || rc=$$?; \
-		grep -v -e 'Skipping BTF generation' $(BUILD)/kmod-$(1).log; exit $$rc
+	$(call kmod_build_in,$(call kmod_kdir,$(1)),$(2),$(4),NVIDIA_SRC=$(3))
 endef
 
-.PHONY: kmod kmod-matrix kmod-check kmod-clean kmod-bringup
+# Copy the module's sources into $(1) (Kbuild builds in the source tree).
+define kmod_copy
+	$(Q)mkdir -p $(1)/uapi
+	$(Q)cp -p kmod/*.c kmod/*.h kmod/Kbuild $(1)/ && cp -p kmod/uapi/*.h $(1)/uapi/
+endef
+
+# The compile-only nv-p2p "driver source": the header and a Module.symvers
+# that names its symbols as nvidia.ko's, so modpost resolves them.
+KMOD_NVP2P_STUB := $(BUILD)/kmod/nvp2p-stub
+KMOD_NVP2P_SYMS := nvidia_p2p_get_pages nvidia_p2p_put_pages \
+	nvidia_p2p_free_page_table nvidia_p2p_dma_map_pages \
+	nvidia_p2p_dma_unmap_pages nvidia_p2p_free_dma_mapping
+
+$(KMOD_NVP2P_STUB)/Module.symvers: tests/kmod/nvp2p/nv-p2p.h
+	$(Q)mkdir -p $(@D)
+	$(Q)cp -p $< $(@D)/nv-p2p.h
+	$(Q)for s in $(KMOD_NVP2P_SYMS); do \
+		printf '0x00000000\t%s\tnvidia\tEXPORT_SYMBOL\t\n' $$s; done > $@
+
+.PHONY: kmod kmod-matrix kmod-check kmod-clean kmod-bringup kmod-arm64
 
 # Kbuild tracks its own dependencies: always ask it.
 kmod:
-	$(call kmod_build,$(KMOD_KVER),kmod)
+	$(call kmod_build,$(KMOD_KVER),kmod,$(NVIDIA_SRC),$(KMOD_KVER))
 
 # Kbuild builds in the source directory: one copy of the sources per
 # kernel (cp -p keeps their times, so Kbuild rebuilds what changed).
-KMOD_MATRIX_KOS := $(foreach k,$(KMOD_KVERS),$(BUILD)/kmod/$(k)/fpgad_dma.ko)
+KMOD_MATRIX_KOS := $(foreach k,$(KMOD_KVERS),$(BUILD)/kmod/$(k)/fpgad_dma.ko) \
+	$(foreach k,$(KMOD_KVERS),$(BUILD)/kmod/nvp2p/$(k)/fpgad_dma.ko)
+
+$(BUILD)/kmod/nvp2p/%/fpgad_dma.ko: $(KMOD_SRC) $(KMOD_NVP2P_STUB)/Module.symvers
+	$(call kmod_copy,$(@D))
+	$(call kmod_build,$*,$(@D),$(abspath $(KMOD_NVP2P_STUB)),nvp2p-$*)
 
 $(BUILD)/kmod/%/fpgad_dma.ko: $(KMOD_SRC)
-	$(Q)mkdir -p $(@D)/uapi
-	$(Q)cp -p kmod/*.c kmod/*.h kmod/Kbuild $(@D)/ && cp -p kmod/uapi/*.h $(@D)/uapi/
-	$(call kmod_build,$*,$(@D))
+	$(call kmod_copy,$(@D))
+	$(call kmod_build,$*,$(@D),$(NVIDIA_SRC),$*)
 
 kmod-matrix: $(KMOD_MATRIX_KOS)
+
+# arm64, cross-compiled: the kernels of the matrix, by ABI (6.1.0-57 for
+# 6.1.0-57-amd64), against Debian's arm64 headers of the same version.
+KMOD_ARM64_ABIS ?= $(patsubst %-amd64,%,$(filter %-amd64,$(KMOD_KVERS)))
+KMOD_ARM64_CROSS ?= aarch64-linux-gnu-
+KMOD_ARM64_DIR := $(BUILD)/kmod-arm64
+KMOD_ARM64_KOS := $(foreach a,$(KMOD_ARM64_ABIS),$(KMOD_ARM64_DIR)/$(a)/fpgad_dma.ko \
+	$(KMOD_ARM64_DIR)/nvp2p/$(a)/fpgad_dma.ko)
+# One directory per kernel: its own apt lists and cache, so that make -j
+# runs the fetches side by side without apt's locks in the way.
+kmod_arm64_kdir = $(KMOD_ARM64_DIR)/headers/$(1)/root/usr/src/linux-headers-$(1)-arm64
+KMOD_ARM64_VARS = ARCH=arm64 CROSS_COMPILE=$(KMOD_ARM64_CROSS)
+
+$(KMOD_ARM64_DIR)/headers/%/stamp: tests/kmod/fetch-headers.sh
+	$(call msg,FETCH,linux-headers-$*-arm64)
+	$(Q)mkdir -p $(@D)
+	$(Q)tests/kmod/fetch-headers.sh arm64 $* $(abspath $(@D)) >/dev/null
+	$(Q)touch $@
+
+$(KMOD_ARM64_DIR)/nvp2p/%/fpgad_dma.ko: $(KMOD_SRC) $(KMOD_NVP2P_STUB)/Module.symvers \
+		$(KMOD_ARM64_DIR)/headers/%/stamp
+	$(call kmod_copy,$(@D))
+	$(call kmod_build_in,$(call kmod_arm64_kdir,$*),$(@D),arm64-nvp2p-$*,$(KMOD_ARM64_VARS) \
+		NVIDIA_SRC=$(abspath $(KMOD_NVP2P_STUB)))
+
+$(KMOD_ARM64_DIR)/%/fpgad_dma.ko: $(KMOD_SRC) $(KMOD_ARM64_DIR)/headers/%/stamp
+	$(call kmod_copy,$(@D))
+	$(call kmod_build_in,$(call kmod_arm64_kdir,$*),$(@D),arm64-$*,$(KMOD_ARM64_VARS) NVIDIA_SRC=)
+
+# Skipped (failing with KMOD_STRICT=1) without the cross compiler or amd64
+# headers to match; a fetch that fails (no archive) fails.
+kmod-arm64:
+	$(Q)if ! command -v $(KMOD_ARM64_CROSS)gcc >/dev/null; then \
+		echo "kmod-arm64: SKIP: no $(KMOD_ARM64_CROSS)gcc (apt-get install gcc-aarch64-linux-gnu)"; \
+		[ "$(KMOD_STRICT)" != 1 ]; exit $$?; fi; \
+	if [ -z "$(KMOD_ARM64_ABIS)" ]; then \
+		echo "kmod-arm64: SKIP: no linux-headers-*-amd64 installed to match"; \
+		[ "$(KMOD_STRICT)" != 1 ]; exit $$?; fi; \
+	$(MAKE) --no-print-directory $(KMOD_ARM64_KOS) && \
+	for k in $(KMOD_ARM64_KOS); do \
+		readelf -h $$k | grep -q 'Machine:.*AArch64' || { echo "kmod-arm64: $$k is not an arm64 module"; exit 1; }; \
+	done; \
+	echo "kmod-arm64: built for arm64 against $(KMOD_ARM64_ABIS) (with and without PIN_NVP2P)"
 
 # The guest program links the daemon's xdma backend to drive it as well.
 KMOD_GUEST_SRC := tests/kmod/kmod_test.c tests/kmod/kmod_xfer.c daemon/device/xdma/device_xdma.c common/log.c \
@@ -142,8 +225,8 @@ kmod-check:
 kmod-clean:
 	-$(Q)[ -f $(KMOD_KDIR)/Makefile ] && \
 		$(MAKE) --no-print-directory -C $(KMOD_KDIR) M=$(CURDIR)/kmod -s clean
-	$(Q)rm -rf $(BUILD)/kmod $(BUILD)/kmod-test $(BUILD)/tests/kmod
+	$(Q)rm -rf $(BUILD)/kmod $(BUILD)/kmod-test $(BUILD)/tests/kmod $(KMOD_ARM64_DIR)
 
-CHECK_EXTRA += kmod-bringup kmod-check
+CHECK_EXTRA += kmod-bringup kmod-check kmod-arm64
 
 -include tests/kmod/model.mk

@@ -207,7 +207,8 @@ struct fpgad_dma_pin_dmabuf {
  * nvidia_p2p_get_pages.  @gpu_addr and @length must be multiples of 64 KiB.
  * When the GPU memory is freed under the pin, the pin turns dead: SUBMITs
  * that use it fail with ENOLINK; UNPIN still releases it.
- * Errors: EOPNOTSUPP in builds without NVIDIA_SRC=.
+ * Errors: EOPNOTSUPP in builds without NVIDIA_SRC=, ENOLINK (the GPU
+ * memory was freed while it was being pinned).
  */
 struct fpgad_dma_pin_nvp2p {
 	__u64 gpu_addr;		/* in: CUDA device virtual address */

@@ -10,16 +10,26 @@
  *                   this: the script counts its interrupts)
  *   loopback        every H2C channel to card memory and back through a
  *                   C2H channel, 4 KiB to 16 MiB, byte-exact
- *   concurrent      every H2C channel at once, then every C2H channel
+ *   concurrent      every H2C channel at once, each its own data at its
+ *                   own card address, then every C2H channel reading it
+ *                   back at once, byte-exact
+ *   unaligned       addresses off the engine's alignment: refused with
+ *                   EINVAL where it has one, else byte-exact at odd
+ *                   addresses and lengths
  *   decode-error    H2C and C2H at an address no AXI slave decodes
  *                   (-b): -EIO, counted, RESET, and the channels still work
- *   timeout         a transfer too large for 1 ms: -ETIMEDOUT, not wedged
- *                   (else RESET), and the channel works afterwards
+ *   timeout         a transfer longer than a 1 ms timeout (one jiffy, so
+ *                   up to 10 ms): -ETIMEDOUT, not wedged (else RESET), and
+ *                   the channel works afterwards; when the window is too
+ *                   small for that at the link's rate, the size it needs
  *   p2p-path        with -g: the PCI path to that GPU and the verdict, so
  *                   that a dma-buf failure below reads in its light
  *   dmabuf-256m     256 MiB of GPU memory as one dma-buf (CUDA builds, a
  *                   GPU): card -> GPU -> card -> host, byte-exact
- *   nvp2p           whether the module has PIN_NVP2P (NVIDIA_SRC= builds)
+ *   nvp2p           PIN_NVP2P (NVIDIA_SRC= builds, CUDA builds, a GPU):
+ *                   cudaMalloc'd memory card -> GPU -> card -> host,
+ *                   byte-exact, then freed under the pin: the free
+ *                   callback turns it dead (SUBMIT: ENOLINK), UNPIN works
  *
  * Every FAIL says what to look at next.  Errors are printed by name
  * (errname(): the kernel's internal 524 ENOTSUPP included).  Interrupt
@@ -164,27 +174,46 @@ static int submit(int fd, uint32_t dir, uint32_t ch, uint64_t handle,
 	return ioctl(fd, FPGAD_DMA_IOC_SUBMIT, &s) ? -errno : 0;
 }
 
+/* The next completion; 0, or -ETIME when none came. */
+static int wait_completion(int fd, struct fpgad_dma_completion *c)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	if (poll(&pfd, 1, WAIT_MS) != 1 ||
+	    read(fd, c, sizeof(*c)) != (ssize_t)sizeof(*c))
+		return -ETIME;
+	return 0;
+}
+
 /* Submit and wait; the completion's status, or -ETIME when none came. */
+static int xfer_rec(int fd, uint32_t dir, uint32_t ch, uint64_t handle,
+		    uint64_t off, uint64_t card, uint64_t len, uint32_t tmo,
+		    struct fpgad_dma_completion *c)
+{
+	static uint64_t cookie;
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	ret = submit(fd, dir, ch, handle, off, card, len, ++cookie, tmo);
+	if (ret)
+		return ret;
+	if (wait_completion(fd, c))
+		return -ETIME;
+	if (!c->status && (c->cookie != cookie || c->length != len))
+		return -EBADMSG;
+	return c->status;
+}
+
 static int xfer(int fd, uint32_t dir, uint32_t ch, uint64_t handle,
 		uint64_t off, uint64_t card, uint64_t len, uint32_t tmo,
 		uint32_t *ret_flags)
 {
-	static uint64_t cookie;
 	struct fpgad_dma_completion c;
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	int ret;
+	int ret = xfer_rec(fd, dir, ch, handle, off, card, len, tmo, &c);
 
-	ret = submit(fd, dir, ch, handle, off, card, len, ++cookie, tmo);
-	if (ret)
-		return ret;
-	if (poll(&pfd, 1, WAIT_MS) != 1 ||
-	    read(fd, &c, sizeof(c)) != (ssize_t)sizeof(c))
-		return -ETIME;
 	if (ret_flags)
 		*ret_flags = c.flags;
-	if (!c.status && (c.cookie != cookie || c.length != len))
-		return -EBADMSG;
-	return c.status;
+	return ret;
 }
 
 static uint64_t pin_host(int fd, void *addr, uint64_t len)
@@ -359,66 +388,177 @@ static void check_decode_error(int fd, const struct fpgad_dma_info *in,
 	(void)in;
 }
 
-/* Every H2C channel at once, then every C2H channel: all complete. */
+/*
+ * Submit one transfer per channel of @dir, all before waiting: channel k
+ * moves [k * len, (k + 1) * len) of the host buffer to or from card
+ * address card_addr + (k % @nsrc) * len.  Waits only for what was
+ * submitted; the first failure.
+ */
+static int concurrent_dir(int fd, const struct opts *o, uint32_t dir,
+			  uint32_t n, uint32_t nsrc, uint64_t handle,
+			  uint64_t len)
+{
+	struct fpgad_dma_completion c;
+	uint32_t k, sent = 0, got;
+	int ret = 0;
+
+	for (k = 0; k < n && !ret; k++) {
+		ret = submit(fd, dir, k, handle, k * len,
+			     o->card_addr + (k % nsrc) * len, len, 1000 + k, 0);
+		if (!ret)
+			sent++;
+	}
+	for (got = 0; got < sent; got++) {
+		if (wait_completion(fd, &c))
+			return -ETIME;
+		if (c.status && !ret)
+			ret = c.status;
+	}
+	return ret;
+}
+
+/*
+ * Every H2C channel at once, each writing its own data to its own card
+ * address, then every C2H channel at once reading them back: all complete
+ * and the data is byte-exact.
+ */
 static void check_concurrent(int fd, const struct fpgad_dma_info *in,
 			     const struct opts *o, struct bufs *b)
 {
-	uint32_t dirs[2] = { FPGAD_DMA_H2C, FPGAD_DMA_C2H };
-	uint32_t n[2] = { in->h2c_channels, in->c2h_channels }, d, k, got;
-	uint64_t len = 4096;
-	struct fpgad_dma_completion c;
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	int ret = 0;
+	uint32_t n[2] = { in->h2c_channels, in->c2h_channels }, k;
+	uint64_t len = small_len(o);
+	const char *what = "H2C";
+	int ret;
 
 	if (n[0] < 2 && n[1] < 2) {
 		report("SKIP", o->mode, "concurrent", "one channel each way");
 		return;
 	}
-	for (d = 0; d < 2 && !ret; d++) {
-		for (k = 0; k < n[d] && !ret; k++)
-			ret = submit(fd, dirs[d], k, d ? b->hb : b->ha, 0,
-				     o->card_addr + k * len, len, 1000 + k, 0);
-		for (got = 0; got < k; got++) {
-			if (poll(&pfd, 1, WAIT_MS) != 1 ||
-			    read(fd, &c, sizeof(c)) != (ssize_t)sizeof(c)) {
-				ret = -ETIME;
-				break;
-			}
-			if (c.status && !ret)
-				ret = c.status;
-		}
+	if (n[0] * len > o->card_size || (n[0] > n[1] ? n[0] : n[1]) * len > b->n) {
+		report("SKIP", o->mode, "concurrent", "the card window holds less than "
+		       "%u x %" PRIu64 " bytes (-s)", n[0], len);
+		return;
 	}
-	if (ret)
-		report("FAIL", o->mode, "concurrent", "%s: channels that work alone fail "
+	for (k = 0; k < n[0]; k++)
+		fill(b->a + k * len, len, 200 + k);
+	memset(b->b, 0, n[1] * len);
+	ret = concurrent_dir(fd, o, FPGAD_DMA_H2C, n[0], n[0], b->ha, len);
+	if (!ret) {
+		what = "C2H";
+		ret = concurrent_dir(fd, o, FPGAD_DMA_C2H, n[1], n[0], b->hb, len);
+	}
+	for (k = 0; !ret && k < n[1]; k++)
+		if (memcmp(b->b + k * len, b->a + (k % n[0]) * len, len))
+			ret = -EBADMSG;
+	if (ret == -EBADMSG)
+		report("FAIL", o->mode, "concurrent", "C2H channel %u read back other "
+		       "data than H2C channel %u wrote at card %#" PRIx64 ": channels that "
+		       "work alone mix their data together (the card's AXI interconnect)",
+		       k - 1, (k - 1) % n[0], o->card_addr + ((k - 1) % n[0]) * len);
+	else if (ret)
+		report("FAIL", o->mode, "concurrent", "%s: %s: channels that work alone fail "
 		       "together: the card's AXI interconnect or its memory "
-		       "controller (register dump and dmesg below)", errname(ret));
+		       "controller (register dump and dmesg below)", what, errname(ret));
 	else
-		report("PASS", o->mode, "concurrent", "%u H2C, then %u C2H channels at once",
-		       n[0], n[1]);
+		report("PASS", o->mode, "concurrent", "%u H2C, then %u C2H channels at once, "
+		       "%" PRIu64 " bytes each, byte-exact", n[0], n[1], len);
 }
+
+/*
+ * Addresses off the engine's alignment: SUBMIT refuses them (EINVAL) when
+ * it has one, since the engine would stop on an ALIGN error mid-transfer;
+ * with none, odd addresses and lengths go through byte-exact.
+ */
+static void check_unaligned(int fd, const struct fpgad_dma_info *in,
+			    const struct opts *o, struct bufs *b)
+{
+	uint64_t len = small_len(o) > 3 ? small_len(o) - 3 : 0;
+	int card, host, ret;
+
+	if (in->align > 1) {
+		card = submit(fd, FPGAD_DMA_H2C, 0, b->ha, 0, o->card_addr + 1,
+			      in->align, 1, 0);
+		host = submit(fd, FPGAD_DMA_C2H, 0, b->hb, 1, o->card_addr,
+			      in->align, 2, 0);
+		if (card != -EINVAL || host != -EINVAL)
+			report("FAIL", o->mode, "unaligned",
+			       "alignment %u: card address +1: %s, host address +1: %s "
+			       "(both should be EINVAL: the engine would stop on an ALIGN error)",
+			       in->align, errname(card), errname(host));
+		else
+			report("PASS", o->mode, "unaligned", "alignment %u: card and host "
+			       "addresses off it refused with EINVAL", in->align);
+		return;
+	}
+	if (!len || o->card_size < len + 1) {
+		report("SKIP", o->mode, "unaligned", "card window too small");
+		return;
+	}
+	fill(b->a + 1, len, 77);
+	memset(b->b, 0, len + 3);
+	ret = xfer(fd, FPGAD_DMA_H2C, 0, b->ha, 1, o->card_addr + 1, len, 0, NULL);
+	if (!ret)
+		ret = xfer(fd, FPGAD_DMA_C2H, 0, b->hb, 3, o->card_addr + 1, len, 0, NULL);
+	if (!ret && memcmp(b->a + 1, b->b + 3, len))
+		ret = -EBADMSG;
+	if (ret)
+		report("FAIL", o->mode, "unaligned", "alignment 1 (any address): %" PRIu64
+		       " bytes at card +1, host +1 and +3: %s: the engine's alignments "
+		       "register promises what it cannot do", len, errname(ret));
+	else
+		report("PASS", o->mode, "unaligned", "alignment 1: %" PRIu64 " bytes at card "
+		       "%#" PRIx64 " from host +1, back to host +3, byte-exact", len,
+		       o->card_addr + 1);
+}
+
+/*
+ * A 1 ms timeout is one jiffy: it passes up to 10 ms (HZ=100) after the
+ * engine started.  The transfer must take longer than that for a timeout
+ * to be certain: the whole window, from a buffer of its own when the
+ * window is larger than the 16 MiB ones (up to TIMEOUT_MAX_BYTES).  When
+ * it finishes in time, the size that would take TIMEOUT_NEED_MS at the
+ * rate it ran at is what the SKIP asks for.
+ */
+#define TIMEOUT_MAX_BYTES	(1024ull * MIB)
+#define TIMEOUT_NEED_MS		20
 
 static void check_timeout(int fd, const struct opts *o, struct bufs *b)
 {
 	struct fpgad_dma_reset r = { .channel = 0, .direction = FPGAD_DMA_H2C };
-	uint64_t len = o->card_size < b->n ? o->card_size : b->n;
+	uint64_t len = o->card_size < TIMEOUT_MAX_BYTES ? o->card_size : TIMEOUT_MAX_BYTES;
 	long long timeouts = counter(o->dev, "timeouts");
-	uint32_t flags = 0;
+	struct fpgad_dma_completion c;
+	uint64_t h = b->ha, took_ns, big_len = len;
+	uint8_t *big = NULL;
 	char why[160];
 	int ret;
 
-	ret = xfer(fd, FPGAD_DMA_H2C, 0, b->ha, 0, o->card_addr, len, 1, &flags);
+	if (len > b->n) {
+		big = mmap(NULL, big_len, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		h = big == MAP_FAILED ? 0 : pin_host(fd, big, big_len);
+		if (!h) {
+			len = b->n;
+			h = b->ha;
+		}
+	}
+	ret = xfer_rec(fd, FPGAD_DMA_H2C, 0, h, 0, o->card_addr, len, 1, &c);
 	if (ret == 0) {
+		took_ns = c.t_end_ns > c.t_start_ns ? c.t_end_ns - c.t_start_ns : 1;
 		report("SKIP", o->mode, "timeout",
-		       "%" PRIu64 " bytes finished within 1 ms: cannot force a timeout "
-		       "(more card memory, -s)", len);
-		return;
+		       "%" PRIu64 " bytes took %" PRIu64 " us, within a 1 ms timeout (one "
+		       "jiffy: up to 10 ms): a certain timeout needs %u ms of transfer, "
+		       "--card-size %" PRIu64 " or more at this link's rate", len,
+		       took_ns / 1000, TIMEOUT_NEED_MS,
+		       (uint64_t)((double)len * TIMEOUT_NEED_MS * 1e6 / (double)took_ns));
+		goto out;
 	}
 	if (ret != -ETIMEDOUT) {
 		report("FAIL", o->mode, "timeout", "status %s, ETIMEDOUT expected",
 		       errname(ret));
-		return;
+		goto out;
 	}
-	if (flags & FPGAD_DMA_COMPLETION_WEDGED) {
+	if (c.flags & FPGAD_DMA_COMPLETION_WEDGED) {
 		ret = ioctl(fd, FPGAD_DMA_IOC_RESET, &r) ? -errno : 0;
 		report(ret ? "FAIL" : "PASS", o->mode, "timeout-wedged",
 		       "the engine did not stop within its wait; RESET: %s",
@@ -431,9 +571,51 @@ static void check_timeout(int fd, const struct opts *o, struct bufs *b)
 		report("FAIL", o->mode, "timeout", "channel unusable after it: %s", why);
 	else
 		report("PASS", o->mode, "timeout",
-		       "%" PRIu64 " bytes in 1 ms: ETIMEDOUT%s; the channel works again",
-		       len, flags ? " (wedged, reset)" : ", engine stopped");
+		       "%" PRIu64 " bytes with a 1 ms timeout: ETIMEDOUT%s; the channel works again",
+		       len, c.flags ? " (wedged, reset)" : ", engine stopped");
+out:
+	if (h && h != b->ha) {
+		struct fpgad_dma_unpin u = { .handle = h };
+
+		ioctl(fd, FPGAD_DMA_IOC_UNPIN, &u);
+	}
+	if (big && big != MAP_FAILED)
+		munmap(big, big_len);
 }
+
+#ifndef BRINGUP_NO_MEMORY
+/*
+ * @bytes of the GPU memory pinned as @gpu, through the card in @chunk-byte
+ * pieces: host -> card -> GPU, then GPU -> card -> host, byte-exact.
+ */
+static int gpu_through_card(int fd, const struct opts *o, struct bufs *b,
+			    uint64_t gpu, uint64_t bytes, uint64_t chunk)
+{
+	uint64_t off;
+	int ret = 0;
+
+	for (off = 0; off < bytes && !ret; off += chunk) {
+		uint64_t n = bytes - off < chunk ? bytes - off : chunk;
+
+		fill(b->a, n, (unsigned int)(off / chunk));
+		ret = xfer(fd, FPGAD_DMA_H2C, 0, b->ha, 0, o->card_addr, n, 0, NULL);
+		if (!ret)
+			ret = xfer(fd, FPGAD_DMA_C2H, 0, gpu, off, o->card_addr, n, 0, NULL);
+	}
+	for (off = 0; off < bytes && !ret; off += chunk) {
+		uint64_t n = bytes - off < chunk ? bytes - off : chunk;
+
+		fill(b->a, n, (unsigned int)(off / chunk));
+		memset(b->b, 0, n);
+		ret = xfer(fd, FPGAD_DMA_H2C, 0, gpu, off, o->card_addr, n, 0, NULL);
+		if (!ret)
+			ret = xfer(fd, FPGAD_DMA_C2H, 0, b->hb, 0, o->card_addr, n, 0, NULL);
+		if (!ret && memcmp(b->a, b->b, n))
+			ret = -EBADMSG;
+	}
+	return ret;
+}
+#endif
 
 /* 256 MiB of GPU memory, one dma-buf: card -> GPU -> card -> host. */
 static void check_dmabuf(int fd, const struct opts *o, struct bufs *b)
@@ -446,7 +628,7 @@ static void check_dmabuf(int fd, const struct opts *o, struct bufs *b)
 #else
 	const struct memory_ops *mops = memory_ops_for(MEMORY_CUDA);
 	struct fpgad_dma_pin_dmabuf p;
-	uint64_t chunk = o->card_size < b->n ? o->card_size : b->n, off;
+	uint64_t chunk = o->card_size < b->n ? o->card_size : b->n;
 	struct mem_region *r = NULL;
 	char why[192];
 	int dfd = -1, ret = 0, ordinal;
@@ -473,26 +655,7 @@ static void check_dmabuf(int fd, const struct opts *o, struct bufs *b)
 		report("FAIL", o->mode, "dmabuf-256m", "PIN_DMABUF: %s (the p2p-path line above says whether the kernel allows the path)", errname(errno));
 		goto out;
 	}
-	/* Through the card in chunks as large as it holds. */
-	for (off = 0; off < DMABUF_BYTES && !ret; off += chunk) {
-		uint64_t n = DMABUF_BYTES - off < chunk ? DMABUF_BYTES - off : chunk;
-
-		fill(b->a, n, (unsigned int)(off / chunk));
-		ret = xfer(fd, FPGAD_DMA_H2C, 0, b->ha, 0, o->card_addr, n, 0, NULL);
-		if (!ret)
-			ret = xfer(fd, FPGAD_DMA_C2H, 0, p.handle, off, o->card_addr, n, 0, NULL);
-	}
-	for (off = 0; off < DMABUF_BYTES && !ret; off += chunk) {
-		uint64_t n = DMABUF_BYTES - off < chunk ? DMABUF_BYTES - off : chunk;
-
-		fill(b->a, n, (unsigned int)(off / chunk));
-		memset(b->b, 0, n);
-		ret = xfer(fd, FPGAD_DMA_H2C, 0, p.handle, off, o->card_addr, n, 0, NULL);
-		if (!ret)
-			ret = xfer(fd, FPGAD_DMA_C2H, 0, b->hb, 0, o->card_addr, n, 0, NULL);
-		if (!ret && memcmp(b->a, b->b, n))
-			ret = -EBADMSG;
-	}
+	ret = gpu_through_card(fd, o, b, p.handle, DMABUF_BYTES, chunk);
 	if (ret)
 		report("FAIL", o->mode, "dmabuf-256m", "%s", errname(ret));
 	else
@@ -512,14 +675,93 @@ out:
 }
 #endif
 
-static void check_nvp2p(const struct opts *o, uint32_t features)
+/*
+ * PIN_NVP2P on cudaMalloc'd memory (64 KiB-aligned, as nv-p2p wants):
+ * through the card both ways, then the memory freed under the pin, which
+ * makes NVIDIA call the module's free callback: the pin is dead (SUBMIT
+ * fails with ENOLINK) and UNPIN still releases it.
+ */
+#define NVP2P_BYTES		(64ull * MIB)
+#define NVP2P_ALIGN		(64ull * 1024)
+
+static void check_nvp2p(int fd, const struct opts *o, struct bufs *b,
+			uint32_t features)
 {
-	if (features & FPGAD_DMA_FEAT_NVP2P)
-		report("PASS", o->mode, "nvp2p", "PIN_NVP2P built in (NVIDIA_SRC=)");
-	else
+#ifdef BRINGUP_NO_MEMORY
+	if (!(features & FPGAD_DMA_FEAT_NVP2P))
 		report("SKIP", o->mode, "nvp2p", "module built without NVIDIA_SRC= "
 		       "(make kmod NVIDIA_SRC=/usr/src/nvidia-<version>)");
+	else
+		report("SKIP", o->mode, "nvp2p", "PIN_NVP2P built in; this program is "
+		       "built without the GPU memory backend");
+	(void)fd;
+	(void)b;
 }
+#else
+	const struct memory_ops *mops = memory_ops_for(MEMORY_CUDA);
+	uint64_t chunk = o->card_size < b->n ? o->card_size : b->n;
+	struct fpgad_dma_pin_nvp2p p;
+	struct fpgad_dma_unpin u;
+	struct mem_region *r = NULL;
+	char why[192];
+	int ret, ordinal, dead;
+
+	if (!(features & FPGAD_DMA_FEAT_NVP2P)) {
+		report("SKIP", o->mode, "nvp2p", "module built without NVIDIA_SRC= "
+		       "(make kmod NVIDIA_SRC=/usr/src/nvidia-<version>)");
+		return;
+	}
+	if (!mops) {
+		report("SKIP", o->mode, "nvp2p", "PIN_NVP2P built in; this program is "
+		       "built without CUDA");
+		return;
+	}
+	if (memory_cuda_probe(o->gpu ? o->gpu : "", &ordinal, why, sizeof(why))) {
+		report("SKIP", o->mode, "nvp2p", "%s", why);
+		return;
+	}
+	ret = mops->alloc(NVP2P_BYTES + NVP2P_ALIGN, o->gpu ? o->gpu : "",
+			  "bringup-nvp2p", 0, &r);
+	if (ret) {
+		report("FAIL", o->mode, "nvp2p", "cudaMalloc of %llu bytes: %s",
+		       NVP2P_BYTES + NVP2P_ALIGN, errname(ret));
+		return;
+	}
+	memset(&p, 0, sizeof(p));
+	p.gpu_addr = ((uintptr_t)r->dev + NVP2P_ALIGN - 1) & ~(NVP2P_ALIGN - 1);
+	p.length = NVP2P_BYTES;
+	if (ioctl(fd, FPGAD_DMA_IOC_PIN_NVP2P, &p)) {
+		report("FAIL", o->mode, "nvp2p", "PIN_NVP2P of %#" PRIx64 ": %s (dmesg: "
+		       "nvidia_p2p_get_pages; is the GPU's driver the one the module "
+		       "was built against?)", (uint64_t)p.gpu_addr, errname(errno));
+		mops->free(r);
+		return;
+	}
+	ret = gpu_through_card(fd, o, b, p.handle, NVP2P_BYTES, chunk);
+	/* cudaFree under the pin: NVIDIA calls the free callback now. */
+	mops->free(r);
+	dead = submit(fd, FPGAD_DMA_C2H, 0, p.handle, 0, o->card_addr, 4096, 3, 0);
+	memset(&u, 0, sizeof(u));
+	u.handle = p.handle;
+	if (ret)
+		report("FAIL", o->mode, "nvp2p", "64 MiB through the card: %s", errname(ret));
+	else if (dead != -ENOLINK)
+		report("FAIL", o->mode, "nvp2p", "SUBMIT on the pin after its memory was "
+		       "freed: %s, ENOLINK expected (the free callback did not revoke it)",
+		       errname(dead));
+	else if (ioctl(fd, FPGAD_DMA_IOC_UNPIN, &u))
+		report("FAIL", o->mode, "nvp2p", "UNPIN of the revoked pin: %s",
+		       errname(errno));
+	else
+		report("PASS", o->mode, "nvp2p", "64 MiB of cudaMalloc'd memory through the "
+		       "card both ways, byte-exact; freed under the pin: ENOLINK, unpinned");
+	if (dead == 0) {
+		struct fpgad_dma_completion c;
+
+		wait_completion(fd, &c);	/* the transfer that ran anyway */
+	}
+}
+#endif
 
 static void check_p2p(int fd, const struct opts *o)
 {
@@ -583,7 +825,7 @@ int main(int argc, char **argv)
 	struct opts o = { .dev = "/dev/fpgad0", .mode = "run", .engine = "xdma" };
 	struct fpgad_dma_info in;
 	uint32_t features = 0;
-	struct bufs b;
+	struct bufs b = { 0 };
 	int fd, c;
 
 	while ((c = getopt(argc, argv, "d:a:s:b:g:m:E:o:h")) != -1) {
@@ -627,11 +869,15 @@ int main(int argc, char **argv)
 	} else {
 		check_loopback(fd, &in, &o, &b);
 		check_concurrent(fd, &in, &o, &b);
+		check_unaligned(fd, &in, &o, &b);
 		check_decode_error(fd, &in, &o, &b);
 		check_timeout(fd, &o, &b);
 		check_dmabuf(fd, &o, &b);
 	}
-	check_nvp2p(&o, features);
+	if (in.h2c_channels && in.c2h_channels && b.ha)
+		check_nvp2p(fd, &o, &b, features);
+	else
+		report("SKIP", o.mode, "nvp2p", "needs the loopback's buffers");
 	close(fd);
 	printf("bringup %s: %u passed, %u failed, %u skipped\n", o.mode, passed,
 	       failed, skipped);

@@ -37,7 +37,7 @@ BRINGUP=${BRINGUP:-build/tests/kmod/bringup}
 KO=${KO:-kmod/fpgad_dma.ko}
 PARAM=/sys/module/fpgad_dma/parameters
 ids="" dev=/dev/fpgad0 args="" edu=0 card_addr_given=0
-failed=0 loaded=0 old_poll="" bdf="" klog=0
+failed=0 loaded=0 old_poll="" bdf="" klog=0 marker="" node=""
 
 skip() { echo "SKIP bringup: $*"; exit 77; }
 line() { echo "$1 $2: $3"; }
@@ -71,11 +71,29 @@ trap 'restore; echo "bringup: interrupted"; exit 130' INT TERM
 
 # --- the kernel's own word: per step ---------------------------------------------------
 
-mark() { klog=$(dmesg | wc -l); }
+# Each step's messages are those after a marker it writes to the kernel
+# log (a line count goes wrong once the ring buffer wraps); a marker that
+# has wrapped out of the buffer leaves all of it, with a note.
+mark() {
+	klog=$((klog + 1))
+	marker="fpgad-bringup: mark $$.$klog"
+	echo "$marker" > /dev/kmsg 2>/dev/null || marker=""
+}
+
+since_mark() {
+	if [ -z "$marker" ]; then
+		dmesg
+	elif dmesg | grep -q -F "$marker"; then
+		dmesg | sed -n "\|$marker|,\$p" | sed 1d
+	else
+		echo "(the kernel log wrapped since the step began: all of it)"
+		dmesg
+	fi
+}
 
 # New kernel messages about the card, AER and the IOMMU; a fault fails @1.
 capture() {
-	new=$(dmesg | tail -n +"$((klog + 1))")
+	new=$(since_mark)
 	echo "$new" | grep -E 'fpgad|AER|DMAR|IOMMU|AMD-Vi|pcieport' |
 		sed 's/^/   dmesg: /'
 	if echo "$new" | grep -q -E 'AER: .*(error|Error)|DMAR: .*[Ff]ault|IO_PAGE_FAULT|iommu.*fault'; then
@@ -92,15 +110,21 @@ regs() {
 		sed 's/^/   regs: /' "$d/fpgad_dma/$bdf/regs"
 }
 
-# Interrupts the card's handlers took, all CPUs.
+# Interrupts the card's handler took: the module's own count (a shared
+# INTx line's count in /proc/interrupts has other devices' in it too).
 irqs() {
+	if [ -r "/sys/class/fpgad/$node/interrupts" ]; then
+		cat "/sys/class/fpgad/$node/interrupts"
+		return
+	fi
 	awk '/fpgad-/ { for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) n += $i }
 	     END { print n + 0 }' /proc/interrupts
 }
 
 # --- before the module loads ------------------------------------------------------------
 
-# PCI functions of the card(s): Xilinx with one of the ids, or QEMU's edu.
+# PCI functions of the card(s): Xilinx with one of the ids (any Xilinx
+# function without --ids), or QEMU's edu.
 functions() {
 	for f in /sys/bus/pci/devices/*; do
 		v=$(cat "$f/vendor") d=$(cat "$f/device")
@@ -109,9 +133,21 @@ functions() {
 			continue
 		fi
 		[ "$v" = 0x10ee ] || continue
+		[ -z "$ids" ] && { basename "$f"; continue; }
 		for id in $(echo "$ids" | tr ',' ' '); do
 			[ "$((d))" = "$((id))" ] && basename "$f"
 		done
+	done
+}
+
+# The functions another driver (xdma.ko, vfio-pci, ...) holds: each a FAIL.
+# Loaded or not: fpgad_dma cannot bind a card another driver has.
+other_drivers() {
+	for f in $found; do
+		drv=$(basename "$(readlink "/sys/bus/pci/devices/$f/driver" 2>/dev/null)")
+		if [ -n "$drv" ] && [ "$drv" != fpgad_dma ] && [ "$drv" != . ]; then
+			fail driver "$f is bound to $drv: unbind it first (echo $f > /sys/bus/pci/drivers/$drv/unbind) and keep $drv from loading (blacklist it)"
+		fi
 	done
 }
 
@@ -121,12 +157,8 @@ if [ ! -d /sys/module/fpgad_dma ]; then
 	[ -f "$KO" ] || skip "no $KO: run make kmod"
 	found=$(functions)
 	[ -n "$found" ] || fail pci "no PCI function with those ids (lspci -nn -d 10ee:): is the bitstream loaded, and was the host rebooted or the bus rescanned after (echo 1 > /sys/bus/pci/rescan)?"
-	for f in $found; do
-		drv=$(basename "$(readlink "/sys/bus/pci/devices/$f/driver" 2>/dev/null)")
-		if [ -n "$drv" ] && [ "$drv" != fpgad_dma ] && [ "$drv" != . ]; then
-			fail driver "$f is bound to $drv: unbind it first (echo $f > /sys/bus/pci/drivers/$drv/unbind) and keep $drv from loading (blacklist it)"
-		fi
-	done
+	other_drivers
+	# Only a module about to be loaded can be refused for its signature.
 	lockdown=$(cat /sys/kernel/security/lockdown 2>/dev/null)
 	sb=$(mokutil --sb-state 2>/dev/null)
 	signer=$(modinfo -F signer "$KO" 2>/dev/null)
@@ -146,6 +178,10 @@ if [ ! -d /sys/module/fpgad_dma ]; then
 	loaded=1
 	line PASS load "insmod $KO${ids:+ ids=$ids}"
 	capture load
+else
+	found=$(functions)
+	other_drivers
+	mark
 fi
 if command -v lspci >/dev/null 2>&1; then
 	echo "== Xilinx functions:"
@@ -153,7 +189,13 @@ if command -v lspci >/dev/null 2>&1; then
 fi
 node=$(basename "$dev")
 if [ ! -c "$dev" ] || [ ! -e "/sys/class/fpgad/$node/device" ]; then
-	fail bind "no $dev: is the card's id in ids= (or new_id)? Did probe fail (dmesg | grep fpgad)?"
+	if [ "$failed" = 1 ]; then
+		echo "bringup: FAIL (no $dev: another driver has the card, above)"
+	elif [ -z "$found" ]; then
+		fail bind "no $dev and no PCI function it could bind (lspci -nn -d 10ee:): is the bitstream loaded?"
+	else
+		fail bind "no $dev: $(echo $found) unbound: is the card's id in ids= (or new_id)? Did probe fail (dmesg | grep fpgad)?"
+	fi
 	exit 1
 fi
 bdf=$(basename "$(readlink "/sys/class/fpgad/$node/device")")
@@ -177,7 +219,13 @@ for mode in $modes; do
 	# One transfer first: a missing interrupt shows now, not as timeouts.
 	before=$(irqs)
 	# shellcheck disable=SC2086
-	"$BRINGUP" -d "$dev" -m "$mode" -o first-light $args || failed=1
+	if ! "$BRINGUP" -d "$dev" -m "$mode" -o first-light $args; then
+		failed=1
+		capture "$mode/first-light"
+		regs
+		line SKIP "$mode/*" "the other checks: first light failed, so they would run against a window or an engine that does not work (fix the first, see its FAIL)"
+		continue
+	fi
 	after=$(irqs)
 	capture "$mode/first-light"
 	if [ "$mode" = interrupt ] && [ "$after" -le "$before" ]; then

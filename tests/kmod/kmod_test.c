@@ -198,6 +198,9 @@ static void test_version_info(void)
 	      (unsigned long long)in.card_memory);
 	check(ioctl(fd, _IOWR(FPGAD_DMA_IOC_MAGIC, 0x7f, struct fpgad_dma_reset),
 		    &in) == -1 && errno == ENOTTY, "unknown ioctl: ENOTTY");
+	errno = 0;
+	check(lseek(fd, 0, SEEK_SET) == -1 && errno == ESPIPE,
+	      "lseek fails with ESPIPE (errno %d)", errno);
 	close(fd);
 }
 

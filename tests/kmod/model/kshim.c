@@ -111,6 +111,7 @@ void init_waitqueue_head(wait_queue_head_t *wq)
 
 void kshim_wake(wait_queue_head_t *wq)
 {
+	kshim_point(KSHIM_POINT_WAKE);
 	pthread_mutex_lock(&wq->m);
 	wq->gen++;
 	pthread_cond_broadcast(&wq->c);
@@ -378,6 +379,69 @@ int sg_alloc_table_from_pages(struct sg_table *t, struct page **pages,
 	return 0;
 }
 
+/*
+ * Bounce buffers (kshim_dma_bounce): what swiotlb does behind every
+ * streaming mapping under swiotlb=force, in SEV/TDX guests or for a 32-bit
+ * mask.  The device sees a copy; map copies the memory into it, unmap
+ * copies it back (both directions), a sync for the device copies CPU
+ * memory into it for TO_DEVICE and BIDIRECTIONAL, a sync for the CPU
+ * copies it back for FROM_DEVICE and BIDIRECTIONAL, byte for byte over
+ * the range synced: a sync wider than the transfer, or in the wrong
+ * direction, copies stale bytes over the CPU's.
+ */
+struct kshim_bounce {
+	u64 bus, len;
+	void *orig;
+	void *mem;			/* what aligned_alloc gave */
+	const void *tag;
+};
+
+static bool dma_bounce;
+static struct kshim_bounce *bounces;
+static unsigned int nbounces, bounces_cap;
+static u64 dma_syncs;
+
+void kshim_dma_bounce(bool on)
+{
+	pthread_mutex_lock(&dma_lock);
+	dma_bounce = on;
+	pthread_mutex_unlock(&dma_lock);
+}
+
+u64 kshim_dma_syncs(void)
+{
+	u64 n;
+
+	pthread_mutex_lock(&dma_lock);
+	n = dma_syncs;
+	pthread_mutex_unlock(&dma_lock);
+	return n;
+}
+
+/* The bounce buffer that holds [bus, bus + len), or NULL; dma_lock held. */
+static struct kshim_bounce *kshim_bounce_find(u64 bus, u64 len)
+{
+	unsigned int i;
+
+	for (i = 0; i < nbounces; i++)
+		if (bus >= bounces[i].bus && len <= bounces[i].len &&
+		    bus - bounces[i].bus <= bounces[i].len - len)
+			return &bounces[i];
+	return NULL;
+}
+
+static void kshim_bounce_copy(struct kshim_bounce *b, u64 bus, u64 len,
+			      bool to_cpu)
+{
+	u8 *orig = (u8 *)b->orig + (bus - b->bus);
+	u8 *dev = (u8 *)(uintptr_t)bus;
+
+	if (to_cpu)
+		memcpy(orig, dev, len);
+	else
+		memcpy(dev, orig, len);
+}
+
 int dma_map_sgtable(struct device *dev, struct sg_table *t,
 		    enum dma_data_direction dir, unsigned long attrs)
 {
@@ -390,6 +454,29 @@ int dma_map_sgtable(struct device *dev, struct sg_table *t,
 	for_each_sgtable_sg(t, sg, i) {
 		sg->dma_address = sg->page_link;
 		sg->dma_length = sg->length;
+		pthread_mutex_lock(&dma_lock);
+		if (dma_bounce) {
+			/* Same offset in the page: the engine's alignment holds. */
+			u64 phase = sg->page_link & ~PAGE_MASK;
+			size_t n = (phase + sg->length + PAGE_SIZE - 1) & PAGE_MASK;
+			struct kshim_bounce *b;
+			u8 *mem = aligned_alloc(PAGE_SIZE, n);
+
+			if (nbounces == bounces_cap) {
+				bounces_cap = bounces_cap ? 2 * bounces_cap : 64;
+				bounces = realloc(bounces, bounces_cap * sizeof(*bounces));
+			}
+			if (!mem || !bounces)
+				abort();
+			b = &bounces[nbounces++];
+			*b = (struct kshim_bounce){
+				(uintptr_t)(mem + phase), sg->length,
+				(void *)(uintptr_t)sg->page_link, mem, t,
+			};
+			sg->dma_address = b->bus;
+			kshim_bounce_copy(b, b->bus, b->len, false);
+		}
+		pthread_mutex_unlock(&dma_lock);
 		kshim_map_add(sg->dma_address, sg->dma_length, t);
 	}
 	t->nents = t->orig_nents;
@@ -399,10 +486,94 @@ int dma_map_sgtable(struct device *dev, struct sg_table *t,
 void dma_unmap_sgtable(struct device *dev, struct sg_table *t,
 		       enum dma_data_direction dir, unsigned long attrs)
 {
+	unsigned int i;
+
 	(void)dev;
-	(void)dir;
 	(void)attrs;
 	kshim_map_del(t);
+	pthread_mutex_lock(&dma_lock);
+	for (i = 0; i < nbounces;) {
+		if (bounces[i].tag != t) {
+			i++;
+			continue;
+		}
+		if (dir != DMA_TO_DEVICE)
+			kshim_bounce_copy(&bounces[i], bounces[i].bus,
+					  bounces[i].len, true);
+		free(bounces[i].mem);
+		bounces[i] = bounces[--nbounces];
+	}
+	pthread_mutex_unlock(&dma_lock);
+}
+
+bool dma_need_sync(struct device *dev, dma_addr_t bus)
+{
+	bool need;
+
+	(void)dev;
+	pthread_mutex_lock(&dma_lock);
+	need = kshim_bounce_find(bus, 1) != NULL;
+	pthread_mutex_unlock(&dma_lock);
+	return need;
+}
+
+static void kshim_dma_sync(dma_addr_t bus, size_t len,
+			   enum dma_data_direction dir, bool to_cpu)
+{
+	struct kshim_bounce *b;
+	unsigned int i;
+
+	pthread_mutex_lock(&dma_lock);
+	dma_syncs++;
+	for (i = 0; i < nmaps; i++)
+		if (bus >= maps[i].bus && len <= maps[i].len &&
+		    bus - maps[i].bus <= maps[i].len - len)
+			break;
+	if (i == nmaps) {
+		dma_violations++;
+		snprintf(dma_last_violation, sizeof(dma_last_violation),
+			 "sync of %zu bytes at %#llx: not mapped", len,
+			 (unsigned long long)bus);
+	}
+	b = kshim_bounce_find(bus, len);
+	if (b && (dir == DMA_BIDIRECTIONAL ||
+		  dir == (to_cpu ? DMA_FROM_DEVICE : DMA_TO_DEVICE)))
+		kshim_bounce_copy(b, bus, len, to_cpu);
+	pthread_mutex_unlock(&dma_lock);
+}
+
+void dma_sync_single_for_cpu(struct device *dev, dma_addr_t bus, size_t len,
+			     enum dma_data_direction dir)
+{
+	(void)dev;
+	kshim_dma_sync(bus, len, dir, true);
+}
+
+void dma_sync_single_for_device(struct device *dev, dma_addr_t bus,
+				size_t len, enum dma_data_direction dir)
+{
+	(void)dev;
+	kshim_dma_sync(bus, len, dir, false);
+}
+
+void dma_sync_sgtable_for_cpu(struct device *dev, struct sg_table *t,
+			      enum dma_data_direction dir)
+{
+	struct scatterlist *sg;
+	unsigned int i;
+
+	for_each_sgtable_dma_sg(t, sg, i)
+		dma_sync_single_for_cpu(dev, sg_dma_address(sg), sg_dma_len(sg), dir);
+}
+
+void dma_sync_sgtable_for_device(struct device *dev, struct sg_table *t,
+				 enum dma_data_direction dir)
+{
+	struct scatterlist *sg;
+	unsigned int i;
+
+	for_each_sgtable_dma_sg(t, sg, i)
+		dma_sync_single_for_device(dev, sg_dma_address(sg), sg_dma_len(sg), dir);
 }
 
 /* --- devices, classes, character devices, sysfs -------------------------------------------- */
@@ -446,7 +617,7 @@ int sysfs_emit(char *buf, const char *fmt, ...)
 	return n;
 }
 
-struct class *kshim_class_create(const char *name)
+struct class *class_create(const char *name)
 {
 	struct class *c = calloc(1, sizeof(*c));
 
@@ -1929,6 +2100,150 @@ static u64 gpu_va, gpu_len;
 static void *gpu_host;
 static struct kshim_gpu_pin gpu_pins[MAX_GPU_PINS];
 
+/*
+ * Pause points (kshim_point): the free callback's thread is held at the
+ * n-th point of a kind it reaches, until the test lets it go on.
+ */
+static pthread_mutex_t point_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t point_cond = PTHREAD_COND_INITIALIZER;
+static __thread bool point_thread;
+static __thread unsigned int point_seen[2];
+static int point_kind = -1;
+static unsigned int point_n;
+static bool point_held, point_go;
+
+static void kshim_deadline_rt(struct timespec *ts, unsigned int ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+bool kshim_point(enum kshim_point_kind kind)
+{
+	struct timespec ts;
+	unsigned int n;
+
+	if (!point_thread)
+		return false;
+	n = ++point_seen[kind];
+	pthread_mutex_lock(&point_lock);
+	if (point_kind != (int)kind || point_n != n) {
+		pthread_mutex_unlock(&point_lock);
+		return false;
+	}
+	point_kind = -1;
+	point_held = true;
+	pthread_cond_broadcast(&point_cond);
+	/* A test that fails before it resumes does not hang the suite. */
+	kshim_deadline_rt(&ts, 10000);
+	while (!point_go)
+		if (pthread_cond_timedwait(&point_cond, &point_lock, &ts))
+			break;
+	point_held = false;
+	point_go = false;
+	pthread_mutex_unlock(&point_lock);
+	return true;
+}
+
+void kshim_gpu_pause_at(enum kshim_point_kind kind, unsigned int n)
+{
+	pthread_mutex_lock(&point_lock);
+	point_kind = (int)kind;
+	point_n = n;
+	point_go = false;
+	pthread_mutex_unlock(&point_lock);
+}
+
+bool kshim_gpu_wait_paused(unsigned int ms)
+{
+	struct timespec ts;
+	bool held;
+
+	kshim_deadline_rt(&ts, ms);
+	pthread_mutex_lock(&point_lock);
+	while (!point_held)
+		if (pthread_cond_timedwait(&point_cond, &point_lock, &ts))
+			break;
+	held = point_held;
+	pthread_mutex_unlock(&point_lock);
+	return held;
+}
+
+void kshim_gpu_resume(void)
+{
+	pthread_mutex_lock(&point_lock);
+	point_kind = -1;
+	if (point_held)
+		point_go = true;
+	pthread_cond_broadcast(&point_cond);
+	pthread_mutex_unlock(&point_lock);
+}
+
+/* The free callback fired from another thread at a step of PIN_NVP2P. */
+static enum kshim_nvp2p_step gpu_free_step;
+static bool gpu_callback_blocked;
+
+void kshim_gpu_free_during(enum kshim_nvp2p_step step)
+{
+	pthread_mutex_lock(&gpu_lock);
+	gpu_free_step = step;
+	gpu_callback_blocked = false;
+	pthread_mutex_unlock(&gpu_lock);
+}
+
+bool kshim_gpu_callback_blocked(void)
+{
+	bool b;
+
+	pthread_mutex_lock(&gpu_lock);
+	b = gpu_callback_blocked;
+	pthread_mutex_unlock(&gpu_lock);
+	return b;
+}
+
+static void *kshim_gpu_free_thread(void *arg)
+{
+	kshim_gpu_free(*(u64 *)arg);
+	return NULL;
+}
+
+/*
+ * The callback runs in a thread of its own, as NVIDIA's driver runs it
+ * when another thread frees the memory; set-up waits for it to return, 2 s
+ * at most (a callback that waits for set-up would deadlock inside the
+ * NVIDIA driver, whose locks it runs under).
+ */
+static void kshim_gpu_step(enum kshim_nvp2p_step step, u64 va)
+{
+	static u64 at;
+	struct timespec ts;
+	pthread_t t;
+	bool fire;
+
+	pthread_mutex_lock(&gpu_lock);
+	fire = gpu_free_step == step;
+	if (fire)
+		gpu_free_step = KSHIM_NVP2P_NONE;
+	pthread_mutex_unlock(&gpu_lock);
+	if (!fire)
+		return;
+	at = va;
+	if (pthread_create(&t, NULL, kshim_gpu_free_thread, &at))
+		abort();
+	kshim_deadline_rt(&ts, 2000);
+	if (pthread_timedjoin_np(t, NULL, &ts)) {
+		pthread_mutex_lock(&gpu_lock);
+		gpu_callback_blocked = true;
+		pthread_mutex_unlock(&gpu_lock);
+		pthread_detach(t);
+	}
+}
+
 void kshim_gpu_mem(u64 gpu_addr, void *mem, size_t size)
 {
 	pthread_mutex_lock(&gpu_lock);
@@ -1967,6 +2282,7 @@ int nvidia_p2p_get_pages(u64 p2p_token, u32 va_space, u64 va, u64 length,
 	gpu_pins[i] = (struct kshim_gpu_pin){ va, length, pt, free_callback, data };
 	pthread_mutex_unlock(&gpu_lock);
 	*page_table = pt;
+	kshim_gpu_step(KSHIM_NVP2P_GOT_PAGES, va);
 	return 0;
 }
 
@@ -2029,6 +2345,7 @@ int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
 		if (gpu_pins[i].pt == pt)
 			va = gpu_pins[i].va;
 	pthread_mutex_unlock(&gpu_lock);
+	kshim_gpu_step(KSHIM_NVP2P_MAP, va);
 	m->version = NVIDIA_P2P_DMA_MAPPING_VERSION;
 	m->page_size_type = NVIDIA_P2P_PAGE_SIZE_64KB;
 	m->entries = pt->entries;
@@ -2043,6 +2360,7 @@ int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
 		kshim_map_add(m->dma_addresses[i], GPU_PAGE, m);
 	}
 	*ret = m;
+	kshim_gpu_step(KSHIM_NVP2P_MAPPED, va);
 	return 0;
 }
 
@@ -2083,7 +2401,10 @@ void kshim_gpu_free(u64 gpu_addr)
 		gpu_in_callback[i] = pins[i].pt;
 		pthread_mutex_unlock(&gpu_lock);
 		kshim_lock_acquire(&gpu_callback_dep, 0, KSHIM_LOCK_SLEEPING);
+		point_thread = true;
+		memset(point_seen, 0, sizeof(point_seen));
 		pins[i].free_cb(pins[i].data);
+		point_thread = false;
 		kshim_lock_release(&gpu_callback_dep, KSHIM_LOCK_SLEEPING);
 		pthread_mutex_lock(&gpu_lock);
 		gpu_in_callback[i] = NULL;

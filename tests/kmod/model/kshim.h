@@ -92,6 +92,8 @@ typedef int irqreturn_t;
 #define IS_ENABLED(option)		KSHIM_IS_DEFINED2(option)
 
 #define READ_ONCE(x)		(*(const volatile __typeof__(x) *)&(x))
+#define smp_store_release(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define smp_load_acquire(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define WRITE_ONCE(x, v)	(*(volatile __typeof__(x) *)&(x) = (v))
 
 #define BIT(n)			(1UL << (n))
@@ -218,6 +220,17 @@ enum kshim_lock_kind {
 
 void kshim_lock_acquire(const struct kshim_dep *dep, unsigned int sub,
 			enum kshim_lock_kind kind);
+
+/*
+ * Points where a thread the test singled out (the nv-p2p free callback's)
+ * can be held: after a mutex is unlocked, before a wake-up.  True when the
+ * thread was held there (kshim_test.h: kshim_gpu_pause_at).
+ */
+enum kshim_point_kind {
+	KSHIM_POINT_UNLOCK,
+	KSHIM_POINT_WAKE,
+};
+bool kshim_point(enum kshim_point_kind kind);
 void kshim_lock_release(const struct kshim_dep *dep, enum kshim_lock_kind kind);
 /* A wait for whoever holds @dep: an acquisition edge, nothing held after. */
 void kshim_might_lock(const struct kshim_dep *dep, unsigned int sub);
@@ -237,9 +250,18 @@ struct mutex { pthread_mutex_t m; struct kshim_dep dep; };
 	kshim_lock_acquire(&(l)->dep, (sub), (kind));			\
 	pthread_mutex_lock(&(l)->m);					\
 } while (0)
+/*
+ * A kernel mutex_unlock() may still touch the mutex once another task can
+ * own it (the wait list, the handoff): with a pause point armed there
+ * (kshim_point), the unlocking thread reads the lock again afterwards, so
+ * that a lock freed under it is a use after free.
+ */
 #define kshim_unlock(l, kind) do {					\
 	pthread_mutex_unlock(&(l)->m);					\
 	kshim_lock_release(&(l)->dep, (kind));				\
+	if ((kind) == KSHIM_LOCK_SLEEPING &&				\
+	    kshim_point(KSHIM_POINT_UNLOCK))				\
+		(void)*(const char *volatile *)&(l)->dep.name;		\
 } while (0)
 
 #define spin_lock_init(l) do {						\
@@ -352,6 +374,9 @@ typedef struct {
 } wait_queue_head_t;
 
 void init_waitqueue_head(wait_queue_head_t *wq);
+/* A static one: its condition variable keeps the realtime clock, so wait_event() only. */
+#define DECLARE_WAIT_QUEUE_HEAD(n) \
+	wait_queue_head_t n = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 }
 void kshim_wake(wait_queue_head_t *wq);
 unsigned long kshim_wait_gen(wait_queue_head_t *wq);
 /* Sleep until the generation moves on or @deadline (jiffies; 0: none). */
@@ -548,8 +573,8 @@ void put_device(struct device *dev);
 static inline void *dev_get_drvdata(const struct device *dev) { return dev->driver_data; }
 static inline void dev_set_drvdata(struct device *dev, void *d) { dev->driver_data = d; }
 
-struct class *kshim_class_create(const char *name);
-#define class_create(name)		kshim_class_create(name)
+/* A function, as since 6.4 (fpgad_compat.h tells the two apart by that). */
+struct class *class_create(const char *name);
 void class_destroy(struct class *cls);
 
 #define MINORBITS		20
@@ -673,6 +698,7 @@ int kshim_param_set(const char *name, const char *value);
 #define MODULE_LICENSE(l)
 #define MODULE_AUTHOR(a)
 #define MODULE_IMPORT_NS(ns)
+#define MODULE_INFO(tag, info)
 #define MODULE_DEVICE_TABLE(t, n)
 #define EXPORT_SYMBOL(s)
 #define EXPORT_SYMBOL_GPL(s)
@@ -779,16 +805,15 @@ int dma_map_sgtable(struct device *dev, struct sg_table *t,
 		    enum dma_data_direction dir, unsigned long attrs);
 void dma_unmap_sgtable(struct device *dev, struct sg_table *t,
 		       enum dma_data_direction dir, unsigned long attrs);
-static inline void dma_sync_sgtable_for_device(struct device *d, struct sg_table *t,
-					       enum dma_data_direction dir)
-{
-	(void)d; (void)t; (void)dir;
-}
-static inline void dma_sync_sgtable_for_cpu(struct device *d, struct sg_table *t,
-					    enum dma_data_direction dir)
-{
-	(void)d; (void)t; (void)dir;
-}
+void dma_sync_sgtable_for_device(struct device *dev, struct sg_table *t,
+				 enum dma_data_direction dir);
+void dma_sync_sgtable_for_cpu(struct device *dev, struct sg_table *t,
+			      enum dma_data_direction dir);
+void dma_sync_single_for_device(struct device *dev, dma_addr_t bus,
+				size_t len, enum dma_data_direction dir);
+void dma_sync_single_for_cpu(struct device *dev, dma_addr_t bus, size_t len,
+			     enum dma_data_direction dir);
+bool dma_need_sync(struct device *dev, dma_addr_t bus);
 
 /* --- dma-buf (a fake exporter the test drives) --------------------------------------- */
 

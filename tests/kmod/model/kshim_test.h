@@ -95,6 +95,12 @@ unsigned int kshim_warnings(void);	/* WARN_ON hits */
 /* DMA outside any live mapping: refused and counted. */
 u64 kshim_dma_violations(void);
 const char *kshim_dma_last_violation(void);
+/*
+ * Streaming mappings made from now on go through bounce buffers, as under
+ * swiotlb (kshim.c says what each call copies); the dma_sync_* calls made.
+ */
+void kshim_dma_bounce(bool on);
+u64 kshim_dma_syncs(void);
 /* Live DMA mappings (coherent, sg tables, dma-bufs, nv-p2p). */
 unsigned int kshim_dma_mappings(void);
 
@@ -119,5 +125,28 @@ unsigned int kshim_dmabuf_attachments(void);
 void kshim_gpu_mem(u64 gpu_addr, void *mem, size_t size);
 /* The GPU memory is freed: the free callbacks run, the mappings die. */
 void kshim_gpu_free(u64 gpu_addr);
+/*
+ * Hold the next free callback at its @n-th point of @kind (from 1: after
+ * its n-th mutex unlock, before its n-th wake-up); wait until it is held
+ * there (false: it never got there within @ms); let it go on.
+ */
+void kshim_gpu_pause_at(enum kshim_point_kind kind, unsigned int n);
+bool kshim_gpu_wait_paused(unsigned int ms);
+void kshim_gpu_resume(void);
+/* Where kshim_gpu_free_during() fires the free callback inside PIN_NVP2P. */
+enum kshim_nvp2p_step {
+	KSHIM_NVP2P_NONE,
+	KSHIM_NVP2P_GOT_PAGES,		/* get_pages has registered it, returns */
+	KSHIM_NVP2P_MAP,		/* dma_map_pages begins */
+	KSHIM_NVP2P_MAPPED,		/* dma_map_pages has mapped, returns */
+};
+
+/*
+ * The next PIN_NVP2P has its memory freed (the free callback fired from
+ * another thread, set-up waiting for it to return) at @step; blocked: a
+ * callback so fired did not return within 2 s.
+ */
+void kshim_gpu_free_during(enum kshim_nvp2p_step step);
+bool kshim_gpu_callback_blocked(void);
 
 #endif /* KSHIM_TEST_H */

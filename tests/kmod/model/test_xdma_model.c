@@ -10,6 +10,7 @@
  * DMA outside a live mapping and nothing a driver must not do to the
  * engine (tear_down).
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -70,6 +71,7 @@ static int set_up(void **state)
 	kshim_lock_forget();
 	kshim_set_admin(true);
 	kshim_set_memlock(ULONG_MAX);
+	kshim_dma_bounce(false);
 	return 0;
 }
 
@@ -310,6 +312,8 @@ static void test_irq_roundtrip(void **state)
 	kshim_irq_stats(&after);
 	assert_true(after.handled >= before.handled + 4);
 	assert_int_equal(after.misrouted, before.misrouted);
+	assert_int_equal(kshim_sysfs(DEV, "interrupts"),
+			 after.handled - before.handled);
 	assert_int_equal(kshim_sysfs(DEV, "transfers"), 4);
 	assert_int_equal(kshim_sysfs(DEV, "bytes_h2c"), 2 * n);
 	close_dev(f);
@@ -318,13 +322,20 @@ static void test_irq_roundtrip(void **state)
 	free(buf);
 }
 
-/* More descriptors than one ring holds: the transfer runs as several lists. */
+/*
+ * More descriptors than one ring holds: the transfer runs as several
+ * lists, in both completion modes (in poll mode the write-back word sits
+ * right after the ring, where a list one descriptor too long would put its
+ * last descriptor).
+ */
 static void test_multi_list(void **state)
 {
 	const size_t n = 1100 * PAGE_SIZE;	/* 4 KiB dma-buf segments */
+	struct kshim_irq_stats before, after;
 	struct kshim_file *f;
-	struct xm_stats st;
+	struct xm_stats st0, st;
 	u8 *src = buf_new(n), *dst = buf_new(n);
+	unsigned int mode;
 	int fd_src, fd_dst;
 	u64 hs, hd;
 
@@ -336,13 +347,25 @@ static void test_multi_list(void **state)
 	f = open_dev();
 	hs = pin_dmabuf(f, fd_src);
 	hd = pin_dmabuf(f, fd_dst);
-	fill(src, n, 9);
-	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, hs, 0, 0, n, 0), 0);
-	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, hd, 0, 0, n, 0), 0);
-	assert_memory_equal(dst, src, n);
-	xm_get_stats(fx.xm, &st);
-	assert_true(st.starts >= 4);		/* two lists each way */
-	assert_true(st.descriptors >= 2200);
+	for (mode = 0; mode < 2; mode++) {
+		assert_int_equal(kshim_param_set("poll_mode", mode ? "1" : "0"), 0);
+		xm_get_stats(fx.xm, &st0);
+		kshim_irq_stats(&before);
+		fill(src, n, 9 + mode);
+		memset(dst, 0, n);
+		assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, hs, 0, 0, n, 0), 0);
+		assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, hd, 0, 0, n, 0), 0);
+		assert_memory_equal(dst, src, n);
+		xm_get_stats(fx.xm, &st);
+		kshim_irq_stats(&after);
+		assert_true(st.starts - st0.starts >= 4);	/* two lists each way */
+		assert_true(st.descriptors - st0.descriptors >= 2200);
+		if (mode) {
+			assert_true(st.writebacks - st0.writebacks >= 2200);
+			assert_int_equal(st.irq_messages, st0.irq_messages);
+			assert_int_equal(after.handled, before.handled);
+		}
+	}
 	close_dev(f);
 	kshim_dmabuf_put(fd_src);
 	kshim_dmabuf_put(fd_dst);
@@ -375,6 +398,7 @@ static void test_poll_mode(void **state)
 	xm_get_stats(fx.xm, &st);
 	assert_true(st.writebacks >= 2);
 	assert_int_equal(st.irq_messages, 0);
+	assert_int_equal(kshim_sysfs(DEV, "interrupts"), 0);
 	close_dev(f);
 	free(buf);
 }
@@ -806,15 +830,18 @@ static void test_h2c_write_error(void **state)
 }
 
 /*
- * Poll mode sees errors at once: the engine writes nothing back when it
- * stops on one (PG195), so the driver reads the status register while it
- * polls; waiting for the write-back would end in -ETIMEDOUT.
+ * Poll mode sees errors at once: the engine's write-back carries Sts_err
+ * when an error stops it, and the driver reads the status register while
+ * it polls as well, for an engine whose write-back does not arrive: with
+ * either, waiting for the count would end in -ETIMEDOUT.
  */
 static void test_poll_mode_errors(void **state)
 {
 	const size_t n = 8 * PAGE_SIZE;
 	struct kshim_file *f;
+	struct xm_stats st;
 	u8 *buf = buf_new(n);
+	unsigned int wb;
 	int fd;
 	u64 h;
 
@@ -828,30 +855,37 @@ static void test_poll_mode_errors(void **state)
 	fd = kshim_dmabuf_new(buf, n);
 	f = open_dev();
 	h = pin_dmabuf(f, fd);
-	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, 0, 0, n, 300), -EIO);
-	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0x10000, n, 300), -EIO);
-	xm_bad_magic(fx.xm, 0, 0, 2);
-	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0x20000, n, 300), -EIO);
-	assert_int_equal(kshim_sysfs(DEV, "errors"), 3);
-	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0x20000, n, 0), 0);
+	for (wb = 0; wb < 2; wb++) {
+		xm_err_writeback(fx.xm, !wb);
+		assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, 0, 0, n, 300), -EIO);
+		assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0x10000, n, 300), -EIO);
+		xm_bad_magic(fx.xm, 0, 0, 2);
+		assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0x20000, n, 300), -EIO);
+		assert_int_equal(kshim_sysfs(DEV, "errors"), 3 * (wb + 1));
+		assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0x20000, n, 0), 0);
+		xm_get_stats(fx.xm, &st);
+		assert_int_equal(st.writeback_errors, 3);
+	}
 	close_dev(f);
 	kshim_dmabuf_put(fd);
 	free(buf);
 }
 
 /*
- * Every error bit the engine logs, raised at the first descriptor, in the
- * middle of the list and after the last one has been counted, in both
- * completion modes: each fails the transfer with -EIO (not -ETIMEDOUT: an
- * error is seen at once), and the channel goes on.  After the last
- * descriptor the completed count is whole: only the status bit tells.
+ * Every error bit the engine logs, each of the five bits of the read,
+ * write and descriptor groups included, raised before the first, a middle
+ * and the last descriptor moves data and after each has been counted, in
+ * both completion modes: each fails the transfer with -EIO (not
+ * -ETIMEDOUT: an error is seen at once), and the channel goes on.  After
+ * the last descriptor the completed count is whole: only the status bit
+ * (and, in poll mode, the write-back's Sts_err) tells.
  */
 static void test_error_bits_everywhere(void **state)
 {
 	static const struct {
 		const char *name;
 		u32 bit;
-	} errs[] = {
+	} groups[] = {
 		{ "align", XM_ERR_ALIGN }, { "magic", XM_ERR_MAGIC },
 		{ "length", XM_ERR_LENGTH }, { "read", XM_ERR_READ },
 		{ "write", XM_ERR_WRITE }, { "desc", XM_ERR_DESC },
@@ -861,12 +895,16 @@ static void test_error_bits_everywhere(void **state)
 	const struct {
 		unsigned int index;
 		bool after;
-	} at[] = { { 0, false }, { 1, false }, { 1, true }, { 2, true } };
+	} at[] = {
+		{ 0, false }, { 0, true }, { 1, false }, { 1, true },
+		{ 2, false }, { 2, true },
+	};
 	struct kshim_file *f;
+	struct xm_stats st;
 	u8 *buf = buf_new(n);
-	unsigned int e, a, mode, dir;
+	unsigned int g, b, a, mode, dir;
 	long long errors = 0;
-	u64 h;
+	u64 h, wb_errors;
 
 	(void)state;
 	fx.cfg.xm.card_size = 4 * MIB;
@@ -875,22 +913,34 @@ static void test_error_bits_everywhere(void **state)
 	h = pin_host(f, buf, n);
 	for (mode = 0; mode < 2; mode++) {
 		assert_int_equal(kshim_param_set("poll_mode", mode ? "1" : "0"), 0);
-		for (e = 0; e < ARRAY_SIZE(errs); e++)
+		for (g = 0; g < ARRAY_SIZE(groups); g++) {
+			/* The groups of five: read, write and desc. */
+			unsigned int bits = groups[g].bit >= XM_ERR_READ ? 5 : 1;
+
+			for (b = 0; b < bits; b++)
 			for (a = 0; a < ARRAY_SIZE(at); a++)
-				for (dir = 0; dir < 2; dir++) {
-					xm_error_at(fx.xm, dir, 0, errs[e].bit,
-						    at[a].index, at[a].after);
-					if (xfer(f, dir, 0, h, 0, 0, n, 5000) != -EIO)
-						fail_msg("%s error at descriptor %u%s, %s, %s: not -EIO",
-							 errs[e].name, at[a].index,
-							 at[a].after ? " (after)" : "",
-							 dir ? "C2H" : "H2C",
-							 mode ? "poll" : "interrupt");
-					errors++;
-				}
+			for (dir = 0; dir < 2; dir++) {
+				xm_get_stats(fx.xm, &st);
+				wb_errors = st.writeback_errors;
+				xm_error_at(fx.xm, dir, 0, groups[g].bit << b,
+					    at[a].index, at[a].after);
+				if (xfer(f, dir, 0, h, 0, 0, n, 5000) != -EIO)
+					fail_msg("%s error bit %u at descriptor %u%s, %s, %s: not -EIO",
+						 groups[g].name, b, at[a].index,
+						 at[a].after ? " (after)" : "",
+						 dir ? "C2H" : "H2C",
+						 mode ? "poll" : "interrupt");
+				xm_get_stats(fx.xm, &st);
+				assert_int_equal(st.writeback_errors,
+						 wb_errors + mode);
+				errors++;
+			}
+		}
 		assert_int_equal(kshim_sysfs(DEV, "errors"), errors);
 		assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 0), 0);
 	}
+	xm_get_stats(fx.xm, &st);
+	assert_int_equal(st.errors_ignored, 0);
 	close_dev(f);
 	free(buf);
 }
@@ -943,6 +993,14 @@ static void test_intx_no_spurious(void **state)
 	kshim_irq_stats(&st);
 	assert_true(st.handled - before.handled >= 10);
 	assert_int_equal(st.unhandled - before.unhandled, 0);
+	/* The card's own count: what its handler took, not the line's. */
+	assert_int_equal(kshim_sysfs(DEV, "interrupts"),
+			 st.handled - before.handled);
+	/* Another device on the shared line rings: not the card's. */
+	for (i = 0; i < 5; i++)
+		kshim_irq_fire(fx.card, 0);
+	assert_int_equal(kshim_sysfs(DEV, "interrupts"),
+			 st.handled - before.handled);
 	close_dev(f);
 	free(buf);
 }
@@ -1005,6 +1063,150 @@ static void test_nvp2p_revoke(void **state)
 	assert_model_clean();
 	close_dev(f);
 	free(mem);
+}
+
+/* The GPU memory freed in another thread, as cudaFree in a client's thread. */
+struct nvp2p_race {
+	struct kshim_file *f;
+	u64 gpu, handle;
+	long unpin;
+	bool done;
+};
+
+static void *race_gpu_free(void *arg)
+{
+	struct nvp2p_race *r = arg;
+
+	kshim_gpu_free(r->gpu);
+	return NULL;
+}
+
+static void *race_unpin(void *arg)
+{
+	struct nvp2p_race *r = arg;
+	struct fpgad_dma_unpin u = { .handle = r->handle };
+
+	r->unpin = kshim_ioctl(r->f, FPGAD_DMA_IOC_UNPIN, &u);
+	__atomic_store_n(&r->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static bool race_done_within(struct nvp2p_race *r, unsigned int ms)
+{
+	for (; ms; ms--) {
+		if (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE))
+			return true;
+		usleep(1000);
+	}
+	return __atomic_load_n(&r->done, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * UNPIN (release) while the free callback runs, the callback held at each
+ * of its points in turn: after its first unlock it has taken the memory and
+ * is revoking the pin, so release must not return; at any later point
+ * release may return, and then the callback must not touch the pin's
+ * object again (ASan: a use after free fails the suite).
+ */
+static void test_nvp2p_release_races_callback(void **state)
+{
+	static const struct {
+		enum kshim_point_kind kind;
+		unsigned int n;
+		bool release_waits;
+	} at[] = {
+		{ KSHIM_POINT_UNLOCK, 1, true },
+		{ KSHIM_POINT_UNLOCK, 2, false },
+		{ KSHIM_POINT_UNLOCK, 3, false },
+		{ KSHIM_POINT_WAKE, 1, false },
+		{ KSHIM_POINT_WAKE, 2, false },
+	};
+	const u64 gpu = 0x7f0000000000ull, n = 256 * KIB;
+	struct kshim_file *f;
+	u8 *mem = buf_new(n);
+	unsigned int i;
+
+	(void)state;
+	plug();
+	kshim_gpu_mem(gpu, mem, n);
+	f = open_dev();
+	for (i = 0; i < ARRAY_SIZE(at); i++) {
+		struct fpgad_dma_pin_nvp2p p = { .gpu_addr = gpu, .length = n };
+		struct nvp2p_race r = { .f = f, .gpu = gpu };
+		pthread_t cb, rel;
+		bool held;
+
+		assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_PIN_NVP2P, &p), 0);
+		r.handle = p.handle;
+		kshim_gpu_pause_at(at[i].kind, at[i].n);
+		assert_int_equal(pthread_create(&cb, NULL, race_gpu_free, &r), 0);
+		held = kshim_gpu_wait_paused(500);
+		/* The callback takes the memory under a lock: that point exists. */
+		if (at[i].release_waits)
+			assert_true(held);
+		assert_int_equal(pthread_create(&rel, NULL, race_unpin, &r), 0);
+		if (held && at[i].release_waits && race_done_within(&r, 200))
+			fail_msg("point %u: release returned while the free callback was revoking the pin",
+				 i);
+		if (held && !at[i].release_waits)
+			race_done_within(&r, 200);
+		kshim_gpu_resume();
+		assert_int_equal(pthread_join(cb, NULL), 0);
+		assert_int_equal(pthread_join(rel, NULL), 0);
+		assert_int_equal(r.unpin, 0);
+		assert_int_equal(kshim_sysfs(DEV, "pins"), 0);
+	}
+	close_dev(f);
+	assert_int_equal(kshim_dma_mappings(), fx.mappings);
+	free(mem);
+}
+
+/*
+ * The GPU memory is freed while PIN_NVP2P sets the pin up, at each step
+ * after nvidia_p2p_get_pages registered the callback: the callback returns
+ * at once (it runs under the NVIDIA driver's locks: waiting for set-up
+ * would deadlock), PIN_NVP2P fails with ENOLINK, nothing leaks, and the
+ * next pin of the same memory works.
+ */
+static void test_nvp2p_callback_during_pin(void **state)
+{
+	static const enum kshim_nvp2p_step steps[] = {
+		KSHIM_NVP2P_GOT_PAGES, KSHIM_NVP2P_MAP, KSHIM_NVP2P_MAPPED,
+	};
+	const u64 gpu = 0x7f0000000000ull, n = 256 * KIB;
+	struct kshim_file *f;
+	u8 *mem = buf_new(n), *host = buf_new(n);
+	unsigned int i;
+	u64 hh;
+
+	(void)state;
+	plug();
+	kshim_gpu_mem(gpu, mem, n);
+	f = open_dev();
+	hh = pin_host(f, host, n);
+	for (i = 0; i < ARRAY_SIZE(steps); i++) {
+		struct fpgad_dma_pin_nvp2p p = { .gpu_addr = gpu, .length = n };
+
+		kshim_gpu_free_during(steps[i]);
+		if (kshim_ioctl(f, FPGAD_DMA_IOC_PIN_NVP2P, &p) != -ENOLINK)
+			fail_msg("step %u: PIN_NVP2P did not fail with ENOLINK", i);
+		assert_false(kshim_gpu_callback_blocked());
+		assert_int_equal(kshim_sysfs(DEV, "pins"), 1);
+		assert_int_equal(kshim_dma_mappings(), fx.mappings + 1);
+	}
+	kshim_gpu_free_during(KSHIM_NVP2P_NONE);
+	{
+		struct fpgad_dma_pin_nvp2p p = { .gpu_addr = gpu, .length = n };
+
+		assert_int_equal(kshim_ioctl(f, FPGAD_DMA_IOC_PIN_NVP2P, &p), 0);
+		fill(host, n, 11);
+		assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, hh, 0, 0, n, 0), 0);
+		assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, p.handle, 0, 0, n, 0), 0);
+		assert_memory_equal(mem, host, n);
+	}
+	close_dev(f);
+	free(mem);
+	free(host);
 }
 
 /* An exporter moves a dma-buf: the same, through move_notify. */
@@ -1307,6 +1509,52 @@ static void flip_poll_mode(void *arg)
 	*done = true;
 }
 
+/*
+ * Poll mode after interrupt-mode lists, one of them ending without its
+ * interrupt (lost, or a list that ended on a timeout): the engine's
+ * interrupt stays disabled in the IRQ block, so no message and no handler
+ * call comes in poll mode, whatever the engine's status bits do.
+ */
+static void test_poll_mode_after_interrupts(void **state)
+{
+	struct kshim_irq_stats before, after;
+	struct kshim_file *f;
+	struct xm_stats st0, st;
+	u8 *buf = buf_new(16 * KIB);
+	u64 h;
+
+	(void)state;
+	fx.cfg.xm.n_c2h = 1;
+	plug();
+	f = open_dev();
+	h = pin_host(f, buf, 16 * KIB);
+	fill(buf, 8 * KIB, 31);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, 8 * KIB, 0), 0);
+	xm_lose_irqs(fx.xm, 2);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, 8 * KIB, 100), 0);
+	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, 8 * KIB, 0, 8 * KIB, 100), 0);
+	xm_get_stats(fx.xm, &st0);
+	assert_int_equal(st0.irq_lost, 2);
+
+	assert_int_equal(kshim_param_set("poll_mode", "1"), 0);
+	kshim_irq_stats(&before);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, 8 * KIB, 0), 0);
+	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, 8 * KIB, 0, 8 * KIB, 0), 0);
+	assert_memory_equal(buf + 8 * KIB, buf, 8 * KIB);
+	usleep(20000);		/* a late message would have come by now */
+	xm_get_stats(fx.xm, &st);
+	kshim_irq_stats(&after);
+	assert_true(st.writebacks > st0.writebacks);
+	if (st.irq_messages != st0.irq_messages || after.handled != before.handled ||
+	    after.unhandled != before.unhandled)
+		fail_msg("poll mode: %llu interrupt messages, %llu handler calls",
+			 (unsigned long long)(st.irq_messages - st0.irq_messages),
+			 (unsigned long long)(after.handled + after.unhandled -
+					      before.handled - before.unhandled));
+	close_dev(f);
+	free(buf);
+}
+
 /* poll_mode changes while a list starts: the list finishes the way it began. */
 static void test_poll_mode_switch(void **state)
 {
@@ -1328,10 +1576,92 @@ static void test_poll_mode_switch(void **state)
 	free(buf);
 }
 
-/* A previous driver left an engine running: probe stops it first. */
+/* The CPU writes another part of the pin while a transfer runs. */
+struct cpu_write {
+	u8 *at;
+	size_t n;
+	unsigned int seed;
+};
+
+static void cpu_writes(void *arg)
+{
+	struct cpu_write *w = arg;
+
+	if (w->at)
+		fill(w->at, w->n, w->seed);
+	w->at = NULL;
+}
+
+/*
+ * Behind bounce buffers (swiotlb=force, SEV/TDX, a 32-bit mask) each
+ * transfer syncs its own range, in its own direction: the card reads what
+ * the CPU wrote before H2C, the CPU reads what the card wrote in C2H, and
+ * what the CPU writes meanwhile to other parts of the pin (the other half
+ * of a ring) is not overwritten by stale bounce data.  Without bounce
+ * buffers nothing is synced at all.
+ */
+static void test_bounce_sync(void **state)
+{
+	const size_t n = 16 * KIB;
+	struct cpu_write w;
+	struct kshim_file *f;
+	u8 *buf = buf_new(4 * n), *want = buf_new(n);
+	u64 h, syncs;
+
+	(void)state;
+	plug();
+	f = open_dev();
+	kshim_dma_bounce(true);
+	h = pin_host(f, buf, 4 * n);
+
+	/* H2C of [0, n) while the CPU writes [2n, 3n). */
+	fill(buf, n, 21);
+	w = (struct cpu_write){ buf + 2 * n, n, 22 };
+	xm_on_run(fx.xm, cpu_writes, &w);
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 0), 0);
+	assert_null(w.at);
+	assert_memory_equal(xm_card(fx.xm), buf, n);
+	fill(want, n, 22);
+	if (memcmp(buf + 2 * n, want, n))
+		fail_msg("H2C: the CPU's writes elsewhere in the pin were overwritten");
+
+	/* C2H of card [0, n) into [n, 2n) while the CPU writes [3n, 4n). */
+	w = (struct cpu_write){ buf + 3 * n, n, 23 };
+	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, n, 0, n, 0), 0);
+	assert_null(w.at);
+	fill(want, n, 21);
+	if (memcmp(buf + n, want, n))
+		fail_msg("C2H: the card's data did not reach the CPU");
+	fill(want, n, 23);
+	if (memcmp(buf + 3 * n, want, n))
+		fail_msg("C2H: the CPU's writes elsewhere in the pin were overwritten");
+	fill(want, n, 22);
+	assert_memory_equal(buf + 2 * n, want, n);
+	xm_on_run(fx.xm, NULL, NULL);
+	close_dev(f);
+
+	/* A mapping that needs no sync: none is made. */
+	kshim_dma_bounce(false);
+	f = open_dev();
+	h = pin_host(f, buf, 4 * n);
+	syncs = kshim_dma_syncs();
+	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, n, 0), 0);
+	assert_int_equal(xfer(f, FPGAD_DMA_C2H, 0, h, n, 0, n, 0), 0);
+	assert_int_equal(kshim_dma_syncs(), syncs);
+	close_dev(f);
+	free(buf);
+	free(want);
+}
+
+/*
+ * A previous driver left an engine running, writing to that driver's
+ * buffers: probe stops it before it turns bus mastering on, so none of its
+ * writes leaves the card (each would be DMA to a stale address).
+ */
 static void test_leftover_engine(void **state)
 {
 	struct kshim_file *f;
+	struct xm_stats st;
 	u8 *buf = buf_new(8 * KIB);
 	u64 h;
 
@@ -1340,6 +1670,12 @@ static void test_leftover_engine(void **state)
 	plug();
 	assert_int_equal(kshim_pci_probe_result(fx.card), 0);
 	assert_false(xm_busy(fx.xm, 0, 0));
+	assert_true(kshim_pci_master(fx.card));
+	xm_get_stats(fx.xm, &st);
+	assert_true(st.leftover_writes > 0);
+	if (kshim_dma_violations())
+		fail_msg("the leftover engine wrote to host memory: %s",
+			 kshim_dma_last_violation());
 	f = open_dev();
 	h = pin_host(f, buf, 8 * KIB);
 	assert_int_equal(xfer(f, FPGAD_DMA_H2C, 0, h, 0, 0, 8 * KIB, 0), 0);
@@ -1631,11 +1967,15 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_intx_no_spurious, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_timeout_scales, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_nvp2p_revoke, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_nvp2p_release_races_callback, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_nvp2p_callback_during_pin, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_dmabuf_move_notify, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_revoke_hung, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_link_down, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_poll_mode_switch, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_poll_mode_after_interrupts, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_leftover_engine, set_up, tear_down),
+		cmocka_unit_test_setup_teardown(test_bounce_sync, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_align_per_channel, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_align_enforced, set_up, tear_down),
 		cmocka_unit_test_setup_teardown(test_user_irqs_masked, set_up, tear_down),

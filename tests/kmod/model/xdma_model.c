@@ -94,6 +94,7 @@
 
 #define CHUNK			4096u
 #define LEFTOVER_TAIL_MS	50
+#define LEFTOVER_STALE_BUS	0x1000ull	/* a previous driver's buffer */
 #define MAX_FAULTS		8
 #define INTX_STORM		100
 
@@ -152,6 +153,7 @@ struct xm {
 	struct xm_fault faults[MAX_FAULTS];
 	unsigned int nfaults;
 	bool link_down;
+	bool no_err_writeback;		/* an error stops the engine silently */
 	unsigned long reset_gen;
 	void (*on_run)(void *arg);
 	void *on_run_arg;
@@ -503,7 +505,12 @@ static bool xm_aborted(const struct xm *m, unsigned long gen)
 	return m->quit || m->reset_gen != gen;
 }
 
-/* Log @bits if enabled; true when that stops the engine. */
+static void xm_writeback(struct xm_chan *c, bool err);
+
+/*
+ * Log @bits if enabled; true when that stops the engine, which then writes
+ * its count back with Sts_err set (in poll mode).
+ */
 static bool xm_error(struct xm_chan *c, uint32_t bits)
 {
 	struct xm *m = c->m;
@@ -514,6 +521,8 @@ static bool xm_error(struct xm_chan *c, uint32_t bits)
 	}
 	c->status |= bits & c->control;
 	m->st.errors_logged++;
+	if (!m->no_err_writeback)
+		xm_writeback(c, true);
 	return true;
 }
 
@@ -651,21 +660,27 @@ static enum xm_step xm_move(struct xm_chan *c, unsigned long gen, uint64_t src,
  * the DMA completes a transfer for a descriptor, and ie_descriptor_completed
  * and Pollmode_wb_enable are set.  The completed descriptor count reported
  * is the total number of completed descriptors since the DMA was initiated
- * (not just those descriptors with the Completed flag set)."  Nothing is
- * written back when the engine stops on an error: the driver sees those in
- * the status register.
+ * (not just those descriptors with the Completed flag set)."  Bit 31 of
+ * the word, Sts_err, is set in the write-back an engine makes when an
+ * error stops it (what libxdma's WB_ERR_MASK tests); the status register
+ * shows which error.
  */
-static void xm_writeback(struct xm_chan *c)
+#define WB_STS_ERR		(1u << 31)
+
+static void xm_writeback(struct xm_chan *c, bool err)
 {
 	struct xm *m = c->m;
 	uint64_t bus = (uint64_t)c->wb_hi << 32 | c->wb_lo;
-	uint32_t v = htole32(c->completed & 0x00ffffffu);
+	uint32_t v = htole32((c->completed & 0x00ffffffu) |
+			     (err ? WB_STS_ERR : 0));
 
 	if ((c->control & (C_POLL_WB | C_IE_COMPLETED)) !=
 	    (C_POLL_WB | C_IE_COMPLETED))
 		return;
 	xm_host(m, bus, &v, sizeof(v), true);
 	m->st.writebacks++;
+	if (err)
+		m->st.writeback_errors++;
 }
 
 struct xm_desc {
@@ -782,7 +797,7 @@ static void xm_run_list(struct xm_chan *c, unsigned long gen)
 				return;
 			if (d.control & D_COMPLETED)
 				c->status |= S_DESC_COMPLETED & c->control;
-			xm_writeback(c);
+			xm_writeback(c, false);
 			if (d.control & D_STOP) {
 				c->status |= S_DESC_STOPPED & c->control;
 				return;
@@ -803,14 +818,34 @@ static void xm_run_list(struct xm_chan *c, unsigned long gen)
 	}
 }
 
-/* A previous driver's list: runs until Run is cleared, then a little more. */
+/*
+ * A previous driver's list: it writes to that driver's buffers (a bus
+ * address nothing maps now) every millisecond until Run is cleared, then
+ * finishes the descriptor it is on, with one more write.  Without bus
+ * mastering a write never leaves the card (the callback fails it); one
+ * that does is DMA to a stale address.
+ */
+static void xm_leftover_write(struct xm *m)
+{
+	uint32_t v = 0xdeadbeef;
+
+	m->st.leftover_writes++;
+	xm_host(m, LEFTOVER_STALE_BUS, &v, sizeof(v), true);
+}
+
 static void xm_run_leftover(struct xm_chan *c, unsigned long gen)
 {
 	struct xm *m = c->m;
+	struct timespec ts;
 
-	while ((c->control & C_RUN) && !xm_aborted(m, gen))
-		pthread_cond_wait(&m->cond, &m->lock);
+	while ((c->control & C_RUN) && !xm_aborted(m, gen)) {
+		xm_leftover_write(m);
+		xm_deadline(&ts, 1000);
+		pthread_cond_timedwait(&m->cond, &m->lock, &ts);
+	}
 	xm_nap(m, LEFTOVER_TAIL_MS * 1000u);
+	if (!xm_aborted(m, gen))
+		xm_leftover_write(m);
 }
 
 static void *xm_engine(void *arg)
@@ -1148,6 +1183,13 @@ void xm_error_at(struct xm *m, unsigned int dir, unsigned int ch,
 	m->ch[dir][ch].err_bits = bits;
 	m->ch[dir][ch].err_index = (int)index;
 	m->ch[dir][ch].err_after = after;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void xm_err_writeback(struct xm *m, bool on)
+{
+	pthread_mutex_lock(&m->lock);
+	m->no_err_writeback = !on;
 	pthread_mutex_unlock(&m->lock);
 }
 

@@ -15,8 +15,9 @@
  *     and the length, moves the bytes between host memory (through the
  *     DMA callback) and card memory, counts completed descriptors, writes
  *     the count back after each one when Pollmode_wb_enable and
- *     ie_descriptor_completed are both set (PG195, "Poll Mode"; never on
- *     an error), stops at a Stop descriptor, or after
+ *     ie_descriptor_completed are both set (PG195, "Poll Mode"; with
+ *     Sts_err, bit 31, when an error stops it), stops at a Stop
+ *     descriptor, or after
  *     the descriptor it is on when Run is cleared;
  *   - status bits, error bits and interrupts only where the control
  *     register and the interrupt enable mask enable them: an error that is
@@ -90,6 +91,9 @@ struct xm_stats {
 	uint64_t errors_logged;		/* engines stopped by an error */
 	uint64_t errors_ignored;	/* errors not enabled: data lost */
 	uint64_t writebacks;		/* poll-mode count write-backs */
+	uint64_t writeback_errors;	/* ... of them with Sts_err */
+	uint64_t leftover_writes;	/* the leftover engine's DMA writes
+					 * (to an address nothing maps) */
 };
 
 struct xm;
@@ -137,6 +141,13 @@ void xm_bad_magic(struct xm *m, unsigned int dir, unsigned int ch,
  */
 void xm_error_at(struct xm *m, unsigned int dir, unsigned int ch,
 		 uint32_t bits, unsigned int index, bool after);
+/*
+ * Whether an engine that an error stops writes its count back with
+ * Sts_err (the default, what libxdma expects) or writes nothing back (a
+ * write-back that does not arrive): the driver must see the error either
+ * way, from the status register in the second case.
+ */
+void xm_err_writeback(struct xm *m, bool on);
 void xm_link(struct xm *m, bool up);
 /* Called in the writer's thread whenever a write that sets Run is issued. */
 void xm_on_run(struct xm *m, void (*fn)(void *arg), void *arg);
