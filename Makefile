@@ -127,8 +127,9 @@ DEBS += zlib1g-dev
 # No Debian package ships it alone; deps installs packages with services
 # kept from starting (policy-rc.d), so no Prometheus server comes up.
 DEBS += prometheus
-# The kernel module is built and booted against both of Debian 12's kernels.
-DEBS += linux-headers-6.12-amd64 linux-image-6.12-amd64
+# The kernel module is built and booted against both of Debian 12's kernels,
+# and cross-compiled for arm64.
+DEBS += linux-headers-6.12-amd64 linux-image-6.12-amd64 gcc-aarch64-linux-gnu
 
 deps:
 	@missing=$$(for p in $(DEBS); do \
@@ -311,6 +312,7 @@ TIER_DESC_pc-check := pkg-config files: a program built against each
 TIER_DESC_kmod-bringup := the first-card bring-up tool builds, its script parses
 TIER_DESC_kmod-check := fpgad_dma.ko built and booted in QEMU with the edu device
 TIER_DESC_kmod-model := the engine code of fpgad_dma.ko against a PG195 engine model
+TIER_DESC_kmod-arm64 := fpgad_dma.ko cross-compiled for arm64 against Debian's arm64 headers
 TIER_DESC_gpu-check := the GPU suite (skips without a GPU)
 TIER_DESC_gpu-xfer-check := card memory transfers on a GPU (skips without one)
 TIER_DESC_system-check := the Debian packages under systemd in QEMU

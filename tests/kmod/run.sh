@@ -21,7 +21,7 @@
 # for), BRINGUP_GUEST (a static bring-up program: the main boot then runs
 # tests/kmod/bringup.sh --edu with it, which must pass), QEMU (default
 # qemu-system-x86_64), KMOD_TIMEOUT (seconds per boot,
-# default 150), ACCEL (kvm or tcg; default kvm when /dev/kvm is usable and
+# default 300: TCG beside the other tiers), ACCEL (kvm or tcg; default kvm when /dev/kvm is usable and
 # the CPU has vmx or svm).
 #
 # Exit status: 0 passed, 1 failed, 77 skipped (the reason is printed).
@@ -35,7 +35,7 @@ work=${3:-$(mktemp -d)}
 [ $# -gt 3 ] && shift 3 && boots="$*"
 boots=${boots:-main p2p-switch p2p-rootport}
 QEMU=${QEMU:-qemu-system-x86_64}
-KMOD_TIMEOUT=${KMOD_TIMEOUT:-150}
+KMOD_TIMEOUT=${KMOD_TIMEOUT:-300}
 
 skip() { echo "kmod-test: SKIP: $*"; exit $SKIP; }
 fail() { echo "kmod-test: FAIL: $*"; exit 1; }
