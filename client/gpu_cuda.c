@@ -9,7 +9,9 @@
 #include <stdint.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client_internal.h"
 #include "cudriver.h"
@@ -51,6 +53,28 @@ static const char *gpu_name(int gpu, char *buf, size_t len)
 }
 
 /*
+ * Why CUDA cannot start in this process when its surroundings are the
+ * cause, in a container user's words, or "": CUDA needs this process's own
+ * /proc (a new PID namespace without its own /proc mount breaks it).
+ */
+static const char *cuda_surroundings(cudaError_t e)
+{
+	char link[32];
+	ssize_t n;
+
+	if (e != cudaErrorOperatingSystem && e != cudaErrorInitializationError &&
+	    e != cudaErrorNoDevice && e != cudaErrorInsufficientDriver)
+		return "";
+	n = readlink("/proc/self", link, sizeof(link) - 1);
+	if (n < 0)
+		return "; /proc is not mounted here, and CUDA cannot start without it: mount it (container runtimes do)";
+	link[n] = '\0';
+	if (atoi(link) != (int)getpid())
+		return "; this process's /proc belongs to another PID namespace (a new PID namespace without a /proc of its own), where CUDA cannot start: mount /proc inside it (unshare --mount-proc; container runtimes do)";
+	return "";
+}
+
+/*
  * A thread that works on another GPU than the ring's maps the ring on its
  * own GPU through peer access, where the pair allows it; a thread that
  * chose no GPU maps it on the ring's (made current).
@@ -67,8 +91,8 @@ int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 	if (bus_id && bus_id[0])
 		e = cudaDeviceGetByPCIBusId(&gpu, bus_id);
 	if (e != cudaSuccess) {
-		snprintf(why, whylen, "GPU %s is not visible here: %s", bus_id,
-			 errmap_cuda_str(e));
+		snprintf(why, whylen, "GPU %s is not visible here: %s%s", bus_id,
+			 errmap_cuda_str(e), cuda_surroundings(e));
 		return errmap_cuda(e);
 	}
 	cur = caller_gpu();
@@ -95,7 +119,8 @@ int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 		return errmap_cuda(e);
 	}
 	if (e != cudaSuccess) {
-		snprintf(why, whylen, "cannot map it: %s", errmap_cuda_str(e));
+		snprintf(why, whylen, "cannot map it: %s%s", errmap_cuda_str(e),
+			 cuda_surroundings(e));
 		return errmap_cuda(e);
 	}
 	*ret_ptr = ptr;

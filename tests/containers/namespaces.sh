@@ -44,7 +44,7 @@ fi
 
 # The pid and uid fpgad logged for the last lease of c2h0.
 last_lease() {
-	sed -n 's/.*channel c2h0: leased exclusively by pid \([0-9]*\) (uid \([0-9]*\)).*/\1 \2/p' \
+	sed -n 's/.*channel c2h0: leased exclusively by pid \([0-9]*\) (uid \([0-9]*\)[,)].*/\1 \2/p' \
 		"$RUNDIR.log" | tail -n 1
 }
 

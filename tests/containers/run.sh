@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # tests/containers/run.sh BUILD_DIR - every container test: consumers in
-# other namespaces (namespaces.sh), the CDI spec against CDI's schema and
+# other namespaces (namespaces.sh, and gpu_namespaces.sh for GPU rings where
+# a GPU answers), the CDI spec against CDI's schema and
 # in podman (cdi.sh), the device plugin against a fake kubelet
 # (device_plugin.sh), and the DaemonSet manifest (manifest_check.py).
 # Each prints PASS/FAIL/SKIP lines; the last line here adds them up:
@@ -43,7 +44,7 @@ trap 'exit 130' INT TERM HUP PIPE
 chmod 0755 "$cdir"
 "$HERE/build_consumer.sh" "$BUILD" "$cdir/consumer" 2>/dev/null &&
 	export CONTAINERS_CONSUMER="$cdir/consumer"
-for t in namespaces cdi device_plugin; do
+for t in namespaces gpu_namespaces cdi device_plugin; do
 	echo "== $t"
 	"$HERE/$t.sh" "$BUILD" 2>&1 | tee "$out" |
 		awk -v t="$t" '/^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$/ {
