@@ -452,6 +452,12 @@ static void format_leases(FILE *f, const struct metrics_snapshot *snap)
 		  "Frames taken back from a lease unclaimed (drop-oldest): what its lessee missed." },
 	};
 
+	unsigned n = 0;
+
+	for (unsigned c = 0; c < snap->n_channels; c++)
+		n += snap->channels[c].n_leases;
+	if (!n)
+		return;		/* no lease, no lease family */
 	for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]); k++) {
 		family(f, fam[k].name, fam[k].type, fam[k].help);
 		for (unsigned c = 0; c < snap->n_channels; c++) {
