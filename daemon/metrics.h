@@ -8,7 +8,7 @@
  * The snapshot is taken on the loop: each channel's counters are copied
  * under the channel lock (channel_get_stats), which the streaming thread
  * holds only for its bookkeeping; the transfer counters and latencies
- * under the transfer service's lock (xfer_get_stats), which the transfer
+ * under the transfer plane's lock (xfer_get_stats), which the transfer
  * thread lets go of whenever it waits; the rest is fixed once fpgad has
  * started.
  */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * xfer_requests.c - the control requests of card memory transfers
- * (xfer_requests.h): each checks its fields, asks the transfer service
+ * (xfer_requests.h): each checks its fields, asks the transfer plane
  * (xfer.h) and answers, or refuses by name.
  */
 #include <errno.h>

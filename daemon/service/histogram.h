@@ -5,7 +5,7 @@
  * bounds in nanoseconds, so that a sample costs a count-leading-zeros, an
  * increment and an addition.  It has no lock of its own: its owner's lock
  * guards it (the channel lock for the channel histograms of channel.h, the
- * transfer service's lock for the transfer latencies of xfer.h).
+ * transfer plane's lock for the transfer latencies of xfer.h).
  *
  * Bound i is 2^(HISTO_MIN_SHIFT + i) ns, from 256 ns to 2^30 ns (1.07 s).
  * bucket[i] counts the samples above bound i - 1 and at most bound i (the

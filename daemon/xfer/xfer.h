@@ -15,7 +15,7 @@
  * into parts that run on every engine of their direction at once.
  *
  * Threads: the functions below run on the loop thread; the transfer thread
- * (xfer_service.c) takes entries, checks them, runs their parts and completes
+ * (xfer_thread.c) takes entries, checks them, runs their parts and completes
  * them.  Functions return 0 or a negative errno, with @err saying why in
  * words; ret_* are written on success.
  */

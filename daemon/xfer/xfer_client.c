@@ -3,7 +3,7 @@
  * xfer_client.c - a connection's transfer state (xfer_impl.h): made by
  * its first request, its transfer queue and the handoff that delivers it,
  * and the state freed once the connection is gone (xfer_client_end, in
- * xfer_service.c) and no transfer of it runs.
+ * xfer_thread.c) and no transfer of it runs.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * xfer_impl.h - what the transfer service's files share (xfer.h says what
+ * xfer_impl.h - what the transfer plane's files share (xfer.h says what
  * the service is).  Not for other files.
  *
  * The files, highest first (tests/arch/layers holds them to it):
  *
- *   xfer_service.c start and stop, the engines, the transfer thread: take
+ *   xfer_thread.c start and stop, the engines, the transfer thread: take
  *                  and check entries, split transfers into parts, run them
  *                  (bounce copies too), complete them, the hang check; a
  *                  connection's end
@@ -190,7 +190,7 @@ struct xfer {
 	struct xfer_counters n;
 };
 
-/* xfer_service.c (x->lock held) */
+/* xfer_thread.c (x->lock held) */
 /* Complete @r now; frees it. */
 void xfer_req_finish(struct xfer *x, struct xfer_req *r);
 /* @c's connection is gone: take nothing more, cancel what waits. */

@@ -11,7 +11,7 @@
  * hints it checks: whatever the client scribbles on the shared pages, the
  * server takes each entry at most once, copies it before anyone looks at
  * it, and always has room for the completions it owes.  Checking what an
- * entry asks for is the caller's (xfer_service.c).
+ * entry asks for is the caller's (xfer_thread.c).
  *
  * One thread at a time per server.  Functions return 0 (or a count) or a
  * negative errno; ret_* are written only on success.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * hsb_control.h - the sender's side of the target fpgad sends to its
- * control port, written from docs/net-control.md (not from fpgad's code,
+ * control port, written from docs/net-target.md (not from fpgad's code,
  * so that the two cannot share a mistake): HSB's ECB WRITE_BLOCK into the
  * data channel registers, and the acknowledgement.  Header only, for
  * hsb_sender and the unit tests.

@@ -26,7 +26,7 @@
  * one datagram the kernel cuts (UDP_SEGMENT), as a fast sender does.
  *
  * --control PORT (0: any free one): the sender learns its target from the
- * host, as an FPGA does (docs/net-control.md; hsb_control.h): it listens
+ * host, as an FPGA does (docs/net-target.md; hsb_control.h): it listens
  * on PORT (printing "control ADDR:PORT"), acknowledges each request, and
  * starts sending at the N-th (--configs, 1) to the host address, QPN,
  * R_Key and pages it was told; a later one changes its target between

@@ -29,7 +29,7 @@
 #include "clock.h"
 #include "device/device.h"
 #include "device/net/net.h"
-#include "device/net/net_control.h"
+#include "device/net/net_target.h"
 #include "device/net/net_slots.h"
 #include "device/net/roce_icrc.h"
 #include "log.h"
@@ -55,7 +55,7 @@ struct device_queue {
 	bool thread_started;
 
 	/* Telling the sender its target: the receiving thread sends, retries. */
-	struct net_ctl sctl;
+	struct net_target_ctl sctl;
 
 	pthread_mutex_t lock;
 	struct net_slots slots;
@@ -313,13 +313,13 @@ static int net_socket(struct device_queue *q, const struct sockaddr_storage *loc
 	return 0;
 }
 
-/* The sender's control socket and target (net_control.h). */
+/* The sender's control socket and target (net_target.h). */
 static int control_open(struct device_queue *q)
 {
 	struct net_target *t = &q->sctl.target;
 	int r;
 
-	r = net_ctl_open(&q->sctl, q->ch.name, q->ch.sender_control, &q->sender,
+	r = net_target_open(&q->sctl, q->ch.name, q->ch.sender_control, &q->sender,
 			 &q->local, &q->lock, &q->nf.cnt);
 	snprintf(q->shown.control, sizeof(q->shown.control), "%s", q->sctl.where);
 	if (r < 0 || q->sctl.fd < 0)
@@ -328,7 +328,7 @@ static int control_open(struct device_queue *q)
 	t->layout = q->shown.layout;
 	t->frame_size = (uint32_t)q->ch.frame_size;
 	t->payload = q->shown.payload;
-	return net_ctl_start(&q->sctl);
+	return net_target_start(&q->sctl);
 }
 
 static void net_queue_close(struct device_queue *q);
@@ -431,7 +431,7 @@ static void net_queue_close(struct device_queue *q)
 		close(q->stop_fd);
 	if (q->fd >= 0)
 		close(q->fd);
-	net_ctl_close(&q->sctl);
+	net_target_close(&q->sctl);
 	free(q->bufs);
 	pthread_mutex_destroy(&q->lock);
 	free(q);
@@ -466,7 +466,7 @@ static int net_pin(struct device_queue *q, const struct dev_region *r,
 	}
 	if (e == 0) {
 		/* The sender is told (the control thread sends, retries). */
-		net_ctl_new_ring(&q->sctl, q->shown.rkey);
+		net_target_new_ring(&q->sctl, q->shown.rkey);
 	}
 	pthread_mutex_unlock(&q->lock);
 	if (e == 0)

@@ -5,7 +5,7 @@
  * completions (roce_rx.c) on the QP's completion channel, no thread of
  * its own, and copies each good frame into the slot armed for it.
  *
- * The sender is told its target at each new ring (net_control.h), as a
+ * The sender is told its target at each new ring (net_target.h), as a
  * UDP sender is.  With no receiving thread, the streaming thread sends
  * and retries it in wait(): its control socket is one more fd in the same
  * poll as the completion channel, and the next try bounds that poll's
@@ -37,7 +37,7 @@
 #include "clock.h"
 #include "device/device.h"
 #include "device/net/net.h"
-#include "device/net/net_control.h"
+#include "device/net/net_target.h"
 #include "device/net/net_slots.h"
 #include "device/net/roce_verbs.h"
 #include "log.h"
@@ -46,7 +46,7 @@ struct device_queue {
 	struct config_channel ch;
 	struct source_stats shown;
 	struct roce_verbs *v;
-	struct net_ctl sctl;		/* the sender's control port */
+	struct net_target_ctl sctl;		/* the sender's control port */
 	int kick_fd;
 	atomic_int kicked;
 	unsigned char *landing;
@@ -103,14 +103,14 @@ static int control_open(struct device_queue *q, const struct roce_verbs_cfg *vc,
 
 	if (local.ss_family == AF_INET)
 		((struct sockaddr_in *)&local)->sin_port = htons(ROCE_UDP_PORT);
-	r = net_ctl_open(&q->sctl, q->ch.name, q->ch.sender_control, &vc->sender,
+	r = net_target_open(&q->sctl, q->ch.name, q->ch.sender_control, &vc->sender,
 			 &local, &q->lock, &q->rx.cnt);
 	snprintf(q->shown.control, sizeof(q->shown.control), "%s", q->sctl.where);
 	t->qpn = info->qpn;
 	t->layout = q->shown.layout;
 	t->frame_size = (uint32_t)q->ch.frame_size;
 	t->payload = info->mtu;
-	return r < 0 ? r : net_ctl_start(&q->sctl);
+	return r < 0 ? r : net_target_start(&q->sctl);
 }
 
 static void roce_queue_close(struct device_queue *q);
@@ -200,7 +200,7 @@ static void roce_queue_close(struct device_queue *q)
 {
 	if (!q)
 		return;
-	net_ctl_close(&q->sctl);
+	net_target_close(&q->sctl);
 	roce_verbs_close(q->v);
 	if (q->rx_ready)
 		roce_rx_free(&q->rx);
@@ -240,7 +240,7 @@ static int roce_pin(struct device_queue *q, const struct dev_region *r,
 	q->shown.rkey = rkey;
 	roce_rx_restart(&q->rx);
 	/* The sender is told: the control thread sends it, retries. */
-	net_ctl_new_ring(&q->sctl, rkey);
+	net_target_new_ring(&q->sctl, rkey);
 	log_debug("roce: %s: ring pinned, R_Key 0x%08x", q->ch.name, rkey);
 out:
 	pthread_mutex_unlock(&q->lock);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * net_control.c - the request that tells a network sender its target, and
- * its acknowledgement (net_control.h).
+ * net_target.c - the request that tells a network sender its target, and
+ * its acknowledgement (net_target.h).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,29 +16,29 @@
 
 #include "clock.h"
 #include "config/config.h"
-#include "device/net/net_control.h"
+#include "device/net/net_target.h"
 #include "log.h"
 
-static const uint32_t reg_addr[NET_CTL_REGS] = {
-	[NET_REG_VP_MASK_OFF] = NET_CTL_HIF + 0x0c,
-	[NET_REG_PACKET_SIZE] = NET_CTL_HIF + 0x04,
-	[NET_REG_BUFFER_LENGTH] = NET_CTL_VP + 0x18,
-	[NET_REG_HOST_MAC_LOW] = NET_CTL_VP + 0x20,
-	[NET_REG_HOST_MAC_HIGH] = NET_CTL_VP + 0x24,
-	[NET_REG_HOST_IP] = NET_CTL_VP + 0x28,
-	[NET_REG_HOST_UDP_PORT] = NET_CTL_VP + 0x2c,
-	[NET_REG_QP] = NET_CTL_VP + 0x00,
-	[NET_REG_RKEY] = NET_CTL_VP + 0x04,
-	[NET_REG_PAGE_LSB] = NET_CTL_VP + 0x08,
-	[NET_REG_PAGE_MSB] = NET_CTL_VP + 0x0c,
-	[NET_REG_PAGE_INC] = NET_CTL_VP + 0x10,
-	[NET_REG_MAX_BUFF] = NET_CTL_VP + 0x14,
-	[NET_REG_VP_MASK_ON] = NET_CTL_HIF + 0x0c,
+static const uint32_t reg_addr[NET_TARGET_REGS] = {
+	[NET_REG_VP_MASK_OFF] = NET_TARGET_HIF + 0x0c,
+	[NET_REG_PACKET_SIZE] = NET_TARGET_HIF + 0x04,
+	[NET_REG_BUFFER_LENGTH] = NET_TARGET_VP + 0x18,
+	[NET_REG_HOST_MAC_LOW] = NET_TARGET_VP + 0x20,
+	[NET_REG_HOST_MAC_HIGH] = NET_TARGET_VP + 0x24,
+	[NET_REG_HOST_IP] = NET_TARGET_VP + 0x28,
+	[NET_REG_HOST_UDP_PORT] = NET_TARGET_VP + 0x2c,
+	[NET_REG_QP] = NET_TARGET_VP + 0x00,
+	[NET_REG_RKEY] = NET_TARGET_VP + 0x04,
+	[NET_REG_PAGE_LSB] = NET_TARGET_VP + 0x08,
+	[NET_REG_PAGE_MSB] = NET_TARGET_VP + 0x0c,
+	[NET_REG_PAGE_INC] = NET_TARGET_VP + 0x10,
+	[NET_REG_MAX_BUFF] = NET_TARGET_VP + 0x14,
+	[NET_REG_VP_MASK_ON] = NET_TARGET_HIF + 0x0c,
 };
 
-uint32_t net_ctl_reg_addr(unsigned r)
+uint32_t net_target_reg_addr(unsigned r)
 {
-	return r < NET_CTL_REGS ? reg_addr[r] : 0;
+	return r < NET_TARGET_REGS ? reg_addr[r] : 0;
 }
 
 static void put32(uint8_t *p, uint32_t v)
@@ -49,11 +49,11 @@ static void put32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)v;
 }
 
-void net_ctl_request(const struct net_target *t, uint16_t seq,
-		     uint8_t out[NET_CTL_REQUEST])
+void net_target_request(const struct net_target *t, uint16_t seq,
+		     uint8_t out[NET_TARGET_REQUEST])
 {
 	const uint8_t *m = t->host_mac;
-	uint32_t v[NET_CTL_REGS] = {
+	uint32_t v[NET_TARGET_REGS] = {
 		[NET_REG_VP_MASK_OFF] = 0,
 		[NET_REG_PACKET_SIZE] = t->payload / ROCE_PAYLOAD_UNIT,
 		[NET_REG_BUFFER_LENGTH] = t->frame_size,
@@ -71,22 +71,22 @@ void net_ctl_request(const struct net_target *t, uint16_t seq,
 		[NET_REG_VP_MASK_ON] = 1,
 	};
 
-	out[0] = NET_CTL_WRITE_BLOCK;
-	out[1] = NET_CTL_FLAG_ACK;
+	out[0] = NET_TARGET_WRITE_BLOCK;
+	out[1] = NET_TARGET_FLAG_ACK;
 	out[2] = (uint8_t)(seq >> 8);
 	out[3] = (uint8_t)seq;
 	out[4] = out[5] = 0;
-	for (unsigned r = 0; r < NET_CTL_REGS; r++) {
-		put32(out + NET_CTL_HDR + 8 * r, reg_addr[r]);
-		put32(out + NET_CTL_HDR + 8 * r + 4, v[r]);
+	for (unsigned r = 0; r < NET_TARGET_REGS; r++) {
+		put32(out + NET_TARGET_HDR + 8 * r, reg_addr[r]);
+		put32(out + NET_TARGET_HDR + 8 * r + 4, v[r]);
 	}
 }
 
-int net_ctl_reply(const uint8_t *buf, size_t len, uint16_t seq,
+int net_target_reply(const uint8_t *buf, size_t len, uint16_t seq,
 		  uint8_t *ret_status)
 {
-	if (len < NET_CTL_REPLY_MIN ||
-	    buf[0] != (NET_CTL_WRITE_BLOCK | NET_CTL_REPLY) ||
+	if (len < NET_TARGET_REPLY_MIN ||
+	    buf[0] != (NET_TARGET_WRITE_BLOCK | NET_TARGET_REPLY) ||
 	    ((uint16_t)buf[2] << 8 | buf[3]) != seq)
 		return -EAGAIN;
 	*ret_status = buf[4];
@@ -163,7 +163,7 @@ static void local_mac(const char *name, uint8_t mac[6])
 	freeifaddrs(all);
 }
 
-int net_ctl_open(struct net_ctl *c, const char *chan, const char *sender_control,
+int net_target_open(struct net_target_ctl *c, const char *chan, const char *sender_control,
 		 const struct sockaddr_storage *sender,
 		 const struct sockaddr_storage *local, pthread_mutex_t *lock,
 		 struct source_counters *cnt)
@@ -174,7 +174,7 @@ int net_ctl_open(struct net_ctl *c, const char *chan, const char *sender_control
 	char ifname[16];
 	int r;
 
-	*c = (struct net_ctl){ .fd = -1, .chan = chan, .lock = lock, .cnt = cnt,
+	*c = (struct net_target_ctl){ .fd = -1, .chan = chan, .lock = lock, .cnt = cnt,
 			       .wake_fd = -1 };
 	snprintf(c->where, sizeof(c->where), "none");
 	if (!strcmp(sender_control, "none"))
@@ -184,7 +184,7 @@ int net_ctl_open(struct net_ctl *c, const char *chan, const char *sender_control
 			return -EINVAL;	/* config_load() refused it already */
 	} else {
 		to = *sender;
-		in->sin_port = htons(NET_CTL_PORT);
+		in->sin_port = htons(NET_TARGET_PORT);
 	}
 	/* HSB's registers hold an IPv4 host address. */
 	if (to.ss_family != AF_INET || local->ss_family != AF_INET) {
@@ -214,7 +214,7 @@ int net_ctl_open(struct net_ctl *c, const char *chan, const char *sender_control
 /* The control thread: sends, retries and reads replies until stopped. */
 static void *ctl_main(void *arg)
 {
-	struct net_ctl *c = arg;
+	struct net_target_ctl *c = arg;
 	struct pollfd p[2] = {
 		{ .fd = c->wake_fd, .events = POLLIN },
 		{ .fd = c->fd, .events = POLLIN },
@@ -228,8 +228,8 @@ static void *ctl_main(void *arg)
 		pthread_mutex_unlock(c->lock);
 		if (stop)
 			break;
-		net_ctl_step(c, clock_now_ns());
-		if (poll(p, 2, net_ctl_timeout(c, clock_now_ns())) < 0 && errno != EINTR) {
+		net_target_step(c, clock_now_ns());
+		if (poll(p, 2, net_target_timeout(c, clock_now_ns())) < 0 && errno != EINTR) {
 			log_err("net: %s: control: poll: %s; the sender is no longer told its target",
 				c->chan, strerror(errno));
 			break;
@@ -237,20 +237,20 @@ static void *ctl_main(void *arg)
 		if ((p[0].revents & POLLIN) && read(c->wake_fd, &v, sizeof(v)) < 0)
 			log_debug("net: %s: control wake: %s", c->chan, strerror(errno));
 		if (p[1].revents)
-			net_ctl_replies(c);
+			net_target_replies(c);
 	}
 	return NULL;
 }
 
 /* Wake the control thread (a new ring, or stop). */
-static void ctl_wake(struct net_ctl *c)
+static void ctl_wake(struct net_target_ctl *c)
 {
 	if (c->wake_fd >= 0 && eventfd_write(c->wake_fd, 1) < 0)
 		log_warn("net: %s: cannot wake the control thread: %s", c->chan,
 			 strerror(errno));
 }
 
-int net_ctl_start(struct net_ctl *c)
+int net_target_start(struct net_target_ctl *c)
 {
 	int r;
 
@@ -272,7 +272,7 @@ int net_ctl_start(struct net_ctl *c)
 	return 0;
 }
 
-void net_ctl_close(struct net_ctl *c)
+void net_target_close(struct net_target_ctl *c)
 {
 	if (c->started) {
 		pthread_mutex_lock(c->lock);
@@ -290,7 +290,7 @@ void net_ctl_close(struct net_ctl *c)
 	c->fd = -1;
 }
 
-void net_ctl_new_ring(struct net_ctl *c, uint32_t rkey)
+void net_target_new_ring(struct net_target_ctl *c, uint32_t rkey)
 {
 	c->target.rkey = rkey;
 	c->pending = c->fd >= 0;
@@ -299,7 +299,7 @@ void net_ctl_new_ring(struct net_ctl *c, uint32_t rkey)
 }
 
 /* The request under way was not acknowledged (*lock held). */
-static void ctl_failed(struct net_ctl *c, const char *when)
+static void ctl_failed(struct net_target_ctl *c, const char *when)
 {
 	c->busy = false;
 	c->cnt->control_failures++;
@@ -307,7 +307,7 @@ static void ctl_failed(struct net_ctl *c, const char *when)
 		 c->chan, c->where, c->rkey, when);
 }
 
-void net_ctl_step(struct net_ctl *c, uint64_t now)
+void net_target_step(struct net_target_ctl *c, uint64_t now)
 {
 	if (c->fd < 0)
 		return;
@@ -322,9 +322,9 @@ void net_ctl_step(struct net_ctl *c, uint64_t now)
 		c->tries = 0;
 		c->next_ns = now;
 		c->rkey = c->target.rkey;
-		net_ctl_request(&c->target, c->seq, c->req);
+		net_target_request(&c->target, c->seq, c->req);
 	}
-	if (c->busy && now >= c->next_ns && c->tries == NET_CTL_TRIES)
+	if (c->busy && now >= c->next_ns && c->tries == NET_TARGET_TRIES)
 		ctl_failed(c, "after its retries");
 	pthread_mutex_unlock(c->lock);
 	if (!c->busy || now < c->next_ns)
@@ -334,10 +334,10 @@ void net_ctl_step(struct net_ctl *c, uint64_t now)
 		log_debug("net: %s: to the sender's control port: %s", c->chan,
 			  strerror(errno));
 	c->tries++;
-	c->next_ns = now + (uint64_t)NET_CTL_RETRY_MS * 1000000u;
+	c->next_ns = now + (uint64_t)NET_TARGET_RETRY_MS * 1000000u;
 }
 
-void net_ctl_replies(struct net_ctl *c)
+void net_target_replies(struct net_target_ctl *c)
 {
 	uint8_t buf[512], status;
 	ssize_t n;
@@ -348,7 +348,7 @@ void net_ctl_replies(struct net_ctl *c)
 
 		if (n < 0 || !c->busy)
 			continue;
-		r = net_ctl_reply(buf, (size_t)n, c->seq, &status);
+		r = net_target_reply(buf, (size_t)n, c->seq, &status);
 		if (r == -EAGAIN)
 			continue;
 		pthread_mutex_lock(c->lock);
@@ -366,7 +366,7 @@ void net_ctl_replies(struct net_ctl *c)
 	}
 }
 
-int net_ctl_timeout(const struct net_ctl *c, uint64_t now)
+int net_target_timeout(const struct net_target_ctl *c, uint64_t now)
 {
 	if (c->fd < 0 || !c->busy)
 		return -1;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * xfer_service.c - the transfer service (xfer.h, xfer_impl.h): the memory engines
+ * xfer_thread.c - the transfer thread (xfer.h, xfer_impl.h): the memory engines
  * and the thread that serves every connection's transfer queue.  A
  * transfer is taken from its queue, checked against every rule, split
  * into parts that run on the engines of its direction (through staging

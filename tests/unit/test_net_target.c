@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_net_control.c - the target fpgad tells a sender (net_control.c),
+ * test_net_target.c - the target fpgad tells a sender (net_target.c),
  * read by the sender's side written from the documentation
  * (tests/net/hsb_control.h): every register lands where HSB keeps it,
  * with the value the sender needs; the acknowledgement is told apart
- * from a refusal, a stale one and noise.  The exchange (struct net_ctl,
+ * from a refusal, a stale one and noise.  The exchange (struct net_target_ctl,
  * both sources' side) over loopback: a RoCE channel's target (host port
  * 4791), its retries, its acknowledgement and failures counted once.
  */
@@ -25,7 +25,7 @@
 #include <cmocka.h>
 
 #include "../net/hsb_control.h"
-#include "device/net/net_control.h"
+#include "device/net/net_target.h"
 
 static const struct net_target target = {
 	.qpn = 0x4d2,
@@ -40,12 +40,12 @@ static const struct net_target target = {
 
 static void request_sets_registers(void **state)
 {
-	uint8_t req[NET_CTL_REQUEST], reply[NET_CTL_REQUEST + 2];
+	uint8_t req[NET_TARGET_REQUEST], reply[NET_TARGET_REQUEST + 2];
 	struct hsb_regs r;
 
 	(void)state;
 	memset(&r, 0xa5, sizeof(r));
-	net_ctl_request(&target, 0x1234, req);
+	net_target_request(&target, 0x1234, req);
 	/* HSB's framing: WRITE_BLOCK, acknowledge, the sequence number. */
 	assert_int_equal(req[0], 0x09);
 	assert_int_equal(req[1], 0x01);
@@ -68,15 +68,15 @@ static void request_sets_registers(void **state)
 	assert_int_equal(r.vp_mask, 1);
 	assert_int_equal(req[6] << 24 | req[7] << 16 | req[8] << 8 | req[9], 0x0200030c);
 	assert_int_equal(req[10] | req[11] | req[12] | req[13], 0);
-	assert_int_equal(net_ctl_reg_addr(NET_REG_VP_MASK_ON), 0x0200030c);
-	assert_int_equal(net_ctl_reg_addr(NET_CTL_REGS), 0);
+	assert_int_equal(net_target_reg_addr(NET_REG_VP_MASK_ON), 0x0200030c);
+	assert_int_equal(net_target_reg_addr(NET_TARGET_REGS), 0);
 
 	/* The sender's reply acknowledges this request, not another. */
 	uint8_t status = 0xff;
 
-	assert_int_equal(net_ctl_reply(reply, sizeof(req) + 2, 0x1234, &status), 0);
+	assert_int_equal(net_target_reply(reply, sizeof(req) + 2, 0x1234, &status), 0);
 	assert_int_equal(status, 0);
-	assert_int_equal(net_ctl_reply(reply, sizeof(req) + 2, 0x1235, &status), -EAGAIN);
+	assert_int_equal(net_target_reply(reply, sizeof(req) + 2, 0x1235, &status), -EAGAIN);
 }
 
 static void replies(void **state)
@@ -87,11 +87,11 @@ static void replies(void **state)
 	uint8_t status = 0;
 
 	(void)state;
-	assert_int_equal(net_ctl_reply(refused, sizeof(refused), 7, &status), -EPROTO);
+	assert_int_equal(net_target_reply(refused, sizeof(refused), 7, &status), -EPROTO);
 	assert_int_equal(status, 0x03);
-	assert_int_equal(net_ctl_reply(runt, sizeof(runt), 7, &status), -EAGAIN);
-	assert_int_equal(net_ctl_reply(read_reply, sizeof(read_reply), 7, &status), -EAGAIN);
-	assert_int_equal(net_ctl_reply(NULL, 0, 7, &status), -EAGAIN);
+	assert_int_equal(net_target_reply(runt, sizeof(runt), 7, &status), -EAGAIN);
+	assert_int_equal(net_target_reply(read_reply, sizeof(read_reply), 7, &status), -EAGAIN);
+	assert_int_equal(net_target_reply(NULL, 0, 7, &status), -EAGAIN);
 }
 
 /* A sender's control port on loopback (port 0, read back), its text. */
@@ -111,11 +111,11 @@ static int sender_port(char *ep, size_t len)
 
 /* The request @fd got (one, already there): decoded into @r; its length. */
 static ssize_t take_request(int fd, struct hsb_regs *r, struct sockaddr_in *from,
-			    uint8_t req[NET_CTL_REQUEST])
+			    uint8_t req[NET_TARGET_REQUEST])
 {
 	socklen_t flen = sizeof(*from);
-	uint8_t reply[NET_CTL_REQUEST + 2];
-	ssize_t n = recvfrom(fd, req, NET_CTL_REQUEST, MSG_DONTWAIT,
+	uint8_t reply[NET_TARGET_REQUEST + 2];
+	ssize_t n = recvfrom(fd, req, NET_TARGET_REQUEST, MSG_DONTWAIT,
 			     (struct sockaddr *)from, &flen);
 
 	if (n > 0)
@@ -127,7 +127,7 @@ static ssize_t take_request(int fd, struct hsb_regs *r, struct sockaddr_in *from
  * A RoCE channel's exchange: listen 127.0.0.1 at 4791 is the host port
  * told; the sender gets each ring's R_Key, a lost request is sent again
  * with its sequence number, the acknowledgement is counted once; a sender
- * that never answers is one failure after NET_CTL_TRIES tries.
+ * that never answers is one failure after NET_TARGET_TRIES tries.
  */
 static void exchange_roce_target(void **state)
 {
@@ -135,9 +135,9 @@ static void exchange_roce_target(void **state)
 	struct sockaddr_in *l = (void *)&local, from;
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	struct source_counters cnt = { 0 };
-	uint8_t req[NET_CTL_REQUEST], ack[NET_CTL_REPLY_MIN + 1] = { 0 };
+	uint8_t req[NET_TARGET_REQUEST], ack[NET_TARGET_REPLY_MIN + 1] = { 0 };
 	struct hsb_regs r;
-	struct net_ctl c;
+	struct net_target_ctl c;
 	char ep[64];
 	int fd = sender_port(ep, sizeof(ep));
 	uint64_t now = 1000000000ull;
@@ -146,7 +146,7 @@ static void exchange_roce_target(void **state)
 	l->sin_family = AF_INET;
 	l->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	l->sin_port = htons(4791);
-	assert_int_equal(net_ctl_open(&c, "roce0", ep, NULL, &local, &lock, &cnt), 0);
+	assert_int_equal(net_target_open(&c, "roce0", ep, NULL, &local, &lock, &cnt), 0);
 	assert_true(c.fd >= 0);
 	assert_string_equal(c.where, ep);
 	c.target.qpn = 0x11;
@@ -154,14 +154,14 @@ static void exchange_roce_target(void **state)
 	c.target.frame_size = 16000;
 	c.target.payload = 1024;
 	/* Nothing to say before a ring. */
-	net_ctl_step(&c, now);
-	assert_int_equal(net_ctl_timeout(&c, now), -1);
+	net_target_step(&c, now);
+	assert_int_equal(net_target_timeout(&c, now), -1);
 	assert_true(take_request(fd, &r, &from, req) < 0);
 
-	net_ctl_new_ring(&c, 0xabc00);
-	net_ctl_step(&c, now);
+	net_target_new_ring(&c, 0xabc00);
+	net_target_step(&c, now);
 	memset(&r, 0, sizeof(r));
-	assert_int_equal(take_request(fd, &r, &from, req), NET_CTL_REQUEST);
+	assert_int_equal(take_request(fd, &r, &from, req), NET_TARGET_REQUEST);
 	assert_int_equal(r.qp, 0x11);
 	assert_int_equal(r.rkey, 0xabc00);
 	assert_int_equal(r.host_ip, INADDR_LOOPBACK);
@@ -170,13 +170,13 @@ static void exchange_roce_target(void **state)
 	assert_int_equal(r.buffer_length, 16000);
 	assert_int_equal(r.max_buff + 1, target.layout.pages);
 	/* Not answered: again at the retry, not before. */
-	assert_int_equal(net_ctl_timeout(&c, now), NET_CTL_RETRY_MS);
-	net_ctl_step(&c, now + 1);
+	assert_int_equal(net_target_timeout(&c, now), NET_TARGET_RETRY_MS);
+	net_target_step(&c, now + 1);
 	assert_true(take_request(fd, &r, &from, req) < 0);
-	net_ctl_step(&c, now + NET_CTL_RETRY_MS * 1000000ull);
-	assert_int_equal(take_request(fd, &r, &from, req), NET_CTL_REQUEST);
+	net_target_step(&c, now + NET_TARGET_RETRY_MS * 1000000ull);
+	assert_int_equal(take_request(fd, &r, &from, req), NET_TARGET_REQUEST);
 	/* The acknowledgement: counted once, then quiet. */
-	ack[0] = NET_CTL_WRITE_BLOCK | NET_CTL_REPLY;
+	ack[0] = NET_TARGET_WRITE_BLOCK | NET_TARGET_REPLY;
 	ack[2] = req[2];
 	ack[3] = req[3];
 	assert_int_equal(sendto(fd, ack, sizeof(ack), 0, (struct sockaddr *)&from,
@@ -188,23 +188,23 @@ static void exchange_roce_target(void **state)
 
 		assert_int_equal(poll(&p, 1, -1), 1);	/* the acks are there */
 	}
-	net_ctl_replies(&c);
+	net_target_replies(&c);
 	assert_int_equal(cnt.control_acks, 1);
 	assert_int_equal(cnt.control_failures, 0);
-	assert_int_equal(net_ctl_timeout(&c, now), -1);
+	assert_int_equal(net_target_timeout(&c, now), -1);
 
-	/* The next ring, never answered: NET_CTL_TRIES tries, one failure. */
-	net_ctl_new_ring(&c, 0xdef00);
-	for (unsigned i = 0; i <= NET_CTL_TRIES; i++)
-		net_ctl_step(&c, now + (i + 10) * NET_CTL_RETRY_MS * 1000000ull);
-	for (unsigned i = 0; i < NET_CTL_TRIES; i++) {
-		assert_int_equal(take_request(fd, &r, &from, req), NET_CTL_REQUEST);
+	/* The next ring, never answered: NET_TARGET_TRIES tries, one failure. */
+	net_target_new_ring(&c, 0xdef00);
+	for (unsigned i = 0; i <= NET_TARGET_TRIES; i++)
+		net_target_step(&c, now + (i + 10) * NET_TARGET_RETRY_MS * 1000000ull);
+	for (unsigned i = 0; i < NET_TARGET_TRIES; i++) {
+		assert_int_equal(take_request(fd, &r, &from, req), NET_TARGET_REQUEST);
 		assert_int_equal(r.rkey, 0xdef00);
 	}
 	assert_true(take_request(fd, &r, &from, req) < 0);
 	assert_int_equal(cnt.control_acks, 1);
 	assert_int_equal(cnt.control_failures, 1);
-	net_ctl_close(&c);
+	net_target_close(&c);
 	close(fd);
 }
 
@@ -214,19 +214,19 @@ static void exchange_none(void **state)
 	struct sockaddr_storage local = { .ss_family = AF_INET6 };
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	struct source_counters cnt = { 0 };
-	struct net_ctl c;
+	struct net_target_ctl c;
 
 	(void)state;
-	assert_int_equal(net_ctl_open(&c, "r", "none", NULL, &local, &lock, &cnt), 0);
+	assert_int_equal(net_target_open(&c, "r", "none", NULL, &local, &lock, &cnt), 0);
 	assert_int_equal(c.fd, -1);
 	assert_string_equal(c.where, "none");
-	assert_int_equal(net_ctl_open(&c, "r", "[::1]:8192", NULL, &local, &lock, &cnt), 0);
+	assert_int_equal(net_target_open(&c, "r", "[::1]:8192", NULL, &local, &lock, &cnt), 0);
 	assert_int_equal(c.fd, -1);
-	net_ctl_new_ring(&c, 5);
-	net_ctl_step(&c, 1);
-	assert_int_equal(net_ctl_timeout(&c, 1), -1);
+	net_target_new_ring(&c, 5);
+	net_target_step(&c, 1);
+	assert_int_equal(net_target_timeout(&c, 1), -1);
 	assert_int_equal(cnt.control_acks + cnt.control_failures, 0);
-	net_ctl_close(&c);
+	net_target_close(&c);
 }
 
 int main(void)

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * net_control.h - telling a network sender where to write: the request
+ * net_target.h - telling a network sender where to write: the request
  * fpgad sends to the sender's control port at each new ring, in the
  * Ethernet Control Bus (ECB) framing HSB's host uses to write an FPGA's
  * registers over UDP (port 8192), and the sender's acknowledgement.
- * docs/net-control.md gives every byte; a sender is built against it.
+ * docs/net-target.md gives every byte; a sender is built against it.
  *
  * The request is one WRITE_BLOCK (command 0x09, flags 0x01: acknowledge;
  * big-endian): [0] 0x09, [1] 0x01, [2,4) sequence number, [4,6) 0, then
- * NET_CTL_REGS pairs of (u32 register address, u32 value), in the order
- * of enum net_ctl_reg below: the sender is disabled first and enabled
+ * NET_TARGET_REGS pairs of (u32 register address, u32 value), in the order
+ * of enum net_target_reg below: the sender is disabled first and enabled
  * last, so it never writes with half a target.  The registers are HSB's
  * data channel registers (its sensor 0 VP block at 0x1000, its data
  * plane 0 HIF block at 0x02000300).
@@ -18,8 +18,8 @@
  * [4] status (0: success), [5] 0, then HSB echoes the pairs and the
  * latched sequence number; fpgad reads the first 5 bytes.
  */
-#ifndef FPGAD_NET_CONTROL_H
-#define FPGAD_NET_CONTROL_H
+#ifndef FPGAD_NET_TARGET_H
+#define FPGAD_NET_TARGET_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -30,21 +30,21 @@
 #include "device/net/net_frame.h"
 #include "device/net/roce_wire.h"
 
-#define NET_CTL_PORT 8192		/* HSB's control port */
-#define NET_CTL_WRITE_BLOCK 0x09
-#define NET_CTL_REPLY 0x80		/* added to the command in a reply */
-#define NET_CTL_FLAG_ACK 0x01
-#define NET_CTL_HDR 6u
-#define NET_CTL_REPLY_MIN 5u
-#define NET_CTL_TRIES 5			/* requests sent before giving up */
-#define NET_CTL_RETRY_MS 200		/* between them */
+#define NET_TARGET_PORT 8192		/* HSB's control port */
+#define NET_TARGET_WRITE_BLOCK 0x09
+#define NET_TARGET_REPLY 0x80		/* added to the command in a reply */
+#define NET_TARGET_FLAG_ACK 0x01
+#define NET_TARGET_HDR 6u
+#define NET_TARGET_REPLY_MIN 5u
+#define NET_TARGET_TRIES 5			/* requests sent before giving up */
+#define NET_TARGET_RETRY_MS 200		/* between them */
 
 /* HSB's register blocks: sensor 0's virtual port, data plane 0's HIF. */
-#define NET_CTL_VP 0x1000u
-#define NET_CTL_HIF 0x02000300u
+#define NET_TARGET_VP 0x1000u
+#define NET_TARGET_HIF 0x02000300u
 
 /* The registers fpgad writes, in the order it writes them. */
-enum net_ctl_reg {
+enum net_target_reg {
 	NET_REG_VP_MASK_OFF,	/* HIF + 0x0c = 0: the sender stops */
 	NET_REG_PACKET_SIZE,	/* HIF + 0x04: payload bytes / 128 */
 	NET_REG_BUFFER_LENGTH,	/* VP + 0x18: frame bytes */
@@ -59,10 +59,10 @@ enum net_ctl_reg {
 	NET_REG_PAGE_INC,	/* VP + 0x10: page stride / 128 */
 	NET_REG_MAX_BUFF,	/* VP + 0x14: pages - 1 */
 	NET_REG_VP_MASK_ON,	/* HIF + 0x0c = 1: the sender starts */
-	NET_CTL_REGS
+	NET_TARGET_REGS
 };
 
-#define NET_CTL_REQUEST (NET_CTL_HDR + 8u * NET_CTL_REGS)
+#define NET_TARGET_REQUEST (NET_TARGET_HDR + 8u * NET_TARGET_REGS)
 
 /* What a sender is told. */
 struct net_target {
@@ -75,12 +75,12 @@ struct net_target {
 	uint8_t host_mac[6];
 };
 
-/* The address of register @r (enum net_ctl_reg). */
-uint32_t net_ctl_reg_addr(unsigned r);
+/* The address of register @r (enum net_target_reg). */
+uint32_t net_target_reg_addr(unsigned r);
 
 /* The request with sequence number @seq telling @t, into @out. */
-void net_ctl_request(const struct net_target *t, uint16_t seq,
-		     uint8_t out[NET_CTL_REQUEST]);
+void net_target_request(const struct net_target *t, uint16_t seq,
+		     uint8_t out[NET_TARGET_REQUEST]);
 
 /*
  * A datagram from the sender's control port: 0 when it acknowledges
@@ -88,19 +88,19 @@ void net_ctl_request(const struct net_target *t, uint16_t seq,
  * status), -EAGAIN for anything else (another sequence number, a
  * runt, another command): ignored.
  */
-int net_ctl_reply(const uint8_t *buf, size_t len, uint16_t seq,
+int net_target_reply(const uint8_t *buf, size_t len, uint16_t seq,
 		  uint8_t *ret_status);
 
 /*
  * The channel's side of the exchange, the same for source = udp and roce,
  * and off the channel's receiving and streaming threads: at each new ring
- * (net_ctl_new_ring, under *lock) a request, sent by the control thread
- * (net_ctl_start) that owns the socket (net_ctl_step), again every
- * NET_CTL_RETRY_MS until acknowledged (net_ctl_replies), NET_CTL_TRIES
+ * (net_target_new_ring, under *lock) a request, sent by the control thread
+ * (net_target_start) that owns the socket (net_target_step), again every
+ * NET_TARGET_RETRY_MS until acknowledged (net_target_replies), NET_TARGET_TRIES
  * times at most; each outcome counted once in *cnt (control_acks,
  * control_failures) under *lock.
  */
-struct net_ctl {
+struct net_target_ctl {
 	int fd;				/* -1: sender_control = none */
 	const char *chan;		/* the channel's name, for the log */
 	char where[64];			/* where it is sent, or "none" */
@@ -113,7 +113,7 @@ struct net_ctl {
 	uint32_t rkey;			/* the request's */
 	unsigned tries;
 	uint64_t next_ns;
-	uint8_t req[NET_CTL_REQUEST];
+	uint8_t req[NET_TARGET_REQUEST];
 	int wake_fd;			/* eventfd: a new ring, or stop */
 	bool stop;			/* *lock */
 	bool started;
@@ -122,13 +122,13 @@ struct net_ctl {
 
 /*
  * Opens @c for channel @chan: the socket connected to @sender_control
- * (config's text; "" for @sender's address at NET_CTL_PORT, "none" for
+ * (config's text; "" for @sender's address at NET_TARGET_PORT, "none" for
  * none), and the target's host fields from @local (the address and port
  * the sender writes to; the wildcard: the address towards the sender).
  * IPv6 tells nothing (HSB's registers hold IPv4): c->fd stays -1.
  * The caller fills the rest of c->target.  0 or -errno (logged).
  */
-int net_ctl_open(struct net_ctl *c, const char *chan, const char *sender_control,
+int net_target_open(struct net_target_ctl *c, const char *chan, const char *sender_control,
 		 const struct sockaddr_storage *sender,
 		 const struct sockaddr_storage *local, pthread_mutex_t *lock,
 		 struct source_counters *cnt);
@@ -136,24 +136,24 @@ int net_ctl_open(struct net_ctl *c, const char *chan, const char *sender_control
  * Start the control thread, which owns the exchange from now on (a
  * channel without sender control starts none).  0 or -errno (logged).
  */
-int net_ctl_start(struct net_ctl *c);
+int net_target_start(struct net_target_ctl *c);
 /* Stop the thread (when started) and close the socket. */
-void net_ctl_close(struct net_ctl *c);
+void net_target_close(struct net_target_ctl *c);
 
 /*
  * A new ring with key @rkey: the sender is told again (*lock held); the
  * control thread, when started, is woken to send it.
  */
-void net_ctl_new_ring(struct net_ctl *c, uint32_t rkey);
+void net_target_new_ring(struct net_target_ctl *c, uint32_t rkey);
 
 /* The owner: start a pending request, or send a try that is due. */
-void net_ctl_step(struct net_ctl *c, uint64_t now);
+void net_target_step(struct net_target_ctl *c, uint64_t now);
 
 /* The owner: the sender's replies on c->fd (POLLIN), counted. */
-void net_ctl_replies(struct net_ctl *c);
+void net_target_replies(struct net_target_ctl *c);
 
 /* How long the owner may sleep before its next try (ms, -1: ever). */
-int net_ctl_timeout(const struct net_ctl *c, uint64_t now);
+int net_target_timeout(const struct net_target_ctl *c, uint64_t now);
 
 /* @a's text, ADDRESS:PORT or [ADDRESS]:PORT, into @buf; returns @buf. */
 const char *net_endpoint_name(const struct sockaddr_storage *a, char *buf,
