@@ -56,47 +56,6 @@ static void on_disconnected(void *user, uint32_t pipe_id)
 	session_gone(&d->sessions, pipe_id);
 }
 
-/* The handoff socket asks which lease holds a token. */
-static int on_claim(void *user, const uint8_t *token, size_t len,
-		    const struct handoff_peer *peer, int *ret_fds,
-		    unsigned *ret_n_fds, void **ret_lease, char *err,
-		    size_t errlen)
-{
-	struct daemon *d = user;
-	struct lease *l;
-	int r;
-
-	if (len != HANDOFF_TOKEN_SIZE) {
-		snprintf(err, errlen, "a token is %d bytes", HANDOFF_TOKEN_SIZE);
-		return -EINVAL;
-	}
-	for (unsigned i = 0; i < d->n_channels; i++) {
-		r = lease_claim(d->channels[i], token, peer, ret_fds,
-				ret_n_fds, &l, err, errlen);
-
-		if (r == -ENOENT)
-			continue;
-		if (r == 0)
-			*ret_lease = l;
-		return r;
-	}
-	r = xfer_claim(d->xfer, token, peer, ret_fds, ret_n_fds, ret_lease,
-		       err, errlen);
-	if (r != -ENOENT)
-		return r;
-	snprintf(err, errlen, "pid %d (uid %u): no lease holds that token (wrong, or already used)",
-		 (int)peer->pid, (unsigned)peer->uid);
-	return -ENOENT;
-}
-
-static void on_link(void *user, void *lease, int fd)
-{
-	struct daemon *d = user;
-
-	if (!xfer_link(d->xfer, lease, fd))
-		lease_link(lease, fd);
-}
-
 static void on_request(void *user, struct control_ctx *ctx,
 		       const struct peer *p, const void *buf, size_t len)
 {
@@ -280,17 +239,13 @@ static void survey_gpu_sharing(struct daemon *d)
 
 int daemon_start(struct daemon *d, const struct config *cfg)
 {
+	struct handoff_claimer claimer;
 	struct control_options opt = { 0 };
 	struct control_handlers h = {
 		.user = d,
 		.connected = on_connected,
 		.disconnected = on_disconnected,
 		.request = on_request,
-	};
-	struct handoff_handlers hh = {
-		.user = d,
-		.claim = on_claim,
-		.link = on_link,
 	};
 	int r;
 
@@ -351,7 +306,18 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 	snprintf(d->handoff_path, sizeof(d->handoff_path), "%s/fpgad.handoff",
 		 cfg->daemon.runtime_dir);
 	r = handoff_start(&d->loop, d->handoff_path, opt.socket_mode,
-			  opt.socket_gid, &hh, &d->handoff);
+			  opt.socket_gid, &d->handoff);
+	if (r < 0)
+		goto fail;
+	/* Who holds a token: a channel's leases, or the transfer plane's. */
+	for (unsigned i = 0; i < d->n_channels && r == 0; i++) {
+		lease_claimer(d->channels[i], &claimer);
+		r = handoff_add_claimer(d->handoff, &claimer);
+	}
+	if (r == 0) {
+		xfer_claimer(d->xfer, &claimer);
+		r = handoff_add_claimer(d->handoff, &claimer);
+	}
 	if (r < 0)
 		goto fail;
 

@@ -300,3 +300,31 @@ void lease_link(struct lease *l, int fd)
 	l->link_fd = fd;
 	fdclose_untrusted(old);
 }
+
+static int claimer_claim(void *user, const uint8_t *token,
+			 const struct handoff_peer *peer, int *ret_fds,
+			 unsigned *ret_n_fds, void **ret_target, char *err,
+			 size_t errlen)
+{
+	struct lease *l;
+	int r = lease_claim(user, token, peer, ret_fds, ret_n_fds, &l, err, errlen);
+
+	if (r == 0)
+		*ret_target = l;
+	return r;
+}
+
+static void claimer_link(void *user, void *target, int fd)
+{
+	(void)user;
+	lease_link(target, fd);
+}
+
+void lease_claimer(struct channel *ch, struct handoff_claimer *ret)
+{
+	*ret = (struct handoff_claimer){
+		.user = ch,
+		.claim = claimer_claim,
+		.link = claimer_link,
+	};
+}

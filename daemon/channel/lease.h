@@ -111,5 +111,7 @@ int lease_claim(struct channel *ch, const uint8_t *token,
 		size_t errlen);
 /* The descriptors were delivered over @fd: keep it as the lease's link. */
 void lease_link(struct lease *l, int fd);
+/* @ch's leases as a holder of handoff tokens (lease_claim, lease_link). */
+void lease_claimer(struct channel *ch, struct handoff_claimer *ret);
 
 #endif

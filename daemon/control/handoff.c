@@ -33,7 +33,8 @@ struct hconn {
 };
 
 struct handoff {
-	struct handoff_handlers hh;
+	struct handoff_claimer claimers[HANDOFF_MAX_CLAIMERS];
+	unsigned n_claimers;
 	uv_loop_t *loop;
 	int fd;
 	uv_poll_t poll;
@@ -168,6 +169,39 @@ static void close_fds(const int *fds, unsigned n)
 }
 
 /* One request on @c: answer it, and hand the connection on or close it. */
+/* Who holds @token: the claimer that says so, asked in turn. */
+static int claim(struct handoff *h, const uint8_t *token, size_t len,
+		 const struct handoff_peer *peer, int *ret_fds, unsigned *ret_n_fds,
+		 void **ret_target, const struct handoff_claimer **ret_by,
+		 char *err, size_t errlen)
+{
+	if (len != HANDOFF_TOKEN_SIZE) {
+		snprintf(err, errlen, "a token is %d bytes", HANDOFF_TOKEN_SIZE);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < h->n_claimers; i++) {
+		const struct handoff_claimer *c = &h->claimers[i];
+		int r = c->claim(c->user, token, peer, ret_fds, ret_n_fds,
+				 ret_target, err, errlen);
+
+		if (r == -ENOENT)
+			continue;
+		*ret_by = c;
+		return r;
+	}
+	snprintf(err, errlen, "pid %d (uid %u): no lease holds that token (wrong, or already used)",
+		 (int)peer->pid, (unsigned)peer->uid);
+	return -ENOENT;
+}
+
+int handoff_add_claimer(struct handoff *h, const struct handoff_claimer *c)
+{
+	if (h->n_claimers >= HANDOFF_MAX_CLAIMERS)
+		return -ENOSPC;
+	h->claimers[h->n_claimers++] = *c;
+	return 0;
+}
+
 static void conn_serve(struct hconn *c)
 {
 	struct handoff *h = c->h;
@@ -179,6 +213,7 @@ static void conn_serve(struct hconn *c)
 	unsigned n_fds = 0, n_in = 0;
 	char err[160] = "";
 	size_t token_len;
+	const struct handoff_claimer *by = NULL;
 	void *lease = NULL;
 	bool sent;
 	ssize_t n;
@@ -204,9 +239,8 @@ static void conn_serve(struct hconn *c)
 		peer = (struct handoff_peer){ .pid = cred.pid, .uid = cred.uid,
 					      .gid = cred.gid, .fds = in_fds,
 					      .n_fds = n_in };
-		code = h->hh.claim(h->hh.user, token, token_len, &peer, fds,
-				   &n_fds, &lease, err, sizeof(err));
-		code = protocol_status_code(code);
+		code = protocol_status_code(claim(h, token, token_len, &peer, fds,
+						  &n_fds, &lease, &by, err, sizeof(err)));
 	}
 	/* What the claim did not keep. */
 	close_fds(in_fds, n_in);
@@ -222,7 +256,7 @@ static void conn_serve(struct hconn *c)
 		conn_end(c, true);
 		return;
 	}
-	h->hh.link(h->hh.user, lease, c->fd);
+	by->link(by->user, lease, c->fd);
 	conn_end(c, false);
 }
 
@@ -309,8 +343,7 @@ static void listener_closed(uv_handle_t *handle)
 }
 
 int handoff_start(uv_loop_t *loop, const char *path, unsigned mode,
-		  gid_t gid, const struct handoff_handlers *hh,
-		  struct handoff **ret_h)
+		  gid_t gid, struct handoff **ret_h)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct handoff *h;
@@ -321,7 +354,6 @@ int handoff_start(uv_loop_t *loop, const char *path, unsigned mode,
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
-	h->hh = *hh;
 	h->loop = loop;
 	h->fd = -1;
 	h->open_handles = 1;

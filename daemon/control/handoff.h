@@ -75,26 +75,34 @@ int handoff_token_claim(struct handoff_token *t, const uint8_t *token,
 			const struct handoff_peer *peer, pid_t pid, uid_t uid,
 			const char *what, char *err, size_t errlen);
 
-struct handoff_handlers {
+/*
+ * A holder of tokens (a channel's leases, the transfer plane's queues and
+ * buffers): the handoff asks each in the order they were added which of
+ * its objects holds a token, and routes the claim to the one that does.
+ */
+struct handoff_claimer {
 	void *user;
 	/*
-	 * Who holds @token?  0 and up to HANDOFF_MAX_FDS descriptors (still
-	 * owned by their lease) and an opaque lease pointer, or a negative
-	 * errno with @err saying why.  On success @err, if set, goes in the
-	 * reply (which must not be empty: a claim that sends no descriptor
-	 * says something).
+	 * Which of @user's holds @token?  0 and up to HANDOFF_MAX_FDS
+	 * descriptors (still owned by their holder) and an opaque target,
+	 * -ENOENT when none of @user's does, or another negative errno with
+	 * @err saying why.  On success @err, if set, goes in the reply (which
+	 * must not be empty: a claim that sends no descriptor says something).
 	 */
-	int (*claim)(void *user, const uint8_t *token, size_t len,
+	int (*claim)(void *user, const uint8_t *token,
 		     const struct handoff_peer *peer, int *ret_fds,
-		     unsigned *ret_n_fds, void **ret_lease, char *err,
+		     unsigned *ret_n_fds, void **ret_target, char *err,
 		     size_t errlen);
-	/* The descriptors were delivered: @fd is now the lease's link. */
-	void (*link)(void *user, void *lease, int fd);
+	/* The descriptors were delivered: @fd is now @target's link. */
+	void (*link)(void *user, void *target, int fd);
 };
 
+#define HANDOFF_MAX_CLAIMERS 32		/* each channel (16 at most) and the transfer plane */
+
 int handoff_start(uv_loop_t *loop, const char *path, unsigned mode,
-		  gid_t gid, const struct handoff_handlers *h,
-		  struct handoff **ret_h);
+		  gid_t gid, struct handoff **ret_h);
+/* Add a holder of tokens; -ENOSPC beyond HANDOFF_MAX_CLAIMERS. */
+int handoff_add_claimer(struct handoff *h, const struct handoff_claimer *c);
 /* Close the listener and every pending connection; accepts NULL. */
 void handoff_stop(struct handoff *h);
 

@@ -157,5 +157,7 @@ int xfer_claim(struct xfer *x, const uint8_t *token,
  * is not xfer's.
  */
 bool xfer_link(struct xfer *x, void *target, int fd);
+/* The transfer plane as a holder of handoff tokens (xfer_claim, xfer_link). */
+void xfer_claimer(struct xfer *x, struct handoff_claimer *ret);
 
 #endif

@@ -627,3 +627,26 @@ int xfer_claim(struct xfer *x, const uint8_t *token,
 	pthread_mutex_unlock(&x->lock);
 	return r;
 }
+
+static int claimer_claim(void *user, const uint8_t *token,
+			 const struct handoff_peer *peer, int *ret_fds,
+			 unsigned *ret_n_fds, void **ret_target, char *err,
+			 size_t errlen)
+{
+	return xfer_claim(user, token, peer, ret_fds, ret_n_fds, ret_target,
+			  err, errlen);
+}
+
+static void claimer_link(void *user, void *target, int fd)
+{
+	xfer_link(user, target, fd);
+}
+
+void xfer_claimer(struct xfer *x, struct handoff_claimer *ret)
+{
+	*ret = (struct handoff_claimer){
+		.user = x,
+		.claim = claimer_claim,
+		.link = claimer_link,
+	};
+}
