@@ -57,7 +57,7 @@ has() {
 	ok "$pkg: $# files in place"
 }
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
-has fpgad /usr/sbin/fpgad /etc/fpgad/fpgad.conf /usr/lib/sysusers.d/fpgad.conf \
+has fpgad /usr/sbin/fpgad /usr/sbin/fpgad-exporter /etc/fpgad/fpgad.conf /usr/lib/sysusers.d/fpgad.conf \
 	/usr/lib/tmpfiles.d/fpgad.conf /usr/share/fpgad/fpgad-remote.conf \
 	/usr/share/man/man8/fpgad.8.gz /usr/share/man/man5/fpgad.conf.5.gz
 fpgad_list=$(dpkg-deb -c "$(deb fpgad)")
@@ -65,6 +65,8 @@ for p in /lib/systemd/system/fpgad.service /usr/lib/systemd/system/fpgad.service
 	echo "$fpgad_list" | grep -q "\.$p\$" && unit=$p
 done
 [ -n "${unit:-}" ] && ok "fpgad: unit at $unit" || bad "fpgad: no fpgad.service"
+echo "$fpgad_list" | grep -q "/fpgad-exporter\.service\$" && ok "fpgad: fpgad-exporter.service in place" ||
+	bad "fpgad: no fpgad-exporter.service"
 has fpgactl /usr/bin/fpgactl /usr/share/man/man1/fpgactl.1.gz \
 	/usr/share/bash-completion/completions/fpgactl
 has libfpgad0 "/usr/lib/$ma/libfpgad.so.0"

@@ -144,44 +144,40 @@ check "systemd logged the watchdog timeout" \
 check "the restarted fpgad answers" fpgactl status
 pid=$(mainpid)
 
-# --- the listeners that need the network: remote control and metrics ---------
-set_key remote tcp://127.0.0.1:7710
-if systemctl restart fpgad >/dev/null 2>&1; then
-	notok "a remote listener without the drop-in is refused"
-else
-	check "a remote listener without the drop-in is refused, saying why" \
-		wait_for 5 sh -c 'journalctl -u fpgad -o cat --no-pager | grep -q -F "sets a remote listener ([control] remote), but this unit has no network"'
-fi
-systemctl stop fpgad
-systemctl reset-failed fpgad
-set_key remote ''
-set_key listen http://127.0.0.1:9110/metrics
-if systemctl restart fpgad >/dev/null 2>&1; then
-	notok "a metrics listener without the drop-in is refused"
-else
-	check "a metrics listener without the drop-in is refused, saying why" \
-		wait_for 5 sh -c 'journalctl -u fpgad -o cat --no-pager | grep -q -F "sets a metrics listener ([metrics] listen), but this unit has no network"'
-fi
-systemctl stop fpgad
-systemctl reset-failed fpgad
-set_key remote tcp://127.0.0.1:7710
-mkdir -p /etc/systemd/system/fpgad.service.d
-cp /usr/share/fpgad/fpgad-remote.conf /etc/systemd/system/fpgad.service.d/remote.conf
-systemctl daemon-reload
-check "with fpgad-remote.conf, fpgad starts with the remote and the metrics listeners" \
-	systemctl restart fpgad
-check "fpgactl --url tcp://127.0.0.1:7710 status" \
-	sh -c 'runuser -u bob -- fpgactl --url tcp://127.0.0.1:7710 status | grep -q "^c2h0 "'
+# --- remote status and metrics: fpgad-exporter.service -------------------------
+printf '[control]\nremote = tcp://127.0.0.1:7710\n' > /tmp/old.conf
+check "fpgad refuses [control] remote, naming the exporter option that replaces it" \
+	sh -c '! fpgad --check-config /tmp/old.conf > /tmp/old.out 2>&1 &&
+	       grep -q "remote moved to fpgad-exporter --remote URL" /tmp/old.out'
+check "fpgad-exporter.service is installed, not enabled" \
+	sh -c '[ "$(systemctl is-enabled fpgad-exporter 2>/dev/null)" = disabled ]'
+echo 'FPGAD_EXPORTER_OPTS="--remote tcp://127.0.0.1:7710 --metrics http://127.0.0.1:9110/metrics"' \
+	> /etc/default/fpgad-exporter
+check "systemctl start fpgad-exporter" systemctl start fpgad-exporter
+epid=$(systemctl show -p MainPID --value fpgad-exporter)
+check "fpgad-exporter runs as a user of its own, not root" \
+	sh -c "[ \"\$(ps -o user= -p $epid)\" != root ]"
+check "fpgactl --url tcp://127.0.0.1:7710 status, through the exporter" \
+	wait_for 5 sh -c 'runuser -u bob -- fpgactl --url tcp://127.0.0.1:7710 status | grep -q "^c2h0 "'
 # No HTTP client in the guest: bash's /dev/tcp speaks the request.
-check "GET http://127.0.0.1:9110/metrics answers with the exposition" \
-	runuser -u bob -- bash -c 'exec 3<>/dev/tcp/127.0.0.1/9110 &&
-		printf "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" >&3 &&
-		timeout 5 cat <&3 | tr -d "\r" | grep -q "^fpgad_channel_frames_total{channel=\"c2h0\",direction=\"c2h\"} "'
-rm -r /etc/systemd/system/fpgad.service.d
-systemctl daemon-reload
-set_key remote ''
-set_key listen ''
-systemctl restart fpgad
+cat > /tmp/scrape <<'EOS'
+#!/bin/bash
+exec 3<>/dev/tcp/127.0.0.1/9110 &&
+	printf "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" >&3 &&
+	timeout 5 cat <&3 | tr -d "\r"
+EOS
+chmod 0755 /tmp/scrape
+check "GET http://127.0.0.1:9110/metrics answers with the exposition and fpgad_up 1" \
+	sh -c 's=$(runuser -u bob -- /tmp/scrape); echo "$s" | grep -q "^fpgad_channel_frames_total{channel=\"c2h0\",direction=\"c2h\"} " && echo "$s" | grep -q "^fpgad_up 1"'
+systemctl stop fpgad
+check "fpgad stopped: the exporter serves fpgad_up 0 and no fpgad series" \
+	sh -c 's=$(/tmp/scrape); echo "$s" | grep -q "^fpgad_up 0" && ! echo "$s" | grep -q "^fpgad_channel_"'
+systemctl start fpgad
+check "fpgad back: fpgad_up 1 again, the same exporter process" \
+	wait_for 10 sh -c "/tmp/scrape | grep -q '^fpgad_up 1' && [ \"\$(systemctl show -p MainPID --value fpgad-exporter)\" = $epid ]"
+systemctl stop fpgad-exporter
+rm -f /etc/default/fpgad-exporter
+pid=$(mainpid)
 
 # --- the card through the xdma backend ------------------------------------------
 if [ "$card" = yes ]; then
