@@ -21,7 +21,7 @@ $(FUZZ_DIR)/fuzz_config: common/size.c
 FUZZ_XFER := $(FUZZ_DIR)/fuzz_xfer_queue
 $(FUZZ_XFER): tests/fuzz/fuzz_xfer_queue.c daemon/xfer/xfer_server.c \
 		daemon/memory/mem_host.c common/log.c common/xfer_ring.c \
-		common/frame_ring.c common/futex.c common/clock.c common/spin.c \
+		common/frame_ring.c common/futex.c common/wait.c common/clock.c common/spin.c \
 		client/xfer_queue.c | $(PROTO_H)
 	$(call msg,FUZZCC,$@)
 	$(Q)mkdir -p $(FUZZ_DIR)

@@ -13,7 +13,7 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined
 $(FUZZ_DIR)/fuzz_protocol: tests/fuzz/fuzz_protocol.c common/protocol.c common/names.c \
 	$(PROTO_C)
 $(FUZZ_DIR)/fuzz_frame_ring: tests/fuzz/fuzz_frame_ring.c client/frame_consumer.c \
-	common/frame_ring.c common/futex.c common/clock.c
+	common/frame_ring.c common/futex.c common/wait.c common/clock.c
 $(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c daemon/config/config.c common/names.c
 $(FUZZ_DIR)/fuzz_net_frame: tests/fuzz/fuzz_net_frame.c tests/net/hsb_tx.h \
 	daemon/device/net/net_frame.c daemon/device/net/roce_wire.c
