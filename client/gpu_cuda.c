@@ -55,7 +55,9 @@ static const char *gpu_name(int gpu, char *buf, size_t len)
 /*
  * Why CUDA cannot start in this process when its surroundings are the
  * cause, in a container user's words, or "": CUDA needs this process's own
- * /proc (a new PID namespace without its own /proc mount breaks it).
+ * /proc (a new PID namespace without its own /proc mount breaks it).  Said
+ * instead of CUDA's error ("OS call failed or operation not supported on
+ * this OS"), so that it fits the error message.
  */
 static const char *cuda_surroundings(cudaError_t e)
 {
@@ -67,10 +69,10 @@ static const char *cuda_surroundings(cudaError_t e)
 		return "";
 	n = readlink("/proc/self", link, sizeof(link) - 1);
 	if (n < 0)
-		return "; /proc is not mounted here, and CUDA cannot start without it: mount it (container runtimes do)";
+		return "CUDA cannot start without /proc: mount it";
 	link[n] = '\0';
 	if (atoi(link) != (int)getpid())
-		return "; this process's /proc belongs to another PID namespace (a new PID namespace without a /proc of its own), where CUDA cannot start: mount /proc inside it (unshare --mount-proc; container runtimes do)";
+		return "CUDA cannot start in a PID namespace whose /proc is another's: mount /proc inside it (unshare --mount-proc)";
 	return "";
 }
 
@@ -91,8 +93,8 @@ int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 	if (bus_id && bus_id[0])
 		e = cudaDeviceGetByPCIBusId(&gpu, bus_id);
 	if (e != cudaSuccess) {
-		snprintf(why, whylen, "GPU %s is not visible here: %s%s", bus_id,
-			 errmap_cuda_str(e), cuda_surroundings(e));
+		snprintf(why, whylen, "GPU %s is not visible here: %s", bus_id,
+			 cuda_surroundings(e)[0] ? cuda_surroundings(e) : errmap_cuda_str(e));
 		return errmap_cuda(e);
 	}
 	cur = caller_gpu();
@@ -119,8 +121,8 @@ int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 		return errmap_cuda(e);
 	}
 	if (e != cudaSuccess) {
-		snprintf(why, whylen, "cannot map it: %s%s", errmap_cuda_str(e),
-			 cuda_surroundings(e));
+		snprintf(why, whylen, "cannot map it: %s",
+			 cuda_surroundings(e)[0] ? cuda_surroundings(e) : errmap_cuda_str(e));
 		return errmap_cuda(e);
 	}
 	*ret_ptr = ptr;

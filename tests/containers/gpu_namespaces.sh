@@ -86,12 +86,12 @@ expect_ok ipc unshare --ipc
 expect_ok net unshare --net
 expect_ok uts unshare --uts
 expect_ok all unshare --pid --fork --mount-proc --ipc --net --uts
-expect_ok uid-in-group setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups -- \
-	unshare --pid --fork --mount-proc --ipc --net --uts
+expect_ok uid-in-group unshare --pid --fork --mount-proc --ipc --net --uts \
+	setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups --
 # The case CUDA cannot start in: a PID namespace whose /proc is the host's.
 run pid-no-proc unshare --pid --fork
-if [ $RC != 0 ] && echo "$OUTPUT" | grep -q "another PID namespace" &&
-   echo "$OUTPUT" | grep -q "mount /proc inside it"; then
+if [ $RC != 0 ] && echo "$OUTPUT" | grep -q "PID namespace whose /proc is another's" &&
+   echo "$OUTPUT" | grep -q "mount /proc inside it (unshare --mount-proc)"; then
 	pass pid-no-proc "refused, saying why: $(echo "$OUTPUT" | grep -o 'GPU .*' | head -n 1 | cut -c1-160)"
 else
 	fail pid-no-proc "exit $RC, no reason a container user can act on: $(echo "$OUTPUT" | tail -n 2 | tr '\n' ' ')"
