@@ -7,8 +7,8 @@
 #
 #   make container-check   namespaces, CDI in podman, the device plugin
 #                          against a fake kubelet (tests/containers/run.sh)
-#   make install-k8s       the two programs and their modules (make
-#                          install runs it)
+#   make install-k8s       the two programs and their modules (apart
+#                          from make install: no Debian package ships them)
 
 # podman and runc: the container tier runs real containers (runc where crun
 # refuses a hybrid cgroup hierarchy); gRPC and its protoc: the device plugin
@@ -29,5 +29,4 @@ install-k8s:
 	install -D -m 0644 -t $(K8S_LIBDIR)/deviceplugin/v1beta1 \
 		k8s/deviceplugin/v1beta1/api.proto k8s/deviceplugin/v1beta1/LICENSE
 
-install: install-k8s
 CHECK_EXTRA += container-check
