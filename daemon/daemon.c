@@ -35,43 +35,45 @@ static void on_connected(void *user, const struct peer *p)
 	struct session *s;
 
 	/* The listener admitted it; without a record it cannot be served. */
-	if (session_get(&d->sessions, p, &s) < 0)
+	if (session_get(&d->core.sessions, p, &s) < 0)
 		control_close_pipe(d->ctl, p->pipe_id);
 }
 
 static void on_disconnected(void *user, uint32_t pipe_id)
 {
 	struct daemon *d = user;
-	struct session *s = session_find(&d->sessions, pipe_id);
+	struct session *s = session_find(&d->core.sessions, pipe_id);
 
 	if (s) {
 		char who[PEER_NAME_MAX];
 
 		log_debug("control: connection %u from %s closed", pipe_id,
 			  peer_name(&s->peer, who, sizeof(who)));
-		xfer_session_end(d->xfer, s);
-		for (unsigned i = 0; i < d->n_channels; i++)
-			lease_close(d->channels[i], s, 0);
+		xfer_session_end(d->core.xfer, s);
+		for (unsigned i = 0; i < d->core.n_channels; i++)
+			lease_close(d->core.channels[i], s, 0);
 	}
-	session_gone(&d->sessions, pipe_id);
+	session_gone(&d->core.sessions, pipe_id);
 }
 
 static void on_request(void *user, struct control_ctx *ctx,
 		       const struct peer *p, const void *buf, size_t len)
 {
-	requests_handle(user, ctx, p, buf, len);
+	struct daemon *d = user;
+
+	requests_handle(&d->core, ctx, p, buf, len);
 }
 
 static void update_status(struct daemon *d)
 {
 	unsigned streaming = 0;
 
-	for (unsigned i = 0; i < d->n_channels; i++)
-		streaming += channel_is_streaming(d->channels[i]);
+	for (unsigned i = 0; i < d->core.n_channels; i++)
+		streaming += channel_is_streaming(d->core.channels[i]);
 	notify_status("%s: %u channel%s, %u streaming, %u client%s",
-		      d->dev_name, d->n_channels, d->n_channels == 1 ? "" : "s",
-		      streaming, d->sessions.count,
-		      d->sessions.count == 1 ? "" : "s");
+		      d->core.dev_name, d->core.n_channels, d->core.n_channels == 1 ? "" : "s",
+		      streaming, d->core.sessions.count,
+		      d->core.sessions.count == 1 ? "" : "s");
 }
 
 static void on_watchdog(uv_timer_t *t)
@@ -116,32 +118,32 @@ static int open_device(struct daemon *d)
 	struct device_info info;
 	int r;
 
-	d->dev_ops = device_ops_for(d->cfg.device.backend);
-	if (!d->dev_ops) {
+	d->core.dev_ops = device_ops_for(d->core.cfg.device.backend);
+	if (!d->core.dev_ops) {
 		log_err("%s: device: backend %s is not built in",
-			config_where(&d->cfg, CONFIG_DEVICE, 0, "backend", where,
+			config_where(&d->core.cfg, CONFIG_DEVICE, 0, "backend", where,
 				     sizeof(where)),
-			backend_kind_name(d->cfg.device.backend));
+			backend_kind_name(d->core.cfg.device.backend));
 		return -ENODEV;
 	}
 	why[0] = 0;
-	r = d->dev_ops->open(&d->cfg, &d->dev, why, sizeof(why));
+	r = d->core.dev_ops->open(&d->core.cfg, &d->core.dev, why, sizeof(why));
 	if (r < 0) {
 		/* The xdma backend's own words are about its path. */
 		log_err("%s: device: cannot open %s backend: %s",
-			config_where(&d->cfg, CONFIG_DEVICE, 0,
-				     d->cfg.device.backend == BACKEND_XDMA ? "path" : "backend",
+			config_where(&d->core.cfg, CONFIG_DEVICE, 0,
+				     d->core.cfg.device.backend == BACKEND_XDMA ? "path" : "backend",
 				     where, sizeof(where)),
-			d->dev_ops->name, why[0] ? why : strerror(-r));
+			d->core.dev_ops->name, why[0] ? why : strerror(-r));
 		return r;
 	}
-	r = d->dev_ops->info(d->dev, &info);
+	r = d->core.dev_ops->info(d->core.dev, &info);
 	if (r < 0) {
-		log_err("device: %s: cannot read its info: %s", d->dev_ops->name,
+		log_err("device: %s: cannot read its info: %s", d->core.dev_ops->name,
 			strerror(-r));
 		return r;
 	}
-	snprintf(d->dev_name, sizeof(d->dev_name), "%s", info.name);
+	snprintf(d->core.dev_name, sizeof(d->core.dev_name), "%s", info.name);
 	log_info("device: %s, %u C2H and %u H2C channels", info.name,
 		 info.c2h_channels, info.h2c_channels);
 	return 0;
@@ -152,19 +154,19 @@ static int check_engines(struct daemon *d)
 {
 	struct device_info info;
 	char where[PATH_MAX + 16];
-	int r = d->dev_ops->info(d->dev, &info);
+	int r = d->core.dev_ops->info(d->core.dev, &info);
 
 	if (r < 0)
 		return 0;	/* open_device() said it */
-	for (unsigned i = 0; i < d->cfg.n_channels; i++) {
-		const struct config_channel *cc = &d->cfg.channels[i];
+	for (unsigned i = 0; i < d->core.cfg.n_channels; i++) {
+		const struct config_channel *cc = &d->core.cfg.channels[i];
 		unsigned n = cc->direction == DIR_C2H ? info.c2h_channels :
 							info.h2c_channels;
 
 		if (cc->engine < n || cc->source != SOURCE_CARD)
 			continue;
 		log_err("%s: [channel %s] engine %u: the card (%s) has %u %s engine%s (0-%u)",
-			config_where(&d->cfg, CONFIG_CHANNEL, i, "engine", where,
+			config_where(&d->core.cfg, CONFIG_CHANNEL, i, "engine", where,
 				     sizeof(where)),
 			cc->name, cc->engine, info.name, n,
 			direction_name(cc->direction), n == 1 ? "" : "s",
@@ -180,9 +182,9 @@ static int create_channels(struct daemon *d)
 	struct source src;
 	int r;
 
-	for (unsigned i = 0; i < d->cfg.n_channels; i++) {
-		struct config_channel cc = d->cfg.channels[i];
-		const struct probe_choice *pc = p2p_choice(d->p2p, cc.name);
+	for (unsigned i = 0; i < d->core.cfg.n_channels; i++) {
+		struct config_channel cc = d->core.cfg.channels[i];
+		const struct probe_choice *pc = p2p_choice(d->core.p2p, cc.name);
 
 		/* auto measured bounce as the better mode: ask for it. */
 		if (pc && pc->mode == MODE_BOUNCE)
@@ -190,19 +192,19 @@ static int create_channels(struct daemon *d)
 		why[0] = 0;
 		src = cc.source == SOURCE_UDP ? source_udp :
 		      cc.source == SOURCE_ROCE ? source_roce :
-		      (struct source){ .name = "card", .ops = d->dev_ops, .dev = d->dev };
-		r = channel_create(&d->cfg, &cc, &src, &d->channels[i], why,
+		      (struct source){ .name = "card", .ops = d->core.dev_ops, .dev = d->core.dev };
+		r = channel_create(&d->core.cfg, &cc, &src, &d->core.channels[i], why,
 				   sizeof(why));
 		if (r < 0) {
 			log_err("%s: [channel %s] %s",
-				config_where(&d->cfg, CONFIG_CHANNEL, i, NULL, where,
+				config_where(&d->core.cfg, CONFIG_CHANNEL, i, NULL, where,
 					     sizeof(where)),
-				d->cfg.channels[i].name, why[0] ? why : strerror(-r));
+				d->core.cfg.channels[i].name, why[0] ? why : strerror(-r));
 			return r;
 		}
-		d->n_channels++;
+		d->core.n_channels++;
 		if (pc)
-			channel_explain_mode(d->channels[i], pc->mode, pc->reason);
+			channel_explain_mode(d->core.channels[i], pc->mode, pc->reason);
 	}
 	return 0;
 }
@@ -214,27 +216,27 @@ static int create_channels(struct daemon *d)
  */
 static void survey_gpu_sharing(struct daemon *d)
 {
-	d->gpu_sharing = "";
-	d->gpu_sharing_note = "";
-	for (unsigned i = 0; i < d->n_channels; i++) {
-		int gpu = channel_gpu(d->channels[i]);
+	d->core.gpu_sharing = "";
+	d->core.gpu_sharing_note = "";
+	for (unsigned i = 0; i < d->core.n_channels; i++) {
+		int gpu = channel_gpu(d->core.channels[i]);
 		bool mps;
 
 		if (gpu < 0)
 			continue;
 		if (memory_cuda_mps(gpu, &mps) < 0) {
-			d->gpu_sharing = "unknown";
-			d->gpu_sharing_note = "the CUDA driver does not say whether MPS serves fpgad";
+			d->core.gpu_sharing = "unknown";
+			d->core.gpu_sharing_note = "the CUDA driver does not say whether MPS serves fpgad";
 		} else if (mps) {
-			d->gpu_sharing = "mps";
+			d->core.gpu_sharing = "mps";
 			return;
 		} else {
-			d->gpu_sharing = "time-slicing";
-			d->gpu_sharing_note = "no MPS: consumers' GPU work and fpgad's copies take turns on the GPU; start the MPS control daemon before fpgad (README: MPS)";
+			d->core.gpu_sharing = "time-slicing";
+			d->core.gpu_sharing_note = "no MPS: consumers' GPU work and fpgad's copies take turns on the GPU; start the MPS control daemon before fpgad (README: MPS)";
 		}
 	}
-	if (d->gpu_sharing_note[0])
-		log_notice("device: %s", d->gpu_sharing_note);
+	if (d->core.gpu_sharing_note[0])
+		log_notice("device: %s", d->core.gpu_sharing_note);
 }
 
 int daemon_start(struct daemon *d, const struct config *cfg)
@@ -249,13 +251,13 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 	};
 	int r;
 
-	d->cfg = *cfg;
-	d->start_ns = clock_now_ns();
+	d->core.cfg = *cfg;
+	d->core.start_ns = clock_now_ns();
 	log_level = cfg->daemon.log_level;
-	log_limit_init(&d->log_bad_request, "control: bad requests");
-	log_limit_init(&d->log_denied, "control: denied requests");
-	log_limit_init(&d->log_refused, "control: refused requests");
-	d->log_limits_init = true;
+	log_limit_init(&d->core.log_bad_request, "control: bad requests");
+	log_limit_init(&d->core.log_denied, "control: denied requests");
+	log_limit_init(&d->core.log_refused, "control: refused requests");
+	d->core.log_limits_init = true;
 
 	/* Before anything in the runtime directory is bound or unlinked. */
 	r = runtime_open(cfg->daemon.runtime_dir, &d->rt);
@@ -276,20 +278,20 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 	r = check_engines(d);
 	if (r < 0)
 		goto fail;
-	r = placement_gpu(d);
+	r = placement_gpu(&d->core);
 	if (r < 0)
 		goto fail;
-	r = p2p_survey(&d->cfg, d->dev_ops, d->dev, &d->p2p);
+	r = p2p_survey(&d->core.cfg, d->core.dev_ops, d->core.dev, &d->core.p2p);
 	if (r < 0)
 		goto fail;
-	r = placement_threads(d);
+	r = placement_threads(&d->core);
 	if (r < 0)
 		goto fail;
 	r = create_channels(d);
 	if (r < 0)
 		goto fail;
 	survey_gpu_sharing(d);
-	r = xfer_start(&d->cfg, d->dev_ops, d->dev, &d->xfer);
+	r = xfer_start(&d->core.cfg, d->core.dev_ops, d->core.dev, &d->core.xfer);
 	if (r < 0)
 		goto fail;
 
@@ -303,19 +305,19 @@ int daemon_start(struct daemon *d, const struct config *cfg)
 	r = control_start(&d->loop, &opt, &h, &d->ctl);
 	if (r < 0)
 		goto fail;
-	snprintf(d->handoff_path, sizeof(d->handoff_path), "%s/fpgad.handoff",
+	snprintf(d->core.handoff_path, sizeof(d->core.handoff_path), "%s/fpgad.handoff",
 		 cfg->daemon.runtime_dir);
-	r = handoff_start(&d->loop, d->handoff_path, opt.socket_mode,
+	r = handoff_start(&d->loop, d->core.handoff_path, opt.socket_mode,
 			  opt.socket_gid, &d->handoff);
 	if (r < 0)
 		goto fail;
 	/* Who holds a token: a channel's leases, or the transfer plane's. */
-	for (unsigned i = 0; i < d->n_channels && r == 0; i++) {
-		lease_claimer(d->channels[i], &claimer);
+	for (unsigned i = 0; i < d->core.n_channels && r == 0; i++) {
+		lease_claimer(d->core.channels[i], &claimer);
 		r = handoff_add_claimer(d->handoff, &claimer);
 	}
 	if (r == 0) {
-		xfer_claimer(d->xfer, &claimer);
+		xfer_claimer(d->core.xfer, &claimer);
 		r = handoff_add_claimer(d->handoff, &claimer);
 	}
 	if (r < 0)
@@ -354,11 +356,11 @@ int daemon_run(struct daemon *d)
 	return d->exit_code;
 }
 
-/* The listeners' connection limits from d->cfg, after a reload. */
+/* The listeners' connection limits from d->core.cfg, after a reload. */
 static void reload_limits(struct daemon *d)
 {
 	struct control_options opt = {
-		.max_clients = d->cfg.control.max_clients,
+		.max_clients = d->core.cfg.control.max_clients,
 	};
 
 	control_set_limits(d->ctl, &opt);
@@ -367,7 +369,7 @@ static void reload_limits(struct daemon *d)
 /* What can change without a restart: logging, limits and idle channels. */
 static void apply_reload(struct daemon *d, const struct config *n)
 {
-	struct config *o = &d->cfg;
+	struct config *o = &d->core.cfg;
 
 	if (strcmp(o->daemon.runtime_dir, n->daemon.runtime_dir) ||
 	    strcmp(o->control.group, n->control.group) ||
@@ -400,20 +402,20 @@ void daemon_reload(struct daemon *d)
 	char err[CONFIG_ERR_LEN];
 
 	notify_reloading();
-	if (!d->cfg.path[0]) {
+	if (!d->core.cfg.path[0]) {
 		log_info("reload: running on built-in defaults, no file to re-read");
-	} else if (config_load(d->cfg.path, &n, err, sizeof(err)) < 0) {
+	} else if (config_load(d->core.cfg.path, &n, err, sizeof(err)) < 0) {
 		/* One error a line, as fpgad --check-config prints them. */
 		if (strchr(err, '\n')) {
 			log_lines(LOG_ERR, "reload: ", err);
 			log_err("reload: %s has errors; keeping the running configuration",
-				d->cfg.path);
+				d->core.cfg.path);
 		} else {
 			log_err("reload: %s; keeping the running configuration", err);
 		}
 	} else {
 		apply_reload(d, &n);
-		log_info("reload: %s applied", d->cfg.path);
+		log_info("reload: %s applied", d->core.cfg.path);
 	}
 	notify_ready();
 	update_status(d);
@@ -431,20 +433,20 @@ void daemon_stop(struct daemon *d)
 	d->ctl = NULL;
 	handoff_stop(d->handoff);
 	d->handoff = NULL;
-	xfer_stop(d->xfer);
-	d->xfer = NULL;
+	xfer_stop(d->core.xfer);
+	d->core.xfer = NULL;
 	/* Leases end first (their lessees are told), then the channels go. */
-	for (unsigned i = 0; i < d->n_channels; i++) {
-		lease_end_all(d->channels[i]);
-		channel_destroy(d->channels[i]);
+	for (unsigned i = 0; i < d->core.n_channels; i++) {
+		lease_end_all(d->core.channels[i]);
+		channel_destroy(d->core.channels[i]);
 	}
-	d->n_channels = 0;
-	p2p_free(d->p2p);
-	d->p2p = NULL;
-	if (d->dev)
-		d->dev_ops->close(d->dev);
-	d->dev = NULL;
-	session_table_clear(&d->sessions);
+	d->core.n_channels = 0;
+	p2p_free(d->core.p2p);
+	d->core.p2p = NULL;
+	if (d->core.dev)
+		d->core.dev_ops->close(d->core.dev);
+	d->core.dev = NULL;
+	session_table_clear(&d->core.sessions);
 	if (d->handles_init) {
 		close_handle((uv_handle_t *)&d->sig_term);
 		close_handle((uv_handle_t *)&d->sig_int);
@@ -460,10 +462,10 @@ void daemon_stop(struct daemon *d)
 	/* Last: the socket is gone, so the directory can be let go. */
 	runtime_close(d->rt);
 	d->rt = NULL;
-	if (d->log_limits_init) {
-		log_limit_destroy(&d->log_bad_request);
-		log_limit_destroy(&d->log_denied);
-		log_limit_destroy(&d->log_refused);
-		d->log_limits_init = false;
+	if (d->core.log_limits_init) {
+		log_limit_destroy(&d->core.log_bad_request);
+		log_limit_destroy(&d->core.log_denied);
+		log_limit_destroy(&d->core.log_refused);
+		d->core.log_limits_init = false;
 	}
 }

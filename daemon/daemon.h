@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * daemon.h - the fpgad process: config, loop, control plane, sessions,
- * device and channels.  One struct daemon exists; its owner is main().
+ * daemon.h - the fpgad process's life cycle: start, loop, signals,
+ * watchdog, reload, stop.  One struct daemon exists; its owner is main().
+ * What it serves is its struct core (core.h).
  */
 #ifndef FPGAD_DAEMON_H
 #define FPGAD_DAEMON_H
@@ -11,57 +12,29 @@
 #include <uv.h>
 
 #include "config/config.h"
+#include "core.h"
 #include "control/control.h"
 #include "control/fdlimit.h"
 #include "control/handoff.h"
 #include "control/session.h"
 #include "log.h"
 
-struct channel;
-struct device;
-struct p2p;
 struct runtime;
-struct xfer;
 
 struct daemon {
-	struct config cfg;
+	struct core core;		/* what the requests and the metrics see */
 	struct runtime *rt;		/* the runtime directory, locked */
 	uv_loop_t loop;
 	bool loop_init;
 	struct control *ctl;
-	struct session_table sessions;
-	uint64_t start_ns;
 	char socket_url[PATH_MAX + 32];
 	struct handoff *handoff;
-	char handoff_path[PATH_MAX + 32];
-
-	const struct device_ops *dev_ops;
-	struct device *dev;
-	char dev_name[64];
-	struct p2p *p2p;		/* topology, probes, auto's choices */
-	unsigned n_channels;
-	struct channel *channels[CONFIG_MAX_CHANNELS];
-	struct xfer *xfer;		/* card memory transfers */
-
-	/* How fpgad's CUDA work shares the GPU with its consumers'. */
-	const char *gpu_sharing;	/* "mps", "time-slicing", "unknown", "" */
-	const char *gpu_sharing_note;
-
-	/* Where the card's work runs (placement.c), "" when not placed. */
-	char numa_placed[192];		/* "node 1: threads on CPUs 4-7, ..." */
-	char gpu_choice[192];		/* gpu = nearest: which and why */
 
 	uv_signal_t sig_term, sig_int, sig_hup;
 	uv_timer_t watchdog;
 	bool handles_init;
 	uint64_t watchdog_usec;
 	int exit_code;
-
-	/* What peers can make fpgad log at will (requests.c). */
-	bool log_limits_init;
-	struct log_limit log_bad_request;
-	struct log_limit log_denied;
-	struct log_limit log_refused;
 };
 
 /* Set up everything up to READY=1; on failure tear down what was built. */

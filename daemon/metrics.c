@@ -19,7 +19,7 @@
 
 #include "channel_counters.h"
 #include "clock.h"
-#include "daemon.h"
+#include "core.h"
 #include "errmap.h"
 #include "metrics.h"
 #include "log.h"
@@ -531,7 +531,7 @@ static unsigned count_fds(void)
 	return n ? n - 1 : 0;
 }
 
-static void collect_process(struct daemon *d, struct metrics_process *p)
+static void collect_process(struct core *d, struct metrics_process *p)
 {
 	struct timespec now;
 	struct rusage ru;
@@ -556,7 +556,7 @@ static void collect_process(struct daemon *d, struct metrics_process *p)
 		p->max_fds = rl.rlim_cur;
 }
 
-void metrics_collect(struct daemon *d, struct metrics_snapshot *ret_snap)
+void metrics_collect(struct core *d, struct metrics_snapshot *ret_snap)
 {
 	struct metrics_snapshot *s = ret_snap;
 

@@ -27,7 +27,7 @@
 
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
-struct daemon;
+struct core;
 
 /*
  * Leases shown per channel, at most: the lease series are bounded (a
@@ -68,7 +68,7 @@ struct metrics_snapshot {
 };
 
 /* @d now; any thread, once daemon_start() has made the channels. */
-void metrics_collect(struct daemon *d, struct metrics_snapshot *ret_snap);
+void metrics_collect(struct core *d, struct metrics_snapshot *ret_snap);
 /*
  * @snap in the text exposition format: a NUL-terminated malloc'd text and
  * its length (without the NUL).

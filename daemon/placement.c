@@ -27,7 +27,7 @@ struct card_site {
 };
 
 /* Where the card is: its address and NUMA node; -EINVAL for a bad [sim] numa_node. */
-static int card_site(struct daemon *d, struct card_site *ret)
+static int card_site(struct core *d, struct card_site *ret)
 {
 	const char *root = getenv(P2P_TEST_ROOT_ENV);
 	struct device_info info;
@@ -85,7 +85,7 @@ static bool wants_nearest(const struct config *cfg)
 	return any;
 }
 
-int placement_gpu(struct daemon *d)
+int placement_gpu(struct core *d)
 {
 	char (*gpus)[TOPO_ADDR_LEN] = NULL;
 	struct card_site *site;
@@ -127,7 +127,7 @@ out:
 	return r;
 }
 
-int placement_threads(struct daemon *d)
+int placement_threads(struct core *d)
 {
 	struct card_site *site;
 	int r;

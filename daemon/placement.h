@@ -7,14 +7,14 @@
 #ifndef FPGAD_PLACEMENT_H
 #define FPGAD_PLACEMENT_H
 
-#include "daemon.h"
+#include "core.h"
 
 /*
  * Resolve gpu = nearest ([device] and each channel) to the PCI address of
  * the GPU nearest to the card, into d->cfg; d->gpu_choice says which and
  * why.  Before the channels are surveyed and made.
  */
-int placement_gpu(struct daemon *d);
+int placement_gpu(struct core *d);
 
 /*
  * numa = auto: the calling thread, and so every thread it starts from
@@ -23,6 +23,6 @@ int placement_gpu(struct daemon *d);
  * on one whose CPUs this process may not use, runs anywhere (said); a
  * node [sim] numa_node names that the host lacks fails the start.
  */
-int placement_threads(struct daemon *d);
+int placement_threads(struct core *d);
 
 #endif

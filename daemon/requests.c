@@ -22,7 +22,7 @@
 #include "channel_counters.h"
 #include "clock.h"
 #include "protocol.h"
-#include "daemon.h"
+#include "core.h"
 #include "fpgad.h"
 #include "requests.h"
 #include "log.h"
@@ -87,7 +87,7 @@ static bool is_mutating(Fpgad__Request__BodyCase b)
 	       b == FPGAD__REQUEST__BODY_SET_BUFFER_MODE;
 }
 
-static void do_hello(struct daemon *d, const Fpgad__Hello *in, struct reply *r)
+static void do_hello(struct core *d, const Fpgad__Hello *in, struct reply *r)
 {
 	Fpgad__Hello *h = &r->body.hello;
 
@@ -130,7 +130,7 @@ static void fill_summary(struct channel *ch, Fpgad__ChannelSummary *s)
 }
 
 /* The card's inventory, read now (its link may have retrained). */
-static void fill_card(struct daemon *d, struct reply *r)
+static void fill_card(struct core *d, struct reply *r)
 {
 	Fpgad__CardInventory *m = &r->card_msg;
 	const struct topo_inventory *inv = &r->card.inv;
@@ -152,7 +152,7 @@ static void fill_card(struct daemon *d, struct reply *r)
 	m->simulates = r->card.simulates;
 }
 
-static void do_status(struct daemon *d, struct reply *r)
+static void do_status(struct core *d, struct reply *r)
 {
 	Fpgad__StatusReply *s = &r->body.status;
 	Fpgad__ChannelSummary *sums, **ptrs;
@@ -196,7 +196,7 @@ static void do_status(struct daemon *d, struct reply *r)
 	r->resp.status = s;
 }
 
-static void do_list_clients(struct daemon *d, struct reply *r)
+static void do_list_clients(struct core *d, struct reply *r)
 {
 	Fpgad__ListClientsReply *l = &r->body.list_clients;
 	unsigned n = d->sessions.count, i = 0, n_leases = 0;
@@ -244,7 +244,7 @@ static void do_list_clients(struct daemon *d, struct reply *r)
 	r->resp.list_clients = l;
 }
 
-static struct channel *find_channel(struct daemon *d, const char *name,
+static struct channel *find_channel(struct core *d, const char *name,
 				    struct reply *r)
 {
 	char names[CONFIG_MAX_CHANNELS * CONFIG_NAME_MAX] = "";
@@ -263,7 +263,7 @@ static struct channel *find_channel(struct daemon *d, const char *name,
 	return NULL;
 }
 
-static void do_open_channel(struct daemon *d, struct session *s,
+static void do_open_channel(struct core *d, struct session *s,
 			    const Fpgad__OpenChannelRequest *in, struct reply *r)
 {
 	Fpgad__OpenChannelReply *o = &r->body.open_channel;
@@ -310,7 +310,7 @@ static void do_open_channel(struct daemon *d, struct session *s,
 	r->resp.open_channel = o;
 }
 
-static void do_close_channel(struct daemon *d, struct session *s,
+static void do_close_channel(struct core *d, struct session *s,
 			     const Fpgad__CloseChannelRequest *in,
 			     struct reply *r)
 {
@@ -375,7 +375,7 @@ static Fpgad__NetStats *net_stats_message(const struct source_stats *ns,
 	return o;
 }
 
-static void do_channel_stats(struct daemon *d,
+static void do_channel_stats(struct core *d,
 			     const Fpgad__ChannelStatsRequest *in,
 			     struct reply *r)
 {
@@ -409,7 +409,7 @@ static void do_channel_stats(struct daemon *d,
  * Who may reset @ch: root, anyone while nobody leases it, and else only a
  * uid that leases it.  NULL when @s may, else a lessee to name.
  */
-static const struct session *reset_denied_by(struct daemon *d,
+static const struct session *reset_denied_by(struct core *d,
 					     const struct session *s,
 					     struct channel *ch)
 {
@@ -427,7 +427,7 @@ static const struct session *reset_denied_by(struct daemon *d,
 	return other;
 }
 
-static void do_reset_channel(struct daemon *d, struct session *s,
+static void do_reset_channel(struct core *d, struct session *s,
 			     const Fpgad__ResetChannelRequest *in,
 			     struct reply *r)
 {
@@ -464,7 +464,7 @@ static void do_reset_channel(struct daemon *d, struct session *s,
 
 /* p2p_reprobe() as channel_probe() measures. */
 struct probe_call {
-	struct daemon *d;
+	struct core *d;
 	const struct config_channel *cc;	/* as configured: mode = auto */
 	const struct probe_rates *rates;
 };
@@ -484,7 +484,7 @@ static int measure(void *user, struct device_queue *q, enum transfer_mode *ret_m
 	return 0;
 }
 
-static void do_probe(struct daemon *d, struct session *s,
+static void do_probe(struct core *d, struct session *s,
 		     const Fpgad__ProbeRequest *in, struct reply *r)
 {
 	struct channel *ch = find_channel(d, in->name, r);
@@ -525,7 +525,7 @@ static void do_probe(struct daemon *d, struct session *s,
 	r->resp.probe = o;
 }
 
-static void do_topology(struct daemon *d, struct reply *r)
+static void do_topology(struct core *d, struct reply *r)
 {
 	struct p2p_channel_view views[CONFIG_MAX_CHANNELS];
 	struct channel_stats st;
@@ -545,7 +545,7 @@ static void do_topology(struct daemon *d, struct reply *r)
 	r->resp.topology = p2p_answer_reply(r->topology);
 }
 
-static void do_metrics(struct daemon *d, struct reply *r)
+static void do_metrics(struct core *d, struct reply *r)
 {
 	struct metrics_snapshot *snap = malloc(sizeof(*snap));
 	size_t len;
@@ -567,7 +567,7 @@ static void do_metrics(struct daemon *d, struct reply *r)
 	r->resp.metrics = &r->body.metrics;
 }
 
-static void dispatch(struct daemon *d, struct session *s,
+static void dispatch(struct core *d, struct session *s,
 		     const Fpgad__Request *req, struct reply *r)
 {
 	switch (req->body_case) {
@@ -650,7 +650,7 @@ static void send_reply(struct control_ctx *ctx, struct session *s,
 	p2p_answer_free(r->topology);
 }
 
-void requests_handle(struct daemon *d, struct control_ctx *ctx,
+void requests_handle(struct core *d, struct control_ctx *ctx,
 		     const struct peer *p, const void *buf, size_t len)
 {
 	struct reply r = { .resp = FPGAD__RESPONSE__INIT };

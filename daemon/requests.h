@@ -11,10 +11,10 @@
 
 #include "control/control.h"
 
-struct daemon;
+struct core;
 
 /* Answer one request: exactly one control_reply() for @ctx. */
-void requests_handle(struct daemon *d, struct control_ctx *ctx,
+void requests_handle(struct core *d, struct control_ctx *ctx,
 		     const struct peer *p, const void *buf, size_t len);
 
 #endif

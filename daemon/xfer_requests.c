@@ -11,7 +11,7 @@
 #include <strings.h>
 
 #include "protocol.h"
-#include "daemon.h"
+#include "core.h"
 #include "memory/memory.h"
 #include "log.h"
 #include "xfer_requests.h"
@@ -58,7 +58,7 @@ static int xfer_requests_mode(const char *name, enum transfer_mode *ret)
 	return -EINVAL;
 }
 
-void xfer_requests_open_queue(struct daemon *d, struct session *s,
+void xfer_requests_open_queue(struct core *d, struct session *s,
 			      const Fpgad__OpenXferQueueRequest *in,
 			      Fpgad__Response *resp, struct xfer_reply *out)
 {
@@ -83,7 +83,7 @@ void xfer_requests_open_queue(struct daemon *d, struct session *s,
 	resp->open_xfer_queue = o;
 }
 
-void xfer_requests_register(struct daemon *d, struct session *s,
+void xfer_requests_register(struct core *d, struct session *s,
 			    const Fpgad__RegisterBufferRequest *in,
 			    Fpgad__Response *resp, struct xfer_reply *out)
 {
@@ -141,7 +141,7 @@ refuse:
 	xfer_requests_refuse(resp, out, s, "RegisterBuffer", e);
 }
 
-void xfer_requests_unregister(struct daemon *d, struct session *s,
+void xfer_requests_unregister(struct core *d, struct session *s,
 			      const Fpgad__UnregisterBufferRequest *in,
 			      Fpgad__Response *resp, struct xfer_reply *out)
 {
@@ -157,7 +157,7 @@ void xfer_requests_unregister(struct daemon *d, struct session *s,
 	resp->unregister_buffer = &out->body.unreg;
 }
 
-void xfer_requests_set_mode(struct daemon *d, struct session *s,
+void xfer_requests_set_mode(struct core *d, struct session *s,
 			    const Fpgad__SetBufferModeRequest *in,
 			    Fpgad__Response *resp, struct xfer_reply *out)
 {
@@ -185,7 +185,7 @@ void xfer_requests_set_mode(struct daemon *d, struct session *s,
 	resp->set_buffer_mode = o;
 }
 
-void xfer_requests_status(struct daemon *d, Fpgad__StatusReply *st,
+void xfer_requests_status(struct core *d, Fpgad__StatusReply *st,
 			  struct xfer_reply *out)
 {
 	struct xfer_stats *x = &out->stats;
@@ -202,7 +202,7 @@ void xfer_requests_status(struct daemon *d, Fpgad__StatusReply *st,
 	st->transfer_refused = x->refused;
 }
 
-void xfer_requests_client(struct daemon *d, const struct session *s,
+void xfer_requests_client(struct core *d, const struct session *s,
 			  Fpgad__ClientInfo *ci)
 {
 	uint64_t bytes;

@@ -14,7 +14,7 @@
 #include "fpgad.pb-c.h"
 #include "xfer/xfer.h"
 
-struct daemon;
+struct core;
 
 struct xfer_reply {
 	char message[256];
@@ -30,23 +30,23 @@ struct xfer_reply {
 	char reason[128];
 };
 
-void xfer_requests_open_queue(struct daemon *d, struct session *s,
+void xfer_requests_open_queue(struct core *d, struct session *s,
 			      const Fpgad__OpenXferQueueRequest *in,
 			      Fpgad__Response *resp, struct xfer_reply *out);
-void xfer_requests_register(struct daemon *d, struct session *s,
+void xfer_requests_register(struct core *d, struct session *s,
 			    const Fpgad__RegisterBufferRequest *in,
 			    Fpgad__Response *resp, struct xfer_reply *out);
-void xfer_requests_unregister(struct daemon *d, struct session *s,
+void xfer_requests_unregister(struct core *d, struct session *s,
 			      const Fpgad__UnregisterBufferRequest *in,
 			      Fpgad__Response *resp, struct xfer_reply *out);
-void xfer_requests_set_mode(struct daemon *d, struct session *s,
+void xfer_requests_set_mode(struct core *d, struct session *s,
 			    const Fpgad__SetBufferModeRequest *in,
 			    Fpgad__Response *resp, struct xfer_reply *out);
 /* Status: card memory, engines, buffers and transfer counters. */
-void xfer_requests_status(struct daemon *d, Fpgad__StatusReply *st,
+void xfer_requests_status(struct core *d, Fpgad__StatusReply *st,
 			  struct xfer_reply *out);
 /* ListClients: what @s has registered. */
-void xfer_requests_client(struct daemon *d, const struct session *s,
+void xfer_requests_client(struct core *d, const struct session *s,
 			  Fpgad__ClientInfo *ci);
 
 #endif
