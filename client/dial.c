@@ -507,8 +507,13 @@ static int explain_denied(fpgad_client *c, const char *path)
 		snprintf(group, sizeof(group), "%s", grr->gr_name);
 	else
 		snprintf(group, sizeof(group), "%u", (unsigned)st.st_gid);
-	dial_fail_msg(c, "%s: permission denied: add %s to group %s, the socket's group (sudo usermod -aG %s %s, then log in again)",
-		      c->url, user, group, group, user);
+	if (st.st_gid == 0)
+		/* fpgad fell back to its own group: the configured one is missing. */
+		dial_fail_msg(c, "%s: permission denied: the socket's group is %s, so fpgad's group (fpga by default) is missing: sudo groupadd --system fpga, restart fpgad, sudo usermod -aG fpga %s, log in again",
+			      c->url, group, user);
+	else
+		dial_fail_msg(c, "%s: permission denied: add %s to group %s, the socket's group (sudo usermod -aG %s %s, then log in again)",
+			      c->url, user, group, group, user);
 	return -EACCES;
 }
 
