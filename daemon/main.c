@@ -23,8 +23,8 @@ static void usage(FILE *f)
 		"\n"
 		"  -c, --config FILE      read FILE (INI; see fpgad.conf); default: built-in\n"
 		"                         defaults, one C2H channel c2h0 on the simulated card\n"
-		"      --runtime-dir DIR  put the control socket and shared memory names\n"
-		"                         under DIR (default /run/fpgad)\n"
+		"      --runtime-dir DIR  put the control and handoff sockets under DIR\n"
+		"                         (default /run/fpgad)\n"
 		"  -t, --check-config[=FILE]  check FILE (else -c's, else the built-in\n"
 		"                         defaults) and this host without starting: report\n"
 		"                         every error as FILE:LINE, exit 0 if none, else 1\n"
@@ -90,7 +90,7 @@ int main(int argc, char **argv)
 	bool verbose = false, check = false;
 	int c, r, code;
 
-	while ((c = getopt_long(argc, argv, "c:tvh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:t::vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': config_path = optarg; break;
 		case 't':

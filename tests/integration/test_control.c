@@ -468,9 +468,10 @@ static void test_no_driver_says_host_memory_only(void **state)
 }
 
 /* fpgad --check-config FILE: the output and exit status of `cmd`. */
+/* fpgad --check-config on @text, and -tFILE the same: its exit status. */
 static int check_config(const char *text, char *out, size_t len)
 {
-	char path[] = "/tmp/fpgad-check-config.XXXXXX", cmd[512];
+	char path[] = "/tmp/fpgad-check-config.XXXXXX", cmd[512], again[8192];
 	int fd = mkstemp(path), rc;
 
 	assert_true(fd >= 0);
@@ -478,6 +479,9 @@ static int check_config(const char *text, char *out, size_t len)
 	close(fd);
 	snprintf(cmd, sizeof(cmd), "%s --check-config %s 2>&1", harness_bin("fpgad"), path);
 	rc = harness_run(cmd, out, len);
+	snprintf(cmd, sizeof(cmd), "%s -t%s 2>&1", harness_bin("fpgad"), path);
+	assert_int_equal(harness_run(cmd, again, sizeof(again)), rc);
+	assert_string_equal(again, out);
 	unlink(path);
 	return rc;
 }
