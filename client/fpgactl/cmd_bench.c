@@ -477,6 +477,45 @@ static void print_text(const struct card_sweep *sw, const struct stream_run *run
 	}
 }
 
+/*
+ * Every channel named on the command line is one of fpgad's and streams
+ * card to host: bench measures c2h streams.  Said before anything runs;
+ * 0, or the exit status.
+ */
+static int check_named(fpgad_client *c, const struct fpgactl_opts *o)
+{
+	struct fpgad_status *st;
+	char names[512] = "";
+	int r = 0;
+
+	if (!o->n_channels)
+		return 0;
+	r = fpgad_status_get(c, &st);
+	if (r < 0)
+		return fpgactl_fail(c, "bench: status", r);
+	for (uint32_t i = 0; i < st->n_channels; i++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+			 i ? ", " : "", st->channels[i].name);
+	for (unsigned k = 0; k < o->n_channels && r == 0; k++) {
+		const struct fpgad_channel_summary *ch = NULL;
+
+		for (uint32_t i = 0; i < st->n_channels; i++)
+			if (!strcmp(st->channels[i].name, o->channels[k]))
+				ch = &st->channels[i];
+		if (!ch) {
+			fprintf(stderr, "fpgactl: bench: no channel '%s' (fpgad has %s)\n",
+				o->channels[k], names[0] ? names : "none");
+			r = 1;
+		} else if (strcmp(ch->direction, "c2h")) {
+			fprintf(stderr, "fpgactl: bench: %s is an %s channel; bench streams c2h channels (fpgactl send measures h2c)\n",
+				ch->name, ch->direction);
+			r = 1;
+		}
+	}
+	fpgad_status_free(st);
+	return r;
+}
+
 int fpgactl_bench(fpgad_client *c, const struct fpgactl_opts *o)
 {
 	uint64_t count = o->count_given ? o->count : BENCH_COUNT;
@@ -487,6 +526,9 @@ int fpgactl_bench(fpgad_client *c, const struct fpgactl_opts *o)
 
 	for (unsigned m = 0; m < BENCH_MODES; m++)
 		sw[m] = (struct card_sweep){ .count = count };
+	r = check_named(c, o);
+	if (r)
+		return r;
 	r = card_sweeps(c, o, sw);
 	if (!r)
 		r = stream_sweep(c, o, count, &runs, &n_runs);

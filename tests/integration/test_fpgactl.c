@@ -516,6 +516,14 @@ static void test_bench(void **state)
 		assert_memory_equal(after, before, sizeof(before));
 	}
 
+	/* A channel fpgad does not have, or one that is not c2h: refused,
+	 * before any sweep, naming what there is. */
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "bench -n 3 nosuch 2>&1"), 1);
+	assert_non_null(strstr(out, "bench: no channel 'nosuch' (fpgad has cam, out)"));
+	assert_null(strstr(out, "card memory"));
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "bench -n 3 out 2>&1"), 1);
+	assert_non_null(strstr(out, "bench: out is an h2c channel"));
+
 	/* Leased by another: skipped, and said so; text with its histograms. */
 	assert_int_equal(fpgad_channel_open(c, "cam", 0, &ch), 0);
 	assert_int_equal(fpgactl(&p, out, sizeof(out), "bench -n 2"), 0);
