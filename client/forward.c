@@ -42,21 +42,6 @@ int fpgad_metrics_get(fpgad_client *c, char **ret_text)
 	return 0;
 }
 
-/* @resp packed into a malloc'ed buffer. */
-static int pack_reply(const Fpgad__Response *resp, void **ret_reply,
-		      size_t *ret_len)
-{
-	size_t len = fpgad__response__get_packed_size(resp);
-	void *buf = malloc(len ? len : 1);
-
-	if (!buf)
-		return -ENOMEM;
-	fpgad__response__pack(resp, buf);
-	*ret_reply = buf;
-	*ret_len = len;
-	return 0;
-}
-
 /* A refusal of request @id, answered here; @why says it for the log. */
 static int refuse(uint64_t id, Fpgad__StatusCode code, char *why,
 		  size_t whylen, void **ret_reply, size_t *ret_len,
@@ -77,7 +62,7 @@ static int refuse(uint64_t id, Fpgad__StatusCode code, char *why,
 	resp.id = id;
 	resp.code = code;
 	resp.message = msg;
-	return pack_reply(&resp, ret_reply, ret_len);
+	return protocol_encode(&resp, ret_reply, ret_len);
 }
 
 int fpgad_relay(fpgad_client *c, const void *request, size_t len,
@@ -128,7 +113,7 @@ int fpgad_relay(fpgad_client *c, const void *request, size_t len,
 		return r < 0 ? r : e;
 	}
 	resp->id = id;
-	r = pack_reply(resp, ret_reply, ret_len);
+	r = protocol_encode(resp, ret_reply, ret_len);
 	fpgad__response__free_unpacked(resp, NULL);
 	return r;
 }
