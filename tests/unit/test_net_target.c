@@ -208,6 +208,64 @@ static void exchange_roce_target(void **state)
 	close(fd);
 }
 
+/*
+ * A gated sender (source = roce) is told a new ring only once a slot is
+ * armed for it: what it wrote before that would be lost.  And the control
+ * thread, started, sends it by itself.
+ */
+static void exchange_gated(void **state)
+{
+	struct sockaddr_storage local = { 0 };
+	struct sockaddr_in *l = (void *)&local, from;
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	struct source_counters cnt = { 0 };
+	uint8_t req[NET_TARGET_REQUEST];
+	struct hsb_regs r;
+	struct net_target_ctl c;
+	char ep[64];
+	int fd = sender_port(ep, sizeof(ep));
+	uint64_t now = 1000000000ull;
+
+	(void)state;
+	l->sin_family = AF_INET;
+	l->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	l->sin_port = htons(4791);
+	assert_int_equal(net_target_open(&c, "roce0", ep, NULL, &local, &lock, &cnt), 0);
+	c.target.layout = target.layout;
+	c.gated = true;
+	net_target_new_ring(&c, 0x1100);
+	net_target_step(&c, now);
+	assert_true(take_request(fd, &r, &from, req) < 0);	/* no slot yet */
+	assert_int_equal(net_target_timeout(&c, now), -1);
+	/* A newer ring before any slot: only it is told. */
+	net_target_new_ring(&c, 0x1600);
+	assert_true(net_target_armed(&c));
+	assert_false(net_target_armed(&c));	/* once */
+	net_target_step(&c, now);
+	assert_int_equal(take_request(fd, &r, &from, req), NET_TARGET_REQUEST);
+	assert_int_equal(r.rkey, 0x1600);
+	assert_int_equal(cnt.control_failures, 0);
+
+	/* Started, the control thread tells the next ring by itself. */
+	assert_int_equal(net_target_start(&c), 0);
+	pthread_mutex_lock(&lock);
+	net_target_new_ring(&c, 0x2200);
+	assert_true(net_target_armed(&c));
+	pthread_mutex_unlock(&lock);
+	net_target_wake(&c);
+	/* (A retry of the unanswered 0x1600 may come first.) */
+	r.rkey = 0;
+	for (int i = 0; i < 8 && r.rkey != 0x2200; i++) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		assert_int_equal(poll(&p, 1, 5000), 1);
+		assert_int_equal(take_request(fd, &r, &from, req), NET_TARGET_REQUEST);
+	}
+	assert_int_equal(r.rkey, 0x2200);
+	net_target_close(&c);
+	close(fd);
+}
+
 /* sender_control = none, or an IPv6 sender: nothing is sent, nothing counted. */
 static void exchange_none(void **state)
 {
@@ -235,6 +293,7 @@ int main(void)
 		cmocka_unit_test(request_sets_registers),
 		cmocka_unit_test(replies),
 		cmocka_unit_test(exchange_roce_target),
+		cmocka_unit_test(exchange_gated),
 		cmocka_unit_test(exchange_none),
 	};
 

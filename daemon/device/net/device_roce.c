@@ -110,6 +110,7 @@ static int control_open(struct device_queue *q, const struct roce_verbs_cfg *vc,
 	t->layout = q->shown.layout;
 	t->frame_size = (uint32_t)q->ch.frame_size;
 	t->payload = info->mtu;
+	q->sctl.gated = true;
 	return r < 0 ? r : net_target_start(&q->sctl);
 }
 
@@ -259,11 +260,16 @@ static int roce_unpin(struct device_queue *q, uint64_t handle)
 
 static int roce_submit(struct device_queue *q, const struct dev_xfer *x)
 {
+	bool tell;
 	int r;
 
 	pthread_mutex_lock(&q->lock);
 	r = net_slots_arm(&q->slots, x, q->rx.have_slot);
+	/* The sender is told its target once a slot waits for it. */
+	tell = r == 0 && net_target_armed(&q->sctl);
 	pthread_mutex_unlock(&q->lock);
+	if (tell)
+		net_target_wake(&q->sctl);
 	return r;
 }
 

@@ -243,7 +243,7 @@ static void *ctl_main(void *arg)
 }
 
 /* Wake the control thread (a new ring, or stop). */
-static void ctl_wake(struct net_target_ctl *c)
+void net_target_wake(struct net_target_ctl *c)
 {
 	if (c->wake_fd >= 0 && eventfd_write(c->wake_fd, 1) < 0)
 		log_warn("net: %s: cannot wake the control thread: %s", c->chan,
@@ -278,7 +278,7 @@ void net_target_close(struct net_target_ctl *c)
 		pthread_mutex_lock(c->lock);
 		c->stop = true;
 		pthread_mutex_unlock(c->lock);
-		ctl_wake(c);
+		net_target_wake(c);
 		pthread_join(c->thread, NULL);
 		c->started = false;
 	}
@@ -294,8 +294,17 @@ void net_target_new_ring(struct net_target_ctl *c, uint32_t rkey)
 {
 	c->target.rkey = rkey;
 	c->pending = c->fd >= 0;
-	if (c->pending)
-		ctl_wake(c);
+	c->armed = false;
+	if (c->pending && !c->gated)
+		net_target_wake(c);
+}
+
+bool net_target_armed(struct net_target_ctl *c)
+{
+	if (!c->gated || !c->pending || c->armed)
+		return false;
+	c->armed = true;
+	return true;
 }
 
 /* The request under way was not acknowledged (*lock held). */
@@ -312,10 +321,10 @@ void net_target_step(struct net_target_ctl *c, uint64_t now)
 	if (c->fd < 0)
 		return;
 	pthread_mutex_lock(c->lock);
-	/* One not acknowledged when a new ring comes: it failed too. */
-	if (c->pending && c->busy)
+	/* One not acknowledged when a new ring goes out: it failed too. */
+	if (c->pending && (!c->gated || c->armed) && c->busy)
 		ctl_failed(c, "before the next ring");
-	if (c->pending) {
+	if (c->pending && (!c->gated || c->armed)) {
 		c->pending = false;
 		c->busy = true;
 		c->seq++;

@@ -116,6 +116,13 @@ struct net_target_ctl {
 	uint8_t req[NET_TARGET_REQUEST];
 	int wake_fd;			/* eventfd: a new ring, or stop */
 	bool stop;			/* *lock */
+	/*
+	 * A sender that must not be told before a slot is armed for it
+	 * (source = roce: what it writes before that is lost): a new ring's
+	 * request waits for net_target_armed().
+	 */
+	bool gated;
+	bool armed;			/* *lock: a slot armed since the ring */
 	bool started;
 	pthread_t thread;
 };
@@ -145,6 +152,14 @@ void net_target_close(struct net_target_ctl *c);
  * control thread, when started, is woken to send it.
  */
 void net_target_new_ring(struct net_target_ctl *c, uint32_t rkey);
+
+/*
+ * A slot was armed (*lock held): a gated request may go now.  True when
+ * the control thread is to be woken for it (net_target_wake(), with the
+ * lock let go).
+ */
+bool net_target_armed(struct net_target_ctl *c);
+void net_target_wake(struct net_target_ctl *c);
 
 /* The owner: start a pending request, or send a try that is due. */
 void net_target_step(struct net_target_ctl *c, uint64_t now);
