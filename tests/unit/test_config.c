@@ -624,6 +624,10 @@ static void test_example_config_is_defaults(void **state)
 	(void)state;
 	if (config_load("systemd/fpgad.conf", &cfg, err, sizeof(err)) < 0)
 		fail_msg("%s", err);
+	/* Every section is there, not only its defaults. */
+	for (unsigned i = 0; i < CONFIG_SECTIONS; i++)
+		if (!cfg.lines.section[i])
+			fail_msg("systemd/fpgad.conf has no section %u of enum config_section", i);
 	config_defaults(&def);
 	memset(cfg.path, 0, sizeof(cfg.path));
 	memset(&cfg.lines, 0, sizeof(cfg.lines));
