@@ -112,6 +112,7 @@ static void net_stats_from(const Fpgad__NetStats *n,
 	o->gid_index = n->gid_index;
 	o->sender_qpn = n->sender_qpn;
 	o->overrun_frames = n->overrun_frames;
+	o->psn_resyncs = n->psn_resyncs;
 }
 
 int fpgad_channel_stats(fpgad_client *c, const char *name,

@@ -368,6 +368,7 @@ static Fpgad__NetStats *net_stats_message(const struct source_stats *ns,
 	o->control_acks = c->control_acks;
 	o->control_failures = c->control_failures;
 	o->overrun_frames = c->overrun_frames;
+	o->psn_resyncs = c->psn_resyncs;
 	o->rdma_device = (char *)ns->rdma_device;
 	o->gid = (char *)ns->gid;
 	o->gid_index = ns->gid_index;

@@ -462,6 +462,9 @@ struct fpgad_channel_stats {
 		uint32_t sender_qpn;
 		uint64_t overrun_frames; /* rewritten by the sender while
 					    copied: never delivered */
+		uint64_t psn_resyncs;	/* its PSN went back (a restart, a
+					   jump back, a narrower PSN space
+					   wrapping): followed */
 	} net;
 };
 

@@ -30,9 +30,10 @@ static void roce_print(const struct fpgad_net_stats *n)
 	printf("network     roce on %s GID %s (index %u), from %s QPN 0x%x, path MTU %u\n",
 	       n->rdma_device, n->gid, n->gid_index, n->sender, n->sender_qpn, n->mtu);
 	target_print(n, "landing pages");
-	printf("frames      %llu immediates (%llu bytes copied), %llu packets lost, %llu late\n",
+	printf("frames      %llu immediates (%llu bytes copied), %llu packets lost, %llu late, %llu restarts followed\n",
 	       (unsigned long long)n->packets, (unsigned long long)n->payload_bytes,
-	       (unsigned long long)n->lost_packets, (unsigned long long)n->late_packets);
+	       (unsigned long long)n->lost_packets, (unsigned long long)n->late_packets,
+	       (unsigned long long)n->psn_resyncs);
 	printf("incomplete  %llu frames (never delivered), %llu overrun by the sender, %llu with no free slot (dropped), %llu bad immediates\n",
 	       (unsigned long long)n->incomplete_frames,
 	       (unsigned long long)n->overrun_frames,
@@ -49,9 +50,10 @@ static void net_print(const struct fpgad_net_stats *n)
 	printf("network     udp on %s from %s, MTU %u (%u-byte packets)\n",
 	       n->listen, n->sender, n->mtu, n->payload);
 	target_print(n, "pages");
-	printf("packets     %llu (%llu payload bytes), %llu lost, %llu late or duplicated\n",
+	printf("packets     %llu (%llu payload bytes), %llu lost, %llu late or duplicated, %llu restarts followed\n",
 	       (unsigned long long)n->packets, (unsigned long long)n->payload_bytes,
-	       (unsigned long long)n->lost_packets, (unsigned long long)n->late_packets);
+	       (unsigned long long)n->lost_packets, (unsigned long long)n->late_packets,
+	       (unsigned long long)n->psn_resyncs);
 	printf("incomplete  %llu frames (never delivered), %llu with no free slot (dropped)\n",
 	       (unsigned long long)n->incomplete_frames,
 	       (unsigned long long)n->no_slot_frames);

@@ -13,7 +13,7 @@
 
 json_t *fpgactl_net_json(const struct fpgad_net_stats *n)
 {
-	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:I, s:I}",
+	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:I, s:I}",
 			 "source", n->source, "interface", n->interface,
 			 "listen", n->listen, "sender", n->sender,
 			 "mtu", (int)n->mtu, "payload", (int)n->payload,
@@ -25,6 +25,7 @@ json_t *fpgactl_net_json(const struct fpgad_net_stats *n)
 			 "payload_bytes", (json_int_t)n->payload_bytes,
 			 "lost_packets", (json_int_t)n->lost_packets,
 			 "late_packets", (json_int_t)n->late_packets,
+			 "psn_resyncs", (json_int_t)n->psn_resyncs,
 			 "incomplete_frames", (json_int_t)n->incomplete_frames,
 			 "no_slot_frames", (json_int_t)n->no_slot_frames,
 			 "bad_packets", (json_int_t)n->bad_packets,

@@ -49,6 +49,7 @@ struct source_counters {
 	uint64_t control_acks;		/* targets the sender acknowledged */
 	uint64_t control_failures;	/* ... it did not, or refused */
 	uint64_t overrun_frames;	/* roce: rewritten while copied */
+	uint64_t psn_resyncs;		/* the sender started over: followed */
 };
 
 /* What a network channel shows: its endpoint, its sender's target, counters. */

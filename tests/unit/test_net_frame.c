@@ -547,6 +547,95 @@ static void test_stale_frame_number(void **state)
 	assert_int_equal(f->done[3].seq, 5 + 0x10000);
 }
 
+/* Frames 0..@n - 1 fed whole from the sender's state now, re-armed each. */
+static unsigned feed_frames(struct fix *f, uint32_t first, unsigned n, uint32_t psn_mask)
+{
+	unsigned before = f->n_done;
+
+	for (unsigned i = 0; i < n; i++) {
+		make_frame(f, first + i);
+		f->tx.psn &= psn_mask;	/* a sender counting fewer PSN bits */
+		feed_all(f);
+		f->armed++;
+		f->n_done = f->n_done > 12 ? 12 : f->n_done;
+	}
+	return f->n_done - before;
+}
+
+/*
+ * A sender whose PSN counts 20 bits (HSB's emulator) wraps from 2^20 - 1
+ * to 0: fpgad follows it (one resync, counted), losing at most the frame
+ * across the wrap, and every frame after it is delivered.  A sender that
+ * counts all 24 bits wraps with no resync at all.
+ */
+static void test_psn_wraps(void **state)
+{
+	struct fix *f = *state;
+
+	f->tx.psn = 0xfffff - 8;	/* frames of 6 packets: the 2nd wraps */
+	feed_frames(f, 0, 6, 0xfffff);
+	assert_int_equal(f->nf.cnt.psn_resyncs, 1);
+	assert_true(f->nf.cnt.frames >= 5);
+	assert_int_equal(f->nf.cnt.late_packets, 0);
+	assert_delivered(f, 5);
+
+	/* A new ring (the receiver starts over), then a 24-bit sender. */
+	net_frame_restart(&f->nf, f->nf.cfg.rkey);
+	f->tx.psn = ROCE_PSN_MASK - 8;
+	f->nf.cnt = (struct source_counters){ 0 };
+	feed_frames(f, 6, 6, ROCE_PSN_MASK);
+	assert_int_equal(f->nf.cnt.psn_resyncs, 0);
+	assert_int_equal(f->nf.cnt.frames, 6);
+	assert_delivered(f, 11);
+}
+
+/*
+ * A sender restarted mid-lease (PSN and frame numbers from 0 again), and
+ * one whose PSN jumps back by 100: followed, the sequence handed on still
+ * grows, nothing after the restart is lost.
+ */
+static void test_sender_restarts(void **state)
+{
+	struct fix *f = *state;
+	uint64_t seq;
+
+	f->tx.psn = 5000;
+	feed_frames(f, 40, 3, ROCE_PSN_MASK);
+	assert_int_equal(f->nf.cnt.frames, 3);
+	seq = f->done[f->n_done - 1].seq;
+	f->tx.psn = 0;		/* restarted */
+	feed_frames(f, 0, 3, ROCE_PSN_MASK);
+	assert_int_equal(f->nf.cnt.psn_resyncs, 1);
+	assert_int_equal(f->nf.cnt.frames, 6);
+	assert_true(f->done[f->n_done - 1].seq > seq);
+	f->tx.psn -= 100;	/* a jump back */
+	feed_frames(f, 3, 3, ROCE_PSN_MASK);
+	assert_int_equal(f->nf.cnt.psn_resyncs, 2);
+	assert_int_equal(f->nf.cnt.frames, 9);
+	/* A duplicate (a few packets behind) is still only late. */
+	feed(f, 3);
+	assert_int_equal(f->nf.cnt.late_packets, 1);
+	assert_int_equal(f->nf.cnt.psn_resyncs, 2);
+}
+
+/*
+ * A torn frame numbered 100 ahead does not move the frame numbers on:
+ * the clean frames after it are delivered, not refused as stale.
+ */
+static void test_torn_frame_numbered_ahead(void **state)
+{
+	struct fix *f = *state;
+
+	make_frame(f, 0);
+	feed_all(f);
+	make_frame(f, 101);
+	lose_one(f);		/* torn */
+	f->armed++;
+	assert_int_equal(feed_frames(f, 1, 5, ROCE_PSN_MASK), 5);
+	assert_int_equal(f->nf.cnt.incomplete_frames, 1);
+	assert_delivered(f, 5);
+}
+
 static void test_release(void **state)
 {
 	struct fix *f = *state;
@@ -589,6 +678,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_psn_gap_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overlapping_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_frame_number, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_psn_wraps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sender_restarts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_torn_frame_numbered_ahead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_release, setup, teardown),
 	};
 

@@ -292,6 +292,38 @@ static void test_replayed_frame(void **state)
 	assert_int_equal(f->n_done, 2);
 }
 
+/*
+ * A sender that starts over (its PSN far behind, its frame numbers from 0
+ * again) or whose PSN counts 20 bits and wraps: followed, counted once a
+ * time, and every frame after it delivered with a sequence that grows.
+ */
+static void test_sender_restarts(void **state)
+{
+	struct fix *f = *state;
+	uint64_t seq;
+
+	f->tx.psn = 5000;
+	for (uint32_t s = 40; s < 43; s++)
+		send_frame(f, s, F_NONE);
+	assert_int_equal(drain(f), 3);
+	seq = f->done[f->n_done - 1].seq;
+	f->tx.psn = 0;		/* restarted: PSN and frame numbers */
+	for (uint32_t s = 0; s < 3; s++)
+		send_frame(f, s, F_NONE);
+	assert_int_equal(drain(f), 3);
+	assert_int_equal(f->rx.cnt.psn_resyncs, 1);
+	assert_true(f->done[f->n_done - 1].seq > seq);
+	/* A 20-bit PSN wrapping: behind by 2^20, followed. */
+	f->tx.psn = 0xffffe;
+	send_frame(f, 3, F_NONE);
+	assert_int_equal(drain(f), 1);
+	f->tx.psn &= 0xfffff;
+	send_frame(f, 4, F_NONE);
+	assert_int_equal(drain(f), 1);
+	assert_int_equal(f->rx.cnt.psn_resyncs, 2);
+	assert_int_equal(f->rx.cnt.incomplete_frames, 0);
+}
+
 /* An immediate whose PSN or page disagrees with the metadata in its page. */
 static void test_immediate_mismatch(void **state)
 {
@@ -506,6 +538,7 @@ int main(void)
 		T(test_lost_immediate),
 		T(test_immediate_first),
 		T(test_replayed_frame),
+		T(test_sender_restarts),
 		T(test_immediate_mismatch),
 		T(test_overrun_ahead),
 		T(test_overrun_during_copy),

@@ -54,8 +54,9 @@ struct device_queue {
 	pthread_t thread;
 	bool thread_started;
 
-	/* Telling the sender its target: the receiving thread sends, retries. */
+	/* Telling the sender its target: the control thread sends, retries. */
 	struct net_target_ctl sctl;
+	uint64_t resyncs_said;		/* psn_resyncs logged so far */
 
 	pthread_mutex_t lock;
 	struct net_slots slots;
@@ -187,7 +188,7 @@ static void take_datagrams(struct device_queue *q, const unsigned char *buf,
 
 static int receive_batch(struct device_queue *q)
 {
-	uint64_t before, now;
+	uint64_t before, now, resyncs;
 	int n;
 
 	for (unsigned i = 0; i < NET_BATCH; i++) {
@@ -211,7 +212,13 @@ static int receive_batch(struct device_queue *q)
 		if (!seg || seg > len)
 			seg = len ? (unsigned)len : 1;
 		if (!sender_ok(q, &q->from[i])) {
-			q->nf.cnt.wrong_sender += (len + seg - 1) / seg;
+			/* A zero-length datagram is one, too. */
+			q->nf.cnt.wrong_sender += len ? (len + seg - 1) / seg : 1;
+			continue;
+		}
+		if (!len) {
+			q->nf.cnt.packets++;
+			q->nf.cnt.bad_packets++;
 			continue;
 		}
 		if (m->msg_flags & MSG_TRUNC) {
@@ -228,9 +235,15 @@ static int receive_batch(struct device_queue *q)
 			       q->ch.icrc ? &flow : NULL, now);
 	}
 	before = q->nf.cnt.frames - before;
+	resyncs = q->nf.cnt.psn_resyncs;
 	pthread_mutex_unlock(&q->lock);
 	if (before)
 		cq_wake(q);
+	/* Said once, not per restart: the counter tells how many. */
+	if (resyncs && !q->resyncs_said)
+		log_notice("net: %s: the sender's PSN went back (it restarted, jumped back or wrapped a narrower PSN): followed it; fpgactl stats counts each time",
+			   q->ch.name);
+	q->resyncs_said = resyncs;
 	return n;
 }
 

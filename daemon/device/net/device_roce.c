@@ -47,6 +47,7 @@ struct device_queue {
 	struct source_stats shown;
 	struct roce_verbs *v;
 	struct net_target_ctl sctl;		/* the sender's control port */
+	uint64_t resyncs_said;			/* psn_resyncs logged so far */
 	int kick_fd;
 	atomic_int kicked;
 	unsigned char *landing;
@@ -288,6 +289,11 @@ static unsigned drain_pop(struct device_queue *q, struct dev_completion *out,
 			strerror(-r));
 	}
 	n = net_slots_pop(&q->slots, out, max);
+	/* Said once, not per restart: the counter tells how many. */
+	if (q->rx.cnt.psn_resyncs && !q->resyncs_said)
+		log_notice("roce: %s: the sender's PSN went back (it restarted, jumped back or wrapped a narrower PSN): followed it; fpgactl stats counts each time",
+			   q->ch.name);
+	q->resyncs_said = q->rx.cnt.psn_resyncs;
 	pthread_mutex_unlock(&q->lock);
 	return n;
 }

@@ -68,8 +68,16 @@ static void frame_end(struct net_frame *nf, const struct roce_pkt *p,
 	    meta_off != (m.bytes_written + unit - 1) / unit * unit ||
 	    nf->got > meta_off)
 		ok = false;
+	/* A frame of no bytes is no frame (the RoCE path's rule too). */
+	if (!m.bytes_written)
+		ok = false;
 	seq_ok = roce_frame_number(&nf->numbers, m.frame_number, &d.seq);
-	if (seq_ok)
+	/*
+	 * Only a frame the checks vouch for moves the frame numbers on: a
+	 * torn one's metadata may be anything, and one numbered far ahead
+	 * would refuse the good frames after it.
+	 */
+	if (seq_ok && ok)
 		roce_frame_number_take(&nf->numbers, d.seq);
 	if (!nf->have_slot) {
 		nf->cnt.no_slot_frames++;
@@ -113,7 +121,14 @@ void net_frame_packet(struct net_frame *nf, const void *buf, size_t len,
 	}
 	if (nf->synced) {
 		d = roce_psn_diff(p.psn, nf->expect_psn);
-		if (d < 0) {
+		if (d < -ROCE_PSN_RESYNC_BEHIND) {
+			/* The sender started over: follow it from here. */
+			nf->cnt.psn_resyncs++;
+			roce_frame_number_restart(&nf->numbers);
+			if (nf->active)
+				nf->torn = true;
+			d = 0;
+		} else if (d < 0) {
 			nf->cnt.late_packets++;
 			return;
 		}

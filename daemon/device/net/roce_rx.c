@@ -108,7 +108,12 @@ static int frame_psn(struct roce_rx *rx, uint32_t psn, uint64_t bytes)
 
 	if (rx->synced) {
 		d = roce_psn_diff(first, rx->expect_psn);
-		if (d < 0) {
+		if (d < -ROCE_PSN_RESYNC_BEHIND) {
+			/* The sender started over: follow it from this frame. */
+			rx->cnt.psn_resyncs++;
+			roce_frame_number_restart(&rx->numbers);
+			d = 0;
+		} else if (d < 0) {
 			rx->cnt.late_packets++;
 			return -1;
 		}

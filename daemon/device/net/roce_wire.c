@@ -122,14 +122,20 @@ bool roce_frame_number(const struct roce_frame_numbers *fn, uint32_t number,
 		return true;
 	}
 	d = (uint16_t)((uint16_t)number - (uint16_t)fn->next);
-	if (d >= 0x8000u)
+	if (d >= 0x8000u && !fn->restart)
 		return false;
 	*ret_seq = fn->next + d;
 	return true;
+}
+
+void roce_frame_number_restart(struct roce_frame_numbers *fn)
+{
+	fn->restart = fn->valid;
 }
 
 void roce_frame_number_take(struct roce_frame_numbers *fn, uint64_t seq)
 {
 	fn->next = seq + 1;
 	fn->valid = true;
+	fn->restart = false;
 }

@@ -123,8 +123,18 @@ int32_t roce_psn_diff(uint32_t psn, uint32_t expect);
  */
 struct roce_frame_numbers {
 	bool valid;			/* a frame number was seen */
+	bool restart;			/* the sender started over: follow it */
 	uint64_t next;			/* the one expected next, unwrapped */
 };
+
+/*
+ * A PSN this far behind the expected one is no duplicate or reordering
+ * (those come within a few packets) but a sender that started over: a
+ * restart, a jump back, or a PSN narrower than RoCE's 24 bits wrapping
+ * (HSB's emulator counts 20).  The receivers follow it, count it
+ * (psn_resyncs) and let the frame numbers start over with it.
+ */
+#define ROCE_PSN_RESYNC_BEHIND 64
 
 /*
  * @number unwrapped into *@ret_seq: true for it or one ahead of it (up to
@@ -132,6 +142,11 @@ struct roce_frame_numbers {
  */
 bool roce_frame_number(const struct roce_frame_numbers *fn, uint32_t number,
 		       uint64_t *ret_seq);
+/*
+ * The sender started over (its PSN went back): its next frame number is
+ * taken whatever it is, the sequence going on from the last one.
+ */
+void roce_frame_number_restart(struct roce_frame_numbers *fn);
 /* @seq was taken: the next one is expected after it. */
 void roce_frame_number_take(struct roce_frame_numbers *fn, uint64_t seq);
 
