@@ -76,6 +76,14 @@ static const char *cuda_surroundings(cudaError_t e)
 	return "";
 }
 
+/* Why a CUDA call failed: the surroundings' cause, else CUDA's word. */
+static const char *cuda_why(cudaError_t e)
+{
+	const char *s = cuda_surroundings(e);
+
+	return s[0] ? s : errmap_cuda_str(e);
+}
+
 /*
  * A thread that works on another GPU than the ring's maps the ring on its
  * own GPU through peer access, where the pair allows it; a thread that
@@ -94,7 +102,7 @@ int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 		e = cudaDeviceGetByPCIBusId(&gpu, bus_id);
 	if (e != cudaSuccess) {
 		snprintf(why, whylen, "GPU %s is not visible here: %s", bus_id,
-			 cuda_surroundings(e)[0] ? cuda_surroundings(e) : errmap_cuda_str(e));
+			 cuda_why(e));
 		return errmap_cuda(e);
 	}
 	cur = caller_gpu();
@@ -122,7 +130,7 @@ int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 	}
 	if (e != cudaSuccess) {
 		snprintf(why, whylen, "cannot map it: %s",
-			 cuda_surroundings(e)[0] ? cuda_surroundings(e) : errmap_cuda_str(e));
+			 cuda_why(e));
 		return errmap_cuda(e);
 	}
 	*ret_ptr = ptr;

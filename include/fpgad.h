@@ -212,7 +212,8 @@ struct fpgad_client_info {
 	uint32_t uid;
 	uint32_t gid;
 	uint64_t connected_ms;	/* CLOCK_REALTIME, ms since the epoch */
-	bool remote;
+	bool remote;		/* always false: remote peers reach fpgad
+				   through fpgad-exporter */
 	uint32_t n_leases;
 	char leases[16][32];	/* channel names */
 	uint32_t buffers;	/* registered for transfers */

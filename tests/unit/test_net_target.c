@@ -124,6 +124,22 @@ static ssize_t take_request(int fd, struct hsb_regs *r, struct sockaddr_in *from
 }
 
 /*
+ * @c opened towards the fake sender at @ep, as channel roce0 writing to
+ * 127.0.0.1:4791, counting into @cnt under @lock.
+ */
+static void open_loopback(struct net_target_ctl *c, const char *ep,
+			  pthread_mutex_t *lock, struct source_counters *cnt)
+{
+	struct sockaddr_storage local = { 0 };
+	struct sockaddr_in *l = (void *)&local;
+
+	l->sin_family = AF_INET;
+	l->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	l->sin_port = htons(4791);
+	assert_int_equal(net_target_open(c, "roce0", ep, NULL, &local, lock, cnt), 0);
+}
+
+/*
  * A RoCE channel's exchange: listen 127.0.0.1 at 4791 is the host port
  * told; the sender gets each ring's R_Key, a lost request is sent again
  * with its sequence number, the acknowledgement is counted once; a sender
@@ -131,8 +147,7 @@ static ssize_t take_request(int fd, struct hsb_regs *r, struct sockaddr_in *from
  */
 static void exchange_roce_target(void **state)
 {
-	struct sockaddr_storage local = { 0 };
-	struct sockaddr_in *l = (void *)&local, from;
+	struct sockaddr_in from;
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	struct source_counters cnt = { 0 };
 	uint8_t req[NET_TARGET_REQUEST], ack[NET_TARGET_REPLY_MIN + 1] = { 0 };
@@ -143,10 +158,7 @@ static void exchange_roce_target(void **state)
 	uint64_t now = 1000000000ull;
 
 	(void)state;
-	l->sin_family = AF_INET;
-	l->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	l->sin_port = htons(4791);
-	assert_int_equal(net_target_open(&c, "roce0", ep, NULL, &local, &lock, &cnt), 0);
+	open_loopback(&c, ep, &lock, &cnt);
 	assert_true(c.fd >= 0);
 	assert_string_equal(c.where, ep);
 	c.target.qpn = 0x11;
@@ -215,8 +227,7 @@ static void exchange_roce_target(void **state)
  */
 static void exchange_gated(void **state)
 {
-	struct sockaddr_storage local = { 0 };
-	struct sockaddr_in *l = (void *)&local, from;
+	struct sockaddr_in from;
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	struct source_counters cnt = { 0 };
 	uint8_t req[NET_TARGET_REQUEST];
@@ -227,10 +238,7 @@ static void exchange_gated(void **state)
 	uint64_t now = 1000000000ull;
 
 	(void)state;
-	l->sin_family = AF_INET;
-	l->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	l->sin_port = htons(4791);
-	assert_int_equal(net_target_open(&c, "roce0", ep, NULL, &local, &lock, &cnt), 0);
+	open_loopback(&c, ep, &lock, &cnt);
 	c.target.layout = target.layout;
 	c.gated = true;
 	net_target_new_ring(&c, 0x1100);
