@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "client_internal.h"
+#include "clock.h"
 #include "dial.h"
 #include "errmap.h"
 
@@ -46,6 +47,55 @@ static void client_free(fpgad_client *c)
 	free(c);
 }
 
+/*
+ * A Hello round trip lasts at most this long while connecting: a
+ * connection that carries no answer for so long may be one a stopped
+ * listener holds (fpgad then listens anew: control.c), so the next try
+ * goes on a new socket, until the client's timeout.
+ */
+#define CONNECT_TRY_MS 1500
+/*
+ * A connection closed before any answer: fpgad at its connection limit,
+ * or a stopped listener closed under it; a refusal this many times in a
+ * row is the limit.
+ */
+#define CONNECT_REFUSALS 3
+
+static int connect_hello(fpgad_client *c)
+{
+	uint64_t deadline = clock_deadline_ns(c->timeout_ms);
+	unsigned refusals = 0;
+	bool refused;
+	int r;
+
+	for (;;) {
+		uint64_t now = clock_now_ns();
+		int left = (int)((deadline > now ? deadline - now : 0) / CLOCK_NS_PER_MS);
+
+		reconnect_set_timeouts(c, left < CONNECT_TRY_MS ? left + 1 : CONNECT_TRY_MS);
+		r = session_hello(c);
+		pthread_mutex_lock(&c->lock);
+		refused = c->refused;
+		if (refused && r < 0 && ++refusals < CONNECT_REFUSALS && left > 0)
+			c->refused = false;	/* the dialer brings the next */
+		pthread_mutex_unlock(&c->lock);
+		if (refused && r < 0 && refusals < CONNECT_REFUSALS && left > 0)
+			continue;
+		if (r != -ETIMEDOUT || refused || left <= CONNECT_TRY_MS)
+			break;
+		/* Its connection closed by this side: no refusal by fpgad. */
+		reconnect_close(c);
+		pthread_mutex_lock(&c->lock);
+		c->refused = false;
+		pthread_mutex_unlock(&c->lock);
+		r = reconnect_open(c, false);
+		if (r < 0)
+			break;
+	}
+	reconnect_set_timeouts(c, c->timeout_ms);
+	return r;
+}
+
 int fpgad_connect(const char *url, fpgad_client **ret_client)
 {
 	fpgad_client *c;
@@ -70,7 +120,7 @@ int fpgad_connect(const char *url, fpgad_client **ret_client)
 	r = reconnect_open(c, true);
 	if (r < 0)
 		goto fail;
-	r = session_hello(c);
+	r = connect_hello(c);
 	pthread_mutex_lock(&c->lock);
 	c->connecting = false;
 	if (r < 0 && c->refused) {

@@ -13,6 +13,12 @@
  * that saw ADD_PRE, closed there or not, so only an admitted id frees a
  * place and only admitted connections reach the loop.
  *
+ * A listener nng stopped (liveness.h: nng 1.5 ends one for good when a
+ * peer leaves during the SP header exchange) is replaced: a new one is
+ * bound beside the socket path and renamed over it, so a client finds
+ * one listening at every moment; the old one keeps serving the
+ * connections it accepted and is closed when the last one ends.
+ *
  * fpgad listens on no network socket: remote status and metrics are
  * served by fpgad-exporter (exporter/), a client of this socket.
  */
@@ -26,9 +32,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "control/control.h"
+#include "control/liveness.h"
 #include "errmap.h"
 #include "log.h"
 
@@ -48,9 +56,10 @@ struct item {
 
 enum ctx_state { CTX_RECV, CTX_LOOP, CTX_SEND, CTX_STOPPED };
 
-/* An admitted connection. */
+/* An admitted connection, and the listener that accepted it. */
 struct pipe_rec {
 	uint32_t id;
+	uint32_t listener;
 };
 
 struct control_ctx {
@@ -67,6 +76,16 @@ struct listener {
 	bool open;
 	nng_listener l;
 	struct control_ctx ctxs[CONTROL_CTXS];
+
+	/* ipc:// only: the socket path, how it is made, its probe. */
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	unsigned mode;
+	gid_t gid;
+	struct liveness *live;
+	/* Replaced listeners that still have connections (the loop's). */
+	nng_listener *retired;
+	unsigned n_retired;
+	unsigned renewals;
 
 	/* Admitted connections; nng threads, under pipes_lock. */
 	pthread_mutex_t pipes_lock;
@@ -117,12 +136,24 @@ static void peer_of(nng_pipe p, struct peer *ret)
 /* ADD_PRE: admit @p while there is room, else close it at once. */
 static void pipe_admit(struct listener *lst, nng_pipe p)
 {
-	struct pipe_rec rec = { .id = (uint32_t)nng_pipe_id(p) };
+	struct pipe_rec rec = {
+		.id = (uint32_t)nng_pipe_id(p),
+		.listener = (uint32_t)nng_listener_id(nng_pipe_listener(p)),
+	};
 	char name[PEER_NAME_MAX];
 	struct peer peer;
 	unsigned n, limit;
+	uint64_t pid;
 	bool admit;
 
+	/* fpgad's own probe (liveness.c): answered, so never a client. */
+	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &pid) == 0 &&
+	    pid == (uint64_t)getpid()) {
+		if (lst->live)
+			liveness_added(lst->live);
+		nng_pipe_close(p);
+		return;
+	}
 	pthread_mutex_lock(&lst->pipes_lock);
 	n = lst->n_pipes;
 	limit = lst->limit;
@@ -267,6 +298,118 @@ void control_close_pipe(struct control *ctl, uint32_t pipe_id)
 	nng_pipe_close(p);
 }
 
+/* Connections of listener @id still admitted (*pipes_lock held). */
+static unsigned pipes_of(const struct listener *lst, uint32_t id)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < lst->n_pipes; i++)
+		n += lst->pipes[i].listener == id;
+	return n;
+}
+
+/*
+ * Close a replaced listener.  nng unlinks the path it was bound to, which
+ * may be the socket path the new one was renamed to: a second name keeps
+ * the live socket, and goes back over the path once the old is closed.
+ */
+static void retired_close(struct listener *lst, nng_listener l)
+{
+	char keep[sizeof(lst->path)];
+	bool kept = false;
+
+	if ((size_t)snprintf(keep, sizeof(keep), "%s.live", lst->path) < sizeof(keep)) {
+		unlink(keep);
+		kept = link(lst->path, keep) == 0;
+	}
+	nng_listener_close(l);
+	if (kept && rename(keep, lst->path) < 0)
+		log_err("control: cannot put %s back: %s; restart fpgad to listen again",
+			lst->path, strerror(errno));
+}
+
+/* Close the replaced listeners whose last connection ended. */
+static void retired_reap(struct listener *lst)
+{
+	unsigned i = 0, left;
+
+	while (i < lst->n_retired) {
+		pthread_mutex_lock(&lst->pipes_lock);
+		left = pipes_of(lst, (uint32_t)nng_listener_id(lst->retired[i]));
+		pthread_mutex_unlock(&lst->pipes_lock);
+		if (left) {
+			i++;
+			continue;
+		}
+		retired_close(lst, lst->retired[i]);
+		lst->retired[i] = lst->retired[--lst->n_retired];
+	}
+}
+
+static int listener_bind(struct listener *lst, const char *url, nng_listener *ret)
+{
+	int rv;
+
+	rv = nng_listener_create(ret, lst->sock, url);
+	if (rv)
+		return rv;
+	rv = nng_listener_set_int(*ret, NNG_OPT_IPC_PERMISSIONS, (int)lst->mode);
+	if (rv == 0)
+		rv = nng_listener_start(*ret, 0);
+	if (rv)
+		nng_listener_close(*ret);
+	return rv;
+}
+
+/* Give the socket file to the configured group, when there is one. */
+static void socket_chown(const struct listener *lst, const char *path)
+{
+	if (lst->gid != (gid_t)-1 && chown(path, (uid_t)-1, lst->gid) < 0)
+		log_warn("control: cannot give %s to group %u: %s; it keeps fpgad's group",
+			 path, (unsigned)lst->gid, strerror(errno));
+}
+
+/* The probe found the listener dead (liveness.h): listen anew. */
+static void listener_renew(void *arg)
+{
+	struct listener *lst = arg;
+	char tmp[sizeof(lst->path)], url[sizeof(lst->path) + 8];
+	nng_listener *more, l;
+	int rv;
+
+	log_warn("control: the listener on %s stopped accepting connections; listening anew (open connections stay)",
+		 lst->path);
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.new", lst->path) >= sizeof(tmp)) {
+		log_err("control: %s is too long to listen anew beside it; restart fpgad",
+			lst->path);
+		return;
+	}
+	more = realloc(lst->retired, (lst->n_retired + 1) * sizeof(*more));
+	if (!more) {
+		log_err("control: out of memory to listen anew on %s", lst->path);
+		return;
+	}
+	lst->retired = more;
+	unlink(tmp);
+	snprintf(url, sizeof(url), "ipc://%s", tmp);
+	rv = listener_bind(lst, url, &l);
+	if (rv) {
+		log_err("control: cannot listen on %s: %s", tmp, nng_strerror(rv));
+		return;
+	}
+	socket_chown(lst, tmp);
+	if (rename(tmp, lst->path) < 0) {
+		log_err("control: cannot rename %s to %s: %s", tmp, lst->path,
+			strerror(errno));
+		nng_listener_close(l);
+		return;
+	}
+	lst->retired[lst->n_retired++] = lst->l;
+	lst->l = l;
+	lst->renewals++;
+	retired_reap(lst);
+}
+
 static void drain(uv_async_t *async)
 {
 	struct control *ctl = async->data;
@@ -286,6 +429,7 @@ static void drain(uv_async_t *async)
 			break;
 		case ITEM_PIPE_REM:
 			ctl->h.disconnected(ctl->h.user, it->peer.pipe_id);
+			retired_reap(&ctl->local);
 			break;
 		case ITEM_REQUEST:
 			ctl->h.request(ctl->h.user, it->ctx, &it->peer,
@@ -303,6 +447,8 @@ static int listener_init(struct listener *lst, struct control *ctl,
 {
 	lst->ctl = ctl;
 	lst->limit = opt->max_clients;
+	lst->mode = opt->socket_mode;
+	lst->gid = opt->socket_gid;
 	lst->pipes = calloc(CONTROL_MAX_PIPES, sizeof(*lst->pipes));
 	if (!lst->pipes)
 		return -ENOMEM;
@@ -313,6 +459,8 @@ static int listener_init(struct listener *lst, struct control *ctl,
 
 static void listener_fini(struct listener *lst)
 {
+	free(lst->retired);
+	lst->retired = NULL;
 	if (!lst->pipes)
 		return;
 	pthread_mutex_destroy(&lst->pipes_lock);
@@ -347,14 +495,7 @@ static int listener_start(struct control *ctl, struct listener *lst,
 	rv = nng_pipe_notify(lst->sock, NNG_PIPE_EV_REM_POST, pipe_event, lst);
 	if (rv)
 		goto fail;
-	rv = nng_listener_create(&lst->l, lst->sock, url);
-	if (rv)
-		goto fail;
-	rv = nng_listener_set_int(lst->l, NNG_OPT_IPC_PERMISSIONS,
-				  (int)opt->socket_mode);
-	if (rv)
-		goto fail;
-	rv = nng_listener_start(lst->l, 0);
+	rv = listener_bind(lst, url, &lst->l);
 	if (rv)
 		goto fail;
 	for (unsigned i = 0; i < CONTROL_CTXS; i++) {
@@ -378,6 +519,8 @@ fail:
 
 static void listener_stop(struct listener *lst)
 {
+	liveness_stop(lst->live);
+	lst->live = NULL;
 	if (!lst->open)
 		return;
 	for (unsigned i = 0; i < CONTROL_CTXS; i++)
@@ -394,6 +537,9 @@ static void listener_stop(struct listener *lst)
 		}
 	}
 	lst->open = false;
+	/* A renewed listener was bound to another name: the path is fpgad's. */
+	if (lst->renewals)
+		unlink(lst->path);
 }
 
 int control_start(uv_loop_t *loop, const struct control_options *opt,
@@ -425,10 +571,18 @@ int control_start(uv_loop_t *loop, const struct control_options *opt,
 	r = listener_start(ctl, &ctl->local, opt->local_url, opt);
 	if (r < 0)
 		goto fail;
-	if (path && opt->socket_gid != (gid_t)-1 &&
-	    chown(path, (uid_t)-1, opt->socket_gid) < 0)
-		log_warn("control: cannot give %s to group %u: %s; it keeps fpgad's group",
-			 path, (unsigned)opt->socket_gid, strerror(errno));
+	if (path) {
+		struct listener *lst = &ctl->local;
+
+		snprintf(lst->path, sizeof(lst->path), "%s", path);
+		socket_chown(lst, path);
+		r = liveness_start(loop, path, listener_renew, lst, &lst->live);
+		if (r < 0) {
+			log_err("control: cannot watch the listener on %s: %s", path,
+				strerror(-r));
+			goto fail;
+		}
+	}
 	*ret_ctl = ctl;
 	return 0;
 fail:

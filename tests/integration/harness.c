@@ -25,6 +25,15 @@
 
 #include "harness.h"
 
+/* TEST=PATTERN runs only the tests whose names match (cmocka's wildcards). */
+__attribute__((constructor)) static void harness_filter(void)
+{
+	const char *t = getenv("TEST");
+
+	if (t && t[0])
+		cmocka_set_test_filter(t);
+}
+
 uint64_t harness_now_ms(void)
 {
 	struct timespec ts;
@@ -332,6 +341,18 @@ int harness_run(const char *cmdline, char *out, size_t len)
 bool harness_log_contains(const struct fpgad_proc *p, const char *what)
 {
 	return harness_log_count(p, what) > 0;
+}
+
+bool harness_wait_log(const struct fpgad_proc *p, const char *what, int ms)
+{
+	uint64_t end = harness_now_ms() + (uint64_t)ms;
+
+	while (!harness_log_contains(p, what)) {
+		if (harness_now_ms() >= end)
+			return false;
+		usleep(10000);
+	}
+	return true;
 }
 
 unsigned harness_log_count(const struct fpgad_proc *p, const char *what)

@@ -57,6 +57,8 @@ int harness_run(const char *cmdline, char *out, size_t len);
 
 /* Does fpgad's log contain @what? */
 bool harness_log_contains(const struct fpgad_proc *p, const char *what);
+/* Until fpgad's log holds @what, at most @ms: whether it came. */
+bool harness_wait_log(const struct fpgad_proc *p, const char *what, int ms);
 /* How many lines of fpgad's log hold @what. */
 unsigned harness_log_count(const struct fpgad_proc *p, const char *what);
 

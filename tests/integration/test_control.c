@@ -653,8 +653,8 @@ static void test_max_clients(void **state)
 	assert_true(harness_log_contains(&p, "refusing pid "));
 	assert_true(harness_log_contains(&p, "2 connections on the local listener already (max_clients 2)"));
 	fpgad_disconnect(b);
-	/* A freed place is usable again. */
-	usleep(100000);
+	/* A freed place is usable again, once fpgad has seen it freed. */
+	assert_true(harness_wait_log(&p, " closed", 5000));
 	assert_int_equal(fpgad_connect(p.url, &c), 0);
 	fpgad_disconnect(c);
 	fpgad_disconnect(a);
