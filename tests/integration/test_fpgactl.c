@@ -537,6 +537,21 @@ static void test_bench(void **state)
 	harness_stop_ok(&p);
 }
 
+/* read of no bytes is refused, saying so, and writes no file. */
+static void test_read_zero_length(void **state)
+{
+	struct fpgad_proc p;
+	char out[4096], file[256];
+
+	(void)state;
+	harness_start_ok(&p, NULL, NULL);
+	snprintf(file, sizeof(file), "%s/zero.bin", p.dir);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "read 0 0 %s 2>&1", file), 2);
+	assert_string_equal(out, "fpgactl: read: LEN is 0: nothing to read (give the number of bytes)\n");
+	assert_int_equal(access(file, F_OK), -1);
+	harness_stop_ok(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -549,6 +564,7 @@ int main(void)
 		cmocka_unit_test(test_progress),
 		cmocka_unit_test(test_bench),
 		cmocka_unit_test(test_network_rows),
+		cmocka_unit_test(test_read_zero_length),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
