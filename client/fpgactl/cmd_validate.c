@@ -39,9 +39,18 @@ struct check {
 #define BW_FAIL_RATIO 0.25
 
 struct report {
+	bool text;		/* each check printed as it is added */
 	unsigned n;
 	struct check c[VALIDATE_MAX_CHECKS];
 };
+
+static void print_check(const struct check *c)
+{
+	printf("%-4s  %-20s %s\n", verdict_names[c->v], c->name, c->figure);
+	if (c->advice[0])
+		printf("      %-20s -> %s\n", "", c->advice);
+	fflush(stdout);
+}
 
 static void add(struct report *rep, const char *name, enum verdict v,
 		const char *advice, const char *fmt, ...)
@@ -62,6 +71,8 @@ static void add(struct report *rep, const char *name, enum verdict v,
 	vsnprintf(c->figure, sizeof(c->figure), fmt, ap);
 	va_end(ap);
 	snprintf(c->advice, sizeof(c->advice), "%s", v == FAIL && advice ? advice : "");
+	if (rep->text)
+		print_check(c);
 }
 
 /* fpgad's words for the last failure on @c, else errno's. */
@@ -189,17 +200,20 @@ static void capture_verified(fpgad_client *c, const struct fpgactl_opts *o,
 {
 	struct fpgad_channel_info info;
 	uint64_t good = 0, bad = 0, bytes = 0, t0 = 0;
+	struct fpgactl_progress bar;
 	struct fpgad_frame f;
 	fpgad_channel *ch;
 	char name[48];
-	int r;
+	int r = 0;
 
 	snprintf(name, sizeof(name), "capture %s", sum->name);
 	if (lease(c, sum->name, name, rep, &ch))
 		return;
 	fpgad_channel_get_info(ch, &info);
+	fpgactl_progress_start(&bar, o->count, false, false);
 	/* The first frame waited in the ring: it starts the clock. */
-	for (uint64_t i = 0; i <= o->count; i++) {
+	for (uint64_t i = 0; i < o->count; i++) {
+		fpgactl_progress_show(&bar, i);
 		r = fpgad_frame_wait(ch, &f, o->timeout_ms);
 		if (r < 0)
 			break;
@@ -212,6 +226,9 @@ static void capture_verified(fpgad_client *c, const struct fpgactl_opts *o,
 		bytes += i ? f.length : 0;
 		fpgad_frame_release(ch, &f);
 	}
+	if (r == 0)
+		fpgactl_progress_show(&bar, o->count);
+	fpgactl_progress_end(&bar);
 	if (r < 0)
 		add(rep, name, FAIL, "no frames from the card: fpgactl stats CHANNEL, journalctl -u fpgad",
 		    "after %llu frames: %s", (unsigned long long)(good + bad), why(c, r));
@@ -383,13 +400,6 @@ static int print_report(const struct report *rep, bool json)
 					     "passed", n[PASS], "failed", n[FAIL],
 					     "skipped", n[SKIP]));
 	} else {
-		for (unsigned i = 0; i < rep->n; i++) {
-			const struct check *c = &rep->c[i];
-
-			printf("%-4s  %-20s %s\n", verdict_names[c->v], c->name, c->figure);
-			if (c->advice[0])
-				printf("      %-20s -> %s\n", "", c->advice);
-		}
 		printf("validate: %u passed, %u failed, %u skipped\n", n[PASS], n[FAIL], n[SKIP]);
 	}
 	return n[FAIL] ? 1 : 0;
@@ -407,6 +417,7 @@ int fpgactl_validate(fpgad_client *c, const struct fpgactl_opts *o)
 	rep = calloc(1, sizeof(*rep));
 	if (!rep)
 		return fpgactl_fail(NULL, "validate", -ENOMEM);
+	rep->text = !o->json;
 	/* A few frames prove a path; -n asks for more. */
 	if (!opts.count_given)
 		opts.count = 16;

@@ -83,7 +83,9 @@ const char *fpgactl_duration_text(uint64_t ms, char *buf, size_t len);
  * left) for a command that runs long, only when stderr is a terminal:
  * from the start with @at_once (known to be long), else once the work
  * has run a second.  The last update (@done reaches @total) ends the
- * line; fpgactl_progress_end() ends one left open (a failure).
+ * line; fpgactl_progress_end() ends one left open (a failure), and
+ * fpgactl_progress_clear() takes one off the screen for a line of output
+ * (the next update draws it again).
  */
 struct fpgactl_progress {
 	bool tty;
@@ -96,6 +98,7 @@ struct fpgactl_progress {
 void fpgactl_progress_start(struct fpgactl_progress *p, uint64_t total,
 			    bool bytes, bool at_once);
 void fpgactl_progress_show(struct fpgactl_progress *p, uint64_t done);
+void fpgactl_progress_clear(struct fpgactl_progress *p);
 void fpgactl_progress_end(struct fpgactl_progress *p);
 
 /* cmd_status.c: the daemon's records (status, channels, clients, version). */

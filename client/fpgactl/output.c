@@ -159,6 +159,15 @@ void fpgactl_progress_show(struct fpgactl_progress *p, uint64_t done)
 	p->t_drawn_ns = now;
 }
 
+void fpgactl_progress_clear(struct fpgactl_progress *p)
+{
+	if (!p->shown)
+		return;
+	fputs("\r\033[K", stderr);
+	p->shown = false;
+	p->t_drawn_ns = 0;
+}
+
 void fpgactl_progress_end(struct fpgactl_progress *p)
 {
 	if (p->shown)

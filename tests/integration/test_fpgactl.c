@@ -432,6 +432,93 @@ static void test_progress(void **state)
 	harness_stop_ok(&p);
 }
 
+/*
+ * send, validate and bench have the progress line too: send -n 6000 of
+ * 64 KiB over the sim's Gen1 x1 link runs about 2 s, validate's and
+ * bench's capture of 1500 frames at 1000 frames/s 1.5 s (bench's card
+ * memory sweep kept short by 64 KiB of card memory).
+ */
+static void test_progress_send_validate_bench(void **state)
+{
+	static const char *const runs[][2] = {
+		{ "send out -n 6000", "] 100% 6000 frames of 6000 frames, " },
+		{ "validate -n 1500", "] 100% 1500 frames of 1500 frames, " },
+		{ "bench -n 1500 cam", "] 100% 1500 frames of 1500 frames, " },
+	};
+	static char out[1 << 18];
+	struct fpgad_proc p;
+	char cmd[768];
+
+	(void)state;
+	if (system("command -v script >/dev/null 2>&1") != 0) {
+		print_message("progress line not checked: no script(1)\n");
+		skip();
+	}
+	harness_start_ok(&p, "[sim]\nlink = gen1x1\ncard_memory = 64K\n" TWO_CHANNELS, NULL);
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		snprintf(cmd, sizeof(cmd), "script -qfec '%s --url %s %s' /dev/null",
+			 harness_bin("fpgactl"), p.url, runs[i][0]);
+		assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
+		if (!strstr(out, runs[i][1]) || !strstr(out, "ETA"))
+			fail_msg("%s: no progress line on the terminal:\n%s", runs[i][0], out);
+	}
+	harness_stop_ok(&p);
+}
+
+/* A c2h channel that never delivers: a network source with no sender. */
+#define SILENT_CHANNEL "[channel net0]\nsource = udp\nlisten = 127.0.0.1:0\n" \
+	"sender = 127.0.0.1\nsender_control = none\nmemory = host\nslots = 4\n" \
+	"slot_size = 64K\nframe_size = 60000\n"
+
+/*
+ * validate and bench print each row once measured, not all at the end:
+ * what was measured before the silent channel reaches the pipe while they
+ * still wait for its first frame (for 10 minutes), then they are killed.
+ */
+static void test_rows_as_measured(void **state)
+{
+	static const char *const runs[][2] = {
+		{ "validate", "PASS  capture cam " },
+		{ "bench", "\nwrite       8 MiB        2 " },
+	};
+	static char out[1 << 16];
+	struct fpgad_proc p;
+
+	(void)state;
+	harness_start_ok(&p, TWO_CHANNELS SILENT_CHANNEL, NULL);
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		int fds[2], status;
+		size_t have = 0;
+		pid_t pid;
+
+		assert_int_equal(pipe(fds), 0);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			dup2(fds[1], STDOUT_FILENO);
+			close(fds[0]);
+			close(fds[1]);
+			execl(harness_bin("fpgactl"), "fpgactl", "--url", p.url, runs[i][0],
+			      "-n", "2", "--timeout", "600000", (char *)NULL);
+			_exit(127);
+		}
+		close(fds[1]);
+		out[0] = '\0';
+		if (!read_until(fds[0], out, sizeof(out), &have, runs[i][1], 30000)) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			fail_msg("%s: no '%s' while it waits for net0:\n%s", runs[i][0],
+				 runs[i][1], out);
+		}
+		/* Still waiting for net0's first frame: it had not finished. */
+		assert_int_equal(waitpid(pid, &status, WNOHANG), 0);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		close(fds[0]);
+	}
+	harness_stop_ok(&p);
+}
+
 /* The histogram's counts of one bench row add up to its count. */
 static void check_bench_row(json_t *row, json_int_t size, json_int_t count)
 {
@@ -532,6 +619,10 @@ static void test_bench(void **state)
 	assert_non_null(strstr(out, "card memory, host (host buffer), one transfer at a time\n"));
 	assert_non_null(strstr(out, "latency of read (host) at 8 MiB (us):\n"));
 	assert_non_null(strstr(out, "cam: skipped (leased by 1 process)"));
+	/* What it ran on, first: fpgad, the card and its link, the mode. */
+	if (strncmp(out, "bench: fpgad " FPGAD_VERSION_STRING " (pid ", 19 + strlen(FPGAD_VERSION_STRING)) ||
+	    !strstr(out, "\ncard:  simulated: a DMA card ") || !strstr(out, "\nmode:  host"))
+		fail_msg("bench does not say what it ran on:\n%s", out);
 	fpgad_channel_close(ch);
 	fpgad_disconnect(c);
 	harness_stop_ok(&p);
@@ -565,6 +656,8 @@ int main(void)
 		cmocka_unit_test(test_bench),
 		cmocka_unit_test(test_network_rows),
 		cmocka_unit_test(test_read_zero_length),
+		cmocka_unit_test(test_progress_send_validate_bench),
+		cmocka_unit_test(test_rows_as_measured),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
