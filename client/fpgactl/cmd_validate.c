@@ -35,6 +35,9 @@ struct check {
 /* Each transfer of the bandwidth figure, at most, and how many. */
 #define BW_LEN (8ull << 20)
 #define BW_COUNT 16
+/* What the remote listener (fpgad-exporter) cannot do: lease, transfer. */
+#define REMOTE_SKIP "needs fpgad's local socket: the remote listener is read-only " \
+	"(run validate on fpgad's host)"
 /* Below this fraction of the link's rate, DMA is called too slow. */
 #define BW_FAIL_RATIO 0.25
 
@@ -171,10 +174,26 @@ static void check_mode(struct report *rep, const struct fpgad_channel_summary *c
 	    tc && tc->mode_reason[0] ? tc->mode_reason : "");
 }
 
-/* Is @ch in use by another process?  Then it is not touched. */
-static bool leased(const struct fpgad_channel_summary *ch)
+/*
+ * Why channel @ch is not captured from or sent to, into @buf; NULL when it
+ * is: idle, and fpgad's own socket (a lease needs it).
+ */
+static const char *untouched(const struct fpgactl_opts *o,
+			     const struct fpgad_channel_summary *ch, char *buf, size_t len)
 {
-	return ch->lessees > 0 || strcmp(ch->state, "idle");
+	if (fpgactl_remote(o->url))
+		snprintf(buf, len, "%s", REMOTE_SKIP);
+	else if (ch->lessees)
+		snprintf(buf, len, "leased by %u process%s, not disturbed", ch->lessees,
+			 ch->lessees == 1 ? "" : "es");
+	else if (!strcmp(ch->state, "failed"))
+		snprintf(buf, len, "the channel is FAILED (channel %s above), not tried: fpgactl reset %s first",
+			 ch->name, ch->name);
+	else if (strcmp(ch->state, "idle"))
+		snprintf(buf, len, "%s, not disturbed", ch->state);
+	else
+		return NULL;
+	return buf;
 }
 
 /*
@@ -203,7 +222,7 @@ static void capture_verified(fpgad_client *c, const struct fpgactl_opts *o,
 	struct fpgactl_progress bar;
 	struct fpgad_frame f;
 	fpgad_channel *ch;
-	char name[48];
+	char name[48], failed[256];
 	int r = 0;
 
 	snprintf(name, sizeof(name), "capture %s", sum->name);
@@ -229,9 +248,13 @@ static void capture_verified(fpgad_client *c, const struct fpgactl_opts *o,
 	if (r == 0)
 		fpgactl_progress_show(&bar, o->count);
 	fpgactl_progress_end(&bar);
-	if (r < 0)
+	if (r < 0 && fpgactl_failed(c, sum->name, failed, sizeof(failed)))
+		add(rep, name, FAIL, strstr(failed, ": ") + 2, "after %llu frames: %.*s",
+		    (unsigned long long)(good + bad), (int)(strstr(failed, ": ") - failed), failed);
+	else if (r < 0)
 		add(rep, name, FAIL, "no frames from the card: fpgactl stats CHANNEL, journalctl -u fpgad",
-		    "after %llu frames: %s", (unsigned long long)(good + bad), why(c, r));
+		    "after %llu frames: %s", (unsigned long long)(good + bad),
+		    r == -ETIMEDOUT ? "no frame within the timeout" : why(c, r));
 	else if (bad)
 		add(rep, name, FAIL, "the data path corrupts frames: check the card, its link (lspci -vv: AER) and fpgad's log",
 		    "%llu of %llu frames failed verification", (unsigned long long)bad,
@@ -346,6 +369,12 @@ static int check_card_memory(fpgad_client *c, const struct fpgactl_opts *o,
 	double rd = 0, wr = 0;
 	int r, r2;
 
+	if (fpgactl_remote(o->url)) {
+		add(rep, "card memory", SKIP, NULL, "%s", REMOTE_SKIP);
+		add(rep, "dma read", SKIP, NULL, "%s", REMOTE_SKIP);
+		add(rep, "dma write", SKIP, NULL, "%s", REMOTE_SKIP);
+		return 0;
+	}
 	r = fpgad_xfer_rules(c, &rules);
 	if (r < 0) {
 		add(rep, "card memory", SKIP, NULL, "no card memory transfers: %s", why(c, r));
@@ -438,14 +467,12 @@ int fpgactl_validate(fpgad_client *c, const struct fpgactl_opts *o)
 		check_mode(rep, &s->channels[i], topo);
 	for (uint32_t i = 0; i < s->n_channels; i++) {
 		const struct fpgad_channel_summary *ch = &s->channels[i];
-		char name[48];
+		char name[48], skip[192];
 
 		snprintf(name, sizeof(name), "%s %s", strcmp(ch->direction, "h2c") ?
 			 "capture" : "send", ch->name);
-		if (leased(ch))
-			add(rep, name, SKIP, NULL, "%s by %u process%s, not disturbed",
-			    ch->lessees ? "leased" : ch->state, ch->lessees,
-			    ch->lessees == 1 ? "" : "es");
+		if (untouched(o, ch, skip, sizeof(skip)))
+			add(rep, name, SKIP, NULL, "%s", skip);
 		else if (strcmp(ch->direction, "h2c"))
 			capture_verified(c, &opts, ch, rep);
 		else

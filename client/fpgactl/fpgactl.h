@@ -63,6 +63,13 @@ int fpgactl_fail(fpgad_client *c, const char *what, int r);
 const char *fpgactl_connect_error(const char *url, int r, char *buf, size_t len);
 /* "PCIe Gen3 x8", or "unknown" when either is 0; returns @buf. */
 const char *fpgactl_link_name(unsigned gen, unsigned width, char *buf, size_t len);
+/* Is @url the remote (read-only) listener of fpgad-exporter, not fpgad's own? */
+bool fpgactl_remote(const char *url);
+/*
+ * When fpgad says channel @name FAILED: "channel NAME is FAILED (its
+ * counters): what to do" in @buf, returned; else NULL.
+ */
+const char *fpgactl_failed(fpgad_client *c, const char *name, char *buf, size_t len);
 /*
  * Lease channel @name (fpgad_channel_open @flags) if it runs @direction
  * ("c2h", "h2c"); else one line naming the command for it.  0, or the

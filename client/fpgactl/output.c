@@ -175,6 +175,24 @@ void fpgactl_progress_end(struct fpgactl_progress *p)
 	p->shown = false;
 }
 
+bool fpgactl_remote(const char *url)
+{
+	return strncmp(url, "ipc://", 6) != 0;
+}
+
+const char *fpgactl_failed(fpgad_client *c, const char *name, char *buf, size_t len)
+{
+	struct fpgad_channel_stats st;
+
+	if (fpgad_channel_stats(c, name, &st) < 0 || strcmp(st.state, "failed"))
+		return NULL;
+	snprintf(buf, len, "channel %s is FAILED (%llu DMA errors, %llu recoveries): "
+		 "read why in fpgad's log (journalctl -u fpgad), then fpgactl reset %s",
+		 name, (unsigned long long)st.errors, (unsigned long long)st.recoveries,
+		 name);
+	return buf;
+}
+
 int fpgactl_lease(fpgad_client *c, const char *name, unsigned flags,
 		  const char *direction, fpgad_channel **ret_ch,
 		  struct fpgad_channel_info *ret_info)

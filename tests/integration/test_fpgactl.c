@@ -519,6 +519,62 @@ static void test_rows_as_measured(void **state)
 	harness_stop_ok(&p);
 }
 
+/*
+ * Every transfer fails (fault_error = 1): capture and send stop naming
+ * the channel FAILED, with its counters and what to do, not the timeout;
+ * validate then skips them saying they failed, by no count of processes.
+ */
+static void test_failed_channel_named(void **state)
+{
+	static char out[65536];
+	struct fpgad_proc p;
+
+	(void)state;
+	harness_start_ok(&p, "[sim]\nfault_error = 1\n" TWO_CHANNELS, NULL);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "capture cam -n 1 --timeout 2000 2>&1"), 1);
+	if (strncmp(out, "fpgactl: capture cam: after 0 frames: channel cam is FAILED (", 61) ||
+	    !strstr(out, " recoveries): read why in fpgad's log (journalctl -u fpgad), then fpgactl reset cam\n"))
+		fail_msg("capture of a FAILED channel said:\n%s", out);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "send out -n 100 --timeout 2000 2>&1"), 1);
+	if (strncmp(out, "fpgactl: send out: ", 19) || !strstr(out, "channel out is FAILED (") ||
+	    !strstr(out, "then fpgactl reset out\n"))
+		fail_msg("send of a FAILED channel said:\n%s", out);
+
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "validate 2>&1"), 1);
+	if (!strstr(out, " the channel is FAILED (channel cam above), not tried: fpgactl reset cam first\n") ||
+	    !strstr(out, " the channel is FAILED (channel out above), not tried: fpgactl reset out first\n") ||
+	    strstr(out, "by 0 processes"))
+		fail_msg("validate of FAILED channels said:\n%s", out);
+	harness_stop_ok(&p);
+}
+
+/*
+ * validate over the remote listener (fpgad-exporter, read-only): the
+ * checks that lease or transfer are skipped, saying why; nothing fails.
+ */
+static void test_validate_remote(void **state)
+{
+	static char out[65536], cmd[512];
+	struct fpgad_proc p;
+
+	(void)state;
+	harness_start_ok(&p, TWO_CHANNELS "[exporter]\nargs = --remote tcp://127.0.0.1:0\n", NULL);
+	snprintf(cmd, sizeof(cmd), "%s --url tcp://127.0.0.1:%d validate 2>&1",
+		 harness_bin("fpgactl"), harness_remote_port(&p));
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
+	for (const char *const *c = (const char *const[]){ "capture cam", "send out",
+			"card memory", "dma read", "dma write", NULL }; *c; c++) {
+		char line[128];
+
+		snprintf(line, sizeof(line), "SKIP  %-20s needs fpgad's local socket: the remote listener is read-only (run validate on fpgad's host)\n", *c);
+		if (!strstr(out, line))
+			fail_msg("no '%s' over the remote listener:\n%s", line, out);
+	}
+	assert_non_null(strstr(out, "PASS  channel cam "));
+	assert_non_null(strstr(out, "validate: 4 passed, 0 failed, 7 skipped\n"));
+	harness_stop_ok(&p);
+}
+
 /* The histogram's counts of one bench row add up to its count. */
 static void check_bench_row(json_t *row, json_int_t size, json_int_t count)
 {
@@ -658,6 +714,8 @@ int main(void)
 		cmocka_unit_test(test_read_zero_length),
 		cmocka_unit_test(test_progress_send_validate_bench),
 		cmocka_unit_test(test_rows_as_measured),
+		cmocka_unit_test(test_failed_channel_named),
+		cmocka_unit_test(test_validate_remote),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
