@@ -35,6 +35,7 @@ struct fpgactl_opts {
 	uint64_t count;
 	bool count_given;	/* -n was on the command line */
 	int timeout_ms;
+	unsigned interval_ms;	/* between samples (watch) */
 	const char *channel;	/* first positional argument, if any */
 	const char *const *args; /* the positional arguments after the command */
 	unsigned n_args;
@@ -108,7 +109,10 @@ void fpgactl_progress_show(struct fpgactl_progress *p, uint64_t done);
 void fpgactl_progress_clear(struct fpgactl_progress *p);
 void fpgactl_progress_end(struct fpgactl_progress *p);
 
-/* cmd_status.c: the daemon's records (status, channels, clients, version). */
+/*
+ * cmd_status.c: the daemon's records (status, channels, clients, version).
+ * fpgactl_version(NULL, ...): fpgactl's version and build alone.
+ */
 int fpgactl_status(fpgad_client *c, const struct fpgactl_opts *o);
 int fpgactl_channels(fpgad_client *c, const struct fpgactl_opts *o);
 int fpgactl_clients(fpgad_client *c, const struct fpgactl_opts *o);

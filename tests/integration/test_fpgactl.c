@@ -186,7 +186,9 @@ static void test_watch_terminal(void **state)
 		      (char *)NULL);
 		_exit(127);
 	}
-	if (!read_until(master, screen, sizeof(screen), &have, "q quits", 10000)) {
+	/* The table's last row: the header and the table (a line each) are in. */
+	if (!read_until(master, screen, sizeof(screen), &have, "\ncam ", 10000) ||
+	    !strstr(screen, "q quits")) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		fail_msg("no header with 'q quits' on the terminal:\n%s", screen);
@@ -236,7 +238,10 @@ static void test_options(void **state)
 
 	(void)state;
 	assert_int_equal(fpgactl(NULL, out, sizeof(out), "--version"), 0);
-	assert_string_equal(out, "fpgactl " FPGAD_VERSION_STRING "\n");
+	if (strncmp(out, "fpgactl " FPGAD_VERSION_STRING "\nbuild: ", 15 + strlen(FPGAD_VERSION_STRING)) ||
+	    !strstr(out, "CUDA, control protocol ") || !strstr(out, ", kernel module ABI 0."))
+		fail_msg("--version said:\n%s", out);
+	assert_int_equal(count_lines(out), 2);
 	assert_int_equal(fpgactl(NULL, out, sizeof(out), "--frobnicate status 2>&1"), 2);
 	assert_string_equal(out, "fpgactl: unknown option '--frobnicate' (try 'fpgactl --help')\n");
 	assert_int_equal(fpgactl(NULL, out, sizeof(out), "status -x 2>&1"), 2);
@@ -251,6 +256,85 @@ static void test_options(void **state)
 	/* --help names --version, for the man page and completion checks. */
 	assert_int_equal(fpgactl(NULL, out, sizeof(out), "--help"), 0);
 	assert_non_null(strstr(out, "--version"));
+}
+
+/*
+ * With no fpgad to reach, version still says what fpgactl is and how it
+ * was built, then that fpgad is not reachable; exit 1.
+ */
+static void test_version_offline(void **state)
+{
+	char out[4096], again[4096];
+	json_t *j, *build;
+
+	(void)state;
+	assert_int_equal(fpgactl(NULL, out, sizeof(out), "--version"), 0);
+	assert_int_equal(fpgactl(NULL, again, sizeof(again), "version 2>/dev/null"), 1);
+	assert_string_equal(again, out);
+	assert_int_equal(fpgactl(NULL, out, sizeof(out), "version 2>&1 >/dev/null"), 1);
+	assert_non_null(strstr(out, "fpgactl: cannot reach fpgad at ipc:///nonexistent/fpgad.sock: "));
+	assert_int_equal(fpgactl(NULL, out, sizeof(out), "--json version 2>/dev/null"), 1);
+	j = parse_json(out);
+	assert_string_equal(json_string_value(json_object_get(j, "client")), fpgad_version());
+	assert_true(json_is_null(json_object_get(j, "server")));
+	build = json_object_get(j, "build");
+	assert_true(json_is_boolean(json_object_get(build, "cuda")));
+	assert_non_null(strstr(json_string_value(json_object_get(build, "kernel_module_abi")), "0."));
+	json_decref(j);
+}
+
+/*
+ * help and COMMAND --help: fpgactl's usage, or the command's own with the
+ * options it takes and no other; an unknown command: exit 2.
+ */
+static void test_help(void **state)
+{
+	static char out[16384], all[16384];
+
+	(void)state;
+	assert_int_equal(fpgactl(NULL, all, sizeof(all), "--help"), 0);
+	assert_int_equal(fpgactl(NULL, out, sizeof(out), "help"), 0);
+	assert_string_equal(out, all);
+	assert_non_null(strstr(all, "\n  help [COMMAND] "));
+	assert_int_equal(fpgactl(NULL, out, sizeof(out), "capture --help"), 0);
+	if (strstr(out, "Usage: fpgactl [OPTION]... capture CHANNEL\ntake -n frames") != out)
+		fail_msg("capture --help said:\n%s", out);
+	assert_non_null(strstr(out, "\n  --verify "));
+	assert_non_null(strstr(out, "\n  --timeout MS "));
+	assert_null(strstr(out, "--interval"));
+	assert_null(strstr(out, "Commands:"));
+	assert_int_equal(fpgactl(NULL, all, sizeof(all), "help capture"), 0);
+	assert_string_equal(all, out);
+	assert_int_equal(fpgactl(NULL, out, sizeof(out), "watch --help"), 0);
+	assert_non_null(strstr(out, "\n  --interval MS "));
+	assert_null(strstr(out, "--verify"));
+	assert_int_equal(fpgactl(NULL, out, sizeof(out), "help nosuch 2>&1"), 2);
+	assert_string_equal(out, "fpgactl: unknown command 'nosuch' (try 'fpgactl --help')\n");
+}
+
+/*
+ * watch --interval MS: -n intervals of MS each, the table's header saying
+ * how often; an interval out of range is a usage error.
+ */
+static void test_watch_interval(void **state)
+{
+	struct fpgad_proc p;
+	char out[65536], cmd[768];
+
+	(void)state;
+	harness_start_ok(&p, TWO_CHANNELS, NULL);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "watch -n 3 --interval 100 cam"), 0);
+	assert_int_equal(count_lines(out), 3);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "watch --interval 5 2>&1"), 2);
+	assert_string_equal(out, "fpgactl: --interval: '5' is not a number of ms from 10 to 3600000\n");
+	if (system("command -v script >/dev/null 2>&1") == 0) {
+		snprintf(cmd, sizeof(cmd), "script -qfec '%s --url %s watch -n 1 --interval 250' /dev/null",
+			 harness_bin("fpgactl"), p.url);
+		assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
+		if (!strstr(out, ", every 0.25 s"))
+			fail_msg("watch's header does not say its interval:\n%s", out);
+	}
+	harness_stop_ok(&p);
 }
 
 /* version --json names fpgad's version and pid as status --json does. */
@@ -716,6 +800,9 @@ int main(void)
 		cmocka_unit_test(test_rows_as_measured),
 		cmocka_unit_test(test_failed_channel_named),
 		cmocka_unit_test(test_validate_remote),
+		cmocka_unit_test(test_version_offline),
+		cmocka_unit_test(test_help),
+		cmocka_unit_test(test_watch_interval),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
