@@ -148,12 +148,12 @@ static const char *p2p_verdict(const struct fpgad_topology *t, const char *addr)
 	return NULL;
 }
 
-static void check_mode(struct report *rep, const struct fpgad_channel_summary *ch,
-		       const struct fpgad_topology *t)
+static void check_mode(fpgad_client *c, struct report *rep,
+		       const struct fpgad_channel_summary *ch, const struct fpgad_topology *t)
 {
 	const struct fpgad_topo_channel *tc = NULL;
 	const char *verdict;
-	char name[48], advice[128];
+	char name[48], advice[160], failed[512];
 
 	for (uint32_t i = 0; t && i < t->n_channels; i++)
 		if (!strcmp(t->channels[i].name, ch->name))
@@ -161,9 +161,10 @@ static void check_mode(struct report *rep, const struct fpgad_channel_summary *c
 	verdict = tc ? p2p_verdict(t, tc->gpu) : NULL;
 	snprintf(name, sizeof(name), "channel %s", ch->name);
 	if (!strcmp(ch->state, "failed")) {
-		snprintf(advice, sizeof(advice), "read why (journalctl -u fpgad), then fpgactl reset %s",
-			 ch->name);
-		add(rep, name, FAIL, advice, "%s, state failed", ch->direction);
+		snprintf(advice, sizeof(advice), FPGACTL_FAILED_TODO, ch->name);
+		add(rep, name, FAIL, advice, "%s, %s", ch->direction,
+		    fpgactl_failed(c, ch->name, false, failed, sizeof(failed)) ? failed :
+		    "state failed");
 		return;
 	}
 	add(rep, name, PASS, NULL, "%s, %s memory, mode %s; p2p: %s%s%s", ch->direction,
@@ -222,7 +223,7 @@ static void capture_verified(fpgad_client *c, const struct fpgactl_opts *o,
 	struct fpgactl_progress bar;
 	struct fpgad_frame f;
 	fpgad_channel *ch;
-	char name[48], failed[256];
+	char name[48], failed[512], todo[160];
 	int r = 0;
 
 	snprintf(name, sizeof(name), "capture %s", sum->name);
@@ -248,9 +249,10 @@ static void capture_verified(fpgad_client *c, const struct fpgactl_opts *o,
 	if (r == 0)
 		fpgactl_progress_show(&bar, o->count);
 	fpgactl_progress_end(&bar);
-	if (r < 0 && fpgactl_failed(c, sum->name, failed, sizeof(failed)))
-		add(rep, name, FAIL, strstr(failed, ": ") + 2, "after %llu frames: %.*s",
-		    (unsigned long long)(good + bad), (int)(strstr(failed, ": ") - failed), failed);
+	snprintf(todo, sizeof(todo), FPGACTL_FAILED_TODO, sum->name);
+	if (r < 0 && fpgactl_failed(c, sum->name, false, failed, sizeof(failed)))
+		add(rep, name, FAIL, todo, "after %llu frames: %s",
+		    (unsigned long long)(good + bad), failed);
 	else if (r < 0)
 		add(rep, name, FAIL, "no frames from the card: fpgactl stats CHANNEL, journalctl -u fpgad",
 		    "after %llu frames: %s", (unsigned long long)(good + bad),
@@ -464,7 +466,7 @@ int fpgactl_validate(fpgad_client *c, const struct fpgactl_opts *o)
 	if (fpgad_topology_get(c, &topo) < 0)
 		topo = NULL;
 	for (uint32_t i = 0; i < s->n_channels; i++)
-		check_mode(rep, &s->channels[i], topo);
+		check_mode(c, rep, &s->channels[i], topo);
 	for (uint32_t i = 0; i < s->n_channels; i++) {
 		const struct fpgad_channel_summary *ch = &s->channels[i];
 		char name[48], skip[192];

@@ -67,10 +67,13 @@ const char *fpgactl_link_name(unsigned gen, unsigned width, char *buf, size_t le
 /* Is @url the remote (read-only) listener of fpgad-exporter, not fpgad's own? */
 bool fpgactl_remote(const char *url);
 /*
- * When fpgad says channel @name FAILED: "channel NAME is FAILED (its
- * counters): what to do" in @buf, returned; else NULL.
+ * When fpgad says channel @name FAILED: "channel NAME is FAILED (its last
+ * error, its counters)" in @buf, with @todo ": " and FPGACTL_FAILED_TODO
+ * after it; returns @buf, else NULL.
  */
-const char *fpgactl_failed(fpgad_client *c, const char *name, char *buf, size_t len);
+#define FPGACTL_FAILED_TODO "read why in fpgad's log (journalctl -u fpgad), then fpgactl reset %s"
+const char *fpgactl_failed(fpgad_client *c, const char *name, bool todo, char *buf,
+			   size_t len);
 /*
  * Lease channel @name (fpgad_channel_open @flags) if it runs @direction
  * ("c2h", "h2c"); else one line naming the command for it.  0, or the

@@ -180,16 +180,19 @@ bool fpgactl_remote(const char *url)
 	return strncmp(url, "ipc://", 6) != 0;
 }
 
-const char *fpgactl_failed(fpgad_client *c, const char *name, char *buf, size_t len)
+const char *fpgactl_failed(fpgad_client *c, const char *name, bool todo, char *buf,
+			   size_t len)
 {
 	struct fpgad_channel_stats st;
+	int n;
 
 	if (fpgad_channel_stats(c, name, &st) < 0 || strcmp(st.state, "failed"))
 		return NULL;
-	snprintf(buf, len, "channel %s is FAILED (%llu DMA errors, %llu recoveries): "
-		 "read why in fpgad's log (journalctl -u fpgad), then fpgactl reset %s",
-		 name, (unsigned long long)st.errors, (unsigned long long)st.recoveries,
-		 name);
+	n = snprintf(buf, len, "channel %s is FAILED (%s%s%llu DMA errors, %llu recoveries)",
+		     name, st.last_error, st.last_error[0] ? "; " : "",
+		     (unsigned long long)st.errors, (unsigned long long)st.recoveries);
+	if (todo && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, ": " FPGACTL_FAILED_TODO, name);
 	return buf;
 }
 

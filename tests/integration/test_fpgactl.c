@@ -478,6 +478,9 @@ static void test_json_numbers(void **state)
 	assert_int_equal(fpgactl(&p, out, sizeof(out), "--json stats cam"), 0);
 	if (most_digits(out) > 4)
 		fail_msg("stats --json prints more than 4 significant digits:\n%s", out);
+	j = parse_json(out);
+	assert_true(json_is_null(json_object_get(j, "last_error")));	/* none yet */
+	json_decref(j);
 
 	/* The simulated card has no NUMA node and no IOMMU group: null, not -1. */
 	assert_int_equal(fpgactl(&p, out, sizeof(out), "--json topo"), 0);
@@ -624,8 +627,21 @@ static void test_failed_channel_named(void **state)
 	    !strstr(out, "then fpgactl reset out\n"))
 		fail_msg("send of a FAILED channel said:\n%s", out);
 
+	/* stats names the last error; so does validate's channel check. */
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "stats cam"), 0);
+	if (!strstr(out, "\nlast error  5 DMA failures in a row, the last: DMA failed ("))
+		fail_msg("stats of a FAILED channel said:\n%s", out);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "--json stats cam"), 0);
+	{
+		json_t *j = parse_json(out);
+
+		assert_non_null(strstr(json_string_value(json_object_get(j, "last_error")),
+				       "DMA failures in a row"));
+		json_decref(j);
+	}
 	assert_int_equal(fpgactl(&p, out, sizeof(out), "validate 2>&1"), 1);
-	if (!strstr(out, " the channel is FAILED (channel cam above), not tried: fpgactl reset cam first\n") ||
+	if (!strstr(out, "FAIL  channel cam          c2h, channel cam is FAILED (5 DMA failures in a row, the last: ") ||
+	    !strstr(out, " the channel is FAILED (channel cam above), not tried: fpgactl reset cam first\n") ||
 	    !strstr(out, " the channel is FAILED (channel out above), not tried: fpgactl reset out first\n") ||
 	    strstr(out, "by 0 processes"))
 		fail_msg("validate of FAILED channels said:\n%s", out);
