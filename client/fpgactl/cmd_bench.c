@@ -96,23 +96,12 @@ static json_t *row_json(const struct bench_row *r)
 			 "histogram", hist);
 }
 
-static const char *size_text(uint64_t size, char *buf, size_t len)
-{
-	if (size && size % (1ull << 20) == 0)
-		snprintf(buf, len, "%llu MiB", (unsigned long long)(size >> 20));
-	else if (size && size % 1024 == 0)
-		snprintf(buf, len, "%llu KiB", (unsigned long long)(size >> 10));
-	else
-		snprintf(buf, len, "%llu B", (unsigned long long)size);
-	return buf;
-}
-
 static void print_row(const char *op, const struct bench_row *r)
 {
 	char sz[32];
 
 	printf("%-8s %8s %8llu %9.3f %10.1f %10.1f\n", op,
-	       size_text(r->size, sz, sizeof(sz)), (unsigned long long)r->n,
+	       fpgactl_size_text(r->size, sz, sizeof(sz)), (unsigned long long)r->n,
 	       r->span_ns ? row_gbps(r) : 0.0,
 	       fpgactl_percentile_us(r->lat_ns, r->n, 0.5),
 	       fpgactl_percentile_us(r->lat_ns, r->n, 0.99));
@@ -134,7 +123,7 @@ static void print_histogram(const char *what, const struct bench_row *r)
 	}
 	if (!most)
 		return;
-	printf("\nlatency of %s at %s (us):\n", what, size_text(r->size, sz, sizeof(sz)));
+	printf("\nlatency of %s at %s (us):\n", what, fpgactl_size_text(r->size, sz, sizeof(sz)));
 	for (unsigned k = lo; k <= hi; k++) {
 		int bars = (int)(counts[k] * BENCH_BAR / most);
 		char range[48];

@@ -323,10 +323,9 @@ int fpgactl_clients(fpgad_client *c, const struct fpgactl_opts *o)
 			snprintf(leases + (k ? strlen(leases) : 0),
 				 sizeof(leases) - (k ? strlen(leases) : 0),
 				 "%s%s", k ? "," : "", ci->leases[k]);
-		snprintf(bufs, sizeof(bufs), "%u (%llu MiB)", ci->buffers,
-			 (unsigned long long)(ci->registered >> 20));
-		snprintf(pinned, sizeof(pinned), "%llu MiB",
-			 (unsigned long long)(ci->pinned >> 20));
+		snprintf(bufs, sizeof(bufs), "%u (%s)", ci->buffers,
+			 fpgactl_size_text(ci->registered, pinned, sizeof(pinned)));
+		fpgactl_size_text(ci->pinned, pinned, sizeof(pinned));
 		/* The container's short id; the pod's UID after the leases. */
 		snprintf(where, sizeof(where), "%.12s", ci->container[0] ? ci->container : "-");
 		printf("%-8u %-6u %-6u %-16s %-20s %-10s %-16s %-12s %s%s%s\n", ci->pid,

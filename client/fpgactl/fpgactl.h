@@ -86,6 +86,8 @@ int fpgactl_lease(fpgad_client *c, const char *name, unsigned flags,
 void fpgactl_sort_ns(uint64_t *ns, uint64_t n);
 /* The @p (0..1) percentile of @n sorted latencies in us; 0 when @n is 0. */
 double fpgactl_percentile_us(const uint64_t *sorted_ns, uint64_t n, double p);
+/* @size in the largest binary unit it is a whole number of: "8 MiB", "4097 B". */
+const char *fpgactl_size_text(uint64_t size, char *buf, size_t len);
 /* @ms as people read a duration: "42s", "5m07s", "3h12m", "2d04h". */
 const char *fpgactl_duration_text(uint64_t ms, char *buf, size_t len);
 

@@ -103,6 +103,19 @@ const char *fpgactl_duration_text(uint64_t ms, char *buf, size_t len)
 	return buf;
 }
 
+const char *fpgactl_size_text(uint64_t size, char *buf, size_t len)
+{
+	if (size && size % (1ull << 30) == 0)
+		snprintf(buf, len, "%llu GiB", (unsigned long long)(size >> 30));
+	else if (size && size % (1ull << 20) == 0)
+		snprintf(buf, len, "%llu MiB", (unsigned long long)(size >> 20));
+	else if (size && size % 1024 == 0)
+		snprintf(buf, len, "%llu KiB", (unsigned long long)(size >> 10));
+	else
+		snprintf(buf, len, "%llu B", (unsigned long long)size);
+	return buf;
+}
+
 /* The progress line appears after this long, and is redrawn this often. */
 #define PROGRESS_AFTER_NS CLOCK_NS_PER_SEC
 #define PROGRESS_EVERY_NS (CLOCK_NS_PER_SEC / 10)

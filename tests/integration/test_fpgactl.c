@@ -337,6 +337,34 @@ static void test_watch_interval(void **state)
 	harness_stop_ok(&p);
 }
 
+/*
+ * clients names each process and the ring memory its leases pin, in a
+ * unit that shows a small ring (cam's 8 slots of 64 KiB: 512 KiB).
+ */
+static void test_clients(void **state)
+{
+	struct fpgad_proc p;
+	char out[16384], want[64];
+	fpgad_channel *ch;
+	fpgad_client *c;
+	const char *row;
+
+	(void)state;
+	harness_start_ok(&p, TWO_CHANNELS, NULL);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_channel_open(c, "cam", 0, &ch), 0);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "clients"), 0);
+	snprintf(want, sizeof(want), "\n%-8u ", (unsigned)getpid());
+	row = strstr(out, want);
+	if (!row || !strstr(row, " test_fpgactl ") || !strstr(row, " 512 KiB ") ||
+	    !strstr(row, " cam\n"))
+		fail_msg("clients shows no row of this process's name and pinned bytes:\n%s", out);
+	assert_non_null(strstr(out, " fpgactl "));	/* itself */
+	fpgad_channel_close(ch);
+	fpgad_disconnect(c);
+	harness_stop_ok(&p);
+}
+
 /* version --json names fpgad's version and pid as status --json does. */
 static void test_version_json(void **state)
 {
@@ -819,6 +847,7 @@ int main(void)
 		cmocka_unit_test(test_version_offline),
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_watch_interval),
+		cmocka_unit_test(test_clients),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
