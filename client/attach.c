@@ -141,6 +141,7 @@ int fpgad_channel_stats(fpgad_client *c, const char *name,
 	ret_stats->queued_avg = s->queued_avg;
 	ret_stats->latency_ns_total = s->latency_ns_total;
 	ret_stats->latency_frames = s->latency_frames;
+	snprintf(ret_stats->last_error, sizeof(ret_stats->last_error), "%s", s->last_error);
 	if (s->net)
 		net_stats_from(s->net, ret_stats);
 	fpgad__response__free_unpacked(resp, NULL);

@@ -54,6 +54,7 @@ struct reply {
 	Fpgad__CardInventory card_msg;
 	struct source_stats net;
 	Fpgad__NetStats net_msg;
+	char last_error[128];		/* ChannelStats */
 	/* Arrays the body points into, freed after packing. */
 	void *arrays[4];
 	char *metrics_text;
@@ -400,6 +401,8 @@ static void do_channel_stats(struct core *d,
 		(double)st.queued_total / (double)st.completions : 0;
 	o->latency_ns_total = st.latency.sum_ns;
 	o->latency_frames = st.latency.count;
+	snprintf(r->last_error, sizeof(r->last_error), "%s", st.last_error);
+	o->last_error = r->last_error;
 	if (channel_source_stats(ch, &r->net) == 0)
 		o->net = net_stats_message(&r->net, &r->net_msg);
 	r->resp.body_case = FPGAD__RESPONSE__BODY_CHANNEL_STATS;

@@ -467,6 +467,8 @@ struct fpgad_channel_stats {
 					   jump back, a narrower PSN space
 					   wrapping): followed */
 	} net;
+	char last_error[128];	/* the last DMA failure, or why the channel
+				   FAILED; "" none since fpgad started */
 };
 
 FPGAD_EXPORT int fpgad_channel_stats(fpgad_client *c, const char *name,

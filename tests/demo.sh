@@ -26,6 +26,8 @@ if "$BUILD/fpgactl" --help | grep -q '^  capture'; then
 	echo
 	echo "== fpgactl capture c2h0 -n $FRAMES --verify"
 	"$BUILD/fpgactl" --url "$url" capture c2h0 -n "$FRAMES" --verify
+	echo "(drops are expected here: c2h0 is drop-oldest, so the card overwrites"
+	echo " the oldest unread frames while the verifier, slower than the card, checks)"
 	echo
 	"$BUILD/fpgactl" --url "$url" status
 fi

@@ -96,23 +96,12 @@ static json_t *row_json(const struct bench_row *r)
 			 "histogram", hist);
 }
 
-static const char *size_text(uint64_t size, char *buf, size_t len)
-{
-	if (size && size % (1ull << 20) == 0)
-		snprintf(buf, len, "%llu MiB", (unsigned long long)(size >> 20));
-	else if (size && size % 1024 == 0)
-		snprintf(buf, len, "%llu KiB", (unsigned long long)(size >> 10));
-	else
-		snprintf(buf, len, "%llu B", (unsigned long long)size);
-	return buf;
-}
-
 static void print_row(const char *op, const struct bench_row *r)
 {
 	char sz[32];
 
 	printf("%-8s %8s %8llu %9.3f %10.1f %10.1f\n", op,
-	       size_text(r->size, sz, sizeof(sz)), (unsigned long long)r->n,
+	       fpgactl_size_text(r->size, sz, sizeof(sz)), (unsigned long long)r->n,
 	       r->span_ns ? row_gbps(r) : 0.0,
 	       fpgactl_percentile_us(r->lat_ns, r->n, 0.5),
 	       fpgactl_percentile_us(r->lat_ns, r->n, 0.99));
@@ -134,7 +123,7 @@ static void print_histogram(const char *what, const struct bench_row *r)
 	}
 	if (!most)
 		return;
-	printf("\nlatency of %s at %s (us):\n", what, size_text(r->size, sz, sizeof(sz)));
+	printf("\nlatency of %s at %s (us):\n", what, fpgactl_size_text(r->size, sz, sizeof(sz)));
 	for (unsigned k = lo; k <= hi; k++) {
 		int bars = (int)(counts[k] * BENCH_BAR / most);
 		char range[48];
@@ -158,27 +147,49 @@ struct card_sweep {
 	unsigned n_sizes;
 	struct bench_row read[BENCH_SIZES], write[BENCH_SIZES];
 	char skipped[256];	/* why there is no sweep */
+	bool text;		/* each row printed once measured */
+	struct fpgactl_progress bar;	/* bytes moved of the sweep's */
+	uint64_t moved;
 };
+
+#define BENCH_HEAD "%-8s %8s %8s %9s %10s %10s\n"
+
+/* A row once measured, at once (text), the progress line out of its way. */
+static void row_done(bool text, struct fpgactl_progress *bar, const char *op,
+		     const struct bench_row *r)
+{
+	if (!text)
+		return;
+	fpgactl_progress_clear(bar);
+	print_row(op, r);
+	fflush(stdout);
+}
 
 typedef int (*xfer_fn)(fpgad_buffer *buf, uint64_t buf_offset,
 		       uint64_t card_addr, uint64_t length, int timeout_ms);
 
 static int measure_xfers(fpgad_client *c, fpgad_buffer *b, xfer_fn fn,
-			 struct bench_row *r, int timeout_ms)
+			 struct bench_row *r, int timeout_ms, struct card_sweep *sw)
 {
+	const char *op = fn == fpgad_read ? "read" : "write";
 	uint64_t t0 = clock_now_ns(), t;
 	int ret;
 
 	for (uint64_t i = 0; i < r->n; i++) {
 		t = clock_now_ns();
 		ret = fn(b, 0, 0, r->size, timeout_ms);
-		if (ret < 0)
+		if (ret < 0) {
+			fpgactl_progress_end(&sw->bar);
 			return fpgactl_fail(c, fn == fpgad_read ? "bench: read" : "bench: write", ret);
+		}
 		r->lat_ns[i] = clock_now_ns() - t;
 		r->bytes += r->size;
+		sw->moved += r->size;
+		fpgactl_progress_show(&sw->bar, sw->moved);
 	}
 	r->span_ns = clock_now_ns() - t0;
 	fpgactl_sort_ns(r->lat_ns, r->n);
+	row_done(sw->text, &sw->bar, op, r);
 	return 0;
 }
 
@@ -186,6 +197,7 @@ static int measure_xfers(fpgad_client *c, fpgad_buffer *b, xfer_fn fn,
 static int sweep(fpgad_client *c, const struct fpgactl_opts *o, fpgad_buffer *b,
 		 uint64_t max, struct card_sweep *sw)
 {
+	uint64_t total = 0;
 	int r;
 
 	/* The card's bytes, which every write puts back where they were. */
@@ -200,15 +212,26 @@ static int sweep(fpgad_client *c, const struct fpgactl_opts *o, fpgad_buffer *b,
 		    row_init(&sw->write[i], size, sw->count))
 			return fpgactl_fail(NULL, "bench", -ENOMEM);
 		sw->read[i].n = sw->write[i].n = sw->count;
-		r = measure_xfers(c, b, fpgad_read, &sw->read[i], o->timeout_ms);
+		total += 2 * size * sw->count;
+	}
+	if (sw->text) {
+		printf("card memory, %s (%s buffer), one transfer at a time\n", sw->mode,
+		       strcmp(sw->mode, "host") ? "GPU" : "host");
+		printf(BENCH_HEAD, "OP", "SIZE", "COUNT", "GB/S", "P50(us)", "P99(us)");
+		fflush(stdout);
+	}
+	fpgactl_progress_start(&sw->bar, total, true, false);
+	for (unsigned i = 0; i < sw->n_sizes; i++) {
+		r = measure_xfers(c, b, fpgad_read, &sw->read[i], o->timeout_ms, sw);
 		if (r)
 			return r;
 	}
 	for (unsigned i = 0; i < sw->n_sizes; i++) {
-		r = measure_xfers(c, b, fpgad_write, &sw->write[i], o->timeout_ms);
+		r = measure_xfers(c, b, fpgad_write, &sw->write[i], o->timeout_ms, sw);
 		if (r)
 			return r;
 	}
+	fpgactl_progress_end(&sw->bar);
 	return 0;
 }
 
@@ -252,6 +275,25 @@ static int sweep_buffer(fpgad_client *c, enum fpgad_mode mode, uint64_t max,
 	return 0;
 }
 
+/* After a sweep's rows (text): why it was skipped, or its histograms. */
+static void print_sweep_end(const struct card_sweep *sw)
+{
+	char what[64];
+
+	if (!sw->text)
+		return;
+	if (sw->skipped[0]) {
+		printf("card memory, %s: skipped (%s)\n", sw->mode, sw->skipped);
+	} else if (sw->n_sizes) {
+		snprintf(what, sizeof(what), "read (%s)", sw->mode);
+		print_histogram(what, &sw->read[sw->n_sizes - 1]);
+		snprintf(what, sizeof(what), "write (%s)", sw->mode);
+		print_histogram(what, &sw->write[sw->n_sizes - 1]);
+		printf("\n");
+	}
+	fflush(stdout);
+}
+
 static int card_sweeps(fpgad_client *c, const struct fpgactl_opts *o,
 		       struct card_sweep sw[BENCH_MODES])
 {
@@ -273,11 +315,13 @@ static int card_sweeps(fpgad_client *c, const struct fpgactl_opts *o,
 		sw[m].mode = bench_modes[m].name;
 		if (why[0]) {
 			snprintf(sw[m].skipped, sizeof(sw[m].skipped), "%s", why);
+			print_sweep_end(&sw[m]);
 			continue;
 		}
 		r = sweep_buffer(c, bench_modes[m].mode, max, &gpu, &sw[m], &b);
 		if (r == 1) {
 			r = 0;
+			print_sweep_end(&sw[m]);
 			continue;
 		}
 		if (r == 0)
@@ -285,6 +329,7 @@ static int card_sweeps(fpgad_client *c, const struct fpgactl_opts *o,
 		fpgad_buffer_unregister(b);
 		if (r)
 			break;
+		print_sweep_end(&sw[m]);
 	}
 	gpumem_free(gpu);
 	return r;
@@ -302,6 +347,7 @@ static int stream_frames(fpgad_client *c, const struct fpgactl_opts *o,
 			 const char *name, uint64_t count, struct stream_run *s)
 {
 	struct fpgad_channel_info info;
+	struct fpgactl_progress bar;
 	struct fpgad_frame f;
 	fpgad_channel *ch;
 	uint64_t woke, t0 = 0;
@@ -321,11 +367,13 @@ static int stream_frames(fpgad_client *c, const struct fpgactl_opts *o,
 		r = fpgactl_fail(NULL, "bench", -ENOMEM);
 		goto out;
 	}
+	fpgactl_progress_start(&bar, count, false, false);
 	/* The first frame waited in the ring: it starts the clock. */
 	for (uint64_t i = 0; i <= count; i++) {
 		r = fpgad_frame_wait(ch, &f, o->timeout_ms);
 		woke = clock_now_ns();
 		if (r < 0) {
+			fpgactl_progress_end(&bar);
 			r = fpgactl_fail(c, name, r);
 			goto out;
 		}
@@ -337,6 +385,7 @@ static int stream_frames(fpgad_client *c, const struct fpgactl_opts *o,
 			s->row.bytes += f.length;
 		}
 		fpgad_frame_release(ch, &f);
+		fpgactl_progress_show(&bar, s->row.n);
 	}
 	s->row.span_ns = clock_now_ns() - t0;
 	fpgactl_sort_ns(s->row.lat_ns, s->row.n);
@@ -346,22 +395,36 @@ out:
 	return r;
 }
 
-/* The c2h channels to stream from: those named, else every idle one. */
-static int stream_sweep(fpgad_client *c, const struct fpgactl_opts *o,
-			uint64_t count, struct stream_run **ret_runs, unsigned *ret_n)
+/* A streaming run once done (text): its row, or why it was skipped. */
+static void stream_done(const struct stream_run *s, bool *head)
 {
-	struct fpgad_status *st;
-	struct stream_run *runs;
-	unsigned n = 0;
-	int r = fpgad_status_get(c, &st);
-
-	if (r < 0)
-		return fpgactl_fail(c, "bench: status", r);
-	runs = calloc(st->n_channels + 1, sizeof(*runs));
-	if (!runs) {
-		fpgad_status_free(st);
-		return fpgactl_fail(NULL, "bench", -ENOMEM);
+	if (s->skipped[0]) {
+		printf("%s: skipped (%s)\n", s->channel, s->skipped);
+	} else {
+		if (!*head)
+			printf(BENCH_HEAD, "CHANNEL", "FRAME", "FRAMES", "GB/S",
+			       "P50(us)", "P99(us)");
+		*head = true;
+		print_row(s->channel, &s->row);
 	}
+	fflush(stdout);
+}
+
+/* The c2h channels of @st to stream from: those named, else every idle one. */
+static int stream_sweep(fpgad_client *c, const struct fpgactl_opts *o,
+			const struct fpgad_status *st, uint64_t count,
+			struct stream_run **ret_runs, unsigned *ret_n)
+{
+	struct stream_run *runs;
+	bool head = false;
+	unsigned n = 0;
+	int r = 0;
+
+	runs = calloc(st->n_channels + 1, sizeof(*runs));
+	if (!runs)
+		return fpgactl_fail(NULL, "bench", -ENOMEM);
+	if (!o->json)
+		printf("\nstreaming (c2h), DMA end to wake-up\n");
 	for (uint32_t i = 0; i < st->n_channels && r == 0; i++) {
 		const struct fpgad_channel_summary *ch = &st->channels[i];
 		bool named = !o->n_channels;
@@ -375,12 +438,15 @@ static int stream_sweep(fpgad_client *c, const struct fpgactl_opts *o,
 			snprintf(runs[n].skipped, sizeof(runs[n].skipped),
 				 "leased by %u process%s", ch->lessees,
 				 ch->lessees == 1 ? "" : "es");
-			n++;
-			continue;
+		} else {
+			r = stream_frames(c, o, ch->name, count, &runs[n]);
 		}
-		r = stream_frames(c, o, ch->name, count, &runs[n++]);
+		if (r == 0 && !o->json)
+			stream_done(&runs[n], &head);
+		n++;
 	}
-	fpgad_status_free(st);
+	if (r == 0 && !o->json && !n)
+		printf("no c2h channel\n");
 	*ret_runs = runs;
 	*ret_n = n;
 	return r;
@@ -401,72 +467,40 @@ static json_t *sweep_json(const struct card_sweep *sw)
 	return json_pack("{s:s, s:o, s:o}", "mode", sw->mode, "read", rd, "write", wr);
 }
 
-static void print_json(const struct card_sweep *sw, const struct stream_run *runs,
+static void print_json(const struct fpgactl_opts *o, const struct fpgad_status *st,
+		       const struct card_sweep *sw, const struct stream_run *runs,
 		       unsigned n_runs)
 {
 	json_t *card = json_array(), *streams = json_array();
+	char link[32];
 
 	for (unsigned m = 0; m < BENCH_MODES; m++)
 		json_array_append_new(card, sweep_json(&sw[m]));
 	for (unsigned i = 0; i < n_runs; i++) {
 		const struct stream_run *s = &runs[i];
-		json_t *o;
+		json_t *run;
 
 		if (s->skipped[0]) {
-			o = json_pack("{s:s, s:s}", "channel", s->channel,
-				      "skipped", s->skipped);
+			run = json_pack("{s:s, s:s}", "channel", s->channel,
+					"skipped", s->skipped);
 		} else {
-			o = json_pack("{s:s, s:s}", "channel", s->channel, "mode", s->mode);
-			json_object_update_new(o, row_json(&s->row));
+			run = json_pack("{s:s, s:s}", "channel", s->channel, "mode", s->mode);
+			json_object_update_new(run, row_json(&s->row));
 		}
-		json_array_append_new(streams, o);
+		json_array_append_new(streams, run);
 	}
-	fpgactl_print_json(json_pack("{s:o, s:o}", "card_memory", card,
-				     "streaming", streams));
+	fpgactl_link_name(st->card.link_gen, st->card.link_width, link, sizeof(link));
+	fpgactl_print_json(json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:s, s:o, s:o}",
+				     "url", o->url, "version", st->version,
+				     "pid", (json_int_t)st->pid,
+				     "card", st->card.simulates[0] ? "simulated" :
+				     st->card.pci_address, "link", link,
+				     "mode", st->mode, "mode_reason", st->mode_reason,
+				     "card_memory", card, "streaming", streams));
 }
 
-#define BENCH_HEAD "%-8s %8s %8s %9s %10s %10s\n"
-
-static void print_sweep(const struct card_sweep *sw)
+static void print_histograms(const struct stream_run *runs, unsigned n_runs)
 {
-	char what[64];
-
-	if (sw->skipped[0]) {
-		printf("card memory, %s: skipped (%s)\n", sw->mode, sw->skipped);
-		return;
-	}
-	printf("card memory, %s (%s buffer), one transfer at a time\n", sw->mode,
-	       strcmp(sw->mode, "host") ? "GPU" : "host");
-	printf(BENCH_HEAD, "OP", "SIZE", "COUNT", "GB/S", "P50(us)", "P99(us)");
-	for (unsigned i = 0; i < sw->n_sizes; i++)
-		print_row("read", &sw->read[i]);
-	for (unsigned i = 0; i < sw->n_sizes; i++)
-		print_row("write", &sw->write[i]);
-	if (!sw->n_sizes)
-		return;
-	snprintf(what, sizeof(what), "read (%s)", sw->mode);
-	print_histogram(what, &sw->read[sw->n_sizes - 1]);
-	snprintf(what, sizeof(what), "write (%s)", sw->mode);
-	print_histogram(what, &sw->write[sw->n_sizes - 1]);
-	printf("\n");
-}
-
-static void print_text(const struct card_sweep *sw, const struct stream_run *runs,
-		       unsigned n_runs)
-{
-	for (unsigned m = 0; m < BENCH_MODES; m++)
-		print_sweep(&sw[m]);
-	printf("\nstreaming (c2h), DMA end to wake-up\n");
-	if (!n_runs)
-		printf("no c2h channel\n");
-	for (unsigned i = 0; i < n_runs; i++) {
-		if (runs[i].skipped[0])
-			printf("%s: skipped (%s)\n", runs[i].channel, runs[i].skipped);
-	}
-	printf(BENCH_HEAD, "CHANNEL", "FRAME", "FRAMES", "GB/S", "P50(us)", "P99(us)");
-	for (unsigned i = 0; i < n_runs; i++)
-		if (!runs[i].skipped[0])
-			print_row(runs[i].channel, &runs[i].row);
 	for (unsigned i = 0; i < n_runs; i++) {
 		char what[64];
 
@@ -477,22 +511,34 @@ static void print_text(const struct card_sweep *sw, const struct stream_run *run
 	}
 }
 
+/* What bench runs on: fpgad, the card and its link, the transfer mode. */
+static void print_head(const struct fpgactl_opts *o, const struct fpgad_status *st)
+{
+	const struct fpgad_card *card = &st->card;
+	char link[32];
+
+	fpgactl_link_name(card->link_gen, card->link_width, link, sizeof(link));
+	printf("bench: fpgad %s (pid %u) at %s\n", st->version, st->pid, o->url);
+	if (card->simulates[0])
+		printf("card:  simulated: %s\n", card->simulates);
+	else
+		printf("card:  %s %04x:%04x, link %s\n", card->pci_address,
+		       card->vendor_id, card->device_id, link);
+	printf("mode:  %s%s%s%s\n\n", st->mode, st->mode_reason[0] ? " (" : "",
+	       st->mode_reason, st->mode_reason[0] ? ")" : "");
+	fflush(stdout);
+}
+
 /*
  * Every channel named on the command line is one of fpgad's and streams
  * card to host: bench measures c2h streams.  Said before anything runs;
  * 0, or the exit status.
  */
-static int check_named(fpgad_client *c, const struct fpgactl_opts *o)
+static int check_named(const struct fpgactl_opts *o, const struct fpgad_status *st)
 {
-	struct fpgad_status *st;
 	char names[512] = "";
 	int r = 0;
 
-	if (!o->n_channels)
-		return 0;
-	r = fpgad_status_get(c, &st);
-	if (r < 0)
-		return fpgactl_fail(c, "bench: status", r);
 	for (uint32_t i = 0; i < st->n_channels; i++)
 		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
 			 i ? ", " : "", st->channels[i].name);
@@ -512,7 +558,6 @@ static int check_named(fpgad_client *c, const struct fpgactl_opts *o)
 			r = 1;
 		}
 	}
-	fpgad_status_free(st);
 	return r;
 }
 
@@ -521,23 +566,32 @@ int fpgactl_bench(fpgad_client *c, const struct fpgactl_opts *o)
 	uint64_t count = o->count_given ? o->count : BENCH_COUNT;
 	struct card_sweep sw[BENCH_MODES];
 	struct stream_run *runs = NULL;
+	struct fpgad_status *st;
 	unsigned n_runs = 0;
 	int r;
 
 	for (unsigned m = 0; m < BENCH_MODES; m++)
-		sw[m] = (struct card_sweep){ .count = count };
-	r = check_named(c, o);
-	if (r)
+		sw[m] = (struct card_sweep){ .count = count, .text = !o->json };
+	r = fpgad_status_get(c, &st);
+	if (r < 0)
+		return fpgactl_fail(c, "bench: status", r);
+	r = check_named(o, st);
+	if (r) {
+		fpgad_status_free(st);
 		return r;
+	}
+	if (!o->json)
+		print_head(o, st);
 	r = card_sweeps(c, o, sw);
 	if (!r)
-		r = stream_sweep(c, o, count, &runs, &n_runs);
+		r = stream_sweep(c, o, st, count, &runs, &n_runs);
 	if (!r) {
 		if (o->json)
-			print_json(sw, runs, n_runs);
+			print_json(o, st, sw, runs, n_runs);
 		else
-			print_text(sw, runs, n_runs);
+			print_histograms(runs, n_runs);
 	}
+	fpgad_status_free(st);
 	for (unsigned m = 0; m < BENCH_MODES; m++) {
 		for (unsigned i = 0; i < sw[m].n_sizes; i++) {
 			row_free(&sw[m].read[i]);

@@ -195,9 +195,12 @@ int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o)
 	fpgactl_progress_start(&bar, o->count, false, false);
 	r = take(ch, o, &cap, pattern, psize, &bar);
 	if (r < 0) {
+		char failed[512];
+
 		fpgactl_progress_end(&bar);
 		fprintf(stderr, "fpgactl: capture %s: after %llu frames: %s\n",
 			o->channel, (unsigned long long)cap.frames,
+			fpgactl_failed(c, o->channel, true, failed, sizeof(failed)) ? failed :
 			r == -ETIMEDOUT ? "no frame within the timeout" :
 			r == -EPIPE ? "the lease ended (fpgad stopped or closed it)" :
 			strerror(-r));

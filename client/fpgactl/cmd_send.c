@@ -89,8 +89,10 @@ int fpgactl_send_frames(fpgad_client *c, fpgad_channel *ch,
 {
 	struct fpgad_channel_stats before, after;
 	struct fpgad_channel_info info;
+	struct fpgactl_progress bar;
 	void *frame = NULL, *pattern = NULL;
 	uint64_t psize, t0, i;
+	char failed[512];
 	int r;
 
 	fpgad_channel_get_info(ch, &info);
@@ -108,16 +110,29 @@ int fpgactl_send_frames(fpgad_client *c, fpgad_channel *ch,
 		goto out;
 	}
 	t0 = clock_now_ns();
+	fpgactl_progress_start(&bar, n, false, false);
 	for (i = 0; i < n; i++) {
+		fpgactl_progress_show(&bar, i);
 		r = send_one(ch, &info, o, frame, pattern, psize, i);
 		if (r < 0) {
+			fpgactl_progress_end(&bar);
 			fprintf(stderr, "fpgactl: send %s: after %llu frames: %s\n",
-				info.name, (unsigned long long)i, strerror(-r));
+				info.name, (unsigned long long)i,
+				fpgactl_failed(c, info.name, true, failed, sizeof(failed)) ? failed :
+				r == -ETIMEDOUT ? "no free buffer within the timeout" :
+				r == -EPIPE ? "the lease ended (fpgad stopped or closed it)" :
+				strerror(-r));
 			r = 1;
 			goto out;
 		}
 	}
+	fpgactl_progress_show(&bar, n);
 	r = settle(c, info.name, &before, n, &after);
+	if (r < 0 && fpgactl_failed(c, info.name, true, failed, sizeof(failed))) {
+		fprintf(stderr, "fpgactl: send %s: %s\n", info.name, failed);
+		r = 1;
+		goto out;
+	}
 	if (r < 0) {
 		r = fpgactl_fail(c, "the card did not take every frame", r);
 		goto out;

@@ -85,6 +85,8 @@ int fpgactl_stats(fpgad_client *c, const struct fpgactl_opts *o)
 				    json_integer((json_int_t)st.latency_ns_total));
 		json_object_set_new(j, "latency_frames",
 				    json_integer((json_int_t)st.latency_frames));
+		json_object_set_new(j, "last_error", st.last_error[0] ?
+				    json_string(st.last_error) : json_null());
 		if (st.network)
 			json_object_set_new(j, "net", fpgactl_net_json(&st.net));
 		fpgactl_print_json(j);
@@ -97,6 +99,8 @@ int fpgactl_stats(fpgad_client *c, const struct fpgactl_opts *o)
 	       (unsigned long long)st.stalls);
 	printf("errors      %llu, %llu recoveries\n", (unsigned long long)st.errors,
 	       (unsigned long long)st.recoveries);
+	if (st.last_error[0])
+		printf("last error  %s\n", st.last_error);
 	printf("integrity   %llu frames failed their CRC (flagged)\n",
 	       (unsigned long long)st.integrity_errors);
 	printf("copies      %llu (bounce)\n", (unsigned long long)st.copies);

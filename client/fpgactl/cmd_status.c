@@ -9,29 +9,59 @@
 #include <time.h>
 
 #include "fpgactl.h"
+#include "fpgad_dma.h"
+
+/* What this fpgactl was built with: CUDA or not, the ABIs it speaks. */
+#ifdef FPGAD_CUDA
+#define BUILD_CUDA true
+#else
+#define BUILD_CUDA false
+#endif
+
+static json_t *build_json(void)
+{
+	char abi[16];
+
+	snprintf(abi, sizeof(abi), "%u.%u", FPGAD_DMA_ABI_MAJOR(FPGAD_DMA_ABI_VERSION),
+		 FPGAD_DMA_ABI_MINOR(FPGAD_DMA_ABI_VERSION));
+	return json_pack("{s:b, s:s}", "cuda", BUILD_CUDA, "kernel_module_abi", abi);
+}
 
 /*
- * fpgactl's version and fpgad's; with --json the daemon's fields carry the
- * names and values `status --json` gives them (version, pid).
+ * fpgactl's version and build, and fpgad's (@c NULL: fpgactl's alone);
+ * with --json the daemon's fields carry the names and values
+ * `status --json` gives them (version, pid), and server is null without
+ * fpgad.
  */
 int fpgactl_version(fpgad_client *c, const struct fpgactl_opts *o)
 {
-	struct fpgad_status *s;
+	struct fpgad_status *s = NULL;
+	json_t *server = json_null();
 	int r;
 
 	if (!o->json) {
-		printf("fpgactl %s\n%s\n", fpgad_version(), fpgad_server_software(c));
+		printf("fpgactl %s\nbuild: %s, control protocol %d, kernel module ABI %u.%u\n",
+		       fpgad_version(), BUILD_CUDA ? "CUDA" : "no CUDA (host memory only)",
+		       FPGAD_PROTOCOL_VERSION, FPGAD_DMA_ABI_MAJOR(FPGAD_DMA_ABI_VERSION),
+		       FPGAD_DMA_ABI_MINOR(FPGAD_DMA_ABI_VERSION));
+		if (c)
+			printf("%s\n", fpgad_server_software(c));
+		fflush(stdout);
 		return 0;
 	}
-	r = fpgad_status_get(c, &s);
-	if (r < 0)
-		return fpgactl_fail(c, "version", r);
-	fpgactl_print_json(json_pack("{s:s, s:i, s:{s:s, s:I, s:s}}",
+	if (c) {
+		r = fpgad_status_get(c, &s);
+		if (r < 0)
+			return fpgactl_fail(c, "version", r);
+		server = json_pack("{s:s, s:I, s:s}", "version", s->version,
+				   "pid", (json_int_t)s->pid,
+				   "software", fpgad_server_software(c));
+	}
+	fpgactl_print_json(json_pack("{s:s, s:i, s:o, s:o}",
 				     "client", fpgad_version(),
 				     "protocol", FPGAD_PROTOCOL_VERSION,
-				     "server", "version", s->version,
-				     "pid", (json_int_t)s->pid,
-				     "software", fpgad_server_software(c)));
+				     "build", build_json(), "server", server));
+	fflush(stdout);
 	fpgad_status_free(s);
 	return 0;
 }
@@ -293,10 +323,9 @@ int fpgactl_clients(fpgad_client *c, const struct fpgactl_opts *o)
 			snprintf(leases + (k ? strlen(leases) : 0),
 				 sizeof(leases) - (k ? strlen(leases) : 0),
 				 "%s%s", k ? "," : "", ci->leases[k]);
-		snprintf(bufs, sizeof(bufs), "%u (%llu MiB)", ci->buffers,
-			 (unsigned long long)(ci->registered >> 20));
-		snprintf(pinned, sizeof(pinned), "%llu MiB",
-			 (unsigned long long)(ci->pinned >> 20));
+		snprintf(bufs, sizeof(bufs), "%u (%s)", ci->buffers,
+			 fpgactl_size_text(ci->registered, pinned, sizeof(pinned)));
+		fpgactl_size_text(ci->pinned, pinned, sizeof(pinned));
 		/* The container's short id; the pod's UID after the leases. */
 		snprintf(where, sizeof(where), "%.12s", ci->container[0] ? ci->container : "-");
 		printf("%-8u %-6u %-6u %-16s %-20s %-10s %-16s %-12s %s%s%s\n", ci->pid,

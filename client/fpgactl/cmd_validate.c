@@ -35,13 +35,25 @@ struct check {
 /* Each transfer of the bandwidth figure, at most, and how many. */
 #define BW_LEN (8ull << 20)
 #define BW_COUNT 16
+/* What the remote listener (fpgad-exporter) cannot do: lease, transfer. */
+#define REMOTE_SKIP "needs fpgad's local socket: the remote listener is read-only " \
+	"(run validate on fpgad's host)"
 /* Below this fraction of the link's rate, DMA is called too slow. */
 #define BW_FAIL_RATIO 0.25
 
 struct report {
+	bool text;		/* each check printed as it is added */
 	unsigned n;
 	struct check c[VALIDATE_MAX_CHECKS];
 };
+
+static void print_check(const struct check *c)
+{
+	printf("%-4s  %-20s %s\n", verdict_names[c->v], c->name, c->figure);
+	if (c->advice[0])
+		printf("      %-20s -> %s\n", "", c->advice);
+	fflush(stdout);
+}
 
 static void add(struct report *rep, const char *name, enum verdict v,
 		const char *advice, const char *fmt, ...)
@@ -62,6 +74,8 @@ static void add(struct report *rep, const char *name, enum verdict v,
 	vsnprintf(c->figure, sizeof(c->figure), fmt, ap);
 	va_end(ap);
 	snprintf(c->advice, sizeof(c->advice), "%s", v == FAIL && advice ? advice : "");
+	if (rep->text)
+		print_check(c);
 }
 
 /* fpgad's words for the last failure on @c, else errno's. */
@@ -134,12 +148,12 @@ static const char *p2p_verdict(const struct fpgad_topology *t, const char *addr)
 	return NULL;
 }
 
-static void check_mode(struct report *rep, const struct fpgad_channel_summary *ch,
-		       const struct fpgad_topology *t)
+static void check_mode(fpgad_client *c, struct report *rep,
+		       const struct fpgad_channel_summary *ch, const struct fpgad_topology *t)
 {
 	const struct fpgad_topo_channel *tc = NULL;
 	const char *verdict;
-	char name[48], advice[128];
+	char name[48], advice[160], failed[512];
 
 	for (uint32_t i = 0; t && i < t->n_channels; i++)
 		if (!strcmp(t->channels[i].name, ch->name))
@@ -147,9 +161,10 @@ static void check_mode(struct report *rep, const struct fpgad_channel_summary *c
 	verdict = tc ? p2p_verdict(t, tc->gpu) : NULL;
 	snprintf(name, sizeof(name), "channel %s", ch->name);
 	if (!strcmp(ch->state, "failed")) {
-		snprintf(advice, sizeof(advice), "read why (journalctl -u fpgad), then fpgactl reset %s",
-			 ch->name);
-		add(rep, name, FAIL, advice, "%s, state failed", ch->direction);
+		snprintf(advice, sizeof(advice), FPGACTL_FAILED_TODO, ch->name);
+		add(rep, name, FAIL, advice, "%s, %s", ch->direction,
+		    fpgactl_failed(c, ch->name, false, failed, sizeof(failed)) ? failed :
+		    "state failed");
 		return;
 	}
 	add(rep, name, PASS, NULL, "%s, %s memory, mode %s; p2p: %s%s%s", ch->direction,
@@ -160,10 +175,26 @@ static void check_mode(struct report *rep, const struct fpgad_channel_summary *c
 	    tc && tc->mode_reason[0] ? tc->mode_reason : "");
 }
 
-/* Is @ch in use by another process?  Then it is not touched. */
-static bool leased(const struct fpgad_channel_summary *ch)
+/*
+ * Why channel @ch is not captured from or sent to, into @buf; NULL when it
+ * is: idle, and fpgad's own socket (a lease needs it).
+ */
+static const char *untouched(const struct fpgactl_opts *o,
+			     const struct fpgad_channel_summary *ch, char *buf, size_t len)
 {
-	return ch->lessees > 0 || strcmp(ch->state, "idle");
+	if (fpgactl_remote(o->url))
+		snprintf(buf, len, "%s", REMOTE_SKIP);
+	else if (ch->lessees)
+		snprintf(buf, len, "leased by %u process%s, not disturbed", ch->lessees,
+			 ch->lessees == 1 ? "" : "es");
+	else if (!strcmp(ch->state, "failed"))
+		snprintf(buf, len, "the channel is FAILED (channel %s above), not tried: fpgactl reset %s first",
+			 ch->name, ch->name);
+	else if (strcmp(ch->state, "idle"))
+		snprintf(buf, len, "%s, not disturbed", ch->state);
+	else
+		return NULL;
+	return buf;
 }
 
 /*
@@ -189,17 +220,20 @@ static void capture_verified(fpgad_client *c, const struct fpgactl_opts *o,
 {
 	struct fpgad_channel_info info;
 	uint64_t good = 0, bad = 0, bytes = 0, t0 = 0;
+	struct fpgactl_progress bar;
 	struct fpgad_frame f;
 	fpgad_channel *ch;
-	char name[48];
-	int r;
+	char name[48], failed[512], todo[160];
+	int r = 0;
 
 	snprintf(name, sizeof(name), "capture %s", sum->name);
 	if (lease(c, sum->name, name, rep, &ch))
 		return;
 	fpgad_channel_get_info(ch, &info);
+	fpgactl_progress_start(&bar, o->count, false, false);
 	/* The first frame waited in the ring: it starts the clock. */
-	for (uint64_t i = 0; i <= o->count; i++) {
+	for (uint64_t i = 0; i < o->count; i++) {
+		fpgactl_progress_show(&bar, i);
 		r = fpgad_frame_wait(ch, &f, o->timeout_ms);
 		if (r < 0)
 			break;
@@ -212,9 +246,17 @@ static void capture_verified(fpgad_client *c, const struct fpgactl_opts *o,
 		bytes += i ? f.length : 0;
 		fpgad_frame_release(ch, &f);
 	}
-	if (r < 0)
+	if (r == 0)
+		fpgactl_progress_show(&bar, o->count);
+	fpgactl_progress_end(&bar);
+	snprintf(todo, sizeof(todo), FPGACTL_FAILED_TODO, sum->name);
+	if (r < 0 && fpgactl_failed(c, sum->name, false, failed, sizeof(failed)))
+		add(rep, name, FAIL, todo, "after %llu frames: %s",
+		    (unsigned long long)(good + bad), failed);
+	else if (r < 0)
 		add(rep, name, FAIL, "no frames from the card: fpgactl stats CHANNEL, journalctl -u fpgad",
-		    "after %llu frames: %s", (unsigned long long)(good + bad), why(c, r));
+		    "after %llu frames: %s", (unsigned long long)(good + bad),
+		    r == -ETIMEDOUT ? "no frame within the timeout" : why(c, r));
 	else if (bad)
 		add(rep, name, FAIL, "the data path corrupts frames: check the card, its link (lspci -vv: AER) and fpgad's log",
 		    "%llu of %llu frames failed verification", (unsigned long long)bad,
@@ -329,6 +371,12 @@ static int check_card_memory(fpgad_client *c, const struct fpgactl_opts *o,
 	double rd = 0, wr = 0;
 	int r, r2;
 
+	if (fpgactl_remote(o->url)) {
+		add(rep, "card memory", SKIP, NULL, "%s", REMOTE_SKIP);
+		add(rep, "dma read", SKIP, NULL, "%s", REMOTE_SKIP);
+		add(rep, "dma write", SKIP, NULL, "%s", REMOTE_SKIP);
+		return 0;
+	}
 	r = fpgad_xfer_rules(c, &rules);
 	if (r < 0) {
 		add(rep, "card memory", SKIP, NULL, "no card memory transfers: %s", why(c, r));
@@ -383,13 +431,6 @@ static int print_report(const struct report *rep, bool json)
 					     "passed", n[PASS], "failed", n[FAIL],
 					     "skipped", n[SKIP]));
 	} else {
-		for (unsigned i = 0; i < rep->n; i++) {
-			const struct check *c = &rep->c[i];
-
-			printf("%-4s  %-20s %s\n", verdict_names[c->v], c->name, c->figure);
-			if (c->advice[0])
-				printf("      %-20s -> %s\n", "", c->advice);
-		}
 		printf("validate: %u passed, %u failed, %u skipped\n", n[PASS], n[FAIL], n[SKIP]);
 	}
 	return n[FAIL] ? 1 : 0;
@@ -407,6 +448,7 @@ int fpgactl_validate(fpgad_client *c, const struct fpgactl_opts *o)
 	rep = calloc(1, sizeof(*rep));
 	if (!rep)
 		return fpgactl_fail(NULL, "validate", -ENOMEM);
+	rep->text = !o->json;
 	/* A few frames prove a path; -n asks for more. */
 	if (!opts.count_given)
 		opts.count = 16;
@@ -424,17 +466,15 @@ int fpgactl_validate(fpgad_client *c, const struct fpgactl_opts *o)
 	if (fpgad_topology_get(c, &topo) < 0)
 		topo = NULL;
 	for (uint32_t i = 0; i < s->n_channels; i++)
-		check_mode(rep, &s->channels[i], topo);
+		check_mode(c, rep, &s->channels[i], topo);
 	for (uint32_t i = 0; i < s->n_channels; i++) {
 		const struct fpgad_channel_summary *ch = &s->channels[i];
-		char name[48];
+		char name[48], skip[192];
 
 		snprintf(name, sizeof(name), "%s %s", strcmp(ch->direction, "h2c") ?
 			 "capture" : "send", ch->name);
-		if (leased(ch))
-			add(rep, name, SKIP, NULL, "%s by %u process%s, not disturbed",
-			    ch->lessees ? "leased" : ch->state, ch->lessees,
-			    ch->lessees == 1 ? "" : "es");
+		if (untouched(o, ch, skip, sizeof(skip)))
+			add(rep, name, SKIP, NULL, "%s", skip);
 		else if (strcmp(ch->direction, "h2c"))
 			capture_verified(c, &opts, ch, rep);
 		else

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmd_watch.c - fpgactl watch [CHANNEL...]: every second, each channel's
- * frames/s, GB/s, drops and errors in that second and the mean latency
- * from DMA end to publication, from the difference of two ChannelStats.
+ * cmd_watch.c - fpgactl watch [CHANNEL...]: every second (--interval MS),
+ * each channel's frames/s, GB/s, drops and errors in that interval and the
+ * mean latency from DMA end to publication, from the difference of two
+ * ChannelStats.
  * On a terminal the table is redrawn in place under a header (fpgad's
  * version, uptime and clients), and q quits; otherwise each interval
  * prints one plain line per channel (or, with --json, one JSON object per
@@ -29,7 +30,6 @@
 #include "clock.h"
 #include "fpgactl.h"
 
-#define WATCH_INTERVAL_NS CLOCK_NS_PER_SEC
 /* How long one request may take before watch asks whether fpgad is there. */
 #define WATCH_ASK_MS 250
 
@@ -204,7 +204,7 @@ static void print_table(struct watch *w, double secs, const char *when)
 	printf("fpgad %s (pid %u), up %s, %u client%s\033[K\n", s->version, s->pid,
 	       fpgactl_duration_text(s->uptime_ms, up, sizeof(up)), s->clients,
 	       s->clients == 1 ? "" : "s");
-	printf("%s, every %.0f s%s\033[K\n", when, WATCH_INTERVAL_NS / 1e9,
+	printf("%s, every %g s%s\033[K\n", when, w->o->interval_ms / 1e3,
 	       w->keys ? "; q quits" : "");
 	printf("%-12s %-10s %10s %8s %7s %7s %9s %14s\033[K\n", "CHANNEL", "STATE",
 	       "FRAMES/S", "GB/S", "DROPS", "ERRORS", "LAT(us)", "FRAMES");
@@ -328,7 +328,7 @@ int fpgactl_watch(fpgad_client *c, const struct fpgactl_opts *o)
 	for (uint64_t i = 0; r == 0 && (!o->count_given || i < o->count); i++) {
 		for (unsigned k = 0; k < w.n; k++)
 			w.rows[k].prev = w.rows[k].cur;
-		next += WATCH_INTERVAL_NS;
+		next += (uint64_t)o->interval_ms * CLOCK_NS_PER_MS;
 		if (wait_until(&w, next))
 			break;
 		r = sample(&w);

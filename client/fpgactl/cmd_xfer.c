@@ -97,6 +97,10 @@ int fpgactl_read(fpgad_client *c, const struct fpgactl_opts *o)
 
 	if (parse("ADDR", o->args[0], &addr) || parse("LEN", o->args[1], &len))
 		return 2;
+	if (!len) {
+		fprintf(stderr, "fpgactl: read: LEN is 0: nothing to read (give the number of bytes)\n");
+		return 2;
+	}
 	r = fpgad_xfer_rules(c, &rules);
 	if (r)
 		return fpgactl_fail(c, "transfers", r);

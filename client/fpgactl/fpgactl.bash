@@ -3,7 +3,7 @@
 # command takes, the cards that run (--card), the channel names of the
 # fpgad that --url or --card (or $FPGAD_URL, $FPGAD_CARD) reaches (c2h ones
 # for capture, h2c ones for send, any number for watch, any number of c2h
-# ones for bench), and file names for read and write.
+# ones for bench), the commands for help, and file names for read and write.
 
 # _fpgactl_channels URL DIR [CARD]: channel names from `fpgactl channels`,
 # of direction DIR (c2h, h2c) or all when DIR is empty.
@@ -20,9 +20,9 @@ _fpgactl_options()
 {
 	local cmd=$1 nurl=$2 o="--json --help"
 	case $cmd in
-	"") o="$o --version -n --count --verify --newest --poll-us --shared --reconnect --timeout" ;;
+	"") o="$o --version -n --count --interval --verify --newest --poll-us --shared --reconnect --timeout" ;;
 	status) o="$o --timeout" ;;
-	watch) o="$o -n --count --timeout" ;;
+	watch) o="$o -n --count --interval --timeout" ;;
 	capture) o="$o -n --count --verify --newest --poll-us --shared --reconnect --timeout" ;;
 	send|bench|validate) o="$o -n --count --timeout" ;;
 	read|write) o="$o --timeout" ;;
@@ -32,14 +32,14 @@ _fpgactl_options()
 	fi
 	((nurl == 0)) && o="$o --card"
 	case $cmd in
-	""|status|channels|clients|version|topo) ((nurl == 0)) && o="$o --all" ;;
+	""|status|channels|clients|version|topo|validate) ((nurl == 0)) && o="$o --all" ;;
 	esac
 	echo "$o"
 }
 
 _fpgactl()
 {
-	local commands="status channels watch clients version stats reset capture send topo probe bench validate read write"
+	local commands="status channels watch clients version stats reset capture send topo probe bench validate read write help"
 	local line=${COMP_LINE:0:COMP_POINT} words cur prev i w cmd="" url="" card="" nurl=0 npos=0
 	local -a pos=()
 
@@ -61,7 +61,7 @@ _fpgactl()
 		--url) [[ -z $url ]] && url=${words[i+1]}; ((++nurl, ++i)) ;;
 		--url=*) [[ -z $url ]] && url=${w#--url=}; ((++nurl)) ;;
 		--card) card=${words[i+1]}; ((++i)) ;;
-		-n|--count|--poll-us|--timeout) ((i++)) ;;
+		-n|--count|--interval|--poll-us|--timeout) ((i++)) ;;
 		-*) ;;
 		*) pos+=("$w"); [[ -z $cmd ]] && cmd=$w ;;
 		esac
@@ -69,7 +69,7 @@ _fpgactl()
 	npos=${#pos[@]}
 
 	case $prev in
-	--url|-n|--count|--poll-us|--timeout) return ;;
+	--url|-n|--count|--interval|--poll-us|--timeout) return ;;
 	--card)
 		mapfile -t COMPREPLY < <(compgen -W "$(cd "${FPGAD_RUNTIME_ROOT:-/run/fpgad}" 2>/dev/null &&
 			for d in */fpgad.sock; do [[ -S $d ]] && echo "${d%/fpgad.sock}"; done)" -- "$cur")
@@ -84,6 +84,8 @@ _fpgactl()
 		return
 	fi
 	case $cmd/$npos in
+	help/1)
+		mapfile -t COMPREPLY < <(compgen -W "${commands% help}" -- "$cur") ;;
 	stats/1|reset/1)
 		mapfile -t COMPREPLY < <(compgen -W "$(_fpgactl_channels "$url" "" "$card")" -- "$cur") ;;
 	capture/1|probe/1)

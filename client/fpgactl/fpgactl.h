@@ -35,6 +35,7 @@ struct fpgactl_opts {
 	uint64_t count;
 	bool count_given;	/* -n was on the command line */
 	int timeout_ms;
+	unsigned interval_ms;	/* between samples (watch) */
 	const char *channel;	/* first positional argument, if any */
 	const char *const *args; /* the positional arguments after the command */
 	unsigned n_args;
@@ -63,6 +64,16 @@ int fpgactl_fail(fpgad_client *c, const char *what, int r);
 const char *fpgactl_connect_error(const char *url, int r, char *buf, size_t len);
 /* "PCIe Gen3 x8", or "unknown" when either is 0; returns @buf. */
 const char *fpgactl_link_name(unsigned gen, unsigned width, char *buf, size_t len);
+/* Is @url the remote (read-only) listener of fpgad-exporter, not fpgad's own? */
+bool fpgactl_remote(const char *url);
+/*
+ * When fpgad says channel @name FAILED: "channel NAME is FAILED (its last
+ * error, its counters)" in @buf, with @todo ": " and FPGACTL_FAILED_TODO
+ * after it; returns @buf, else NULL.
+ */
+#define FPGACTL_FAILED_TODO "read why in fpgad's log (journalctl -u fpgad), then fpgactl reset %s"
+const char *fpgactl_failed(fpgad_client *c, const char *name, bool todo, char *buf,
+			   size_t len);
 /*
  * Lease channel @name (fpgad_channel_open @flags) if it runs @direction
  * ("c2h", "h2c"); else one line naming the command for it.  0, or the
@@ -75,6 +86,8 @@ int fpgactl_lease(fpgad_client *c, const char *name, unsigned flags,
 void fpgactl_sort_ns(uint64_t *ns, uint64_t n);
 /* The @p (0..1) percentile of @n sorted latencies in us; 0 when @n is 0. */
 double fpgactl_percentile_us(const uint64_t *sorted_ns, uint64_t n, double p);
+/* @size in the largest binary unit it is a whole number of: "8 MiB", "4097 B". */
+const char *fpgactl_size_text(uint64_t size, char *buf, size_t len);
 /* @ms as people read a duration: "42s", "5m07s", "3h12m", "2d04h". */
 const char *fpgactl_duration_text(uint64_t ms, char *buf, size_t len);
 
@@ -83,7 +96,9 @@ const char *fpgactl_duration_text(uint64_t ms, char *buf, size_t len);
  * left) for a command that runs long, only when stderr is a terminal:
  * from the start with @at_once (known to be long), else once the work
  * has run a second.  The last update (@done reaches @total) ends the
- * line; fpgactl_progress_end() ends one left open (a failure).
+ * line; fpgactl_progress_end() ends one left open (a failure), and
+ * fpgactl_progress_clear() takes one off the screen for a line of output
+ * (the next update draws it again).
  */
 struct fpgactl_progress {
 	bool tty;
@@ -96,9 +111,13 @@ struct fpgactl_progress {
 void fpgactl_progress_start(struct fpgactl_progress *p, uint64_t total,
 			    bool bytes, bool at_once);
 void fpgactl_progress_show(struct fpgactl_progress *p, uint64_t done);
+void fpgactl_progress_clear(struct fpgactl_progress *p);
 void fpgactl_progress_end(struct fpgactl_progress *p);
 
-/* cmd_status.c: the daemon's records (status, channels, clients, version). */
+/*
+ * cmd_status.c: the daemon's records (status, channels, clients, version).
+ * fpgactl_version(NULL, ...): fpgactl's version and build alone.
+ */
 int fpgactl_status(fpgad_client *c, const struct fpgactl_opts *o);
 int fpgactl_channels(fpgad_client *c, const struct fpgactl_opts *o);
 int fpgactl_clients(fpgad_client *c, const struct fpgactl_opts *o);

@@ -36,11 +36,11 @@ static const struct fpgactl_cmd cmds[] = {
 	{ .name = "channels", .args = ARGS_NONE, .run = fpgactl_channels,
 	  .help = "one line per channel: direction, memory, mode, state, leases, sizes" },
 	{ .name = "watch", .args = ARGS_CHANNELS, .run = fpgactl_watch,
-	  .help = "frames/s, GB/s, drops, errors, latency, every second" },
+	  .help = "frames/s, GB/s, drops, errors, latency, every second (--interval)" },
 	{ .name = "clients", .args = ARGS_NONE, .run = fpgactl_clients,
 	  .help = "connected processes and their leases" },
 	{ .name = "version", .args = ARGS_NONE, .run = fpgactl_version,
-	  .help = "client and daemon versions" },
+	  .help = "fpgactl's version and build, and fpgad's" },
 	{ .name = "stats", .args = ARGS_CHANNEL, .run = fpgactl_stats,
 	  .help = "one channel's counters" },
 	{ .name = "reset", .args = ARGS_CHANNEL, .run = fpgactl_reset,
@@ -61,6 +61,8 @@ static const struct fpgactl_cmd cmds[] = {
 	  .help = "card memory to FILE ('-': stdout)" },
 	{ .name = "write", .args = "ADDR FILE", .run = fpgactl_write,
 	  .help = "FILE ('-': stdin) to card memory" },
+	{ .name = "help", .args = "[COMMAND]", .run = NULL,
+	  .help = "this help, or COMMAND's" },
 };
 
 /* How many positional arguments @cmd takes: the words of its args. */
@@ -73,39 +75,132 @@ static unsigned cmd_nargs(const struct fpgactl_cmd *cmd)
 	return n;
 }
 
+/*
+ * The options, as usage shows them: @cmds the commands that take one
+ * (space-separated), NULL every command; the general ones (--version)
+ * none of them.
+ */
+static const struct {
+	const char *flag;
+	const char *help;
+	const char *cmds;
+} opt_help[] = {
+	{ "--url URL", "fpgad's control socket (default $FPGAD_URL, else\n"
+	  FPGAD_DEFAULT_URL "); status takes several", NULL },
+	{ "--card NAME", "the fpgad of card NAME (fpgad@NAME.service; default\n"
+	  "$FPGAD_CARD when $FPGAD_URL is unset)", NULL },
+	{ "--all", "every card's fpgad on this host (status, topo, and\n"
+	  "the other commands without arguments)",
+	  "status channels clients version topo validate" },
+	{ "--json", "print JSON (read commands)", NULL },
+	{ "-n, --count N", "frames to take or send (capture, send), intervals\n"
+	  "to show (watch; default: until interrupted),\n"
+	  "transfers per size and frames (bench; default 64),\n"
+	  "frames per channel (validate; default 16)", "capture send watch bench validate" },
+	{ "--interval MS", "sample every MS (watch; default 1000)", "watch" },
+	{ "--verify", "check every frame's content (capture)", "capture" },
+	{ "--newest", "skip to the newest ready frame (capture)", "capture" },
+	{ "--poll-us US", "busy-poll US microseconds before sleeping (capture)", "capture" },
+	{ "--shared", "a shared-read lease (capture)", "capture" },
+	{ "--reconnect", "ride through a restart of fpgad (capture)", "capture" },
+	{ "--timeout MS", "give up waiting for a frame after MS (capture,\n"
+	  "send, bench), for a transfer (read, write, bench),\n"
+	  "for a host's answer (status with several --url),\n"
+	  "for a slow fpgad (watch)", "status watch capture send bench validate read write" },
+	{ "-h, --help", "print this help (after a command: its own) and exit", NULL },
+	{ "--version", "print fpgactl's version and build and exit", "" },
+};
+
+/* Does option @i of opt_help apply to @cmd (NULL: fpgactl as a whole)? */
+static bool opt_applies(size_t i, const char *cmd)
+{
+	const char *p = opt_help[i].cmds;
+	size_t n = cmd ? strlen(cmd) : 0;
+
+	if (!p || !cmd)
+		return true;
+	for (; (p = strstr(p, cmd)); p += n)
+		if ((p == opt_help[i].cmds || p[-1] == ' ') && (!p[n] || p[n] == ' '))
+			return true;
+	return false;
+}
+
+/* The options that apply to @cmd (NULL: all), each help line indented. */
+static void print_options(FILE *f, const char *cmd)
+{
+	for (size_t i = 0; i < sizeof(opt_help) / sizeof(opt_help[0]); i++) {
+		const char *h = opt_help[i].help;
+
+		if (!opt_applies(i, cmd))
+			continue;
+		fprintf(f, "  %-14s ", opt_help[i].flag);
+		while (*h) {
+			int len = (int)strcspn(h, "\n");
+
+			fprintf(f, "%.*s\n", len, h);
+			h += len;
+			if (*h == '\n' && *++h)
+				fprintf(f, "%17s", "");
+		}
+	}
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: fpgactl [OPTION]... COMMAND [ARG]...\n\n"
-		   "  --url URL      fpgad's control socket (default $FPGAD_URL, else\n"
-		   "                 %s); status takes several\n"
-		   "  --card NAME    the fpgad of card NAME (fpgad@NAME.service; default\n"
-		   "                 $FPGAD_CARD when $FPGAD_URL is unset)\n"
-		   "  --all          every card's fpgad on this host (status, topo, and\n"
-		   "                 the other commands without arguments)\n"
-		   "  --json         print JSON (read commands)\n"
-		   "  -n, --count N  frames to take or send (capture, send), intervals\n"
-		   "                 to show (watch; default: until interrupted),\n"
-		   "                 transfers per size and frames (bench; default 64),\n"
-		   "                 frames per channel (validate; default 16)\n"
-		   "  --verify       check every frame's content (capture)\n"
-		   "  --newest       skip to the newest ready frame (capture)\n"
-		   "  --poll-us US   busy-poll US microseconds before sleeping (capture)\n"
-		   "  --shared       a shared-read lease (capture)\n"
-		   "  --reconnect    ride through a restart of fpgad (capture)\n"
-		   "  --timeout MS   give up waiting for a frame after MS (capture,\n"
-		   "                 send, bench), for a transfer (read, write, bench),\n"
-		   "                 for a host's answer (status with several --url),\n"
-		   "                 for a slow fpgad (watch)\n"
-		   "  -h, --help     print this help and exit\n"
-		   "  --version      print fpgactl's version and exit\n"
-		   "\nADDR and LEN take K, M and G suffixes (binary) and 0x hexadecimal.\n"
-		   "\nCommands:\n", FPGAD_DEFAULT_URL);
+	fprintf(f, "Usage: fpgactl [OPTION]... COMMAND [ARG]...\n\n");
+	print_options(f, NULL);
+	fprintf(f, "\nADDR and LEN take K, M and G suffixes (binary) and 0x hexadecimal.\n"
+		   "'fpgactl COMMAND --help' (or 'fpgactl help COMMAND'): what it takes.\n"
+		   "\nCommands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		char head[40];
 
 		snprintf(head, sizeof(head), "%s %s", cmds[i].name, cmds[i].args);
 		fprintf(f, "  %-24s %s\n", head, cmds[i].help);
 	}
+}
+
+/* One command's usage: its arguments, what it does, its options. */
+static void cmd_usage(const struct fpgactl_cmd *cmd)
+{
+	printf("Usage: fpgactl [OPTION]... %s%s%s\n%s\n\n", cmd->name,
+	       cmd->args[0] ? " " : "", cmd->args, cmd->help);
+	print_options(stdout, cmd->name);
+	if (strstr(cmd->args, "ADDR"))
+		printf("\nADDR and LEN take K, M and G suffixes (binary) and 0x hexadecimal.\n");
+	printf("\nman fpgactl: every command and option in full.\n");
+}
+
+static const struct fpgactl_cmd *find_cmd(const char *name)
+{
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (strcmp(name, cmds[i].name) == 0)
+			return &cmds[i];
+	return NULL;
+}
+
+/*
+ * fpgactl help [COMMAND], or --help with the command words @pos (@n_pos):
+ * the usage of it, or of fpgactl; 0, or 2 for an unknown command.
+ */
+static int help(const char *const *pos, unsigned n_pos)
+{
+	const struct fpgactl_cmd *cmd = NULL;
+	const char *name = NULL;
+
+	if (n_pos && !strcmp(pos[0], "help"))
+		name = n_pos > 1 ? pos[1] : NULL;
+	else if (n_pos)
+		name = pos[0];
+	if (name && !(cmd = find_cmd(name))) {
+		fprintf(stderr, "fpgactl: unknown command '%s' (try 'fpgactl --help')\n", name);
+		return 2;
+	}
+	if (cmd && strcmp(cmd->name, "help"))
+		cmd_usage(cmd);
+	else
+		usage(stdout);
+	return 0;
 }
 
 static int parse_number(const char *s, uint64_t max, uint64_t *ret)
@@ -181,17 +276,18 @@ int main(int argc, char **argv)
 		{ "shared", no_argument, NULL, 'S' },
 		{ "reconnect", no_argument, NULL, 'R' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "interval", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'v' },
 		{ 0 },
 	};
-	struct fpgactl_opts o = { .count = 1000, .timeout_ms = 5000 };
+	struct fpgactl_opts o = { .count = 1000, .timeout_ms = 5000, .interval_ms = 1000 };
 	const struct fpgactl_cmd *cmd = NULL;
 	const char *pos[1 + FPGACTL_MAX_CHANNELS], *urls[FPGACTL_MAX_URLS];
 	unsigned n_pos = 0, n_urls = 0;
 	fpgad_client *c = NULL;
 	const char *card = NULL;
-	bool all = false;
+	bool all = false, want_help = false;
 	char why[256], card_url[PATH_MAX + 8];
 	uint64_t v;
 	int ch, r;
@@ -245,18 +341,31 @@ int main(int argc, char **argv)
 			}
 			o.timeout_ms = (int)v;
 			break;
-		case 'h': usage(stdout); return 0;
-		case 'v': printf("fpgactl %s\n", fpgad_version()); return 0;
+		case 'I':
+			if (parse_number(optarg, 3600000, &v) < 0 || v < 10) {
+				fprintf(stderr, "fpgactl: --interval: '%s' is not a number of ms from 10 to 3600000\n", optarg);
+				return 2;
+			}
+			o.interval_ms = (unsigned)v;
+			break;
+		case 'h': want_help = true; break;
+		case 'v': fpgactl_version(NULL, &o); return 0;
 		default: return bad_option(opts, ch, argv[optind - 1]);
 		}
+	}
+	if (want_help || (n_pos && !strcmp(pos[0], "help"))) {
+		if (n_pos > 2 || (n_pos == 2 && strcmp(pos[0], "help"))) {
+			fprintf(stderr, "fpgactl: unexpected argument '%s' (try 'fpgactl help COMMAND')\n",
+				pos[n_pos - 1]);
+			return 2;
+		}
+		return help(pos, n_pos);
 	}
 	if (!n_pos) {
 		usage(stderr);
 		return 2;
 	}
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (strcmp(pos[0], cmds[i].name) == 0)
-			cmd = &cmds[i];
+	cmd = find_cmd(pos[0]);
 	if (!cmd) {
 		fprintf(stderr, "fpgactl: unknown command '%s' (try 'fpgactl --help')\n", pos[0]);
 		return 2;
@@ -299,6 +408,9 @@ int main(int argc, char **argv)
 		o.url = n_urls ? urls[0] : fpgad_default_url();
 		r = fpgad_connect(n_urls ? urls[0] : NULL, &c);
 	}
+	/* version says what fpgactl is even when fpgad is not there. */
+	if (r < 0 && cmd->run == fpgactl_version)
+		fpgactl_version(NULL, &o);
 	if (r < 0 && card) {
 		fprintf(stderr, "fpgactl: %s\n", fpgactl_connect_error("", r, why, sizeof(why)));
 		return 1;

@@ -103,6 +103,19 @@ const char *fpgactl_duration_text(uint64_t ms, char *buf, size_t len)
 	return buf;
 }
 
+const char *fpgactl_size_text(uint64_t size, char *buf, size_t len)
+{
+	if (size && size % (1ull << 30) == 0)
+		snprintf(buf, len, "%llu GiB", (unsigned long long)(size >> 30));
+	else if (size && size % (1ull << 20) == 0)
+		snprintf(buf, len, "%llu MiB", (unsigned long long)(size >> 20));
+	else if (size && size % 1024 == 0)
+		snprintf(buf, len, "%llu KiB", (unsigned long long)(size >> 10));
+	else
+		snprintf(buf, len, "%llu B", (unsigned long long)size);
+	return buf;
+}
+
 /* The progress line appears after this long, and is redrawn this often. */
 #define PROGRESS_AFTER_NS CLOCK_NS_PER_SEC
 #define PROGRESS_EVERY_NS (CLOCK_NS_PER_SEC / 10)
@@ -159,11 +172,41 @@ void fpgactl_progress_show(struct fpgactl_progress *p, uint64_t done)
 	p->t_drawn_ns = now;
 }
 
+void fpgactl_progress_clear(struct fpgactl_progress *p)
+{
+	if (!p->shown)
+		return;
+	fputs("\r\033[K", stderr);
+	p->shown = false;
+	p->t_drawn_ns = 0;
+}
+
 void fpgactl_progress_end(struct fpgactl_progress *p)
 {
 	if (p->shown)
 		fputc('\n', stderr);
 	p->shown = false;
+}
+
+bool fpgactl_remote(const char *url)
+{
+	return strncmp(url, "ipc://", 6) != 0;
+}
+
+const char *fpgactl_failed(fpgad_client *c, const char *name, bool todo, char *buf,
+			   size_t len)
+{
+	struct fpgad_channel_stats st;
+	int n;
+
+	if (fpgad_channel_stats(c, name, &st) < 0 || strcmp(st.state, "failed"))
+		return NULL;
+	n = snprintf(buf, len, "channel %s is FAILED (%s%s%llu DMA errors, %llu recoveries)",
+		     name, st.last_error, st.last_error[0] ? "; " : "",
+		     (unsigned long long)st.errors, (unsigned long long)st.recoveries);
+	if (todo && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, ": " FPGACTL_FAILED_TODO, name);
+	return buf;
 }
 
 int fpgactl_lease(fpgad_client *c, const char *name, unsigned flags,

@@ -46,6 +46,7 @@ struct channel_stats {
 	uint64_t integrity_errors; /* c2h frames whose CRC did not match */
 	bool network;		/* a network source: net below is its sender's */
 	struct source_counters net;
+	char last_error[128];	/* the last DMA failure, or why it FAILED; "" none */
 };
 
 /*

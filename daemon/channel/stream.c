@@ -273,9 +273,14 @@ static void recover(struct channel *ch, int status)
 	ch->failures++;
 	pace_forget(ch);
 	ch->state = CHANNEL_RECOVERING;
+	snprintf(ch->stats.last_error, sizeof(ch->stats.last_error), "DMA failed (%s)",
+		 strerror(-status));
 	r = ch->ops->reset(ch->q);
 	if (r < 0) {
 		log_err("channel %s: reset: %s", ch->cfg.name, strerror(-r));
+		snprintf(ch->stats.last_error, sizeof(ch->stats.last_error),
+			 "DMA failed (%s), and the engine's reset (%s)", strerror(-status),
+			 strerror(-r));
 		ch->failures = CHANNEL_MAX_FAILURES;
 	}
 	raise_all(ch, FPGAD_EVENT_RESET);
@@ -289,7 +294,12 @@ static void settle_recovery(struct channel *ch)
 	if (ch->state != CHANNEL_RECOVERING || ch->inflight || ch->copying)
 		return;
 	if (ch->failures >= CHANNEL_MAX_FAILURES) {
+		char last[sizeof(ch->stats.last_error)];
+
 		ch->state = CHANNEL_FAILED;
+		snprintf(last, sizeof(last), "%s", ch->stats.last_error);
+		snprintf(ch->stats.last_error, sizeof(ch->stats.last_error),
+			 "%u DMA failures in a row, the last: %.80s", ch->failures, last);
 		raise_all(ch, FPGAD_EVENT_FAILED);
 		log_err("channel %s: %u DMA failures in a row; channel FAILED",
 			ch->cfg.name, ch->failures);
@@ -479,10 +489,15 @@ static int hang_check(struct channel *ch)
 			 ch->cfg.name, ch->inflight,
 			 (unsigned long long)(idle / CLOCK_NS_PER_MS));
 		recover(ch, -ETIMEDOUT);
+		snprintf(ch->stats.last_error, sizeof(ch->stats.last_error),
+			 "%u transfers queued and none back for %llu ms", ch->inflight,
+			 (unsigned long long)(idle / CLOCK_NS_PER_MS));
 		return STREAM_WAIT_MS;
 	}
 	ch->failures = CHANNEL_MAX_FAILURES;
 	ch->state = CHANNEL_FAILED;
+	snprintf(ch->stats.last_error, sizeof(ch->stats.last_error),
+		 "%u transfers did not come back after a reset", ch->inflight);
 	raise_all(ch, FPGAD_EVENT_FAILED);
 	log_err("channel %s: %u transfers did not come back after a reset; channel FAILED",
 		ch->cfg.name, ch->inflight);

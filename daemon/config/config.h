@@ -42,7 +42,7 @@ enum numa_policy { NUMA_AUTO, NUMA_OFF };
 
 struct config_daemon {
 	int log_level;			/* syslog priority, LOG_ERR..LOG_DEBUG */
-	char runtime_dir[PATH_MAX];	/* socket and shared-memory names */
+	char runtime_dir[PATH_MAX];	/* the control and handoff sockets */
 };
 
 struct config_control {

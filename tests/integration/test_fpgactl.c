@@ -186,7 +186,9 @@ static void test_watch_terminal(void **state)
 		      (char *)NULL);
 		_exit(127);
 	}
-	if (!read_until(master, screen, sizeof(screen), &have, "q quits", 10000)) {
+	/* The table's last row: the header and the table (a line each) are in. */
+	if (!read_until(master, screen, sizeof(screen), &have, "\ncam ", 10000) ||
+	    !strstr(screen, "q quits")) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		fail_msg("no header with 'q quits' on the terminal:\n%s", screen);
@@ -236,7 +238,10 @@ static void test_options(void **state)
 
 	(void)state;
 	assert_int_equal(fpgactl(NULL, out, sizeof(out), "--version"), 0);
-	assert_string_equal(out, "fpgactl " FPGAD_VERSION_STRING "\n");
+	if (strncmp(out, "fpgactl " FPGAD_VERSION_STRING "\nbuild: ", 15 + strlen(FPGAD_VERSION_STRING)) ||
+	    !strstr(out, "CUDA, control protocol ") || !strstr(out, ", kernel module ABI 0."))
+		fail_msg("--version said:\n%s", out);
+	assert_int_equal(count_lines(out), 2);
 	assert_int_equal(fpgactl(NULL, out, sizeof(out), "--frobnicate status 2>&1"), 2);
 	assert_string_equal(out, "fpgactl: unknown option '--frobnicate' (try 'fpgactl --help')\n");
 	assert_int_equal(fpgactl(NULL, out, sizeof(out), "status -x 2>&1"), 2);
@@ -251,6 +256,113 @@ static void test_options(void **state)
 	/* --help names --version, for the man page and completion checks. */
 	assert_int_equal(fpgactl(NULL, out, sizeof(out), "--help"), 0);
 	assert_non_null(strstr(out, "--version"));
+}
+
+/*
+ * With no fpgad to reach, version still says what fpgactl is and how it
+ * was built, then that fpgad is not reachable; exit 1.
+ */
+static void test_version_offline(void **state)
+{
+	char out[4096], again[4096];
+	json_t *j, *build;
+
+	(void)state;
+	assert_int_equal(fpgactl(NULL, out, sizeof(out), "--version"), 0);
+	assert_int_equal(fpgactl(NULL, again, sizeof(again), "version 2>/dev/null"), 1);
+	assert_string_equal(again, out);
+	assert_int_equal(fpgactl(NULL, out, sizeof(out), "version 2>&1 >/dev/null"), 1);
+	assert_non_null(strstr(out, "fpgactl: cannot reach fpgad at ipc:///nonexistent/fpgad.sock: "));
+	assert_int_equal(fpgactl(NULL, out, sizeof(out), "--json version 2>/dev/null"), 1);
+	j = parse_json(out);
+	assert_string_equal(json_string_value(json_object_get(j, "client")), fpgad_version());
+	assert_true(json_is_null(json_object_get(j, "server")));
+	build = json_object_get(j, "build");
+	assert_true(json_is_boolean(json_object_get(build, "cuda")));
+	assert_non_null(strstr(json_string_value(json_object_get(build, "kernel_module_abi")), "0."));
+	json_decref(j);
+}
+
+/*
+ * help and COMMAND --help: fpgactl's usage, or the command's own with the
+ * options it takes and no other; an unknown command: exit 2.
+ */
+static void test_help(void **state)
+{
+	static char out[16384], all[16384];
+
+	(void)state;
+	assert_int_equal(fpgactl(NULL, all, sizeof(all), "--help"), 0);
+	assert_int_equal(fpgactl(NULL, out, sizeof(out), "help"), 0);
+	assert_string_equal(out, all);
+	assert_non_null(strstr(all, "\n  help [COMMAND] "));
+	assert_int_equal(fpgactl(NULL, out, sizeof(out), "capture --help"), 0);
+	if (strstr(out, "Usage: fpgactl [OPTION]... capture CHANNEL\ntake -n frames") != out)
+		fail_msg("capture --help said:\n%s", out);
+	assert_non_null(strstr(out, "\n  --verify "));
+	assert_non_null(strstr(out, "\n  --timeout MS "));
+	assert_null(strstr(out, "--interval"));
+	assert_null(strstr(out, "Commands:"));
+	assert_int_equal(fpgactl(NULL, all, sizeof(all), "help capture"), 0);
+	assert_string_equal(all, out);
+	assert_int_equal(fpgactl(NULL, out, sizeof(out), "watch --help"), 0);
+	assert_non_null(strstr(out, "\n  --interval MS "));
+	assert_null(strstr(out, "--verify"));
+	assert_int_equal(fpgactl(NULL, out, sizeof(out), "help nosuch 2>&1"), 2);
+	assert_string_equal(out, "fpgactl: unknown command 'nosuch' (try 'fpgactl --help')\n");
+}
+
+/*
+ * watch --interval MS: -n intervals of MS each, the table's header saying
+ * how often; an interval out of range is a usage error.
+ */
+static void test_watch_interval(void **state)
+{
+	struct fpgad_proc p;
+	char out[65536], cmd[768];
+
+	(void)state;
+	harness_start_ok(&p, TWO_CHANNELS, NULL);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "watch -n 3 --interval 100 cam"), 0);
+	assert_int_equal(count_lines(out), 3);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "watch --interval 5 2>&1"), 2);
+	assert_string_equal(out, "fpgactl: --interval: '5' is not a number of ms from 10 to 3600000\n");
+	if (system("command -v script >/dev/null 2>&1") == 0) {
+		snprintf(cmd, sizeof(cmd), "script -qfec '%s --url %s watch -n 1 --interval 250' /dev/null",
+			 harness_bin("fpgactl"), p.url);
+		assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
+		if (!strstr(out, ", every 0.25 s"))
+			fail_msg("watch's header does not say its interval:\n%s", out);
+	}
+	harness_stop_ok(&p);
+}
+
+/*
+ * clients names each process and the ring memory its leases pin, in a
+ * unit that shows a small ring (cam's 8 slots of 64 KiB: 512 KiB).
+ */
+static void test_clients(void **state)
+{
+	struct fpgad_proc p;
+	char out[16384], want[64];
+	fpgad_channel *ch;
+	fpgad_client *c;
+	const char *row;
+
+	(void)state;
+	harness_start_ok(&p, TWO_CHANNELS, NULL);
+	assert_int_equal(fpgad_connect(p.url, &c), 0);
+	assert_int_equal(fpgad_channel_open(c, "cam", 0, &ch), 0);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "clients"), 0);
+	snprintf(want, sizeof(want), "\n%-8u ", (unsigned)getpid());
+	row = strstr(out, want);
+	if (!row || !strstr(row, " test_fpgactl ") || !strstr(row, " 512 KiB ") ||
+	    !strstr(row, " cam\n"))
+		fail_msg("clients shows no row of this process's name and pinned bytes:\n%s", out);
+	assert_non_null(strstr(out, " fpgactl "));	/* itself */
+	fpgad_channel_close(ch);
+	fpgad_disconnect(c);
+	harness_stop_ok(&p);
 }
 
 /* version --json names fpgad's version and pid as status --json does. */
@@ -394,6 +506,9 @@ static void test_json_numbers(void **state)
 	assert_int_equal(fpgactl(&p, out, sizeof(out), "--json stats cam"), 0);
 	if (most_digits(out) > 4)
 		fail_msg("stats --json prints more than 4 significant digits:\n%s", out);
+	j = parse_json(out);
+	assert_true(json_is_null(json_object_get(j, "last_error")));	/* none yet */
+	json_decref(j);
 
 	/* The simulated card has no NUMA node and no IOMMU group: null, not -1. */
 	assert_int_equal(fpgactl(&p, out, sizeof(out), "--json topo"), 0);
@@ -429,6 +544,162 @@ static void test_progress(void **state)
 	assert_int_equal(fpgactl(&p, out, sizeof(out), "capture cam -n 1500 2>&1"), 0);
 	assert_null(strstr(out, "ETA"));
 	assert_null(strstr(out, "100%"));
+	harness_stop_ok(&p);
+}
+
+/*
+ * send, validate and bench have the progress line too: send -n 6000 of
+ * 64 KiB over the sim's Gen1 x1 link runs about 2 s, validate's and
+ * bench's capture of 1500 frames at 1000 frames/s 1.5 s (bench's card
+ * memory sweep kept short by 64 KiB of card memory).
+ */
+static void test_progress_send_validate_bench(void **state)
+{
+	static const char *const runs[][2] = {
+		{ "send out -n 6000", "] 100% 6000 frames of 6000 frames, " },
+		{ "validate -n 1500", "] 100% 1500 frames of 1500 frames, " },
+		{ "bench -n 1500 cam", "] 100% 1500 frames of 1500 frames, " },
+	};
+	static char out[1 << 18];
+	struct fpgad_proc p;
+	char cmd[768];
+
+	(void)state;
+	if (system("command -v script >/dev/null 2>&1") != 0) {
+		print_message("progress line not checked: no script(1)\n");
+		skip();
+	}
+	harness_start_ok(&p, "[sim]\nlink = gen1x1\ncard_memory = 64K\n" TWO_CHANNELS, NULL);
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		snprintf(cmd, sizeof(cmd), "script -qfec '%s --url %s %s' /dev/null",
+			 harness_bin("fpgactl"), p.url, runs[i][0]);
+		assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
+		if (!strstr(out, runs[i][1]) || !strstr(out, "ETA"))
+			fail_msg("%s: no progress line on the terminal:\n%s", runs[i][0], out);
+	}
+	harness_stop_ok(&p);
+}
+
+/* A c2h channel that never delivers: a network source with no sender. */
+#define SILENT_CHANNEL "[channel net0]\nsource = udp\nlisten = 127.0.0.1:0\n" \
+	"sender = 127.0.0.1\nsender_control = none\nmemory = host\nslots = 4\n" \
+	"slot_size = 64K\nframe_size = 60000\n"
+
+/*
+ * validate and bench print each row once measured, not all at the end:
+ * what was measured before the silent channel reaches the pipe while they
+ * still wait for its first frame (for 10 minutes), then they are killed.
+ */
+static void test_rows_as_measured(void **state)
+{
+	static const char *const runs[][2] = {
+		{ "validate", "PASS  capture cam " },
+		{ "bench", "\nwrite       8 MiB        2 " },
+	};
+	static char out[1 << 16];
+	struct fpgad_proc p;
+
+	(void)state;
+	harness_start_ok(&p, TWO_CHANNELS SILENT_CHANNEL, NULL);
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		int fds[2], status;
+		size_t have = 0;
+		pid_t pid;
+
+		assert_int_equal(pipe(fds), 0);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			dup2(fds[1], STDOUT_FILENO);
+			close(fds[0]);
+			close(fds[1]);
+			execl(harness_bin("fpgactl"), "fpgactl", "--url", p.url, runs[i][0],
+			      "-n", "2", "--timeout", "600000", (char *)NULL);
+			_exit(127);
+		}
+		close(fds[1]);
+		out[0] = '\0';
+		if (!read_until(fds[0], out, sizeof(out), &have, runs[i][1], 30000)) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			fail_msg("%s: no '%s' while it waits for net0:\n%s", runs[i][0],
+				 runs[i][1], out);
+		}
+		/* Still waiting for net0's first frame: it had not finished. */
+		assert_int_equal(waitpid(pid, &status, WNOHANG), 0);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		close(fds[0]);
+	}
+	harness_stop_ok(&p);
+}
+
+/*
+ * Every transfer fails (fault_error = 1): capture and send stop naming
+ * the channel FAILED, with its counters and what to do, not the timeout;
+ * validate then skips them saying they failed, by no count of processes.
+ */
+static void test_failed_channel_named(void **state)
+{
+	static char out[65536];
+	struct fpgad_proc p;
+
+	(void)state;
+	harness_start_ok(&p, "[sim]\nfault_error = 1\n" TWO_CHANNELS, NULL);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "capture cam -n 1 --timeout 2000 2>&1"), 1);
+	if (strncmp(out, "fpgactl: capture cam: after 0 frames: channel cam is FAILED (", 61) ||
+	    !strstr(out, " recoveries): read why in fpgad's log (journalctl -u fpgad), then fpgactl reset cam\n"))
+		fail_msg("capture of a FAILED channel said:\n%s", out);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "send out -n 100 --timeout 2000 2>&1"), 1);
+	if (strncmp(out, "fpgactl: send out: ", 19) || !strstr(out, "channel out is FAILED (") ||
+	    !strstr(out, "then fpgactl reset out\n"))
+		fail_msg("send of a FAILED channel said:\n%s", out);
+
+	/* stats names the last error; so does validate's channel check. */
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "stats cam"), 0);
+	if (!strstr(out, "\nlast error  5 DMA failures in a row, the last: DMA failed ("))
+		fail_msg("stats of a FAILED channel said:\n%s", out);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "--json stats cam"), 0);
+	{
+		json_t *j = parse_json(out);
+
+		assert_non_null(strstr(json_string_value(json_object_get(j, "last_error")),
+				       "DMA failures in a row"));
+		json_decref(j);
+	}
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "validate 2>&1"), 1);
+	if (!strstr(out, "FAIL  channel cam          c2h, channel cam is FAILED (5 DMA failures in a row, the last: ") ||
+	    !strstr(out, " the channel is FAILED (channel cam above), not tried: fpgactl reset cam first\n") ||
+	    !strstr(out, " the channel is FAILED (channel out above), not tried: fpgactl reset out first\n") ||
+	    strstr(out, "by 0 processes"))
+		fail_msg("validate of FAILED channels said:\n%s", out);
+	harness_stop_ok(&p);
+}
+
+/*
+ * validate over the remote listener (fpgad-exporter, read-only): the
+ * checks that lease or transfer are skipped, saying why; nothing fails.
+ */
+static void test_validate_remote(void **state)
+{
+	static char out[65536], cmd[512];
+	struct fpgad_proc p;
+
+	(void)state;
+	harness_start_ok(&p, TWO_CHANNELS "[exporter]\nargs = --remote tcp://127.0.0.1:0\n", NULL);
+	snprintf(cmd, sizeof(cmd), "%s --url tcp://127.0.0.1:%d validate 2>&1",
+		 harness_bin("fpgactl"), harness_remote_port(&p));
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
+	for (const char *const *c = (const char *const[]){ "capture cam", "send out",
+			"card memory", "dma read", "dma write", NULL }; *c; c++) {
+		char line[128];
+
+		snprintf(line, sizeof(line), "SKIP  %-20s needs fpgad's local socket: the remote listener is read-only (run validate on fpgad's host)\n", *c);
+		if (!strstr(out, line))
+			fail_msg("no '%s' over the remote listener:\n%s", line, out);
+	}
+	assert_non_null(strstr(out, "PASS  channel cam "));
+	assert_non_null(strstr(out, "validate: 4 passed, 0 failed, 7 skipped\n"));
 	harness_stop_ok(&p);
 }
 
@@ -532,8 +803,27 @@ static void test_bench(void **state)
 	assert_non_null(strstr(out, "card memory, host (host buffer), one transfer at a time\n"));
 	assert_non_null(strstr(out, "latency of read (host) at 8 MiB (us):\n"));
 	assert_non_null(strstr(out, "cam: skipped (leased by 1 process)"));
+	/* What it ran on, first: fpgad, the card and its link, the mode. */
+	if (strncmp(out, "bench: fpgad " FPGAD_VERSION_STRING " (pid ", 19 + strlen(FPGAD_VERSION_STRING)) ||
+	    !strstr(out, "\ncard:  simulated: a DMA card ") || !strstr(out, "\nmode:  host"))
+		fail_msg("bench does not say what it ran on:\n%s", out);
 	fpgad_channel_close(ch);
 	fpgad_disconnect(c);
+	harness_stop_ok(&p);
+}
+
+/* read of no bytes is refused, saying so, and writes no file. */
+static void test_read_zero_length(void **state)
+{
+	struct fpgad_proc p;
+	char out[4096], file[256];
+
+	(void)state;
+	harness_start_ok(&p, NULL, NULL);
+	snprintf(file, sizeof(file), "%s/zero.bin", p.dir);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "read 0 0 %s 2>&1", file), 2);
+	assert_string_equal(out, "fpgactl: read: LEN is 0: nothing to read (give the number of bytes)\n");
+	assert_int_equal(access(file, F_OK), -1);
 	harness_stop_ok(&p);
 }
 
@@ -549,6 +839,15 @@ int main(void)
 		cmocka_unit_test(test_progress),
 		cmocka_unit_test(test_bench),
 		cmocka_unit_test(test_network_rows),
+		cmocka_unit_test(test_read_zero_length),
+		cmocka_unit_test(test_progress_send_validate_bench),
+		cmocka_unit_test(test_rows_as_measured),
+		cmocka_unit_test(test_failed_channel_named),
+		cmocka_unit_test(test_validate_remote),
+		cmocka_unit_test(test_version_offline),
+		cmocka_unit_test(test_help),
+		cmocka_unit_test(test_watch_interval),
+		cmocka_unit_test(test_clients),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

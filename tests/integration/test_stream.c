@@ -512,6 +512,9 @@ static void test_failed_channel_reset(void **state)
 	assert_int_equal(fpgad_channel_stats(c, "a", &st), 0);
 	assert_string_equal(st.state, "failed");
 	assert_true(harness_log_contains(&p, "DMA failures in a row; channel FAILED"));
+	/* Why, in the stats too: the failures and the last one's error. */
+	if (!strstr(st.last_error, " DMA failures in a row, the last: DMA failed ("))
+		fail_msg("last_error: '%s'", st.last_error);
 	snprintf(cmd, sizeof(cmd), "%s --url %s reset a", harness_bin("fpgactl"), p.url);
 	assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
 	assert_int_equal(fpgad_channel_stats(c, "a", &st), 0);

@@ -24,14 +24,20 @@
 	"slot_size = 64K\nframe_size = 64K\nmemory = host\n"
 #define THREE SMALL("c2h0", "c2h", "0") SMALL("c2h1", "c2h", "1") SMALL("h2c0", "h2c", "0")
 
-/* fpgactl validate (--json with @json) on @p: its exit status and output. */
-static int validate(const struct fpgad_proc *p, bool json, char *out, size_t len)
+/* fpgactl validate @args on @p (--json with @json): its exit status and output. */
+static int validate_args(const struct fpgad_proc *p, bool json, const char *args,
+			 char *out, size_t len)
 {
 	char cmd[512];
 
-	snprintf(cmd, sizeof(cmd), "%s --url %s%s validate 2>&1", harness_bin("fpgactl"),
-		 p->url, json ? " --json" : "");
+	snprintf(cmd, sizeof(cmd), "%s --url %s%s validate %s 2>&1", harness_bin("fpgactl"),
+		 p->url, json ? " --json" : "", args);
 	return harness_run(cmd, out, len);
+}
+
+static int validate(const struct fpgad_proc *p, bool json, char *out, size_t len)
+{
+	return validate_args(p, json, "", out, len);
 }
 
 /* The check named @name of validate's JSON, or a failure. */
@@ -132,9 +138,32 @@ static void test_corrupting_card_fails(void **state)
 	harness_stop_ok(&p);
 }
 
+/* -n N: N frames captured and N sent, not one more. */
+static void test_count(void **state)
+{
+	static char out[65536];
+	struct fpgad_proc p;
+	json_error_t jerr;
+	json_t *j;
+
+	(void)state;
+	harness_start_ok(&p, SMALL("c2h0", "c2h", "0") SMALL("h2c0", "h2c", "0"), NULL);
+	assert_int_equal(validate_args(&p, true, "-n 5", out, sizeof(out)), 0);
+	j = json_loads(out, 0, &jerr);
+	if (!j)
+		fail_msg("not JSON (%s): %s", jerr.text, out);
+	assert_non_null(strstr(json_string_value(json_object_get(check(j, "capture c2h0"), "figure")),
+			       "5 frames of 65536 bytes verified"));
+	assert_string_equal(json_string_value(json_object_get(check(j, "send h2c0"), "figure")),
+			    "5 frames verified by the card");
+	json_decref(j);
+	harness_stop_ok(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_count),
 		cmocka_unit_test(test_healthy_card),
 		cmocka_unit_test(test_corrupting_card_fails),
 	};

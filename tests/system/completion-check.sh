@@ -72,13 +72,24 @@ commands=$(echo "$help" | sed -n '/^Commands:/,$p' | awk 'NR > 1 && NF { print $
 options=$( (echo "$help" | grep -o -e '--[a-z][a-z-]*'; echo --help) | sort -u | tr '\n' ' ')
 expect "fpgactl " "${commands% }"
 expect "fpgactl --" "${options% }"
-expect "fpgactl " "bench capture channels clients probe read reset send stats status topo validate version watch write"
+expect "fpgactl " "bench capture channels clients help probe read reset send stats status topo validate version watch write"
 expect "fpgactl st" "stats status"
 expect "fpgactl --js" "--json"
-expect "fpgactl -" "--all --card --count --help --json --newest --poll-us --reconnect --shared --timeout --url --verify --version -n"
+expect "fpgactl -" "--all --card --count --help --interval --json --newest --poll-us --reconnect --shared --timeout --url --verify --version -n"
 expect "fpgactl t" "topo"
 expect "fpgactl c" "capture channels clients"
 expect "fpgactl w" "watch write"
+# help: the commands (help itself aside), one.
+expect "fpgactl help " "bench capture channels clients probe read reset send stats status topo validate version watch write"
+expect "fpgactl help st" "stats status"
+expect "fpgactl help stats " ""
+# Each command's options as 'fpgactl COMMAND --help' lists them (and no
+# other), completed with no --url given.
+for c in ${commands% }; do
+	[[ $c == help ]] && continue
+	copts=$( (fpgactl "$c" --help | grep -o -e '--[a-z][a-z-]*') | sort -u | tr '\n' ' ')
+	expect "fpgactl $c --" "${copts% }"
+done
 # The options of each command; --url again for status only, which asks
 # several hosts.
 expect "fpgactl --url $url status --" "--help --json --timeout --url"
@@ -86,7 +97,9 @@ expect "fpgactl --url $url --url ipc:///nonexistent/fpgad.sock status --t" "--ti
 expect "fpgactl --url $url status --url ipc:///nonexistent/fpgad.sock --u" "--url"
 expect "fpgactl --url $url stats --" "--help --json"
 expect "fpgactl stats --" "--card --help --json --url"
-expect "fpgactl --url $url watch -" "--count --help --json --timeout -n"
+expect "fpgactl --url $url watch -" "--count --help --interval --json --timeout -n"
+expect "fpgactl --url $url watch --interval " ""
+expect "fpgactl --url $url watch --interval 250 c2h" "c2h0 c2h1"
 expect "fpgactl --url $url capture c2h0 --" "--count --help --json --newest --poll-us --reconnect --shared --timeout --verify"
 expect "fpgactl --url $url send h2c0 -" "--count --help --json --timeout -n"
 expect "fpgactl --url $url read --" "--help --json --timeout"
