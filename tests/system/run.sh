@@ -3,7 +3,8 @@
 #
 # tests/system/run.sh - boot Debian's kernel in QEMU with a minimal Debian
 # root file system (systemd as PID 1), install the fpgad packages in it and
-# run one or more guest scripts there, one after another in the same boot:
+# run one or more guest scripts there, one after another in the same boot
+# (or, with SYSTEM_BOOTS=each, each in a boot of its own, all at once):
 # tests/system/guest.sh (the system tier) unless told otherwise.
 #
 #   run.sh [-g|-G NAME=SCRIPT]... [-f SRC=DEST]... [-m MODULE]... DEBDIR [WORKDIR]
@@ -43,6 +44,9 @@
 #   KVER            kernel release to boot (default: the newest /boot/vmlinuz-*-amd64)
 #   QEMU            default qemu-system-x86_64
 #   ACCEL           kvm or tcg (default kvm when usable, else tcg)
+#   SYSTEM_BOOTS    one (default: the suites one after another in one boot)
+#                   or each (a boot per suite, the boots at the same time:
+#                   the suites' waits overlap, for one more boot's CPU)
 #   SYSTEM_TIMEOUT  seconds for the guest (default 600)
 #
 # Exit status (of the suites given with -g): 0 each passed or skipped, not
@@ -195,7 +199,6 @@ for s in $suites; do
 	name=${s%%=*} script=${s#*=}
 	[ -r "$script" ] || fail "no guest script $script for suite $name"
 	cp "$script" "$over/root/system/suite-$name.sh" || fail "cannot copy $script"
-	echo "$name" >> "$over/root/system/suites"
 done
 old_ifs=$IFS
 IFS=$nl
@@ -273,9 +276,20 @@ ln -s ../fpgad-system-test.service \
 # terminal.
 ln -s /dev/null "$over/etc/systemd/system/serial-getty@.service"
 ln -s /dev/null "$over/etc/systemd/system/getty@.service"
-initrd=$work/initrd.cpio
-{ cat "$rootfs" && bsdtar --format newc --uid 0 --gid 0 -cf - -C "$over" .; } > "$initrd" ||
-	fail "cannot write $initrd"
+common=$work/overlay.cpio
+bsdtar --format newc --uid 0 --gid 0 -cf "$common" -C "$over" . ||
+	fail "cannot write $common"
+# initrd BOOT SUITES...: the root file system, the overlay, and the list
+# of the suites this boot runs (/root/system/suites), in $work/BOOT.cpio.
+initrd() {
+	b=$1
+	shift
+	rm -rf "$work/list-$b" && mkdir -p "$work/list-$b/root/system" &&
+	printf '%s\n' "$@" > "$work/list-$b/root/system/suites" &&
+	{ cat "$rootfs" "$common" &&
+	  bsdtar --format newc --uid 0 --gid 0 -cf - -C "$work/list-$b" .; } > "$work/$b.cpio" ||
+		fail "cannot write $work/$b.cpio"
+}
 
 # --- boot ------------------------------------------------------------------------
 accel=${ACCEL:-}
@@ -284,29 +298,54 @@ if [ -z "$accel" ]; then
 	[ -r /dev/kvm ] && [ -w /dev/kvm ] &&
 		grep -q -w -E 'vmx|svm' /proc/cpuinfo && accel=kvm
 fi
-log=$work/console.log
+# boot BOOT: $work/BOOT.cpio booted, its console in $work/BOOT.console,
+# QEMU's exit status in $work/BOOT.qrc.
 boot() {
 	cpu=max
 	[ "$accel" = kvm ] && cpu=host
-	echo "system: booting $kernel ($accel) with systemd, suites:$names; console in $log"
 	# shellcheck disable=SC2086
 	timeout "$SYSTEM_TIMEOUT" "$QEMU" -accel "$accel" -cpu "$cpu" -m 1536M -smp 2 \
 		-nographic -no-reboot -monitor none -serial stdio -nic none $edu \
-		-kernel "$kernel" -initrd "$initrd" \
+		-kernel "$kernel" -initrd "$work/$1.cpio" \
 		-append "console=ttyS0 rdinit=/sbin/init panic=-1 quiet systemd.show_status=error" \
-		</dev/null >"$log" 2>&1
+		</dev/null >"$work/$1.console" 2>&1
+	echo $? > "$work/$1.qrc"
 }
+# The boots: "console" running every suite, or one per suite.
+case ${SYSTEM_BOOTS:-one} in
+one) boots=console
+     initrd console $names ;;
+each) boots=
+      for name in $names; do boots="$boots $name-boot"; initrd "$name-boot" "$name"; done ;;
+*) fail "SYSTEM_BOOTS=$SYSTEM_BOOTS: one or each" ;;
+esac
 t=$(now)
-boot
-qrc=$?
+echo "system: booting $kernel ($accel) with systemd, suites:$names, $(echo $boots | wc -w) boot(s); console in $work/console.log"
+pids=
+for b in $boots; do boot "$b" & pids="$pids $!"; done
+wait $pids
 if [ "$accel" = kvm ] && [ -z "${ACCEL:-}" ] &&
-   grep -a -q -i -E 'failed to initialize kvm|Could not access KVM' "$log"; then
+   cat "$work"/*.console | grep -a -q -i -E 'failed to initialize kvm|Could not access KVM'; then
 	echo "system: KVM not usable here, falling back to TCG"
 	accel=tcg
-	boot
-	qrc=$?
+	pids=
+	for b in $boots; do boot "$b" & pids="$pids $!"; done
+	wait $pids
 fi
-rm -f "$initrd"
+# One console log for the verdicts below (the boots' suites have their
+# own prefixes); each boot's own stays beside it.
+log=$work/console.log
+qrc=0
+: > "$log.tmp"
+for b in $boots; do
+	r=$(cat "$work/$b.qrc" 2>/dev/null || echo 1)
+	[ "$r" = 0 ] || qrc=$r
+	cat "$work/$b.console" >> "$log.tmp"
+	rm -f "$work/$b.cpio" "$work/$b.qrc"
+done
+[ "$boots" != console ] || rm -f "$work/console.console"
+mv "$log.tmp" "$log"
+rm -f "$common"
 echo "system: guest ran $(( $(now) - t )) s, whole run $(( $(now) - start )) s"
 
 # --- each suite's verdict --------------------------------------------------------

@@ -18,11 +18,13 @@ SYSTEM_WORK := $(BUILD)/system
 # More suites for the same boot (run.sh's -G, -f and -m), each reported by
 # its own tier: tests/net/rxe.mk adds the soft-RoCE suite in make check.
 SYSTEM_SUITES ?=
+# one: the suites in turn in one boot; each: a boot per suite, at once.
+SYSTEM_BOOTS ?= one
 
 .PHONY: system-check
 
 system-check: deb-check
-	$(Q)rc=0; SYSTEM_CACHE=$(SYSTEM_CACHE) tests/system/run.sh \
+	$(Q)rc=0; SYSTEM_CACHE=$(SYSTEM_CACHE) SYSTEM_BOOTS=$(SYSTEM_BOOTS) tests/system/run.sh \
 		-g system=tests/system/guest.sh $(SYSTEM_SUITES) $(DEB_DIR) $(SYSTEM_WORK) || rc=$$?; \
 	if [ $$rc = 77 ]; then \
 		echo "system-check: SKIPPED (see above)"; \
