@@ -9,7 +9,8 @@
  *              [--mtu N] [--qpn N] [--rkey N] [--count N] [--rate FPS]
  *              [--seconds S] [--fault KIND --every K [--alt-from ADDR]]
  *              [--gso] [--no-icrc]
- *   hsb_sender --control PORT [--configs N] [--no-ack] [--from ADDR] ...
+ *   hsb_sender --control PORT [--configs N] [--config-wait S] [--no-ack]
+ *              [--from ADDR] ...
  *
  * --frame and --slots are the channel's frame_size and slots (the target
  * layout follows from them, net_layout()).  A fault hits every K-th frame:
@@ -30,8 +31,11 @@
  * on PORT (printing "control ADDR:PORT"), acknowledges each request, and
  * starts sending at the N-th (--configs, 1) to the host address, QPN,
  * R_Key and pages it was told; a later one changes its target between
- * frames.  --to, --qpn, --rkey, --frame, --slots, --mtu are not needed
- * then.  --no-ack never answers (a sender that cannot be reached).
+ * frames.  It gives up when the N-th has not come --config-wait seconds
+ * (30) after it started listening: for a sender started before fpgad,
+ * fpgad's start and whatever runs before its first lease count too.
+ * --to, --qpn, --rkey, --frame, --slots, --mtu are not needed then.
+ * --no-ack never answers (a sender that cannot be reached).
  * With --rdma-dev too, it learns fpgad's QPN and the path MTU there
  * (payload size) and writes to the host address it was told (port 4791);
  * a later request must keep the QPN (the UC QP is connected to it).
@@ -89,6 +93,7 @@ struct opts {
 	bool gso, icrc;
 	const char *control;
 	unsigned configs;
+	double config_wait;		/* s, for the --configs-th request */
 	bool no_ack;
 	const char *rdma_dev;		/* RoCE mode */
 };
@@ -120,7 +125,8 @@ static int usage(void)
 		"  [--fault drop|dup|reorder|lose-imm|bad-rkey|bad-qpn|wrong-sender|bad-icrc\n"
 		"   --every K [--alt-from ADDR]] [--gso] [--no-icrc]\n"
 		"  [--rdma-dev DEV (RoCE: --to ADDR, --qpn fpgad's)]\n"
-		"       hsb_sender --control PORT [--configs N] [--no-ack] [--from ADDR] ...\n");
+		"       hsb_sender --control PORT [--configs N] [--config-wait S] [--no-ack]\n"
+		"  [--from ADDR] ...\n");
 	return 2;
 }
 
@@ -135,13 +141,14 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "seconds", 1, NULL, 'S' }, { "fault", 1, NULL, 'x' },
 		{ "every", 1, NULL, 'e' }, { "gso", 0, NULL, 'g' },
 		{ "no-icrc", 0, NULL, 'I' }, { "control", 1, NULL, 'C' },
-		{ "configs", 1, NULL, 'N' }, { "no-ack", 0, NULL, 'A' },
+		{ "configs", 1, NULL, 'N' }, { "config-wait", 1, NULL, 'W' },
+		{ "no-ack", 0, NULL, 'A' },
 		{ "rdma-dev", 1, NULL, 'R' }, { 0 },
 	};
 	int c;
 
 	*o = (struct opts){ .mtu = 1500, .qpn = 0x100, .every = 1, .icrc = true,
-			    .configs = 1 };
+			    .configs = 1, .config_wait = 30 };
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 't': o->to = optarg; break;
@@ -160,6 +167,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'I': o->icrc = false; break;
 		case 'C': o->control = optarg; break;
 		case 'N': o->configs = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'W': o->config_wait = strtod(optarg, NULL); break;
 		case 'A': o->no_ack = true; break;
 		case 'R': o->rdma_dev = optarg; break;
 		case 'x':
@@ -179,6 +187,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		o->to = "", o->slots = 1, o->frame = o->frame ? o->frame : FPGAD_SIMFRAME_HDR_SIZE;
 	if (!o->to || o->frame < FPGAD_SIMFRAME_HDR_SIZE || !o->slots || !o->every ||
 	    roce_payload_size(o->mtu) == 0 || (!o->count && o->seconds <= 0) ||
+	    !(o->config_wait > 0) ||
 	    (o->fault == F_WRONG_SENDER && !o->alt_from) ||
 	    (o->rdma_dev && (!o->from || (!o->control && o->mtu % ROCE_PAYLOAD_UNIT))))
 		return usage();
@@ -454,13 +463,13 @@ static void control_target(const struct sender *s, struct hsb_tx *t)
 /* Wait for the --configs-th request; then where to send, into @to. */
 static int control_wait(struct sender *s, char *to, size_t len)
 {
-	uint64_t end = clock_now_ns() + 30000000000ull;
+	uint64_t end = clock_now_ns() + (uint64_t)(s->o.config_wait * 1e9);
 	struct in_addr ip;
 
 	while (s->configs < s->o.configs || !(s->regs.vp_mask & 1)) {
 		if (clock_now_ns() > end) {
-			fprintf(stderr, "hsb_sender: %u of %u configurations in 30 s\n",
-				s->configs, s->o.configs);
+			fprintf(stderr, "hsb_sender: %u of %u configurations in %g s\n",
+				s->configs, s->o.configs, s->o.config_wait);
 			return -1;
 		}
 		control_take(s, 1000);

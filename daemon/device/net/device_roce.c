@@ -6,17 +6,12 @@
  * its own, and copies each good frame into the slot armed for it.
  *
  * The sender is told its target at each new ring (net_target.h), as a
- * UDP sender is.  With no receiving thread, the streaming thread sends
- * and retries it in wait(): its control socket is one more fd in the same
- * poll as the completion channel, and the next try bounds that poll's
- * sleep.  A timerfd would add an fd and a syscall per ring for nothing:
- * the streaming thread calls wait() whenever it has nothing else to do,
- * and a try is late only by a busy-poll (poll_us), far below the retry
- * interval.  While no slot is armed (no lessee yet, or every slot held)
- * the streaming thread does not wait() on the QP, so the request waits
- * too: a sender told then could only write frames dropped for want of a
+ * UDP sender is, by the channel's control thread, which sends, retries
+ * and reads the acknowledgement.  The request is gated: a new ring's
+ * goes once a slot is armed on it (submit, net_target_armed()), for a
+ * sender told before that could only write frames dropped for want of a
  * slot.  So the ring pinned at start is not told (the first lease's
- * replaces it); unlike the udp path's receiving thread, which tells both.
+ * replaces it before any slot is armed); the udp path tells both.
  *
  * Locking: q->lock guards the armed slots, the completions, roce_rx's
  * state and counters; wait() holds it while it drains the CQ (the copies
