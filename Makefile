@@ -1,10 +1,13 @@
 # fpgad - one Makefile for the daemon, the client library, the CLI, the
 # kernel module and every test tier.  Outputs go under $(BUILD).
 #
-#   make deps      install missing Debian packages (as root), else print how
+#   make deps      install the missing Debian packages the build and the demo
+#                  need (as root), else print how; deps-check: those the
+#                  test tiers need too
 #   make / all     build/fpgad build/fpgad-exporter build/fpgactl
 #                  build/libfpgad.{so,a} build/fpgad.pc
-#   make check     deps, build, every test tier that this machine can run
+#   make check     deps-check, then every tier of tests/tiers this machine
+#                  can run (tests/check.sh; TIERS="unit hostile" for some)
 #   make demo      deps, build, stream and verify frames on the simulated card
 #   make bench     streaming and control-plane benchmarks into BENCHMARKS.md
 #   make install   PREFIX=/usr/local DESTDIR=
@@ -116,13 +119,15 @@ all: $(PROGRAMS) $(LIBS)
 
 # --- Debian packages ---------------------------------------------------------
 
-DEBS := build-essential pkg-config libsystemd-dev libprotobuf-c-dev \
-	protobuf-c-compiler libuv1-dev libnng-dev libcmocka-dev libinih-dev \
-	libjansson-dev libmbedtls-dev valgrind clang libclang-rt-14-dev jq psmisc openssl \
+# What the build and the demo need (make deps); zlib: the CRC-32 of RoCE
+# v2's iCRC (daemon/device/net/roce_icrc.c).
+DEMO_DEBS := build-essential pkg-config libsystemd-dev libprotobuf-c-dev \
+	protobuf-c-compiler libuv1-dev libnng-dev libinih-dev \
+	libjansson-dev libmbedtls-dev zlib1g-dev
+# What the tiers need besides (make deps-check; the .mk files add theirs).
+DEBS := libcmocka-dev valgrind clang libclang-rt-14-dev jq psmisc openssl \
 	linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static \
 	libdrm-dev kmod cpio passwd
-# zlib: the CRC-32 of RoCE v2's iCRC (daemon/device/net/roce_icrc.c).
-DEBS += zlib1g-dev
 # promtool, which checks fpgad's Prometheus exposition (tests/integration/test_metrics.c).
 # No Debian package ships it alone; deps installs packages with services
 # kept from starting (policy-rc.d), so no Prometheus server comes up.
@@ -131,8 +136,10 @@ DEBS += prometheus
 # and cross-compiled for arm64.
 DEBS += linux-headers-6.12-amd64 linux-image-6.12-amd64 gcc-aarch64-linux-gnu
 
-deps:
-	@missing=$$(for p in $(DEBS); do \
+# install_missing PACKAGES: apt-get install those not installed (as root,
+# services kept from starting), else say how.
+define install_missing
+	@missing=$$(for p in $(1); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
 		grep -q 'install ok installed' || echo $$p; done); \
 	[ -z "$$missing" ] && exit 0; \
@@ -153,6 +160,13 @@ deps:
 		echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends $$missing"; \
 		exit 1; \
 	fi
+endef
+
+.PHONY: deps-check
+deps:
+	$(call install_missing,$(DEMO_DEBS))
+deps-check:
+	$(call install_missing,$(DEMO_DEBS) $(DEBS))
 
 # --- build rules ---------------------------------------------------------------
 
@@ -270,88 +284,34 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 	@echo "== tests/integration/cards.sh"; BUILD=$(BUILD) tests/integration/cards.sh
 	@echo "== tests/integration/install.sh"; BUILD=$(BUILD) tests/integration/install.sh
 
--include tests/lib/lib.mk
--include kmod/kmod.mk
--include tests/fuzz/fuzz.mk
--include tests/gpu/gpu.mk
--include tests/bench/bench.mk
--include tests/hostile/hostile.mk
--include python/python.mk
--include tests/xfer.mk
--include systemd/service.mk
--include client/pkgconfig.mk
--include man/man.mk
--include debian/deb.mk
--include tests/system/system.mk
--include tests/arch/arch.mk
--include tests/net/net.mk
--include tests/net/roce.mk
+include tests/lib/lib.mk
+include kmod/kmod.mk
+include tests/fuzz/fuzz.mk
+include tests/gpu/gpu.mk
+include tests/bench/bench.mk
+include tests/hostile/hostile.mk
+include python/python.mk
+include tests/xfer.mk
+include systemd/service.mk
+include client/pkgconfig.mk
+include man/man.mk
+include debian/deb.mk
+include tests/system/system.mk
+include tests/arch/arch.mk
+include tests/net/net.mk
+include tests/net/roce.mk
 include k8s/k8s.mk
 
-# make check: every tier in turn through tests/tier.sh (a banner before
-# each, its output also in $(BUILD)/check/TIER.log), then a table of the
-# tiers' results; a failed tier does not stop the later ones, but a failed
-# build does.  A description is quoted in single quotes: it holds none.
-CHECK_TIERS = build run-unit valgrind sanitize integration $(CHECK_EXTRA)
-CHECK_SUMMARY = $(BUILD)/check/summary
-# Each tier builds what it needs with this many jobs (its tests run one
-# after another all the same).
-CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-TIER_MAKE_build := all unit
-TIER_DESC_build := fpgad, fpgactl, libfpgad and the unit suites
-TIER_DESC_run-unit := the CMocka unit suites, one per module
-TIER_DESC_valgrind := the unit suites under valgrind (leaks and errors)
-TIER_DESC_sanitize := the unit suites built with ASan and UBSan
-TIER_DESC_integration := real fpgad processes, sockets and clients
-TIER_DESC_fuzz := libFuzzer on every decoder of untrusted bytes
-TIER_DESC_hostile := hostile peers and users, from the protocol up
-TIER_DESC_python-check := the pytest suite of the Python package
-TIER_DESC_man-check := man pages against the code
-TIER_DESC_completion-check := bash completion against fpgactl
-TIER_DESC_pc-check := pkg-config files: a program built against each
-TIER_DESC_kmod-bringup := the first-card bring-up tool builds, its script parses
-TIER_DESC_kmod-check := fpgad_dma.ko built and booted in QEMU with the edu device
-TIER_DESC_kmod-model := the engine code of fpgad_dma.ko against a PG195 engine model
-TIER_DESC_kmod-arm64 := fpgad_dma.ko cross-compiled for arm64 against the arm64 headers of Debian
-TIER_DESC_gpu-check := the GPU suite (skips without a GPU)
-TIER_DESC_gpu-xfer-check := card memory transfers on a GPU (skips without one)
-TIER_DESC_system-check := the Debian packages under systemd in QEMU
-TIER_DESC_arch-check := includes and calls against tests/arch/layers
-
--include tests/mutants/mutants.mk
+include tests/mutants/mutants.mk
 # After net.mk and system.mk, whose variables it uses.
--include tests/net/rxe.mk
+include tests/net/rxe.mk
 
-# The order tiers run in: the build first; then CHECK_BG (the system
-# tier: a package build, a root file system download and an emulator,
-# mostly one CPU and the network) starts in the background at a lower
-# priority (nice), so that the timing-sensitive tiers that follow keep
-# the CPUs they need, and it takes what they leave; the others run in
-# their order; a tier in CHECK_WAIT (the rxe tier reports what the system
-# tier's boot ran) waits for the background ones first.  A background
-# tier's output is printed whole when it is waited for.
-CHECK_FIRST := build
-CHECK_BG ?= system-check
-CHECK_WAIT := rxe-check
-CHECK_RUN = $(filter $(CHECK_FIRST),$(CHECK_TIERS)) \
-	$(filter $(CHECK_BG),$(filter-out $(CHECK_FIRST),$(CHECK_TIERS))) \
-	$(filter-out $(CHECK_FIRST) $(CHECK_BG) $(CHECK_WAIT),$(CHECK_TIERS)) \
-	$(filter $(CHECK_WAIT),$(CHECK_TIERS))
-CHECK_BG_WAIT = for p in $$bg; do wait $$p || rc=1; done; \
-	for t in $$bgnames; do cat $(BUILD)/check/$$t.out; done; bg=; bgnames=;
-
-check: deps
-	@mkdir -p $(BUILD)/check && rm -f $(CHECK_SUMMARY) && date +%s > $(BUILD)/check/started
-	@rc=0; k=0; bg=; bgnames=; n=$(words $(CHECK_RUN)); \
-	$(foreach t,$(CHECK_RUN),k=$$((k + 1)); \
-	$(if $(filter $(t),$(CHECK_WAIT)),$(CHECK_BG_WAIT)) \
-	$(if $(filter $(t),$(CHECK_BG)),echo "==== [$$k/$$n] $(t): started in the background";) \
-	$(if $(filter $(t),$(CHECK_BG)),nice -n 10) tests/tier.sh $(CHECK_SUMMARY) $$k $$n $(t) '$(or $(TIER_DESC_$(t)),$(t))' \
-		$(MAKE) --no-print-directory -j$(CHECK_JOBS) $(or $(TIER_MAKE_$(t)),$(t)) \
-		$(if $(filter $(t),$(CHECK_BG)),> $(BUILD)/check/$(t).out 2>&1 & bg="$$bg $$!"; bgnames="$$bgnames $(t)";,|| \
-		{ rc=1; [ $(t) != build ] || { tests/tier.sh $(CHECK_SUMMARY) --table; exit 1; }; };)) \
-	$(CHECK_BG_WAIT) \
-	tests/tier.sh $(CHECK_SUMMARY) --table || rc=1; exit $$rc
+# make check: the tiers of tests/tiers (what each proves, how it runs, in
+# which order), scheduled by tests/check.sh; TIERS="unit hostile" runs those.
+CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+TIERS ?=
+check: deps-check
+	$(Q)BUILD=$(BUILD) MAKE="$(MAKE)" CHECK_JOBS=$(CHECK_JOBS) tests/check.sh $(TIERS)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -25,4 +25,3 @@ $(BUILD)/libfpgad.so.0: $(BUILD)/libfpgad.so
 pc-check: all
 	$(Q)BUILD=$(BUILD) tests/system/pc-check.sh
 
-CHECK_EXTRA += pc-check

@@ -17,7 +17,6 @@
 DEBS += podman runc python3-grpcio python3-grpc-tools python3-jsonschema python3-yaml
 
 .PHONY: container-check install-k8s
-TIER_DESC_container-check := namespaces, CDI in podman, the device plugin against a fake kubelet
 container-check: all
 	$(call msg,TEST,tests/containers)
 	$(Q)tests/containers/run.sh $(BUILD)
@@ -29,4 +28,3 @@ install-k8s:
 	install -D -m 0644 -t $(K8S_LIBDIR)/deviceplugin/v1beta1 \
 		k8s/deviceplugin/v1beta1/api.proto k8s/deviceplugin/v1beta1/LICENSE
 
-CHECK_EXTRA += container-check

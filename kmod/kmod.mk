@@ -227,6 +227,5 @@ kmod-clean:
 		$(MAKE) --no-print-directory -C $(KMOD_KDIR) M=$(CURDIR)/kmod -s clean
 	$(Q)rm -rf $(BUILD)/kmod $(BUILD)/kmod-test $(BUILD)/tests/kmod $(KMOD_ARM64_DIR)
 
-CHECK_EXTRA += kmod-bringup kmod-check kmod-arm64
 
 -include tests/kmod/model.mk

@@ -23,4 +23,3 @@ man-check: $(BUILD)/libfpgad.a
 	$(Q)BUILD=$(BUILD) tests/system/man-check.sh $(MAN_PAGES)
 
 DEBS += mandoc
-CHECK_EXTRA += man-check

@@ -79,7 +79,6 @@ python-check: all python
 	echo "== python/tests/install.sh (README's steps in a fresh venv)"; \
 	BUILD=$(BUILD) PYTHON=$(PYTHON) python/tests/install.sh
 
-CHECK_EXTRA += python-check
 
 # The GPU suite runs the package's GPU steps (python/tests/gpu_frames.py).
 gpu-check: python

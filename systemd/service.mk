@@ -35,4 +35,3 @@ install-service:
 completion-check: all
 	$(Q)BUILD=$(BUILD) tests/system/completion-check.sh
 
-CHECK_EXTRA += completion-check

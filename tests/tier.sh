@@ -10,7 +10,9 @@
 # The table's time is the wall time since SUMMARY's folder's "started"
 # file was written (make check writes it), else the tiers' times added up.
 # A tier FAILs when its command exits non-zero, is SKIPped when it exited 0
-# after a "tool: SKIP: why" (or "tool: SKIPPED") line, and PASSes otherwise.
+# after a "tool: SKIP: why" (or "tool: SKIPPED") line and counted no test
+# (with tests counted, it PASSes, the note saying what skipped), and PASSes
+# otherwise.
 # The count adds up what the runners print: CMocka's "[  PASSED  ] N
 # test(s)", pytest's and the scripts' "N passed", libFuzzer's runs are not
 # counted.  Each tier's whole output still goes to standard output, and to
@@ -63,13 +65,19 @@ count=$(awk '
 note=
 if [ "$rc" != 0 ]; then
 	result=FAIL
-	note=$(grep -m1 'FAIL' "$log" || grep -m1 -E '[Ff]ailed|[Ee]rror' "$log" ||
-		grep -v '^\s*$' "$log" | tail -1)
+	# The first line that says what failed ("0 failed" says nothing).
+	note=$(grep -m1 'FAIL' "$log" ||
+		grep -E '[Ff]ailed|[Ee]rror' "$log" | grep -v -E '(^|[^0-9])0 failed' | head -n 1)
+	[ -n "$note" ] || note=$(grep -v '^\s*$' "$log" | tail -1)
 	note=$(printf '%s' "$note" | cut -c1-70)
 elif skipline=$(grep -m1 -E '^[a-z][a-z0-9 -]*: SKIP' "$log"); then
+	# A tier of several parts that ran tests passes, saying what skipped.
 	result=SKIP
-	note=$(printf '%s' "$skipline" | sed 's/.*SKIP\(PED\)\?:\? *//' | cut -c1-70)
-	[ -n "$note" ] || note=$(printf '%s' "$skipline" | cut -c1-70)
+	[ "$count" = 0 ] || result=PASS
+	note=$(printf '%s' "$skipline" | sed 's/.*SKIP\(PED\)\?:\? *//')
+	[ -n "$note" ] || note=$skipline
+	[ "$result" = SKIP ] || note="partly skipped: $note"
+	note=$(printf '%s' "$note" | cut -c1-70)
 else
 	result=PASS
 fi

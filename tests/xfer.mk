@@ -53,4 +53,3 @@ gpu-xfer-check: gpu
 	@tests/gpu/xfer.sh $(BUILD) $(GPU_DIR)/logs; rc=$$?; \
 		if [ $$rc = 77 ]; then exit 0; fi; exit $$rc
 
-CHECK_EXTRA += gpu-xfer-check

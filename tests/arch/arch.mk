@@ -19,4 +19,3 @@ arch-check:
 	$(Q)python3 tests/arch/names.py .
 
 DEBS += universal-ctags
-CHECK_EXTRA += arch-check

@@ -36,4 +36,3 @@ fuzz: $(FUZZ_BIN)
 		grep -E '^stat::number_of_executed_units' $$f.log; \
 	done
 
-CHECK_EXTRA += fuzz

@@ -46,4 +46,3 @@ gpu-check: gpu
 	@tests/gpu/run.sh $(BUILD) $(GPU_DIR)/logs; rc=$$?; \
 		if [ $$rc = 77 ]; then exit 0; fi; exit $$rc
 
-CHECK_EXTRA += gpu-check

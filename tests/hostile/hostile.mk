@@ -27,4 +27,3 @@ $(OBJECT_PEER): $(BUILD)/obj/tests/hostile/object_peer.o $(BUILD)/libfpgad.a
 hostile: all $(HOSTILE_PEER) $(RING_PEER) $(OBJECT_PEER)
 	@BUILD=$(BUILD) tests/hostile/run.sh
 
-CHECK_EXTRA += hostile

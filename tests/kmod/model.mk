@@ -49,4 +49,3 @@ kmod-model: $(KMODEL_BIN)
 	@echo "== $(KMODEL_BIN)"
 	$(Q)$(KMODEL_BIN)
 
-CHECK_EXTRA += kmod-model

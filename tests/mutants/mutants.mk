@@ -15,4 +15,3 @@ mutants:
 mutants-check:
 	@tests/mutants/run.sh --check
 
-CHECK_EXTRA += mutants-check

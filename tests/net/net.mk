@@ -23,8 +23,6 @@ $(NET_CONSUMER): $(BUILD)/obj/tests/net/net_consumer.o $(BUILD)/libfpgad.a
 net-check: all $(HSB_SENDER) $(NET_CONSUMER)
 	@BUILD=$(BUILD) tests/net/run.sh
 
-TIER_DESC_net-check := network sources: UDP frames over veth, every fault counted
-CHECK_EXTRA += net-check
 
 # The benchmark: fpgad's UDP path against a bare recvmmsg loop, same sender,
 # same run (tests/bench/net.sh; BENCHMARKS.md's network section).

@@ -63,8 +63,3 @@ endif
 # run.sh decompresses the modules on this machine (Debian's are .ko.xz).
 DEBS += xz-utils
 
-TIER_DESC_rxe-check := soft-RoCE (rdma_rxe) in QEMU: verbs tools, then the RoCE path of fpgad
-# Its own boot beside the system suite's: their waits overlap.
-TIER_MAKE_system-check := system-check RXE_IN_SYSTEM=1 SYSTEM_BOOTS=each
-TIER_MAKE_rxe-check := rxe-report
-CHECK_EXTRA += rxe-check

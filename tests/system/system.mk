@@ -32,4 +32,3 @@ system-check: deb-check
 	exit $$rc
 
 DEBS += mmdebstrap libarchive-tools
-CHECK_EXTRA += system-check
