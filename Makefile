@@ -284,27 +284,14 @@ integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
 	@echo "== tests/integration/cards.sh"; BUILD=$(BUILD) tests/integration/cards.sh
 	@echo "== tests/integration/install.sh"; BUILD=$(BUILD) tests/integration/install.sh
 
-include tests/lib/lib.mk
-include kmod/kmod.mk
-include tests/fuzz/fuzz.mk
-include tests/gpu/gpu.mk
-include tests/bench/bench.mk
-include tests/hostile/hostile.mk
-include python/python.mk
-include tests/xfer.mk
-include systemd/service.mk
-include client/pkgconfig.mk
-include man/man.mk
-include debian/deb.mk
-include tests/system/system.mk
-include tests/arch/arch.mk
-include tests/net/net.mk
-include tests/net/roce.mk
-include k8s/k8s.mk
-
-include tests/mutants/mutants.mk
-# After net.mk and system.mk, whose variables it uses.
-include tests/net/rxe.mk
+# Each part's make file: its targets, and the Debian packages it needs
+# (DEBS).  rxe.mk comes after net.mk and system.mk, whose variables it uses.
+PARTS_MK := tests/lib/lib.mk kmod/kmod.mk tests/fuzz/fuzz.mk tests/gpu/gpu.mk \
+	tests/bench/bench.mk tests/hostile/hostile.mk python/python.mk tests/xfer.mk \
+	systemd/service.mk client/pkgconfig.mk man/man.mk debian/deb.mk \
+	tests/system/system.mk tests/arch/arch.mk tests/net/net.mk tests/net/roce.mk \
+	k8s/k8s.mk tests/mutants/mutants.mk tests/net/rxe.mk
+include $(PARTS_MK)
 
 # make check: the tiers of tests/tiers (what each proves, how it runs, in
 # which order), scheduled by tests/check.sh; TIERS="unit hostile" runs those.
