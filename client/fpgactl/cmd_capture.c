@@ -200,7 +200,7 @@ int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o)
 		fpgactl_progress_end(&bar);
 		fprintf(stderr, "fpgactl: capture %s: after %llu frames: %s\n",
 			o->channel, (unsigned long long)cap.frames,
-			fpgactl_failed(c, o->channel, true, failed, sizeof(failed)) ? failed :
+			fpgactl_asks(r) && fpgactl_failed(c, o->channel, true, failed, sizeof(failed)) ? failed :
 			r == -ETIMEDOUT ? "no frame within the timeout" :
 			r == -EPIPE ? "the lease ended (fpgad stopped or closed it)" :
 			strerror(-r));

@@ -118,7 +118,7 @@ int fpgactl_send_frames(fpgad_client *c, fpgad_channel *ch,
 			fpgactl_progress_end(&bar);
 			fprintf(stderr, "fpgactl: send %s: after %llu frames: %s\n",
 				info.name, (unsigned long long)i,
-				fpgactl_failed(c, info.name, true, failed, sizeof(failed)) ? failed :
+				fpgactl_asks(r) && fpgactl_failed(c, info.name, true, failed, sizeof(failed)) ? failed :
 				r == -ETIMEDOUT ? "no free buffer within the timeout" :
 				r == -EPIPE ? "the lease ended (fpgad stopped or closed it)" :
 				strerror(-r));
@@ -128,7 +128,7 @@ int fpgactl_send_frames(fpgad_client *c, fpgad_channel *ch,
 	}
 	fpgactl_progress_show(&bar, n);
 	r = settle(c, info.name, &before, n, &after);
-	if (r < 0 && fpgactl_failed(c, info.name, true, failed, sizeof(failed))) {
+	if (r < 0 && fpgactl_asks(r) && fpgactl_failed(c, info.name, true, failed, sizeof(failed))) {
 		fprintf(stderr, "fpgactl: send %s: %s\n", info.name, failed);
 		r = 1;
 		goto out;

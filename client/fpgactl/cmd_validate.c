@@ -250,7 +250,7 @@ static void capture_verified(fpgad_client *c, const struct fpgactl_opts *o,
 		fpgactl_progress_show(&bar, o->count);
 	fpgactl_progress_end(&bar);
 	snprintf(todo, sizeof(todo), FPGACTL_FAILED_TODO, sum->name);
-	if (r < 0 && fpgactl_failed(c, sum->name, false, failed, sizeof(failed)))
+	if (r < 0 && fpgactl_asks(r) && fpgactl_failed(c, sum->name, false, failed, sizeof(failed)))
 		add(rep, name, FAIL, todo, "after %llu frames: %s",
 		    (unsigned long long)(good + bad), failed);
 	else if (r < 0)

@@ -72,6 +72,8 @@ bool fpgactl_remote(const char *url);
  * after it; returns @buf, else NULL.
  */
 #define FPGACTL_FAILED_TODO "read why in fpgad's log (journalctl -u fpgad), then fpgactl reset %s"
+/* Whether error @r leaves fpgad there to ask (not gone, not restarted). */
+bool fpgactl_asks(int r);
 const char *fpgactl_failed(fpgad_client *c, const char *name, bool todo, char *buf,
 			   size_t len);
 /*

@@ -193,6 +193,11 @@ bool fpgactl_remote(const char *url)
 	return strncmp(url, "ipc://", 6) != 0;
 }
 
+bool fpgactl_asks(int r)
+{
+	return r != -EPIPE && r != -ESTALE && r != -ECONNRESET && r != -ECONNREFUSED;
+}
+
 const char *fpgactl_failed(fpgad_client *c, const char *name, bool todo, char *buf,
 			   size_t len)
 {
