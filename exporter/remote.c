@@ -1,13 +1,27 @@
 // SPDX-License-Identifier: MIT
-/* remote.c - the remote status listener (remote.h). */
+/*
+ * remote.c - the remote status listener (remote.h).
+ *
+ * nng 1.5 (Debian 12's) stops a listener for good when a peer's
+ * connection fails during the SP header exchange in a way that reads as
+ * NNG_ECLOSED (a peer that half-closes, then resets: nng issue #1518);
+ * any host that reaches the port can do it.  A watch thread dials the
+ * listener every REMOTE_PROBE_EVERY_MS: when no connection at all reached
+ * the socket (ADD_PRE) within REMOTE_PROBE_WAIT_MS of a probe, the
+ * listener is closed and made again on the same address and port (its
+ * connections end with it: each carries one status request at a time).
+ */
 #include <errno.h>
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
+#include <nng/protocol/reqrep0/req.h>
 #include <nng/supplemental/tls/tls.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "addr.h"
 #include "errmap.h"
@@ -18,6 +32,8 @@
 #define REMOTE_WORKERS 4
 /* nng's REQ/REP header ahead of the body: 4 bytes a hop, 8 hops at most. */
 #define REMOTE_HEADER_MAX (4 * 8)
+#define REMOTE_PROBE_EVERY_MS 500
+#define REMOTE_PROBE_WAIT_MS 1500
 
 struct remote {
 	nng_socket sock;
@@ -30,6 +46,14 @@ struct remote {
 	pthread_t workers[REMOTE_WORKERS];
 	unsigned n_workers;
 	struct log_limit refused;
+
+	/* The listener's watch (above). */
+	const char *tls_cert_key;
+	char probe[300];		/* the URL it dials */
+	atomic_uint added;		/* connections that reached the socket */
+	atomic_bool stop;
+	bool listening, watching;
+	pthread_t watch;
 };
 
 /* "tcp 192.0.2.7:40512": the peer that sent @msg. */
@@ -108,6 +132,118 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+static void on_added(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	struct remote *r = arg;
+
+	(void)p;
+	(void)ev;
+	atomic_fetch_add(&r->added, 1);
+}
+
+/* Listen on @url (tls+tcp: with r->tls_cert_key); a failure is logged. */
+static int listen_on(struct remote *r, const char *url)
+{
+	int rv = nng_listener_create(&r->l, r->sock, url);
+
+	if (rv) {
+		log_err("remote: cannot listen on %s: %s", url, nng_strerror(rv));
+		return rv;
+	}
+	if (strncmp(url, "tls+", 4) == 0) {
+		rv = nng_listener_set_string(r->l, NNG_OPT_TLS_CERT_KEY_FILE,
+					     r->tls_cert_key ? r->tls_cert_key : "");
+		if (rv) {
+			log_err("remote: %s: cannot use %s as certificate and key: %s",
+				url, r->tls_cert_key ? r->tls_cert_key : "(none)",
+				nng_strerror(rv));
+			nng_listener_close(r->l);
+			return rv;
+		}
+	}
+	rv = nng_listener_start(r->l, 0);
+	if (rv) {
+		log_err("remote: cannot listen on %s: %s", url, nng_strerror(rv));
+		nng_listener_close(r->l);
+		return rv;
+	}
+	r->listening = true;
+	return 0;
+}
+
+/* The URL the watch dials: the bound one, a wildcard address as loopback. */
+static void probe_url(struct remote *r)
+{
+	const char *host = strstr(r->bound, "://"), *colon = strrchr(r->bound, ':');
+	const char *loop = NULL;
+
+	snprintf(r->probe, sizeof(r->probe), "%s", r->bound);
+	if (!host || !colon || colon < host + 3)
+		return;
+	host += 3;
+	if (colon == host || (colon - host == 7 && !strncmp(host, "0.0.0.0", 7)) ||
+	    (colon - host == 1 && *host == '*'))
+		loop = "127.0.0.1";
+	else if (colon - host == 4 && !strncmp(host, "[::]", 4))
+		loop = "[::1]";
+	if (loop)
+		snprintf(r->probe, sizeof(r->probe), "%.*s%s%s",
+			 (int)(host - r->bound), r->bound, loop, colon);
+}
+
+/* Sleep @ms in short steps; false once told to stop. */
+static bool nap(struct remote *r, unsigned ms)
+{
+	const struct timespec step = { 0, 50 * 1000000L };
+
+	for (unsigned t = 0; t < ms; t += 50) {
+		if (atomic_load(&r->stop))
+			return false;
+		nanosleep(&step, NULL);
+	}
+	return !atomic_load(&r->stop);
+}
+
+/* One probe: did any connection reach the socket while it dialed? */
+static bool probe_answered(struct remote *r)
+{
+	unsigned before = atomic_load(&r->added);
+	nng_dialer d;
+	nng_socket ps;
+	bool seen = false;
+
+	if (nng_req0_open(&ps) != 0)
+		return true;	/* no probe now: nothing learnt */
+	if (nng_dialer_create(&d, ps, r->probe) == 0 &&
+	    (strncmp(r->probe, "tls+", 4) != 0 ||
+	     nng_dialer_set_int(d, NNG_OPT_TLS_AUTH_MODE, NNG_TLS_AUTH_MODE_NONE) == 0))
+		nng_dialer_start(d, NNG_FLAG_NONBLOCK);
+	for (unsigned t = 0; !seen && t < REMOTE_PROBE_WAIT_MS; t += 50) {
+		seen = atomic_load(&r->added) != before;
+		if (!seen && !nap(r, 50))
+			break;
+	}
+	nng_close(ps);
+	return seen || atomic_load(&r->stop);
+}
+
+static void *watch(void *arg)
+{
+	struct remote *r = arg;
+
+	while (nap(r, REMOTE_PROBE_EVERY_MS)) {
+		if (probe_answered(r))
+			continue;
+		log_warn("remote: the listener on %s stopped accepting connections; listening anew", r->bound);
+		if (r->listening)
+			nng_listener_close(r->l);
+		r->listening = false;
+		if (listen_on(r, r->bound))
+			log_notice("remote: trying again in %u ms", REMOTE_PROBE_EVERY_MS);
+	}
+	return NULL;
+}
+
 /* @url with the port the listener holds (it differs for port 0). */
 static void bound_url(struct remote *r, const char *url)
 {
@@ -156,25 +292,25 @@ int remote_start(const struct remote_options *opt, struct upstream *up,
 				 opt->max_message + REMOTE_HEADER_MAX);
 	if (rv)
 		goto fail;
-	rv = nng_listener_create(&r->l, r->sock, opt->url);
+	rv = nng_pipe_notify(r->sock, NNG_PIPE_EV_ADD_PRE, on_added, r);
 	if (rv)
 		goto fail;
-	if (strncmp(opt->url, "tls+", 4) == 0) {
-		rv = nng_listener_set_string(r->l, NNG_OPT_TLS_CERT_KEY_FILE,
-					     opt->tls_cert_key ? opt->tls_cert_key : "");
-		if (rv) {
-			log_err("remote: %s: cannot use %s as certificate and key: %s",
-				opt->url, opt->tls_cert_key ? opt->tls_cert_key : "(none)",
-				nng_strerror(rv));
-			remote_stop(r);
-			return errmap_nng(rv);
-		}
+	r->tls_cert_key = opt->tls_cert_key;
+	rv = listen_on(r, opt->url);
+	if (rv) {
+		remote_stop(r);
+		return errmap_nng(rv);
 	}
-	rv = nng_listener_start(r->l, 0);
-	if (rv)
-		goto fail;
 	bound_url(r, opt->url);
+	probe_url(r);
 	guard(r, opt);
+	rv = pthread_create(&r->watch, NULL, watch, r);
+	if (rv) {
+		log_err("remote: cannot start the listener's watch: %s", strerror(rv));
+		remote_stop(r);
+		return -rv;
+	}
+	r->watching = true;
 	for (; r->n_workers < REMOTE_WORKERS; r->n_workers++) {
 		rv = pthread_create(&r->workers[r->n_workers], NULL, worker, r);
 		if (rv) {
@@ -200,6 +336,9 @@ void remote_stop(struct remote *r)
 {
 	if (!r)
 		return;
+	atomic_store(&r->stop, true);
+	if (r->watching)
+		pthread_join(r->watch, NULL);
 	if (r->open)
 		nng_close(r->sock);
 	for (unsigned i = 0; i < r->n_workers; i++)

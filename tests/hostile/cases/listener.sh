@@ -41,3 +41,32 @@ for i in range(40):
 	[ ! -e "$FPGAD_RT/fpgad.sock" ] || fail "the socket outlived fpgad"
 }
 hostile_case leave_while_connecting any "peers that leave while connecting do not stop fpgad from taking new clients"
+
+# The same against fpgad-exporter's remote listener, from the network's
+# side: peers that half-close and then reset before the exporter sent its
+# SP header (the exporter stopped meanwhile).  The exporter listens anew
+# on the same port, and a remote status gets through within its timeout.
+case_remote_leave_while_connecting() {
+	local port out
+	fpgad_start "$RING_CHANNEL"
+	exporter_start --remote tcp://127.0.0.1:0
+	port=$(remote_port)
+	kill -STOP "$EXPORTER_PID"
+	python3 -c '
+import socket, struct, sys
+for i in range(60):
+    s = socket.socket()
+    s.connect(("127.0.0.1", int(sys.argv[1])))
+    s.shutdown(socket.SHUT_WR)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.close()
+' "$port" || { kill -CONT "$EXPORTER_PID"; fail "the leaving peers could not connect"; }
+	kill -CONT "$EXPORTER_PID"
+	out=$("$FPGACTL" --url "tcp://127.0.0.1:$port" status 2>&1) ||
+		{ say "$out"; tail -5 "$FPGAD_LOG"; fail "no remote status after peers left while connecting"; }
+	expect_out "$out" "pid $FPGAD_PID"
+	expect_in "$FPGAD_LOG" "remote: the listener on tcp://127.0.0.1:$port stopped accepting connections; listening anew"
+	exporter_stop
+	fpgad_stop
+}
+hostile_case remote_leave_while_connecting any "peers that leave while connecting do not stop fpgad-exporter's remote listener"
