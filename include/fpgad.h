@@ -469,6 +469,8 @@ struct fpgad_channel_stats {
 	} net;
 	char last_error[128];	/* the last DMA failure, or why the channel
 				   FAILED; "" none since fpgad started */
+	char integrity[8];	/* "none" (integrity_errors mean nothing) or
+				   "crc32c"; "" from an older fpgad */
 };
 
 FPGAD_EXPORT int fpgad_channel_stats(fpgad_client *c, const char *name,
