@@ -126,7 +126,7 @@ static void fill_summary(struct channel *ch, Fpgad__ChannelSummary *s)
 	s->frame_size = cc->frame_size;
 	s->frames = st.frames;
 	s->drops = st.drops;
-	s->lessees = st.lessees;
+	s->leases = st.leases;
 	s->source = (char *)source_kind_name(cc->source);
 }
 

@@ -154,7 +154,7 @@ struct fpgad_channel_summary {
 	uint64_t frame_size;
 	uint64_t frames;
 	uint64_t drops;
-	uint32_t lessees;
+	uint32_t leases;
 	char source[8];		/* "card", "udp" (a network sender: stats
 				   has its endpoint and counters) */
 };

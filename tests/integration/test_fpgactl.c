@@ -524,7 +524,7 @@ static void test_json_numbers(void **state)
 	assert_int_equal(fpgactl(&p, out, sizeof(out), "--json capture cam -n 50"), 0);
 	j = parse_json(out);
 	assert_true(json_real_value(json_object_get(j, "fps")) > 0);
-	assert_true(json_is_real(json_object_get(json_object_get(j, "latency_us"), "p50")));
+	assert_true(json_is_real(json_object_get(json_object_get(j, "wakeup_latency_us"), "p50")));
 	if (most_digits(out) > 4)
 		fail_msg("capture --json prints more than 4 significant digits:\n%s", out);
 	json_decref(j);

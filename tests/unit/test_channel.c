@@ -202,7 +202,7 @@ static void test_stream_and_verify(void **state)
 	channel_get_stats(fx.ch, &st);
 	assert_true(st.frames >= 2000);
 	assert_int_equal(st.drops, 0);
-	assert_int_equal(st.lessees, 1);
+	assert_int_equal(st.leases, 1);
 	assert_int_equal(fx.s1.n_leases, 1);
 	assert_int_equal(lease_close(fx.ch, &fx.s1, 0), 0);
 	assert_int_equal(fx.s1.n_leases, 0);
