@@ -142,6 +142,7 @@ int fpgad_channel_stats(fpgad_client *c, const char *name,
 	ret_stats->latency_ns_total = s->latency_ns_total;
 	ret_stats->latency_frames = s->latency_frames;
 	snprintf(ret_stats->last_error, sizeof(ret_stats->last_error), "%s", s->last_error);
+	snprintf(ret_stats->integrity, sizeof(ret_stats->integrity), "%s", s->integrity);
 	if (s->net)
 		net_stats_from(s->net, ret_stats);
 	fpgad__response__free_unpacked(resp, NULL);

@@ -262,7 +262,7 @@ int fpgad_status_get(fpgad_client *c, struct fpgad_status **ret_status)
 		o->frame_size = in->frame_size;
 		o->frames = in->frames;
 		o->drops = in->drops;
-		o->lessees = in->lessees;
+		o->leases = in->leases;
 		COPY(o->source, in->source);
 	}
 	fpgad__response__free_unpacked(resp, NULL);

@@ -365,7 +365,7 @@ static void format_states(FILE *f, const struct metrics_snapshot *snap)
 	       "Leases held on the channel: processes that read (c2h) or write (h2c) it.");
 	for (unsigned i = 0; i < snap->n_channels; i++) {
 		channel_sample(f, "fpgad_channel_leases", &snap->channels[i]);
-		fprintf(f, "} %u\n", snap->channels[i].st.lessees);
+		fprintf(f, "} %u\n", snap->channels[i].st.leases);
 	}
 }
 

@@ -126,7 +126,7 @@ static void fill_summary(struct channel *ch, Fpgad__ChannelSummary *s)
 	s->frame_size = cc->frame_size;
 	s->frames = st.frames;
 	s->drops = st.drops;
-	s->lessees = st.lessees;
+	s->leases = st.leases;
 	s->source = (char *)source_kind_name(cc->source);
 }
 
@@ -403,6 +403,7 @@ static void do_channel_stats(struct core *d,
 	o->latency_frames = st.latency.count;
 	snprintf(r->last_error, sizeof(r->last_error), "%s", st.last_error);
 	o->last_error = r->last_error;
+	o->integrity = (char *)integrity_name(channel_config(ch)->integrity);
 	if (channel_source_stats(ch, &r->net) == 0)
 		o->net = net_stats_message(&r->net, &r->net_msg);
 	r->resp.body_case = FPGAD__RESPONSE__BODY_CHANNEL_STATS;

@@ -154,7 +154,7 @@ struct fpgad_channel_summary {
 	uint64_t frame_size;
 	uint64_t frames;
 	uint64_t drops;
-	uint32_t lessees;
+	uint32_t leases;
 	char source[8];		/* "card", "udp" (a network sender: stats
 				   has its endpoint and counters) */
 };
@@ -469,6 +469,8 @@ struct fpgad_channel_stats {
 	} net;
 	char last_error[128];	/* the last DMA failure, or why the channel
 				   FAILED; "" none since fpgad started */
+	char integrity[8];	/* "none" (integrity_errors mean nothing) or
+				   "crc32c"; "" from an older fpgad */
 };
 
 FPGAD_EXPORT int fpgad_channel_stats(fpgad_client *c, const char *name,

@@ -112,7 +112,7 @@ def channels_of(status, topo=None):
             "frame_size": int(c.get("frame_size", 0)),
             "slot_size": int(c.get("slot_size", 0)),
             "slots": int(c.get("slots", 0)),
-            "lessees": int(c.get("lessees", 0)),
+            "leases": int(c.get("leases", 0)),
             "gpu": gpus.get(c["name"]),
             "numa": numa,
         })

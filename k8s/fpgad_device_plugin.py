@@ -199,7 +199,7 @@ class Plugin:
 
             def rank(n):
                 c, h = snap.get(n, ({}, UNHEALTHY))
-                return (h != HEALTHY, c.get("lessees", 0) > 0,
+                return (h != HEALTHY, c.get("leases", 0) > 0,
                         bool(numas) and c.get("numa") not in numas, n)
             rest = sorted((n for n in req.available_deviceIDs if n not in must), key=rank)
             pick = must + rest[:max(0, req.allocation_size - len(must))]

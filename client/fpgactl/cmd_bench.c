@@ -433,11 +433,11 @@ static int stream_sweep(fpgad_client *c, const struct fpgactl_opts *o,
 			named |= !strcmp(o->channels[k], ch->name);
 		if (!named || strcmp(ch->direction, "c2h"))
 			continue;
-		if (ch->lessees) {
+		if (ch->leases) {
 			snprintf(runs[n].channel, sizeof(runs[n].channel), "%s", ch->name);
 			snprintf(runs[n].skipped, sizeof(runs[n].skipped),
-				 "leased by %u process%s", ch->lessees,
-				 ch->lessees == 1 ? "" : "es");
+				 "leased by %u process%s", ch->leases,
+				 ch->leases == 1 ? "" : "es");
 		} else {
 			r = stream_frames(c, o, ch->name, count, &runs[n]);
 		}

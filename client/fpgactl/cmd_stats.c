@@ -85,6 +85,8 @@ int fpgactl_stats(fpgad_client *c, const struct fpgactl_opts *o)
 				    json_integer((json_int_t)st.latency_ns_total));
 		json_object_set_new(j, "latency_frames",
 				    json_integer((json_int_t)st.latency_frames));
+		json_object_set_new(j, "integrity", st.integrity[0] ?
+				    json_string(st.integrity) : json_null());
 		json_object_set_new(j, "last_error", st.last_error[0] ?
 				    json_string(st.last_error) : json_null());
 		if (st.network)
@@ -101,8 +103,12 @@ int fpgactl_stats(fpgad_client *c, const struct fpgactl_opts *o)
 	       (unsigned long long)st.recoveries);
 	if (st.last_error[0])
 		printf("last error  %s\n", st.last_error);
-	printf("integrity   %llu frames failed their CRC (flagged)\n",
-	       (unsigned long long)st.integrity_errors);
+	/* integrity = none checks nothing: no count to give. */
+	if (!strcmp(st.integrity, "none"))
+		printf("integrity   none\n");
+	else
+		printf("integrity   %llu frames failed their CRC (flagged)\n",
+		       (unsigned long long)st.integrity_errors);
 	printf("copies      %llu (bounce)\n", (unsigned long long)st.copies);
 	printf("dma time    %.3f s in total\n", (double)st.dma_ns_total / 1e9);
 	printf("card queue  %.2f transfers on average at each completion\n",

@@ -78,7 +78,7 @@ static json_t *channel_json(const struct fpgad_channel_summary *ch)
 			 "frame_size", (json_int_t)ch->frame_size,
 			 "frames", (json_int_t)ch->frames,
 			 "drops", (json_int_t)ch->drops,
-			 "lessees", (json_int_t)ch->lessees);
+			 "leases", (json_int_t)ch->leases);
 }
 
 /* Every channel of Status, as a JSON array. */
@@ -243,7 +243,7 @@ int fpgactl_status(fpgad_client *c, const struct fpgactl_opts *o)
 		       ch->name, ch->direction, ch->state, ch->memory, ch->mode,
 		       ch->slots, (unsigned long long)ch->frame_size,
 		       (unsigned long long)ch->frames,
-		       (unsigned long long)ch->drops, ch->lessees);
+		       (unsigned long long)ch->drops, ch->leases);
 	}
 	print_net(c, s);
 	fpgad_status_free(s);
@@ -269,7 +269,7 @@ int fpgactl_channels(fpgad_client *c, const struct fpgactl_opts *o)
 		const struct fpgad_channel_summary *ch = &s->channels[i];
 
 		printf("%-12s %-4s %-6s %-9s %-10s %6u %10llu %5u %10llu %s\n", ch->name,
-		       ch->direction, ch->memory, ch->mode, ch->state, ch->lessees,
+		       ch->direction, ch->memory, ch->mode, ch->state, ch->leases,
 		       (unsigned long long)ch->frame_size, ch->slots,
 		       (unsigned long long)ch->slot_size, ch->source);
 	}

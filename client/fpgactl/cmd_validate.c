@@ -184,9 +184,9 @@ static const char *untouched(const struct fpgactl_opts *o,
 {
 	if (fpgactl_remote(o->url))
 		snprintf(buf, len, "%s", REMOTE_SKIP);
-	else if (ch->lessees)
-		snprintf(buf, len, "leased by %u process%s, not disturbed", ch->lessees,
-			 ch->lessees == 1 ? "" : "es");
+	else if (ch->leases)
+		snprintf(buf, len, "leased by %u process%s, not disturbed", ch->leases,
+			 ch->leases == 1 ? "" : "es");
 	else if (!strcmp(ch->state, "failed"))
 		snprintf(buf, len, "the channel is FAILED (channel %s above), not tried: fpgactl reset %s first",
 			 ch->name, ch->name);

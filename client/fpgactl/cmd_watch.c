@@ -173,7 +173,7 @@ static void print_json(const struct watch_row *w, const struct watch_rates *x,
 			      "gbps", fpgactl_json_num(x->gbps),
 			      "drops", (json_int_t)x->drops,
 			      "errors", (json_int_t)x->errors,
-			      "latency_us", fpgactl_json_num(x->latency_us < 0 ? NAN :
+			      "publish_latency_us", fpgactl_json_num(x->latency_us < 0 ? NAN :
 								     x->latency_us));
 
 	fpgactl_print_json_line(o);
@@ -186,7 +186,7 @@ static void print_line(const struct watch_row *w, const struct watch_rates *x,
 
 	if (x->latency_us >= 0)
 		snprintf(lat, sizeof(lat), "%.1f", x->latency_us);
-	printf("%s %s state=%s frames=%llu fps=%.1f gbps=%.3f drops=%llu errors=%llu latency_us=%s\n",
+	printf("%s %s state=%s frames=%llu fps=%.1f gbps=%.3f drops=%llu errors=%llu publish_latency_us=%s\n",
 	       when, w->name, w->cur.state, (unsigned long long)w->cur.frames,
 	       x->fps, x->gbps, (unsigned long long)x->drops,
 	       (unsigned long long)x->errors, lat);

@@ -436,7 +436,7 @@ void channel_get_stats(struct channel *ch, struct channel_stats *ret_stats)
 	ret_stats->state = ch->state;
 	ret_stats->memory = ch->memory;
 	ret_stats->mode = ch->mode;
-	ret_stats->lessees = ch->n_leases;
+	ret_stats->leases = ch->n_leases;
 	pthread_mutex_unlock(&ch->lock);
 	if (ch->ops->sink_counts && ch->cfg.direction == DIR_H2C)
 		ch->ops->sink_counts(ch->q, &ret_stats->card_good,

@@ -29,7 +29,7 @@ struct channel_stats {
 	enum channel_state state;
 	enum memory_kind memory;
 	enum transfer_mode mode;
-	unsigned lessees;
+	unsigned leases;
 	uint64_t frames;
 	uint64_t bytes;
 	uint64_t drops;

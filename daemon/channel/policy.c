@@ -3,8 +3,8 @@
  * policy.c - what a c2h channel does when the card wants a buffer and no
  * slot is FREE (the channel's `policy`):
  *
- *   block        stop arming until a reader lets a slot go; slots.c counts
- *                each such episode as a stall.
+ *   block        stop arming until a reader lets a slot go, each such
+ *                episode counted as a stall (slots_stall).
  *   drop-oldest  take back the oldest ready frame no reader holds: from
  *                every lessee that has not claimed it (a revoke; one that
  *                claimed it keeps it), then the slot is FREE again, counted
@@ -13,8 +13,10 @@
  *                to queue one more transfer would hand a slow reader
  *                nothing, ever.
  *
- * Drops and stalls show in stats and as gaps in seq (a frame published
- * after a drop carries FPGAD_FRAME_DROPPED_BEFORE).
+ * Under drop-oldest a ring with nothing to take back (every frame held, or
+ * the newest kept) waits too, but that is no stall: stalls exist under
+ * block only.  Drops and stalls show in stats and as gaps in seq (a frame
+ * published after a drop carries FPGAD_FRAME_DROPPED_BEFORE).
  */
 #include <errno.h>
 
@@ -57,5 +59,8 @@ int policy_take_slot(struct channel *ch)
 			break;
 		revoke_unclaimed(ch, (unsigned)slot);
 	}
-	return slots_arm(ch->slots);
+	slot = slots_arm(ch->slots);
+	if (slot == -EAGAIN && ch->cfg.policy == POLICY_BLOCK)
+		slots_stall(ch->slots);
+	return slot;
 }

@@ -16,7 +16,7 @@ struct slot {
 struct slots {
 	unsigned n_slots;
 	unsigned cursor;	/* where the next FREE search starts */
-	bool stalled;		/* the last slots_arm() was refused */
+	bool stalled;		/* slots_stall() since the last slot armed */
 	uint64_t next_order;
 	unsigned count[SLOT_HELD + 1];
 	struct slots_stats stats;
@@ -119,12 +119,8 @@ int slots_arm(struct slots *r)
 			}
 		}
 	}
-	if (!s) {
-		if (!r->stalled)
-			r->stats.stalls++;
-		r->stalled = true;
+	if (!s)
 		return -EAGAIN;
-	}
 	i = (unsigned)(s - r->slots);
 	r->stalled = false;
 	r->cursor = (i + 1) % r->n_slots;
@@ -132,6 +128,13 @@ int slots_arm(struct slots *r)
 	s->order = 0;
 	set_state(r, s, SLOT_DMA);
 	return (int)i;
+}
+
+void slots_stall(struct slots *r)
+{
+	if (!r->stalled)
+		r->stats.stalls++;
+	r->stalled = true;
 }
 
 int slots_complete(struct slots *r, unsigned slot, bool ok, uint64_t seq)

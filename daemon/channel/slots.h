@@ -59,7 +59,7 @@ struct slot_info {
 struct slots_stats {
 	uint64_t frames;	/* transfers completed and published */
 	uint64_t drops;		/* frames taken back undelivered */
-	uint64_t stalls;	/* times arming ran out of slots (episodes) */
+	uint64_t stalls;	/* times the card waited for a slot (block; episodes) */
 	uint64_t errors;	/* transfers that failed */
 	uint64_t cancels;	/* transfers cancelled (reset, shutdown) */
 };
@@ -71,10 +71,16 @@ void slots_destroy(struct slots *r);
 
 /*
  * Hand a FREE slot to the card (FREE -> DMA) and return its index;
- * -EAGAIN when none is FREE, and the first refusal after a success counts
- * one stall.
+ * -EAGAIN when none is FREE.  A refusal counts nothing: whether the card
+ * now waits is the channel's policy (slots_stall).
  */
 int slots_arm(struct slots *r);
+
+/*
+ * The card waits for a free slot (policy block, slots_arm refused): the
+ * first call since the last slot armed counts one stall, the others none.
+ */
+void slots_stall(struct slots *r);
 
 /*
  * The card finished @slot (DMA -> READY with @seq, a frame), or failed

@@ -159,6 +159,7 @@ class ChannelSummary:
     """One channel in ``Client.status()``."""
     name: str
     direction: str
+    source: str        # "card", or "udp" or "roce" (a network sender)
     state: str
     memory: str
     mode: str
@@ -167,7 +168,7 @@ class ChannelSummary:
     frame_size: int
     frames: int
     drops: int
-    lessees: int
+    leases: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -232,7 +233,9 @@ class ClientInfo:
 
 @dataclasses.dataclass(frozen=True)
 class ChannelStats:
-    """``Client.stats(name)``: a channel's counters."""
+    """``Client.stats(name)``: a channel's counters, under the names of
+    ``fpgactl stats --json``."""
+    channel: str                # the channel's name
     state: str
     mode: str
     frames: int
@@ -247,6 +250,19 @@ class ChannelStats:
     card_bad: int
     integrity_errors: int
     queued_avg: float
+    # c2h: DMA end to publication (fpgad_channel_publish_latency_seconds),
+    # summed over latency_frames frames; 0 and 0 before the first.
+    latency_ns_total: int
+    latency_frames: int
+    integrity: Optional[str]    # "none" or "crc32c"; None: an older fpgad
+    last_error: Optional[str]   # the last DMA failure; None: none yet
+
+    @property
+    def publish_latency_us(self) -> Optional[float]:
+        """The mean publish latency in microseconds; None before a frame."""
+        if not self.latency_frames:
+            return None
+        return self.latency_ns_total / self.latency_frames / 1e3
 
 
 @dataclasses.dataclass(frozen=True)

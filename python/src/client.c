@@ -112,13 +112,14 @@ static PyObject *client_close(PyObject *self, PyObject *unused)
 
 static PyObject *summary_dict(const struct fpgad_channel_summary *s)
 {
-	return Py_BuildValue("{s:s,s:s,s:s,s:s,s:s,s:I,s:K,s:K,s:K,s:K,s:I}",
-			     "name", s->name, "direction", s->direction, "state", s->state,
+	return Py_BuildValue("{s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:K,s:K,s:K,s:K,s:I}",
+			     "name", s->name, "direction", s->direction,
+			     "source", s->source, "state", s->state,
 			     "memory", s->memory, "mode", s->mode, "slots", s->slots,
 			     "slot_size", (unsigned long long)s->slot_size,
 			     "frame_size", (unsigned long long)s->frame_size,
 			     "frames", (unsigned long long)s->frames,
-			     "drops", (unsigned long long)s->drops, "lessees", s->lessees);
+			     "drops", (unsigned long long)s->drops, "leases", s->leases);
 }
 
 /* An id, a count or a string fpgad could not read (0, ""): None. */
@@ -274,9 +275,15 @@ static PyObject *client_stats(PyObject *self, PyObject *args)
 	PYFPGAD_CLIENT_CALL(cl, r, fpgad_channel_stats(cl->c, name, &s), what);
 	if (r < 0)
 		return NULL;
-	d = Py_BuildValue("{s:s,s:s,s:K,s:d}", "state", s.state, "mode", s.mode,
+	/* fpgactl stats --json's names; N: known_str's reference is the dict's. */
+	d = Py_BuildValue("{s:s,s:s,s:s,s:K,s:d,s:K,s:K,s:N,s:N}", "channel", name,
+			  "state", s.state, "mode", s.mode,
 			  "dma_ns_total", (unsigned long long)s.dma_ns_total,
-			  "queued_avg", s.queued_avg);
+			  "queued_avg", s.queued_avg,
+			  "latency_ns_total", (unsigned long long)s.latency_ns_total,
+			  "latency_frames", (unsigned long long)s.latency_frames,
+			  "integrity", known_str(s.integrity),
+			  "last_error", known_str(s.last_error));
 #define COUNTER_ITEM(f, h)						\
 	if (d && dict_set_u64(d, #f, s.f) < 0)				\
 		Py_CLEAR(d);

@@ -163,6 +163,33 @@ def test_stats(client):
     assert s.mode == "host"
 
 
+def test_stats_name_the_channel_and_its_latency(client):
+    with client.open("c2h0") as ch:
+        for _ in range(20):
+            ch.wait(timeout=5).release()
+    s = client.stats("c2h0")
+    assert s.channel == "c2h0"
+    assert s.latency_frames >= 20
+    assert s.latency_ns_total > 0
+    assert s.publish_latency_us == s.latency_ns_total / s.latency_frames / 1e3
+    assert s.integrity == "none"
+    assert s.last_error is None
+
+
+def test_stats_latency_unknown_before_a_frame(client):
+    s = client.stats("h2c0")
+    assert s.channel == "h2c0"
+    assert s.latency_frames == 0 and s.publish_latency_us is None
+
+
+def test_status_counts_a_channels_leases(client):
+    with client.open("small"):
+        small = [c for c in client.status().channels if c.name == "small"][0]
+        assert small.leases == 1
+    small = [c for c in client.status().channels if c.name == "small"][0]
+    assert small.leases == 0
+
+
 def test_stats_of_unknown_channel_is_not_found(client):
     with pytest.raises(fpgad.NotFoundError) as e:
         client.stats("nope")

@@ -9,7 +9,10 @@
 #                     tests/arch/counters.py: the channel counters of
 #                     common/channel_counters.h in every file written by hand;
 #                     tests/arch/names.py: every file a comment or README.md
-#                     names exists (each stale name with its file:line)
+#                     names exists (each stale name with its file:line);
+#                     tests/arch/names_json.py: fpgactl's JSON keys, the
+#                     Python dataclasses, fpgactl(1) and the metrics use
+#                     one name per concept
 
 .PHONY: arch-check
 
@@ -17,5 +20,6 @@ arch-check:
 	$(Q)python3 tests/arch/check.py .
 	$(Q)python3 tests/arch/counters.py .
 	$(Q)python3 tests/arch/names.py .
+	$(Q)python3 tests/arch/names_json.py .
 
 DEBS += universal-ctags

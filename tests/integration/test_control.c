@@ -693,7 +693,7 @@ static int parse_watch_line(const char *line, struct watch_line *w)
 {
 	char when[32];
 
-	return sscanf(line, "%31s %31s state=%15s frames=%llu fps=%lf gbps=%lf drops=%llu errors=%llu latency_us=%31s",
+	return sscanf(line, "%31s %31s state=%15s frames=%llu fps=%lf gbps=%lf drops=%llu errors=%llu publish_latency_us=%31s",
 		      when, w->channel, w->state, &w->frames, &w->fps, &w->gbps,
 		      &w->drops, &w->errors, w->latency) == 9 ? 0 : -1;
 }
@@ -756,7 +756,7 @@ static void test_fpgactl_watch(void **state)
 		assert_string_equal(json_string_value(json_object_get(j, "channel")), "cam");
 		assert_true(json_integer_value(json_object_get(j, "frames")) > 0);
 		assert_true(json_real_value(json_object_get(j, "fps")) > 0);
-		assert_true(json_is_real(json_object_get(j, "latency_us")));
+		assert_true(json_is_real(json_object_get(j, "publish_latency_us")));
 		json_decref(j);
 	}
 	snprintf(cmd, sizeof(cmd), "%s --url %s watch nosuch -n 1 2>&1", harness_bin("fpgactl"), p.url);

@@ -365,6 +365,35 @@ static void test_clients(void **state)
 	harness_stop_ok(&p);
 }
 
+/*
+ * A channel with integrity = none checks no CRC: stats says "integrity
+ * none" and no count of frames that failed one; with integrity = crc32c
+ * it counts them.  --json names the setting.
+ */
+static void test_stats_integrity(void **state)
+{
+	struct fpgad_proc p;
+	char out[16384];
+	json_t *j;
+
+	(void)state;
+	harness_start_ok(&p, "[channel cam]\nmemory = host\nslot_size = 64K\n"
+			 "frame_size = 16K\nintegrity = none\n[channel crc]\n"
+			 "memory = host\nslot_size = 64K\nframe_size = 16K\n"
+			 "engine = 1\nintegrity = crc32c\n", NULL);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "stats cam"), 0);
+	if (strstr(out, "failed their CRC") || !strstr(out, "\nintegrity   none\n"))
+		fail_msg("stats of an integrity = none channel said:\n%s", out);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "stats crc"), 0);
+	if (!strstr(out, "\nintegrity   0 frames failed their CRC"))
+		fail_msg("stats of an integrity = crc32c channel said:\n%s", out);
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "--json stats cam"), 0);
+	j = parse_json(out);
+	assert_string_equal(json_string_value(json_object_get(j, "integrity")), "none");
+	json_decref(j);
+	harness_stop_ok(&p);
+}
+
 /* version --json names fpgad's version and pid as status --json does. */
 static void test_version_json(void **state)
 {
@@ -495,7 +524,7 @@ static void test_json_numbers(void **state)
 	assert_int_equal(fpgactl(&p, out, sizeof(out), "--json capture cam -n 50"), 0);
 	j = parse_json(out);
 	assert_true(json_real_value(json_object_get(j, "fps")) > 0);
-	assert_true(json_is_real(json_object_get(json_object_get(j, "latency_us"), "p50")));
+	assert_true(json_is_real(json_object_get(json_object_get(j, "wakeup_latency_us"), "p50")));
 	if (most_digits(out) > 4)
 		fail_msg("capture --json prints more than 4 significant digits:\n%s", out);
 	json_decref(j);
@@ -848,6 +877,7 @@ int main(void)
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_watch_interval),
 		cmocka_unit_test(test_clients),
+		cmocka_unit_test(test_stats_integrity),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -158,7 +158,7 @@ static void test_old_handle_cannot_end_new_lease(void **state)
 	assert_int_equal(fpgad_frame_wait(ch, &f, 5000), 0);
 	assert_int_equal(fpgad_frame_release(ch, &f), 0);
 	assert_int_equal(fpgad_status_get(c, &st), 0);
-	assert_int_equal(st->channels[0].lessees, 1);
+	assert_int_equal(st->channels[0].leases, 1);
 	fpgad_status_free(st);
 	assert_int_equal(fpgad_channel_close(ch), 0);
 	fpgad_disconnect(c);

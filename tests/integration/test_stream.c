@@ -103,11 +103,11 @@ static void test_capture_verify_json(void **state)
 		fail_msg("invalid JSON: %s\n%s", jerr.text, out);
 	assert_int_equal(json_integer_value(json_object_get(j, "frames")), 2000);
 	assert_int_equal(json_integer_value(json_object_get(j, "verified")), 2000);
-	assert_int_equal(json_integer_value(json_object_get(j, "errors")), 0);
+	assert_int_equal(json_integer_value(json_object_get(j, "verify_errors")), 0);
 	assert_true(json_is_integer(json_object_get(j, "drops")));
 	assert_true(json_real_value(json_object_get(j, "fps")) > 0);
 	assert_true(json_real_value(json_object_get(j, "gbps")) > 0);
-	assert_true(json_is_real(json_object_get(json_object_get(j, "latency_us"), "p99")));
+	assert_true(json_is_real(json_object_get(json_object_get(j, "wakeup_latency_us"), "p99")));
 	json_decref(j);
 	snprintf(cmd, sizeof(cmd), "%s --url %s stats c2h0 --json",
 		 harness_bin("fpgactl"), p.url);
@@ -243,11 +243,11 @@ static void kill_holder(struct fpgad_proc *p, fpgad_client *c,
 	for (int i = 0; i < 100; i++) {
 		fpgad_status_free(s);
 		assert_int_equal(fpgad_status_get(c, &s), 0);
-		if (s->channels[0].lessees == (drain ? 1 : 0))
+		if (s->channels[0].leases == (drain ? 1 : 0))
 			break;
 		usleep(20000);
 	}
-	assert_int_equal(s->channels[0].lessees, drain ? 1 : 0);
+	assert_int_equal(s->channels[0].leases, drain ? 1 : 0);
 	if (!drain)
 		assert_string_equal(s->channels[0].state, "idle");
 	fpgad_status_free(s);
@@ -602,8 +602,8 @@ static void test_h2c_send_verified_by_card(void **state)
 	if (!j)
 		fail_msg("invalid JSON: %s\n%s", jerr.text, out);
 	assert_int_equal(json_integer_value(json_object_get(j, "frames")), 3000);
-	assert_int_equal(json_integer_value(json_object_get(j, "card_verified")), 3000);
-	assert_int_equal(json_integer_value(json_object_get(j, "card_rejected")), 0);
+	assert_int_equal(json_integer_value(json_object_get(j, "card_good")), 3000);
+	assert_int_equal(json_integer_value(json_object_get(j, "card_bad")), 0);
 	json_decref(j);
 	/* capture on an h2c channel is refused by name, and the reverse. */
 	snprintf(cmd, sizeof(cmd), "%s --url %s send c2h0 -n 1 2>&1",
@@ -624,7 +624,7 @@ static void test_h2c_corruption_caught_by_card(void **state)
 	snprintf(cmd, sizeof(cmd), "%s --url %s --json send out -n 500",
 		 harness_bin("fpgactl"), p.url);
 	assert_int_equal(harness_run(cmd, out, sizeof(out)), 1);
-	assert_non_null(strstr(out, "\"card_rejected\": 50,"));
+	assert_non_null(strstr(out, "\"card_bad\": 50,"));
 	harness_stop_ok(&p);
 }
 

@@ -278,7 +278,7 @@ static void snapshot_one(struct metrics_snapshot *s)
 	s->xfer.latency[DIR_H2C].count = 2;
 	s->xfer.latency[DIR_H2C].sum_ns = 2000000000;
 	st->state = CHANNEL_STREAMING;
-	st->lessees = 2;
+	st->leases = 2;
 	st->frames = 1000;
 	st->bytes = 1048576000;
 	st->drops = 7;
