@@ -150,7 +150,8 @@ static int choose_mode(struct channel *ch, char *err, size_t errlen)
 		if (r == 0) {
 			ch->mode = MODE_GPUDIRECT;
 			snprintf(ch->reason, sizeof(ch->reason),
-				 "card DMA straight into GPU memory");
+				 "card DMA straight into GPU memory; %s",
+				 memory_rdma_order_rule(ch->mem->rdma_order));
 			return 0;
 		}
 		if (ch->cfg.mode == MODE_GPUDIRECT) {
@@ -383,7 +384,11 @@ int channel_probe(struct channel *ch, channel_measure_fn measure, void *user,
 		}
 	}
 	pthread_mutex_lock(&ch->lock);
-	snprintf(ch->reason, sizeof(ch->reason), "%s", reason);
+	if (ch->mode == MODE_GPUDIRECT)
+		snprintf(ch->reason, sizeof(ch->reason), "%.80s; %s", reason,
+			 memory_rdma_order_rule(ch->mem->rdma_order));
+	else
+		snprintf(ch->reason, sizeof(ch->reason), "%s", reason);
 	pthread_mutex_unlock(&ch->lock);
 	return 0;
 }

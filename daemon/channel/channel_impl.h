@@ -63,6 +63,7 @@ struct channel {
 	void *staging;			/* bounce: pinned host, one slot each */
 	struct copy_engine *ce;		/* bounce: staging -> GPU slot */
 	struct dev_completion *pending;	/* bounce: per slot, while copying */
+	bool flush_failed;		/* gpudirect, rule none: said once */
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;

@@ -240,6 +240,17 @@ static void completed_all(struct channel *ch, const struct dev_completion *comp,
 			  int n)
 {
 	struct lease *l;
+	int r;
+
+	/* The card's writes made visible to the GPU before any is published. */
+	if (n > 0 && ch->mode == MODE_GPUDIRECT && ch->cfg.direction == DIR_C2H &&
+	    ch->mem->rdma_order == RDMA_ORDER_NONE) {
+		r = memory_flush_rdma_writes(ch->mem);
+		if (r < 0 && !ch->flush_failed)
+			log_err("channel %s: cannot flush the card's writes to GPU %d: %s; consumers may read stale bytes",
+				ch->cfg.name, ch->mem->gpu, strerror(-r));
+		ch->flush_failed = r < 0;
+	}
 
 	for (l = ch->leases; l && n > 1; l = l->next)
 		frame_producer_hold(l->prod);

@@ -110,6 +110,30 @@ int memory_cuda_mps(int ordinal, bool *ret_mps)
 	return 0;
 }
 
+/* The GPU's rule for third-party writes (memory.h). */
+static enum rdma_order memory_cuda_rdma_order(int ordinal)
+{
+	PFN_cuDeviceGetAttribute_v2000 get;
+	int v = -1;
+
+	get = (PFN_cuDeviceGetAttribute_v2000)
+		memory_cuda_entry("cuDeviceGetAttribute", 2000);
+	if (get && get(&v, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING,
+		       ordinal) != CUDA_SUCCESS)
+		v = -1;
+	return memory_rdma_order(v);
+}
+
+int memory_flush_rdma_writes(const struct mem_region *r)
+{
+	cudaError_t e = cudaSetDevice(r->gpu);
+
+	if (e == cudaSuccess)
+		e = cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTargetCurrentDevice,
+						       cudaFlushGPUDirectRDMAWritesToOwner);
+	return e == cudaSuccess ? 0 : errmap_cuda(e);
+}
+
 static void memory_cuda_free(struct mem_region *r)
 {
 	if (!r)
@@ -182,6 +206,7 @@ static int memory_cuda_alloc(size_t size, const char *gpu,
 		goto fail;
 	}
 	memory_cuda_sync_memops(r);
+	r->rdma_order = memory_cuda_rdma_order(ordinal);
 
 	e = cudaIpcGetMemHandle(&h, r->dev);
 	if (e != cudaSuccess) {
@@ -272,6 +297,7 @@ static int memory_cuda_import(const struct mem_import *imp,
 	r->imported = true;
 	memcpy(&h, imp->ipc_handle, sizeof(h));
 	memcpy(r->ipc_handle, imp->ipc_handle, sizeof(r->ipc_handle));
+	r->rdma_order = memory_cuda_rdma_order(ordinal);
 	snprintf(r->gpu_bus_id, sizeof(r->gpu_bus_id), "%s", imp->gpu_bus_id);
 	e = cudaSetDevice(ordinal);
 	if (e == cudaSuccess)

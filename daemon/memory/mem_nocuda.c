@@ -48,6 +48,12 @@ static int memory_nocuda_import(const struct mem_import *imp,
 	return -ENODEV;
 }
 
+int memory_flush_rdma_writes(const struct mem_region *r)
+{
+	(void)r;
+	return -EOPNOTSUPP;
+}
+
 const struct memory_ops memory_cuda_ops = {
 	.name = "cuda",
 	.alloc = memory_nocuda_alloc,

@@ -31,6 +31,15 @@
 /* alloc() flags. */
 #define MEMORY_LESSEE_READS 0x1u	/* lessees only read it: seal it so */
 
+/*
+ * How a GPU orders the writes a third party (the card, a NIC) makes to its
+ * memory: CUDA's CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING.
+ * With none, what the card wrote may not be visible yet to a kernel that
+ * reads it after it was published: fpgad flushes first
+ * (memory_flush_rdma_writes(), once per burst of completions).
+ */
+enum rdma_order { RDMA_ORDER_UNKNOWN, RDMA_ORDER_NONE, RDMA_ORDER_OWNER, RDMA_ORDER_ALL };
+
 struct mem_region {
 	enum memory_kind kind;		/* MEMORY_HOST or MEMORY_CUDA */
 	size_t size;			/* bytes usable (rounded) */
@@ -42,6 +51,7 @@ struct mem_region {
 	int fd;				/* host kind: the sealed memfd, else -1 */
 	uint8_t ipc_handle[MEMORY_IPC_HANDLE_SIZE]; /* cuda kind */
 	bool imported;			/* import(): another process's memory */
+	enum rdma_order rdma_order;	/* cuda kind: its GPU's rule */
 };
 
 /* What import() reaches: memory of another process. */
@@ -102,5 +112,16 @@ int memory_cuda_mps(int ordinal, bool *ret_mps);
  * choose first).
  */
 const struct memory_ops *memory_ops_for(enum memory_kind kind);
+
+/*
+ * The rule of CUDA's attribute value @attribute (0, 100, 200; anything
+ * else unknown); $FPGAD_TEST_RDMA_ORDER (none, owner, all) stands in for
+ * the GPU's in tests.
+ */
+enum rdma_order memory_rdma_order(int attribute);
+/* What the rule means for frames, for status and topo. */
+const char *memory_rdma_order_rule(enum rdma_order o);
+/* Make the card's writes to @r visible to its GPU (rule none). */
+int memory_flush_rdma_writes(const struct mem_region *r);
 
 #endif

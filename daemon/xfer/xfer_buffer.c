@@ -188,7 +188,9 @@ static int xfer_buffer_set(struct xfer *x, struct xfer_buffer *b,
 		if (!r) {
 			b->mode = MODE_GPUDIRECT;
 			snprintf(b->reason, sizeof(b->reason),
-				 "card DMA straight into GPU memory");
+				 "card DMA straight into GPU memory; %s",
+				 memory_rdma_order_rule(b->ipc ? b->ipc->mem->rdma_order :
+							RDMA_ORDER_UNKNOWN));
 			return 0;
 		}
 		if (mode == MODE_GPUDIRECT) {

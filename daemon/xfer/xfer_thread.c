@@ -262,6 +262,17 @@ void xfer_req_finish(struct xfer *x, struct xfer_req *r)
 	cqe.mode = xfer_abi_mode(r->mode);
 	if (!r->status && r->dir == DIR_C2H)
 		cqe.flags = FPGAD_XFER_CF_CARD_WROTE;
+	/* The card wrote GPU memory whose GPU does not order that: flushed. */
+	if (!r->status && r->dir == DIR_C2H && r->mode == MODE_GPUDIRECT && b->ipc &&
+	    b->ipc->mem->rdma_order == RDMA_ORDER_NONE) {
+		int e = memory_flush_rdma_writes(b->ipc->mem);
+
+		if (e < 0) {
+			cqe.status = e;
+			log_err("transfer: cannot flush the card's writes to GPU %d: %s",
+				b->ipc->mem->gpu, strerror(-e));
+		}
+	}
 	x->n.transfers++;
 	if (r->status)
 		x->n.errors[xfer_error_kind(r->status)]++;

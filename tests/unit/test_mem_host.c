@@ -290,6 +290,30 @@ static void test_import_not_shmem(void **state)
 	close(fd);
 }
 
+/* CUDA's GPUDirect RDMA write-ordering values, and the test override. */
+static void test_rdma_order(void **state)
+{
+	(void)state;
+	unsetenv("FPGAD_TEST_RDMA_ORDER");
+	assert_int_equal(memory_rdma_order(0), RDMA_ORDER_NONE);
+	assert_int_equal(memory_rdma_order(100), RDMA_ORDER_OWNER);
+	assert_int_equal(memory_rdma_order(200), RDMA_ORDER_ALL);
+	assert_int_equal(memory_rdma_order(-1), RDMA_ORDER_UNKNOWN);
+	assert_int_equal(memory_rdma_order(50), RDMA_ORDER_UNKNOWN);
+	/* Only rule none says the writes are flushed. */
+	assert_non_null(strstr(memory_rdma_order_rule(RDMA_ORDER_NONE), "flushed"));
+	assert_null(strstr(memory_rdma_order_rule(RDMA_ORDER_OWNER), "flushed"));
+	assert_null(strstr(memory_rdma_order_rule(RDMA_ORDER_ALL), "flushed"));
+	assert_non_null(strstr(memory_rdma_order_rule(RDMA_ORDER_UNKNOWN), "unknown"));
+	setenv("FPGAD_TEST_RDMA_ORDER", "none", 1);
+	assert_int_equal(memory_rdma_order(100), RDMA_ORDER_NONE);
+	setenv("FPGAD_TEST_RDMA_ORDER", "all", 1);
+	assert_int_equal(memory_rdma_order(0), RDMA_ORDER_ALL);
+	setenv("FPGAD_TEST_RDMA_ORDER", "bogus", 1);
+	assert_int_equal(memory_rdma_order(100), RDMA_ORDER_UNKNOWN);
+	unsetenv("FPGAD_TEST_RDMA_ORDER");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -306,6 +330,7 @@ int main(void)
 		cmocka_unit_test(test_cuda_probe),
 		cmocka_unit_test(test_import_sparse),
 		cmocka_unit_test(test_import_not_shmem),
+		cmocka_unit_test(test_rdma_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
