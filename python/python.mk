@@ -73,11 +73,12 @@ python-check: all python
 	if ! $(PYTHON) -c 'import numpy, pytest' 2>/dev/null; then \
 		echo "python: SKIP: $(PYTHON) lacks numpy or pytest (python3-numpy, python3-pytest)"; \
 		exit 0; fi; \
-	echo "== python/tests ($(PYTHON))"; \
+	rc=0; echo "== python/tests ($(PYTHON))"; \
 	FPGAD_BUILD=$(BUILD) PYTHONPATH=$(BUILD)/python PYTHONDONTWRITEBYTECODE=1 \
-		$(PYTHON) -m pytest -p no:cacheprovider -q python/tests; \
+		$(PYTHON) -m pytest -p no:cacheprovider -q python/tests || rc=1; \
 	echo "== python/tests/install.sh (README's steps in a fresh venv)"; \
-	BUILD=$(BUILD) PYTHON=$(PYTHON) python/tests/install.sh
+	BUILD=$(BUILD) PYTHON=$(PYTHON) python/tests/install.sh || rc=1; \
+	exit $$rc
 
 
 # The GPU suite runs the package's GPU steps (python/tests/gpu_frames.py).

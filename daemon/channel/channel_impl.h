@@ -105,6 +105,11 @@ int channel_renew_slots(struct channel *ch);
 int stream_start(struct channel *ch);
 /* Stop the thread, cancel every transfer, take every slot back. */
 void stream_stop(struct channel *ch);
+/*
+ * h2c, its writer gone: until what it handed over has reached the card
+ * (or dma_timeout_ms passed, or the channel stopped streaming).
+ */
+void stream_flush(struct channel *ch);
 /* A lessee handed @r back; ch->lock held. */
 void stream_returned(struct channel *ch, struct lease *l,
 		     const struct frame_returned *r);

@@ -240,11 +240,17 @@ int lease_close(struct channel *ch, struct session *s, uint64_t id)
 	/* Whatever the client had is the ring's again. */
 	while ((n = frame_producer_reclaim_all(l->prod, out, CHANNEL_BATCH)) > 0)
 		for (int i = 0; i < n; i++) {
-			/* Unfinished h2c buffers of a departed writer are dropped. */
-			out[i].fill = 0;
+			/*
+			 * h2c: what the writer handed over still goes to the
+			 * card; the buffers it still held are dropped.
+			 */
+			if (out[i].how != FPGAD_DESC_RELEASED)
+				out[i].fill = 0;
 			stream_returned(ch, l, &out[i]);
 		}
 	pthread_mutex_unlock(&ch->lock);
+	if (!ch->leases && ch->cfg.direction == DIR_H2C)
+		stream_flush(ch);
 
 	s->n_leases--;
 	s->pinned -= channel_ring_bytes(ch);

@@ -598,6 +598,29 @@ int stream_start(struct channel *ch)
 	return 0;
 }
 
+static bool h2c_queued(const struct channel *ch)
+{
+	for (unsigned s = 0; s < ch->cfg.slots; s++)
+		if (ch->h2c[s] == H2C_QUEUED)
+			return true;
+	return false;
+}
+
+void stream_flush(struct channel *ch)
+{
+	uint64_t end = clock_now_ns() + (uint64_t)ch->dma_timeout_ms * CLOCK_NS_PER_MS;
+
+	pthread_mutex_lock(&ch->lock);
+	while (ch->running && ch->state == CHANNEL_STREAMING &&
+	       (ch->inflight || h2c_queued(ch)) && clock_now_ns() < end) {
+		pthread_mutex_unlock(&ch->lock);
+		ch->ops->kick(ch->q);
+		usleep(500);
+		pthread_mutex_lock(&ch->lock);
+	}
+	pthread_mutex_unlock(&ch->lock);
+}
+
 void stream_stop(struct channel *ch)
 {
 	if (!ch->running)

@@ -396,7 +396,7 @@ static void print_reply(const char *step, const uint8_t *buf, size_t len)
 		for (size_t i = 0; i < resp->status->n_channels; i++) {
 			const Fpgad__ChannelSummary *s = resp->status->channels[i];
 
-			printf("%s%s:%u:%s", i ? "," : "", s->name, s->lessees, s->state);
+			printf("%s%s:%u:%s", i ? "," : "", s->name, s->leases, s->state);
 		}
 	}
 	printf(" msg=%s\n", resp->message);
