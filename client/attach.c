@@ -11,11 +11,13 @@
 
 #include "channel_counters.h"
 #include "client_internal.h"
+#include "clock.h"
 #include "names.h"
 
 int fpgad_channel_open(fpgad_client *c, const char *name, unsigned flags,
 		       fpgad_channel **ret_ch)
 {
+	uint64_t deadline = clock_deadline_ns(c->timeout_ms);
 	fpgad_channel *ch;
 	int r;
 
@@ -31,6 +33,19 @@ int fpgad_channel_open(fpgad_client *c, const char *name, unsigned flags,
 	ch->link = -1;
 	ch->flags = flags;
 	r = lease_take(ch, name);
+	/*
+	 * Reconnecting, and fpgad went away between its reply and the
+	 * handoff (or before it answered): once it is back, again.
+	 */
+	while (r < 0 && c->reconnect && session_not_back(r) &&
+	       clock_ms_left(deadline) != 0) {
+		bool restored = false;
+		int e = session_lost(c, &restored, clock_ms_left(deadline));
+
+		if (e != -EPIPE && e != -ESTALE)
+			break;
+		r = lease_take(ch, name);
+	}
 	if (r < 0) {
 		free(ch);
 		return r;

@@ -299,6 +299,8 @@ int session_hello(fpgad_client *c);
  * else the error of the last attempt.
  */
 int session_lost(fpgad_client *c, bool *restored, int timeout_ms);
+/* An error that says fpgad is not (or not yet) back. */
+bool session_not_back(int r);
 
 /*
  * xfer.c: the transfer state of @c, its queue open and alive (opened the

@@ -42,8 +42,7 @@ int session_hello(fpgad_client *c)
 	return 0;
 }
 
-/* An error that says fpgad is not (or not yet) back: try again. */
-static bool not_back(int r)
+bool session_not_back(int r)
 {
 	return r == -ETIMEDOUT || r == -ECONNREFUSED || r == -EPIPE ||
 	       r == -ECONNRESET || r == -EAGAIN;
@@ -80,7 +79,7 @@ static int restore_once(fpgad_client *c)
 		if (ch->cons && ch->lease_id && !lease_gone(ch))
 			continue;
 		r = lease_renew(ch);
-		if (not_back(r))
+		if (session_not_back(r))
 			return r;
 		if (r == 0)
 			conn_log(c, FPGAD_LOG_INFO,
@@ -92,7 +91,7 @@ static int restore_once(fpgad_client *c)
 		/* What was outstanding completes with -EPIPE. */
 		xfer_lose(xf);
 		r = restore_queue(xf);
-		if (not_back(r))
+		if (session_not_back(r))
 			return r;
 		err = err ? err : r;
 	}
@@ -118,7 +117,7 @@ static int session_restore(fpgad_client *c, int timeout_ms)
 		reconnect_set_timeouts(c, left < SESSION_RT_MAX_MS ? left + 1 :
 					  SESSION_RT_MAX_MS);
 		r = restore_once(c);
-		if (!not_back(r))
+		if (!session_not_back(r))
 			break;
 		reconnect_attempt_failed(c);
 		if (deadline && clock_now_ns() + SESSION_RETRY_MS *
