@@ -131,11 +131,12 @@ check "ibv_devinfo -v lists $RDMA_DEV, its port active, the GID of $ADDR" sh -c 
 # on Unreliable Connection QPs, every one completed at its receiver (the
 # tool counts the receive completions and fails short of 200).
 pp="ibv_uc_pingpong -d $RDMA_DEV -i 1 -s 4096 -n 200"
-timeout 30 $pp -g "$gid" >/tmp/rxe-pp-server.out 2>&1 &
+# Generous bounds: an emulated guest beside busy tiers gets little CPU.
+timeout 120 $pp -g "$gid" >/tmp/rxe-pp-server.out 2>&1 &
 server=$!
 listening() { ss -ltn | grep -q ':18515 '; }
-wait_for 10 listening
-if timeout 30 $pp -g "$alt_gid" "$ADDR" >/tmp/rxe-pp-client.out 2>&1 && wait $server &&
+wait_for 60 listening
+if timeout 120 $pp -g "$alt_gid" "$ADDR" >/tmp/rxe-pp-client.out 2>&1 && wait $server &&
    grep -q '200 iters in' /tmp/rxe-pp-client.out && grep -q '200 iters in' /tmp/rxe-pp-server.out; then
 	ok "ibv_uc_pingpong on $RDMA_DEV, $ALT_ADDR to $ADDR: 200 x 4 KiB UC SENDs each way: $(grep 'bytes in' /tmp/rxe-pp-client.out)"
 else
