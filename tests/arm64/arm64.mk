@@ -46,13 +46,27 @@ deps-arm64:
 	fi
 	$(call install_missing,$(DEBS_ARM64))
 
-ARM64_ITESTS = $(patsubst tests/integration/%.c,$(ARM64_BUILD)/itests/%,$(ITEST_SRC))
-ARM64_PEERS = $(addprefix $(ARM64_BUILD)/hostile/,hostile_peer ring_peer object_peer)
+ARM64_ITESTS = $(patsubst tests/integration/%.c,$(BUILD)/itests/%,$(ITEST_SRC))
+ARM64_PEERS = $(addprefix $(BUILD)/hostile/,hostile_peer ring_peer object_peer)
 
+.PHONY: arm64-build
 arm64:
-	$(Q)mkdir -p $(ARM64_BUILD)/itests
-	+$(Q)$(ARM64_MAKE) all unit $(ARM64_ITESTS) $(ARM64_BUILD)/itests/hold_frame \
-		$(ARM64_PEERS)
+	+$(Q)$(ARM64_MAKE) arm64-build
+# (in the sub-make, BUILD=$(ARM64_BUILD))
+arm64-build:
+	$(Q)mkdir -p $(BUILD)/itests
+	+$(Q)$(MAKE) --no-print-directory all unit $(ARM64_ITESTS) \
+		$(BUILD)/itests/hold_frame $(ARM64_PEERS)
 
-arm64-check: arm64
-	$(Q)BUILD=$(ARM64_BUILD) tests/arm64/run.sh $(ARM64_TIERS)
+# Without DEBS_ARM64 (make deps-arm64, which make deps-check leaves alone)
+# it skips, saying which are missing.
+arm64-check:
+	+@missing=$$(for p in $(DEBS_ARM64); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+		grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "arm64-check: SKIP: not installed:" $$missing "(make deps-arm64)"; \
+		exit 0; \
+	fi; \
+	$(ARM64_MAKE) arm64-build && \
+	BUILD=$(ARM64_BUILD) tests/arm64/run.sh $(ARM64_TIERS)
