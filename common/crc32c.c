@@ -7,10 +7,19 @@
 #include "crc32c.h"
 #include "fpgad_simframe.h"
 
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#ifndef HWCAP_CRC32
+#define HWCAP_CRC32 (1 << 7)
+#endif
+#endif
+
 #define CRC32C_POLY 0x82f63b78u	/* reflected Castagnoli polynomial */
 
 static uint32_t table[8][256];
-static bool have_sse42;
+#if defined(__x86_64__) || defined(__aarch64__)
+static bool have_insn;		/* SSE4.2's crc32, or ARMv8's crc32c */
+#endif
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void crc32c_init(void)
@@ -27,7 +36,9 @@ static void crc32c_init(void)
 			table[t][i] = (table[t - 1][i] >> 8) ^
 				      table[0][table[t - 1][i] & 0xff];
 #if defined(__x86_64__)
-	have_sse42 = __builtin_cpu_supports("sse4.2");
+	have_insn = __builtin_cpu_supports("sse4.2");
+#elif defined(__aarch64__)
+	have_insn = (getauxval(AT_HWCAP) & HWCAP_CRC32) != 0;
 #endif
 }
 
@@ -70,14 +81,33 @@ static uint32_t crc_sse42(uint32_t c, const unsigned char *p, size_t n)
 		c = __builtin_ia32_crc32qi(c, *p++);
 	return c;
 }
+#define crc_insn crc_sse42
+#elif defined(__aarch64__)
+/* ARMv8's CRC32C* instructions: optional before ARMv8.1, hence HWCAP_CRC32. */
+__attribute__((target("+crc")))
+static uint32_t crc_armv8(uint32_t c, const unsigned char *p, size_t n)
+{
+	while (n >= 8) {
+		uint64_t w;
+
+		memcpy(&w, p, 8);
+		c = __builtin_aarch64_crc32cx(c, w);
+		p += 8;
+		n -= 8;
+	}
+	while (n--)
+		c = __builtin_aarch64_crc32cb(c, *p++);
+	return c;
+}
+#define crc_insn crc_armv8
 #endif
 
 uint32_t crc32c_update(uint32_t reg, const void *buf, size_t len)
 {
 	pthread_once(&once, crc32c_init);
-#if defined(__x86_64__)
-	if (have_sse42)
-		return crc_sse42(reg, buf, len);
+#if defined(__x86_64__) || defined(__aarch64__)
+	if (have_insn)
+		return crc_insn(reg, buf, len);
 #endif
 	return crc_table(reg, buf, len);
 }

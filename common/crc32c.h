@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * crc32c.h - CRC-32C (Castagnoli), the integrity check the sim card's
- * frames carry (fpgad_simframe.h): the SSE4.2 instruction where the CPU has
- * it, a table otherwise.  Same results either way.
+ * frames carry (fpgad_simframe.h): the SSE4.2 (x86-64) or ARMv8 CRC
+ * (aarch64) instructions where the CPU has them, a table otherwise.  Same
+ * results either way.
  */
 #ifndef FPGAD_COMMON_CRC32C_H
 #define FPGAD_COMMON_CRC32C_H

@@ -21,11 +21,19 @@ int futex_wait(uint32_t *word, uint32_t val, uint64_t deadline_ns,
 /* Wake every sleeper on @word. */
 void futex_wake(uint32_t *word, bool shared);
 
-/* One step of a busy-wait that spins before (or instead of) sleeping. */
+/*
+ * One step of a busy-wait that spins before (or instead of) sleeping: the
+ * CPU's spin-loop hint (x86's pause, ARM's yield, as the kernel's
+ * cpu_relax()), which also keeps the loop a loop for the compiler.
+ */
 static inline void futex_spin(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+	__asm__ volatile("yield" ::: "memory");
+#else
+	__asm__ volatile("" ::: "memory");
 #endif
 }
 
