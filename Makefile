@@ -40,6 +40,7 @@ msg = @printf '  %-6s %s\n' $(1) $(2)
 endif
 
 CC ?= cc
+AR ?= ar
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 # Every object sees the public headers and the shared helpers; each part
@@ -202,7 +203,7 @@ $(BUILD)/libfpgad.a: $(CLIENT_OBJ) $(LIB_COMMON_OBJ)
 $(BUILD)/libfpgad-core.a $(BUILD)/libfpgad-client.a $(BUILD)/libfpgad-common.a \
 		$(BUILD)/libfpgad-exporter.a $(BUILD)/libfpgad.a:
 	$(call msg,AR,$@)
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 # The shared library exports the functions of fpgad.h and nothing else:
 # hidden visibility, FPGAD_EXPORT, and a version script.
@@ -276,6 +277,7 @@ $(BUILD)/itests/%: $(BUILD)/obj/tests/integration/%.o \
 
 $(BUILD)/itests/hold_frame: $(BUILD)/obj/tests/integration/hold_frame.o $(BUILD)/libfpgad.a
 	$(call msg,LD,$@)
+	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
 
 integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
@@ -290,14 +292,15 @@ PARTS_MK := tests/lib/lib.mk kmod/kmod.mk tests/fuzz/fuzz.mk tests/gpu/gpu.mk \
 	tests/bench/bench.mk tests/hostile/hostile.mk python/python.mk tests/xfer.mk \
 	systemd/service.mk client/pkgconfig.mk man/man.mk debian/deb.mk \
 	tests/system/system.mk tests/arch/arch.mk tests/net/net.mk tests/net/roce.mk \
-	k8s/k8s.mk tests/mutants/mutants.mk tests/net/rxe.mk
+	k8s/k8s.mk tests/mutants/mutants.mk tests/net/rxe.mk tests/arm64/arm64.mk
 include $(PARTS_MK)
 
 # make check: the tiers of tests/tiers (what each proves, how it runs, in
 # which order), scheduled by tests/check.sh; TIERS="unit hostile" runs those.
 CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 TIERS ?=
-check: deps-check
+# make check adds dpkg's arm64 architecture for the arm64 tier (deps-arm64).
+check: deps-check deps-arm64
 	$(Q)BUILD=$(BUILD) MAKE="$(MAKE)" CHECK_JOBS=$(CHECK_JOBS) tests/check.sh $(TIERS)
 
 demo: deps
