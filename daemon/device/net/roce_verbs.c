@@ -143,8 +143,8 @@ int roce_verbs_find(const char *name, const struct sockaddr_storage *addr,
 
 	list = ibv_get_device_list(&n);
 	if ((!list || n == 0) && *name) {
-		snprintf(why, whylen, "rdma_device: this host has no RDMA device %s, nor any other (%s): load the NIC's RDMA driver, or rdma_rxe for a software one (rdma link add %s type rxe netdev IFACE); under fpgad.service, /dev/infiniband must be allowed (fpgad(8), NETWORK CHANNELS)",
-			 name, list ? "ibv_devices lists none" : strerror(errno), name);
+		snprintf(why, whylen, "rdma_device: this host has no RDMA device %s, nor any other (%s): load the NIC's RDMA driver, or rdma_rxe for a software one (rdma link add rxe0 type rxe netdev IFACE, then rdma_device = rxe0); under fpgad.service, /dev/infiniband must be allowed (fpgad(8), NETWORK CHANNELS)",
+			 name, list ? "ibv_devices lists none" : strerror(errno));
 		if (list)
 			ibv_free_device_list(list);
 		return -ENODEV;
