@@ -157,27 +157,15 @@ static int open_device(struct daemon *d)
 static int check_engines(struct daemon *d)
 {
 	struct device_info info;
-	char where[PATH_MAX + 16];
+	char err[CONFIG_ERR_LEN] = "";
 	int r = d->core.dev_ops->info(d->core.dev, &info);
 
 	if (r < 0)
 		return 0;	/* open_device() said it */
-	for (unsigned i = 0; i < d->core.cfg.n_channels; i++) {
-		const struct config_channel *cc = &d->core.cfg.channels[i];
-		unsigned n = cc->direction == DIR_C2H ? info.c2h_channels :
-							info.h2c_channels;
-
-		if (cc->engine < n || cc->source != SOURCE_CARD)
-			continue;
-		log_err("%s: [channel %s] engine %u: the card (%s) has %u %s engine%s (0-%u); pick one of those",
-			config_where(&d->core.cfg, CONFIG_CHANNEL, i, "engine", where,
-				     sizeof(where)),
-			cc->name, cc->engine, info.name, n,
-			direction_name(cc->direction), n == 1 ? "" : "s",
-			n ? n - 1 : 0);
-		return -EINVAL;
-	}
-	return 0;
+	if (!preflight_engines(&d->core.cfg, &info, err, sizeof(err)))
+		return 0;
+	log_lines(LOG_ERR, "", err);
+	return -EINVAL;
 }
 
 static int create_channels(struct daemon *d)

@@ -17,6 +17,7 @@
 #include <netinet/in.h>
 #include <unistd.h>
 
+#include "device/device.h"
 #include "device/net/net_target.h"
 #include "device/net/roce_verbs.h"
 #include "device/sim/sim.h"
@@ -51,13 +52,15 @@ static unsigned check_group(const struct config *cfg, char *err, size_t len)
 	return 0;
 }
 
+static unsigned check_card_engines(const struct config *cfg, char *err, size_t len);
+
 static unsigned check_device_node(const struct config *cfg, char *err, size_t len)
 {
 	char where[PATH_MAX + 16];
 	struct stat st;
 
 	if (cfg->device.backend != BACKEND_XDMA)
-		return 0;
+		return check_card_engines(cfg, err, len);
 	config_where(cfg, CONFIG_DEVICE, 0, "path", where, sizeof(where));
 	if (stat(cfg->device.path, &st) < 0) {
 		config_error_append(err, len, "%s: [device] path %s: %s (is fpgad_dma.ko loaded? modprobe fpgad_dma)",
@@ -69,7 +72,7 @@ static unsigned check_device_node(const struct config *cfg, char *err, size_t le
 				    where, cfg->device.path);
 		return 1;
 	}
-	return 0;
+	return check_card_engines(cfg, err, len);
 }
 
 /* Whether @ch must have a GPU: it asks for one by memory or mode. */
@@ -142,25 +145,58 @@ static unsigned check_ring_memory(const struct config *cfg, char *err, size_t le
 	return 0;
 }
 
-/* The simulated card's engines: as many per direction as it models. */
-static unsigned check_sim_engines(const struct config *cfg, char *err, size_t len)
+unsigned preflight_engines(const struct config *cfg, const struct device_info *info,
+			   char *err, size_t len)
 {
 	char where[PATH_MAX + 16];
 	unsigned found = 0;
 
-	if (cfg->device.backend != BACKEND_SIM)
-		return 0;
 	for (unsigned i = 0; i < cfg->n_channels; i++) {
 		const struct config_channel *ch = &cfg->channels[i];
+		unsigned n = ch->direction == DIR_C2H ? info->c2h_channels :
+							info->h2c_channels;
 
-		if (ch->source != SOURCE_CARD || ch->engine < SIM_ENGINES)
+		if (ch->source != SOURCE_CARD || ch->engine < n)
 			continue;
-		config_error_append(err, len, "%s: [channel %s] engine %u: the card (sim) has %u %s engines (0-%u); pick one of those",
+		config_error_append(err, len, "%s: [channel %s] engine %u: the card (%s) has %u %s engine%s (0-%u); pick one of those",
 				    config_where(cfg, CONFIG_CHANNEL, i, "engine", where, sizeof(where)),
-				    ch->name, ch->engine, SIM_ENGINES,
-				    direction_name(ch->direction), SIM_ENGINES - 1);
+				    ch->name, ch->engine, info->name, n,
+				    direction_name(ch->direction), n == 1 ? "" : "s",
+				    n ? n - 1 : 0);
 		found++;
 	}
+	return found;
+}
+
+/*
+ * The card's engines, as start finds them (check_engines()): the
+ * simulated card's are fixed; a real card is opened, as fpgad opens it,
+ * and asked.  Called once its device node is there.
+ */
+static unsigned check_card_engines(const struct config *cfg, char *err, size_t len)
+{
+	const struct device_ops *ops = device_ops_for(cfg->device.backend);
+	struct device_info info = { .c2h_channels = SIM_ENGINES, .h2c_channels = SIM_ENGINES };
+	char where[PATH_MAX + 16], why[PATH_MAX + 128] = "";
+	struct device *dev = NULL;
+	unsigned found;
+	int r;
+
+	if (cfg->device.backend == BACKEND_SIM) {
+		snprintf(info.name, sizeof(info.name), "sim");
+		return preflight_engines(cfg, &info, err, len);
+	}
+	if (!ops)
+		return 0;	/* start says it is not built in: the same below */
+	r = ops->open(cfg, &dev, why, sizeof(why));
+	if (r < 0) {
+		config_error_append(err, len, "%s: device: cannot open %s backend: %s",
+				    config_where(cfg, CONFIG_DEVICE, 0, "path", where, sizeof(where)),
+				    ops->name, why[0] ? why : strerror(-r));
+		return 1;
+	}
+	found = ops->info(dev, &info) == 0 ? preflight_engines(cfg, &info, err, len) : 0;
+	ops->close(dev);
 	return found;
 }
 
@@ -353,7 +389,7 @@ unsigned preflight_channel(const struct config *cfg, unsigned i, char *err,
 unsigned preflight_check(const struct config *cfg, char *err, size_t len)
 {
 	unsigned n = check_group(cfg, err, len) + check_device_node(cfg, err, len) +
-		     check_sim_engines(cfg, err, len) + check_sim_card(cfg, err, len) +
+		     check_sim_card(cfg, err, len) +
 		     check_sim_numa(cfg, err, len) +
 		     check_gpus(cfg, err, len) +
 		     check_ring_memory(cfg, err, len);

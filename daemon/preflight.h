@@ -12,7 +12,7 @@
 
 /*
  * Check @cfg against this host: the socket's group exists, the card's
- * device node is there (xdma), the simulated card has each channel's
+ * device node is there and opens (xdma), the card has each channel's
  * engine, each GPU a channel names or needs answers, the rings fit in the
  * host's memory, and each network channel's address and RDMA device are
  * this host's (preflight_channel()).  Appends one "WHERE: what is
@@ -30,6 +30,15 @@ unsigned preflight_check(const struct config *cfg, char *err, size_t len);
  */
 unsigned preflight_channel(const struct config *cfg, unsigned i, char *err,
 			   size_t len);
+
+struct device_info;
+/*
+ * Each card channel's engine is one of @info's (the card's, opened), as
+ * start checks it: one line per channel that names another, appended to
+ * @err; returns how many.
+ */
+unsigned preflight_engines(const struct config *cfg, const struct device_info *info,
+			   char *err, size_t len);
 
 /*
  * The line for [sim] numa_node = @node, whose CPUs cannot be used (@r, a

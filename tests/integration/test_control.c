@@ -603,6 +603,9 @@ static void test_check_config_agrees_with_start(void **state)
 		{ "[sim]\ncard_memory = 1M\n[transfer]\ncard_regions = 1024\n",
 		  "[transfer] card_regions = 1024: regions of the card's 1048576 bytes of memory would be below 4096 bytes", 4 },
 		{ "[sim]\ncard_memory = 2048G\n", "2199023255552", 2 },
+		/* A character device, but not a card: opened as start opens it. */
+		{ "[device]\nbackend = xdma\npath = /dev/null\n",
+		  "device: cannot open xdma backend: xdma: /dev/null: VERSION: ", 3 },
 	};
 	char cmd[512], out[8192], want[96];
 
