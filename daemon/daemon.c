@@ -22,6 +22,7 @@
 #include "device/source.h"
 #include "memory/memory.h"
 #include "placement.h"
+#include "preflight.h"
 #include "requests.h"
 #include "log.h"
 #include "notify.h"
@@ -129,11 +130,14 @@ static int open_device(struct daemon *d)
 	why[0] = 0;
 	r = d->core.dev_ops->open(&d->core.cfg, &d->core.dev, why, sizeof(why));
 	if (r < 0) {
-		/* The xdma backend's own words are about its path. */
-		log_err("%s: device: cannot open %s backend: %s",
-			config_where(&d->core.cfg, CONFIG_DEVICE, 0,
-				     d->core.cfg.device.backend == BACKEND_XDMA ? "path" : "backend",
-				     where, sizeof(where)),
+		/* The xdma backend's own words are about its path, the
+		 * simulated card's about the memory it models. */
+		if (d->core.cfg.device.backend == BACKEND_XDMA)
+			config_where(&d->core.cfg, CONFIG_DEVICE, 0, "path", where, sizeof(where));
+		else
+			config_where(&d->core.cfg, CONFIG_SIM, 0, "card_memory", where,
+				     sizeof(where));
+		log_err("%s: device: cannot open %s backend: %s", where,
 			d->core.dev_ops->name, why[0] ? why : strerror(-r));
 		return r;
 	}
@@ -153,32 +157,20 @@ static int open_device(struct daemon *d)
 static int check_engines(struct daemon *d)
 {
 	struct device_info info;
-	char where[PATH_MAX + 16];
+	char err[CONFIG_ERR_LEN] = "";
 	int r = d->core.dev_ops->info(d->core.dev, &info);
 
 	if (r < 0)
 		return 0;	/* open_device() said it */
-	for (unsigned i = 0; i < d->core.cfg.n_channels; i++) {
-		const struct config_channel *cc = &d->core.cfg.channels[i];
-		unsigned n = cc->direction == DIR_C2H ? info.c2h_channels :
-							info.h2c_channels;
-
-		if (cc->engine < n || cc->source != SOURCE_CARD)
-			continue;
-		log_err("%s: [channel %s] engine %u: the card (%s) has %u %s engine%s (0-%u)",
-			config_where(&d->core.cfg, CONFIG_CHANNEL, i, "engine", where,
-				     sizeof(where)),
-			cc->name, cc->engine, info.name, n,
-			direction_name(cc->direction), n == 1 ? "" : "s",
-			n ? n - 1 : 0);
-		return -EINVAL;
-	}
-	return 0;
+	if (!preflight_engines(&d->core.cfg, &info, err, sizeof(err)))
+		return 0;
+	log_lines(LOG_ERR, "", err);
+	return -EINVAL;
 }
 
 static int create_channels(struct daemon *d)
 {
-	char where[PATH_MAX + 16], why[256];
+	char where[PATH_MAX + 16], why[PATH_MAX + 640];
 	struct source src;
 	int r;
 
@@ -189,7 +181,16 @@ static int create_channels(struct daemon *d)
 		/* auto measured bounce as the better mode: ask for it. */
 		if (pc && pc->mode == MODE_BOUNCE)
 			cc.mode = MODE_BOUNCE;
+		/*
+		 * What a network channel needs of the host, said as
+		 * --check-config says it, one line: not the source's own
+		 * words and then the channel's about the same failure.
+		 */
 		why[0] = 0;
+		if (preflight_channel(&d->core.cfg, i, why, sizeof(why))) {
+			log_err("%s", why);
+			return -ENODEV;
+		}
 		src = cc.source == SOURCE_UDP ? source_udp :
 		      cc.source == SOURCE_ROCE ? source_roce :
 		      (struct source){ .name = "card", .ops = d->core.dev_ops, .dev = d->core.dev };

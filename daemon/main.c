@@ -50,6 +50,8 @@ static int check_config(const char *path)
 		goto out;
 	}
 	config_defaults(cfg);
+	/* Its verdict and warnings; not what opening the card logs. */
+	log_level = LOG_WARNING;
 	if (path && config_load(path, cfg, err, CONFIG_ERR_LEN) < 0) {
 		/* The host is checked against a file that parses. */
 		fprintf(stderr, "%s\n", err);

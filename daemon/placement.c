@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "placement.h"
+#include "preflight.h"
 #include "log.h"
 #include "topology/p2p.h"
 #include "topology/place.h"
@@ -151,8 +152,10 @@ int placement_threads(struct core *d)
 	r = place_on_node(&site->src, site->node, d->numa_placed, sizeof(d->numa_placed));
 	if (r < 0 && !strcmp(site->card, TOPO_SIM)) {
 		/* [sim] numa_node names a node this host lacks: the config's error. */
-		log_err("numa: [sim] numa_node = %d: its CPUs cannot be used (%s)", site->node,
-			strerror(-r));
+		char err[PATH_MAX + 256] = "";
+
+		preflight_numa_error(&d->cfg, site->node, r, err, sizeof(err));
+		log_err("%s", err);
 		goto out;
 	}
 	if (r < 0) {

@@ -44,6 +44,11 @@ struct parse_state {
 	unsigned line;
 	bool file_channels;		/* a [channel] section was seen */
 	bool channel_refused;		/* its [channel NAME] header was */
+	bool value_refused;		/* the value being applied was */
+	/* Keys whose value was refused, a bit per key of its table: a rule
+	 * across keys does not judge the default left in its place. */
+	uint32_t refused[CONFIG_SECTIONS];
+	uint32_t channel_refused_keys[CONFIG_MAX_CHANNELS];
 	unsigned n_errs;		/* found, kept or not */
 	struct config_error errs[CONFIG_MAX_ERRORS];
 };
@@ -140,6 +145,7 @@ static int fail(struct parse_state *ps, const char *fmt, ...)
 	va_start(ap, fmt);
 	report_v(ps, ps->line, fmt, ap);
 	va_end(ap);
+	ps->value_refused = true;
 	return 1;
 }
 
@@ -380,14 +386,16 @@ static const struct key channel_keys[] = {
 	KU(struct config_channel, sender_qpn, 1, 0xffffff),
 };
 
+static int apply_value(struct parse_state *ps, const struct key *k,
+		       char *field, const char *name, const char *value);
+
 static int apply_key(struct parse_state *ps, const char *section,
 		     const struct key *keys, size_t n_keys, void *base,
-		     unsigned *lines, const char *name, const char *value)
+		     unsigned *lines, uint32_t *refused, const char *name,
+		     const char *value)
 {
 	const struct key *k = NULL;
-	char *field;
-	uint64_t size;
-	int r, e;
+	int r;
 
 	for (size_t i = 0; i < n_keys; i++)
 		if (strcmp(keys[i].name, name) == 0)
@@ -412,7 +420,18 @@ static int apply_key(struct parse_state *ps, const char *section,
 		return fail(ps, "[%s] %s is set twice: first at line %u, again here",
 			    section, name, lines[k - keys]);
 	lines[k - keys] = ps->line;
-	field = (char *)base + k->offset;
+	ps->value_refused = false;
+	r = apply_value(ps, k, (char *)base + k->offset, name, value);
+	if (ps->value_refused)
+		*refused |= 1u << (k - keys);
+	return r;
+}
+
+static int apply_value(struct parse_state *ps, const struct key *k,
+		       char *field, const char *name, const char *value)
+{
+	uint64_t size;
+	int r, e;
 
 	switch (k->type) {
 	case K_UINT:
@@ -568,7 +587,8 @@ static int handler(void *user, const char *section, const char *name,
 			return apply_key(ps, section, sections[i].keys,
 					 sections[i].n_keys,
 					 (char *)cfg + sections[i].offset,
-					 cfg->lines.key[i], name, value);
+					 cfg->lines.key[i], &ps->refused[i],
+					 name, value);
 	if (strncmp(section, "channel ", 8) == 0) {
 		int i = channel_index(cfg, section + 8);
 
@@ -577,7 +597,7 @@ static int handler(void *user, const char *section, const char *name,
 			return 1;
 		return apply_key(ps, section, channel_keys, N(channel_keys),
 				 &cfg->channels[i], cfg->lines.channel_key[i],
-				 name, value);
+				 &ps->channel_refused_keys[i], name, value);
 	}
 	/* Its header said so (section_header()), once. */
 	return 1;
@@ -680,6 +700,15 @@ static unsigned channel_key_line(const struct config *cfg, unsigned i,
 	return k ? cfg->lines.channel_key[i][k - channel_keys] : 0;
 }
 
+/* Whether the file's value of @key in channel @i was refused. */
+static bool channel_refused(const struct parse_state *ps, unsigned i,
+			    const char *key)
+{
+	const struct key *k = find_key(channel_keys, N(channel_keys), key);
+
+	return k && (ps->channel_refused_keys[i] >> (k - channel_keys) & 1);
+}
+
 /* The line of @key in channel @i, else of the channel's section. */
 static unsigned channel_line(const struct config *cfg, unsigned i,
 			     const char *key)
@@ -767,7 +796,7 @@ static void check_roce_channel(struct parse_state *ps, unsigned i)
 		       ch->name);
 	if (!channel_key_line(cfg, i, "mtu"))
 		ch->mtu = 4096;
-	else if (ch->mtu != 256 && ch->mtu != 512 && ch->mtu != 1024 &&
+	else if (!channel_refused(ps, i, "mtu") && ch->mtu != 256 && ch->mtu != 512 && ch->mtu != 1024 &&
 		 ch->mtu != 2048 && ch->mtu != 4096)
 		report(ps, channel_key_line(cfg, i, "mtu"),
 		       "[channel %s] mtu: %u is not a RoCE path MTU (256, 512, 1024, 2048 or 4096)",
@@ -799,6 +828,9 @@ static void check_net_channel(struct parse_state *ps, unsigned i)
 	struct sockaddr_storage a;
 	unsigned line;
 
+	/* A source refused says nothing of which keys belong. */
+	if (channel_refused(ps, i, "source"))
+		return;
 	if (ch->source == SOURCE_CARD) {
 		for (size_t k = 0; k < N(net_keys); k++) {
 			line = channel_key_line(cfg, i, net_keys[k]);
@@ -843,15 +875,51 @@ static void check_net_channel(struct parse_state *ps, unsigned i)
 		       ch->name, ch->sender);
 }
 
+#define GPU_FORMS "a GPU index (0, 1, ...), a PCI bus id (0000:41:00.0) or nearest"
+
+/*
+ * A GPU as memory_cuda_probe() and placement_gpu() take it: an index, a
+ * PCI bus id ([DOMAIN:]BUS:DEVICE.FUNCTION, hex), or nearest.
+ */
+static bool gpu_valid(const char *s)
+{
+	unsigned colons = 0, dots = 0;
+	size_t n = strlen(s);
+
+	if (strcmp(s, "nearest") == 0)
+		return true;
+	if (n > 0 && n < 6 && strspn(s, "0123456789") == n)
+		return true;
+	if (n < 7 || strspn(s, "0123456789abcdefABCDEF:.") != n)
+		return false;
+	for (const char *p = s; *p; p++) {
+		colons += *p == ':';
+		dots += *p == '.';
+	}
+	return (colons == 1 || colons == 2) && dots == 1 &&
+	       strrchr(s, '.') > strrchr(s, ':') && isxdigit((unsigned char)s[n - 1]);
+}
+
+/* [sim] numa_node: a node number, or none. */
+static bool numa_node_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	return strcmp(s, "none") == 0 ||
+	       (n > 0 && n < 5 && strspn(s, "0123456789") == n);
+}
+
 /* The cross-key rules of channel @i, each at the line of its key. */
 static void check_channel(struct parse_state *ps, unsigned i)
 {
-	const struct config *cfg = ps->cfg;
+	struct config *cfg = ps->cfg;
 	const struct config_channel *ch = &cfg->channels[i];
 	unsigned line;
 
 	/* frame_size is measured against a valid slot_size only. */
-	if (ch->slot_size == 0 || ch->slot_size % MEMORY_SLOT_ALIGN)
+	if (channel_refused(ps, i, "slot_size") || channel_refused(ps, i, "frame_size"))
+		;	/* refused at its own line */
+	else if (ch->slot_size == 0 || ch->slot_size % MEMORY_SLOT_ALIGN)
 		report(ps, channel_line(cfg, i, "slot_size"),
 		       "[channel %s] slot_size %llu is not a positive multiple of %u",
 		       ch->name, (unsigned long long)ch->slot_size, MEMORY_SLOT_ALIGN);
@@ -874,11 +942,38 @@ static void check_channel(struct parse_state *ps, unsigned i)
 		report(ps, channel_line(cfg, i, "mode"),
 		       "[channel %s] mode host needs host memory, but memory = cuda",
 		       ch->name);
+	/*
+	 * The card has at most every slot of the ring at once: the file's
+	 * queue_depth above slots is refused, the default is cut to slots.
+	 */
+	line = channel_key_line(cfg, i, "queue_depth");
+	if (!line && ch->queue_depth > ch->slots)
+		cfg->channels[i].queue_depth = ch->slots;
+	else if (line && !channel_refused(ps, i, "queue_depth") &&
+		 !channel_refused(ps, i, "slots") && ch->queue_depth > ch->slots)
+		report(ps, line,
+		       "[channel %s] queue_depth %u is above slots (%u): at most every slot of the ring is on the card at once; set queue_depth to %u or less, or raise slots",
+		       ch->name, ch->queue_depth, ch->slots, ch->slots);
+	/* choose_mode(): bounce copies card to host to GPU, c2h only. */
+	if (ch->direction == DIR_H2C && ch->mode == MODE_BOUNCE &&
+	    !channel_refused(ps, i, "direction") && !channel_refused(ps, i, "mode"))
+		report(ps, channel_line(cfg, i, "mode"),
+		       "[channel %s] mode bounce serves c2h only: an h2c channel in GPU memory needs mode = gpudirect (or auto), or memory = host",
+		       ch->name);
+	if (ch->gpu[0] && !channel_refused(ps, i, "gpu") && !gpu_valid(ch->gpu))
+		report(ps, channel_line(cfg, i, "gpu"),
+		       "[channel %s] gpu: '%s' is not " GPU_FORMS "; or leave it empty for [device] gpu",
+		       ch->name, ch->gpu);
 	check_net_channel(ps, i);
 	for (unsigned j = 0; j < i; j++) {
 		/* A network channel takes no engine of the card. */
 		if (ch->source != SOURCE_CARD ||
 		    cfg->channels[j].source != SOURCE_CARD)
+			continue;
+		/* A refused engine, direction or source is not this one's. */
+		if (channel_refused(ps, i, "engine") || channel_refused(ps, j, "engine") ||
+		    channel_refused(ps, i, "direction") || channel_refused(ps, j, "direction") ||
+		    channel_refused(ps, i, "source") || channel_refused(ps, j, "source"))
 			continue;
 		if (cfg->channels[j].direction == ch->direction &&
 		    cfg->channels[j].engine == ch->engine) {
@@ -899,6 +994,14 @@ static unsigned key_line(const struct config *cfg, enum config_section sec,
 	return k ? cfg->lines.key[sec][k - sections[sec].keys] : 0;
 }
 
+/* The bit of @key in ps->refused[@sec]. */
+static uint32_t key_bit(enum config_section sec, const char *key)
+{
+	const struct key *k = find_key(sections[sec].keys, sections[sec].n_keys, key);
+
+	return k ? 1u << (k - sections[sec].keys) : 0;
+}
+
 /* The rules across sections, each at the line of the key it is about. */
 static void check_config(struct parse_state *ps)
 {
@@ -906,6 +1009,16 @@ static void check_config(struct parse_state *ps)
 
 	for (unsigned i = 0; i < cfg->n_channels; i++)
 		check_channel(ps, i);
+	if (!(ps->refused[CONFIG_DEVICE] & key_bit(CONFIG_DEVICE, "gpu")) &&
+	    !gpu_valid(cfg->device.gpu))
+		report(ps, key_line(cfg, CONFIG_DEVICE, "gpu"),
+		       "[device] gpu: '%s' is not " GPU_FORMS " (nvidia-smi -L lists the GPUs)",
+		       cfg->device.gpu);
+	if (!(ps->refused[CONFIG_SIM] & key_bit(CONFIG_SIM, "numa_node")) &&
+	    !numa_node_valid(cfg->sim.numa_node))
+		report(ps, key_line(cfg, CONFIG_SIM, "numa_node"),
+		       "[sim] numa_node: '%s' is not a node number or none (ls /sys/devices/system/node lists this host's)",
+		       cfg->sim.numa_node);
 	if (cfg->daemon.runtime_dir[0] != '/')
 		report(ps, key_line(cfg, CONFIG_DAEMON, "runtime_dir"),
 		       "runtime_dir must be an absolute path");

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -860,17 +861,26 @@ static int xfer_regions(struct xfer *x, const struct config *cfg)
 	if (!n)
 		return 0;
 	if (!x->info.card_memory || !x->ops->scrub) {
-		log_err("transfer: card_regions = %u needs a card that states "
-			"its memory and can scrub it; the %s backend does not",
+		char where[PATH_MAX + 16];
+
+		log_err("%s: [transfer] card_regions = %u needs a card that states "
+			"its memory and can scrub it; the %s backend does not: "
+			"set card_regions = 0",
+			config_where(cfg, CONFIG_TRANSFER, 0, "card_regions", where, sizeof(where)),
 			n, x->ops->name);
 		return -EINVAL;
 	}
 	x->region_size = x->info.card_memory / n / x->rules.gpu_align *
 			 x->rules.gpu_align;
 	if (!x->region_size) {
-		log_err("transfer: card_regions = %u: regions of card memory "
-			"(%" PRIu64 " bytes) would be empty", n,
-			x->info.card_memory);
+		char where[PATH_MAX + 16];
+
+		log_err("%s: [transfer] card_regions = %u: regions of the card's %" PRIu64
+			" bytes of memory would be below %u bytes; set card_regions to %" PRIu64
+			" or less",
+			config_where(cfg, CONFIG_TRANSFER, 0, "card_regions", where, sizeof(where)),
+			n, x->info.card_memory, x->rules.gpu_align,
+			x->info.card_memory / x->rules.gpu_align);
 		return -EINVAL;
 	}
 	x->region_used = calloc(n, sizeof(*x->region_used));
@@ -922,7 +932,7 @@ int xfer_start(const struct config *cfg, const struct device_ops *ops,
 	xfer_rules(x, cfg);
 	r = xfer_regions(x, cfg);
 	if (r)
-		goto fail;
+		goto said;	/* at the line of card_regions */
 	x->epfd = epoll_create1(EPOLL_CLOEXEC);
 	x->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (x->epfd < 0 || x->wake_fd < 0) {
@@ -966,6 +976,7 @@ int xfer_start(const struct config *cfg, const struct device_ops *ops,
 	return 0;
 fail:
 	log_err("transfer: cannot start: %s", strerror(-r));
+said:
 	xfer_stop(x);
 	return r;
 }

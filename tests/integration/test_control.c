@@ -573,6 +573,78 @@ static void test_unavailable_device_stops_start(void **state)
 	harness_stop(&p);
 }
 
+/*
+ * What start refuses, --check-config refuses, with the same one line: the
+ * start logs it once (no second line from the channel or the source) and
+ * the checker prints it for the same file.
+ */
+static void test_check_config_agrees_with_start(void **state)
+{
+	static const struct {
+		const char *conf, *what;
+		int line;
+	} cases[] = {
+		/* 192.0.2.0/24 is TEST-NET-1: never an address of this host. */
+		{ "[channel n]\nsource = udp\nlisten = 192.0.2.7:0\nsender = 192.0.2.8\n"
+		  "sender_control = none\nmemory = host\n",
+		  "[channel n] listen: 192.0.2.7:0 is not an address of this host", 3 },
+		{ "[channel r]\nsource = roce\nlisten = 127.0.0.1\nsender = 127.0.0.2\n"
+		  "sender_qpn = 0x11\nsender_control = none\nmemory = host\n"
+		  "rdma_device = fpgad-no-such-rdma0\n",
+		  "no RDMA device fpgad-no-such-rdma0", 8 },
+		{ "[device]\ngpu = -1\n[channel c]\nslots = 4\n",
+		  "[device] gpu: '-1' is not a GPU index", 2 },
+		{ "[channel c]\nslots = 4\nqueue_depth = 8\nmemory = host\n",
+		  "[channel c] queue_depth 8 is above slots (4)", 3 },
+		{ "[channel c]\nengine = 20\nmemory = host\n",
+		  "[channel c] engine 20: the card (sim) has 16 c2h engines (0-15)", 2 },
+		{ "[channel h]\ndirection = h2c\nmode = bounce\n",
+		  "[channel h] mode bounce serves c2h only", 3 },
+		{ "[sim]\ncard_memory = 1M\n[transfer]\ncard_regions = 1024\n",
+		  "[transfer] card_regions = 1024: regions of the card's 1048576 bytes of memory would be below 4096 bytes", 4 },
+		{ "[sim]\ncard_memory = 2048G\n", "2199023255552", 2 },
+		/* A character device, but not a card: opened as start opens it. */
+		{ "[device]\nbackend = xdma\npath = /dev/null\n",
+		  "device: cannot open xdma backend: xdma: /dev/null: VERSION: ", 3 },
+	};
+	char cmd[512], out[8192], want[96];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fpgad_proc p;
+		char *line;
+		int status, rc;
+
+		if (harness_start(&p, cases[i].conf, NULL) == 0)
+			fail_msg("fpgad started with: %s", cases[i].conf);
+		status = harness_wait_exit(&p, 5000);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+		/* A build without libibverbs refuses roce at its source line. */
+		if (harness_log_contains(&p, "built without RoCE")) {
+			harness_stop(&p);
+			continue;
+		}
+		snprintf(want, sizeof(want), "fpgad.conf:%d: ", cases[i].line);
+		if (!harness_log_contains(&p, want) || !harness_log_contains(&p, cases[i].what) ||
+		    harness_log_count(&p, "<3>") != 1) {
+			snprintf(cmd, sizeof(cmd), "cat %s", p.log);
+			harness_run(cmd, out, sizeof(out));
+			fail_msg("start: want one error line '%s...%s', got:\n%s", want,
+				 cases[i].what, out);
+		}
+		assert_false(harness_log_contains(&p, "DMA engine"));
+		assert_false(harness_log_contains(&p, "cannot open its"));
+		/* The checker, on the same file: the same line, one error. */
+		snprintf(cmd, sizeof(cmd), "%s --check-config %s 2>&1", harness_bin("fpgad"), p.conf);
+		rc = harness_run(cmd, out, sizeof(out));
+		line = strstr(out, want);
+		if (rc != 1 || !line || !strstr(line, cases[i].what) || !strstr(out, ": 1 error\n"))
+			fail_msg("--check-config: want exit 1 and '%s...%s' alone, got %d:\n%s",
+				 want, cases[i].what, rc, out);
+		harness_stop(&p);
+	}
+}
+
 static void test_remote_listener_is_read_only(void **state)
 {
 	struct fpgad_client_list *l;
@@ -882,6 +954,7 @@ int main(void)
 		cmocka_unit_test(test_no_driver_says_host_memory_only),
 		cmocka_unit_test(test_bad_config_stops_start),
 		cmocka_unit_test(test_unavailable_device_stops_start),
+		cmocka_unit_test(test_check_config_agrees_with_start),
 		cmocka_unit_test(test_remote_listener_is_read_only),
 		cmocka_unit_test(test_remote_tls),
 		cmocka_unit_test(test_max_clients),

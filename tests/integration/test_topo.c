@@ -317,7 +317,14 @@ static void test_nearest_gpu_and_numa(void **state)
 	assert_int_not_equal(harness_start(&p, "[sim]\nnuma_node = 5\n", env), 0);
 	status = harness_wait_exit(&p, 5000);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
-	assert_true(harness_log_contains(&p, "numa: [sim] numa_node = 5: its CPUs cannot be used"));
+	assert_true(harness_log_contains(&p, "fpgad.conf:2: numa: [sim] numa_node = 5: its CPUs cannot be used"));
+	assert_int_equal(harness_log_count(&p, "<3>"), 1);
+	/* --check-config on the same host refuses it with the same line. */
+	snprintf(cmd, sizeof(cmd), "%s %s --check-config %s 2>&1", env, harness_bin("fpgad"),
+		 p.conf);
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 1);
+	if (!strstr(out, "fpgad.conf:2: numa: [sim] numa_node = 5: its CPUs cannot be used"))
+		fail_msg("--check-config: want numa_node = 5 refused at its line, got: %s", out);
 	harness_stop(&p);
 	assert_int_not_equal(harness_start(&p, "[sim]\nnuma_node = one\n", env), 0);
 	harness_wait_exit(&p, 5000);

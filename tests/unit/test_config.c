@@ -360,6 +360,102 @@ static void test_one_cause_a_line(void **state)
 	assert_null(strchr(err, '\n'));
 }
 
+/* Whether @err has exactly @n lines. */
+static void expect_lines(const char *err, unsigned n)
+{
+	unsigned got = *err ? 1 : 0;
+
+	for (const char *p = strchr(err, '\n'); p; p = strchr(p + 1, '\n'))
+		got++;
+	if (got != n)
+		fail_msg("want %u error lines, got %u: '%s'", n, got, err);
+}
+
+/* queue_depth above slots: refused at queue_depth's line, as start must. */
+static void test_queue_depth_above_slots(void **state)
+{
+	struct config cfg;
+	char err[CONFIG_ERR_LEN];
+
+	(void)state;
+	expect_error("[channel c]\nslots = 4\nqueue_depth = 8\n", 3,
+		     "queue_depth 8 is above slots (4)");
+	/* queue_depth not in the file: its default (4) is cut to slots. */
+	assert_int_equal(load("[channel c]\nslots = 2\n", &cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.channels[0].queue_depth, 2);
+	assert_int_equal(load("[channel c]\nslots = 4\nqueue_depth = 4\n", &cfg, err,
+			      sizeof(err)), 0);
+}
+
+/* gpu: an index, a PCI bus id or nearest; -1 is none of them. */
+static void test_gpu_forms(void **state)
+{
+	static const char *const good[] = { "0", "3", "0000:41:00.0", "41:00.0", "nearest" };
+	static const char *const bad[] = { "-1", "gpu0", "0x1", "41:00", "1234567" };
+	struct config cfg;
+	char text[128], err[CONFIG_ERR_LEN];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		snprintf(text, sizeof(text), "[device]\ngpu = %s\n[channel c]\ngpu = %s\n",
+			 good[i], good[i]);
+		if (load(text, &cfg, err, sizeof(err)) < 0)
+			fail_msg("gpu = %s: %s", good[i], err);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "[device]\ngpu = %s\n", bad[i]);
+		expect_error(text, 2, "[device] gpu: '");
+		snprintf(text, sizeof(text), "[channel c]\ngpu = %s\n", bad[i]);
+		expect_error(text, 2, "[channel c] gpu: '");
+	}
+	expect_error("[device]\ngpu = -1\n", 2, "is not a GPU index (0, 1, ...)");
+}
+
+/* A rule start applies with the file's values: h2c bounce, [sim] numa_node. */
+static void test_start_rules(void **state)
+{
+	(void)state;
+	expect_error("[channel h]\ndirection = h2c\nmode = bounce\n", 3,
+		     "mode bounce serves c2h only");
+	expect_error("[sim]\nnuma_node = zero\n", 2, "[sim] numa_node: 'zero' is not a node number or none");
+	expect_error("[sim]\nnuma_node = -1\n", 2, "[sim] numa_node: '-1'");
+}
+
+/*
+ * A value refused keeps its default, which no rule across keys judges
+ * again on another line: one line per cause.
+ */
+/* @text fails with one line only, "path:LINE: ...@what...". */
+static void expect_one_error(const char *text, int line, const char *what)
+{
+	struct config cfg;
+	char err[CONFIG_ERR_LEN];
+
+	assert_int_not_equal(load(text, &cfg, err, sizeof(err)), 0);
+	if (!has_error(err, line, what))
+		fail_msg("got '%s', want a line '%s:%d: ...%s...'", err, path, line, what);
+	expect_lines(err, 1);
+}
+
+static void test_no_cascade(void **state)
+{
+	(void)state;
+	/* source refused: its listen and sender are not "for a network source". */
+	expect_one_error("[channel a]\nsource = udpp\nlisten = 127.0.0.1:0\nsender = 127.0.0.2\n",
+			 2, "source: 'udpp' is not one of card, udp, roce");
+	/* slot_size refused: frame_size is not measured against 1M. */
+	expect_one_error("[channel a]\nslot_size = 5x\nframe_size = 2M\n", 2, "slot_size: '5x'");
+	/* slots refused: queue_depth is not measured against the default. */
+	expect_one_error("[channel a]\nslots = 1\nqueue_depth = 16\n", 2, "slots: '1'");
+	/* engine refused: its default 0 is not "already used" by another. */
+	expect_one_error("[channel a]\n[channel b]\nengine = 99\n", 3, "engine: '99'");
+	/* mode refused on an h2c channel: no bounce rule on its default. */
+	expect_one_error("[channel a]\ndirection = h2c\nmode = bounc\n", 3, "mode: 'bounc'");
+	/* direction refused: a udp channel is not told it must be c2h. */
+	expect_one_error("[channel a]\ndirection = up\nsource = udp\nlisten = 127.0.0.1:0\n"
+			 "sender = 127.0.0.2\n", 2, "direction: 'up'");
+}
+
 /* source = udp: a network channel's keys, set and refused with their line. */
 static void test_net_source(void **state)
 {
@@ -666,6 +762,10 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_every_error),
 		cmocka_unit_test(test_suggestion),
+		cmocka_unit_test(test_queue_depth_above_slots),
+		cmocka_unit_test(test_gpu_forms),
+		cmocka_unit_test(test_start_rules),
+		cmocka_unit_test(test_no_cascade),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, setup, teardown);

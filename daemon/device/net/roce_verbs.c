@@ -20,6 +20,15 @@ int roce_verbs_open(const struct roce_verbs_cfg *cfg, struct roce_verbs **ret_v,
 	return -EOPNOTSUPP;
 }
 
+int roce_verbs_check(const char *device, const struct sockaddr_storage *listen,
+		     char *why, size_t whylen)
+{
+	(void)device;
+	(void)listen;
+	snprintf(why, whylen, "source = roce: this fpgad was built without RoCE (ROCE=0: no libibverbs, or STATIC=1); use source = udp or a build with libibverbs-dev");
+	return -EOPNOTSUPP;
+}
+
 void roce_verbs_close(struct roce_verbs *v) { (void)v; }
 
 void roce_verbs_info(const struct roce_verbs *v, struct roce_verbs_info *ret_info)
@@ -133,9 +142,18 @@ int roce_verbs_find(const char *name, const struct sockaddr_storage *addr,
 	roce_verbs_addr_gid(addr, &g);
 
 	list = ibv_get_device_list(&n);
-	if (!list) {
-		snprintf(why, whylen, "source = roce: no RDMA devices (%s): is an RDMA NIC's driver (or rdma_rxe) loaded?",
-			 strerror(errno));
+	if ((!list || n == 0) && *name) {
+		snprintf(why, whylen, "rdma_device: this host has no RDMA device %s, nor any other (%s): load the NIC's RDMA driver, or rdma_rxe for a software one (rdma link add rxe0 type rxe netdev IFACE, then rdma_device = rxe0); under fpgad.service, /dev/infiniband must be allowed (fpgad(8), NETWORK CHANNELS)",
+			 name, list ? "ibv_devices lists none" : strerror(errno));
+		if (list)
+			ibv_free_device_list(list);
+		return -ENODEV;
+	}
+	if (!list || n == 0) {
+		snprintf(why, whylen, "source = roce: this host has no RDMA device (%s): load an RDMA NIC's driver, or rdma_rxe for a software one (rdma link add rxe0 type rxe netdev IFACE); under fpgad.service, /dev/infiniband must be allowed (fpgad(8), NETWORK CHANNELS)",
+			 list ? "ibv_devices lists none" : strerror(errno));
+		if (list)
+			ibv_free_device_list(list);
 		return -ENODEV;
 	}
 	for (int i = 0; i < n && r < 0; i++) {
@@ -158,11 +176,24 @@ int roce_verbs_find(const char *name, const struct sockaddr_storage *addr,
 	if (r == 0)
 		return 0;
 	if (*name && !named)
-		snprintf(why, whylen, "rdma_device: no RDMA device %s (ibv_devices lists them)", name);
+		snprintf(why, whylen, "rdma_device: this host has no RDMA device %s: name one that ibv_devices lists, or remove rdma_device to take the first with a RoCE v2 GID for listen", name);
 	else
-		snprintf(why, whylen, "listen: %s has no RoCE v2 GID for this address (rdma link, ip addr, and show_gids or /sys/class/infiniband/*/ports/*/gids show them)",
+		snprintf(why, whylen, "listen: %s has no RoCE v2 GID for this address: listen on an address of the RDMA device's interface (rdma link, ip addr, and show_gids or /sys/class/infiniband/*/ports/*/gids show them)",
 			 *name ? name : "no RDMA device");
 	return -ENODEV;
+}
+
+int roce_verbs_check(const char *device, const struct sockaddr_storage *listen,
+		     char *why, size_t whylen)
+{
+	struct ibv_context *ctx;
+	struct ibv_gid_entry e;
+	int r;
+
+	r = roce_verbs_find(device, listen, &ctx, &e, why, whylen);
+	if (r == 0)
+		ibv_close_device(ctx);
+	return r;
 }
 
 static int qp_to_rtr(struct roce_verbs *v, const struct roce_verbs_cfg *cfg,

@@ -48,6 +48,16 @@ struct roce_verbs_info {
 	unsigned mtu;			/* the path MTU in use */
 };
 
+/*
+ * Whether roce_verbs_open() would find its device for @listen: the RDMA
+ * device named @device (any when "") is there and has a RoCE v2 GID for
+ * @listen.  Opens nothing that stays open.  0, or -errno with why in @why,
+ * which begins with the key it is about ("rdma_device: ", "listen: ") or
+ * with "source = roce: " when it is about the host.
+ */
+int roce_verbs_check(const char *device, const struct sockaddr_storage *listen,
+		     char *why, size_t whylen);
+
 /* 0 or -errno with why in @why. */
 int roce_verbs_open(const struct roce_verbs_cfg *cfg, struct roce_verbs **ret_v,
 		    char *why, size_t whylen);
