@@ -292,7 +292,8 @@ PARTS_MK := tests/lib/lib.mk kmod/kmod.mk tests/fuzz/fuzz.mk tests/gpu/gpu.mk \
 	tests/bench/bench.mk tests/hostile/hostile.mk python/python.mk tests/xfer.mk \
 	systemd/service.mk client/pkgconfig.mk man/man.mk debian/deb.mk \
 	tests/system/system.mk tests/arch/arch.mk tests/net/net.mk tests/net/roce.mk \
-	k8s/k8s.mk tests/mutants/mutants.mk tests/net/rxe.mk tests/arm64/arm64.mk
+	k8s/k8s.mk tests/mutants/mutants.mk tests/net/rxe.mk tests/arm64/arm64.mk \
+	tests/docs/docs.mk
 include $(PARTS_MK)
 
 # make check: the tiers of tests/tiers (what each proves, how it runs, in
