@@ -244,6 +244,12 @@ int fpgad_status_get(fpgad_client *c, struct fpgad_status **ret_status)
 		COPY(s->card.driver, ci->driver);
 		COPY(s->card.module_version, ci->module_version);
 		COPY(s->card.simulates, ci->simulates);
+		if (ci->aer) {
+			s->card.aer = true;
+			s->card.aer_correctable = ci->aer->correctable;
+			s->card.aer_nonfatal = ci->aer->nonfatal;
+			s->card.aer_fatal = ci->aer->fatal;
+		}
 	} else {
 		s->card.numa_node = -1;	/* an older fpgad */
 	}

@@ -214,6 +214,30 @@ static void label_link(FILE *f, const char *name, unsigned gen, unsigned width)
 	label(f, name, buf, false);
 }
 
+/*
+ * The card's PCIe AER totals, as read for this scrape; the family only
+ * where the card has them (not the simulated card).
+ */
+static void format_card_aer(FILE *f, const struct topo_inventory *inv)
+{
+	const struct { const char *severity; uint64_t n; } sev[] = {
+		{ "correctable", inv->aer_correctable },
+		{ "nonfatal", inv->aer_nonfatal },
+		{ "fatal", inv->aer_fatal },
+	};
+
+	if (!inv->aer)
+		return;
+	family(f, "fpgad_card_aer_errors_total", "counter",
+	       "PCIe AER errors the kernel counted on the card since boot, by severity: the totals of its sysfs aer_dev_correctable, aer_dev_nonfatal and aer_dev_fatal; only where the card has them.");
+	for (size_t i = 0; i < sizeof(sev) / sizeof(sev[0]); i++) {
+		fputs("fpgad_card_aer_errors_total{", f);
+		label(f, "pci_address", inv->addr, true);
+		label(f, "severity", sev[i].severity, false);
+		fprintf(f, "} %llu\n", (unsigned long long)sev[i].n);
+	}
+}
+
 static void format_card(FILE *f, const struct metrics_snapshot *snap)
 {
 	const struct topo_inventory *inv = &snap->card.inv;
@@ -236,6 +260,7 @@ static void format_card(FILE *f, const struct metrics_snapshot *snap)
 	label(f, "module_version", inv->module_version, false);
 	label(f, "simulates", snap->card.simulates, false);
 	fputs("} 1\n", f);
+	format_card_aer(f, inv);
 }
 
 static void format_process(FILE *f, const struct metrics_snapshot *snap)

@@ -52,6 +52,7 @@ struct reply {
 	char mode[32];
 	struct p2p_card card;
 	Fpgad__CardInventory card_msg;
+	Fpgad__AerCounters aer_msg;
 	struct source_stats net;
 	Fpgad__NetStats net_msg;
 	char last_error[128];		/* ChannelStats */
@@ -130,7 +131,7 @@ static void fill_summary(struct channel *ch, Fpgad__ChannelSummary *s)
 	s->source = (char *)source_kind_name(cc->source);
 }
 
-/* The card's inventory, read now (its link may have retrained). */
+/* The card's inventory, read now (its link may have retrained, its AER counts grown). */
 static void fill_card(struct core *d, struct reply *r)
 {
 	Fpgad__CardInventory *m = &r->card_msg;
@@ -151,6 +152,13 @@ static void fill_card(struct core *d, struct reply *r)
 	m->driver = (char *)inv->driver;
 	m->module_version = (char *)inv->module_version;
 	m->simulates = r->card.simulates;
+	if (inv->aer) {
+		fpgad__aer_counters__init(&r->aer_msg);
+		r->aer_msg.correctable = inv->aer_correctable;
+		r->aer_msg.nonfatal = inv->aer_nonfatal;
+		r->aer_msg.fatal = inv->aer_fatal;
+		m->aer = &r->aer_msg;
+	}
 }
 
 static void do_status(struct core *d, struct reply *r)

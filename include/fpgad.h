@@ -174,6 +174,15 @@ struct fpgad_card {
 	char driver[32];	/* bound kernel driver */
 	char module_version[32];
 	char simulates[160];	/* the simulated card: what it models */
+	/*
+	 * PCIe AER errors of the card since boot, as the kernel counts them
+	 * (sysfs aer_dev_*'s TOTAL_ERR_ lines), read at the request; only with
+	 * aer (not on the simulated card, nor without AER or an older fpgad).
+	 */
+	bool aer;
+	uint64_t aer_correctable;
+	uint64_t aer_nonfatal;
+	uint64_t aer_fatal;
 };
 
 struct fpgad_status {

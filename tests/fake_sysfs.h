@@ -193,6 +193,36 @@ static inline void fake_sysfs_inventory(const struct fake_sysfs *fs, const char 
 	assert_int_equal(symlink(target, path), 0);
 }
 
+/*
+ * The AER files of device @addr as the kernel writes them: a "NAME COUNT"
+ * line per error type, then the total (every error counted as one of the
+ * first type).
+ */
+static inline void fake_sysfs_aer(const struct fake_sysfs *fs, const char *addr,
+				  unsigned long long cor, unsigned long long nonfatal,
+				  unsigned long long fatal)
+{
+	static const char uncor[] = "SDES 0\nTLP 0\nFCP 0\nCmpltTO 0\nCmpltAbrt 0\n"
+		"UnxCmplt 0\nRxOF 0\nMalfTLP 0\nECRC 0\nUnsupReq 0\nACSViol 0\n"
+		"UncorrIntErr 0\nBlockedTLP 0\nAtomicOpBlocked 0\nTLPBlockedErr 0\n"
+		"PoisonTLPBlocked 0\n";
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/bus/pci/devices/%s/aer_dev_correctable",
+		 fs->sysfs, addr);
+	fake_sysfs_put(path, "RxErr %llu\nBadTLP 0\nBadDLLP 0\nRollover 0\nTimeout 0\n"
+		       "NonFatalErr 0\nCorrIntErr 0\nHeaderOF 0\nTOTAL_ERR_COR %llu\n",
+		       cor, cor);
+	snprintf(path, sizeof(path), "%s/bus/pci/devices/%s/aer_dev_nonfatal",
+		 fs->sysfs, addr);
+	fake_sysfs_put(path, "Undefined %llu\nDLP 0\n%sTOTAL_ERR_NONFATAL %llu\n",
+		       nonfatal, uncor, nonfatal);
+	snprintf(path, sizeof(path), "%s/bus/pci/devices/%s/aer_dev_fatal",
+		 fs->sysfs, addr);
+	fake_sysfs_put(path, "Undefined 0\nDLP %llu\n%sTOTAL_ERR_FATAL %llu\n",
+		       fatal, uncor, fatal);
+}
+
 /* Vendor, device and class of the devices the tests place. */
 #define FAKE_BRIDGE 0x10b5, 0x8747, 0x060400	/* a PCIe switch port */
 #define FAKE_CARD 0x10ee, 0x9038, 0x058000	/* an XDMA card */

@@ -121,6 +121,13 @@ static json_t *card_json(const struct fpgad_card *c)
 	json_object_set_new(j, "driver", known_str(c->driver));
 	json_object_set_new(j, "module_version", known_str(c->module_version));
 	json_object_set_new(j, "simulates", known_str(c->simulates));
+	/* 0 is a count like any other: null only when not available. */
+	json_object_set_new(j, "aer_correctable", c->aer ?
+			    json_integer((json_int_t)c->aer_correctable) : json_null());
+	json_object_set_new(j, "aer_nonfatal", c->aer ?
+			    json_integer((json_int_t)c->aer_nonfatal) : json_null());
+	json_object_set_new(j, "aer_fatal", c->aer ?
+			    json_integer((json_int_t)c->aer_fatal) : json_null());
 	return j;
 }
 
@@ -153,6 +160,14 @@ static void print_card(const struct fpgad_card *c)
 	printf("link:     %s (capable of %s)%s\n", now, max,
 	       c->link_gen < c->max_link_gen || c->link_width < c->max_link_width ?
 	       ": below what card and slot can do" : "");
+	if (c->aer)
+		printf("aer:      %llu correctable, %llu nonfatal, %llu fatal PCIe errors since boot%s\n",
+		       (unsigned long long)c->aer_correctable,
+		       (unsigned long long)c->aer_nonfatal,
+		       (unsigned long long)c->aer_fatal,
+		       c->aer_nonfatal || c->aer_fatal ? ": see fpgactl validate" : "");
+	else
+		printf("aer:      not available (no AER counters in sysfs)\n");
 }
 
 /* The network channels' table under the channels'. */

@@ -94,6 +94,36 @@ static double lane_gbps(unsigned gen)
 
 /* --- the card ---------------------------------------------------------------- */
 
+/*
+ * The card's PCIe AER totals since boot: uncorrectable errors (nonfatal
+ * or fatal) fail; correctable ones the link recovered from are a figure.
+ */
+static void check_card_aer(struct report *rep, const struct fpgad_card *card)
+{
+	const char *addr = card->pci_address[0] ? card->pci_address : "ADDRESS";
+	char advice[256];
+
+	if (!card->aer) {
+		add(rep, "card PCIe errors", SKIP, NULL, "not available (%s)",
+		    card->simulates[0] ? "the simulated card has no AER counters" :
+		    "no AER counters in the card's sysfs entry");
+		return;
+	}
+	if (card->aer_fatal || card->aer_nonfatal) {
+		snprintf(advice, sizeof(advice), "the card reported uncorrectable PCIe errors: read the AER lines of dmesg or journalctl -k (%s), lspci -vv -s %s (UESta); reseat the card, check its slot, riser and power",
+			 addr, addr);
+		add(rep, "card PCIe errors", FAIL, advice,
+		    "%llu fatal, %llu nonfatal, %llu correctable AER errors since boot",
+		    (unsigned long long)card->aer_fatal,
+		    (unsigned long long)card->aer_nonfatal,
+		    (unsigned long long)card->aer_correctable);
+		return;
+	}
+	add(rep, "card PCIe errors", PASS, NULL,
+	    "0 fatal, 0 nonfatal, %llu correctable AER errors since boot",
+	    (unsigned long long)card->aer_correctable);
+}
+
 static void check_card(struct report *rep, const struct fpgad_card *card)
 {
 	char now[32], max[32], advice[256];
@@ -125,6 +155,8 @@ static void check_card(struct report *rep, const struct fpgad_card *card)
 		add(rep, "pcie link", PASS, NULL, "%s negotiated, as capable%s", now,
 		    card->simulates[0] ? " (the link model)" : "");
 	}
+
+	check_card_aer(rep, card);
 
 	if (card->simulates[0])
 		add(rep, "kernel module", SKIP, NULL, "the simulated card has no kernel module");

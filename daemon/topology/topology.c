@@ -413,6 +413,88 @@ static void topology_link_name(const struct topo_source *src, const char *addr,
 		 strrchr(target, '/') ? strrchr(target, '/') + 1 : target);
 }
 
+/*
+ * The count of line @key ("TOTAL_ERR_COR") of AER file @attr of @addr,
+ * each of whose lines must be "NAME COUNT": 0, -ENOENT when there is no
+ * such file (no warning), or -EINVAL (with a warning) when it is
+ * malformed: a line of another form, no @key line or two of them.
+ */
+static int topology_aer_total(const struct topo_source *src, const char *addr,
+			      const char *attr, const char *key, uint64_t *ret,
+			      char *warn, size_t wlen)
+{
+	char path[PATH_MAX], *line = NULL;
+	size_t cap = 0, klen = strlen(key);
+	unsigned found = 0;
+	uint64_t total = 0;
+	int r = 0;
+	FILE *f;
+
+	if (snprintf(path, sizeof(path), "%s/bus/pci/devices/%s/%s",
+		     topology_sysfs(src), addr, attr) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	f = fopen(path, "re");
+	if (!f) {
+		r = -errno;
+		if (r != -ENOENT)
+			topology_warn(warn, wlen, "%s/%s: %s", addr, attr, strerror(-r));
+		return r;
+	}
+	while (r == 0 && getline(&line, &cap, f) > 0) {
+		char *sp = strchr(line, ' '), *end;
+		unsigned long long v;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (!sp || sp == line || !sp[1] || sp[1] < '0' || sp[1] > '9') {
+			r = -EINVAL;
+			break;
+		}
+		errno = 0;
+		v = strtoull(sp + 1, &end, 10);
+		if (errno || *end) {
+			r = -EINVAL;
+			break;
+		}
+		if ((size_t)(sp - line) == klen && !strncmp(line, key, klen)) {
+			total = v;
+			found++;
+		}
+	}
+	if (r == 0 && ferror(f))
+		r = -EIO;
+	free(line);
+	fclose(f);
+	if (r == 0 && found != 1)
+		r = -EINVAL;
+	if (r == -EIO)
+		topology_warn(warn, wlen, "%s/%s: %s", addr, attr, strerror(EIO));
+	else if (r)
+		topology_warn(warn, wlen, "%s/%s: not \"NAME COUNT\" lines with one %s",
+			      addr, attr, key);
+	if (r == 0)
+		*ret = total;
+	return r;
+}
+
+/* The three AER totals, all or none. */
+static void topology_read_aer(const struct topo_source *src, struct topo_inventory *inv,
+			      char *warn, size_t wlen)
+{
+	uint64_t cor, nonfatal, fatal;
+
+	if (topology_aer_total(src, inv->addr, "aer_dev_correctable", "TOTAL_ERR_COR",
+			       &cor, warn, wlen) ||
+	    topology_aer_total(src, inv->addr, "aer_dev_nonfatal", "TOTAL_ERR_NONFATAL",
+			       &nonfatal, warn, wlen) ||
+	    topology_aer_total(src, inv->addr, "aer_dev_fatal", "TOTAL_ERR_FATAL",
+			       &fatal, warn, wlen))
+		return;
+	inv->aer = true;
+	inv->aer_correctable = cor;
+	inv->aer_nonfatal = nonfatal;
+	inv->aer_fatal = fatal;
+}
+
 int topology_inventory(const struct topo_source *src, const char *addr,
 		       struct topo_inventory *ret_inv, char *warn, size_t wlen)
 {
@@ -449,6 +531,7 @@ int topology_inventory(const struct topo_source *src, const char *addr,
 	    topology_read_line(path, line, sizeof(line)) == 0)
 		snprintf(inv.module_version, sizeof(inv.module_version), "%.*s",
 			 (int)sizeof(inv.module_version) - 1, line);
+	topology_read_aer(src, &inv, warn, wlen);
 	*ret_inv = inv;
 	return 0;
 }

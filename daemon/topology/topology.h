@@ -160,13 +160,25 @@ struct topo_inventory {
 	int numa_node;			/* -1: none or unknown */
 	char driver[32];		/* bound driver, "" none */
 	char module_version[32];	/* its module's version, "" unknown */
+	/*
+	 * PCIe AER: the TOTAL_ERR_ lines of aer_dev_correctable,
+	 * aer_dev_nonfatal and aer_dev_fatal, since boot as the kernel counts
+	 * them; set only with aer.
+	 */
+	bool aer;			/* all three were read */
+	uint64_t aer_correctable;
+	uint64_t aer_nonfatal;
+	uint64_t aer_fatal;
 };
 
 /*
  * Card @addr's identity, PCIe link (current_link_speed/width and the
- * max_ ones), NUMA node and driver from sysfs: 0, or -EINVAL for a bad
- * address.  What cannot be read stays 0 or "", the first such file named
- * in @warn.
+ * max_ ones), NUMA node, driver and AER totals from sysfs: 0, or -EINVAL
+ * for a bad address.  What cannot be read stays 0 or "", the first such
+ * file named in @warn.  The AER totals are read only when all three files
+ * are there and well formed ("NAME COUNT" lines, one of them TOTAL_ERR_);
+ * a missing file (no AER capability, a kernel without CONFIG_PCIEAER) is
+ * no warning, a malformed one is.
  */
 int topology_inventory(const struct topo_source *src, const char *addr,
 		       struct topo_inventory *ret_inv, char *warn, size_t wlen);

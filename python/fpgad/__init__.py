@@ -189,6 +189,11 @@ class Card:
     driver: Optional[str]                # the kernel driver bound to it
     module_version: Optional[str]
     simulates: Optional[str]             # the simulated card: what it models
+    # PCIe AER errors since boot (the kernel's TOTAL_ERR_ counts, read at
+    # the request); None when not available (the simulated card, no AER).
+    aer_correctable: Optional[int]
+    aer_nonfatal: Optional[int]
+    aer_fatal: Optional[int]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -359,7 +364,8 @@ class Client:
         """fpgad's status: version, pid, uptime, backend, transfer mode and
         why, GPU sharing, a summary of every channel, and the card (its PCI
         address and ids, PCIe link now and at most, NUMA node, driver and
-        module version; for the simulated card, what it simulates)."""
+        module version, PCIe AER error counts; for the simulated card, what
+        it simulates)."""
         d = self._c.status()
         d["channels"] = [ChannelSummary(**c) for c in d["channels"]]
         d["card"] = Card(**d["card"])

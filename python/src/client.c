@@ -137,6 +137,14 @@ static PyObject *known_str(const char *s)
 	return PyUnicode_FromString(s);
 }
 
+/* An AER count of card @c: 0 is a count; None when it has none. */
+static PyObject *aer_count(const struct fpgad_card *c, uint64_t v)
+{
+	if (!c->aer)
+		Py_RETURN_NONE;
+	return PyLong_FromUnsignedLongLong(v);
+}
+
 /* The card of Status, with fpgactl status --json's names and nulls. */
 static PyObject *card_dict(const struct fpgad_card *c)
 {
@@ -144,7 +152,8 @@ static PyObject *card_dict(const struct fpgad_card *c)
 			 Py_NewRef(Py_None);
 
 	/* N: the dict takes each reference; a NULL one fails the whole. */
-	return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
+	return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,"
+			     "s:N,s:N,s:N}",
 			     "pci_address", known_str(c->pci_address),
 			     "vendor_id", known_u64(c->vendor_id),
 			     "device_id", known_u64(c->device_id),
@@ -157,7 +166,10 @@ static PyObject *card_dict(const struct fpgad_card *c)
 			     "numa_node", numa,
 			     "driver", known_str(c->driver),
 			     "module_version", known_str(c->module_version),
-			     "simulates", known_str(c->simulates));
+			     "simulates", known_str(c->simulates),
+			     "aer_correctable", aer_count(c, c->aer_correctable),
+			     "aer_nonfatal", aer_count(c, c->aer_nonfatal),
+			     "aer_fatal", aer_count(c, c->aer_fatal));
 }
 
 static PyObject *client_status(PyObject *self, PyObject *unused)

@@ -91,7 +91,8 @@ def test_status_is_a_dataclass(client, daemon):
 def test_status_card_is_fpgactls():
     """status().card says of the simulated card what fpgactl status --json
     does, field by field: its link model, what it simulates, and None for
-    what a simulated card has not (PCI address and ids, driver)."""
+    what a simulated card has not (PCI address and ids, driver, AER
+    counts)."""
     d = Fpgad(CONFIG + "[sim]\nlink = gen4x16\n")
     try:
         with fpgad.connect(d.url) as c:
@@ -109,6 +110,8 @@ def test_status_card_is_fpgactls():
     assert card.simulates.endswith("link PCIe Gen4 x16")
     assert card.pci_address is None and card.vendor_id is None
     assert card.numa_node is None and card.driver is None
+    assert (card.aer_correctable, card.aer_nonfatal, card.aer_fatal) == \
+        (None, None, None)
 
 
 def test_status_transfers_are_fpgactls(tmp_path):

@@ -330,6 +330,7 @@ static void test_status_card_inventory(void **state)
 	assert_int_equal(s->card.max_link_width, 8);
 	assert_int_equal(s->card.numa_node, -1);
 	assert_non_null(strstr(s->card.simulates, "link PCIe Gen4 x8"));
+	assert_false(s->card.aer);	/* the sim has no AER counters */
 	fpgad_status_free(s);
 	fpgad_disconnect(c);
 
@@ -343,6 +344,12 @@ static void test_status_card_inventory(void **state)
 	assert_int_equal(json_integer_value(json_object_get(card, "max_link_width")), 8);
 	assert_non_null(strstr(json_string_value(json_object_get(card, "simulates")),
 			       "2048 MiB of card memory"));
+	/* Not available: there, and null (0 would be a count). */
+	for (const char *const *k = (const char *const[]){ "aer_correctable",
+			"aer_nonfatal", "aer_fatal", NULL }; *k; k++) {
+		assert_non_null(json_object_get(card, *k));
+		assert_true(json_is_null(json_object_get(card, *k)));
+	}
 	json_decref(j);
 
 	snprintf(cmd, sizeof(cmd), "%s --url %s status", harness_bin("fpgactl"), p.url);

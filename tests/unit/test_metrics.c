@@ -33,6 +33,11 @@ static const char expected[] =
 	"# HELP fpgad_card_info The card fpgad drives, as labels (empty where unknown): PCI address and ids, PCIe link now and at most, NUMA node, driver and module version, or what the simulated card models; always 1.\n"
 	"# TYPE fpgad_card_info gauge\n"
 	"fpgad_card_info{pci_address=\"0000:03:00.0\",vendor_id=\"10ee\",device_id=\"9038\",subsystem_vendor_id=\"10ee\",subsystem_device_id=\"0007\",link=\"PCIe Gen3 x4\",max_link=\"PCIe Gen4 x8\",numa_node=\"1\",driver=\"fpgad_dma\",module_version=\"0.1.0\",simulates=\"\"} 1\n"
+	"# HELP fpgad_card_aer_errors_total PCIe AER errors the kernel counted on the card since boot, by severity: the totals of its sysfs aer_dev_correctable, aer_dev_nonfatal and aer_dev_fatal; only where the card has them.\n"
+	"# TYPE fpgad_card_aer_errors_total counter\n"
+	"fpgad_card_aer_errors_total{pci_address=\"0000:03:00.0\",severity=\"correctable\"} 5000000000\n"
+	"fpgad_card_aer_errors_total{pci_address=\"0000:03:00.0\",severity=\"nonfatal\"} 2\n"
+	"fpgad_card_aer_errors_total{pci_address=\"0000:03:00.0\",severity=\"fatal\"} 0\n"
 	"# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n"
 	"# TYPE process_start_time_seconds gauge\n"
 	"process_start_time_seconds 1764600000.250\n"
@@ -255,6 +260,7 @@ static void snapshot_one(struct metrics_snapshot *s)
 		.subsystem_vendor = 0x10ee, .subsystem_device = 0x0007,
 		.link_gen = 3, .link_width = 4, .max_link_gen = 4, .max_link_width = 8,
 		.numa_node = 1, .driver = "fpgad_dma", .module_version = "0.1.0",
+		.aer = true, .aer_correctable = 5000000000ull, .aer_nonfatal = 2,
 	};
 	s->process = (struct metrics_process){
 		.start_time_s = 1764600000.25, .cpu_s = 1.5, .resident_bytes = 8388608,
@@ -369,14 +375,61 @@ static void test_families_grouped(void **state)
 		samples++;
 	}
 	/*
-	 * 4 daemon gauges, the card, 5 process samples; the transfers' 6
+	 * 4 daemon gauges, the card and its 3 AER counts, 5 process samples;
+	 * the transfers' 6
 	 * plain samples, 4 error kinds, 13 rules, 2 x 26 latency lines; per
 	 * channel its mode, 4 states, leases, 7 counters, 2 x 26 histogram
 	 * lines.
 	 */
-	assert_int_equal(samples, 4 + 1 + 5 + (6 + 4 + 13 + 2 * 26) +
+	assert_int_equal(samples, 4 + 1 + 3 + 5 + (6 + 4 + 13 + 2 * 26) +
 				  2 * (1 + 4 + 1 + 7 + 2 * 26));
 	free(text);
+}
+
+/*
+ * The AER family only where the card has the counts (never the simulated
+ * card); promtool, where installed, takes the family.
+ */
+static void test_card_aer(void **state)
+{
+	char file[] = "/tmp/fpgad-metrics.XXXXXX", cmd[128];
+	struct metrics_snapshot s;
+	size_t len;
+	char *text;
+	FILE *f;
+	int fd, rc;
+
+	(void)state;
+	snapshot_one(&s);
+	s.card.inv.aer = false;
+	assert_int_equal(metrics_format(&s, &text, &len), 0);
+	assert_null(strstr(text, "fpgad_card_aer_errors_total"));
+	assert_non_null(strstr(text, "fpgad_card_info{"));
+	free(text);
+
+	s.card.inv.aer = true;
+	s.card.inv.aer_correctable = 0;
+	s.card.inv.aer_fatal = 1;
+	assert_int_equal(metrics_format(&s, &text, &len), 0);
+	assert_non_null(strstr(text, "# TYPE fpgad_card_aer_errors_total counter\n"
+				     "fpgad_card_aer_errors_total{pci_address=\"0000:03:00.0\",severity=\"correctable\"} 0\n"
+				     "fpgad_card_aer_errors_total{pci_address=\"0000:03:00.0\",severity=\"nonfatal\"} 2\n"
+				     "fpgad_card_aer_errors_total{pci_address=\"0000:03:00.0\",severity=\"fatal\"} 1\n"));
+	if (system("command -v promtool >/dev/null 2>&1") != 0) {
+		free(text);
+		return;
+	}
+	fd = mkstemp(file);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+	free(text);
+	snprintf(cmd, sizeof(cmd), "promtool check metrics < %s", file);
+	rc = system(cmd);
+	unlink(file);
+	assert_int_equal(rc, 0);
 }
 
 /* A network channel's counters: its samples alone, none for a card channel. */
@@ -507,6 +560,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exact_text),
 		cmocka_unit_test(test_families_grouped),
+		cmocka_unit_test(test_card_aer),
 		cmocka_unit_test(test_net_counters),
 		cmocka_unit_test(test_label_escapes),
 		cmocka_unit_test(test_transfer_latency),

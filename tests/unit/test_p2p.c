@@ -173,6 +173,44 @@ static void test_card(void **state)
 	p2p_free(p);
 }
 
+/* The card's AER totals, read at each p2p_card(): they grow between calls. */
+static void test_card_aer(void **state)
+{
+	struct p2p_card c;
+	struct config cfg;
+	struct p2p *p;
+
+	(void)state;
+	card.pci_addr = "0000:03:00.0";
+	config(&cfg);
+	assert_int_equal(p2p_survey(&cfg, &fake_ops, &card, &p), 0);
+	p2p_card(p, &c);
+	assert_false(c.inv.aer);		/* no AER files yet */
+
+	fake_sysfs_aer(&fs, "0000:03:00.0", 3, 0, 0);
+	p2p_card(p, &c);
+	assert_true(c.inv.aer);
+	assert_int_equal(c.inv.aer_correctable, 3);
+	assert_int_equal(c.inv.aer_nonfatal, 0);
+	assert_int_equal(c.inv.aer_fatal, 0);
+
+	fake_sysfs_aer(&fs, "0000:03:00.0", 9, 1, 2);
+	p2p_card(p, &c);
+	assert_true(c.inv.aer);
+	assert_int_equal(c.inv.aer_correctable, 9);
+	assert_int_equal(c.inv.aer_nonfatal, 1);
+	assert_int_equal(c.inv.aer_fatal, 2);
+	p2p_free(p);
+
+	/* The simulated card has none, whatever the tree holds. */
+	card.pci_addr = "";
+	assert_int_equal(p2p_survey(&cfg, &fake_sim_ops, &card, &p), 0);
+	p2p_card(p, &c);
+	assert_false(c.inv.aer);
+	assert_int_equal(c.inv.aer_correctable, 0);
+	p2p_free(p);
+}
+
 /* No PCI path: every pair says so, and the kernel is never asked. */
 static void test_simulated(void **state)
 {
@@ -207,6 +245,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_card, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_card_aer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_simulated, setup, teardown),
 	};
 

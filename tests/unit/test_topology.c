@@ -701,6 +701,7 @@ static void test_inventory(void **state)
 	assert_int_equal(inv.numa_node, 1);
 	assert_string_equal(inv.driver, "fpgad_dma");
 	assert_string_equal(inv.module_version, "0.1.0");
+	assert_false(inv.aer);		/* no AER files: not available */
 	assert_string_equal(warn, "");
 
 	/* No link files, no driver: unknown, the first missing file named. */
@@ -712,13 +713,106 @@ static void test_inventory(void **state)
 	assert_int_equal(inv.numa_node, -1);
 	assert_string_equal(inv.driver, "");
 	assert_string_equal(inv.module_version, "");
+	assert_false(inv.aer);
 	assert_non_null(strstr(warn, "0000:04:00.0/subsystem_vendor"));
 	drop_tree();
-
 	assert_int_equal(topology_inventory(&src, "sim", &inv, warn, sizeof(warn)), -EINVAL);
 	assert_int_equal(topology_link_gen("2.5 GT/s PCIe"), 1);
 	assert_int_equal(topology_link_gen("32.0 GT/s PCIe"), 5);
 	assert_int_equal(topology_link_gen("Unknown"), 0);
+}
+
+/* Rewrite AER file @attr of card 0000:03:00.0 of the tree as @text. */
+static void put_aer(const char *attr, const char *text)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:03:00.0/%s", fs.sysfs, attr);
+	fake_sysfs_put(path, "%s", text);
+}
+
+/* The card's inventory, read again: whether its AER totals were. */
+static bool aer_read(struct topo_inventory *inv, char *warn, size_t wlen)
+{
+	struct topo_source src = { .sysfs = fs.sysfs };
+
+	warn[0] = '\0';
+	memset(inv, 0xa5, sizeof(*inv));
+	assert_int_equal(topology_inventory(&src, "0000:03:00.0", inv, warn, wlen), 0);
+	return inv->aer;
+}
+
+/* The AER totals: read as the kernel writes them, else not available. */
+static void test_inventory_aer(void **state)
+{
+	struct topo_inventory inv;
+	char warn[192], path[512];
+
+	(void)state;
+	fresh_tree();
+	BRIDGE("pci0000:00/0000:00:01.0");
+	CARD("pci0000:00/0000:00:01.0/0000:03:00.0", "0", -1);
+	fake_sysfs_inventory(&fs, "0000:03:00.0", 0x10ee, 0x0007, "8.0 GT/s PCIe", 8,
+			     "8.0 GT/s PCIe", 8, "fpgad_dma", "0.1.0");
+
+	/* Normal files, counts past 32 bits. */
+	fake_sysfs_aer(&fs, "0000:03:00.0", 5000000000ull, 2, 0);
+	assert_true(aer_read(&inv, warn, sizeof(warn)));
+	assert_int_equal(inv.aer_correctable, 5000000000ull);
+	assert_int_equal(inv.aer_nonfatal, 2);
+	assert_int_equal(inv.aer_fatal, 0);
+	assert_string_equal(warn, "");
+
+	/* Read afresh: the counts follow the files. */
+	fake_sysfs_aer(&fs, "0000:03:00.0", 7, 0, 1);
+	assert_true(aer_read(&inv, warn, sizeof(warn)));
+	assert_int_equal(inv.aer_correctable, 7);
+	assert_int_equal(inv.aer_nonfatal, 0);
+	assert_int_equal(inv.aer_fatal, 1);
+
+	/* One file missing: none of the three, and no warning. */
+	snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:03:00.0/aer_dev_fatal", fs.sysfs);
+	assert_int_equal(unlink(path), 0);
+	assert_false(aer_read(&inv, warn, sizeof(warn)));
+	assert_int_equal(inv.aer_correctable, 0);
+	assert_int_equal(inv.aer_nonfatal, 0);
+	assert_string_equal(warn, "");
+
+	/* Malformed files: not available, the file named; never a wrong number. */
+	static const struct { const char *attr, *text; } bad[] = {
+		{ "aer_dev_correctable", "RxErr 0\nBadTLP 3\n" },		/* no total */
+		{ "aer_dev_correctable", "" },
+		{ "aer_dev_correctable", "RxErr 1\nTOTAL_ERR_COR many\n" },
+		{ "aer_dev_correctable", "TOTAL_ERR_COR -1\n" },
+		{ "aer_dev_correctable", "TOTAL_ERR_COR 12x\n" },
+		{ "aer_dev_correctable", "TOTAL_ERR_COR 18446744073709551616\n" },
+		{ "aer_dev_correctable", "TOTAL_ERR_COR 1\nTOTAL_ERR_COR 2\n" },
+		{ "aer_dev_correctable", "RxErr\nTOTAL_ERR_COR 1\n" },	/* a bad line */
+		{ "aer_dev_correctable", "TOTAL_ERR_CORX 1\n" },
+		{ "aer_dev_nonfatal", "TOTAL_ERR_COR 0\n" },		/* another total */
+		{ "aer_dev_fatal", "TOTAL_ERR_FATAL\n" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		fake_sysfs_aer(&fs, "0000:03:00.0", 1, 1, 1);
+		put_aer(bad[i].attr, bad[i].text);
+		assert_false(aer_read(&inv, warn, sizeof(warn)));
+		assert_int_equal(inv.aer_correctable, 0);
+		assert_int_equal(inv.aer_nonfatal, 0);
+		assert_int_equal(inv.aer_fatal, 0);
+		assert_non_null(strstr(warn, bad[i].attr));
+		/* The rest of the inventory is read all the same. */
+		assert_int_equal(inv.link_gen, 3);
+	}
+
+	/* Unreadable (a directory where the file should be): not available. */
+	fake_sysfs_aer(&fs, "0000:03:00.0", 1, 1, 1);
+	snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:03:00.0/aer_dev_nonfatal", fs.sysfs);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_false(aer_read(&inv, warn, sizeof(warn)));
+	assert_int_equal(inv.aer_correctable, 0);
+	assert_non_null(strstr(warn, "aer_dev_nonfatal"));
+	drop_tree();
 }
 
 static void test_names(void **state)
@@ -738,6 +832,7 @@ int main(void)
 		cmocka_unit_test(test_bad_addresses),
 		cmocka_unit_test(test_gpus),
 		cmocka_unit_test(test_inventory),
+		cmocka_unit_test(test_inventory_aer),
 		cmocka_unit_test(test_names),
 	};
 
