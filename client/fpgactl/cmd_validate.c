@@ -29,7 +29,7 @@ struct check {
 	char advice[256];	/* what to do, on FAIL */
 };
 
-#define VALIDATE_MAX_CHECKS (8 + 2 * FPGACTL_MAX_CHANNELS)
+#define VALIDATE_MAX_CHECKS (16 + 2 * FPGACTL_MAX_CHANNELS)
 /* Bytes moved at each end of card memory for the round trip. */
 #define ROUND_TRIP_LEN (64u * 1024)
 /* Each transfer of the bandwidth figure, at most, and how many. */
