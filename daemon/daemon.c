@@ -370,23 +370,18 @@ static void reload_limits(struct daemon *d)
 /* What can change without a restart: logging, limits and idle channels. */
 static void apply_reload(struct daemon *d, const struct config *n)
 {
+	/* Applied now (below); every other key waits for the next start. */
+	static const char *const live[] = {
+		"daemon.log_level", "control.max_clients", "control.max_leases",
+		"control.max_pinned", "transfer.max_buffers", "transfer.max_registered",
+		NULL,
+	};
 	struct config *o = &d->core.cfg;
+	char changed[1024];
 
-	if (strcmp(o->daemon.runtime_dir, n->daemon.runtime_dir) ||
-	    strcmp(o->control.group, n->control.group) ||
-	    o->control.socket_mode != n->control.socket_mode ||
-	    o->control.max_message != n->control.max_message ||
-	    memcmp(&o->device, &n->device, sizeof(o->device)) ||
-	    memcmp(&o->sim, &n->sim, sizeof(o->sim)) ||
-	    o->transfer.engines != n->transfer.engines ||
-	    o->transfer.queue_entries != n->transfer.queue_entries ||
-	    o->transfer.max_length != n->transfer.max_length ||
-	    o->transfer.bounce_slots != n->transfer.bounce_slots ||
-	    o->transfer.poll_us != n->transfer.poll_us ||
-	    o->transfer.card_regions != n->transfer.card_regions ||
-	    o->n_channels != n->n_channels ||
-	    memcmp(o->channels, n->channels, sizeof(o->channels)))
-		log_notice("reload: socket, listener, device, sim, transfer engine and channel settings take effect at the next start");
+	if (config_changes(o, n, live, changed, sizeof(changed)))
+		log_notice("reload: %s: take%s effect at the next start (systemctl restart fpgad)",
+			   changed, strchr(changed, ',') ? "" : "s");
 	o->daemon.log_level = n->daemon.log_level;
 	o->control.max_clients = n->control.max_clients;
 	o->control.max_leases = n->control.max_leases;
@@ -415,6 +410,10 @@ void daemon_reload(struct daemon *d)
 			log_err("reload: %s; keeping the running configuration", err);
 		}
 	} else {
+		/* A directory the file does not name came from --runtime-dir. */
+		if (!config_key_line(&n, CONFIG_DAEMON, 0, "runtime_dir"))
+			snprintf(n.daemon.runtime_dir, sizeof(n.daemon.runtime_dir), "%s",
+				 d->core.cfg.daemon.runtime_dir);
 		apply_reload(d, &n);
 		log_info("reload: %s applied", d->core.cfg.path);
 	}

@@ -557,6 +557,96 @@ static const struct {
 			      offsetof(struct config, transfer) },
 };
 
+/* The bytes a key's value takes in its section's struct. */
+static size_t key_size(const struct key *k)
+{
+	switch (k->type) {
+	case K_SIZE:
+		return sizeof(uint64_t);
+	case K_STRING:
+		return k->len;
+	case K_LINK:
+		return sizeof(struct link_model);
+	case K_ENUM:
+	case K_LEVEL:
+		return sizeof(int);
+	case K_UINT:
+	case K_POW2:
+	case K_MODE:
+		break;
+	}
+	return sizeof(unsigned);
+}
+
+static bool skipped(const char *const *skip, const char *section, const char *key)
+{
+	size_t n = strlen(section);
+
+	for (; skip && *skip; skip++)
+		if (!strncmp(*skip, section, n) && (*skip)[n] == '.' &&
+		    !strcmp(*skip + n + 1, key))
+			return true;
+	return false;
+}
+
+/* Name each key of @keys whose value differs between @a and @b. */
+static unsigned keys_changed(const struct key *keys, size_t n_keys, const char *section,
+			     const void *a, const void *b, const char *const *skip,
+			     char *buf, size_t len)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < n_keys; i++) {
+		const struct key *k = &keys[i];
+		bool differs = k->type == K_STRING ?
+			strcmp((const char *)a + k->offset, (const char *)b + k->offset) :
+			memcmp((const char *)a + k->offset, (const char *)b + k->offset,
+			       key_size(k));
+
+		if (!differs || skipped(skip, section, k->name))
+			continue;
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s[%s] %s",
+			 buf[0] ? ", " : "", section, k->name);
+		n++;
+	}
+	return n;
+}
+
+unsigned config_changes(const struct config *a, const struct config *b,
+			const char *const *skip, char *buf, size_t len)
+{
+	char section[8 + NAME_MAX_CHANNEL];
+	unsigned n = 0;
+
+	if (!len)
+		return 0;
+	buf[0] = '\0';
+	for (unsigned i = 0; i < CONFIG_SECTIONS; i++)
+		n += keys_changed(sections[i].keys, sections[i].n_keys, sections[i].name,
+				  (const char *)a + sections[i].offset,
+				  (const char *)b + sections[i].offset, skip, buf, len);
+	for (unsigned i = 0; i < a->n_channels; i++) {
+		const struct config_channel *other = config_channel_find(b, a->channels[i].name);
+
+		snprintf(section, sizeof(section), "channel %s", a->channels[i].name);
+		if (!other) {
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s[%s] removed",
+				 buf[0] ? ", " : "", section);
+			n++;
+			continue;
+		}
+		n += keys_changed(channel_keys, N(channel_keys), section, &a->channels[i],
+				  other, skip, buf, len);
+	}
+	for (unsigned i = 0; i < b->n_channels; i++)
+		if (!config_channel_find(a, b->channels[i].name)) {
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s[channel %s] added",
+				 buf[0] ? ", " : "", b->channels[i].name);
+			n++;
+		}
+	return n;
+}
+
 /* A section fpgad does not know, at its header's line: the nearest known. */
 static int unknown_section(struct parse_state *ps, const char *section)
 {

@@ -183,6 +183,15 @@ const struct config_channel *config_channel_find(const struct config *cfg,
 						 const char *name);
 
 /*
+ * The keys whose values differ between @a and @b ("[sim] seed, [channel
+ * c2h0] slots"), leaving out @skip (a NULL-ended list of "section.key"),
+ * and channels only one of them has ("[channel x] added"); "" when none.
+ * Returns how many were named.
+ */
+unsigned config_changes(const struct config *a, const struct config *b,
+			const char *const *skip, char *buf, size_t len);
+
+/*
  * Where @key of @section (of channel @channel, for CONFIG_CHANNEL) came
  * from, for a message: "FILE:LINE" (the key's line, else its section's),
  * "FILE" when the file does not mention it, "built-in defaults" without a

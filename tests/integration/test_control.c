@@ -281,6 +281,27 @@ static void test_notify_sequence(void **state)
 	harness_stop(&p);
 }
 
+/* A reload names each key that waits for the next start, not the live ones. */
+static void test_reload_names_what_waits(void **state)
+{
+	struct fpgad_proc p;
+	FILE *f;
+
+	(void)state;
+	harness_start_ok(&p, "[daemon]\nlog_level = info\n[channel c2h0]\nmemory = host\nslots = 4\n", NULL);
+	f = fopen(p.conf, "w");
+	assert_non_null(f);
+	fputs("[daemon]\nlog_level = debug\n[channel c2h0]\nmemory = host\nslots = 6\n", f);
+	fclose(f);
+	kill(p.pid, SIGHUP);
+	assert_int_equal(harness_notify_expect(&p, "RELOADING=1", 2000), 0);
+	assert_int_equal(harness_notify_expect(&p, "READY=1", 2000), 0);
+	assert_true(harness_wait_log(&p, "applied", 2000));
+	assert_true(harness_log_contains(&p, "reload: [channel c2h0] slots: takes effect at the next start"));
+	assert_false(harness_log_contains(&p, "log_level: take"));
+	harness_stop_ok(&p);
+}
+
 static void test_reload_keeps_good_config(void **state)
 {
 	struct fpgad_status *s;
@@ -952,6 +973,7 @@ int main(void)
 		cmocka_unit_test(test_malformed_then_good),
 		cmocka_unit_test(test_oversize_then_good),
 		cmocka_unit_test(test_notify_sequence),
+		cmocka_unit_test(test_reload_names_what_waits),
 		cmocka_unit_test(test_reload_keeps_good_config),
 		cmocka_unit_test(test_check_config),
 		cmocka_unit_test(test_status_card_inventory),

@@ -600,9 +600,18 @@ static void test_progress_send_validate_bench(void **state)
 	}
 	harness_start_ok(&p, "[sim]\nlink = gen1x1\ncard_memory = 64K\n" TWO_CHANNELS, NULL);
 	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		int rc;
+
 		snprintf(cmd, sizeof(cmd), "script -qfec '%s --url %s %s' /dev/null",
 			 harness_bin("fpgactl"), p.url, runs[i][0]);
-		assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
+		rc = harness_run(cmd, out, sizeof(out));
+		/*
+		 * validate may FAIL its bandwidth check on a loaded machine
+		 * (the sim's link is paced by the CPU): its progress line is
+		 * what is checked here.
+		 */
+		if (rc != 0 && strncmp(runs[i][0], "validate", 8))
+			fail_msg("%s: exit %d:\n%s", runs[i][0], rc, out);
 		if (!strstr(out, runs[i][1]) || !strstr(out, "ETA"))
 			fail_msg("%s: no progress line on the terminal:\n%s", runs[i][0], out);
 	}

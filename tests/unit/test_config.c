@@ -741,6 +741,32 @@ static void test_names(void **state)
 	assert_string_equal(auto_choice_name(AUTO_FIRST), "first");
 }
 
+/* What a reload names: the keys that differ, less those applied live. */
+static void test_changes(void **state)
+{
+	static const char *const live[] = { "daemon.log_level", NULL };
+	struct config *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	char err[CONFIG_ERR_LEN], out[512];
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(load("[channel cam]\nslots = 4\n[sim]\nseed = 1\n", a, err, sizeof(err)), 0);
+	assert_int_equal(load("[channel cam]\nslots = 4\n[sim]\nseed = 1\n", b, err, sizeof(err)), 0);
+	assert_int_equal(config_changes(a, b, NULL, out, sizeof(out)), 0);
+	assert_string_equal(out, "");
+	assert_int_equal(load("[daemon]\nlog_level = debug\n[channel cam]\nslots = 8\n"
+			      "[sim]\nseed = 2\n[channel two]\nengine = 1\n", b, err, sizeof(err)), 0);
+	assert_int_equal(config_changes(a, b, live, out, sizeof(out)), 3);
+	assert_string_equal(out, "[sim] seed, [channel cam] slots, [channel two] added");
+	assert_int_equal(config_changes(a, b, NULL, out, sizeof(out)), 4);
+	assert_non_null(strstr(out, "[daemon] log_level"));
+	assert_int_equal(config_changes(b, a, live, out, sizeof(out)), 3);
+	assert_non_null(strstr(out, "[channel two] removed"));
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -766,6 +792,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_forms),
 		cmocka_unit_test(test_start_rules),
 		cmocka_unit_test(test_no_cascade),
+		cmocka_unit_test(test_changes),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, setup, teardown);
