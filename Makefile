@@ -281,10 +281,9 @@ $(BUILD)/itests/hold_frame: $(BUILD)/obj/tests/integration/hold_frame.o $(BUILD)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
 
 integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
-	@set -e; for t in $(ITEST_BIN); do echo "== $$t"; BUILD=$(BUILD) $$t; done
-	@echo "== tests/integration/symbols.sh"; BUILD=$(BUILD) tests/integration/symbols.sh
-	@echo "== tests/integration/cards.sh"; BUILD=$(BUILD) tests/integration/cards.sh
-	@echo "== tests/integration/install.sh"; BUILD=$(BUILD) tests/integration/install.sh
+	@rc=0; for t in $(ITEST_BIN) tests/integration/symbols.sh tests/integration/cards.sh \
+		tests/integration/install.sh; do echo "== $$t"; BUILD=$(BUILD) $$t || rc=1; done; \
+	exit $$rc
 
 # Each part's make file: its targets, and the Debian packages it needs
 # (DEBS).  rxe.mk comes after net.mk and system.mk, whose variables it uses.
