@@ -135,6 +135,8 @@ DEBS := libcmocka-dev valgrind clang libclang-rt-14-dev jq psmisc openssl \
 DEBS += prometheus
 # The kernel module is built and booted against both of Debian 12's kernels,
 # and cross-compiled for arm64.
+# (The 6.12 kernel of Debian 12 is in bookworm-security, which an installed
+# Debian 12 has among its sources.)
 DEBS += linux-headers-6.12-amd64 linux-image-6.12-amd64 gcc-aarch64-linux-gnu
 
 # install_missing PACKAGES: apt-get install those not installed (as root,

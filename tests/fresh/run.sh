@@ -11,7 +11,8 @@
 #   tests/fresh/run.sh demo|check [ROOT]      (as root; ROOT default a new
 #                                            directory under /var/tmp)
 #
-# Environment: SYSTEM_MIRROR (default http://deb.debian.org/debian).
+# Environment: SYSTEM_MIRROR (default http://deb.debian.org/debian),
+# SYSTEM_SECURITY_MIRROR (default http://deb.debian.org/debian-security).
 set -eu
 goal=${1:?usage: run.sh demo|check [ROOT]}
 root=${2:-$(mktemp -d /var/tmp/fpgad-fresh.XXXXXX)}
@@ -21,7 +22,12 @@ tree=$(git rev-parse --show-toplevel)
 command -v mmdebstrap >/dev/null || { echo "fresh: SKIP: mmdebstrap not installed"; exit 77; }
 
 echo "fresh: a minimal Debian 12 root in $root"
-mmdebstrap --variant=minbase --include=git,ca-certificates,make bookworm "$root" "$mirror" \
+# The sources of an installed Debian 12: the release, its updates and its
+# security archive (where the 6.12 kernel of bookworm comes from).
+security=${SYSTEM_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
+mmdebstrap --variant=minbase --include=git,ca-certificates,make bookworm "$root" \
+	"deb $mirror bookworm main" "deb $mirror bookworm-updates main" \
+	"deb $security bookworm-security main" \
 	>"$root.mmdebstrap.log" 2>&1 || { tail -5 "$root.mmdebstrap.log"; exit 1; }
 git clone -q "$tree" "$root/root/fpgad"
 cleanup() {
