@@ -29,8 +29,14 @@ make --no-print-directory -s BUILD="$BUILD" python >"$work/make.log" 2>&1 ||
 [ -f "$BUILD/fpgad.pc" ] && ok "make python writes $BUILD/fpgad.pc" ||
 	bad "make python leaves no $BUILD/fpgad.pc (pip install ./python needs it)"
 
-# README: python3 -m venv --system-site-packages venv
+# README: /usr/bin/python3 -m venv --system-site-packages venv
 #         venv/bin/pip install --no-build-isolation ./python
+# (Debian's python3 by its path: another first on PATH lacks its wheel.)
+readme=$(dirname "$0")/../../README.md
+grep -q '^/usr/bin/python3 -m venv --system-site-packages venv ' "$readme" &&
+	grep -q '^venv/bin/pip install --no-build-isolation ./python ' "$readme" &&
+	ok "README's venv steps name Debian's python3 (/usr/bin/python3)" ||
+	bad "README's venv steps are not the ones tested here"
 if "$PYTHON" -m venv --system-site-packages "$work/venv" >"$work/venv.log" 2>&1; then
 	ok "python3 -m venv --system-site-packages"
 else
