@@ -281,21 +281,27 @@ static void test_notify_sequence(void **state)
 	harness_stop(&p);
 }
 
+/* Write @text over fpgad's configuration, SIGHUP it, until READY=1 again. */
+static void reload_with(struct fpgad_proc *p, const char *text)
+{
+	FILE *f = fopen(p->conf, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	kill(p->pid, SIGHUP);
+	assert_int_equal(harness_notify_expect(p, "RELOADING=1", 2000), 0);
+	assert_int_equal(harness_notify_expect(p, "READY=1", 2000), 0);
+}
+
 /* A reload names each key that waits for the next start, not the live ones. */
 static void test_reload_names_what_waits(void **state)
 {
 	struct fpgad_proc p;
-	FILE *f;
 
 	(void)state;
 	harness_start_ok(&p, "[daemon]\nlog_level = info\n[channel c2h0]\nmemory = host\nslots = 4\n", NULL);
-	f = fopen(p.conf, "w");
-	assert_non_null(f);
-	fputs("[daemon]\nlog_level = debug\n[channel c2h0]\nmemory = host\nslots = 6\n", f);
-	fclose(f);
-	kill(p.pid, SIGHUP);
-	assert_int_equal(harness_notify_expect(&p, "RELOADING=1", 2000), 0);
-	assert_int_equal(harness_notify_expect(&p, "READY=1", 2000), 0);
+	reload_with(&p, "[daemon]\nlog_level = debug\n[channel c2h0]\nmemory = host\nslots = 6\n");
 	assert_true(harness_wait_log(&p, "applied", 2000));
 	assert_true(harness_log_contains(&p, "reload: [channel c2h0] slots: takes effect at the next start"));
 	assert_false(harness_log_contains(&p, "log_level: take"));
@@ -307,17 +313,10 @@ static void test_reload_keeps_good_config(void **state)
 	struct fpgad_status *s;
 	struct fpgad_proc p;
 	fpgad_client *c;
-	FILE *f;
 
 	(void)state;
 	harness_start_ok(&p, "[daemon]\nlog_level = info\n", NULL);
-	f = fopen(p.conf, "w");
-	assert_non_null(f);
-	fputs("[daemon]\nlog_level = info\nno_such_key = 1\nlog_lvel = debug\n", f);
-	fclose(f);
-	kill(p.pid, SIGHUP);
-	assert_int_equal(harness_notify_expect(&p, "RELOADING=1", 2000), 0);
-	assert_int_equal(harness_notify_expect(&p, "READY=1", 2000), 0);
+	reload_with(&p, "[daemon]\nlog_level = info\nno_such_key = 1\nlog_lvel = debug\n");
 	assert_int_equal(fpgad_connect(p.url, &c), 0);
 	assert_int_equal(fpgad_status_get(c, &s), 0);
 	fpgad_status_free(s);

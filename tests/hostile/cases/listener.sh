@@ -1,5 +1,14 @@
 # The local listener against peers that leave while connecting.
 
+# leave_while_stopped PID PYTHON ARG: the peers PYTHON makes (given ARG)
+# connect and leave while PID is stopped, so that PID accepts every one
+# of them after it left.
+leave_while_stopped() {
+	kill -STOP "$1"
+	python3 -c "$2" "$3" || { kill -CONT "$1"; fail "the leaving peers could not connect"; }
+	kill -CONT "$1"
+}
+
 # Peers that connect to fpgad's socket and close before fpgad has sent
 # its SP header (fpgad stopped meanwhile, so every one of them is
 # accepted after it left): nng 1.5 ends the listener for good on such a
@@ -16,15 +25,13 @@ case_leave_while_connecting() {
 	cons=$!
 	echo "$cons" >> "$CASE_DIR/pids"
 	wait_for "$FPGAD_LOG" "channel c2h0: leased" 10
-	kill -STOP "$FPGAD_PID"
-	python3 -c '
+	leave_while_stopped "$FPGAD_PID" '
 import socket, sys
 for i in range(40):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(sys.argv[1])
     s.close()
-' "$FPGAD_RT/fpgad.sock" || { kill -CONT "$FPGAD_PID"; fail "the leaving peers could not connect"; }
-	kill -CONT "$FPGAD_PID"
+' "$FPGAD_RT/fpgad.sock"
 	out=$("$FPGACTL" --url "$FPGAD_URL" status 2>&1) ||
 		{ say "$out"; tail -5 "$FPGAD_LOG"; fail "a new client was not let in after peers left while connecting"; }
 	expect_out "$out" "pid $FPGAD_PID"
@@ -51,8 +58,7 @@ case_remote_leave_while_connecting() {
 	fpgad_start "$RING_CHANNEL"
 	exporter_start --remote tcp://127.0.0.1:0
 	port=$(remote_port)
-	kill -STOP "$EXPORTER_PID"
-	python3 -c '
+	leave_while_stopped "$EXPORTER_PID" '
 import socket, struct, sys
 for i in range(60):
     s = socket.socket()
@@ -60,8 +66,7 @@ for i in range(60):
     s.shutdown(socket.SHUT_WR)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     s.close()
-' "$port" || { kill -CONT "$EXPORTER_PID"; fail "the leaving peers could not connect"; }
-	kill -CONT "$EXPORTER_PID"
+' "$port"
 	out=$("$FPGACTL" --url "tcp://127.0.0.1:$port" status 2>&1) ||
 		{ say "$out"; tail -5 "$FPGAD_LOG"; fail "no remote status after peers left while connecting"; }
 	expect_out "$out" "pid $FPGAD_PID"
