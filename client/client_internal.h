@@ -41,10 +41,18 @@
 struct frame_consumer;
 struct xfer_ctx;
 
+#define CLIENT_URL_MAX 512
+
 struct fpgad_client {
 	nng_socket sock;
 	bool sock_open;			/* sock is open (reconnect.c) */
-	char url[512];
+	char url[CLIENT_URL_MAX];
+	/*
+	 * The address of url that answered (reconnect.c), dialled again
+	 * after a restart, and the name a certificate is checked against.
+	 */
+	char dial_url[CLIENT_URL_MAX];
+	char dial_name[256];
 	char server[64];
 	char errmsg[256];
 	uint64_t next_id;

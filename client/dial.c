@@ -34,6 +34,7 @@
 #include <nng/nng.h>
 #include <nng/supplemental/tls/tls.h>
 #include <grp.h>
+#include <netdb.h>
 #include <poll.h>
 #include <pwd.h>
 #include <stdarg.h>
@@ -104,7 +105,8 @@ static const char *server_name_env(void)
 	return s;
 }
 
-int client_dial_tls_setup(fpgad_client *c, nng_dialer d, const char *ca)
+int client_dial_tls_setup(fpgad_client *c, nng_dialer d, const char *ca,
+			  const char *host)
 {
 	const char *name = server_name_env();
 	int rv;
@@ -127,6 +129,8 @@ int client_dial_tls_setup(fpgad_client *c, nng_dialer d, const char *ca)
 			      "not a PEM file of CA certificates");
 		return -EINVAL;
 	}
+	if (!name[0])
+		name = host ? host : "";
 	if (name[0]) {
 		rv = nng_dialer_set_string(d, NNG_OPT_TLS_SERVER_NAME, name);
 		if (rv) {
@@ -179,6 +183,50 @@ static int parse_url(const char *url, struct endpoint *ret)
 	snprintf(ep.port, sizeof(ep.port), "%s", end + 1);
 	*ret = ep;
 	return 0;
+}
+
+static size_t parse_ip(const char *name, unsigned char ret[16]);
+
+size_t client_dial_addresses(const char *url, char (*out)[CLIENT_URL_MAX],
+			     size_t max, char *name, size_t namelen)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICSERV };
+	struct addrinfo *res, *ai;
+	unsigned char ip[16];
+	struct endpoint ep;
+	size_t n = 0;
+
+	name[0] = '\0';
+	if (parse_url(url, &ep) < 0 || parse_ip(ep.host, ip) ||
+	    getaddrinfo(ep.host, ep.port, &hints, &res) != 0) {
+		snprintf(out[0], CLIENT_URL_MAX, "%s", url);
+		return 1;
+	}
+	for (ai = res; ai && n < max; ai = ai->ai_next) {
+		char addr[INET6_ADDRSTRLEN] = "";
+		const void *a = ai->ai_family == AF_INET6 ?
+			(const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr :
+			(const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr;
+		bool seen = false;
+
+		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
+			continue;
+		inet_ntop(ai->ai_family, a, addr, sizeof(addr));
+		snprintf(out[n], CLIENT_URL_MAX, ai->ai_family == AF_INET6 ?
+			 "%s[%s]:%s" : "%s%s:%s", ep.tls ? "tls+tcp://" : "tcp://",
+			 addr, ep.port);
+		for (size_t i = 0; i < n; i++)
+			seen = seen || strcmp(out[i], out[n]) == 0;
+		n += !seen;
+	}
+	freeaddrinfo(res);
+	if (!n) {
+		snprintf(out[0], CLIENT_URL_MAX, "%s", url);
+		return 1;
+	}
+	snprintf(name, namelen, "%s", ep.host);
+	return n;
 }
 
 /* --- the certificate ------------------------------------------------------ */

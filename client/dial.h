@@ -14,9 +14,22 @@
 void client_dial_begin(void);
 /*
  * Verify fpgad's certificate against @ca (a PEM file; NULL or "" fails
- * with -EINVAL), under the name $FPGAD_TLS_SERVER_NAME when set.
+ * with -EINVAL), under the name $FPGAD_TLS_SERVER_NAME when set, else
+ * @host when not NULL (the name of a URL dialled by address), else the
+ * URL's own host.
  */
-int client_dial_tls_setup(fpgad_client *c, nng_dialer d, const char *ca);
+int client_dial_tls_setup(fpgad_client *c, nng_dialer d, const char *ca,
+			  const char *host);
+/*
+ * The URLs to dial for @url, at most @max of them into @out, and how many:
+ * a tcp:// or tls+tcp:// URL whose host is a name gives one URL per
+ * address of that name, in getaddrinfo's order, with the name in @name
+ * (for the certificate); any other URL gives itself, and @name "".  nng
+ * would dial only a name's first address (::1 for localhost on a stock
+ * Debian, where a listener on 0.0.0.0 is not).
+ */
+size_t client_dial_addresses(const char *url, char (*out)[CLIENT_URL_MAX],
+			     size_t max, char *name, size_t namelen);
 /*
  * The dial failed with @nng_err: write its cause into c->errmsg and the
  * thread's last-failure message, and return the errno that fits

@@ -22,6 +22,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,30 +76,77 @@ static void on_pipe_gone(nng_pipe p, nng_pipe_ev ev, void *arg)
 	pthread_mutex_unlock(&c->lock);
 }
 
+/* At most this many addresses of one name are tried. */
+#define DIAL_ADDRESSES 8
+
 /*
- * A dialer for c->url on c->sock; tls+tcp:// verifies fpgad's certificate
- * against $FPGAD_TLS_CA, under $FPGAD_TLS_SERVER_NAME when set, and a
- * failure is explained (dial.c).  @flags: nng_dialer_start's.
+ * A dialer for @url on c->sock, started with @flags (nng_dialer_start's);
+ * tls+tcp:// verifies fpgad's certificate against $FPGAD_TLS_CA, under
+ * $FPGAD_TLS_SERVER_NAME when set, else @name when not "".  Returns 0,
+ * nng's error (the dialer closed), or -errno of a TLS setting refused.
  */
-static int dial(fpgad_client *c, int flags)
+static int dial_one(fpgad_client *c, const char *url, const char *name,
+		    int flags)
 {
 	nng_dialer d;
 	int rv, r;
 
-	client_dial_begin();
-	rv = nng_dialer_create(&d, c->sock, c->url);
-	if (rv == 0)
-		rv = nng_dialer_set_ms(d, NNG_OPT_RECONNMINT, RECONNECT_REDIAL_MIN_MS);
+	rv = nng_dialer_create(&d, c->sock, url);
+	if (rv)
+		return rv;
+	rv = nng_dialer_set_ms(d, NNG_OPT_RECONNMINT, RECONNECT_REDIAL_MIN_MS);
 	if (rv == 0)
 		rv = nng_dialer_set_ms(d, NNG_OPT_RECONNMAXT, RECONNECT_REDIAL_MAX_MS);
-	if (rv == 0 && strncmp(c->url, "tls+", 4) == 0) {
-		r = client_dial_tls_setup(c, d, getenv("FPGAD_TLS_CA"));
-		if (r < 0)
+	if (rv == 0 && strncmp(url, "tls+", 4) == 0) {
+		r = client_dial_tls_setup(c, d, getenv("FPGAD_TLS_CA"),
+					  name[0] ? name : NULL);
+		if (r < 0) {
+			nng_dialer_close(d);
 			return r;
+		}
 	}
 	if (rv == 0)
 		rv = nng_dialer_start(d, flags);
-	return rv ? client_dial_failed(c, rv) : 0;
+	if (rv)
+		nng_dialer_close(d);
+	return rv;
+}
+
+/* An error after which the name's next address is worth a try. */
+static bool next_address(int nng_err)
+{
+	return nng_err == NNG_ECONNREFUSED || nng_err == NNG_EUNREACHABLE ||
+	       nng_err == NNG_ETIMEDOUT || nng_err == NNG_EADDRINVAL;
+}
+
+/*
+ * Dial c->url: the address that answered before, else each address of its
+ * host in turn until one answers (client_dial_addresses); a failure is
+ * explained (dial.c).
+ */
+static int dial(fpgad_client *c, int flags)
+{
+	char urls[DIAL_ADDRESSES][CLIENT_URL_MAX];
+	size_t n;
+	int rv = NNG_ECONNREFUSED;
+
+	client_dial_begin();
+	if (c->dial_url[0]) {
+		rv = dial_one(c, c->dial_url, c->dial_name, flags);
+		return rv > 0 ? client_dial_failed(c, rv) : rv;
+	}
+	n = client_dial_addresses(c->url, urls, DIAL_ADDRESSES, c->dial_name,
+				  sizeof(c->dial_name));
+	for (size_t i = 0; i < n; i++) {
+		rv = dial_one(c, urls[i], c->dial_name, flags);
+		if (rv == 0)
+			snprintf(c->dial_url, sizeof(c->dial_url), "%s", urls[i]);
+		if (rv <= 0)
+			return rv;
+		if (!next_address(rv))
+			break;
+	}
+	return client_dial_failed(c, rv);
 }
 
 int reconnect_open(fpgad_client *c, bool wait)

@@ -694,6 +694,48 @@ static void test_remote_listener_is_read_only(void **state)
 	harness_stop_ok(&p);
 }
 
+/*
+ * A host name with an IPv6 address first and an IPv4 one after, as
+ * localhost has on a stock Debian, reaches a listener on the IPv4 one:
+ * libfpgad tries each address (nng alone dials only the first).  The name
+ * lives in an /etc/hosts of fpgactl's own mount namespace.
+ */
+static void test_remote_name_tries_each_address(void **state)
+{
+	char conf[128], hosts[300], cmd[1024], out[4096];
+	struct fpgad_proc p;
+	FILE *f;
+	int rc;
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("skipped: needs root (an /etc/hosts in a mount namespace)\n");
+		skip();
+	}
+	snprintf(conf, sizeof(conf), "[exporter]\nargs = --remote tcp://127.0.0.1:0\n");
+	harness_start_ok(&p, conf, NULL);
+	snprintf(hosts, sizeof(hosts), "%s/hosts", p.dir);
+	f = fopen(hosts, "w");
+	assert_non_null(f);
+	fprintf(f, "::1 fpgad-both.test\n127.0.0.1 fpgad-both.test\n");
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "unshare -m sh -c 'mount --bind %s /etc/hosts || exit 77; "
+		 "getent ahosts fpgad-both.test | head -n 1 | grep -q \"^::1 \" || exit 78; "
+		 "%s --url tcp://fpgad-both.test:%d status' 2>&1",
+		 hosts, harness_bin("fpgactl"), harness_remote_port(&p));
+	rc = harness_run(cmd, out, sizeof(out));
+	harness_stop_ok(&p);
+	if (rc == 77 || rc == 78) {
+		print_message("skipped: %s\n", rc == 77 ? "no mount namespace here" :
+			      "the name's IPv6 address does not come first here");
+		skip();
+	}
+	if (rc != 0)
+		fail_msg("fpgactl --url tcp://fpgad-both.test:PORT status: exit %d:\n%s", rc, out);
+	assert_non_null(strstr(out, "fpgad"));
+}
+
 /* The remote listener over TLS: the client verifies fpgad's certificate. */
 static void test_remote_tls(void **state)
 {
@@ -984,6 +1026,7 @@ int main(void)
 		cmocka_unit_test(test_unavailable_device_stops_start),
 		cmocka_unit_test(test_check_config_agrees_with_start),
 		cmocka_unit_test(test_remote_listener_is_read_only),
+		cmocka_unit_test(test_remote_name_tries_each_address),
 		cmocka_unit_test(test_remote_tls),
 		cmocka_unit_test(test_max_clients),
 		cmocka_unit_test(test_fpgactl_errors),
