@@ -4,7 +4,7 @@
 # tests/fresh/run.sh - README's two set-up commands on a fresh Debian 12:
 # a minimal root made by mmdebstrap, a clone of this tree's HEAD in it, and
 # `make GOAL` run there in a chroot as root (with /proc, /sys, /dev and
-# /tmp mounted, and this machine's /usr/local/cuda when it has one, as a
+# /tmp mounted, the root a mount point, and this machine's /usr/local/cuda when it has one, as a
 # fresh host of this project has).  Prints how long GOAL took and how many
 # megabytes of Debian packages it installed.
 #
@@ -34,8 +34,13 @@ cleanup() {
 	for m in tmp dev/pts dev sys proc usr/local/cuda; do
 		mountpoint -q "$root/$m" && umount -l "$root/$m"
 	done
+	mountpoint -q "$root" && umount -l "$root"
 }
 trap cleanup EXIT
+# The root a mount point of its own, as a booted system's is: unshare(1)
+# --mount inside makes / private, which a plain directory cannot be.
+mount --bind "$root" "$root"
+mount --make-private "$root"
 mount -t proc proc "$root/proc"
 mount --rbind /sys "$root/sys"
 mount --rbind /dev "$root/dev"

@@ -2,6 +2,9 @@
 # namespaces (root; skips saying why otherwise).  `make net-check` builds
 # the sender (tests/net/hsb_sender.c) and runs tests/net/run.sh.
 
+# ip(8) makes the veth pair and the namespaces.
+DEBS += iproute2
+
 NET_DIR := $(BUILD)/net
 HSB_SENDER := $(NET_DIR)/hsb_sender
 NET_CONSUMER := $(NET_DIR)/net_consumer
