@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * roce_icrc.c - RoCE v2's invariant CRC (roce_icrc.h): the masked headers
- * rebuilt from the flow, then zlib's CRC-32 over them and the packet.
+ * rebuilt from the flow, then CRC-32 (roce_crc32.h) over them and the
+ * packet, wherever its parts lie.
  */
 #include <errno.h>
 #include <netinet/in.h>
 #include <string.h>
-#include <zlib.h>
 
+#include "device/net/roce_crc32.h"
 #include "device/net/roce_icrc.h"
 #include "device/net/roce_wire.h"
 
@@ -95,17 +96,46 @@ static size_t masked_headers(const struct roce_flow *f, const uint8_t *pkt,
 	return (size_t)(udp + UDP_HDR + ROCE_BTH_SIZE - out);
 }
 
-uint32_t roce_icrc(const struct roce_flow *f, const void *pkt, size_t len)
+/* The iCRC the packet in @iov carries: its last 4 bytes, wherever they lie. */
+static uint32_t carried(const struct iovec *iov, unsigned n, size_t len)
+{
+	size_t at = 0, from = len - ROCE_ICRC_SIZE;
+	uint32_t v = 0;
+
+	for (unsigned i = 0; i < n && at < len; at += iov[i++].iov_len)
+		for (size_t j = from > at ? from - at : 0;
+		     j < iov[i].iov_len && at + j < len; j++)
+			v |= (uint32_t)((const uint8_t *)iov[i].iov_base)[j]
+			     << (8 * (at + j - from));
+	return v;
+}
+
+uint32_t roce_icrc_iov(const struct roce_flow *f, const struct iovec *iov,
+		       unsigned n, size_t len)
 {
 	static const uint8_t lrh[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	uint8_t hdr[IPV6_HDR + UDP_HDR + ROCE_BTH_SIZE];
-	const uint8_t *p = pkt;
-	size_t n = masked_headers(f, p, len, hdr);
-	uLong crc = crc32(0, lrh, sizeof(lrh));
+	size_t h = masked_headers(f, iov[0].iov_base, len, hdr);
+	size_t at = 0, end = len - ROCE_ICRC_SIZE;
+	uint32_t crc = roce_crc32(0, lrh, sizeof(lrh));
 
-	crc = crc32(crc, hdr, (uInt)n);
-	crc = crc32(crc, p + ROCE_BTH_SIZE, (uInt)(len - ROCE_BTH_SIZE - ROCE_ICRC_SIZE));
-	return (uint32_t)crc;
+	crc = roce_crc32(crc, hdr, h);
+	/* The rest of the packet after the BTH, up to the iCRC. */
+	for (unsigned i = 0; i < n && at < end; at += iov[i++].iov_len) {
+		size_t a = at < ROCE_BTH_SIZE ? ROCE_BTH_SIZE - at : 0;
+		size_t b = iov[i].iov_len < end - at ? iov[i].iov_len : end - at;
+
+		if (a < b)
+			crc = roce_crc32(crc, (const uint8_t *)iov[i].iov_base + a, b - a);
+	}
+	return crc;
+}
+
+uint32_t roce_icrc(const struct roce_flow *f, const void *pkt, size_t len)
+{
+	struct iovec v = { (void *)pkt, len };
+
+	return roce_icrc_iov(f, &v, 1, len);
 }
 
 void roce_icrc_seal(const struct roce_flow *f, void *pkt, size_t len)
@@ -117,11 +147,15 @@ void roce_icrc_seal(const struct roce_flow *f, void *pkt, size_t len)
 		t[i] = (uint8_t)(c >> (8 * i));
 }
 
+int roce_icrc_check_iov(const struct roce_flow *f, const struct iovec *iov,
+			unsigned n, size_t len)
+{
+	return roce_icrc_iov(f, iov, n, len) == carried(iov, n, len) ? 0 : -EBADMSG;
+}
+
 int roce_icrc_check(const struct roce_flow *f, const void *pkt, size_t len)
 {
-	const uint8_t *t = (const uint8_t *)pkt + len - ROCE_ICRC_SIZE;
-	uint32_t want = (uint32_t)t[0] | (uint32_t)t[1] << 8 |
-			(uint32_t)t[2] << 16 | (uint32_t)t[3] << 24;
+	struct iovec v = { (void *)pkt, len };
 
-	return roce_icrc(f, pkt, len) == want ? 0 : -EBADMSG;
+	return roce_icrc_check_iov(f, &v, 1, len);
 }

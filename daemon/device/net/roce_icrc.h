@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 /* IPv4's identification and flags an FPGA sends: 0, Don't Fragment. */
 #define ROCE_IPV4_ID 0
@@ -51,6 +52,16 @@ int roce_flow_from(const struct sockaddr_storage *src,
  * bytes the iCRC itself, which it does not cover).  @len >= 16.
  */
 uint32_t roce_icrc(const struct roce_flow *f, const void *pkt, size_t len);
+
+/*
+ * The same of a packet in pieces: @len bytes in the @n buffers of @iov,
+ * the first holding the BTH at least (the receive path lands headers and
+ * payload apart).
+ */
+uint32_t roce_icrc_iov(const struct roce_flow *f, const struct iovec *iov,
+		       unsigned n, size_t len);
+int roce_icrc_check_iov(const struct roce_flow *f, const struct iovec *iov,
+			unsigned n, size_t len);
 
 /* Write @pkt's iCRC into its last 4 bytes. */
 void roce_icrc_seal(const struct roce_flow *f, void *pkt, size_t len);
