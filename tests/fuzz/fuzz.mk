@@ -17,9 +17,11 @@ $(FUZZ_DIR)/fuzz_frame_ring: tests/fuzz/fuzz_frame_ring.c client/frame_consumer.
 $(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c daemon/config/config.c common/names.c
 $(FUZZ_DIR)/fuzz_net_frame: tests/fuzz/fuzz_net_frame.c tests/net/hsb_tx.h \
 	daemon/device/net/net_frame.c daemon/device/net/roce_wire.c
+$(FUZZ_DIR)/fuzz_net_rx: tests/fuzz/fuzz_net_rx.c tests/net/hsb_tx.h tests/net/rx_sim.h \
+	daemon/device/net/net_rx.c daemon/device/net/net_frame.c daemon/device/net/roce_wire.c
 
 FUZZ_BIN := $(FUZZ_DIR)/fuzz_protocol $(FUZZ_DIR)/fuzz_frame_ring $(FUZZ_DIR)/fuzz_config \
-	$(FUZZ_DIR)/fuzz_net_frame
+	$(FUZZ_DIR)/fuzz_net_frame $(FUZZ_DIR)/fuzz_net_rx
 
 $(FUZZ_BIN): | $(PROTO_H)
 	$(call msg,FUZZCC,$@)

@@ -5,8 +5,12 @@
  * the slots the streaming thread armed.
  *
  * Locking: q->lock guards the armed slots, the completions, the frame
- * state and its counters.  The receiving thread takes it once per batch
- * of datagrams (recvmmsg), the streaming thread once per submit or wait.
+ * state and its counters.  The receiving thread takes it twice per batch
+ * of datagrams: to aim the batch's buffers at the slot it holds
+ * (net_rx.h), and after the recvmmsg to take what came; the streaming
+ * thread once per submit or wait.  While a recvmmsg may be writing into
+ * the slot (receiving), a reset or an unpin waits for it to return: the
+ * slot is not given back, nor its memory let go, under the kernel's feet.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,12 +34,12 @@
 #include "device/device.h"
 #include "device/net/net.h"
 #include "device/net/net_target.h"
+#include "device/net/net_rx.h"
 #include "device/net/net_slots.h"
 #include "device/net/roce_icrc.h"
 #include "log.h"
 #include "wait.h"
 
-#define NET_BATCH 64		/* datagrams per recvmmsg */
 #define NET_BUF (ROCE_MAX_PACKET + 1)	/* one more: a longer one is cut */
 #define NET_GRO_BUF 65536		/* datagrams coalesced by UDP GRO */
 /* SO_RXQ_OVFL's count, IP(V6)_PKTINFO's destination, UDP_GRO's segment. */
@@ -47,7 +51,6 @@ struct device_queue {
 	struct config_channel ch;
 	struct sockaddr_storage sender;	/* port 0: any port */
 	struct sockaddr_storage local;	/* bound */
-	size_t buf_size;		/* each datagram's buffer */
 	struct source_stats shown;		/* endpoint and target, for stats */
 	int fd;
 	int stop_fd;
@@ -61,16 +64,16 @@ struct device_queue {
 	pthread_mutex_t lock;
 	struct net_slots slots;
 	struct net_frame nf;
+	bool receiving;			/* a recvmmsg may write into the slot */
+	pthread_cond_t received;	/* it returned */
 
 	_Atomic uint32_t cq_word;	/* futex: bumped at each completion */
 	_Atomic uint32_t cq_sleep;	/* wait.h: a waiter sleeps */
 	_Atomic uint32_t kicked;
 
-	struct mmsghdr msgs[NET_BATCH];
-	struct iovec iov[NET_BATCH];
-	struct sockaddr_storage from[NET_BATCH];
-	char ctl[NET_BATCH][NET_CTL];
-	unsigned char *bufs;
+	struct net_rx rx;
+	struct sockaddr_storage from[NET_RX_BATCH];
+	char ctl[NET_RX_BATCH][NET_CTL];
 };
 
 void net_layout(uint64_t frame_size, unsigned slots, struct sender_layout *ret)
@@ -186,29 +189,57 @@ static void take_datagrams(struct device_queue *q, const unsigned char *buf,
 	}
 }
 
-static int receive_batch(struct device_queue *q)
+/* A datagram that landed in pieces where it belongs (net_rx_in_place()). */
+static void take_in_place(struct device_queue *q, const struct iovec v[3],
+			  size_t len, const struct roce_flow *flow, uint64_t now)
+{
+	if (flow && roce_icrc_check_iov(flow, v, 3, len) < 0) {
+		q->nf.cnt.packets++;
+		q->nf.cnt.bad_icrc++;
+		return;
+	}
+	net_frame_packet_split(&q->nf, v[0].iov_base, v[0].iov_len, len,
+			       v[1].iov_base, now);
+}
+
+/* One recvmmsg and what came: how many, and in *ret_more all it asked for. */
+static int receive_batch(struct device_queue *q, bool *ret_more)
 {
 	uint64_t before, now, resyncs;
-	int n;
+	bool gro = false;
+	unsigned want;
+	int n, e;
 
-	for (unsigned i = 0; i < NET_BATCH; i++) {
-		q->msgs[i].msg_hdr.msg_namelen = sizeof(q->from[i]);
-		q->msgs[i].msg_hdr.msg_controllen = sizeof(q->ctl[i]);
-	}
-	n = recvmmsg(q->fd, q->msgs, NET_BATCH, MSG_DONTWAIT, NULL);
-	if (n <= 0)
-		return n < 0 ? -errno : 0;
-	now = clock_now_ns();
 	pthread_mutex_lock(&q->lock);
+	want = net_rx_plan(&q->rx, &q->nf);
+	q->receiving = true;
+	pthread_mutex_unlock(&q->lock);
+	for (unsigned i = 0; i < want; i++) {
+		q->rx.msgs[i].msg_hdr.msg_namelen = sizeof(q->from[i]);
+		q->rx.msgs[i].msg_hdr.msg_controllen = sizeof(q->ctl[i]);
+	}
+	n = recvmmsg(q->fd, q->rx.msgs, want, MSG_DONTWAIT, NULL);
+	e = errno;
+	pthread_mutex_lock(&q->lock);
+	q->receiving = false;
+	pthread_cond_broadcast(&q->received);
+	if (n <= 0) {
+		pthread_mutex_unlock(&q->lock);
+		*ret_more = false;
+		return n < 0 ? -e : 0;
+	}
+	now = clock_now_ns();
 	before = q->nf.cnt.frames;
 	for (int i = 0; i < n; i++) {
-		struct msghdr *m = &q->msgs[i].msg_hdr;
-		size_t len = q->msgs[i].msg_len;
+		struct msghdr *m = &q->rx.msgs[i].msg_hdr;
+		size_t len = q->rx.msgs[i].msg_len;
 		struct sockaddr_storage dst;
 		struct roce_flow flow;
+		struct iovec v[3];
 		unsigned seg;
 
 		read_cmsgs(q, m, &dst, &seg);
+		gro |= seg != 0;
 		if (!seg || seg > len)
 			seg = len ? (unsigned)len : 1;
 		if (!sender_ok(q, &q->from[i])) {
@@ -231,9 +262,14 @@ static int receive_batch(struct device_queue *q)
 			q->nf.cnt.bad_icrc++;
 			continue;
 		}
-		take_datagrams(q, q->bufs + (size_t)i * q->buf_size, len, seg,
-			       q->ch.icrc ? &flow : NULL, now);
+		if (seg == len && net_rx_in_place(&q->rx, &q->nf, (unsigned)i, v))
+			take_in_place(q, v, len, q->ch.icrc ? &flow : NULL, now);
+		else
+			take_datagrams(q, net_rx_whole(&q->rx, (unsigned)i, (unsigned)n),
+				       len, seg, q->ch.icrc ? &flow : NULL, now);
 	}
+	/* Coalesced datagrams (UDP GRO) cannot be aimed: received whole. */
+	q->rx.plan = !gro;
 	before = q->nf.cnt.frames - before;
 	resyncs = q->nf.cnt.psn_resyncs;
 	pthread_mutex_unlock(&q->lock);
@@ -244,7 +280,15 @@ static int receive_batch(struct device_queue *q)
 		log_notice("net: %s: the sender's PSN went back (it restarted, jumped back or wrapped a narrower PSN): followed it; fpgactl stats counts each time",
 			   q->ch.name);
 	q->resyncs_said = resyncs;
+	*ret_more = (unsigned)n == want;
 	return n;
+}
+
+/* A reset or an unpin: after the recvmmsg writing into the slot (q->lock held). */
+static void wait_received(struct device_queue *q)
+{
+	while (q->receiving)
+		pthread_cond_wait(&q->received, &q->lock);
 }
 
 static void *net_receive_main(void *arg)
@@ -254,11 +298,12 @@ static void *net_receive_main(void *arg)
 		{ .fd = q->fd, .events = POLLIN },
 		{ .fd = q->stop_fd, .events = POLLIN },
 	};
+	bool more;
 	int r;
 
 	for (;;) {
 		/* Take what is there before sleeping again. */
-		while ((r = receive_batch(q)) == NET_BATCH)
+		while ((r = receive_batch(q, &more)) > 0 && more)
 			;
 		if (r < 0 && r != -EAGAIN && r != -EINTR)
 			log_warn("net: %s: receive: %s", q->ch.name, strerror(-r));
@@ -364,6 +409,7 @@ static int net_queue_open(struct device *dev, const struct config_channel *ch,
 	q->ch = *ch;
 	q->slots.slot_size = ch->slot_size;
 	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->received, NULL);
 	if (config_parse_endpoint(ch->listen, true, &local) < 0 ||
 	    config_parse_endpoint(ch->sender, false, &q->sender) < 0) {
 		r = -EINVAL;	/* config_load() refused these already */
@@ -381,19 +427,13 @@ static int net_queue_open(struct device *dev, const struct config_channel *ch,
 	fc.slot_size = ch->slot_size;
 	net_frame_init(&q->nf, &fc, &frame_ops, q);
 
-	q->buf_size = ch->gro ? NET_GRO_BUF : NET_BUF;
-	q->bufs = malloc((size_t)NET_BATCH * q->buf_size);
-	if (!q->bufs) {
-		r = -ENOMEM;
+	r = net_rx_init(&q->rx, ch->gro ? NET_GRO_BUF : NET_BUF, q->shown.payload,
+			ch->frame_size);
+	if (r < 0)
 		goto fail;
-	}
-	for (unsigned i = 0; i < NET_BATCH; i++) {
-		q->iov[i].iov_base = q->bufs + (size_t)i * q->buf_size;
-		q->iov[i].iov_len = q->buf_size;
-		q->msgs[i].msg_hdr.msg_iov = &q->iov[i];
-		q->msgs[i].msg_hdr.msg_iovlen = 1;
-		q->msgs[i].msg_hdr.msg_name = &q->from[i];
-		q->msgs[i].msg_hdr.msg_control = q->ctl[i];
+	for (unsigned i = 0; i < NET_RX_BATCH; i++) {
+		q->rx.msgs[i].msg_hdr.msg_name = &q->from[i];
+		q->rx.msgs[i].msg_hdr.msg_control = q->ctl[i];
 	}
 	r = net_socket(q, &local);
 	if (r < 0)
@@ -445,7 +485,8 @@ static void net_queue_close(struct device_queue *q)
 	if (q->fd >= 0)
 		close(q->fd);
 	net_target_close(&q->sctl);
-	free(q->bufs);
+	net_rx_free(&q->rx);
+	pthread_cond_destroy(&q->received);
 	pthread_mutex_destroy(&q->lock);
 	free(q);
 }
@@ -492,6 +533,7 @@ static int net_unpin(struct device_queue *q, uint64_t handle)
 	int r;
 
 	pthread_mutex_lock(&q->lock);
+	wait_received(q);
 	r = net_slots_unpin(&q->slots, handle);
 	pthread_mutex_unlock(&q->lock);
 	return r;
@@ -562,6 +604,7 @@ static int net_reset(struct device_queue *q)
 	struct net_slot s;
 
 	pthread_mutex_lock(&q->lock);
+	wait_received(q);
 	net_slots_cancel(&q->slots, net_frame_release(&q->nf, &s) ? &s : NULL);
 	pthread_mutex_unlock(&q->lock);
 	cq_wake(q);

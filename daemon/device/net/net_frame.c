@@ -90,26 +90,35 @@ static void frame_end(struct net_frame *nf, const struct roce_pkt *p,
 		d.t_end_ns = now_ns;
 		nf->have_slot = false;
 		nf->cnt.frames++;
+		nf->seen_length = d.length;
 		nf->ops->done(nf->user, &d);
 	}
 	nf->active = false;
 	nf->torn = false;
 }
 
-void net_frame_packet(struct net_frame *nf, const void *buf, size_t len,
-		      uint64_t now_ns)
+bool net_frame_next(struct net_frame *nf, struct net_slot *ret_slot,
+		    uint64_t *ret_offset)
 {
-	struct roce_pkt p;
+	if (!nf->have_slot && nf->ops->take(nf->user, &nf->slot) == 0)
+		nf->have_slot = true;
+	if (!nf->have_slot)
+		return false;
+	*ret_slot = nf->slot;
+	*ret_offset = nf->active ? nf->got : 0;
+	return true;
+}
+
+/* A packet @p that parsed. */
+static void packet(struct net_frame *nf, const struct roce_pkt *pp,
+		   uint64_t now_ns)
+{
+	const struct roce_pkt p = *pp;
 	uint64_t off, data;
 	uint32_t page;
 	bool imm;
 	int32_t d;
 
-	nf->cnt.packets++;
-	if (roce_parse(buf, len, &p) < 0) {
-		nf->cnt.bad_packets++;
-		return;
-	}
 	/* Another QP's or a stale ring's packets say nothing about ours. */
 	if (p.dest_qp != nf->cfg.qpn) {
 		nf->cnt.wrong_qp++;
@@ -163,8 +172,12 @@ void net_frame_packet(struct net_frame *nf, const void *buf, size_t len,
 		     data > nf->cfg.slot_size - off)) {
 		nf->torn = true;
 	} else if (data && nf->have_slot) {
-		memcpy(nf->slot.base + off, p.payload, data);
+		/* Unless the receive put it there already (net_rx.h). */
+		if (p.payload != nf->slot.base + off)
+			memcpy(nf->slot.base + off, p.payload, data);
 		nf->cnt.bytes += data;
+		if (!off)
+			nf->seen_payload = data;
 	}
 	nf->got += data;
 	if (imm)
@@ -180,4 +193,31 @@ end:
 		nf->cnt.no_slot_frames++;
 	nf->active = false;
 	nf->torn = false;
+}
+
+void net_frame_packet(struct net_frame *nf, const void *buf, size_t len,
+		      uint64_t now_ns)
+{
+	struct roce_pkt p;
+
+	nf->cnt.packets++;
+	if (roce_parse(buf, len, &p) < 0) {
+		nf->cnt.bad_packets++;
+		return;
+	}
+	packet(nf, &p, now_ns);
+}
+
+void net_frame_packet_split(struct net_frame *nf, const void *hdr,
+			    size_t hdr_len, size_t len, const void *payload,
+			    uint64_t now_ns)
+{
+	struct roce_pkt p;
+
+	nf->cnt.packets++;
+	if (roce_parse_split(hdr, hdr_len, len, payload, &p) < 0) {
+		nf->cnt.bad_packets++;
+		return;
+	}
+	packet(nf, &p, now_ns);
 }

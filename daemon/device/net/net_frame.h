@@ -68,6 +68,9 @@ struct net_frame {
 	uint64_t got;			/* payload bytes of the current frame */
 	uint64_t t_start_ns;
 	struct roce_frame_numbers numbers;
+	/* What the sender's stream says of its next frames (net_rx.h). */
+	uint64_t seen_payload;		/* a frame's first packet's bytes */
+	uint64_t seen_length;		/* the last good frame's */
 };
 
 void net_frame_init(struct net_frame *nf, const struct net_frame_cfg *cfg,
@@ -76,6 +79,23 @@ void net_frame_init(struct net_frame *nf, const struct net_frame_cfg *cfg,
 /* One UDP payload from the sender, received at @now_ns. */
 void net_frame_packet(struct net_frame *nf, const void *buf, size_t len,
 		      uint64_t now_ns);
+
+/*
+ * The same of a packet received in pieces (roce_parse_split()): when
+ * @payload is where the packet's bytes belong in the slot, they are not
+ * copied again.
+ */
+void net_frame_packet_split(struct net_frame *nf, const void *hdr,
+			    size_t hdr_len, size_t len, const void *payload,
+			    uint64_t now_ns);
+
+/*
+ * Where the payload of the sender's next packet in order goes: the slot
+ * the receiver holds (taking one when it holds none) and the offset in
+ * it.  False when no slot is armed.
+ */
+bool net_frame_next(struct net_frame *nf, struct net_slot *ret_slot,
+		    uint64_t *ret_offset);
 
 /*
  * A new ring with key @rkey: the sender is told anew and starts over (its

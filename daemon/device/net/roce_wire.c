@@ -28,36 +28,67 @@ static uint64_t be64(const uint8_t *p)
 	return (uint64_t)be32(p) << 32 | be32(p + 4);
 }
 
-int roce_parse(const void *buf, size_t len, struct roce_pkt *ret_pkt)
+/*
+ * The headers at @p (@avail bytes of them there) of a packet of @len
+ * bytes: decoded into *@pkt, their size into *@ret_hdr.
+ */
+static int parse_headers(const uint8_t *p, size_t avail, size_t len,
+			 struct roce_pkt *pkt, size_t *ret_hdr)
 {
-	const uint8_t *p = buf;
-	struct roce_pkt pkt = { 0 };
 	size_t hdr = ROCE_BTH_SIZE + ROCE_RETH_SIZE, pad;
 
-	if (!p || len < ROCE_MIN_PACKET)
+	if (!p || len < ROCE_MIN_PACKET || avail < hdr)
 		return -EBADMSG;
-	pkt.opcode = p[0];
+	pkt->opcode = p[0];
 	/* Transport version 0 is the only one. */
 	if ((p[1] & 0x0f) != 0)
 		return -EPROTONOSUPPORT;
-	if (pkt.opcode == ROCE_OP_UC_WRITE_ONLY_IMM)
+	if (pkt->opcode == ROCE_OP_UC_WRITE_ONLY_IMM)
 		hdr += ROCE_IMM_SIZE;
-	else if (pkt.opcode != ROCE_OP_UC_WRITE_ONLY)
+	else if (pkt->opcode != ROCE_OP_UC_WRITE_ONLY)
 		return -EPROTONOSUPPORT;
 	pad = (p[1] >> 4) & 0x3;
-	if (len < hdr + pad + ROCE_ICRC_SIZE)
+	if (len < hdr + pad + ROCE_ICRC_SIZE || avail < hdr)
 		return -EBADMSG;
-	pkt.dest_qp = be24(p + 5);
-	pkt.psn = be24(p + 9);
-	pkt.va = be64(p + ROCE_BTH_SIZE);
-	pkt.rkey = be32(p + ROCE_BTH_SIZE + 8);
-	pkt.dma_len = be32(p + ROCE_BTH_SIZE + 12);
-	if (pkt.opcode == ROCE_OP_UC_WRITE_ONLY_IMM)
-		pkt.imm = be32(p + ROCE_BTH_SIZE + ROCE_RETH_SIZE);
+	pkt->dest_qp = be24(p + 5);
+	pkt->psn = be24(p + 9);
+	pkt->va = be64(p + ROCE_BTH_SIZE);
+	pkt->rkey = be32(p + ROCE_BTH_SIZE + 8);
+	pkt->dma_len = be32(p + ROCE_BTH_SIZE + 12);
+	if (pkt->opcode == ROCE_OP_UC_WRITE_ONLY_IMM)
+		pkt->imm = be32(p + ROCE_BTH_SIZE + ROCE_RETH_SIZE);
 	/* The DMA length is exactly what the packet carries. */
-	if ((uint64_t)pkt.dma_len != len - hdr - pad - ROCE_ICRC_SIZE)
+	if ((uint64_t)pkt->dma_len != len - hdr - pad - ROCE_ICRC_SIZE)
 		return -EBADMSG;
-	pkt.payload = p + hdr;
+	*ret_hdr = hdr;
+	return 0;
+}
+
+int roce_parse(const void *buf, size_t len, struct roce_pkt *ret_pkt)
+{
+	struct roce_pkt pkt = { 0 };
+	size_t hdr;
+	int r = parse_headers(buf, len, len, &pkt, &hdr);
+
+	if (r < 0)
+		return r;
+	pkt.payload = (const uint8_t *)buf + hdr;
+	*ret_pkt = pkt;
+	return 0;
+}
+
+int roce_parse_split(const void *hdr, size_t hdr_len, size_t len,
+		     const void *payload, struct roce_pkt *ret_pkt)
+{
+	struct roce_pkt pkt = { 0 };
+	size_t h;
+	int r = parse_headers(hdr, hdr_len, len, &pkt, &h);
+
+	if (r < 0)
+		return r;
+	if (h != hdr_len)
+		return -EBADMSG;
+	pkt.payload = payload;
 	*ret_pkt = pkt;
 	return 0;
 }

@@ -94,6 +94,14 @@ struct roce_meta {
  */
 int roce_parse(const void *buf, size_t len, struct roce_pkt *ret_pkt);
 
+/*
+ * The same of a packet received in pieces: its @len bytes begin with its
+ * headers, exactly the @hdr_len bytes at @hdr, and its payload is at
+ * @payload.  -EBADMSG also when its headers are not @hdr_len bytes long.
+ */
+int roce_parse_split(const void *hdr, size_t hdr_len, size_t len,
+		     const void *payload, struct roce_pkt *ret_pkt);
+
 /* Decode the 128-byte metadata block at @p. */
 void roce_meta_parse(const void *p, struct roce_meta *ret_meta);
 
