@@ -113,16 +113,22 @@ static uint32_t carried(const struct iovec *iov, unsigned n, size_t len)
 uint32_t roce_icrc_iov(const struct roce_flow *f, const struct iovec *iov,
 		       unsigned n, size_t len)
 {
-	static const uint8_t lrh[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-	uint8_t hdr[IPV6_HDR + UDP_HDR + ROCE_BTH_SIZE];
-	size_t h = masked_headers(f, iov[0].iov_base, len, hdr);
-	size_t at = 0, end = len - ROCE_ICRC_SIZE;
-	uint32_t crc = roce_crc32(0, lrh, sizeof(lrh));
+	/* The LRH's 8 bytes of 1s, the masked headers, the RETH: one run. */
+	uint8_t hdr[8 + IPV6_HDR + UDP_HDR + ROCE_BTH_SIZE + ROCE_RETH_SIZE];
+	size_t end = len - ROCE_ICRC_SIZE, at = 0, from, more;
+	size_t h = 8 + masked_headers(f, iov[0].iov_base, len, hdr + 8);
+	uint32_t crc;
 
-	crc = roce_crc32(crc, hdr, h);
-	/* The rest of the packet after the BTH, up to the iCRC. */
+	memset(hdr, 0xff, 8);
+	more = (iov[0].iov_len < end ? iov[0].iov_len : end) - ROCE_BTH_SIZE;
+	if (more > ROCE_RETH_SIZE)
+		more = ROCE_RETH_SIZE;
+	memcpy(hdr + h, (const uint8_t *)iov[0].iov_base + ROCE_BTH_SIZE, more);
+	crc = roce_crc32(0, hdr, h + more);
+	/* The rest of the packet, up to the iCRC. */
+	from = ROCE_BTH_SIZE + more;
 	for (unsigned i = 0; i < n && at < end; at += iov[i++].iov_len) {
-		size_t a = at < ROCE_BTH_SIZE ? ROCE_BTH_SIZE - at : 0;
+		size_t a = at < from ? from - at : 0;
 		size_t b = iov[i].iov_len < end - at ? iov[i].iov_len : end - at;
 
 		if (a < b)
