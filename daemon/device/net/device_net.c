@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <ifaddrs.h>
 #include <inttypes.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <netpacket/packet.h>
@@ -42,9 +43,8 @@
 
 #define NET_BUF (ROCE_MAX_PACKET + 1)	/* one more: a longer one is cut */
 #define NET_GRO_BUF 65536		/* datagrams coalesced by UDP GRO */
-/* SO_RXQ_OVFL's count, IP(V6)_PKTINFO's destination, UDP_GRO's segment. */
-#define NET_CTL (CMSG_SPACE(sizeof(uint32_t)) +			\
-		 CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(int)))
+/* IP(V6)_PKTINFO's destination, UDP_GRO's segment. */
+#define NET_CTL (CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(int)))
 #define NET_RCVBUF (64 << 20)
 
 struct device_queue {
@@ -130,10 +130,10 @@ static bool sender_ok(const struct device_queue *q,
 }
 
 /*
- * What the kernel says of datagram @m: the socket's count of datagrams it
- * dropped (SO_RXQ_OVFL), the address it was sent to (IP_PKTINFO,
- * IPV6_PKTINFO; the bound one when absent) with the bound port in
- * *ret_dst, and the size of the segments UDP GRO coalesced (0: one).
+ * What the kernel says of datagram @m: the address it was sent to
+ * (IP_PKTINFO, IPV6_PKTINFO; the bound one when absent) with the bound
+ * port in *ret_dst, and the size of the segments UDP GRO coalesced (0:
+ * one).
  */
 static void read_cmsgs(struct device_queue *q, struct msghdr *m,
 		       struct sockaddr_storage *ret_dst, unsigned *ret_seg)
@@ -141,13 +141,8 @@ static void read_cmsgs(struct device_queue *q, struct msghdr *m,
 	*ret_dst = q->local;
 	*ret_seg = 0;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
-			uint32_t v;
-
-			memcpy(&v, CMSG_DATA(c), sizeof(v));
-			q->nf.cnt.kernel_drops = v;
-		} else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO &&
-			   ret_dst->ss_family == AF_INET) {
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO &&
+		    ret_dst->ss_family == AF_INET) {
 			struct in_pktinfo pi;
 
 			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
@@ -320,6 +315,13 @@ static void *net_receive_main(void *arg)
 
 /* --- set-up ---------------------------------------------------------------- */
 
+static bool any_address(const struct sockaddr_storage *a)
+{
+	if (a->ss_family == AF_INET6)
+		return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)a)->sin6_addr);
+	return ((const struct sockaddr_in *)a)->sin_addr.s_addr == htonl(INADDR_ANY);
+}
+
 /* The socket: bound, a large receive buffer, the kernel's drop counter. */
 static int net_socket(struct device_queue *q, const struct sockaddr_storage *local)
 {
@@ -339,11 +341,13 @@ static int net_socket(struct device_queue *q, const struct sockaddr_storage *loc
 	if (got < size)
 		log_notice("net: %s: receive buffer %d KiB, not %d KiB (net.core.rmem_max): bursts may be dropped, and counted",
 			   q->ch.name, got >> 10, size >> 10);
-	if (setsockopt(q->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one)) < 0)
-		log_warn("net: %s: SO_RXQ_OVFL: %s; the kernel's drops are not counted",
-			 q->ch.name, strerror(errno));
-	/* Where each datagram was sent to: the iCRC covers it. */
-	if ((local->ss_family == AF_INET6 ?
+	/*
+	 * Where each datagram was sent to: the iCRC covers it.  A socket bound
+	 * to one address gets only datagrams sent to it, and is spared the
+	 * message per datagram.
+	 */
+	if (q->ch.icrc && any_address(local) &&
+	    (local->ss_family == AF_INET6 ?
 	     setsockopt(q->fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one)) :
 	     setsockopt(q->fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one))) < 0) {
 		int r = -errno;
@@ -613,10 +617,20 @@ static int net_reset(struct device_queue *q)
 
 static int net_stats(struct device_queue *q, struct source_stats *ret_stats)
 {
+	uint32_t mem[SK_MEMINFO_VARS];
+	socklen_t len = sizeof(mem);
+
 	pthread_mutex_lock(&q->lock);
 	*ret_stats = q->shown;
 	ret_stats->cnt = q->nf.cnt;
 	pthread_mutex_unlock(&q->lock);
+	/*
+	 * The socket's count of datagrams it dropped, its buffer full: asked
+	 * when wanted rather than told with every datagram (SO_RXQ_OVFL).
+	 */
+	if (getsockopt(q->fd, SOL_SOCKET, SO_MEMINFO, mem, &len) == 0 &&
+	    len > SK_MEMINFO_DROPS * sizeof(mem[0]))
+		ret_stats->cnt.kernel_drops = mem[SK_MEMINFO_DROPS];
 	return 0;
 }
 
