@@ -10,11 +10,14 @@
 #   bench    the benchmarks, BENCHMARKS.md
 #   targets  the hot path's target rows, three runs each with their spread
 #            (tests/bench/targets.sh, about 3 minutes): TARGETS.md
+#   net      the UDP path against a bare recvmmsg loop, per CPU-second of
+#            the receiving thread, and 1 -> 8 channels with 8 senders
+#            (tests/bench/net.sh, about 2 minutes)
 # OUT receives summary.txt, BENCHMARKS.md and/or TARGETS.md, and logs.tgz
 # (every log).  Builds nothing.
 set -u
-BUILD=${1:?usage: tests/run-gpu-host.sh BUILD OUT [suite bench targets]}
-OUT=${2:?usage: tests/run-gpu-host.sh BUILD OUT [suite bench targets]}
+BUILD=${1:?usage: tests/run-gpu-host.sh BUILD OUT [suite bench targets net]}
+OUT=${2:?usage: tests/run-gpu-host.sh BUILD OUT [suite bench targets net]}
 STEPS=${3:-suite bench}
 mkdir -p "$OUT/logs"
 S=$OUT/summary.txt
@@ -108,6 +111,13 @@ tests/bench/targets.sh "$BUILD" "$OUT/logs/targets" "$OUT/TARGETS.md" \
 	> "$OUT/logs/targets.log" 2>&1
 echo "targets: exit $? in $(($(date +%s) - t0)) s" >> "$S"
 sed -n '/^| target/,/^Steps:/p' "$OUT/TARGETS.md" >> "$S"
+;; esac
+
+case $STEPS in *net*)
+echo "== network: the UDP path against a bare recvmmsg loop, 1 -> 8 channels" >> "$S"
+BUILD=$BUILD tests/bench/net.sh > "$OUT/logs/bench-net.log" 2>&1
+echo "bench-net: exit $?" >> "$S"
+grep '^bench-net:' "$OUT/logs/bench-net.log" >> "$S"
 ;; esac
 
 tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$OUT/logs"
