@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "client_internal.h"
+#include "clock.h"
 #include "cudriver.h"
 #include "errmap.h"
 
@@ -89,19 +90,20 @@ static const char *cuda_why(cudaError_t e)
  * own GPU through peer access, where the pair allows it; a thread that
  * chose no GPU maps it on the ring's (made current).
  */
-int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
-	    void **ret_ptr, char *why, size_t whylen)
+int gpu_map(const struct gpu_ring_ref *ref, struct gpu_mapping *ret,
+	    char *why, size_t whylen)
 {
 	char ring[64], own[64];
 	cudaIpcMemHandle_t h;
 	cudaError_t e = cudaSuccess;
-	int cur, can = 0;
-	void *ptr;
+	int cur, can = 0, gpu = ref->gpu, r;
+	uint64_t t0 = clock_now_ns(), t1;
 
-	if (bus_id && bus_id[0])
-		e = cudaDeviceGetByPCIBusId(&gpu, bus_id);
+	memset(ret, 0, sizeof(*ret));
+	if (ref->bus_id && ref->bus_id[0])
+		e = cudaDeviceGetByPCIBusId(&gpu, ref->bus_id);
 	if (e != cudaSuccess) {
-		snprintf(why, whylen, "GPU %s is not visible here: %s", bus_id,
+		snprintf(why, whylen, "GPU %s is not visible here: %s", ref->bus_id,
 			 cuda_why(e));
 		return errmap_cuda(e);
 	}
@@ -118,9 +120,20 @@ int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 	} else {
 		e = cudaSetDevice(gpu);
 	}
+	t1 = clock_now_ns();
+	ret->cuda_ns = t1 - t0;
+	if (e == cudaSuccess && ref->export == GPU_EXPORT_FD) {
+		r = cuvmm_import(ref->fd, ref->size, gpu, cur, &ret->vmm, why, whylen);
+		ret->map_ns = clock_now_ns() - t1;
+		if (r < 0)
+			return r;
+		ret->ptr = (void *)(uintptr_t)ret->vmm.va;
+		return 0;
+	}
 	if (e == cudaSuccess) {
-		memcpy(&h, ipc_handle, sizeof(h));
-		e = cudaIpcOpenMemHandle(&ptr, h, cudaIpcMemLazyEnablePeerAccess);
+		memcpy(&h, ref->ipc_handle, sizeof(h));
+		e = cudaIpcOpenMemHandle(&ret->ptr, h, cudaIpcMemLazyEnablePeerAccess);
+		ret->map_ns = clock_now_ns() - t1;
 	}
 	if (e != cudaSuccess && cur >= 0 && cur != gpu) {
 		snprintf(why, whylen, "the ring is on %s, this thread works on %s: cannot map it through peer access: %s",
@@ -133,13 +146,16 @@ int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 			 cuda_why(e));
 		return errmap_cuda(e);
 	}
-	*ret_ptr = ptr;
 	return 0;
 }
 
-void gpu_unmap(void *ptr)
+void gpu_unmap(struct gpu_mapping *m)
 {
-	cudaIpcCloseMemHandle(ptr);
+	if (m->vmm.va)
+		cuvmm_free(&m->vmm);
+	else if (m->ptr)
+		cudaIpcCloseMemHandle(m->ptr);
+	memset(m, 0, sizeof(*m));
 }
 
 int gpu_host_alloc(size_t len, void **ret_ptr)

@@ -4,14 +4,18 @@
  *
  *   host: a sealed memfd, mapped by the daemon; the lease holder maps the
  *         descriptor it is handed over the handoff socket (handoff.c).
- *   cuda: one cudaMalloc per ring (size rounded up to 2 MiB), exported once
- *         with cudaIpcGetMemHandle; the client maps it once with
- *         cudaIpcOpenMemHandle.  Available only in builds with CUDA and on
- *         hosts where a GPU answers.
+ *   cuda: one allocation per ring (size rounded up to 2 MiB).  Where the
+ *         GPU can (cuvmm.h): VMM memory whose file descriptor the lessee
+ *         is handed like a host ring's memfd and maps with the VMM API
+ *         (export "fd").  Else (no VMM or POSIX descriptors, or
+ *         $FPGAD_TEST_GPU_EXPORT=ipc): one cudaMalloc exported once with
+ *         cudaIpcGetMemHandle, which the client opens with
+ *         cudaIpcOpenMemHandle (export "ipc").  Available only in builds
+ *         with CUDA and on hosts where a GPU answers.
  *
  * Both also import memory a client registered for card transfers: a memfd
- * it made (host), an allocation it exported with cudaIpcGetMemHandle
- * (cuda).
+ * it made (host), an allocation it cudaMalloc'd and exported with
+ * cudaIpcGetMemHandle (cuda, always IPC).
  *
  * All functions return 0 or a negative errno; ret_* are written on success.
  */
@@ -24,6 +28,7 @@
 #include <sys/types.h>
 
 #include "config/config.h"
+#include "cuvmm.h"
 
 #define MEMORY_CUDA_GRANULE (2u << 20)
 #define MEMORY_IPC_HANDLE_SIZE 64
@@ -48,8 +53,12 @@ struct mem_region {
 	int gpu;			/* CUDA ordinal (cuda kind) */
 	char gpu_bus_id[32];		/* its PCI bus id: ordinals differ between
 					   processes, bus ids do not */
-	int fd;				/* host kind: the sealed memfd, else -1 */
-	uint8_t ipc_handle[MEMORY_IPC_HANDLE_SIZE]; /* cuda kind */
+	int fd;				/* host kind: the sealed memfd; cuda
+					   kind, export fd: the VMM
+					   allocation's descriptor; else -1 */
+	enum gpu_export gpu_export;	/* cuda kind: how lessees reach it */
+	struct cuvmm vmm;		/* cuda kind, export fd: the mapping */
+	uint8_t ipc_handle[MEMORY_IPC_HANDLE_SIZE]; /* cuda kind, export ipc */
 	bool imported;			/* import(): another process's memory */
 	enum rdma_order rdma_order;	/* cuda kind: its GPU's rule */
 };
