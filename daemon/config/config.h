@@ -63,12 +63,6 @@ struct link_model {
 struct config_sim {
 	uint64_t card_memory;		/* modelled card address space, bytes */
 	struct link_model link;
-	unsigned seed;
-	/* Fault injection: one fault in every N transfers, 0 = never. */
-	unsigned fault_timeout;
-	unsigned fault_error;
-	unsigned fault_corrupt;
-	unsigned fault_hang;
 	char numa_node[16];		/* the node modelled: a number, or "none" */
 };
 

@@ -673,7 +673,7 @@ static void test_rows_as_measured(void **state)
 }
 
 /*
- * Every transfer fails (fault_error = 1): capture and send stop naming
+ * Every transfer fails (FPGAD_SIM_FAULTS=error=1): capture and send stop naming
  * the channel FAILED, with its counters and what to do, not the timeout;
  * validate then skips them saying they failed, by no count of processes.
  */
@@ -683,7 +683,7 @@ static void test_failed_channel_named(void **state)
 	struct fpgad_proc p;
 
 	(void)state;
-	harness_start_ok(&p, "[sim]\nfault_error = 1\n" TWO_CHANNELS, NULL);
+	harness_start_ok(&p, TWO_CHANNELS, "FPGAD_SIM_FAULTS=error=1");
 	assert_int_equal(fpgactl(&p, out, sizeof(out), "capture cam -n 1 --timeout 2000 2>&1"), 1);
 	if (strncmp(out, "fpgactl: capture cam: after 0 frames: channel cam is FAILED (", 61) ||
 	    !strstr(out, " recoveries): read why in fpgad's log (journalctl -u fpgad), then fpgactl reset cam\n"))
