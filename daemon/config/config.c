@@ -88,7 +88,6 @@ void config_defaults(struct config *cfg)
 	snprintf(cfg->device.gpu, sizeof(cfg->device.gpu), "0");
 	cfg->device.dma_timeout_ms = 1000;
 	cfg->device.auto_choice = AUTO_MEASURE;
-	cfg->device.probe_bytes = 256ull << 20;
 	cfg->device.probe_ms = 200;
 	cfg->sim.card_memory = 2ull << 30;
 	snprintf(cfg->sim.numa_node, sizeof(cfg->sim.numa_node), "none");
@@ -281,7 +280,7 @@ static void nearer(const char *name, const char *candidate,
 /*
  * Keys that left fpgad.conf, each saying where it went: the network
  * listeners to fpgad-exporter, the sim's fault injection to the
- * environment of the tests.
+ * environment of the tests; NULL: gone, the reason says why.
  */
 static const struct {
 	const char *section, *key, *now, *why;
@@ -296,6 +295,7 @@ static const struct {
 	{ "sim", "fault_corrupt", "the environment variable FPGAD_SIM_FAULTS=corrupt=N", SIM_FAULTS_HOME },
 	{ "sim", "fault_hang", "the environment variable FPGAD_SIM_FAULTS=hang=N", SIM_FAULTS_HOME },
 	{ "sim", "seed", "the environment variable FPGAD_SIM_FAULTS=seed=N", SIM_FAULTS_HOME },
+	{ "device", "probe_bytes", NULL, "the burst auto measures is bounded by [device] probe_ms, and by 256 MiB per mode; remove the line" },
 };
 
 /* Key tables: one entry per key, with the parser to apply. */
@@ -337,7 +337,6 @@ static const struct key device_keys[] = {
 	KS(struct config_device, gpu),
 	KU(struct config_device, dma_timeout_ms, 1, 600000),
 	KE(struct config_device, auto_choice, auto_choice_names),
-	{ "probe_bytes", K_SIZE, offsetof(struct config_device, probe_bytes), 0, 4096, 0, NULL, 0 },
 	KU(struct config_device, probe_ms, 0, 10000),
 	KE(struct config_device, numa, numa_names),
 };
@@ -404,8 +403,11 @@ static int apply_key(struct parse_state *ps, const char *section,
 	for (size_t i = 0; !k && i < N(moved); i++)
 		if (strcmp(moved[i].section, section) == 0 &&
 		    strcmp(moved[i].key, name) == 0)
-			return fail(ps, "[%s] %s moved to %s: %s", section, name,
-				    moved[i].now, moved[i].why);
+			return moved[i].now ?
+			       fail(ps, "[%s] %s moved to %s: %s", section, name,
+				    moved[i].now, moved[i].why) :
+			       fail(ps, "[%s] %s is no longer a key: %s", section,
+				    name, moved[i].why);
 	if (!k) {
 		const char *near = NULL;
 		unsigned best = SUGGEST_MAX_DISTANCE + 1;

@@ -87,7 +87,6 @@ struct config_device {
 	char gpu[32];			/* CUDA device: index or PCI bus id */
 	unsigned dma_timeout_ms;
 	enum auto_choice auto_choice;	/* measure, or the first mode that works */
-	uint64_t probe_bytes;		/* per mode and channel, at most */
 	unsigned probe_ms;		/* per mode and channel, at most; 0 = none */
 	enum numa_policy numa;		/* threads and rings on the card's node */
 };

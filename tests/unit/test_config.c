@@ -123,7 +123,7 @@ static void test_every_key(void **state)
 		"max_message = 128K\n"
 		"max_clients = 5\nmax_leases = 3\nmax_pinned = 1G\n"
 		"[device]\nbackend = xdma\npath = /dev/fpgad3\ngpu = 0000:41:00.0\n"
-		"dma_timeout_ms = 250\nauto_choice = first\nprobe_bytes = 64M\n"
+		"dma_timeout_ms = 250\nauto_choice = first\n"
 		"probe_ms = 50\n"
 		"[sim]\ncard_memory = 4G\nlink = gen4x16\n"
 		"[transfer]\nengines = 2\nqueue_entries = 64\nmax_length = 64M\n"
@@ -148,7 +148,6 @@ static void test_every_key(void **state)
 	assert_string_equal(cfg.device.gpu, "0000:41:00.0");
 	assert_int_equal(cfg.device.dma_timeout_ms, 250);
 	assert_int_equal(cfg.device.auto_choice, AUTO_FIRST);
-	assert_int_equal(cfg.device.probe_bytes, 64u << 20);
 	assert_int_equal(cfg.device.probe_ms, 50);
 	assert_int_equal(cfg.sim.card_memory, 4ull << 30);
 	assert_int_equal(cfg.sim.link.gen, 4);
@@ -274,7 +273,8 @@ static void test_errors(void **state)
 		     "auto_choice: 'fastest' is not one of measure, first");
 	expect_error("[device]\nprobe_ms = 20000\n", 2,
 		     "probe_ms: '20000' is not a whole number from 0 to 10000");
-	expect_error("[device]\nprobe_bytes = 1K\n", 2, "probe_bytes: '1K' is not a size");
+	expect_error("[device]\nprobe_ms = 10\nprobe_bytes = 64M\n", 3,
+		     "[device] probe_bytes is no longer a key: the burst auto measures is bounded by [device] probe_ms, and by 256 MiB per mode; remove the line");
 	expect_error("[transfer]\n\nqueue_entries = 100\n", 3,
 		     "queue_entries: '100' is not a power of two from 8 to 2048");
 	expect_error("[transfer]\nqueue_entries = 4096\n", 2, "power of two");
