@@ -93,7 +93,9 @@ SERVICE_SRC := common/log.c common/notify.c
 LIB_COMMON_SRC := $(filter-out $(SERVICE_SRC),$(COMMON_SRC))
 DAEMON_SRC := $(call cuda_filter,$(filter-out daemon/main.c,\
 	$(wildcard daemon/*.c daemon/*/*.c daemon/*/*/*.c)))
-CLIENT_SRC := $(call cuda_filter,$(wildcard client/*.c))
+# Older versions of libfpgad.so's functions: the shared library only.
+CLIENT_SO_SRC := client/symver.c
+CLIENT_SRC := $(filter-out $(CLIENT_SO_SRC),$(call cuda_filter,$(wildcard client/*.c)))
 FPGACTL_SRC := $(call cuda_filter,$(wildcard client/fpgactl/*.c))
 EXPORTER_SRC := $(wildcard exporter/*.c)
 
@@ -209,7 +211,8 @@ $(BUILD)/libfpgad-core.a $(BUILD)/libfpgad-client.a $(BUILD)/libfpgad-common.a \
 
 # The shared library exports the functions of fpgad.h and nothing else:
 # hidden visibility, FPGAD_EXPORT, and a version script.
-$(BUILD)/libfpgad.so: $(CLIENT_OBJ) $(LIB_COMMON_OBJ) client/libfpgad.map
+$(BUILD)/libfpgad.so: $(CLIENT_OBJ) $(call obj,$(CLIENT_SO_SRC)) $(LIB_COMMON_OBJ) \
+		client/libfpgad.map
 	$(call msg,LD,$@)
 	$(Q)$(CC) -shared -Wl,-soname,libfpgad.so.0 -Wl,--no-undefined \
 		-Wl,--version-script=client/libfpgad.map $(LDFLAGS) \
