@@ -285,7 +285,13 @@ $(BUILD)/itests/hold_frame: $(BUILD)/obj/tests/integration/hold_frame.o $(BUILD)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
 
-integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
+# A program of the fpgad.h before the sender's times, on libfpgad.so.
+$(BUILD)/itests/old_frame_wait: $(BUILD)/obj/tests/integration/old_frame_wait.o $(BUILD)/libfpgad.so
+	$(call msg,LD,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< -L$(BUILD) -l:libfpgad.so -Wl,-rpath,$(abspath $(BUILD))
+
+integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame $(BUILD)/itests/old_frame_wait
 	@rc=0; for t in $(ITEST_BIN) tests/integration/symbols.sh tests/integration/cards.sh \
 		tests/integration/install.sh; do echo "== $$t"; BUILD=$(BUILD) $$t || rc=1; done; \
 	exit $$rc
