@@ -155,7 +155,7 @@ struct fpgad_frame_desc {
 
 	/*
 	 * [P] (minor 4) The sender's own times for the frame, in ns since
-	 * the epoch of the sender's clock (PTP's TAI when the sender runs
+	 * the epoch of the sender's clock (PTP time when the sender runs
 	 * PTP, else whatever its clock counts): when the frame started and
 	 * when it ended (HSB's metadata: frame start, metadata time).  0 when
 	 * the source gives none (the sim, the XDMA card, a sender that sends
@@ -165,7 +165,7 @@ struct fpgad_frame_desc {
 	 */
 	uint64_t t_sender_start_ns;
 	uint64_t t_sender_end_ns;
-	uint8_t reserved[48];
+	uint8_t reserved[48];		/* [P] 0 */
 };
 
 /* The descriptor size of minors 0 to 3, the least a consumer accepts. */
