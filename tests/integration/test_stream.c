@@ -495,6 +495,24 @@ static void test_busy_poll(void **state)
 	harness_stop_ok(&p);
 }
 
+/*
+ * A program built against the fpgad.h before struct fpgad_frame had the
+ * sender's times, on this libfpgad.so (fpgad_frame_wait@FPGAD_0): it
+ * reads every frame right, and nothing past its smaller frame is written.
+ */
+static void test_old_program_reads_frames(void **state)
+{
+	char cmd[512], out[512];
+	struct fpgad_proc p;
+
+	(void)state;
+	harness_start_ok(&p, SMALL_CHANNEL("a", 0, "block"), NULL);
+	snprintf(cmd, sizeof(cmd), "%s %s a 200", harness_bin("itests/old_frame_wait"), p.url);
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
+	assert_string_equal(out, "ok 200\n");
+	harness_stop_ok(&p);
+}
+
 /* Every transfer fails: the channel gives up, and a reset brings it back. */
 static void test_failed_channel_reset(void **state)
 {
@@ -649,6 +667,7 @@ int main(void)
 		cmocka_unit_test(test_corrupt_frames_caught),
 		cmocka_unit_test(test_remote_cannot_open),
 		cmocka_unit_test(test_daemon_stop_ends_lease),
+		cmocka_unit_test(test_old_program_reads_frames),
 		cmocka_unit_test(test_h2c_send_verified_by_card),
 		cmocka_unit_test(test_h2c_corruption_caught_by_card),
 	};
