@@ -124,6 +124,8 @@ int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_frame,
 	ret_frame->t_dma_start_ns = f.t_dma_start_ns;
 	ret_frame->t_dma_end_ns = f.t_dma_end_ns;
 	ret_frame->t_publish_ns = f.t_publish_ns;
+	ret_frame->t_sender_start_ns = f.t_sender_start_ns;
+	ret_frame->t_sender_end_ns = f.t_sender_end_ns;
 	ret_frame->data = fpgad_slot_data(ch, f.slot);
 	ret_frame->skipped = ch->newest ? (uint64_t)r : 0;
 	return 0;

@@ -340,6 +340,20 @@ struct fpgad_frame {
 				   process saw the sequence (seq - previous
 				   seq - 1, skipped ones included); nonzero
 				   exactly when flags has DROPPED_BEFORE */
+	/*
+	 * The sender's own times for the frame: when it started and when it
+	 * ended, as a network-attached FPGA stamps them (HSB's metadata:
+	 * frame start, metadata time), in ns since the epoch of the sender's
+	 * clock: PTP time when the sender runs PTP, else whatever its clock
+	 * counts.  Not CLOCK_MONOTONIC: compare them with t_dma_* only
+	 * knowing how the sender's clock relates to this host's.  0 when the
+	 * source gives none: the sim and the XDMA card never do, a sender
+	 * may send zeros, and a time that is no time (nanoseconds of 10^9 or
+	 * more) reads 0.  A program built against an fpgad.h without them
+	 * gets fpgad_frame_wait@FPGAD_0, which writes the frame up to lost.
+	 */
+	uint64_t t_sender_start_ns;
+	uint64_t t_sender_end_ns;
 };
 
 /*
