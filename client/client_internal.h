@@ -143,6 +143,8 @@ struct fpgad_channel {
 	int link;			/* the handoff connection, kept */
 	struct fpgad_channel_info info;
 	uint8_t *base;			/* host mapping or device pointer */
+	uint8_t *ring_host;		/* an integrated GPU's ring: its host
+					   mapping (base: the GPU's address) */
 	size_t ring_size;
 	void *desc;
 	size_t desc_len;
@@ -337,6 +339,15 @@ int gpu_to_host(void *dst, const void *src_dev, size_t len);
 int gpu_from_host(void *dst_dev, const void *src, size_t len);
 /* Map host memory for the GPU (@ret_dev: its address there). */
 int gpu_register_host(void *ptr, size_t len, void **ret_dev);
+/*
+ * An integrated GPU's ring, mapped here at @ptr (read-only when
+ * @read_only), registered for the GPU with PCI bus id @bus_id (else
+ * ordinal @gpu) and every other: @ret_dev is its address for kernels.
+ * gpu_unregister_host() lets go of it.
+ */
+int gpu_register_ring(void *ptr, size_t len, bool read_only, int gpu,
+		      const char *bus_id, void **ret_dev, char *why,
+		      size_t whylen);
 void gpu_unregister_host(void *ptr);
 /* Queue, on CUDA stream @stream, a store of @value at @dev_addr. */
 int gpu_stream_write32(void *stream, void *dev_addr, uint32_t value);

@@ -84,6 +84,22 @@ static const char *cuda_why(cudaError_t e)
 	return s[0] ? s : errmap_cuda_str(e);
 }
 
+/* The ring's GPU here: by PCI bus id where fpgad gave one (else *@gpu). */
+static int ring_gpu(int *gpu, const char *bus_id, char *why, size_t whylen)
+{
+	cudaError_t e;
+
+	if (!bus_id || !bus_id[0])
+		return 0;
+	e = cudaDeviceGetByPCIBusId(gpu, bus_id);
+	if (e != cudaSuccess) {
+		snprintf(why, whylen, "GPU %s is not visible here: %s", bus_id,
+			 cuda_why(e));
+		return errmap_cuda(e);
+	}
+	return 0;
+}
+
 /*
  * A thread that works on another GPU than the ring's maps the ring on its
  * own GPU through peer access, where the pair allows it; a thread that
@@ -95,16 +111,12 @@ int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 	char ring[64], own[64];
 	cudaIpcMemHandle_t h;
 	cudaError_t e = cudaSuccess;
-	int cur, can = 0;
+	int cur, can = 0, r;
 	void *ptr;
 
-	if (bus_id && bus_id[0])
-		e = cudaDeviceGetByPCIBusId(&gpu, bus_id);
-	if (e != cudaSuccess) {
-		snprintf(why, whylen, "GPU %s is not visible here: %s", bus_id,
-			 cuda_why(e));
-		return errmap_cuda(e);
-	}
+	r = ring_gpu(&gpu, bus_id, why, whylen);
+	if (r < 0)
+		return r;
 	cur = caller_gpu();
 	if (cur >= 0 && cur != gpu) {
 		e = cudaDeviceCanAccessPeer(&can, cur, gpu);
@@ -177,17 +189,50 @@ int gpu_from_host(void *dst_dev, const void *src, size_t len)
 	return errmap_cuda(e);
 }
 
-int gpu_register_host(void *ptr, size_t len, void **ret_dev)
+/* @ptr registered for every GPU, and its address for kernels. */
+static cudaError_t register_mapped(void *ptr, size_t len, unsigned flags,
+				   void **ret_dev)
 {
 	cudaError_t e = cudaHostRegister(ptr, len, cudaHostRegisterMapped |
-					 cudaHostRegisterPortable);
+					 cudaHostRegisterPortable | flags);
 
 	if (e == cudaSuccess) {
 		e = cudaHostGetDevicePointer(ret_dev, ptr, 0);
 		if (e != cudaSuccess)
 			cudaHostUnregister(ptr);
 	}
-	return errmap_cuda(e);
+	return e;
+}
+
+int gpu_register_host(void *ptr, size_t len, void **ret_dev)
+{
+	return errmap_cuda(register_mapped(ptr, len, 0, ret_dev));
+}
+
+/*
+ * A thread that chose no GPU registers on the ring's (made current); the
+ * registration is portable, so a thread on another GPU reads it as well.
+ */
+int gpu_register_ring(void *ptr, size_t len, bool read_only, int gpu,
+		      const char *bus_id, void **ret_dev, char *why,
+		      size_t whylen)
+{
+	cudaError_t e = cudaSuccess;
+	int r = ring_gpu(&gpu, bus_id, why, whylen);
+
+	if (r < 0)
+		return r;
+	if (caller_gpu() < 0)
+		e = cudaSetDevice(gpu);
+	if (e == cudaSuccess)
+		e = register_mapped(ptr, len, read_only ? cudaHostRegisterReadOnly : 0,
+				    ret_dev);
+	if (e != cudaSuccess) {
+		snprintf(why, whylen, "cannot register its host memory with CUDA (cudaHostRegister%s): %s",
+			 read_only ? ", read-only" : "", cuda_why(e));
+		return errmap_cuda(e);
+	}
+	return 0;
 }
 
 void gpu_unregister_host(void *ptr)

@@ -57,6 +57,20 @@ int gpu_register_host(void *ptr, size_t len, void **ret_dev)
 	return -ENODEV;
 }
 
+int gpu_register_ring(void *ptr, size_t len, bool read_only, int gpu,
+		      const char *bus_id, void **ret_dev, char *why,
+		      size_t whylen)
+{
+	(void)ptr;
+	(void)len;
+	(void)read_only;
+	(void)gpu;
+	(void)bus_id;
+	(void)ret_dev;
+	snprintf(why, whylen, "this libfpgad was built without CUDA: an integrated GPU's ring needs CUDA to register it");
+	return -ENODEV;
+}
+
 void gpu_unregister_host(void *ptr)
 {
 	(void)ptr;

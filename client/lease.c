@@ -7,6 +7,7 @@
  * (-ESTALE).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,10 @@
 
 #include "client_internal.h"
 #include "frame_consumer.h"
+
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010
+#endif
 
 #define LEASE_MAX_FDS 2
 /* The largest descriptor ring fpgad makes (FPGAD_FRAMES_MAX_DESCS of them). */
@@ -28,6 +33,7 @@ static void forget(fpgad_channel *ch)
 	ch->desc = NULL;
 	ch->desc_dev = NULL;
 	ch->base = NULL;
+	ch->ring_host = NULL;
 	ch->host = NULL;
 	ch->host_pos = NULL;
 	ch->held_pos = NULL;
@@ -44,8 +50,12 @@ static void unmap(fpgad_channel *ch)
 		munmap(ch->desc, ch->desc_len);
 	if (ch->base && ch->info.memory == FPGAD_MEMORY_HOST)
 		munmap(ch->base, ch->ring_size);
-	if (ch->base && ch->info.memory == FPGAD_MEMORY_CUDA)
+	if (ch->ring_host) {
+		gpu_unregister_host(ch->ring_host);
+		munmap(ch->ring_host, ch->ring_size);
+	} else if (ch->base && ch->info.memory == FPGAD_MEMORY_CUDA) {
 		gpu_unmap(ch->base);
+	}
 	if (ch->host)
 		for (uint32_t i = 0; i < ch->info.slots; i++)
 			gpu_host_free(ch->host[i]);
@@ -78,6 +88,41 @@ static int fail(fpgad_channel *ch, int r, const char *fmt, const char *what)
 	snprintf(ch->c->errmsg, sizeof(ch->c->errmsg), fmt, what, strerror(-r));
 	conn_log(ch->c, FPGAD_LOG_ERR, "%s", ch->c->errmsg);
 	return r;
+}
+
+/*
+ * An integrated GPU's ring (@fd): host memory, mapped here and registered
+ * with CUDA, so that fpgad_slot_data() is an address its kernels read.  A
+ * c2h ring fpgad sealed against writing is mapped and registered
+ * read-only; fpgad leaves it writable where the GPU cannot register
+ * read-only memory.
+ */
+static int map_integrated(fpgad_channel *ch, int fd,
+			  const Fpgad__OpenChannelReply *o, bool h2c)
+{
+	int seals = fcntl(fd, F_GET_SEALS);
+	bool ro = !h2c && seals >= 0 && (seals & F_SEAL_FUTURE_WRITE);
+	void *host, *dev;
+	char why[192];
+	int r;
+
+	r = handoff_map(fd, o->ring_size, ro ? PROT_READ : PROT_READ | PROT_WRITE,
+			&host);
+	if (r < 0)
+		return fail(ch, r, "cannot map the ring of %s: %s", o->name);
+	r = gpu_register_ring(host, o->ring_size, ro, o->gpu, o->gpu_bus_id,
+			      &dev, why, sizeof(why));
+	if (r < 0) {
+		munmap(host, o->ring_size);
+		snprintf(ch->c->errmsg, sizeof(ch->c->errmsg),
+			 "channel %s is in the host memory of integrated GPU %s: %s",
+			 o->name, o->gpu_bus_id, why);
+		conn_log(ch->c, FPGAD_LOG_ERR, "%s", ch->c->errmsg);
+		return r;
+	}
+	ch->ring_host = host;
+	ch->base = dev;
+	return 0;
 }
 
 /* Fetch and map what the reply names, checking it against itself first. */
@@ -115,7 +160,13 @@ static int map_reply(fpgad_channel *ch, const Fpgad__OpenChannelReply *o)
 
 	ch->info.memory = strcmp(o->memory, "cuda") == 0 ? FPGAD_MEMORY_CUDA :
 							   FPGAD_MEMORY_HOST;
-	want = ch->info.memory == FPGAD_MEMORY_HOST ? 2 : 1;
+	ch->info.integrated = ch->info.memory == FPGAD_MEMORY_CUDA && o->integrated;
+	if (ch->info.memory == FPGAD_MEMORY_CUDA) {
+		ch->info.gpu = o->gpu;
+		snprintf(ch->info.gpu_bus_id, sizeof(ch->info.gpu_bus_id), "%s",
+			 o->gpu_bus_id);
+	}
+	want = ch->info.memory == FPGAD_MEMORY_HOST || ch->info.integrated ? 2 : 1;
 	r = handoff_exchange(ch->c, o->handoff_path, &o->handoff_token, NULL, 0,
 			     fds, want, &ch->link);
 	if (r < 0)
@@ -123,21 +174,22 @@ static int map_reply(fpgad_channel *ch, const Fpgad__OpenChannelReply *o)
 	r = handoff_map(fds[0], o->desc_size, PROT_READ | PROT_WRITE, &ch->desc);
 	if (r == 0) {
 		ch->desc_len = o->desc_size;
-		if (want == 2)
+		if (want == 2 && !ch->info.integrated)
 			r = handoff_map(fds[1], o->ring_size,
 					h2c ? PROT_READ | PROT_WRITE : PROT_READ,
 					(void **)&ch->base);
 	}
+	if (r < 0)
+		r = fail(ch, r, "cannot map the rings of %s: %s", o->name);
+	else if (ch->info.integrated)
+		r = map_integrated(ch, fds[1], o, h2c);
 	/* The mappings keep the memory; the descriptors are not needed. */
 	for (unsigned i = 0; i < want; i++)
 		close(fds[i]);
 	if (r < 0)
-		return fail(ch, r, "cannot map the rings of %s: %s", o->name);
+		return r;
 
-	if (ch->info.memory == FPGAD_MEMORY_CUDA) {
-		ch->info.gpu = o->gpu;
-		snprintf(ch->info.gpu_bus_id, sizeof(ch->info.gpu_bus_id), "%s",
-			 o->gpu_bus_id);
+	if (ch->info.memory == FPGAD_MEMORY_CUDA && !ch->info.integrated) {
 		if (o->ipc_handle.len != 64)
 			return fail(ch, -EBADMSG, "fpgad sent no IPC handle%s: %s", "");
 		r = gpu_map(o->ipc_handle.data, o->gpu, o->gpu_bus_id,

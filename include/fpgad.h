@@ -157,6 +157,8 @@ struct fpgad_channel_summary {
 	uint32_t leases;
 	char source[8];		/* "card", "udp" (a network sender: stats
 				   has its endpoint and counters) */
+	bool integrated;	/* cuda memory of an integrated GPU: host
+				   memory the GPU reads in place */
 };
 
 /* The card, as lspci -vv and modinfo tell it; 0 or "" where unknown. */
@@ -284,12 +286,19 @@ struct fpgad_channel_info {
 	uint32_t slots;
 	uint64_t slot_size;	/* stride between slots, a multiple of 4096 */
 	uint64_t frame_size;
+	/*
+	 * cuda memory of an integrated GPU (Jetson, IGX): the ring is host
+	 * memory the GPU reads in place; fpgad_slot_data() is its address
+	 * for kernels and fpgad_frame_host() copies nothing.
+	 */
+	bool integrated;
 };
 
 /*
  * Lease channel @name on @c and map its ring: host memory directly, GPU
  * memory through one cudaIpcOpenMemHandle (the first one in a process
- * creates the CUDA context, about 0.1 s).  -EBUSY when another process
+ * creates the CUDA context, about 0.1 s), an integrated GPU's ring (host
+ * memory) mapped and registered with cudaHostRegister.  -EBUSY when another process
  * holds it (fpgad_errmsg() says who), -ENOENT for an unknown channel,
  * -ENODEV for GPU memory in a process without CUDA.  A calling thread
  * whose current CUDA device is not the ring's gets the ring mapped on its
@@ -526,6 +535,7 @@ struct fpgad_topo_channel {
 	char mode_reason[192];
 	double gpudirect_bps;	/* measured at start; 0 = not measured */
 	double bounce_bps;
+	bool integrated;	/* its ring: host memory of an integrated GPU */
 };
 
 struct fpgad_topology {

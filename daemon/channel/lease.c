@@ -209,6 +209,7 @@ int lease_open(struct channel *ch, struct session *s, bool shared,
 		 ch->memory == MEMORY_CUDA ? ch->mem->gpu_bus_id : "");
 	memcpy(ret_grant->ipc_handle, ch->mem->ipc_handle,
 	       sizeof(ret_grant->ipc_handle));
+	ret_grant->integrated = ch->mem->integrated;
 	memcpy(ret_grant->token, l->token.bytes, sizeof(ret_grant->token));
 	ret_grant->lease_id = l->id;
 	ret_grant->desc_size = l->desc->size;
@@ -291,7 +292,7 @@ int lease_claim(struct channel *ch, const uint8_t *token,
 			return r;
 		ret_fds[0] = l->desc->fd;
 		*ret_n_fds = 1;
-		if (ch->memory == MEMORY_HOST)
+		if (ch->memory == MEMORY_HOST || ch->mem->integrated)
 			ret_fds[(*ret_n_fds)++] = ch->mem->fd;
 		*ret_lease = l;
 		return 0;

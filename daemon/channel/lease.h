@@ -69,6 +69,9 @@ struct lease_grant {
 	int gpu;			/* cuda memory: device ordinal */
 	char gpu_bus_id[32];		/* cuda memory: its PCI bus id */
 	uint8_t ipc_handle[64];		/* cuda memory: cudaIpcMemHandle_t */
+	bool integrated;		/* cuda memory of an integrated GPU: a
+					   memfd handed over as host rings are,
+					   no IPC handle */
 	uint8_t token[HANDOFF_TOKEN_SIZE]; /* presented on the handoff socket */
 	uint64_t lease_id;
 	uint64_t desc_size;		/* bytes of the descriptor ring */
@@ -102,7 +105,8 @@ struct lease *lease_find(const struct channel *ch, const struct session *s);
 /*
  * The handoff: which lease of @ch holds @token?  It must be presented by
  * the lease's own process (@peer), and only once.  0 with the descriptors
- * to send (the descriptor ring, then a host-memory data ring), -ENOENT
+ * to send (the descriptor ring, then a data ring in host memory: a host
+ * ring's, or an integrated GPU's), -ENOENT
  * when no lease of @ch holds @token, -EACCES (@err says why).
  */
 int lease_claim(struct channel *ch, const uint8_t *token,
