@@ -187,12 +187,17 @@ static int memory_cuda_alloc_integrated(size_t size, int ordinal,
 					const char *name_hint, unsigned flags,
 					struct mem_region **ret_region)
 {
+	bool ro = memory_cuda_attribute(ordinal,
+					CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED) == 1;
 	struct mem_region *r;
 	int ret;
 
-	if (memory_cuda_attribute(ordinal,
-				  CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED) != 1)
+	if (!ro)
 		flags &= ~MEMORY_LESSEE_READS;
+	log_debug("memory: %s: integrated GPU %d: %zu bytes of host memory, %s for the lessee",
+		  name_hint ? name_hint : "ring", ordinal, size,
+		  flags & MEMORY_LESSEE_READS ? "read-only" :
+		  ro ? "writable" : "writable (the GPU cannot register read-only memory)");
 	ret = memory_integrated_alloc(size, ordinal, name_hint, flags,
 				      &memory_cuda_host_mapper, &r);
 	if (ret)
