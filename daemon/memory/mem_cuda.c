@@ -192,6 +192,12 @@ static int memory_cuda_alloc_integrated(size_t size, int ordinal,
 	struct mem_region *r;
 	int ret;
 
+	/* CUDA registers host memory only where the GPU is I/O coherent. */
+	if (memory_cuda_attribute(ordinal, CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED) == 0) {
+		log_err("memory: %s: integrated GPU %d cannot register host memory (CUDA's HOST_REGISTER_SUPPORTED is 0): its ring cannot be shared",
+			name_hint ? name_hint : "ring", ordinal);
+		return -EOPNOTSUPP;
+	}
 	if (!ro)
 		flags &= ~MEMORY_LESSEE_READS;
 	log_debug("memory: %s: integrated GPU %d: %zu bytes of host memory, %s for the lessee",
