@@ -141,9 +141,9 @@ static void *slot_host(const fpgad_channel *ch, uint32_t slot)
 {
 	if (ch->info.memory == FPGAD_MEMORY_HOST)
 		return fpgad_slot_data(ch, slot);
-	if (!ch->ring_host || slot >= ch->info.slots)
+	if (!ch->gpu.host || slot >= ch->info.slots)
 		return NULL;
-	return ch->ring_host + (uint64_t)slot * ch->info.slot_size;
+	return (uint8_t *)ch->gpu.host + (uint64_t)slot * ch->info.slot_size;
 }
 
 /* The descriptor this process holds for @in's slot; -EINVAL if none. */

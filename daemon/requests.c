@@ -304,11 +304,12 @@ static void do_open_channel(struct core *d, struct session *s,
 	o->slot_size = cc->slot_size;
 	o->frame_size = cc->frame_size;
 	o->ring_size = g->ring_size;
-	if (g->memory == MEMORY_CUDA && !g->integrated) {
+	if (g->memory == MEMORY_CUDA)
+		o->gpu_export = (char *)gpu_export_name(g->gpu_export);
+	if (g->memory == MEMORY_CUDA && g->gpu_export == GPU_EXPORT_IPC) {
 		o->ipc_handle.data = g->ipc_handle;
 		o->ipc_handle.len = sizeof(g->ipc_handle);
 	}
-	o->integrated = g->integrated;
 	o->gpu = g->gpu;
 	o->gpu_bus_id = g->gpu_bus_id;
 	o->generation = (uint32_t)g->lease_id;

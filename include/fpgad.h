@@ -296,9 +296,13 @@ struct fpgad_channel_info {
 
 /*
  * Lease channel @name on @c and map its ring: host memory directly, GPU
- * memory through one cudaIpcOpenMemHandle (the first one in a process
- * creates the CUDA context, about 0.1 s), an integrated GPU's ring (host
- * memory) mapped and registered with cudaHostRegister.  -EBUSY when another process
+ * memory once (the first map in a process creates the CUDA context, about
+ * 0.1 s): the VMM allocation whose file descriptor fpgad handed over
+ * (cuMemImportFromShareableHandle, export "fd"), or, from an fpgad whose
+ * GPU has no VMM or POSIX file descriptor handles, or that predates them,
+ * a cudaIpcOpenMemHandle (export "ipc"); an integrated GPU's ring (host
+ * memory, export "host") mapped and registered with cudaHostRegister.
+ * -EBUSY when another process
  * holds it (fpgad_errmsg() says who), -ENOENT for an unknown channel,
  * -ENODEV for GPU memory in a process without CUDA.  A calling thread
  * whose current CUDA device is not the ring's gets the ring mapped on its
@@ -312,6 +316,17 @@ FPGAD_EXPORT int fpgad_channel_close(fpgad_channel *ch);
 
 FPGAD_EXPORT void fpgad_channel_get_info(const fpgad_channel *ch,
 					 struct fpgad_channel_info *ret_info);
+
+/* How a lease was set up (fpgad_channel_open): for diagnostics. */
+struct fpgad_channel_setup {
+	char gpu_export[8];	/* cuda memory: "fd" or "ipc"; host memory: "" */
+	uint64_t lease_ns;	/* OpenChannel and the handoff of descriptors */
+	uint64_t cuda_ns;	/* cuda memory: CUDA started on the ring's GPU
+				   (the first time in a process: its context) */
+	uint64_t map_ns;	/* the ring imported and mapped */
+};
+FPGAD_EXPORT void fpgad_channel_get_setup(const fpgad_channel *ch,
+					  struct fpgad_channel_setup *ret_setup);
 /* Base address of @slot: a host pointer, or a CUDA device pointer. */
 FPGAD_EXPORT void *fpgad_slot_data(const fpgad_channel *ch, uint32_t slot);
 

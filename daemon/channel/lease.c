@@ -207,9 +207,9 @@ int lease_open(struct channel *ch, struct session *s, bool shared,
 	ret_grant->gpu = ch->memory == MEMORY_CUDA ? ch->mem->gpu : -1;
 	snprintf(ret_grant->gpu_bus_id, sizeof(ret_grant->gpu_bus_id), "%s",
 		 ch->memory == MEMORY_CUDA ? ch->mem->gpu_bus_id : "");
+	ret_grant->gpu_export = ch->mem->gpu_export;
 	memcpy(ret_grant->ipc_handle, ch->mem->ipc_handle,
 	       sizeof(ret_grant->ipc_handle));
-	ret_grant->integrated = ch->mem->integrated;
 	memcpy(ret_grant->token, l->token.bytes, sizeof(ret_grant->token));
 	ret_grant->lease_id = l->id;
 	ret_grant->desc_size = l->desc->size;
@@ -292,7 +292,8 @@ int lease_claim(struct channel *ch, const uint8_t *token,
 			return r;
 		ret_fds[0] = l->desc->fd;
 		*ret_n_fds = 1;
-		if (ch->memory == MEMORY_HOST || ch->mem->integrated)
+		if (ch->memory == MEMORY_HOST ||
+		    ch->mem->gpu_export != GPU_EXPORT_IPC)
 			ret_fds[(*ret_n_fds)++] = ch->mem->fd;
 		*ret_lease = l;
 		return 0;

@@ -1,15 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
- * mem_cuda.c - the CUDA memory backend: one cudaMalloc per ring.
+ * mem_cuda.c - the CUDA memory backend: one GPU allocation per ring.
  *
  * The ring is rounded up to MEMORY_CUDA_GRANULE (2 MiB, the GPU's large
- * page, which is also what GPUDirect pins), exported once with
- * cudaIpcGetMemHandle for the lease holder, and marked SYNC_MEMOPS so that
- * DMA by the card and CUDA copies see each other's writes in order.
+ * page, which is also what GPUDirect pins).  Where the GPU allows it, it
+ * is VMM memory (cuvmm.h: cuMemCreate, GPUDirect RDMA capable) whose file
+ * descriptor lessees are handed over the handoff socket (export "fd");
+ * else, or with $FPGAD_TEST_GPU_EXPORT=ipc, one cudaMalloc exported once
+ * with cudaIpcGetMemHandle (export "ipc") and marked SYNC_MEMOPS so that
+ * DMA by the card and CUDA copies see each other's writes in order (VMM
+ * memory takes no SYNC_MEMOPS: fpgad's copies wait on their streams'
+ * events before frames are published, and the client's on its own).
  *
- * Driver API functions (dma-buf export, pointer attributes) are reached
- * through cudaGetDriverEntryPointByVersion: fpgad never links libcuda, so
- * it starts, and says why there is no GPU, on machines without a driver.
+ * Driver API functions (dma-buf export, pointer attributes, VMM) are
+ * reached through cudaGetDriverEntryPointByVersion: fpgad never links
+ * libcuda, so it starts, and says why there is no GPU, on machines
+ * without a driver.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -233,13 +239,18 @@ static void memory_cuda_free(struct mem_region *r)
 		memory_integrated_free(r);
 		return;
 	}
-	if (r->dev) {
+	if (r->vmm.va) {
+		cudaSetDevice(r->gpu);
+		cuvmm_free(&r->vmm);
+	} else if (r->dev) {
 		cudaSetDevice(r->gpu);
 		if (r->imported)
 			cudaIpcCloseMemHandle(r->dev);
 		else
 			cudaFree(r->dev);
 	}
+	if (r->fd >= 0)
+		close(r->fd);
 	free(r);
 }
 
@@ -261,11 +272,89 @@ static void memory_cuda_sync_memops(struct mem_region *r)
 			 r->gpu, (int)cr);
 }
 
+/*
+ * How lessees will reach a ring on GPU @ordinal, and the size of its
+ * allocation (@r->size rounded up to the VMM granule for export fd).
+ * -errno only when $FPGAD_TEST_GPU_EXPORT asks for what cannot be.
+ */
+static int memory_cuda_choose_export(struct mem_region *r, const char *what)
+{
+	const char *force = getenv(GPU_EXPORT_ENV);
+	struct cuvmm_caps caps = { 0 };
+	char why[192];
+	size_t granule = 0, size;
+	int ret;
+
+	if (cuvmm_caps(r->gpu, &caps, why, sizeof(why)) < 0)
+		log_warn("memory: %s: GPU %d: %s", what, r->gpu, why);
+	ret = gpu_export_choose(&caps, force, &r->gpu_export, why, sizeof(why));
+	if (ret < 0) {
+		log_err("memory: %s: %s", what, why);
+		return ret;
+	}
+	if (r->gpu_export == GPU_EXPORT_IPC) {
+		log_debug("memory: %s: GPU %d: exported with CUDA IPC: %s", what,
+			  r->gpu, why);
+		return 0;
+	}
+	ret = cuvmm_granule(r->gpu, &granule, why, sizeof(why));
+	size = ret < 0 ? 0 : cuvmm_round(r->size, granule);
+	if (!size) {
+		log_warn("memory: %s: GPU %d: no VMM granule (%s): exported with CUDA IPC",
+			 what, r->gpu, ret < 0 ? why : "too large");
+		r->gpu_export = GPU_EXPORT_IPC;
+		return force && force[0] ? (ret < 0 ? ret : -EINVAL) : 0;
+	}
+	r->size = size;
+	return 0;
+}
+
+/* A VMM ring (export fd): its mapping, and its descriptor kept in @r->fd. */
+static int memory_cuda_alloc_vmm(struct mem_region *r, const char *what)
+{
+	char why[192];
+	int ret = cuvmm_alloc(r->gpu, r->size, &r->vmm, &r->fd, why, sizeof(why));
+
+	if (ret < 0) {
+		log_err("memory: %s: cannot allocate %zu bytes of VMM memory on GPU %d: %s",
+			what, r->size, r->gpu, why);
+		return ret;
+	}
+	r->dev = (void *)(uintptr_t)r->vmm.va;
+	return 0;
+}
+
+/* A cudaMalloc ring (export ipc): its IPC handle in @r->ipc_handle. */
+static int memory_cuda_alloc_ipc(struct mem_region *r, const char *what)
+{
+	cudaIpcMemHandle_t h;
+	cudaError_t e;
+
+	e = cudaMalloc(&r->dev, r->size);
+	if (e != cudaSuccess) {
+		r->dev = NULL;
+		log_err("memory: %s: cannot allocate %zu bytes on GPU %d: %s",
+			what, r->size, r->gpu, cudaGetErrorString(e));
+		return errmap_cuda(e);
+	}
+	memory_cuda_sync_memops(r);
+	e = cudaIpcGetMemHandle(&h, r->dev);
+	if (e != cudaSuccess) {
+		log_err("memory: %s: cannot export GPU memory: "
+			"cudaIpcGetMemHandle: %s", what, cudaGetErrorString(e));
+		return errmap_cuda(e);
+	}
+	memcpy(r->ipc_handle, &h, sizeof(h));
+	return 0;
+}
+
 static int memory_cuda_alloc(size_t size, const char *gpu,
 			     const char *name_hint, unsigned flags,
 			     struct mem_region **ret_region)
 {
-	cudaIpcMemHandle_t h;
+	const char *what = name_hint ? name_hint : "ring";
+	const char *force = getenv(GPU_EXPORT_ENV);
+	bool forced = force && force[0];
 	struct mem_region *r;
 	char why[192];
 	cudaError_t e;
@@ -276,7 +365,7 @@ static int memory_cuda_alloc(size_t size, const char *gpu,
 		return -EINVAL;
 	ret = memory_cuda_probe(gpu, &ordinal, why, sizeof(why));
 	if (ret) {
-		log_err("memory: %s: %s", name_hint ? name_hint : "ring", why);
+		log_err("memory: %s: %s", what, why);
 		return ret;
 	}
 	if (memory_cuda_integrated(ordinal))
@@ -293,28 +382,25 @@ static int memory_cuda_alloc(size_t size, const char *gpu,
 	r->fd = -1;
 
 	e = cudaSetDevice(ordinal);
-	if (e == cudaSuccess)
-		e = cudaMalloc(&r->dev, r->size);
 	if (e != cudaSuccess) {
-		r->dev = NULL;
-		log_err("memory: %s: cannot allocate %zu bytes on GPU %d: %s",
-			name_hint ? name_hint : "ring", r->size, ordinal,
+		log_err("memory: %s: GPU %d: %s", what, ordinal,
 			cudaGetErrorString(e));
 		ret = errmap_cuda(e);
 		goto fail;
 	}
-	memory_cuda_sync_memops(r);
-	r->rdma_order = memory_cuda_rdma_order(ordinal);
-
-	e = cudaIpcGetMemHandle(&h, r->dev);
-	if (e != cudaSuccess) {
-		log_err("memory: %s: cannot export GPU memory: "
-			"cudaIpcGetMemHandle: %s",
-			name_hint ? name_hint : "ring", cudaGetErrorString(e));
-		ret = errmap_cuda(e);
-		goto fail;
+	ret = memory_cuda_choose_export(r, what);
+	if (ret == 0)
+		ret = r->gpu_export == GPU_EXPORT_FD ?
+		      memory_cuda_alloc_vmm(r, what) : memory_cuda_alloc_ipc(r, what);
+	/* A GPU that said it could and cannot: the legacy export, unless forced. */
+	if (ret < 0 && r->gpu_export == GPU_EXPORT_FD && !forced) {
+		log_warn("memory: %s: GPU %d: exported with CUDA IPC instead", what, ordinal);
+		r->gpu_export = GPU_EXPORT_IPC;
+		ret = memory_cuda_alloc_ipc(r, what);
 	}
-	memcpy(r->ipc_handle, &h, sizeof(h));
+	if (ret < 0)
+		goto fail;
+	r->rdma_order = memory_cuda_rdma_order(ordinal);
 	if (cudaDeviceGetPCIBusId(r->gpu_bus_id, sizeof(r->gpu_bus_id),
 				  ordinal) != cudaSuccess)
 		r->gpu_bus_id[0] = '\0';

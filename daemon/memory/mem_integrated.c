@@ -35,6 +35,7 @@ int memory_integrated_alloc(size_t size, int gpu, const char *name_hint,
 	r->kind = MEMORY_CUDA;
 	r->gpu = gpu;
 	r->integrated = true;
+	r->gpu_export = GPU_EXPORT_HOST;
 	r->mapper = m;
 	*ret_region = r;
 	return 0;

@@ -4,17 +4,22 @@
  *
  *   host: a sealed memfd, mapped by the daemon; the lease holder maps the
  *         descriptor it is handed over the handoff socket (handoff.c).
- *   cuda: one cudaMalloc per ring (size rounded up to 2 MiB), exported once
- *         with cudaIpcGetMemHandle; the client maps it once with
- *         cudaIpcOpenMemHandle.  Available only in builds with CUDA and on
- *         hosts where a GPU answers.  On an integrated GPU (Jetson, IGX,
- *         DGX Spark: no CUDA IPC, the GPU reads host memory in place) the
- *         ring is a host memfd registered with CUDA instead
- *         (mem_integrated.c), handed over as host rings are.
+ *   cuda: one allocation per ring (size rounded up to 2 MiB).  Where the
+ *         GPU can (cuvmm.h): VMM memory whose file descriptor the lessee
+ *         is handed like a host ring's memfd and maps with the VMM API
+ *         (export "fd").  Else (no VMM or POSIX descriptors, or
+ *         $FPGAD_TEST_GPU_EXPORT=ipc): one cudaMalloc exported once with
+ *         cudaIpcGetMemHandle, which the client opens with
+ *         cudaIpcOpenMemHandle (export "ipc").  On an integrated GPU
+ *         (Jetson, IGX, DGX Spark: no CUDA IPC, the GPU reads host memory
+ *         in place) the ring is a host memfd registered with CUDA
+ *         (mem_integrated.c), handed over as host rings are (export
+ *         "host").  Available only in builds with CUDA and on hosts where
+ *         a GPU answers.
  *
  * Both also import memory a client registered for card transfers: a memfd
- * it made (host), an allocation it exported with cudaIpcGetMemHandle
- * (cuda).
+ * it made (host), an allocation it cudaMalloc'd and exported with
+ * cudaIpcGetMemHandle (cuda, always IPC).
  *
  * All functions return 0 or a negative errno; ret_* are written on success.
  */
@@ -27,6 +32,7 @@
 #include <sys/types.h>
 
 #include "config/config.h"
+#include "cuvmm.h"
 
 #define MEMORY_CUDA_GRANULE (2u << 20)
 #define MEMORY_IPC_HANDLE_SIZE 64
@@ -51,13 +57,18 @@ struct mem_region {
 	int gpu;			/* CUDA ordinal (cuda kind) */
 	char gpu_bus_id[32];		/* its PCI bus id: ordinals differ between
 					   processes, bus ids do not */
-	int fd;				/* host kind: the sealed memfd, else -1 */
-	uint8_t ipc_handle[MEMORY_IPC_HANDLE_SIZE]; /* cuda kind */
+	int fd;				/* host kind: the sealed memfd; cuda
+					   kind, export fd: the VMM
+					   allocation's descriptor; export
+					   host: the memfd; else -1 */
+	enum gpu_export gpu_export;	/* cuda kind: how lessees reach it */
+	struct cuvmm vmm;		/* cuda kind, export fd: the mapping */
+	uint8_t ipc_handle[MEMORY_IPC_HANDLE_SIZE]; /* cuda kind, export ipc */
 	bool imported;			/* import(): another process's memory */
 	enum rdma_order rdma_order;	/* cuda kind: its GPU's rule */
 	/*
-	 * cuda kind on an integrated GPU: host is the memfd's mapping (fd),
-	 * dev its GPU address through @mapper; no IPC handle.
+	 * cuda kind on an integrated GPU (export host): host is the memfd's
+	 * mapping (fd), dev its GPU address through @mapper.
 	 */
 	bool integrated;
 	const struct memory_host_mapper *mapper;

@@ -15,7 +15,7 @@
 # verifies on the CPU; gpu_h2c fills h2c frames with fpgad_frame_write and
 # with a kernel, each checked by the card; probe refuses an integrated
 # channel; SIGTERM and a clean exit.  Then the same consumer on the same
-# GPU without the override (a cudaMalloc ring), for the rate beside it.
+# GPU without the override (a ring in GPU memory), for the rate beside it.
 # Environment: IGPU_FRAMES (20000), IGPU_FRAME_SIZE (1M), IGPU_TIMEOUT_MS
 # (10000), IGPU_COMPARE (1; 0 on a Tegra, whose GPU has no discrete path:
 # no CUDA IPC).
@@ -156,7 +156,8 @@ if start igpu 1; then
 		fail "topo: au: $au"
 	fi
 
-	if consume igpu-gd "$URL" gd && grep -q '"integrated":true' "$LOGS/igpu-gd.json"; then
+	if consume igpu-gd "$URL" gd && grep -q '"integrated":true' "$LOGS/igpu-gd.json" &&
+	   grep -q '"export":"host"' "$LOGS/igpu-gd.json"; then
 		igpu_fps=$fps
 		pass "gpu_client gd: $(cat "$LOGS/igpu-gd.json")"
 	else
@@ -208,13 +209,13 @@ if start igpu 1; then
 	fi
 fi
 
-# --- the same GPU as it is: a cudaMalloc ring, CUDA IPC ----------------------------
+# --- the same GPU as it is: a ring in its own memory ----------------------------------
 
 if [ "${IGPU_COMPARE:-1}" = 0 ]; then
 	say "integrated: no discrete run (IGPU_COMPARE=0)"
 elif start discrete 0; then
 	if consume discrete-gd "$URL" gd && grep -q '"integrated":false' "$LOGS/discrete-gd.json"; then
-		pass "gpu_client gd, discrete (cudaMalloc ring): $(cat "$LOGS/discrete-gd.json")"
+		pass "gpu_client gd, discrete (a ring in GPU memory): $(cat "$LOGS/discrete-gd.json")"
 		say "integrated: frames/s of $SIZE frames verified in place: integrated path $igpu_fps, discrete $fps$(awk -v a="$igpu_fps" -v b="$fps" 'BEGIN { if (b > 0) printf " (ratio %.2f)", a / b }')"
 	else
 		fail "gpu_client gd, discrete: $(cat "$LOGS/discrete-gd.json" "$LOGS/discrete-gd.err")"

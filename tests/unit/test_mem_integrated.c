@@ -106,6 +106,9 @@ static void test_ring_is_host_memory(void **state)
 						 &fake_mapper, &r), 0);
 	assert_int_equal(r->kind, MEMORY_CUDA);
 	assert_true(r->integrated);
+	/* Handed to the lessee as host memory, with no IPC handle or VMM. */
+	assert_int_equal(r->gpu_export, GPU_EXPORT_HOST);
+	assert_int_equal(r->vmm.va, 0);
 	assert_int_equal(r->gpu, 3);
 	assert_int_equal(r->size, 8192);
 	/* The GPU reads the host mapping, at the address the mapper gave. */
