@@ -319,7 +319,8 @@ FPGAD_EXPORT void fpgad_channel_get_info(const fpgad_channel *ch,
 
 /* How a lease was set up (fpgad_channel_open): for diagnostics. */
 struct fpgad_channel_setup {
-	char gpu_export[8];	/* cuda memory: "fd" or "ipc"; host memory: "" */
+	char gpu_export[8];	/* cuda memory: "fd", "ipc" or "host" (an
+				   integrated GPU's); host memory: "" */
 	uint64_t lease_ns;	/* OpenChannel and the handoff of descriptors */
 	uint64_t cuda_ns;	/* cuda memory: CUDA started on the ring's GPU
 				   (the first time in a process: its context) */
