@@ -515,7 +515,7 @@ static void test_json_numbers(void **state)
 {
 	struct fpgad_proc p;
 	char out[65536];
-	json_t *j, *end;
+	json_t *j, *end, *setup;
 
 	(void)state;
 	assert_int_equal(most_digits("x 1380000000.0, 0.0004123 12"), 4);
@@ -525,6 +525,11 @@ static void test_json_numbers(void **state)
 	j = parse_json(out);
 	assert_true(json_real_value(json_object_get(j, "fps")) > 0);
 	assert_true(json_is_real(json_object_get(json_object_get(j, "wakeup_latency_us"), "p50")));
+	/* How the lease was set up: a host ring has no GPU export and no GPU map. */
+	setup = json_object_get(j, "setup");
+	assert_string_equal(json_string_value(json_object_get(setup, "gpu_export")), "");
+	assert_true(json_real_value(json_object_get(setup, "lease_ms")) > 0);
+	assert_true(json_real_value(json_object_get(setup, "first_map_ms")) == 0);
 	if (most_digits(out) > 4)
 		fail_msg("capture --json prints more than 4 significant digits:\n%s", out);
 	json_decref(j);
