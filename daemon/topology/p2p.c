@@ -26,6 +26,8 @@
 
 #define P2P_MAX_GPUS 64
 #define P2P_PROBE_SLOTS_MAX 64u
+/* The burst's bytes per mode, at most: [device] probe_ms bounds its time. */
+#define P2P_PROBE_MAX_BYTES (256ull << 20)
 
 struct p2p_record {
 	char name[CONFIG_NAME_MAX];
@@ -236,7 +238,7 @@ static void p2p_measure(struct p2p *p, const struct config *cfg,
 		       2 * params.depth : P2P_PROBE_SLOTS_MAX;
 	params.length = cc->frame_size;
 	params.stride = cc->slot_size;
-	params.max_bytes = cfg->device.probe_bytes;
+	params.max_bytes = P2P_PROBE_MAX_BYTES;
 	params.max_ms = cfg->device.probe_ms;
 	params.timeout_ms = cfg->device.dma_timeout_ms;
 

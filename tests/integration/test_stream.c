@@ -462,7 +462,7 @@ static void test_dma_errors_recover(void **state)
 	pid_t pid;
 
 	(void)state;
-	harness_start_ok(&p, "[sim]\nfault_error = 97\n" SMALL_CHANNEL("a", 0, "block"), NULL);
+	harness_start_ok(&p, SMALL_CHANNEL("a", 0, "block"), "FPGAD_SIM_FAULTS=error=97");
 	/* Every delivered frame verifies: failed transfers are never published. */
 	pid = spawn_consumer(p.url, "a", false, 2000);
 	expect_exit0(pid, "consumer under DMA errors");
@@ -504,7 +504,7 @@ static void test_failed_channel_reset(void **state)
 	fpgad_client *c;
 
 	(void)state;
-	harness_start_ok(&p, "[sim]\nfault_error = 1\n" SMALL_CHANNEL("a", 0, "block"), NULL);
+	harness_start_ok(&p, SMALL_CHANNEL("a", 0, "block"), "FPGAD_SIM_FAULTS=error=1");
 	snprintf(cmd, sizeof(cmd), "%s --url %s capture a -n 1 --timeout 1000 2>&1",
 		 harness_bin("fpgactl"), p.url);
 	assert_int_equal(harness_run(cmd, out, sizeof(out)), 1);
@@ -532,7 +532,7 @@ static void test_corrupt_frames_caught(void **state)
 	struct fpgad_proc p;
 
 	(void)state;
-	harness_start_ok(&p, "[sim]\nfault_corrupt = 50\n" SMALL_CHANNEL("a", 0, "block"), NULL);
+	harness_start_ok(&p, SMALL_CHANNEL("a", 0, "block"), "FPGAD_SIM_FAULTS=corrupt=50");
 	snprintf(cmd, sizeof(cmd), "%s --url %s --json capture a -n 500 --verify 2>/dev/null",
 		 harness_bin("fpgactl"), p.url);
 	/* A verifying client catches the corrupted frames and says so. */
@@ -619,8 +619,9 @@ static void test_h2c_corruption_caught_by_card(void **state)
 	struct fpgad_proc p;
 
 	(void)state;
-	harness_start_ok(&p, "[sim]\nfault_corrupt = 10\n[channel out]\ndirection = h2c\n"
-			 "slots = 8\nslot_size = 64K\nframe_size = 64K\nmemory = host\n", NULL);
+	harness_start_ok(&p, "[channel out]\ndirection = h2c\n"
+			 "slots = 8\nslot_size = 64K\nframe_size = 64K\nmemory = host\n",
+			 "FPGAD_SIM_FAULTS=corrupt=10");
 	snprintf(cmd, sizeof(cmd), "%s --url %s --json send out -n 500",
 		 harness_bin("fpgactl"), p.url);
 	assert_int_equal(harness_run(cmd, out, sizeof(out)), 1);

@@ -22,6 +22,7 @@
 #include "channel/frame_producer.h"
 #include "channel/lease.h"
 #include "device/device.h"
+#include "device/sim/sim.h"
 #include "fpgad_simframe.h"
 #include "frame_consumer.h"
 #include "log.h"
@@ -149,7 +150,7 @@ static int open_lease(struct fixture *fx, struct session *s, bool shared,
 			    sizeof(err));
 }
 
-static void make(struct fixture *fx, const char *extra_sim, enum ring_policy p,
+static void make(struct fixture *fx, const char *faults, enum ring_policy p,
 		 unsigned slots)
 {
 	struct config_channel *cc = &fx->cfg.channels[0];
@@ -160,9 +161,10 @@ static void make(struct fixture *fx, const char *extra_sim, enum ring_policy p,
 	cc->slot_size = 64 * 1024;
 	cc->frame_size = 64 * 1024;
 	cc->policy = p;
-	if (extra_sim)
-		fx->cfg.sim.fault_error = (unsigned)atoi(extra_sim);
+	if (faults)
+		setenv(SIM_FAULTS_ENV, faults, 1);
 	assert_int_equal(device_sim_ops.open(&fx->cfg, &fx->dev, NULL, 0), 0);
+	unsetenv(SIM_FAULTS_ENV);
 	assert_int_equal(channel_create(&fx->cfg, cc, sim_source(fx->dev), &fx->ch, NULL, 0), 0);
 	fx->s1.peer.pid = 101;
 	fx->s2.peer.pid = 102;
@@ -425,7 +427,7 @@ static void test_repeated_failures_fail_channel(void **state)
 	int i;
 
 	(void)state;
-	make(&fx, "1", POLICY_BLOCK, 4);
+	make(&fx, "error=1", POLICY_BLOCK, 4);
 	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), 0);
 	for (i = 0; i < 500; i++) {
 		channel_get_stats(fx.ch, &st);
