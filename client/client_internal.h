@@ -140,13 +140,19 @@ struct gpu_ring_ref {
 	enum gpu_export export;
 	const void *ipc_handle;		/* ipc: 64 bytes */
 	int fd;				/* fd: the allocation's (not taken) */
-	uint64_t size;			/* fd: bytes to map */
+	uint64_t size;			/* fd, host: bytes to map */
+	void *host;			/* host: the memfd mapped here; the
+					   mapping's once gpu_map succeeds */
+	bool read_only;			/* host: mapped read-only: register it so */
 	int gpu;
 	const char *bus_id;
 };
 struct gpu_mapping {
-	void *ptr;			/* the ring here */
+	void *ptr;			/* the ring here (for kernels) */
 	struct cuvmm vmm;		/* export fd: what gpu_unmap lets go */
+	void *host;			/* export host: the memfd's mapping,
+					   registered with CUDA */
+	size_t host_len;
 	uint64_t cuda_ns;		/* CUDA started on the GPU (the first
 					   time in a process: its context) */
 	uint64_t map_ns;		/* the ring imported and mapped */
@@ -347,7 +353,9 @@ void attach_close_all(fpgad_client *c);
  * says "built without CUDA").  gpu_map maps a ring fpgad shares, on the
  * GPU with PCI bus id @bus_id (this process's ordinal for it may differ
  * from fpgad's), else on ordinal @gpu: its VMM descriptor (export fd,
- * cuvmm.h) or its cudaIpcMemHandle_t (export ipc).
+ * cuvmm.h), its cudaIpcMemHandle_t (export ipc), or an integrated GPU's
+ * memfd, mapped by the caller, registered with cudaHostRegister for every
+ * GPU (export host; gpu_unmap unregisters and unmaps it).
  */
 int gpu_map(const struct gpu_ring_ref *ref, struct gpu_mapping *ret,
 	    char *why, size_t whylen);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "client_internal.h"
@@ -85,6 +86,71 @@ static const char *cuda_why(cudaError_t e)
 	return s[0] ? s : errmap_cuda_str(e);
 }
 
+/* The ring's GPU here: by PCI bus id where fpgad gave one (else *@gpu). */
+static int ring_gpu(int *gpu, const char *bus_id, char *why, size_t whylen)
+{
+	cudaError_t e;
+
+	if (!bus_id || !bus_id[0])
+		return 0;
+	e = cudaDeviceGetByPCIBusId(gpu, bus_id);
+	if (e != cudaSuccess) {
+		snprintf(why, whylen, "GPU %s is not visible here: %s", bus_id,
+			 cuda_why(e));
+		return errmap_cuda(e);
+	}
+	return 0;
+}
+
+/* @ptr registered for every GPU, and its address for kernels. */
+static cudaError_t register_mapped(void *ptr, size_t len, unsigned flags,
+				   void **ret_dev)
+{
+	cudaError_t e = cudaHostRegister(ptr, len, cudaHostRegisterMapped |
+					 cudaHostRegisterPortable | flags);
+
+	if (e == cudaSuccess) {
+		e = cudaHostGetDevicePointer(ret_dev, ptr, 0);
+		if (e != cudaSuccess)
+			cudaHostUnregister(ptr);
+	}
+	return e;
+}
+
+/*
+ * An integrated GPU's ring (export host): its memfd's mapping registered
+ * for every GPU, so that a thread on any GPU reads it; a thread that chose
+ * no GPU registers it on the ring's (made current).
+ */
+static int map_host_ring(const struct gpu_ring_ref *ref, int gpu, uint64_t t0,
+			 struct gpu_mapping *ret, char *why, size_t whylen)
+{
+	cudaError_t e = cudaSuccess;
+	uint64_t t1;
+	void *host = ref->host;
+
+	if (caller_gpu() < 0)
+		e = cudaSetDevice(gpu);
+	t1 = clock_now_ns();
+	ret->cuda_ns = t1 - t0;
+	if (e != cudaSuccess) {
+		snprintf(why, whylen, "%s", cuda_why(e));
+		return errmap_cuda(e);
+	}
+	e = register_mapped(host, ref->size,
+			    ref->read_only ? cudaHostRegisterReadOnly : 0, &ret->ptr);
+	ret->map_ns = clock_now_ns() - t1;
+	if (e != cudaSuccess) {
+		ret->ptr = NULL;
+		snprintf(why, whylen, "cannot register its host memory with CUDA (cudaHostRegister%s): %s",
+			 ref->read_only ? ", read-only" : "", cuda_why(e));
+		return errmap_cuda(e);
+	}
+	ret->host = host;
+	ret->host_len = ref->size;
+	return 0;
+}
+
 /*
  * A thread that works on another GPU than the ring's maps the ring on its
  * own GPU through peer access, where the pair allows it; a thread that
@@ -100,13 +166,11 @@ int gpu_map(const struct gpu_ring_ref *ref, struct gpu_mapping *ret,
 	uint64_t t0 = clock_now_ns(), t1;
 
 	memset(ret, 0, sizeof(*ret));
-	if (ref->bus_id && ref->bus_id[0])
-		e = cudaDeviceGetByPCIBusId(&gpu, ref->bus_id);
-	if (e != cudaSuccess) {
-		snprintf(why, whylen, "GPU %s is not visible here: %s", ref->bus_id,
-			 cuda_why(e));
-		return errmap_cuda(e);
-	}
+	r = ring_gpu(&gpu, ref->bus_id, why, whylen);
+	if (r < 0)
+		return r;
+	if (ref->export == GPU_EXPORT_HOST)
+		return map_host_ring(ref, gpu, t0, ret, why, whylen);
 	cur = caller_gpu();
 	if (cur >= 0 && cur != gpu) {
 		e = cudaDeviceCanAccessPeer(&can, cur, gpu);
@@ -151,10 +215,14 @@ int gpu_map(const struct gpu_ring_ref *ref, struct gpu_mapping *ret,
 
 void gpu_unmap(struct gpu_mapping *m)
 {
-	if (m->vmm.va)
+	if (m->host) {
+		cudaHostUnregister(m->host);
+		munmap(m->host, m->host_len);
+	} else if (m->vmm.va) {
 		cuvmm_free(&m->vmm);
-	else if (m->ptr)
+	} else if (m->ptr) {
 		cudaIpcCloseMemHandle(m->ptr);
+	}
 	memset(m, 0, sizeof(*m));
 }
 
@@ -195,15 +263,7 @@ int gpu_from_host(void *dst_dev, const void *src, size_t len)
 
 int gpu_register_host(void *ptr, size_t len, void **ret_dev)
 {
-	cudaError_t e = cudaHostRegister(ptr, len, cudaHostRegisterMapped |
-					 cudaHostRegisterPortable);
-
-	if (e == cudaSuccess) {
-		e = cudaHostGetDevicePointer(ret_dev, ptr, 0);
-		if (e != cudaSuccess)
-			cudaHostUnregister(ptr);
-	}
-	return errmap_cuda(e);
+	return errmap_cuda(register_mapped(ptr, len, 0, ret_dev));
 }
 
 void gpu_unregister_host(void *ptr)

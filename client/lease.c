@@ -7,6 +7,7 @@
  * (-ESTALE).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,10 @@
 #include "client_internal.h"
 #include "clock.h"
 #include "frame_consumer.h"
+
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010
+#endif
 
 #define LEASE_MAX_FDS 2
 /* The largest descriptor ring fpgad makes (FPGAD_FRAMES_MAX_DESCS of them). */
@@ -82,7 +87,12 @@ static int fail(fpgad_channel *ch, int r, const char *fmt, const char *what)
 	return r;
 }
 
-/* Map a ring in GPU memory: its VMM descriptor @fd, or its IPC handle. */
+/*
+ * Map a ring in GPU memory: its VMM descriptor @fd, its IPC handle, or an
+ * integrated GPU's memfd @fd.  A c2h ring fpgad sealed against writing is
+ * mapped and registered read-only; fpgad leaves it writable where the GPU
+ * cannot register read-only memory.
+ */
 static int map_gpu(fpgad_channel *ch, const Fpgad__OpenChannelReply *o,
 		   struct gpu_ring_ref *ref, int fd)
 {
@@ -97,9 +107,21 @@ static int map_gpu(fpgad_channel *ch, const Fpgad__OpenChannelReply *o,
 	ref->ipc_handle = o->ipc_handle.data;
 	ref->fd = fd;
 	ref->size = o->ring_size;
+	if (ref->export == GPU_EXPORT_HOST) {
+		int seals = fcntl(fd, F_GET_SEALS);
+
+		ref->read_only = !ch->h2c && seals >= 0 && (seals & F_SEAL_FUTURE_WRITE);
+		r = handoff_map(fd, o->ring_size,
+				ref->read_only ? PROT_READ : PROT_READ | PROT_WRITE,
+				&ref->host);
+		if (r < 0)
+			return fail(ch, r, "cannot map the ring of %s: %s", o->name);
+	}
 	ref->gpu = o->gpu;
 	ref->bus_id = o->gpu_bus_id;
 	r = gpu_map(ref, &ch->gpu, why, sizeof(why));
+	if (r < 0 && ref->host)
+		munmap(ref->host, o->ring_size);
 	ch->setup.cuda_ns = ch->gpu.cuda_ns;
 	ch->setup.map_ns = ch->gpu.map_ns;
 	if (r < 0) {
@@ -155,8 +177,13 @@ static int map_reply(fpgad_channel *ch, const Fpgad__OpenChannelReply *o,
 	    gpu_export_parse(o->gpu_export, &ref.export) < 0)
 		return fail(ch, -EBADMSG, "fpgad named an unknown GPU export '%s': %s",
 			    o->gpu_export);
-	/* The descriptor ring, then a host ring or a GPU ring exported as fd. */
-	want = ch->info.memory == FPGAD_MEMORY_HOST || ref.export == GPU_EXPORT_FD ?
+	ch->info.integrated = ch->info.memory == FPGAD_MEMORY_CUDA &&
+			      ref.export == GPU_EXPORT_HOST;
+	/*
+	 * The descriptor ring, then a host ring, a GPU ring exported as fd or
+	 * an integrated GPU's.
+	 */
+	want = ch->info.memory == FPGAD_MEMORY_HOST || ref.export != GPU_EXPORT_IPC ?
 	       2 : 1;
 	r = handoff_exchange(ch->c, o->handoff_path, &o->handoff_token, NULL, 0,
 			     fds, want, &ch->link);
@@ -183,7 +210,7 @@ static int map_reply(fpgad_channel *ch, const Fpgad__OpenChannelReply *o,
 		close(fds[i]);
 	if (r < 0)
 		return r;
-	if (ch->info.memory == FPGAD_MEMORY_CUDA) {
+	if (ch->info.memory == FPGAD_MEMORY_CUDA && !ch->info.integrated) {
 		ch->host = calloc(o->slots, sizeof(*ch->host));
 		ch->host_pos = calloc(o->slots, sizeof(*ch->host_pos));
 		if (!ch->host || !ch->host_pos)

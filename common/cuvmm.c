@@ -8,7 +8,7 @@
 
 const char *gpu_export_name(enum gpu_export e)
 {
-	return e == GPU_EXPORT_FD ? "fd" : "ipc";
+	return e == GPU_EXPORT_FD ? "fd" : e == GPU_EXPORT_HOST ? "host" : "ipc";
 }
 
 int gpu_export_parse(const char *s, enum gpu_export *ret)
@@ -17,6 +17,8 @@ int gpu_export_parse(const char *s, enum gpu_export *ret)
 		*ret = GPU_EXPORT_IPC;
 	else if (!strcmp(s, "fd"))
 		*ret = GPU_EXPORT_FD;
+	else if (!strcmp(s, "host"))
+		*ret = GPU_EXPORT_HOST;
 	else
 		return -EINVAL;
 	return 0;
@@ -32,7 +34,7 @@ int gpu_export_choose(const struct cuvmm_caps *caps, const char *force,
 
 	snprintf(why, whylen, "%s", "");
 	if (force && force[0]) {
-		if (gpu_export_parse(force, &want) < 0) {
+		if (gpu_export_parse(force, &want) < 0 || want == GPU_EXPORT_HOST) {
 			snprintf(why, whylen, "%s=%s: want fd or ipc",
 				 GPU_EXPORT_ENV, force);
 			return -EINVAL;

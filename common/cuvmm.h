@@ -28,6 +28,9 @@
 enum gpu_export {
 	GPU_EXPORT_IPC,		/* cudaMalloc, a cudaIpcMemHandle_t in the reply */
 	GPU_EXPORT_FD,		/* VMM, its descriptor on the handoff socket */
+	GPU_EXPORT_HOST,	/* an integrated GPU's ring: host memory, its
+				   memfd on the handoff socket, registered
+				   with CUDA by the lessee */
 };
 
 /* What a device can do with VMM memory (CU_DEVICE_ATTRIBUTE_*). */
@@ -46,19 +49,20 @@ struct cuvmm {
 /* The environment variable tests set to force an export ("fd", "ipc"). */
 #define GPU_EXPORT_ENV "FPGAD_TEST_GPU_EXPORT"
 
-/* "fd" or "ipc". */
+/* "fd", "ipc" or "host". */
 const char *gpu_export_name(enum gpu_export e);
 /*
- * The export a reply names: "fd", "ipc", and "" (an fpgad older than the
- * field, which knew only IPC); -EINVAL for anything else.
+ * The export a reply names: "fd", "ipc", "host", and "" (an fpgad older
+ * than the field, which knew only IPC); -EINVAL for anything else.
  */
 int gpu_export_parse(const char *s, enum gpu_export *ret);
 /*
- * The export for a ring on a device that can do @caps: fd where it has
- * VMM, POSIX descriptors and GPUDirect RDMA on VMM memory, else ipc, with
- * @why saying what it lacks.  @force (GPU_EXPORT_ENV's value, NULL or ""
- * for none) picks one: -EOPNOTSUPP for fd on a device that cannot,
- * -EINVAL for a value that names none (@why says so).
+ * The export for a ring on a discrete device that can do @caps: fd where
+ * it has VMM, POSIX descriptors and GPUDirect RDMA on VMM memory, else
+ * ipc, with @why saying what it lacks.  @force (GPU_EXPORT_ENV's value,
+ * NULL or "" for none) picks one: -EOPNOTSUPP for fd on a device that
+ * cannot, -EINVAL for a value that names neither (@why says so).  An
+ * integrated GPU's rings are host memory, chosen before this.
  */
 int gpu_export_choose(const struct cuvmm_caps *caps, const char *force,
 		      enum gpu_export *ret, char *why, size_t whylen);

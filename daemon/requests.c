@@ -121,6 +121,7 @@ static void fill_summary(struct channel *ch, Fpgad__ChannelSummary *s)
 	s->direction = (char *)direction_name(cc->direction);
 	s->state = (char *)channel_state_name(st.state);
 	s->memory = (char *)memory_kind_name(st.memory);
+	s->integrated = st.integrated;
 	s->mode = (char *)transfer_mode_name(st.mode);
 	s->slots = cc->slots;
 	s->slot_size = cc->slot_size;
@@ -551,6 +552,7 @@ static void do_topology(struct core *d, struct reply *r)
 		views[i].gpu = channel_gpu_bus_id(d->channels[i]);
 		views[i].mode = transfer_mode_name(st.mode);
 		views[i].mode_reason = channel_mode_reason(d->channels[i]);
+		views[i].integrated = st.integrated;
 	}
 	if (p2p_topology(d->p2p, views, d->n_channels, &r->topology) < 0) {
 		reply_error(r, FPGAD__STATUS_CODE__STATUS_INTERNAL, "out of memory");

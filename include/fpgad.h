@@ -157,6 +157,8 @@ struct fpgad_channel_summary {
 	uint32_t leases;
 	char source[8];		/* "card", "udp" (a network sender: stats
 				   has its endpoint and counters) */
+	bool integrated;	/* cuda memory of an integrated GPU: host
+				   memory the GPU reads in place */
 };
 
 /* The card, as lspci -vv and modinfo tell it; 0 or "" where unknown. */
@@ -284,6 +286,12 @@ struct fpgad_channel_info {
 	uint32_t slots;
 	uint64_t slot_size;	/* stride between slots, a multiple of 4096 */
 	uint64_t frame_size;
+	/*
+	 * cuda memory of an integrated GPU (Jetson, IGX): the ring is host
+	 * memory the GPU reads in place; fpgad_slot_data() is its address
+	 * for kernels and fpgad_frame_host() copies nothing.
+	 */
+	bool integrated;
 };
 
 /*
@@ -292,7 +300,9 @@ struct fpgad_channel_info {
  * 0.1 s): the VMM allocation whose file descriptor fpgad handed over
  * (cuMemImportFromShareableHandle, export "fd"), or, from an fpgad whose
  * GPU has no VMM or POSIX file descriptor handles, or that predates them,
- * a cudaIpcOpenMemHandle (export "ipc").  -EBUSY when another process
+ * a cudaIpcOpenMemHandle (export "ipc"); an integrated GPU's ring (host
+ * memory, export "host") mapped and registered with cudaHostRegister.
+ * -EBUSY when another process
  * holds it (fpgad_errmsg() says who), -ENOENT for an unknown channel,
  * -ENODEV for GPU memory in a process without CUDA.  A calling thread
  * whose current CUDA device is not the ring's gets the ring mapped on its
@@ -309,7 +319,8 @@ FPGAD_EXPORT void fpgad_channel_get_info(const fpgad_channel *ch,
 
 /* How a lease was set up (fpgad_channel_open): for diagnostics. */
 struct fpgad_channel_setup {
-	char gpu_export[8];	/* cuda memory: "fd" or "ipc"; host memory: "" */
+	char gpu_export[8];	/* cuda memory: "fd", "ipc" or "host" (an
+				   integrated GPU's); host memory: "" */
 	uint64_t lease_ns;	/* OpenChannel and the handoff of descriptors */
 	uint64_t cuda_ns;	/* cuda memory: CUDA started on the ring's GPU
 				   (the first time in a process: its context) */
@@ -554,6 +565,7 @@ struct fpgad_topo_channel {
 	char mode_reason[192];
 	double gpudirect_bps;	/* measured at start; 0 = not measured */
 	double bounce_bps;
+	bool integrated;	/* its ring: host memory of an integrated GPU */
 };
 
 struct fpgad_topology {

@@ -6,8 +6,8 @@
 # STEPS named (default "suite bench"):
 #   suite    the demo in GPU memory, then with each ring export (fd, ipc;
 #            DEMO_RUNS each, default 5: first map and frames/s), fpgactl
-#            topo, the GPU suite (streaming,
-#            card memory transfers), MPS with two uids and CUDA under the
+#            topo, the GPU suite (streaming, card memory transfers, the
+#            integrated-GPU path), MPS with two uids and CUDA under the
 #            unit's sandbox
 #   bench    the benchmarks, BENCHMARKS.md
 #   targets  the hot path's target rows, three runs each with their spread
@@ -102,6 +102,11 @@ echo "== GPU suite: card memory transfers" >> "$S"
 tests/gpu/xfer.sh "$BUILD" "$OUT/logs/gpu-xfer" > "$OUT/logs/gpu-xfer.log" 2>&1
 echo "gpu xfer: exit $?" >> "$S"
 tail -n 30 "$OUT/logs/gpu-xfer.log" >> "$S"
+
+echo "== the integrated-GPU path on this GPU (FPGAD_TEST_GPU_INTEGRATED=1)" >> "$S"
+tests/gpu/integrated.sh "$BUILD" "$OUT/logs/integrated" > "$OUT/logs/integrated.log" 2>&1
+echo "integrated: exit $?" >> "$S"
+grep -E '^(FAIL|integrated:)' "$OUT/logs/integrated.log" >> "$S"
 
 echo "== CUDA in fpgad under PR_SET_MDWE (MemoryDenyWriteExecute= without systemd)" >> "$S"
 tests/gpu/mdwe.sh "$BUILD" >> "$S" 2>&1

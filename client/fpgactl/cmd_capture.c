@@ -70,10 +70,11 @@ static void report(const struct fpgactl_opts *o, const struct capture *cap,
 
 	if (o->json) {
 		json_t *j = json_pack(
-			"{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:{s:o, s:o, s:o},"
+			"{s:s, s:s, s:b, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:{s:o, s:o, s:o},"
 			" s:{s:s, s:o, s:o, s:o}}",
 			"channel", info->name, "memory",
 			info->memory == FPGAD_MEMORY_CUDA ? "cuda" : "host",
+			"integrated", info->integrated,
 			"mode", info->mode,
 			"frames", (json_int_t)cap->frames,
 			"verified", (json_int_t)cap->verified,
@@ -95,6 +96,7 @@ static void report(const struct fpgactl_opts *o, const struct capture *cap,
 		return;
 	}
 	printf("channel %s: %s memory, %s\n", info->name,
+	       info->integrated ? "integrated GPU's host" :
 	       info->memory == FPGAD_MEMORY_CUDA ? "cuda" : "host", info->mode);
 	printf("frames     %llu (seq %llu..%llu), %llu bytes each\n",
 	       (unsigned long long)cap->frames,

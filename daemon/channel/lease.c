@@ -293,7 +293,7 @@ int lease_claim(struct channel *ch, const uint8_t *token,
 		ret_fds[0] = l->desc->fd;
 		*ret_n_fds = 1;
 		if (ch->memory == MEMORY_HOST ||
-		    ch->mem->gpu_export == GPU_EXPORT_FD)
+		    ch->mem->gpu_export != GPU_EXPORT_IPC)
 			ret_fds[(*ret_n_fds)++] = ch->mem->fd;
 		*ret_lease = l;
 		return 0;

@@ -68,7 +68,7 @@ struct lease_grant {
 	uint64_t ring_size;
 	int gpu;			/* cuda memory: device ordinal */
 	char gpu_bus_id[32];		/* cuda memory: its PCI bus id */
-	enum gpu_export gpu_export;	/* cuda memory: fd or ipc */
+	enum gpu_export gpu_export;	/* cuda memory: fd, ipc or host */
 	uint8_t ipc_handle[64];		/* cuda memory, export ipc:
 					   cudaIpcMemHandle_t */
 	uint8_t token[HANDOFF_TOKEN_SIZE]; /* presented on the handoff socket */
@@ -105,7 +105,8 @@ struct lease *lease_find(const struct channel *ch, const struct session *s);
  * The handoff: which lease of @ch holds @token?  It must be presented by
  * the lease's own process (@peer), and only once.  0 with the descriptors
  * to send (the descriptor ring, then the data ring's: a host ring's
- * memfd, a GPU ring's VMM descriptor where its export is fd), -ENOENT
+ * memfd, a GPU ring's VMM descriptor where its export is fd, an
+ * integrated GPU's memfd where it is host), -ENOENT
  * when no lease of @ch holds @token, -EACCES (@err says why).
  */
 int lease_claim(struct channel *ch, const uint8_t *token,

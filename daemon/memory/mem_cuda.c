@@ -130,6 +130,97 @@ static enum rdma_order memory_cuda_rdma_order(int ordinal)
 	return memory_rdma_order(v);
 }
 
+/* CUDA attribute @a of GPU @ordinal, -1 when the driver cannot say. */
+static int memory_cuda_attribute(int ordinal, CUdevice_attribute a)
+{
+	PFN_cuDeviceGetAttribute_v2000 get;
+	int v = -1;
+
+	get = (PFN_cuDeviceGetAttribute_v2000)
+		memory_cuda_entry("cuDeviceGetAttribute", 2000);
+	if (!get || get(&v, a, ordinal) != CUDA_SUCCESS)
+		return -1;
+	return v;
+}
+
+bool memory_cuda_integrated(int ordinal)
+{
+	return memory_gpu_integrated(memory_cuda_attribute(ordinal,
+							   CU_DEVICE_ATTRIBUTE_INTEGRATED));
+}
+
+/* An integrated GPU's ring: host memory it reads through cudaHostRegister. */
+static int memory_cuda_host_map(void *host, size_t len, int gpu, void **ret_dev)
+{
+	cudaError_t e = cudaSetDevice(gpu);
+
+	if (e == cudaSuccess)
+		e = cudaHostRegister(host, len, cudaHostRegisterMapped |
+				     cudaHostRegisterPortable);
+	if (e != cudaSuccess) {
+		log_err("memory: GPU %d: cannot register %zu bytes of host memory: cudaHostRegister: %s",
+			gpu, len, cudaGetErrorString(e));
+		return errmap_cuda(e);
+	}
+	e = cudaHostGetDevicePointer(ret_dev, host, 0);
+	if (e != cudaSuccess) {
+		log_err("memory: GPU %d: no device address for registered host memory: %s",
+			gpu, cudaGetErrorString(e));
+		cudaHostUnregister(host);
+		return errmap_cuda(e);
+	}
+	return 0;
+}
+
+static void memory_cuda_host_unmap(void *host, int gpu)
+{
+	cudaSetDevice(gpu);
+	cudaHostUnregister(host);
+}
+
+static const struct memory_host_mapper memory_cuda_host_mapper = {
+	.map = memory_cuda_host_map,
+	.unmap = memory_cuda_host_unmap,
+};
+
+/*
+ * A lessee that only reads its ring maps it read-only and registers that
+ * mapping with cudaHostRegisterReadOnly, which not every GPU supports:
+ * where it does not, the ring is not sealed against writable mappings
+ * (as on a kernel without F_SEAL_FUTURE_WRITE, mem_host.c).
+ */
+static int memory_cuda_alloc_integrated(size_t size, int ordinal,
+					const char *name_hint, unsigned flags,
+					struct mem_region **ret_region)
+{
+	bool ro = memory_cuda_attribute(ordinal,
+					CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED) == 1;
+	struct mem_region *r;
+	int ret;
+
+	/* CUDA registers host memory only where the GPU is I/O coherent. */
+	if (memory_cuda_attribute(ordinal, CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED) == 0) {
+		log_err("memory: %s: integrated GPU %d cannot register host memory (CUDA's HOST_REGISTER_SUPPORTED is 0): its ring cannot be shared",
+			name_hint ? name_hint : "ring", ordinal);
+		return -EOPNOTSUPP;
+	}
+	if (!ro)
+		flags &= ~MEMORY_LESSEE_READS;
+	log_debug("memory: %s: integrated GPU %d: %zu bytes of host memory, %s for the lessee",
+		  name_hint ? name_hint : "ring", ordinal, size,
+		  flags & MEMORY_LESSEE_READS ? "read-only" :
+		  ro ? "writable" : "writable (the GPU cannot register read-only memory)");
+	ret = memory_integrated_alloc(size, ordinal, name_hint, flags,
+				      &memory_cuda_host_mapper, &r);
+	if (ret)
+		return ret;	/* the caller says it, the mapper CUDA's words */
+	if (cudaDeviceGetPCIBusId(r->gpu_bus_id, sizeof(r->gpu_bus_id),
+				  ordinal) != cudaSuccess)
+		r->gpu_bus_id[0] = '\0';
+	*ret_region = r;
+	return 0;
+}
+
 int memory_flush_rdma_writes(const struct mem_region *r)
 {
 	cudaError_t e = cudaSetDevice(r->gpu);
@@ -144,6 +235,10 @@ static void memory_cuda_free(struct mem_region *r)
 {
 	if (!r)
 		return;
+	if (r->integrated) {
+		memory_integrated_free(r);
+		return;
+	}
 	if (r->vmm.va) {
 		cudaSetDevice(r->gpu);
 		cuvmm_free(&r->vmm);
@@ -273,6 +368,9 @@ static int memory_cuda_alloc(size_t size, const char *gpu,
 		log_err("memory: %s: %s", what, why);
 		return ret;
 	}
+	if (memory_cuda_integrated(ordinal))
+		return memory_cuda_alloc_integrated(size, ordinal, name_hint,
+						    flags, ret_region);
 
 	r = calloc(1, sizeof(*r));
 	if (!r)

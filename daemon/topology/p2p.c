@@ -224,8 +224,12 @@ static void p2p_measure(struct p2p *p, const struct config *cfg,
 	char why[160];
 	int ordinal, r;
 
-	/* No GPU: the channel runs in host memory, nothing to choose. */
-	if (memory_cuda_probe(gpu, &ordinal, why, sizeof(why)) < 0)
+	/*
+	 * No GPU: the channel runs in host memory, nothing to choose; nor on
+	 * an integrated GPU, whose ring the card writes where the GPU reads.
+	 */
+	if (memory_cuda_probe(gpu, &ordinal, why, sizeof(why)) < 0 ||
+	    memory_cuda_integrated(ordinal))
 		return;
 	params.depth = cc->queue_depth;
 	if (info->max_inflight && params.depth > info->max_inflight)
@@ -513,6 +517,7 @@ int p2p_topology(const struct p2p *p, const struct p2p_channel_view *chs,
 		c->gpu = (char *)chs[i].gpu;
 		c->mode = (char *)chs[i].mode;
 		c->mode_reason = (char *)chs[i].mode_reason;
+		c->integrated = chs[i].integrated;
 		if (rec) {
 			c->gpudirect_bps = rec->rates.gpudirect;
 			c->bounce_bps = rec->rates.bounce;

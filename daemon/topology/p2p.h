@@ -68,6 +68,7 @@ struct p2p_channel_view {
 	const char *gpu;	/* PCI bus id of its GPU, "" in host memory */
 	const char *mode;
 	const char *mode_reason;
+	bool integrated;	/* its ring: host memory of an integrated GPU */
 };
 
 /* A Topology reply and everything it points into. */

@@ -76,6 +76,11 @@ static void test_override(void **state)
 	assert_int_equal(e, GPU_EXPORT_FD);
 	assert_int_equal(gpu_export_choose(&all, "dmabuf", &e, why, sizeof(why)), -EINVAL);
 	assert_non_null(strstr(why, "want fd or ipc"));
+	/* host is an integrated GPU's, not a discrete GPU's to be forced into. */
+	e = GPU_EXPORT_FD;
+	assert_int_equal(gpu_export_choose(&all, "host", &e, why, sizeof(why)), -EINVAL);
+	assert_int_equal(e, GPU_EXPORT_FD);
+	assert_non_null(strstr(why, "want fd or ipc"));
 }
 
 static void test_names(void **state)
@@ -89,6 +94,9 @@ static void test_names(void **state)
 	assert_int_equal(e, GPU_EXPORT_FD);
 	assert_int_equal(gpu_export_parse("ipc", &e), 0);
 	assert_int_equal(e, GPU_EXPORT_IPC);
+	assert_string_equal(gpu_export_name(GPU_EXPORT_HOST), "host");
+	assert_int_equal(gpu_export_parse("host", &e), 0);
+	assert_int_equal(e, GPU_EXPORT_HOST);
 	/* An fpgad before the field sends none: it knew only IPC. */
 	e = GPU_EXPORT_FD;
 	assert_int_equal(gpu_export_parse("", &e), 0);
