@@ -89,7 +89,8 @@ static bool is_mutating(Fpgad__Request__BodyCase b)
 	       b == FPGAD__REQUEST__BODY_SET_BUFFER_MODE;
 }
 
-static void do_hello(struct core *d, const Fpgad__Hello *in, struct reply *r)
+static void do_hello(struct core *d, struct session *s, const Fpgad__Hello *in,
+		     struct reply *r)
 {
 	Fpgad__Hello *h = &r->body.hello;
 
@@ -102,6 +103,8 @@ static void do_hello(struct core *d, const Fpgad__Hello *in, struct reply *r)
 			    FPGAD_PROTOCOL_MIN_VERSION);
 		return;
 	}
+	if (s)
+		s->hello_version = in->version;
 	fpgad__hello__init(h);
 	h->version = FPGAD_PROTOCOL_VERSION;
 	h->min_version = FPGAD_PROTOCOL_MIN_VERSION;
@@ -601,7 +604,7 @@ static void dispatch(struct core *d, struct session *s,
 		do_reset_channel(d, s, req->reset_channel, r);
 		break;
 	case FPGAD__REQUEST__BODY_HELLO:
-		do_hello(d, req->hello, r);
+		do_hello(d, s, req->hello, r);
 		break;
 	case FPGAD__REQUEST__BODY_STATUS:
 		do_status(d, r);

@@ -48,7 +48,14 @@ extern "C" {
  */
 #define FPGAD_GONE_NOTICE_MS 50
 
-#define FPGAD_PROTOCOL_VERSION 2
+/*
+ * 3: the client maps GPU rings that reach it as a file descriptor on the
+ * handoff socket (OpenChannelReply.gpu_export "fd" or "host"); fpgad
+ * refuses such a channel to a client of protocol 2, which could only
+ * open a CUDA IPC handle.
+ */
+#define FPGAD_PROTOCOL_VERSION 3
+#define FPGAD_PROTOCOL_GPU_FD 3
 #define FPGAD_PROTOCOL_MIN_VERSION 2
 
 /* Where fpgad listens when neither an URL nor $FPGAD_URL is given. */

@@ -13,6 +13,7 @@
 
 #include "channel/channel_impl.h"
 #include "channel/lease.h"
+#include "fpgad.h"
 #include "clock.h"
 #include "control/fdclose.h"
 #include "log.h"
@@ -144,6 +145,13 @@ int lease_open(struct channel *ch, struct session *s, bool shared,
 		snprintf(err, errlen, "channel %s has FAILED after repeated DMA errors",
 			 ch->cfg.name);
 		return -EIO;
+	}
+	if (ch->memory == MEMORY_CUDA && ch->mem->gpu_export != GPU_EXPORT_IPC &&
+	    s->hello_version < FPGAD_PROTOCOL_GPU_FD) {
+		snprintf(err, errlen, "channel %s's GPU ring reaches its lessee as a file descriptor (export %s), which a client of protocol %u cannot map: build the consumer against libfpgad %s or later",
+			 ch->cfg.name, gpu_export_name(ch->mem->gpu_export),
+			 s->hello_version, FPGAD_VERSION);
+		return -EPROTO;
 	}
 	if (ch->leases && (!shared || !ch->leases->shared)) {
 		snprintf(err, errlen, "channel %s is busy: leased %s by pid %d (uid %u)",
