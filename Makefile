@@ -93,7 +93,9 @@ SERVICE_SRC := common/log.c common/notify.c
 LIB_COMMON_SRC := $(filter-out $(SERVICE_SRC),$(COMMON_SRC))
 DAEMON_SRC := $(call cuda_filter,$(filter-out daemon/main.c,\
 	$(wildcard daemon/*.c daemon/*/*.c daemon/*/*/*.c)))
-CLIENT_SRC := $(call cuda_filter,$(wildcard client/*.c))
+# Older versions of libfpgad.so's functions: the shared library only.
+CLIENT_SO_SRC := client/symver.c
+CLIENT_SRC := $(filter-out $(CLIENT_SO_SRC),$(call cuda_filter,$(wildcard client/*.c)))
 FPGACTL_SRC := $(call cuda_filter,$(wildcard client/fpgactl/*.c))
 EXPORTER_SRC := $(wildcard exporter/*.c)
 
@@ -209,7 +211,8 @@ $(BUILD)/libfpgad-core.a $(BUILD)/libfpgad-client.a $(BUILD)/libfpgad-common.a \
 
 # The shared library exports the functions of fpgad.h and nothing else:
 # hidden visibility, FPGAD_EXPORT, and a version script.
-$(BUILD)/libfpgad.so: $(CLIENT_OBJ) $(LIB_COMMON_OBJ) client/libfpgad.map
+$(BUILD)/libfpgad.so: $(CLIENT_OBJ) $(call obj,$(CLIENT_SO_SRC)) $(LIB_COMMON_OBJ) \
+		client/libfpgad.map
 	$(call msg,LD,$@)
 	$(Q)$(CC) -shared -Wl,-soname,libfpgad.so.0 -Wl,--no-undefined \
 		-Wl,--version-script=client/libfpgad.map $(LDFLAGS) \
@@ -282,7 +285,13 @@ $(BUILD)/itests/hold_frame: $(BUILD)/obj/tests/integration/hold_frame.o $(BUILD)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(DEP_LIBS)
 
-integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame
+# A program of the fpgad.h before the sender's times, on libfpgad.so.
+$(BUILD)/itests/old_frame_wait: $(BUILD)/obj/tests/integration/old_frame_wait.o $(BUILD)/libfpgad.so
+	$(call msg,LD,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< -L$(BUILD) -l:libfpgad.so -Wl,-rpath,$(abspath $(BUILD))
+
+integration: all $(ITEST_BIN) $(BUILD)/itests/hold_frame $(BUILD)/itests/old_frame_wait
 	@rc=0; for t in $(ITEST_BIN) tests/integration/symbols.sh tests/integration/cards.sh \
 		tests/integration/install.sh; do echo "== $$t"; BUILD=$(BUILD) $$t || rc=1; done; \
 	exit $$rc

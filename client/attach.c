@@ -90,6 +90,12 @@ void fpgad_channel_get_info(const fpgad_channel *ch,
 	*ret_info = ch->info;
 }
 
+void fpgad_channel_get_setup(const fpgad_channel *ch,
+			     struct fpgad_channel_setup *ret_setup)
+{
+	*ret_setup = ch->setup;
+}
+
 static void net_stats_from(const Fpgad__NetStats *n,
 			   struct fpgad_channel_stats *ret_stats)
 {

@@ -270,6 +270,7 @@ int fpgad_status_get(fpgad_client *c, struct fpgad_status **ret_status)
 		o->drops = in->drops;
 		o->leases = in->leases;
 		COPY(o->source, in->source);
+		o->integrated = in->integrated;
 	}
 	fpgad__response__free_unpacked(resp, NULL);
 	*ret_status = s;

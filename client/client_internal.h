@@ -37,6 +37,7 @@
 
 #include "fpgad.h"
 #include "fpgad.pb-c.h"
+#include "cuvmm.h"
 
 struct frame_consumer;
 struct xfer_ctx;
@@ -134,6 +135,29 @@ struct fpgad_buffer {
 /* held_pos value of a slot this process does not hold. */
 #define FRAMES_NOT_HELD UINT64_MAX
 
+/* A ring in GPU memory as fpgad shares it, and its mapping here (gpu_map). */
+struct gpu_ring_ref {
+	enum gpu_export export;
+	const void *ipc_handle;		/* ipc: 64 bytes */
+	int fd;				/* fd: the allocation's (not taken) */
+	uint64_t size;			/* fd, host: bytes to map */
+	void *host;			/* host: the memfd mapped here; the
+					   mapping's once gpu_map succeeds */
+	bool read_only;			/* host: mapped read-only: register it so */
+	int gpu;
+	const char *bus_id;
+};
+struct gpu_mapping {
+	void *ptr;			/* the ring here (for kernels) */
+	struct cuvmm vmm;		/* export fd: what gpu_unmap lets go */
+	void *host;			/* export host: the memfd's mapping,
+					   registered with CUDA */
+	size_t host_len;
+	uint64_t cuda_ns;		/* CUDA started on the GPU (the first
+					   time in a process: its context) */
+	uint64_t map_ns;		/* the ring imported and mapped */
+};
+
 struct fpgad_channel {
 	struct fpgad_channel *next;
 	fpgad_client *c;
@@ -143,6 +167,8 @@ struct fpgad_channel {
 	int link;			/* the handoff connection, kept */
 	struct fpgad_channel_info info;
 	uint8_t *base;			/* host mapping or device pointer */
+	struct gpu_mapping gpu;		/* cuda memory: base's mapping */
+	struct fpgad_channel_setup setup; /* how the lease was set up */
 	size_t ring_size;
 	void *desc;
 	size_t desc_len;
@@ -324,13 +350,17 @@ void attach_close_all(fpgad_client *c);
 
 /*
  * GPU memory of another process (gpu_cuda.c; without CUDA, gpu_nocuda.c
- * says "built without CUDA").  gpu_map opens a cudaIpcMemHandle_t once, on
- * the GPU with PCI bus id @bus_id (this process's ordinal for it may
- * differ from fpgad's), else on ordinal @gpu.
+ * says "built without CUDA").  gpu_map maps a ring fpgad shares, on the
+ * GPU with PCI bus id @bus_id (this process's ordinal for it may differ
+ * from fpgad's), else on ordinal @gpu: its VMM descriptor (export fd,
+ * cuvmm.h), its cudaIpcMemHandle_t (export ipc), or an integrated GPU's
+ * memfd, mapped by the caller, registered with cudaHostRegister for every
+ * GPU (export host; gpu_unmap unregisters and unmaps it).
  */
-int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
-	    void **ret_ptr, char *why, size_t whylen);
-void gpu_unmap(void *ptr);
+int gpu_map(const struct gpu_ring_ref *ref, struct gpu_mapping *ret,
+	    char *why, size_t whylen);
+/* Let go of @m's mapping (only this process's: fpgad's stays). */
+void gpu_unmap(struct gpu_mapping *m);
 int gpu_host_alloc(size_t len, void **ret_ptr);
 void gpu_host_free(void *ptr);
 int gpu_to_host(void *dst, const void *src_dev, size_t len);

@@ -11,8 +11,6 @@
 #include "frame_consumer.h"
 
 static const size_t header_size = sizeof(struct fpgad_frames_header);
-static const size_t desc_size = sizeof(struct fpgad_frame_desc);
-
 struct frame_consumer {
 	struct fpgad_frames_header *hdr;
 	unsigned char *descs;
@@ -29,6 +27,7 @@ struct frame_consumer {
 	uint32_t seen_count[FPGAD_EVENT_COUNT];
 	uint32_t direction;
 	uint16_t minor;
+	bool sender_times;		/* the descriptors carry them (minor 4) */
 	uint32_t async_issued;
 };
 
@@ -55,13 +54,16 @@ int frame_consumer_attach(void *mem, size_t len,
 	c->frame_size = hdr->frame_size;
 	c->direction = hdr->version_minor >= 1 ? hdr->direction : FPGAD_FRAMES_C2H;
 	c->minor = hdr->version_minor;
+	c->sender_times = FPGAD_FRAMES_DESC_HAS(c->minor, c->desc_size,
+						t_sender_end_ns);
 	c->descs = (unsigned char *)mem + hdr->header_size;
 	c->generation = atomic_load_explicit(FR_A64(&hdr->generation),
 					     memory_order_relaxed);
 	/* What was validated must still hold for the copies just taken. */
 	if (!frame_ring_size(c->n_desc) ||
 	    c->n_slots == 0 || c->n_desc < c->n_slots ||
-	    c->desc_size < desc_size || c->desc_size % _Alignof(uint64_t) ||
+	    c->desc_size < FPGAD_FRAMES_DESC_MIN_SIZE ||
+	    c->desc_size % _Alignof(uint64_t) ||
 	    c->frame_size > c->slot_size || c->generation == 0 ||
 	    c->direction > FPGAD_FRAMES_H2C ||
 	    (uint64_t)(c->descs - (unsigned char *)mem) +
@@ -185,6 +187,11 @@ static int take(struct frame_consumer *c, struct fpgad_frame_desc *d,
 		.t_publish_ns = d->t_publish_ns,
 	};
 
+	/* A descriptor of an older minor ends before them. */
+	if (c->sender_times) {
+		f.t_sender_start_ns = d->t_sender_start_ns;
+		f.t_sender_end_ns = d->t_sender_end_ns;
+	}
 	if (f.slot >= c->n_slots || f.length > c->slot_size) {
 		give_back(c, d, pos);
 		return -EPROTO;

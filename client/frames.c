@@ -124,6 +124,8 @@ int fpgad_frame_wait(fpgad_channel *ch, struct fpgad_frame *ret_frame,
 	ret_frame->t_dma_start_ns = f.t_dma_start_ns;
 	ret_frame->t_dma_end_ns = f.t_dma_end_ns;
 	ret_frame->t_publish_ns = f.t_publish_ns;
+	ret_frame->t_sender_start_ns = f.t_sender_start_ns;
+	ret_frame->t_sender_end_ns = f.t_sender_end_ns;
 	ret_frame->data = fpgad_slot_data(ch, f.slot);
 	ret_frame->skipped = ch->newest ? (uint64_t)r : 0;
 	return 0;
@@ -134,6 +136,16 @@ void *fpgad_slot_data(const fpgad_channel *ch, uint32_t slot)
 	if (!ch->base || slot >= ch->info.slots)
 		return NULL;
 	return ch->base + (uint64_t)slot * ch->info.slot_size;
+}
+
+/* Where @slot is in this process's host memory, or NULL (GPU memory). */
+static void *slot_host(const fpgad_channel *ch, uint32_t slot)
+{
+	if (ch->info.memory == FPGAD_MEMORY_HOST)
+		return fpgad_slot_data(ch, slot);
+	if (!ch->gpu.host || slot >= ch->info.slots)
+		return NULL;
+	return (uint8_t *)ch->gpu.host + (uint64_t)slot * ch->info.slot_size;
 }
 
 /* The descriptor this process holds for @in's slot; -EINVAL if none. */
@@ -244,13 +256,13 @@ int fpgad_frame_submit_async(fpgad_channel *ch, const struct fpgad_frame *f,
 int fpgad_frame_write(fpgad_channel *ch, const struct fpgad_frame *f,
 		      const void *src, uint64_t len)
 {
-	void *dst = fpgad_slot_data(ch, f->slot);
+	void *dst = fpgad_slot_data(ch, f->slot), *host = slot_host(ch, f->slot);
 
 	if (!dst || len > ch->info.slot_size)
 		return -EINVAL;
-	if (ch->info.memory == FPGAD_MEMORY_CUDA)
+	if (!host)
 		return gpu_from_host(dst, src, len);
-	memcpy(dst, src, len);
+	memcpy(host, src, len);
 	return 0;
 }
 
@@ -265,9 +277,9 @@ int fpgad_frame_host(fpgad_channel *ch, const struct fpgad_frame *f,
 	if (s >= ch->info.slots || f->length > ch->info.slot_size ||
 	    ch->held_pos[s] == FRAMES_NOT_HELD)
 		return -EINVAL;
-	if (ch->info.memory == FPGAD_MEMORY_HOST) {
+	if (slot_host(ch, s)) {
 		/* Already in host memory: nothing to copy. */
-		*ret_ptr = fpgad_slot_data(ch, s);
+		*ret_ptr = slot_host(ch, s);
 		return 0;
 	}
 	if (!ch->host[s]) {

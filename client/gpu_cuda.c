@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "client_internal.h"
+#include "clock.h"
 #include "cudriver.h"
 #include "errmap.h"
 
@@ -84,27 +86,91 @@ static const char *cuda_why(cudaError_t e)
 	return s[0] ? s : errmap_cuda_str(e);
 }
 
-/*
- * A thread that works on another GPU than the ring's maps the ring on its
- * own GPU through peer access, where the pair allows it; a thread that
- * chose no GPU maps it on the ring's (made current).
- */
-int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
-	    void **ret_ptr, char *why, size_t whylen)
+/* The ring's GPU here: by PCI bus id where fpgad gave one (else *@gpu). */
+static int ring_gpu(int *gpu, const char *bus_id, char *why, size_t whylen)
 {
-	char ring[64], own[64];
-	cudaIpcMemHandle_t h;
-	cudaError_t e = cudaSuccess;
-	int cur, can = 0;
-	void *ptr;
+	cudaError_t e;
 
-	if (bus_id && bus_id[0])
-		e = cudaDeviceGetByPCIBusId(&gpu, bus_id);
+	if (!bus_id || !bus_id[0])
+		return 0;
+	e = cudaDeviceGetByPCIBusId(gpu, bus_id);
 	if (e != cudaSuccess) {
 		snprintf(why, whylen, "GPU %s is not visible here: %s", bus_id,
 			 cuda_why(e));
 		return errmap_cuda(e);
 	}
+	return 0;
+}
+
+/* @ptr registered for every GPU, and its address for kernels. */
+static cudaError_t register_mapped(void *ptr, size_t len, unsigned flags,
+				   void **ret_dev)
+{
+	cudaError_t e = cudaHostRegister(ptr, len, cudaHostRegisterMapped |
+					 cudaHostRegisterPortable | flags);
+
+	if (e == cudaSuccess) {
+		e = cudaHostGetDevicePointer(ret_dev, ptr, 0);
+		if (e != cudaSuccess)
+			cudaHostUnregister(ptr);
+	}
+	return e;
+}
+
+/*
+ * An integrated GPU's ring (export host): its memfd's mapping registered
+ * for every GPU, so that a thread on any GPU reads it; a thread that chose
+ * no GPU registers it on the ring's (made current).
+ */
+static int map_host_ring(const struct gpu_ring_ref *ref, int gpu, uint64_t t0,
+			 struct gpu_mapping *ret, char *why, size_t whylen)
+{
+	cudaError_t e = cudaSuccess;
+	uint64_t t1;
+	void *host = ref->host;
+
+	if (caller_gpu() < 0)
+		e = cudaSetDevice(gpu);
+	t1 = clock_now_ns();
+	ret->cuda_ns = t1 - t0;
+	if (e != cudaSuccess) {
+		snprintf(why, whylen, "%s", cuda_why(e));
+		return errmap_cuda(e);
+	}
+	e = register_mapped(host, ref->size,
+			    ref->read_only ? cudaHostRegisterReadOnly : 0, &ret->ptr);
+	ret->map_ns = clock_now_ns() - t1;
+	if (e != cudaSuccess) {
+		ret->ptr = NULL;
+		snprintf(why, whylen, "cannot register its host memory with CUDA (cudaHostRegister%s): %s",
+			 ref->read_only ? ", read-only" : "", cuda_why(e));
+		return errmap_cuda(e);
+	}
+	ret->host = host;
+	ret->host_len = ref->size;
+	return 0;
+}
+
+/*
+ * A thread that works on another GPU than the ring's maps the ring on its
+ * own GPU through peer access, where the pair allows it; a thread that
+ * chose no GPU maps it on the ring's (made current).
+ */
+int gpu_map(const struct gpu_ring_ref *ref, struct gpu_mapping *ret,
+	    char *why, size_t whylen)
+{
+	char ring[64], own[64];
+	cudaIpcMemHandle_t h;
+	cudaError_t e = cudaSuccess;
+	int cur, can = 0, gpu = ref->gpu, r;
+	uint64_t t0 = clock_now_ns(), t1;
+
+	memset(ret, 0, sizeof(*ret));
+	r = ring_gpu(&gpu, ref->bus_id, why, whylen);
+	if (r < 0)
+		return r;
+	if (ref->export == GPU_EXPORT_HOST)
+		return map_host_ring(ref, gpu, t0, ret, why, whylen);
 	cur = caller_gpu();
 	if (cur >= 0 && cur != gpu) {
 		e = cudaDeviceCanAccessPeer(&can, cur, gpu);
@@ -118,9 +184,20 @@ int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 	} else {
 		e = cudaSetDevice(gpu);
 	}
+	t1 = clock_now_ns();
+	ret->cuda_ns = t1 - t0;
+	if (e == cudaSuccess && ref->export == GPU_EXPORT_FD) {
+		r = cuvmm_import(ref->fd, ref->size, gpu, cur, &ret->vmm, why, whylen);
+		ret->map_ns = clock_now_ns() - t1;
+		if (r < 0)
+			return r;
+		ret->ptr = (void *)(uintptr_t)ret->vmm.va;
+		return 0;
+	}
 	if (e == cudaSuccess) {
-		memcpy(&h, ipc_handle, sizeof(h));
-		e = cudaIpcOpenMemHandle(&ptr, h, cudaIpcMemLazyEnablePeerAccess);
+		memcpy(&h, ref->ipc_handle, sizeof(h));
+		e = cudaIpcOpenMemHandle(&ret->ptr, h, cudaIpcMemLazyEnablePeerAccess);
+		ret->map_ns = clock_now_ns() - t1;
 	}
 	if (e != cudaSuccess && cur >= 0 && cur != gpu) {
 		snprintf(why, whylen, "the ring is on %s, this thread works on %s: cannot map it through peer access: %s",
@@ -133,13 +210,20 @@ int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
 			 cuda_why(e));
 		return errmap_cuda(e);
 	}
-	*ret_ptr = ptr;
 	return 0;
 }
 
-void gpu_unmap(void *ptr)
+void gpu_unmap(struct gpu_mapping *m)
 {
-	cudaIpcCloseMemHandle(ptr);
+	if (m->host) {
+		cudaHostUnregister(m->host);
+		munmap(m->host, m->host_len);
+	} else if (m->vmm.va) {
+		cuvmm_free(&m->vmm);
+	} else if (m->ptr) {
+		cudaIpcCloseMemHandle(m->ptr);
+	}
+	memset(m, 0, sizeof(*m));
 }
 
 int gpu_host_alloc(size_t len, void **ret_ptr)
@@ -179,15 +263,7 @@ int gpu_from_host(void *dst_dev, const void *src, size_t len)
 
 int gpu_register_host(void *ptr, size_t len, void **ret_dev)
 {
-	cudaError_t e = cudaHostRegister(ptr, len, cudaHostRegisterMapped |
-					 cudaHostRegisterPortable);
-
-	if (e == cudaSuccess) {
-		e = cudaHostGetDevicePointer(ret_dev, ptr, 0);
-		if (e != cudaSuccess)
-			cudaHostUnregister(ptr);
-	}
-	return errmap_cuda(e);
+	return errmap_cuda(register_mapped(ptr, len, 0, ret_dev));
 }
 
 void gpu_unregister_host(void *ptr)

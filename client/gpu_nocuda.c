@@ -5,20 +5,18 @@
 
 #include "client_internal.h"
 
-int gpu_map(const void *ipc_handle, int gpu, const char *bus_id,
-	    void **ret_ptr, char *why, size_t whylen)
+int gpu_map(const struct gpu_ring_ref *ref, struct gpu_mapping *ret,
+	    char *why, size_t whylen)
 {
-	(void)ipc_handle;
-	(void)gpu;
-	(void)bus_id;
-	(void)ret_ptr;
+	(void)ref;
+	(void)ret;
 	snprintf(why, whylen, "this libfpgad was built without CUDA");
 	return -ENODEV;
 }
 
-void gpu_unmap(void *ptr)
+void gpu_unmap(struct gpu_mapping *m)
 {
-	(void)ptr;
+	(void)m;
 }
 
 int gpu_host_alloc(size_t len, void **ret_ptr)

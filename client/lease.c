@@ -7,6 +7,7 @@
  * (-ESTALE).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,12 @@
 #include <unistd.h>
 
 #include "client_internal.h"
+#include "clock.h"
 #include "frame_consumer.h"
+
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010
+#endif
 
 #define LEASE_MAX_FDS 2
 /* The largest descriptor ring fpgad makes (FPGAD_FRAMES_MAX_DESCS of them). */
@@ -28,6 +34,7 @@ static void forget(fpgad_channel *ch)
 	ch->desc = NULL;
 	ch->desc_dev = NULL;
 	ch->base = NULL;
+	memset(&ch->gpu, 0, sizeof(ch->gpu));
 	ch->host = NULL;
 	ch->host_pos = NULL;
 	ch->held_pos = NULL;
@@ -45,7 +52,7 @@ static void unmap(fpgad_channel *ch)
 	if (ch->base && ch->info.memory == FPGAD_MEMORY_HOST)
 		munmap(ch->base, ch->ring_size);
 	if (ch->base && ch->info.memory == FPGAD_MEMORY_CUDA)
-		gpu_unmap(ch->base);
+		gpu_unmap(&ch->gpu);
 	if (ch->host)
 		for (uint32_t i = 0; i < ch->info.slots; i++)
 			gpu_host_free(ch->host[i]);
@@ -80,14 +87,65 @@ static int fail(fpgad_channel *ch, int r, const char *fmt, const char *what)
 	return r;
 }
 
-/* Fetch and map what the reply names, checking it against itself first. */
-static int map_reply(fpgad_channel *ch, const Fpgad__OpenChannelReply *o)
+/*
+ * Map a ring in GPU memory: its VMM descriptor @fd, its IPC handle, or an
+ * integrated GPU's memfd @fd.  A c2h ring fpgad sealed against writing is
+ * mapped and registered read-only; fpgad leaves it writable where the GPU
+ * cannot register read-only memory.
+ */
+static int map_gpu(fpgad_channel *ch, const Fpgad__OpenChannelReply *o,
+		   struct gpu_ring_ref *ref, int fd)
 {
+	char why[160];
+	int r;
+
+	ch->info.gpu = o->gpu;
+	snprintf(ch->info.gpu_bus_id, sizeof(ch->info.gpu_bus_id), "%s",
+		 o->gpu_bus_id);
+	if (ref->export == GPU_EXPORT_IPC && o->ipc_handle.len != 64)
+		return fail(ch, -EBADMSG, "fpgad sent no IPC handle%s: %s", "");
+	ref->ipc_handle = o->ipc_handle.data;
+	ref->fd = fd;
+	ref->size = o->ring_size;
+	if (ref->export == GPU_EXPORT_HOST) {
+		int seals = fcntl(fd, F_GET_SEALS);
+
+		ref->read_only = !ch->h2c && seals >= 0 && (seals & F_SEAL_FUTURE_WRITE);
+		r = handoff_map(fd, o->ring_size,
+				ref->read_only ? PROT_READ : PROT_READ | PROT_WRITE,
+				&ref->host);
+		if (r < 0)
+			return fail(ch, r, "cannot map the ring of %s: %s", o->name);
+	}
+	ref->gpu = o->gpu;
+	ref->bus_id = o->gpu_bus_id;
+	r = gpu_map(ref, &ch->gpu, why, sizeof(why));
+	if (r < 0 && ref->host)
+		munmap(ref->host, o->ring_size);
+	ch->setup.cuda_ns = ch->gpu.cuda_ns;
+	ch->setup.map_ns = ch->gpu.map_ns;
+	if (r < 0) {
+		snprintf(ch->c->errmsg, sizeof(ch->c->errmsg),
+			 "channel %s is in GPU memory (export %s): %s", o->name,
+			 gpu_export_name(ref->export), why);
+		return r;
+	}
+	ch->base = ch->gpu.ptr;
+	return 0;
+}
+
+/*
+ * Fetch and map what the reply names, checking it against itself first;
+ * @t0: when OpenChannel was sent.
+ */
+static int map_reply(fpgad_channel *ch, const Fpgad__OpenChannelReply *o,
+		     uint64_t t0)
+{
+	struct gpu_ring_ref ref = { .export = GPU_EXPORT_IPC };
 	struct frame_ring_geometry geo;
 	int fds[LEASE_MAX_FDS];
 	bool h2c = strcmp(o->direction, "h2c") == 0;
 	unsigned want;
-	char why[160];
 	int r;
 
 	snprintf(ch->info.name, sizeof(ch->info.name), "%s", o->name);
@@ -115,38 +173,44 @@ static int map_reply(fpgad_channel *ch, const Fpgad__OpenChannelReply *o)
 
 	ch->info.memory = strcmp(o->memory, "cuda") == 0 ? FPGAD_MEMORY_CUDA :
 							   FPGAD_MEMORY_HOST;
-	want = ch->info.memory == FPGAD_MEMORY_HOST ? 2 : 1;
+	if (ch->info.memory == FPGAD_MEMORY_CUDA &&
+	    gpu_export_parse(o->gpu_export, &ref.export) < 0)
+		return fail(ch, -EBADMSG, "fpgad named an unknown GPU export '%s': %s",
+			    o->gpu_export);
+	ch->info.integrated = ch->info.memory == FPGAD_MEMORY_CUDA &&
+			      ref.export == GPU_EXPORT_HOST;
+	/*
+	 * The descriptor ring, then a host ring, a GPU ring exported as fd or
+	 * an integrated GPU's.
+	 */
+	want = ch->info.memory == FPGAD_MEMORY_HOST || ref.export != GPU_EXPORT_IPC ?
+	       2 : 1;
 	r = handoff_exchange(ch->c, o->handoff_path, &o->handoff_token, NULL, 0,
 			     fds, want, &ch->link);
 	if (r < 0)
 		return r;
+	ch->setup.lease_ns = clock_now_ns() - t0;
 	r = handoff_map(fds[0], o->desc_size, PROT_READ | PROT_WRITE, &ch->desc);
 	if (r == 0) {
 		ch->desc_len = o->desc_size;
-		if (want == 2)
+		if (ch->info.memory == FPGAD_MEMORY_HOST)
 			r = handoff_map(fds[1], o->ring_size,
 					h2c ? PROT_READ | PROT_WRITE : PROT_READ,
 					(void **)&ch->base);
+	}
+	if (r < 0)
+		fail(ch, r, "cannot map the rings of %s: %s", o->name);
+	if (r == 0 && ch->info.memory == FPGAD_MEMORY_CUDA) {
+		snprintf(ch->setup.gpu_export, sizeof(ch->setup.gpu_export), "%s",
+			 gpu_export_name(ref.export));
+		r = map_gpu(ch, o, &ref, want == 2 ? fds[1] : -1);
 	}
 	/* The mappings keep the memory; the descriptors are not needed. */
 	for (unsigned i = 0; i < want; i++)
 		close(fds[i]);
 	if (r < 0)
-		return fail(ch, r, "cannot map the rings of %s: %s", o->name);
-
-	if (ch->info.memory == FPGAD_MEMORY_CUDA) {
-		ch->info.gpu = o->gpu;
-		snprintf(ch->info.gpu_bus_id, sizeof(ch->info.gpu_bus_id), "%s",
-			 o->gpu_bus_id);
-		if (o->ipc_handle.len != 64)
-			return fail(ch, -EBADMSG, "fpgad sent no IPC handle%s: %s", "");
-		r = gpu_map(o->ipc_handle.data, o->gpu, o->gpu_bus_id,
-			    (void **)&ch->base, why, sizeof(why));
-		if (r < 0) {
-			snprintf(ch->c->errmsg, sizeof(ch->c->errmsg),
-				 "channel %s is in GPU memory: %s", o->name, why);
-			return r;
-		}
+		return r;
+	if (ch->info.memory == FPGAD_MEMORY_CUDA && !ch->info.integrated) {
 		ch->host = calloc(o->slots, sizeof(*ch->host));
 		ch->host_pos = calloc(o->slots, sizeof(*ch->host_pos));
 		if (!ch->host || !ch->host_pos)
@@ -186,9 +250,11 @@ int lease_take(fpgad_channel *ch, const char *name)
 	Fpgad__Request req = FPGAD__REQUEST__INIT;
 	Fpgad__OpenChannelRequest body = FPGAD__OPEN_CHANNEL_REQUEST__INIT;
 	fpgad_client *c = ch->c;
+	uint64_t t0 = clock_now_ns();
 	Fpgad__Response *resp;
 	int r;
 
+	memset(&ch->setup, 0, sizeof(ch->setup));
 	body.name = (char *)name;
 	body.shared = ch->flags & FPGAD_OPEN_SHARED;
 	req.body_case = FPGAD__REQUEST__BODY_OPEN_CHANNEL;
@@ -199,7 +265,7 @@ int lease_take(fpgad_channel *ch, const char *name)
 	/* The lease lives as long as the connection that carried its grant. */
 	ch->conn = c->reply_pipe;
 	ch->events = 0;
-	r = map_reply(ch, resp->open_channel);
+	r = map_reply(ch, resp->open_channel, t0);
 	fpgad__response__free_unpacked(resp, NULL);
 	if (r < 0) {
 		char msg[sizeof(c->errmsg)];

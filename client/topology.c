@@ -47,6 +47,7 @@ static void topo_channel(struct fpgad_topo_channel *o,
 	COPY(o->mode_reason, in->mode_reason);
 	o->gpudirect_bps = in->gpudirect_bps;
 	o->bounce_bps = in->bounce_bps;
+	o->integrated = in->integrated;
 }
 
 int fpgad_topology_get(fpgad_client *c, struct fpgad_topology **ret_topo)

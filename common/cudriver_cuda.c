@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cudriver.h"
+#include "errmap.h"
 
 void *cudriver_entry(const char *symbol, unsigned version, char *why,
 		     size_t whylen)
@@ -18,7 +19,7 @@ void *cudriver_entry(const char *symbol, unsigned version, char *why,
 	if (e == cudaSuccess && q == cudaDriverEntryPointSuccess && fn)
 		return fn;
 	snprintf(why, whylen, "the CUDA driver has no %s (%s)", symbol,
-		 e != cudaSuccess ? cudaGetErrorString(e) :
+		 e != cudaSuccess ? errmap_cuda_str(e) :
 		 q == cudaDriverEntryPointVersionNotSufficent ?
 		 "driver too old" : "symbol not found");
 	return NULL;

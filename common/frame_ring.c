@@ -49,7 +49,8 @@ int frame_ring_validate(const void *mem, size_t len)
 		return -EPROTONOSUPPORT;
 	if (hdr->header_size < header_size ||
 	    hdr->header_size % FPGAD_FRAMES_LINE ||
-	    hdr->desc_size < desc_size || hdr->desc_size % _Alignof(uint64_t))
+	    hdr->desc_size < FPGAD_FRAMES_DESC_MIN_SIZE ||
+	    hdr->desc_size % _Alignof(uint64_t))
 		return -EINVAL;
 	if (!is_pow2(hdr->desc_count) ||
 	    hdr->desc_count > FPGAD_FRAMES_MAX_DESCS ||

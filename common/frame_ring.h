@@ -55,6 +55,8 @@ struct frame_ring_frame {
 	uint64_t t_dma_start_ns;
 	uint64_t t_dma_end_ns;
 	uint64_t t_publish_ns;	/* 0 at publish = now */
+	uint64_t t_sender_start_ns;	/* the sender's clock; 0 = none */
+	uint64_t t_sender_end_ns;
 };
 
 /* Bytes a ring of @desc_count descriptors needs; 0 if out of range. */

@@ -210,6 +210,7 @@ int protocol_status_code(int err)
 	case -EINVAL:
 	case -EBADMSG: return FPGAD__STATUS_CODE__STATUS_BAD_REQUEST;
 	case -ENODEV: return FPGAD__STATUS_CODE__STATUS_NO_DEVICE;
+	case -EPROTO: return FPGAD__STATUS_CODE__STATUS_VERSION;
 	default: return FPGAD__STATUS_CODE__STATUS_INTERNAL;
 	}
 }

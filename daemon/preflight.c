@@ -370,6 +370,19 @@ static unsigned check_sim_numa(const struct config *cfg, char *err, size_t len)
 	return 1;
 }
 
+/* The test knob SIM_FAULTS_ENV, as the simulated card reads it at open. */
+static unsigned check_sim_faults(const struct config *cfg, char *err, size_t len)
+{
+	struct sim_faults f;
+	char why[512];
+
+	if (cfg->device.backend != BACKEND_SIM ||
+	    sim_faults_from_env(&f, why, sizeof(why)) == 0)
+		return 0;
+	config_error_append(err, len, "fpgad: %s; unset it or fix it", why);
+	return 1;
+}
+
 unsigned preflight_channel(const struct config *cfg, unsigned i, char *err,
 			   size_t len)
 {
@@ -391,6 +404,7 @@ unsigned preflight_check(const struct config *cfg, char *err, size_t len)
 	unsigned n = check_group(cfg, err, len) + check_device_node(cfg, err, len) +
 		     check_sim_card(cfg, err, len) +
 		     check_sim_numa(cfg, err, len) +
+		     check_sim_faults(cfg, err, len) +
 		     check_gpus(cfg, err, len) +
 		     check_ring_memory(cfg, err, len);
 

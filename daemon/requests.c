@@ -89,7 +89,8 @@ static bool is_mutating(Fpgad__Request__BodyCase b)
 	       b == FPGAD__REQUEST__BODY_SET_BUFFER_MODE;
 }
 
-static void do_hello(struct core *d, const Fpgad__Hello *in, struct reply *r)
+static void do_hello(struct core *d, struct session *s, const Fpgad__Hello *in,
+		     struct reply *r)
 {
 	Fpgad__Hello *h = &r->body.hello;
 
@@ -102,6 +103,8 @@ static void do_hello(struct core *d, const Fpgad__Hello *in, struct reply *r)
 			    FPGAD_PROTOCOL_MIN_VERSION);
 		return;
 	}
+	if (s)
+		s->hello_version = in->version;
 	fpgad__hello__init(h);
 	h->version = FPGAD_PROTOCOL_VERSION;
 	h->min_version = FPGAD_PROTOCOL_MIN_VERSION;
@@ -121,6 +124,7 @@ static void fill_summary(struct channel *ch, Fpgad__ChannelSummary *s)
 	s->direction = (char *)direction_name(cc->direction);
 	s->state = (char *)channel_state_name(st.state);
 	s->memory = (char *)memory_kind_name(st.memory);
+	s->integrated = st.integrated;
 	s->mode = (char *)transfer_mode_name(st.mode);
 	s->slots = cc->slots;
 	s->slot_size = cc->slot_size;
@@ -303,7 +307,9 @@ static void do_open_channel(struct core *d, struct session *s,
 	o->slot_size = cc->slot_size;
 	o->frame_size = cc->frame_size;
 	o->ring_size = g->ring_size;
-	if (g->memory == MEMORY_CUDA) {
+	if (g->memory == MEMORY_CUDA)
+		o->gpu_export = (char *)gpu_export_name(g->gpu_export);
+	if (g->memory == MEMORY_CUDA && g->gpu_export == GPU_EXPORT_IPC) {
 		o->ipc_handle.data = g->ipc_handle;
 		o->ipc_handle.len = sizeof(g->ipc_handle);
 	}
@@ -549,6 +555,7 @@ static void do_topology(struct core *d, struct reply *r)
 		views[i].gpu = channel_gpu_bus_id(d->channels[i]);
 		views[i].mode = transfer_mode_name(st.mode);
 		views[i].mode_reason = channel_mode_reason(d->channels[i]);
+		views[i].integrated = st.integrated;
 	}
 	if (p2p_topology(d->p2p, views, d->n_channels, &r->topology) < 0) {
 		reply_error(r, FPGAD__STATUS_CODE__STATUS_INTERNAL, "out of memory");
@@ -597,7 +604,7 @@ static void dispatch(struct core *d, struct session *s,
 		do_reset_channel(d, s, req->reset_channel, r);
 		break;
 	case FPGAD__REQUEST__BODY_HELLO:
-		do_hello(d, req->hello, r);
+		do_hello(d, s, req->hello, r);
 		break;
 	case FPGAD__REQUEST__BODY_STATUS:
 		do_status(d, r);

@@ -48,7 +48,14 @@ extern "C" {
  */
 #define FPGAD_GONE_NOTICE_MS 50
 
-#define FPGAD_PROTOCOL_VERSION 2
+/*
+ * 3: the client maps GPU rings that reach it as a file descriptor on the
+ * handoff socket (OpenChannelReply.gpu_export "fd" or "host"); fpgad
+ * refuses such a channel to a client of protocol 2, which could only
+ * open a CUDA IPC handle.
+ */
+#define FPGAD_PROTOCOL_VERSION 3
+#define FPGAD_PROTOCOL_GPU_FD 3
 #define FPGAD_PROTOCOL_MIN_VERSION 2
 
 /* Where fpgad listens when neither an URL nor $FPGAD_URL is given. */
@@ -157,6 +164,8 @@ struct fpgad_channel_summary {
 	uint32_t leases;
 	char source[8];		/* "card", "udp" (a network sender: stats
 				   has its endpoint and counters) */
+	bool integrated;	/* cuda memory of an integrated GPU: host
+				   memory the GPU reads in place */
 };
 
 /* The card, as lspci -vv and modinfo tell it; 0 or "" where unknown. */
@@ -284,12 +293,23 @@ struct fpgad_channel_info {
 	uint32_t slots;
 	uint64_t slot_size;	/* stride between slots, a multiple of 4096 */
 	uint64_t frame_size;
+	/*
+	 * cuda memory of an integrated GPU (Jetson, IGX): the ring is host
+	 * memory the GPU reads in place; fpgad_slot_data() is its address
+	 * for kernels and fpgad_frame_host() copies nothing.
+	 */
+	bool integrated;
 };
 
 /*
  * Lease channel @name on @c and map its ring: host memory directly, GPU
- * memory through one cudaIpcOpenMemHandle (the first one in a process
- * creates the CUDA context, about 0.1 s).  -EBUSY when another process
+ * memory once (the first map in a process creates the CUDA context, about
+ * 0.1 s): the VMM allocation whose file descriptor fpgad handed over
+ * (cuMemImportFromShareableHandle, export "fd"), or, from an fpgad whose
+ * GPU has no VMM or POSIX file descriptor handles, or that predates them,
+ * a cudaIpcOpenMemHandle (export "ipc"); an integrated GPU's ring (host
+ * memory, export "host") mapped and registered with cudaHostRegister.
+ * -EBUSY when another process
  * holds it (fpgad_errmsg() says who), -ENOENT for an unknown channel,
  * -ENODEV for GPU memory in a process without CUDA.  A calling thread
  * whose current CUDA device is not the ring's gets the ring mapped on its
@@ -303,6 +323,18 @@ FPGAD_EXPORT int fpgad_channel_close(fpgad_channel *ch);
 
 FPGAD_EXPORT void fpgad_channel_get_info(const fpgad_channel *ch,
 					 struct fpgad_channel_info *ret_info);
+
+/* How a lease was set up (fpgad_channel_open): for diagnostics. */
+struct fpgad_channel_setup {
+	char gpu_export[8];	/* cuda memory: "fd", "ipc" or "host" (an
+				   integrated GPU's); host memory: "" */
+	uint64_t lease_ns;	/* OpenChannel and the handoff of descriptors */
+	uint64_t cuda_ns;	/* cuda memory: CUDA started on the ring's GPU
+				   (the first time in a process: its context) */
+	uint64_t map_ns;	/* the ring imported and mapped */
+};
+FPGAD_EXPORT void fpgad_channel_get_setup(const fpgad_channel *ch,
+					  struct fpgad_channel_setup *ret_setup);
 /* Base address of @slot: a host pointer, or a CUDA device pointer. */
 FPGAD_EXPORT void *fpgad_slot_data(const fpgad_channel *ch, uint32_t slot);
 
@@ -326,6 +358,20 @@ struct fpgad_frame {
 				   process saw the sequence (seq - previous
 				   seq - 1, skipped ones included); nonzero
 				   exactly when flags has DROPPED_BEFORE */
+	/*
+	 * The sender's own times for the frame: when it started and when it
+	 * ended, as a network-attached FPGA stamps them (HSB's metadata:
+	 * frame start, metadata time), in ns since the epoch of the sender's
+	 * clock: PTP time when the sender runs PTP, else whatever its clock
+	 * counts.  Not CLOCK_MONOTONIC: compare them with t_dma_* only
+	 * knowing how the sender's clock relates to this host's.  0 when the
+	 * source gives none: the sim and the XDMA card never do, a sender
+	 * may send zeros, and a time that is no time (nanoseconds of 10^9 or
+	 * more) reads 0.  A program built against an fpgad.h without them
+	 * gets fpgad_frame_wait@FPGAD_0, which writes the frame up to lost.
+	 */
+	uint64_t t_sender_start_ns;
+	uint64_t t_sender_end_ns;
 };
 
 /*
@@ -526,6 +572,7 @@ struct fpgad_topo_channel {
 	char mode_reason[192];
 	double gpudirect_bps;	/* measured at start; 0 = not measured */
 	double bounce_bps;
+	bool integrated;	/* its ring: host memory of an integrated GPU */
 };
 
 struct fpgad_topology {

@@ -85,7 +85,7 @@ extern "C" {
  * and give meaning to reserved bits and bytes that were zero before.
  */
 #define FPGAD_FRAMES_VERSION_MAJOR 1
-#define FPGAD_FRAMES_VERSION_MINOR 3
+#define FPGAD_FRAMES_VERSION_MINOR 4
 
 /* Largest descriptor count either side accepts. */
 #define FPGAD_FRAMES_MAX_DESCS (1u << 16)
@@ -150,7 +150,35 @@ struct fpgad_frame_desc {
 	 * sets it to 0 when it publishes.  Unused in c2h rings.
 	 */
 	uint64_t fill;
+
+	/* --- minor 4: descriptors are two cache lines (desc_size 128) --- */
+
+	/*
+	 * [P] (minor 4) The sender's own times for the frame, in ns since
+	 * the epoch of the sender's clock (PTP time when the sender runs
+	 * PTP, else whatever its clock counts): when the frame started and
+	 * when it ended (HSB's metadata: frame start, metadata time).  0 when
+	 * the source gives none (the sim, the XDMA card, a sender that sends
+	 * zeros) or one that is no time (nanoseconds of 10^9 or more).  Read
+	 * them only where version_minor >= 4 and desc_size covers them
+	 * (FPGAD_FRAMES_DESC_HAS()): a descriptor of 64 bytes has none.
+	 */
+	uint64_t t_sender_start_ns;
+	uint64_t t_sender_end_ns;
+	uint8_t reserved[48];		/* [P] 0 */
 };
+
+/* The descriptor size of minors 0 to 3, the least a consumer accepts. */
+#define FPGAD_FRAMES_DESC_MIN_SIZE 64u
+
+/*
+ * Whether descriptors of @desc_size bytes in a ring of minor @minor carry
+ * @field of struct fpgad_frame_desc.
+ */
+#define FPGAD_FRAMES_DESC_HAS(minor, desc_size, field)			\
+	((minor) >= 4 &&						\
+	 (desc_size) >= offsetof(struct fpgad_frame_desc, field) +	\
+			sizeof(((struct fpgad_frame_desc *)0)->field))
 
 struct fpgad_frames_header {
 	/* --- line 0: [I] identity and geometry --- */
@@ -165,7 +193,11 @@ struct fpgad_frames_header {
 	uint16_t version_minor;
 	/* [I] bytes from the start of the header to descriptor 0; >= 192. */
 	uint32_t header_size;
-	/* [I] bytes per descriptor (stride); >= 64, a multiple of 8. */
+	/*
+	 * [I] bytes per descriptor (stride); >= 64, a multiple of 8: 128
+	 * from minor 4.  A consumer reads the fields that fit in it and
+	 * ignores the rest.
+	 */
 	uint32_t desc_size;
 	/*
 	 * [I] number of descriptors: a power of two, >= slot_count,
@@ -240,8 +272,8 @@ struct fpgad_frames_header {
 
 #define FPGAD_FRAMES_LINE 64
 
-FPGAD_ABI_ASSERT(sizeof(struct fpgad_frame_desc) == 64,
-		 "a descriptor is one cache line");
+FPGAD_ABI_ASSERT(sizeof(struct fpgad_frame_desc) == 2 * FPGAD_FRAMES_LINE,
+		 "a descriptor is two cache lines");
 FPGAD_ABI_AT(fpgad_frame_desc, state, 0);
 FPGAD_ABI_AT(fpgad_frame_desc, seq, 8);
 FPGAD_ABI_AT(fpgad_frame_desc, slot, 16);
@@ -251,6 +283,8 @@ FPGAD_ABI_AT(fpgad_frame_desc, t_dma_start_ns, 32);
 FPGAD_ABI_AT(fpgad_frame_desc, t_dma_end_ns, 40);
 FPGAD_ABI_AT(fpgad_frame_desc, t_publish_ns, 48);
 FPGAD_ABI_AT(fpgad_frame_desc, fill, 56);
+FPGAD_ABI_AT(fpgad_frame_desc, t_sender_start_ns, 64);
+FPGAD_ABI_AT(fpgad_frame_desc, t_sender_end_ns, 72);
 
 FPGAD_ABI_ASSERT(sizeof(struct fpgad_frames_header) ==
 		 3 * FPGAD_FRAMES_LINE, "the header is three cache lines");

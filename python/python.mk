@@ -67,7 +67,8 @@ python:
 endif
 
 # The suite starts fpgad itself (FPGAD_BUILD names the build tree).
-python-check: all python
+# The sender python/tests/test_sender_times.py runs: net.mk, included later, builds it.
+python-check: all python $(BUILD)/net/hsb_sender
 	@if [ -z "$(PY_HAVE_DEV)" ]; then \
 		echo "python: SKIP: no Python.h for $(PYTHON) (python3-dev)"; exit 0; fi; \
 	if ! $(PYTHON) -c 'import numpy, pytest' 2>/dev/null; then \

@@ -4,8 +4,10 @@
 # tests/run-gpu-host.sh BUILD OUT [STEPS] - on a GPU host, from binaries
 # built elsewhere (make STATIC=1 BUILD=BUILD all gpu bench-bin python), the
 # STEPS named (default "suite bench"):
-#   suite    the demo in GPU memory, fpgactl topo, the GPU suite (streaming,
-#            card memory transfers), MPS with two uids and CUDA under the
+#   suite    the demo in GPU memory, then with each ring export (fd, ipc;
+#            DEMO_RUNS each, default 5: first map and frames/s), fpgactl
+#            topo, the GPU suite (streaming, card memory transfers, the
+#            integrated-GPU path), MPS with two uids and CUDA under the
 #            unit's sandbox
 #   bench    the benchmarks, BENCHMARKS.md
 #   targets  the hot path's target rows, three runs each with their spread
@@ -38,7 +40,37 @@ case $STEPS in *suite*)
 echo "== demo: capture and verify 10,000 frames (GPU memory)" >> "$S"
 BUILD=$BUILD tests/demo.sh > "$OUT/logs/demo.log" 2>&1
 echo "demo: exit $?" >> "$S"
-grep -E '^(mode|channel|frames|verified|drops|rate|wake-up)' "$OUT/logs/demo.log" >> "$S"
+grep -E '^(mode|channel|frames|verified|drops|rate|wake-up|setup)' "$OUT/logs/demo.log" >> "$S"
+
+# The GPU ring's two exports, in turn, DEMO_RUNS times each: the lease's
+# first map and frames/s of each run, then the median of each export.
+echo "== demo with each GPU ring export (FPGAD_TEST_GPU_EXPORT), ${DEMO_RUNS:=5} runs each, in turn" >> "$S"
+for i in $(seq "$DEMO_RUNS"); do
+	for e in fd ipc; do
+		FPGAD_TEST_GPU_EXPORT=$e BUILD=$BUILD tests/demo.sh > "$OUT/logs/demo-$e-$i.log" 2>&1
+		rc=$?
+		map=$(sed -n 's/^setup .*first map \([0-9.]*\) ms.*/\1/p' "$OUT/logs/demo-$e-$i.log")
+		fps=$(sed -n 's/^rate *\([0-9]*\) frames.*/\1/p' "$OUT/logs/demo-$e-$i.log")
+		echo "$e $i ${map:--} ${fps:--}" >> "$OUT/logs/exports.txt"
+		echo "demo export $e, run $i: exit $rc: $(grep '^setup' "$OUT/logs/demo-$e-$i.log" | sed 's/^setup *//'); $(grep '^rate' "$OUT/logs/demo-$e-$i.log" | sed 's/^rate *//')" >> "$S"
+	done
+done
+for e in fd ipc; do
+	awk -v e="$e" '
+		function median(a, n,   i, j, t) {
+			for (i = 2; i <= n; i++)
+				for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
+					t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+				}
+			return n ? a[int((n + 1) / 2)] : "-"
+		}
+		$1 == e && $3 != "-" { m[++nm] = $3; ms = ms " " $3 }
+		$1 == e && $4 != "-" { f[++nf] = $4; fs = fs " " $4 }
+		END {
+			printf "demo export %s: first map median %s ms (%s), frames/s median %s (%s)\n",
+				e, median(m, nm), substr(ms, 2), median(f, nf), substr(fs, 2)
+		}' "$OUT/logs/exports.txt" >> "$S"
+done
 
 # The same with the GPU's GPUDirect write ordering taken as none: the
 # card's writes are flushed before each burst is published (its cost is
@@ -46,7 +78,7 @@ grep -E '^(mode|channel|frames|verified|drops|rate|wake-up)' "$OUT/logs/demo.log
 echo "== demo, write ordering taken as none (FPGAD_TEST_RDMA_ORDER=none)" >> "$S"
 FPGAD_TEST_RDMA_ORDER=none BUILD=$BUILD tests/demo.sh > "$OUT/logs/demo-flush.log" 2>&1
 echo "demo (flush): exit $?" >> "$S"
-grep -E '^(mode|channel|frames|verified|drops|rate|wake-up)|flushed|cannot flush' \
+grep -E '^(mode|channel|frames|verified|drops|rate|wake-up|setup)|flushed|cannot flush' \
 	"$OUT/logs/demo-flush.log" >> "$S"
 
 echo "== fpgactl topo: the sim card, the host's GPUs, auto's choice for c2h0" >> "$S"
@@ -73,6 +105,11 @@ echo "== GPU suite: card memory transfers" >> "$S"
 tests/gpu/xfer.sh "$BUILD" "$OUT/logs/gpu-xfer" > "$OUT/logs/gpu-xfer.log" 2>&1
 echo "gpu xfer: exit $?" >> "$S"
 tail -n 30 "$OUT/logs/gpu-xfer.log" >> "$S"
+
+echo "== the integrated-GPU path on this GPU (FPGAD_TEST_GPU_INTEGRATED=1)" >> "$S"
+tests/gpu/integrated.sh "$BUILD" "$OUT/logs/integrated" > "$OUT/logs/integrated.log" 2>&1
+echo "integrated: exit $?" >> "$S"
+grep -E '^(FAIL|integrated:)' "$OUT/logs/integrated.log" >> "$S"
 
 echo "== CUDA in fpgad under PR_SET_MDWE (MemoryDenyWriteExecute= without systemd)" >> "$S"
 tests/gpu/mdwe.sh "$BUILD" >> "$S" 2>&1

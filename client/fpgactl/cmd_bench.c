@@ -7,9 +7,12 @@
  * through a host buffer and through GPU memory in gpudirect and in bounce
  * mode (each skipped, with the reason, where it cannot be had).  The writes put back the bytes the first read took
  * from the same addresses, so card memory keeps what it held.  Streaming:
- * each idle c2h channel (or those named), -n frames at the channel's frame
- * size in its mode: GB/s and the latency from the end of a frame's DMA to
- * this process's wake-up.  A text histogram of latencies (log2 buckets)
+ * each idle channel (or those named), -n frames at the channel's frame
+ * size in its mode: c2h, GB/s and the latency from the end of a frame's
+ * DMA to this process's wake-up; h2c, through fpgactl send's path (frames
+ * in the sim format, verified by the simulated card), GB/s until the card
+ * took the last and the latency from waiting for a free buffer to the
+ * frame's submit, with what the card made of them.  A text histogram of latencies (log2 buckets)
  * for the largest size of each; --json gives every row with its histogram.
  * Only libfpgad's public API; leased channels are skipped, and said so.
  */
@@ -339,34 +342,74 @@ static int card_sweeps(fpgad_client *c, const struct fpgactl_opts *o,
 struct stream_run {
 	char channel[32];
 	char mode[16];
+	bool h2c;
 	struct bench_row row;
+	struct fpgactl_sent sent;	/* h2c: what the card made of them */
 	char skipped[256];
 };
 
-static int stream_frames(fpgad_client *c, const struct fpgactl_opts *o,
-			 const char *name, uint64_t count, struct stream_run *s)
+/* Lease @name for a run; 0 with s->skipped set when another holds it. */
+static int stream_open(fpgad_client *c, const char *name, uint64_t count,
+		       struct stream_run *s, fpgad_channel **ret_ch)
 {
 	struct fpgad_channel_info info;
-	struct fpgactl_progress bar;
-	struct fpgad_frame f;
-	fpgad_channel *ch;
-	uint64_t woke, t0 = 0;
 	int r;
 
 	snprintf(s->channel, sizeof(s->channel), "%s", name);
-	r = fpgad_channel_open(c, name, 0, &ch);
+	*ret_ch = NULL;
+	r = fpgad_channel_open(c, name, 0, ret_ch);
 	if (r == -EBUSY) {
 		snprintf(s->skipped, sizeof(s->skipped), "leased: %s", fpgad_errmsg(c));
 		return 0;
 	}
 	if (r < 0)
 		return fpgactl_fail(c, name, r);
-	fpgad_channel_get_info(ch, &info);
+	fpgad_channel_get_info(*ret_ch, &info);
 	snprintf(s->mode, sizeof(s->mode), "%s", info.mode);
 	if (row_init(&s->row, info.frame_size, count)) {
-		r = fpgactl_fail(NULL, "bench", -ENOMEM);
-		goto out;
+		fpgad_channel_close(*ret_ch);
+		*ret_ch = NULL;
+		return fpgactl_fail(NULL, "bench", -ENOMEM);
 	}
+	return 0;
+}
+
+/* @count frames to the card through the send path, each timed. */
+static int stream_send(fpgad_client *c, const struct fpgactl_opts *o,
+		       const char *name, uint64_t count, struct stream_run *s)
+{
+	fpgad_channel *ch;
+	int r;
+
+	s->h2c = true;
+	r = stream_open(c, name, count, s, &ch);
+	if (r || !ch)
+		return r;
+	s->sent.lat_ns = s->row.lat_ns;
+	r = fpgactl_send_frames(c, ch, o, count, &s->sent);
+	s->sent.lat_ns = NULL;
+	fpgad_channel_close(ch);
+	if (r)
+		return r;
+	s->row.n = count;
+	s->row.bytes = count * s->row.size;
+	s->row.span_ns = (uint64_t)(s->sent.secs * 1e9);
+	fpgactl_sort_ns(s->row.lat_ns, s->row.n);
+	return 0;
+}
+
+static int stream_frames(fpgad_client *c, const struct fpgactl_opts *o,
+			 const char *name, uint64_t count, struct stream_run *s)
+{
+	struct fpgactl_progress bar;
+	struct fpgad_frame f;
+	fpgad_channel *ch;
+	uint64_t woke, t0 = 0;
+	int r;
+
+	r = stream_open(c, name, count, s, &ch);
+	if (r || !ch)
+		return r;
 	fpgactl_progress_start(&bar, count, false, false);
 	/* The first frame waited in the ring: it starts the clock. */
 	for (uint64_t i = 0; i <= count; i++) {
@@ -406,47 +449,69 @@ static void stream_done(const struct stream_run *s, bool *head)
 			       "P50(us)", "P99(us)");
 		*head = true;
 		print_row(s->channel, &s->row);
+		if (s->h2c)
+			printf("%s: the card verified %llu, rejected %llu, lost %llu\n",
+			       s->channel, (unsigned long long)s->sent.good,
+			       (unsigned long long)s->sent.bad,
+			       (unsigned long long)s->sent.lost);
 	}
 	fflush(stdout);
 }
 
-/* The c2h channels of @st to stream from: those named, else every idle one. */
+/* The streaming section's title (text), once, before its first run. */
+static const char *const stream_titles[] = {
+	"streaming (c2h), DMA end to wake-up",
+	"streaming (h2c), as fpgactl send: a free buffer to the frame's submit, the card verifying each",
+};
+static const char *const stream_dirs[] = { "c2h", "h2c" };
+
+/*
+ * The channels of @st to stream with, those named, else every idle one:
+ * the c2h ones, then the h2c ones (a section only where there is one).
+ */
 static int stream_sweep(fpgad_client *c, const struct fpgactl_opts *o,
 			const struct fpgad_status *st, uint64_t count,
 			struct stream_run **ret_runs, unsigned *ret_n)
 {
 	struct stream_run *runs;
-	bool head = false;
 	unsigned n = 0;
 	int r = 0;
 
 	runs = calloc(st->n_channels + 1, sizeof(*runs));
 	if (!runs)
 		return fpgactl_fail(NULL, "bench", -ENOMEM);
-	if (!o->json)
-		printf("\nstreaming (c2h), DMA end to wake-up\n");
-	for (uint32_t i = 0; i < st->n_channels && r == 0; i++) {
-		const struct fpgad_channel_summary *ch = &st->channels[i];
-		bool named = !o->n_channels;
+	for (unsigned d = 0; d < 2 && r == 0; d++) {
+		bool head = false, titled = false;
 
-		for (unsigned k = 0; k < o->n_channels; k++)
-			named |= !strcmp(o->channels[k], ch->name);
-		if (!named || strcmp(ch->direction, "c2h"))
-			continue;
-		if (ch->leases) {
-			snprintf(runs[n].channel, sizeof(runs[n].channel), "%s", ch->name);
-			snprintf(runs[n].skipped, sizeof(runs[n].skipped),
-				 "leased by %u process%s", ch->leases,
-				 ch->leases == 1 ? "" : "es");
-		} else {
-			r = stream_frames(c, o, ch->name, count, &runs[n]);
+		for (uint32_t i = 0; i < st->n_channels && r == 0; i++) {
+			const struct fpgad_channel_summary *ch = &st->channels[i];
+			bool named = !o->n_channels;
+
+			for (unsigned k = 0; k < o->n_channels; k++)
+				named |= !strcmp(o->channels[k], ch->name);
+			if (!named || strcmp(ch->direction, stream_dirs[d]))
+				continue;
+			if (!o->json && !titled)
+				printf("\n%s\n", stream_titles[d]);
+			titled = true;
+			runs[n].h2c = d == 1;
+			if (ch->leases) {
+				snprintf(runs[n].channel, sizeof(runs[n].channel), "%s", ch->name);
+				snprintf(runs[n].skipped, sizeof(runs[n].skipped),
+					 "leased by %u process%s", ch->leases,
+					 ch->leases == 1 ? "" : "es");
+			} else {
+				r = d ? stream_send(c, o, ch->name, count, &runs[n]) :
+					stream_frames(c, o, ch->name, count, &runs[n]);
+			}
+			if (r == 0 && !o->json)
+				stream_done(&runs[n], &head);
+			n++;
 		}
-		if (r == 0 && !o->json)
-			stream_done(&runs[n], &head);
-		n++;
+		/* c2h is what bench streams by default: say when there is none. */
+		if (r == 0 && !o->json && !d && !titled && !o->n_channels)
+			printf("\n%s\nno c2h channel\n", stream_titles[0]);
 	}
-	if (r == 0 && !o->json && !n)
-		printf("no c2h channel\n");
 	*ret_runs = runs;
 	*ret_n = n;
 	return r;
@@ -484,12 +549,20 @@ static void print_json(const struct fpgactl_opts *o, const struct fpgad_status *
 			run = json_pack("{s:s, s:s}", "channel", s->channel,
 					"skipped", s->skipped);
 		} else {
-			run = json_pack("{s:s, s:s}", "channel", s->channel, "mode", s->mode);
+			run = json_pack("{s:s, s:s, s:s}", "channel", s->channel,
+					"direction", s->h2c ? "h2c" : "c2h", "mode", s->mode);
 			json_object_update_new(run, row_json(&s->row));
+			if (s->h2c)
+				json_object_update_new(run, json_pack("{s:I, s:I, s:I}",
+					"card_good", (json_int_t)s->sent.good,
+					"card_bad", (json_int_t)s->sent.bad,
+					"lost", (json_int_t)s->sent.lost));
 		}
 		json_array_append_new(streams, run);
 	}
 	fpgactl_link_name(st->card.link_gen, st->card.link_width, link, sizeof(link));
+	if (st->card.simulates[0] && !st->card.link_gen)
+		snprintf(link, sizeof(link), "unlimited");	/* the sim's model */
 	fpgactl_print_json(json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:s, s:o, s:o}",
 				     "url", o->url, "version", st->version,
 				     "pid", (json_int_t)st->pid,
@@ -530,9 +603,8 @@ static void print_head(const struct fpgactl_opts *o, const struct fpgad_status *
 }
 
 /*
- * Every channel named on the command line is one of fpgad's and streams
- * card to host: bench measures c2h streams.  Said before anything runs;
- * 0, or the exit status.
+ * Every channel named on the command line is one of fpgad's.  Said before
+ * anything runs; 0, or the exit status.
  */
 static int check_named(const struct fpgactl_opts *o, const struct fpgad_status *st)
 {
@@ -551,10 +623,6 @@ static int check_named(const struct fpgactl_opts *o, const struct fpgad_status *
 		if (!ch) {
 			fprintf(stderr, "fpgactl: bench: no channel '%s' (fpgad has %s)\n",
 				o->channels[k], names[0] ? names : "none");
-			r = 1;
-		} else if (strcmp(ch->direction, "c2h")) {
-			fprintf(stderr, "fpgactl: bench: %s is an %s channel; bench streams c2h channels (fpgactl send measures h2c)\n",
-				ch->name, ch->direction);
 			r = 1;
 		}
 	}
@@ -590,6 +658,10 @@ int fpgactl_bench(fpgad_client *c, const struct fpgactl_opts *o)
 			print_json(o, st, sw, runs, n_runs);
 		else
 			print_histograms(runs, n_runs);
+		/* As for fpgactl send: a frame the card rejected or lost fails. */
+		for (unsigned i = 0; i < n_runs; i++)
+			if (runs[i].sent.bad || runs[i].sent.lost)
+				r = 1;
 	}
 	fpgad_status_free(st);
 	for (unsigned m = 0; m < BENCH_MODES; m++) {

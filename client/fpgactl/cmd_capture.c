@@ -46,8 +46,23 @@ static int verify(fpgad_channel *ch, const struct fpgad_frame *f,
 				    ret_off);
 }
 
+/*
+ * How long the lease took to set up, export beside it: OpenChannel and the
+ * handoff, CUDA's start on the ring's GPU, the ring's first map.
+ */
+static void report_setup(const struct fpgad_channel_setup *su)
+{
+	printf("setup      lease %.2f ms", (double)su->lease_ns / 1e6);
+	if (su->gpu_export[0])
+		printf(", CUDA start %.2f ms, first map %.3f ms (export %s)",
+		       (double)su->cuda_ns / 1e6, (double)su->map_ns / 1e6,
+		       su->gpu_export);
+	printf("\n");
+}
+
 static void report(const struct fpgactl_opts *o, const struct capture *cap,
-		   const struct fpgad_channel_info *info)
+		   const struct fpgad_channel_info *info,
+		   const struct fpgad_channel_setup *su)
 {
 	double secs = (double)(cap->t1_ns - cap->t0_ns) / 1e9;
 	double fps = secs > 0 ? (double)cap->frames / secs : 0;
@@ -55,9 +70,11 @@ static void report(const struct fpgactl_opts *o, const struct capture *cap,
 
 	if (o->json) {
 		json_t *j = json_pack(
-			"{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:{s:o, s:o, s:o}}",
+			"{s:s, s:s, s:b, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:{s:o, s:o, s:o},"
+			" s:{s:s, s:o, s:o, s:o}}",
 			"channel", info->name, "memory",
 			info->memory == FPGAD_MEMORY_CUDA ? "cuda" : "host",
+			"integrated", info->integrated,
 			"mode", info->mode,
 			"frames", (json_int_t)cap->frames,
 			"verified", (json_int_t)cap->verified,
@@ -70,11 +87,16 @@ static void report(const struct fpgactl_opts *o, const struct capture *cap,
 			"wakeup_latency_us",
 			"p50", fpgactl_json_num(cap->n_lat ? percentile_us(cap, 0.50) : NAN),
 			"p99", fpgactl_json_num(cap->n_lat ? percentile_us(cap, 0.99) : NAN),
-			"max", fpgactl_json_num(cap->n_lat ? percentile_us(cap, 1.0) : NAN));
+			"max", fpgactl_json_num(cap->n_lat ? percentile_us(cap, 1.0) : NAN),
+			"setup", "gpu_export", su->gpu_export,
+			"lease_ms", fpgactl_json_num((double)su->lease_ns / 1e6),
+			"cuda_start_ms", fpgactl_json_num((double)su->cuda_ns / 1e6),
+			"first_map_ms", fpgactl_json_num((double)su->map_ns / 1e6));
 		fpgactl_print_json(j);
 		return;
 	}
 	printf("channel %s: %s memory, %s\n", info->name,
+	       info->integrated ? "integrated GPU's host" :
 	       info->memory == FPGAD_MEMORY_CUDA ? "cuda" : "host", info->mode);
 	printf("frames     %llu (seq %llu..%llu), %llu bytes each\n",
 	       (unsigned long long)cap->frames,
@@ -93,6 +115,7 @@ static void report(const struct fpgactl_opts *o, const struct capture *cap,
 	printf("wake-up    p50 %.1f us, p99 %.1f us, max %.1f us (DMA end to fpgactl)\n",
 	       percentile_us(cap, 0.50), percentile_us(cap, 0.99),
 	       percentile_us(cap, 1.0));
+	report_setup(su);
 }
 
 static int take(fpgad_channel *ch, const struct fpgactl_opts *o,
@@ -167,6 +190,7 @@ static int take(fpgad_channel *ch, const struct fpgactl_opts *o,
 
 int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o)
 {
+	struct fpgad_channel_setup setup;
 	struct fpgad_channel_info info;
 	struct fpgactl_progress bar;
 	struct capture cap = { 0 };
@@ -207,7 +231,8 @@ int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o)
 		goto out;
 	}
 	fpgactl_sort_ns(cap.lat_ns, cap.n_lat);
-	report(o, &cap, &info);
+	fpgad_channel_get_setup(ch, &setup);
+	report(o, &cap, &info, &setup);
 	code = cap.errors ? 1 : 0;
 out:
 	fpgad_channel_close(ch);

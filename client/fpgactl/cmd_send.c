@@ -35,12 +35,15 @@ static int send_one(fpgad_channel *ch, const struct fpgad_channel_info *info,
 	return fpgad_frame_submit(ch, &f, info->frame_size);
 }
 
-/* Wait until the card has taken @n more frames than @before (5 s at most). */
+/*
+ * Wait until the card has taken @n more frames than @before (5 s at most),
+ * looking every millisecond: the rate ends within one of the card's last.
+ */
 static int settle(fpgad_client *c, const char *name,
 		  const struct fpgad_channel_stats *before, uint64_t n,
 		  struct fpgad_channel_stats *ret_after)
 {
-	for (int i = 0; i < 500; i++) {
+	for (int i = 0; i < 5000; i++) {
 		int r = fpgad_channel_stats(c, name, ret_after);
 
 		if (r < 0)
@@ -48,7 +51,7 @@ static int settle(fpgad_client *c, const char *name,
 		if (ret_after->frames + ret_after->errors + ret_after->drops >=
 		    before->frames + before->errors + before->drops + n)
 			return 0;
-		usleep(10000);
+		usleep(1000);
 	}
 	return -ETIMEDOUT;
 }
@@ -112,8 +115,12 @@ int fpgactl_send_frames(fpgad_client *c, fpgad_channel *ch,
 	t0 = clock_now_ns();
 	fpgactl_progress_start(&bar, n, false, false);
 	for (i = 0; i < n; i++) {
+		uint64_t t = clock_now_ns();
+
 		fpgactl_progress_show(&bar, i);
 		r = send_one(ch, &info, o, frame, pattern, psize, i);
+		if (ret_sent->lat_ns)
+			ret_sent->lat_ns[i] = clock_now_ns() - t;
 		if (r < 0) {
 			fpgactl_progress_end(&bar);
 			fprintf(stderr, "fpgactl: send %s: after %llu frames: %s\n",
@@ -151,7 +158,7 @@ out:
 int fpgactl_send(fpgad_client *c, const struct fpgactl_opts *o)
 {
 	struct fpgad_channel_info info;
-	struct fpgactl_sent sent;
+	struct fpgactl_sent sent = { 0 };
 	fpgad_channel *ch;
 	int code;
 

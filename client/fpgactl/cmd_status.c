@@ -69,10 +69,11 @@ int fpgactl_version(fpgad_client *c, const struct fpgactl_opts *o)
 /* One channel of Status as JSON (status, channels). */
 static json_t *channel_json(const struct fpgad_channel_summary *ch)
 {
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I}",
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:s, s:I, s:I, s:I, s:I, s:I, s:I}",
 			 "name", ch->name, "direction", ch->direction,
 			 "source", ch->source,
 			 "state", ch->state, "memory", ch->memory,
+			 "integrated", ch->integrated,
 			 "mode", ch->mode, "slots", (json_int_t)ch->slots,
 			 "slot_size", (json_int_t)ch->slot_size,
 			 "frame_size", (json_int_t)ch->frame_size,
@@ -170,6 +171,22 @@ static void print_card(const struct fpgad_card *c)
 		printf("aer:      not available (no AER counters in sysfs)\n");
 }
 
+/* The MEMORY column: "igpu" for host memory an integrated GPU reads. */
+static const char *memory_text(const struct fpgad_channel_summary *ch)
+{
+	return ch->integrated ? "igpu" : ch->memory;
+}
+
+/* What "igpu" means, under a table that shows it. */
+static void print_igpu_note(const struct fpgad_status *s)
+{
+	for (uint32_t i = 0; i < s->n_channels; i++)
+		if (s->channels[i].integrated) {
+			printf("igpu: an integrated GPU's ring, in host memory the card writes and the GPU reads in place\n");
+			return;
+		}
+}
+
 /* The network channels' table under the channels'. */
 static void print_net(fpgad_client *c, const struct fpgad_status *s)
 {
@@ -255,11 +272,12 @@ int fpgactl_status(fpgad_client *c, const struct fpgactl_opts *o)
 		const struct fpgad_channel_summary *ch = &s->channels[i];
 
 		printf("%-12s %-4s %-10s %-6s %-9s %5u %10llu %12llu %8llu %7u\n",
-		       ch->name, ch->direction, ch->state, ch->memory, ch->mode,
+		       ch->name, ch->direction, ch->state, memory_text(ch), ch->mode,
 		       ch->slots, (unsigned long long)ch->frame_size,
 		       (unsigned long long)ch->frames,
 		       (unsigned long long)ch->drops, ch->leases);
 	}
+	print_igpu_note(s);
 	print_net(c, s);
 	fpgad_status_free(s);
 	return 0;
@@ -284,10 +302,11 @@ int fpgactl_channels(fpgad_client *c, const struct fpgactl_opts *o)
 		const struct fpgad_channel_summary *ch = &s->channels[i];
 
 		printf("%-12s %-4s %-6s %-9s %-10s %6u %10llu %5u %10llu %s\n", ch->name,
-		       ch->direction, ch->memory, ch->mode, ch->state, ch->leases,
+		       ch->direction, memory_text(ch), ch->mode, ch->state, ch->leases,
 		       (unsigned long long)ch->frame_size, ch->slots,
 		       (unsigned long long)ch->slot_size, ch->source);
 	}
+	print_igpu_note(s);
 	fpgad_status_free(s);
 	return 0;
 }

@@ -70,8 +70,9 @@ static void print_json(fpgad_client *cl, const struct fpgad_topology *t)
 		const struct fpgad_topo_channel *c = &t->channels[i];
 
 		json_array_append_new(chans, json_pack(
-			"{s:s, s:s, s:s, s:s, s:o, s:o}", "name", c->name,
-			"gpu", c->gpu, "mode", c->mode, "mode_reason", c->mode_reason,
+			"{s:s, s:s, s:b, s:s, s:s, s:o, s:o}", "name", c->name,
+			"gpu", c->gpu, "integrated", c->integrated,
+			"mode", c->mode, "mode_reason", c->mode_reason,
 			"gpudirect_bps", rate_json(c->gpudirect_bps),
 			"bounce_bps", rate_json(c->bounce_bps)));
 	}

@@ -304,7 +304,7 @@ static void capture_verified(fpgad_client *c, const struct fpgactl_opts *o,
 static void send_verified(fpgad_client *c, const struct fpgactl_opts *o,
 			 const struct fpgad_channel_summary *sum, struct report *rep)
 {
-	struct fpgactl_sent sent;
+	struct fpgactl_sent sent = { 0 };
 	fpgad_channel *ch;
 	char name[48];
 	int r;

@@ -2,8 +2,8 @@
 # fpgactl.bash - bash completion for fpgactl: commands, the options each
 # command takes, the cards that run (--card), the channel names of the
 # fpgad that --url or --card (or $FPGAD_URL, $FPGAD_CARD) reaches (c2h ones
-# for capture, h2c ones for send, any number for watch, any number of c2h
-# ones for bench), the commands for help, and file names for read and write.
+# for capture, h2c ones for send, any number for watch and bench), the
+# commands for help, and file names for read and write.
 
 # _fpgactl_channels URL DIR [CARD]: channel names from `fpgactl channels`,
 # of direction DIR (c2h, h2c) or all when DIR is empty.
@@ -93,10 +93,9 @@ _fpgactl()
 	send/1)
 		mapfile -t COMPREPLY < <(compgen -W "$(_fpgactl_channels "$url" h2c "$card")" -- "$cur") ;;
 	watch/*|bench/*)
-		# Any number of channels (c2h ones for bench), each once.
-		local ch left="" dir=""
-		[[ $cmd == bench ]] && dir=c2h
-		for ch in $(_fpgactl_channels "$url" "$dir" "$card"); do
+		# Any number of channels, each once.
+		local ch left=""
+		for ch in $(_fpgactl_channels "$url" "" "$card"); do
 			[[ " ${pos[*]:1} " == *" $ch "* ]] || left="$left $ch"
 		done
 		mapfile -t COMPREPLY < <(compgen -W "$left" -- "$cur") ;;

@@ -143,6 +143,8 @@ int fpgactl_capture(fpgad_client *c, const struct fpgactl_opts *o);
 int fpgactl_send(fpgad_client *c, const struct fpgactl_opts *o);
 /* What the card made of frames sent to it. */
 struct fpgactl_sent {
+	uint64_t *lat_ns;	/* in: NULL, or one entry a frame: the wait for
+				   a free buffer to its submit, ns */
 	double secs;		/* from the first frame to the card's last */
 	uint64_t good;		/* the sim's sink verified */
 	uint64_t bad;		/* ... rejected */

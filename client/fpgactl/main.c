@@ -54,7 +54,7 @@ static const struct fpgactl_cmd cmds[] = {
 	{ .name = "probe", .args = ARGS_CHANNEL, .run = fpgactl_probe,
 	  .help = "measure an idle auto channel again and run it in the faster mode" },
 	{ .name = "bench", .args = ARGS_CHANNELS, .run = fpgactl_bench,
-	  .help = "card memory read/write 4 KiB-8 MiB and c2h streaming: GB/s, p50/p99" },
+	  .help = "card memory read/write 4 KiB-8 MiB, c2h and h2c streaming: GB/s, p50/p99" },
 	{ .name = "validate", .args = ARGS_NONE, .run = fpgactl_validate,
 	  .help = "check fpgad, the card, its link and every idle channel: PASS/FAIL/SKIP" },
 	{ .name = "read", .args = "ADDR LEN FILE", .run = fpgactl_read,

@@ -149,9 +149,13 @@ static int choose_mode(struct channel *ch, char *err, size_t errlen)
 		r = pin_ring(ch);
 		if (r == 0) {
 			ch->mode = MODE_GPUDIRECT;
-			snprintf(ch->reason, sizeof(ch->reason),
-				 "card DMA straight into GPU memory; %s",
-				 memory_rdma_order_rule(ch->mem->rdma_order));
+			if (ch->mem->integrated)
+				snprintf(ch->reason, sizeof(ch->reason), "%s",
+					 memory_integrated_rule);
+			else
+				snprintf(ch->reason, sizeof(ch->reason),
+					 "card DMA straight into GPU memory; %s",
+					 memory_rdma_order_rule(ch->mem->rdma_order));
 			return 0;
 		}
 		if (ch->cfg.mode == MODE_GPUDIRECT) {
@@ -358,6 +362,11 @@ int channel_probe(struct channel *ch, channel_measure_fn measure, void *user,
 			 memory_kind_name(ch->memory));
 		return -EINVAL;
 	}
+	if (ch->mem->integrated) {
+		snprintf(err, errlen, "channel %s is on an integrated GPU: the card writes the host memory the GPU reads, there is no mode to choose",
+			 ch->cfg.name);
+		return -EINVAL;
+	}
 	pthread_mutex_lock(&ch->lock);
 	busy = ch->leases || ch->running;
 	pthread_mutex_unlock(&ch->lock);
@@ -440,6 +449,7 @@ void channel_get_stats(struct channel *ch, struct channel_stats *ret_stats)
 	ret_stats->stalls = ch->acc.stalls + rs.stalls;
 	ret_stats->state = ch->state;
 	ret_stats->memory = ch->memory;
+	ret_stats->integrated = ch->mem->integrated;
 	ret_stats->mode = ch->mode;
 	ret_stats->leases = ch->n_leases;
 	pthread_mutex_unlock(&ch->lock);

@@ -28,6 +28,7 @@ enum channel_state {
 struct channel_stats {
 	enum channel_state state;
 	enum memory_kind memory;
+	bool integrated;	/* cuda memory of an integrated GPU: host memory */
 	enum transfer_mode mode;
 	unsigned leases;
 	uint64_t frames;

@@ -124,6 +124,9 @@ int frame_producer_init(void *mem, size_t len,
 		d->t_dma_end_ns = 0;
 		d->t_publish_ns = 0;
 		d->fill = 0;
+		d->t_sender_start_ns = 0;
+		d->t_sender_end_ns = 0;
+		memset(d->reserved, 0, sizeof(d->reserved));
 	}
 	atomic_store_explicit(FR_A32(&hdr->magic), FPGAD_FRAMES_MAGIC,
 			      memory_order_release);
@@ -173,6 +176,8 @@ int frame_producer_publish(struct frame_producer *p,
 	d->t_dma_end_ns = f->t_dma_end_ns;
 	d->t_publish_ns = f->t_publish_ns ? f->t_publish_ns : clock_now_ns();
 	d->fill = 0;
+	d->t_sender_start_ns = f->t_sender_start_ns;
+	d->t_sender_end_ns = f->t_sender_end_ns;
 	atomic_store_explicit(FR_A64(&d->state), FR_WORD(pos, FPGAD_DESC_READY),
 			      memory_order_release);
 

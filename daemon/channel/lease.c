@@ -13,6 +13,7 @@
 
 #include "channel/channel_impl.h"
 #include "channel/lease.h"
+#include "fpgad.h"
 #include "clock.h"
 #include "control/fdclose.h"
 #include "log.h"
@@ -145,6 +146,13 @@ int lease_open(struct channel *ch, struct session *s, bool shared,
 			 ch->cfg.name);
 		return -EIO;
 	}
+	if (ch->memory == MEMORY_CUDA && ch->mem->gpu_export != GPU_EXPORT_IPC &&
+	    s->hello_version < FPGAD_PROTOCOL_GPU_FD) {
+		snprintf(err, errlen, "channel %s's GPU ring reaches its lessee as a file descriptor (export %s), which a client of protocol %u cannot map: build the consumer against libfpgad %s or later",
+			 ch->cfg.name, gpu_export_name(ch->mem->gpu_export),
+			 s->hello_version, FPGAD_VERSION);
+		return -EPROTO;
+	}
 	if (ch->leases && (!shared || !ch->leases->shared)) {
 		snprintf(err, errlen, "channel %s is busy: leased %s by pid %d (uid %u)",
 			 ch->cfg.name, ch->leases->shared ? "shared" : "exclusively",
@@ -207,6 +215,7 @@ int lease_open(struct channel *ch, struct session *s, bool shared,
 	ret_grant->gpu = ch->memory == MEMORY_CUDA ? ch->mem->gpu : -1;
 	snprintf(ret_grant->gpu_bus_id, sizeof(ret_grant->gpu_bus_id), "%s",
 		 ch->memory == MEMORY_CUDA ? ch->mem->gpu_bus_id : "");
+	ret_grant->gpu_export = ch->mem->gpu_export;
 	memcpy(ret_grant->ipc_handle, ch->mem->ipc_handle,
 	       sizeof(ret_grant->ipc_handle));
 	memcpy(ret_grant->token, l->token.bytes, sizeof(ret_grant->token));
@@ -291,7 +300,8 @@ int lease_claim(struct channel *ch, const uint8_t *token,
 			return r;
 		ret_fds[0] = l->desc->fd;
 		*ret_n_fds = 1;
-		if (ch->memory == MEMORY_HOST)
+		if (ch->memory == MEMORY_HOST ||
+		    ch->mem->gpu_export != GPU_EXPORT_IPC)
 			ret_fds[(*ret_n_fds)++] = ch->mem->fd;
 		*ret_lease = l;
 		return 0;

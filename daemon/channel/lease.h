@@ -68,7 +68,9 @@ struct lease_grant {
 	uint64_t ring_size;
 	int gpu;			/* cuda memory: device ordinal */
 	char gpu_bus_id[32];		/* cuda memory: its PCI bus id */
-	uint8_t ipc_handle[64];		/* cuda memory: cudaIpcMemHandle_t */
+	enum gpu_export gpu_export;	/* cuda memory: fd, ipc or host */
+	uint8_t ipc_handle[64];		/* cuda memory, export ipc:
+					   cudaIpcMemHandle_t */
 	uint8_t token[HANDOFF_TOKEN_SIZE]; /* presented on the handoff socket */
 	uint64_t lease_id;
 	uint64_t desc_size;		/* bytes of the descriptor ring */
@@ -102,7 +104,9 @@ struct lease *lease_find(const struct channel *ch, const struct session *s);
 /*
  * The handoff: which lease of @ch holds @token?  It must be presented by
  * the lease's own process (@peer), and only once.  0 with the descriptors
- * to send (the descriptor ring, then a host-memory data ring), -ENOENT
+ * to send (the descriptor ring, then the data ring's: a host ring's
+ * memfd, a GPU ring's VMM descriptor where its export is fd, an
+ * integrated GPU's memfd where it is host), -ENOENT
  * when no lease of @ch holds @token, -EACCES (@err says why).
  */
 int lease_claim(struct channel *ch, const uint8_t *token,

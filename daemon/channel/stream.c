@@ -190,6 +190,8 @@ static void publish(struct channel *ch, unsigned slot,
 		.length = c->length,
 		.t_dma_start_ns = c->t_start_ns,
 		.t_dma_end_ns = c->t_end_ns,
+		.t_sender_start_ns = c->t_sender_start_ns,
+		.t_sender_end_ns = c->t_sender_end_ns,
 		/* One time for every lessee, and the end of the latency. */
 		.t_publish_ns = clock_now_ns(),
 	};

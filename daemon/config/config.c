@@ -88,10 +88,8 @@ void config_defaults(struct config *cfg)
 	snprintf(cfg->device.gpu, sizeof(cfg->device.gpu), "0");
 	cfg->device.dma_timeout_ms = 1000;
 	cfg->device.auto_choice = AUTO_MEASURE;
-	cfg->device.probe_bytes = 256ull << 20;
 	cfg->device.probe_ms = 200;
 	cfg->sim.card_memory = 2ull << 30;
-	cfg->sim.seed = 1;
 	snprintf(cfg->sim.numa_node, sizeof(cfg->sim.numa_node), "none");
 	cfg->transfer.engines = 1;
 	cfg->transfer.queue_entries = 256;
@@ -276,21 +274,29 @@ static void nearer(const char *name, const char *candidate,
 	}
 }
 
+#define EXPORTER_HOME "fpgad listens on its local sockets only; remote status and metrics are served by fpgad-exporter (/etc/default/fpgad-exporter, fpgad-exporter(8))"
+#define SIM_FAULTS_HOME "fault injection is a test knob of the simulated card, not a setting (fpgad(8), ENVIRONMENT)"
+
 /*
- * What fpgad-exporter serves now: the network listeners left fpgad, and a
- * key that configured one says where it went.
+ * Keys that left fpgad.conf, each saying where it went: the network
+ * listeners to fpgad-exporter, the sim's fault injection to the
+ * environment of the tests; NULL: gone, the reason says why.
  */
 static const struct {
-	const char *section, *key, *now;
+	const char *section, *key, *now, *why;
 } moved[] = {
-	{ "control", "remote", "fpgad-exporter --remote URL" },
-	{ "control", "tls_cert_key", "fpgad-exporter --tls-cert-key FILE" },
-	{ "control", "max_remote_clients", "fpgad-exporter --remote-max-clients N" },
-	{ "control", "max_remote_per_address", "fpgad-exporter --remote-max-per-address N" },
-	{ "control", "remote_idle_timeout_ms", "fpgad-exporter --remote-idle-timeout-ms MS" },
+	{ "control", "remote", "fpgad-exporter --remote URL", EXPORTER_HOME },
+	{ "control", "tls_cert_key", "fpgad-exporter --tls-cert-key FILE", EXPORTER_HOME },
+	{ "control", "max_remote_clients", "fpgad-exporter --remote-max-clients N", EXPORTER_HOME },
+	{ "control", "max_remote_per_address", "fpgad-exporter --remote-max-per-address N", EXPORTER_HOME },
+	{ "control", "remote_idle_timeout_ms", "fpgad-exporter --remote-idle-timeout-ms MS", EXPORTER_HOME },
+	{ "sim", "fault_timeout", "the environment variable FPGAD_SIM_FAULTS=timeout=N", SIM_FAULTS_HOME },
+	{ "sim", "fault_error", "the environment variable FPGAD_SIM_FAULTS=error=N", SIM_FAULTS_HOME },
+	{ "sim", "fault_corrupt", "the environment variable FPGAD_SIM_FAULTS=corrupt=N", SIM_FAULTS_HOME },
+	{ "sim", "fault_hang", "the environment variable FPGAD_SIM_FAULTS=hang=N", SIM_FAULTS_HOME },
+	{ "sim", "seed", "the environment variable FPGAD_SIM_FAULTS=seed=N", SIM_FAULTS_HOME },
+	{ "device", "probe_bytes", NULL, "the burst auto measures is bounded by [device] probe_ms, and by 256 MiB per mode; remove the line" },
 };
-
-#define EXPORTER_HOME "fpgad listens on its local sockets only; remote status and metrics are served by fpgad-exporter (/etc/default/fpgad-exporter, fpgad-exporter(8))"
 
 /* Key tables: one entry per key, with the parser to apply. */
 enum key_type { K_UINT, K_SIZE, K_STRING, K_ENUM, K_MODE, K_LINK, K_LEVEL,
@@ -331,7 +337,6 @@ static const struct key device_keys[] = {
 	KS(struct config_device, gpu),
 	KU(struct config_device, dma_timeout_ms, 1, 600000),
 	KE(struct config_device, auto_choice, auto_choice_names),
-	{ "probe_bytes", K_SIZE, offsetof(struct config_device, probe_bytes), 0, 4096, 0, NULL, 0 },
 	KU(struct config_device, probe_ms, 0, 10000),
 	KE(struct config_device, numa, numa_names),
 };
@@ -339,11 +344,6 @@ static const struct key device_keys[] = {
 static const struct key sim_keys[] = {
 	KZ(struct config_sim, card_memory),
 	{ "link", K_LINK, offsetof(struct config_sim, link), 0, 0, 0, NULL, 0 },
-	KU(struct config_sim, seed, 0, ~0u),
-	KU(struct config_sim, fault_timeout, 0, ~0u),
-	KU(struct config_sim, fault_error, 0, ~0u),
-	KU(struct config_sim, fault_corrupt, 0, ~0u),
-	KU(struct config_sim, fault_hang, 0, ~0u),
 	KS(struct config_sim, numa_node),
 };
 
@@ -403,8 +403,11 @@ static int apply_key(struct parse_state *ps, const char *section,
 	for (size_t i = 0; !k && i < N(moved); i++)
 		if (strcmp(moved[i].section, section) == 0 &&
 		    strcmp(moved[i].key, name) == 0)
-			return fail(ps, "[%s] %s moved to %s: %s", section, name,
-				    moved[i].now, EXPORTER_HOME);
+			return moved[i].now ?
+			       fail(ps, "[%s] %s moved to %s: %s", section, name,
+				    moved[i].now, moved[i].why) :
+			       fail(ps, "[%s] %s is no longer a key: %s", section,
+				    name, moved[i].why);
 	if (!k) {
 		const char *near = NULL;
 		unsigned best = SUGGEST_MAX_DISTANCE + 1;

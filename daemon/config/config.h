@@ -63,12 +63,6 @@ struct link_model {
 struct config_sim {
 	uint64_t card_memory;		/* modelled card address space, bytes */
 	struct link_model link;
-	unsigned seed;
-	/* Fault injection: one fault in every N transfers, 0 = never. */
-	unsigned fault_timeout;
-	unsigned fault_error;
-	unsigned fault_corrupt;
-	unsigned fault_hang;
 	char numa_node[16];		/* the node modelled: a number, or "none" */
 };
 
@@ -93,7 +87,6 @@ struct config_device {
 	char gpu[32];			/* CUDA device: index or PCI bus id */
 	unsigned dma_timeout_ms;
 	enum auto_choice auto_choice;	/* measure, or the first mode that works */
-	uint64_t probe_bytes;		/* per mode and channel, at most */
 	unsigned probe_ms;		/* per mode and channel, at most; 0 = none */
 	enum numa_policy numa;		/* threads and rings on the card's node */
 };

@@ -33,6 +33,7 @@ struct session {
 	struct session *next;
 	struct peer peer;
 	struct identity who;		/* process, container, pod: at connect */
+	unsigned hello_version;		/* the protocol its Hello spoke; 0 before */
 	uint64_t connected_ms;		/* CLOCK_REALTIME */
 	unsigned n_leases;
 	uint64_t pinned;		/* ring bytes leased */

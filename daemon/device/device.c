@@ -21,10 +21,11 @@ int device_pin_region(const struct device_ops *ops, struct device_queue *q,
 		      const struct memory_ops *mops, struct mem_region *mem,
 		      uint64_t *ret_handle)
 {
+	/* An integrated GPU's ring is host memory: the card writes it there. */
+	bool gpu = mem->kind == MEMORY_CUDA && !mem->integrated;
 	struct dev_region reg = {
-		.kind = mem->kind == MEMORY_CUDA ? DEV_REGION_CUDA :
-						   DEV_REGION_HOST,
-		.addr = mem->kind == MEMORY_CUDA ? mem->dev : mem->host,
+		.kind = gpu ? DEV_REGION_CUDA : DEV_REGION_HOST,
+		.addr = gpu ? mem->dev : mem->host,
 		.fd = -1,
 		.length = mem->size,
 		.gpu = mem->gpu,
@@ -32,7 +33,7 @@ int device_pin_region(const struct device_ops *ops, struct device_queue *q,
 	int fd, r;
 
 	/* A dma-buf of GPU memory is what a real card imports. */
-	if (mem->kind == MEMORY_CUDA &&
+	if (gpu &&
 	    mops->export_dmabuf(mem, 0, mem->size, &fd) == 0) {
 		struct dev_region buf = reg;
 

@@ -88,6 +88,8 @@ struct dev_completion {
 	uint64_t seq;		/* frame number from the card's source, C2H */
 	uint64_t t_start_ns;	/* CLOCK_MONOTONIC, DMA start */
 	uint64_t t_end_ns;	/* CLOCK_MONOTONIC, DMA end */
+	/* The sender's clock (fpgad_frames.h), network sources; 0 = none. */
+	uint64_t t_sender_start_ns, t_sender_end_ns;
 };
 
 #define DEV_COMPLETION_TRUNCATED 0x1u

@@ -1,15 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
- * mem_cuda.c - the CUDA memory backend: one cudaMalloc per ring.
+ * mem_cuda.c - the CUDA memory backend: one GPU allocation per ring.
  *
  * The ring is rounded up to MEMORY_CUDA_GRANULE (2 MiB, the GPU's large
- * page, which is also what GPUDirect pins), exported once with
- * cudaIpcGetMemHandle for the lease holder, and marked SYNC_MEMOPS so that
- * DMA by the card and CUDA copies see each other's writes in order.
+ * page, which is also what GPUDirect pins).  Where the GPU allows it, it
+ * is VMM memory (cuvmm.h: cuMemCreate, GPUDirect RDMA capable) whose file
+ * descriptor lessees are handed over the handoff socket (export "fd");
+ * else, or with $FPGAD_TEST_GPU_EXPORT=ipc, one cudaMalloc exported once
+ * with cudaIpcGetMemHandle (export "ipc") and marked SYNC_MEMOPS so that
+ * DMA by the card and CUDA copies see each other's writes in order (VMM
+ * memory takes no SYNC_MEMOPS: fpgad's copies wait on their streams'
+ * events before frames are published, and the client's on its own).
  *
- * Driver API functions (dma-buf export, pointer attributes) are reached
- * through cudaGetDriverEntryPointByVersion: fpgad never links libcuda, so
- * it starts, and says why there is no GPU, on machines without a driver.
+ * Driver API functions (dma-buf export, pointer attributes, VMM) are
+ * reached through cudaGetDriverEntryPointByVersion: fpgad never links
+ * libcuda, so it starts, and says why there is no GPU, on machines
+ * without a driver.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -124,6 +130,97 @@ static enum rdma_order memory_cuda_rdma_order(int ordinal)
 	return memory_rdma_order(v);
 }
 
+/* CUDA attribute @a of GPU @ordinal, -1 when the driver cannot say. */
+static int memory_cuda_attribute(int ordinal, CUdevice_attribute a)
+{
+	PFN_cuDeviceGetAttribute_v2000 get;
+	int v = -1;
+
+	get = (PFN_cuDeviceGetAttribute_v2000)
+		memory_cuda_entry("cuDeviceGetAttribute", 2000);
+	if (!get || get(&v, a, ordinal) != CUDA_SUCCESS)
+		return -1;
+	return v;
+}
+
+bool memory_cuda_integrated(int ordinal)
+{
+	return memory_gpu_integrated(memory_cuda_attribute(ordinal,
+							   CU_DEVICE_ATTRIBUTE_INTEGRATED));
+}
+
+/* An integrated GPU's ring: host memory it reads through cudaHostRegister. */
+static int memory_cuda_host_map(void *host, size_t len, int gpu, void **ret_dev)
+{
+	cudaError_t e = cudaSetDevice(gpu);
+
+	if (e == cudaSuccess)
+		e = cudaHostRegister(host, len, cudaHostRegisterMapped |
+				     cudaHostRegisterPortable);
+	if (e != cudaSuccess) {
+		log_err("memory: GPU %d: cannot register %zu bytes of host memory: cudaHostRegister: %s",
+			gpu, len, cudaGetErrorString(e));
+		return errmap_cuda(e);
+	}
+	e = cudaHostGetDevicePointer(ret_dev, host, 0);
+	if (e != cudaSuccess) {
+		log_err("memory: GPU %d: no device address for registered host memory: %s",
+			gpu, cudaGetErrorString(e));
+		cudaHostUnregister(host);
+		return errmap_cuda(e);
+	}
+	return 0;
+}
+
+static void memory_cuda_host_unmap(void *host, int gpu)
+{
+	cudaSetDevice(gpu);
+	cudaHostUnregister(host);
+}
+
+static const struct memory_host_mapper memory_cuda_host_mapper = {
+	.map = memory_cuda_host_map,
+	.unmap = memory_cuda_host_unmap,
+};
+
+/*
+ * A lessee that only reads its ring maps it read-only and registers that
+ * mapping with cudaHostRegisterReadOnly, which not every GPU supports:
+ * where it does not, the ring is not sealed against writable mappings
+ * (as on a kernel without F_SEAL_FUTURE_WRITE, mem_host.c).
+ */
+static int memory_cuda_alloc_integrated(size_t size, int ordinal,
+					const char *name_hint, unsigned flags,
+					struct mem_region **ret_region)
+{
+	bool ro = memory_cuda_attribute(ordinal,
+					CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED) == 1;
+	struct mem_region *r;
+	int ret;
+
+	/* CUDA registers host memory only where the GPU is I/O coherent. */
+	if (memory_cuda_attribute(ordinal, CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED) == 0) {
+		log_err("memory: %s: integrated GPU %d cannot register host memory (CUDA's HOST_REGISTER_SUPPORTED is 0): its ring cannot be shared",
+			name_hint ? name_hint : "ring", ordinal);
+		return -EOPNOTSUPP;
+	}
+	if (!ro)
+		flags &= ~MEMORY_LESSEE_READS;
+	log_debug("memory: %s: integrated GPU %d: %zu bytes of host memory, %s for the lessee",
+		  name_hint ? name_hint : "ring", ordinal, size,
+		  flags & MEMORY_LESSEE_READS ? "read-only" :
+		  ro ? "writable" : "writable (the GPU cannot register read-only memory)");
+	ret = memory_integrated_alloc(size, ordinal, name_hint, flags,
+				      &memory_cuda_host_mapper, &r);
+	if (ret)
+		return ret;	/* the caller says it, the mapper CUDA's words */
+	if (cudaDeviceGetPCIBusId(r->gpu_bus_id, sizeof(r->gpu_bus_id),
+				  ordinal) != cudaSuccess)
+		r->gpu_bus_id[0] = '\0';
+	*ret_region = r;
+	return 0;
+}
+
 int memory_flush_rdma_writes(const struct mem_region *r)
 {
 	cudaError_t e = cudaSetDevice(r->gpu);
@@ -138,13 +235,22 @@ static void memory_cuda_free(struct mem_region *r)
 {
 	if (!r)
 		return;
-	if (r->dev) {
+	if (r->integrated) {
+		memory_integrated_free(r);
+		return;
+	}
+	if (r->vmm.va) {
+		cudaSetDevice(r->gpu);
+		cuvmm_free(&r->vmm);
+	} else if (r->dev) {
 		cudaSetDevice(r->gpu);
 		if (r->imported)
 			cudaIpcCloseMemHandle(r->dev);
 		else
 			cudaFree(r->dev);
 	}
+	if (r->fd >= 0)
+		close(r->fd);
 	free(r);
 }
 
@@ -166,11 +272,89 @@ static void memory_cuda_sync_memops(struct mem_region *r)
 			 r->gpu, (int)cr);
 }
 
+/*
+ * How lessees will reach a ring on GPU @ordinal, and the size of its
+ * allocation (@r->size rounded up to the VMM granule for export fd).
+ * -errno only when $FPGAD_TEST_GPU_EXPORT asks for what cannot be.
+ */
+static int memory_cuda_choose_export(struct mem_region *r, const char *what)
+{
+	const char *force = getenv(GPU_EXPORT_ENV);
+	struct cuvmm_caps caps = { 0 };
+	char why[192];
+	size_t granule = 0, size;
+	int ret;
+
+	if (cuvmm_caps(r->gpu, &caps, why, sizeof(why)) < 0)
+		log_warn("memory: %s: GPU %d: %s", what, r->gpu, why);
+	ret = gpu_export_choose(&caps, force, &r->gpu_export, why, sizeof(why));
+	if (ret < 0) {
+		log_err("memory: %s: %s", what, why);
+		return ret;
+	}
+	if (r->gpu_export == GPU_EXPORT_IPC) {
+		log_debug("memory: %s: GPU %d: exported with CUDA IPC: %s", what,
+			  r->gpu, why);
+		return 0;
+	}
+	ret = cuvmm_granule(r->gpu, &granule, why, sizeof(why));
+	size = ret < 0 ? 0 : cuvmm_round(r->size, granule);
+	if (!size) {
+		log_warn("memory: %s: GPU %d: no VMM granule (%s): exported with CUDA IPC",
+			 what, r->gpu, ret < 0 ? why : "too large");
+		r->gpu_export = GPU_EXPORT_IPC;
+		return force && force[0] ? (ret < 0 ? ret : -EINVAL) : 0;
+	}
+	r->size = size;
+	return 0;
+}
+
+/* A VMM ring (export fd): its mapping, and its descriptor kept in @r->fd. */
+static int memory_cuda_alloc_vmm(struct mem_region *r, const char *what)
+{
+	char why[192];
+	int ret = cuvmm_alloc(r->gpu, r->size, &r->vmm, &r->fd, why, sizeof(why));
+
+	if (ret < 0) {
+		log_err("memory: %s: cannot allocate %zu bytes of VMM memory on GPU %d: %s",
+			what, r->size, r->gpu, why);
+		return ret;
+	}
+	r->dev = (void *)(uintptr_t)r->vmm.va;
+	return 0;
+}
+
+/* A cudaMalloc ring (export ipc): its IPC handle in @r->ipc_handle. */
+static int memory_cuda_alloc_ipc(struct mem_region *r, const char *what)
+{
+	cudaIpcMemHandle_t h;
+	cudaError_t e;
+
+	e = cudaMalloc(&r->dev, r->size);
+	if (e != cudaSuccess) {
+		r->dev = NULL;
+		log_err("memory: %s: cannot allocate %zu bytes on GPU %d: %s",
+			what, r->size, r->gpu, cudaGetErrorString(e));
+		return errmap_cuda(e);
+	}
+	memory_cuda_sync_memops(r);
+	e = cudaIpcGetMemHandle(&h, r->dev);
+	if (e != cudaSuccess) {
+		log_err("memory: %s: cannot export GPU memory: "
+			"cudaIpcGetMemHandle: %s", what, cudaGetErrorString(e));
+		return errmap_cuda(e);
+	}
+	memcpy(r->ipc_handle, &h, sizeof(h));
+	return 0;
+}
+
 static int memory_cuda_alloc(size_t size, const char *gpu,
 			     const char *name_hint, unsigned flags,
 			     struct mem_region **ret_region)
 {
-	cudaIpcMemHandle_t h;
+	const char *what = name_hint ? name_hint : "ring";
+	const char *force = getenv(GPU_EXPORT_ENV);
+	bool forced = force && force[0];
 	struct mem_region *r;
 	char why[192];
 	cudaError_t e;
@@ -181,9 +365,12 @@ static int memory_cuda_alloc(size_t size, const char *gpu,
 		return -EINVAL;
 	ret = memory_cuda_probe(gpu, &ordinal, why, sizeof(why));
 	if (ret) {
-		log_err("memory: %s: %s", name_hint ? name_hint : "ring", why);
+		log_err("memory: %s: %s", what, why);
 		return ret;
 	}
+	if (memory_cuda_integrated(ordinal))
+		return memory_cuda_alloc_integrated(size, ordinal, name_hint,
+						    flags, ret_region);
 
 	r = calloc(1, sizeof(*r));
 	if (!r)
@@ -195,28 +382,25 @@ static int memory_cuda_alloc(size_t size, const char *gpu,
 	r->fd = -1;
 
 	e = cudaSetDevice(ordinal);
-	if (e == cudaSuccess)
-		e = cudaMalloc(&r->dev, r->size);
 	if (e != cudaSuccess) {
-		r->dev = NULL;
-		log_err("memory: %s: cannot allocate %zu bytes on GPU %d: %s",
-			name_hint ? name_hint : "ring", r->size, ordinal,
+		log_err("memory: %s: GPU %d: %s", what, ordinal,
 			cudaGetErrorString(e));
 		ret = errmap_cuda(e);
 		goto fail;
 	}
-	memory_cuda_sync_memops(r);
-	r->rdma_order = memory_cuda_rdma_order(ordinal);
-
-	e = cudaIpcGetMemHandle(&h, r->dev);
-	if (e != cudaSuccess) {
-		log_err("memory: %s: cannot export GPU memory: "
-			"cudaIpcGetMemHandle: %s",
-			name_hint ? name_hint : "ring", cudaGetErrorString(e));
-		ret = errmap_cuda(e);
-		goto fail;
+	ret = memory_cuda_choose_export(r, what);
+	if (ret == 0)
+		ret = r->gpu_export == GPU_EXPORT_FD ?
+		      memory_cuda_alloc_vmm(r, what) : memory_cuda_alloc_ipc(r, what);
+	/* A GPU that said it could and cannot: the legacy export, unless forced. */
+	if (ret < 0 && r->gpu_export == GPU_EXPORT_FD && !forced) {
+		log_warn("memory: %s: GPU %d: exported with CUDA IPC instead", what, ordinal);
+		r->gpu_export = GPU_EXPORT_IPC;
+		ret = memory_cuda_alloc_ipc(r, what);
 	}
-	memcpy(r->ipc_handle, &h, sizeof(h));
+	if (ret < 0)
+		goto fail;
+	r->rdma_order = memory_cuda_rdma_order(ordinal);
 	if (cudaDeviceGetPCIBusId(r->gpu_bus_id, sizeof(r->gpu_bus_id),
 				  ordinal) != cudaSuccess)
 		r->gpu_bus_id[0] = '\0';

@@ -26,6 +26,12 @@ int memory_cuda_mps(int ordinal, bool *ret_mps)
 	return -ENODEV;
 }
 
+bool memory_cuda_integrated(int ordinal)
+{
+	(void)ordinal;
+	return false;
+}
+
 static int memory_nocuda_alloc(size_t size, const char *gpu,
 			       const char *name_hint, unsigned flags,
 			       struct mem_region **ret_region)

@@ -40,6 +40,15 @@ const char *memory_rdma_order_rule(enum rdma_order o)
 	return "the GPU's ordering of the card's writes is unknown";
 }
 
+bool memory_gpu_integrated(int attribute)
+{
+	const char *t = getenv("FPGAD_TEST_GPU_INTEGRATED");
+
+	if (t && t[0])
+		return !strcmp(t, "1");
+	return attribute == 1;
+}
+
 const struct memory_ops *memory_ops_for(enum memory_kind kind)
 {
 	switch (kind) {

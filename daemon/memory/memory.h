@@ -4,14 +4,22 @@
  *
  *   host: a sealed memfd, mapped by the daemon; the lease holder maps the
  *         descriptor it is handed over the handoff socket (handoff.c).
- *   cuda: one cudaMalloc per ring (size rounded up to 2 MiB), exported once
- *         with cudaIpcGetMemHandle; the client maps it once with
- *         cudaIpcOpenMemHandle.  Available only in builds with CUDA and on
- *         hosts where a GPU answers.
+ *   cuda: one allocation per ring (size rounded up to 2 MiB).  Where the
+ *         GPU can (cuvmm.h): VMM memory whose file descriptor the lessee
+ *         is handed like a host ring's memfd and maps with the VMM API
+ *         (export "fd").  Else (no VMM or POSIX descriptors, or
+ *         $FPGAD_TEST_GPU_EXPORT=ipc): one cudaMalloc exported once with
+ *         cudaIpcGetMemHandle, which the client opens with
+ *         cudaIpcOpenMemHandle (export "ipc").  On an integrated GPU
+ *         (Jetson, IGX, DGX Spark: no CUDA IPC, the GPU reads host memory
+ *         in place) the ring is a host memfd registered with CUDA
+ *         (mem_integrated.c), handed over as host rings are (export
+ *         "host").  Available only in builds with CUDA and on hosts where
+ *         a GPU answers.
  *
  * Both also import memory a client registered for card transfers: a memfd
- * it made (host), an allocation it exported with cudaIpcGetMemHandle
- * (cuda).
+ * it made (host), an allocation it cudaMalloc'd and exported with
+ * cudaIpcGetMemHandle (cuda, always IPC).
  *
  * All functions return 0 or a negative errno; ret_* are written on success.
  */
@@ -24,6 +32,7 @@
 #include <sys/types.h>
 
 #include "config/config.h"
+#include "cuvmm.h"
 
 #define MEMORY_CUDA_GRANULE (2u << 20)
 #define MEMORY_IPC_HANDLE_SIZE 64
@@ -48,10 +57,21 @@ struct mem_region {
 	int gpu;			/* CUDA ordinal (cuda kind) */
 	char gpu_bus_id[32];		/* its PCI bus id: ordinals differ between
 					   processes, bus ids do not */
-	int fd;				/* host kind: the sealed memfd, else -1 */
-	uint8_t ipc_handle[MEMORY_IPC_HANDLE_SIZE]; /* cuda kind */
+	int fd;				/* host kind: the sealed memfd; cuda
+					   kind, export fd: the VMM
+					   allocation's descriptor; export
+					   host: the memfd; else -1 */
+	enum gpu_export gpu_export;	/* cuda kind: how lessees reach it */
+	struct cuvmm vmm;		/* cuda kind, export fd: the mapping */
+	uint8_t ipc_handle[MEMORY_IPC_HANDLE_SIZE]; /* cuda kind, export ipc */
 	bool imported;			/* import(): another process's memory */
 	enum rdma_order rdma_order;	/* cuda kind: its GPU's rule */
+	/*
+	 * cuda kind on an integrated GPU (export host): host is the memfd's
+	 * mapping (fd), dev its GPU address through @mapper.
+	 */
+	bool integrated;
+	const struct memory_host_mapper *mapper;
 };
 
 /* What import() reaches: memory of another process. */
@@ -123,5 +143,35 @@ enum rdma_order memory_rdma_order(int attribute);
 const char *memory_rdma_order_rule(enum rdma_order o);
 /* Make the card's writes to @r visible to its GPU (rule none). */
 int memory_flush_rdma_writes(const struct mem_region *r);
+
+/*
+ * Whether a GPU whose CUDA attribute INTEGRATED is @attribute (1: it
+ * shares the host's memory; -1 unknown) gets its rings in host memory;
+ * $FPGAD_TEST_GPU_INTEGRATED (1 or 0) stands in for the GPU in tests, so
+ * that a discrete GPU takes the integrated path too.
+ */
+bool memory_gpu_integrated(int attribute);
+/* Whether CUDA GPU @ordinal is integrated (memory_gpu_integrated()). */
+bool memory_cuda_integrated(int ordinal);
+
+/* How a GPU reaches host memory in place: CUDA's in mem_cuda.c. */
+struct memory_host_mapper {
+	/* @host, @len bytes, made readable by GPU @gpu at *@ret_dev. */
+	int (*map)(void *host, size_t len, int gpu, void **ret_dev);
+	void (*unmap)(void *host, int gpu);
+};
+
+/*
+ * A ring for integrated GPU @gpu: host memory as memory_host_ops.alloc()
+ * makes it (a sealed memfd for the lessee; sealed against its writable
+ * mappings with MEMORY_LESSEE_READS), mapped for the GPU through @m;
+ * region kind MEMORY_CUDA, integrated.  memory_cuda_ops.free() frees it.
+ */
+int memory_integrated_alloc(size_t size, int gpu, const char *name_hint,
+			    unsigned flags, const struct memory_host_mapper *m,
+			    struct mem_region **ret_region);
+void memory_integrated_free(struct mem_region *r);
+/* What gpudirect means for a ring of an integrated GPU, for status and topo. */
+extern const char memory_integrated_rule[];
 
 #endif

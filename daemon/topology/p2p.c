@@ -26,6 +26,8 @@
 
 #define P2P_MAX_GPUS 64
 #define P2P_PROBE_SLOTS_MAX 64u
+/* The burst's bytes per mode, at most: [device] probe_ms bounds its time. */
+#define P2P_PROBE_MAX_BYTES (256ull << 20)
 
 struct p2p_record {
 	char name[CONFIG_NAME_MAX];
@@ -222,8 +224,12 @@ static void p2p_measure(struct p2p *p, const struct config *cfg,
 	char why[160];
 	int ordinal, r;
 
-	/* No GPU: the channel runs in host memory, nothing to choose. */
-	if (memory_cuda_probe(gpu, &ordinal, why, sizeof(why)) < 0)
+	/*
+	 * No GPU: the channel runs in host memory, nothing to choose; nor on
+	 * an integrated GPU, whose ring the card writes where the GPU reads.
+	 */
+	if (memory_cuda_probe(gpu, &ordinal, why, sizeof(why)) < 0 ||
+	    memory_cuda_integrated(ordinal))
 		return;
 	params.depth = cc->queue_depth;
 	if (info->max_inflight && params.depth > info->max_inflight)
@@ -232,7 +238,7 @@ static void p2p_measure(struct p2p *p, const struct config *cfg,
 		       2 * params.depth : P2P_PROBE_SLOTS_MAX;
 	params.length = cc->frame_size;
 	params.stride = cc->slot_size;
-	params.max_bytes = cfg->device.probe_bytes;
+	params.max_bytes = P2P_PROBE_MAX_BYTES;
 	params.max_ms = cfg->device.probe_ms;
 	params.timeout_ms = cfg->device.dma_timeout_ms;
 
@@ -511,6 +517,7 @@ int p2p_topology(const struct p2p *p, const struct p2p_channel_view *chs,
 		c->gpu = (char *)chs[i].gpu;
 		c->mode = (char *)chs[i].mode;
 		c->mode_reason = (char *)chs[i].mode_reason;
+		c->integrated = chs[i].integrated;
 		if (rec) {
 			c->gpudirect_bps = rec->rates.gpudirect;
 			c->bounce_bps = rec->rates.bounce;

@@ -6,7 +6,7 @@
  * At start, before the channels exist (their DMA engines are free), for
  * each c2h channel with mode = auto in GPU memory: the topology of the
  * card and the channel's GPU, a probe of card DMA in gpudirect and in
- * bounce (bounded by [device] probe_bytes and probe_ms), and auto's choice
+ * bounce (bounded by [device] probe_ms and 256 MiB), and auto's choice
  * with its reason (probe.c).  With auto_choice = first, or a mode forced,
  * no choice is made and the channel does what it always did.
  *
@@ -68,6 +68,7 @@ struct p2p_channel_view {
 	const char *gpu;	/* PCI bus id of its GPU, "" in host memory */
 	const char *mode;
 	const char *mode_reason;
+	bool integrated;	/* its ring: host memory of an integrated GPU */
 };
 
 /* A Topology reply and everything it points into. */

@@ -162,6 +162,7 @@ class ChannelSummary:
     source: str        # "card", or "udp" or "roce" (a network sender)
     state: str
     memory: str
+    integrated: bool   # cuda memory of an integrated GPU: host memory
     mode: str
     slots: int
     slot_size: int

@@ -47,6 +47,8 @@ class Frame:
     t_dma_start_ns: int
     t_dma_end_ns: int
     t_publish_ns: int
+    t_sender_start_ns: int
+    t_sender_end_ns: int
     skipped: int
     lost: int
     ptr: int

@@ -112,10 +112,12 @@ static PyObject *client_close(PyObject *self, PyObject *unused)
 
 static PyObject *summary_dict(const struct fpgad_channel_summary *s)
 {
-	return Py_BuildValue("{s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:K,s:K,s:K,s:K,s:I}",
+	return Py_BuildValue("{s:s,s:s,s:s,s:s,s:s,s:O,s:s,s:I,s:K,s:K,s:K,s:K,s:I}",
 			     "name", s->name, "direction", s->direction,
 			     "source", s->source, "state", s->state,
-			     "memory", s->memory, "mode", s->mode, "slots", s->slots,
+			     "memory", s->memory,
+			     "integrated", s->integrated ? Py_True : Py_False,
+			     "mode", s->mode, "slots", s->slots,
 			     "slot_size", (unsigned long long)s->slot_size,
 			     "frame_size", (unsigned long long)s->frame_size,
 			     "frames", (unsigned long long)s->frames,

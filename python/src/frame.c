@@ -438,6 +438,13 @@ static PyGetSetDef frame_getset[] = {
 	{ "t_dma_end_ns", get_u64, NULL, "DMA end, CLOCK_MONOTONIC ns.", FRAME_U64(t_dma_end_ns) },
 	{ "t_publish_ns", get_u64, NULL, "When fpgad published it, CLOCK_MONOTONIC ns.",
 	  FRAME_U64(t_publish_ns) },
+	{ "t_sender_start_ns", get_u64, NULL,
+	  "When the sender started the frame, ns of the sender's clock (PTP time when\n"
+	  "it runs PTP); 0 when the source gives none (the sim, the XDMA card).",
+	  FRAME_U64(t_sender_start_ns) },
+	{ "t_sender_end_ns", get_u64, NULL,
+	  "When the sender ended the frame, as t_sender_start_ns.",
+	  FRAME_U64(t_sender_end_ns) },
 	{ "skipped", get_u64, NULL, "Older frames released unread (newest=True).",
 	  FRAME_U64(skipped) },
 	{ "lost", get_u64, NULL, "Frames missing just before this one, as this process saw them.",

@@ -156,7 +156,6 @@ frame_size = 64K
 runtime_dir = {run}
 [sim]
 numa_node = 0
-fault_error = {1 if faults else 0}
 [channel c2h0]
 direction = c2h
 engine = 0
@@ -184,8 +183,10 @@ class Fpgad:
         with open(conf, "w") as f:
             f.write(fpgad_conf(self.run, faults))
         self.log = open(self.run + ".log", "a")
+        # The second fpgad fails every transfer (the sim's test knob).
+        env = dict(os.environ, FPGAD_SIM_FAULTS="error=1" if faults else "")
         self.proc = subprocess.Popen([os.path.join(self.build, "fpgad"), "-c", conf],
-                                     stderr=self.log)
+                                     stderr=self.log, env=env)
         for _ in range(200):
             if self.ctl("version").returncode == 0:
                 return True

@@ -215,6 +215,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct fpgad_channel_setup setup;
 	struct fpgad_channel_info info;
 	struct gpu_verifier *v = NULL;
 	fpgad_channel *ch = NULL;
@@ -286,17 +287,20 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
+	fpgad_channel_get_setup(ch, &setup);
 	getrusage(RUSAGE_SELF, &ru0);
 	r = take(ch, v, run, count, depth, timeout_ms);
 	getrusage(RUSAGE_SELF, &ru1);
 	secs = run->t1_ns > run->t0_ns ? (double)(run->t1_ns - run->t0_ns) / 1e9 : 0;
-	printf("{\"channel\":\"%s\",\"memory\":\"%s\",\"mode\":\"%s\",\"shared\":%s,"
+	printf("{\"channel\":\"%s\",\"memory\":\"%s\",\"integrated\":%s,\"mode\":\"%s\",\"shared\":%s,"
 	       "\"frame_size\":%" PRIu64 ",\"frames\":%" PRIu64 ",\"verified\":%" PRIu64
 	       ",\"errors\":%" PRIu64 ",\"flagged\":%" PRIu64 ",\"seq_gaps\":%" PRIu64
 	       ",\"first_seq\":%" PRIu64 ",\"last_seq\":%" PRIu64
 	       ",\"fps\":%.1f,\"gbps\":%.3f,\"depth\":%u,\"release\":\"%s\""
-	       ",\"cpu_us_per_frame\":%.2f}\n",
-	       info.name, run->cpu ? "host" : "cuda", info.mode, flags & FPGAD_OPEN_SHARED ? "true" : "false",
+	       ",\"cpu_us_per_frame\":%.2f,\"export\":\"%s\",\"lease_ms\":%.2f"
+	       ",\"cuda_start_ms\":%.2f,\"first_map_ms\":%.3f}\n",
+	       info.name, run->cpu ? "host" : "cuda", info.integrated ? "true" : "false",
+	       info.mode, flags & FPGAD_OPEN_SHARED ? "true" : "false",
 	       info.frame_size, run->frames, run->verified, run->errors,
 	       run->flagged, run->gaps, run->first_seq, run->last_seq,
 	       secs > 0 ? (double)run->frames / secs : 0.0,
@@ -304,7 +308,9 @@ int main(int argc, char **argv)
 	       run->async ? "async" : "cpu",
 	       run->frames ? (tv_us(&ru1.ru_utime) + tv_us(&ru1.ru_stime) -
 			      tv_us(&ru0.ru_utime) - tv_us(&ru0.ru_stime)) /
-			     (double)run->frames : 0.0);
+			     (double)run->frames : 0.0,
+	       setup.gpu_export, (double)setup.lease_ns / 1e6,
+	       (double)setup.cuda_ns / 1e6, (double)setup.map_ns / 1e6);
 	fflush(stdout);
 	if (r == 0 && run->frames == count && run->verified == count &&
 	    !run->errors && !run->flagged)

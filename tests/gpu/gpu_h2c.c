@@ -150,9 +150,9 @@ int main(int argc, char **argv)
 			break;
 		usleep(10000);
 	} while (now_ms() < deadline);
-	printf("{\"channel\":\"%s\",\"fill\":\"%s\",\"frame_size\":%" PRIu64
+	printf("{\"channel\":\"%s\",\"integrated\":%s,\"fill\":\"%s\",\"frame_size\":%" PRIu64
 	       ",\"frames\":%llu,\"card_good\":%" PRIu64 ",\"card_bad\":%" PRIu64 "}\n",
-	       info.name, fills[fill], info.frame_size, n,
+	       info.name, info.integrated ? "true" : "false", fills[fill], info.frame_size, n,
 	       st.card_good - st0.card_good, st.card_bad - st0.card_bad);
 	code = st.card_bad == st0.card_bad && st.card_good - st0.card_good == count ?
 	       0 : 1;

@@ -4,12 +4,14 @@
  * (a raw protocol client, as anyone can write from proto/fpgad.proto) must
  * not see the frames of the lessee after it:
  *
- *   gpu_stale [--frames N] URL CHANNEL
+ *   gpu_stale [-n N] [-e fd|ipc] URL CHANNEL
  *
- * Lease 1: OpenChannel by hand, open the ring's CUDA IPC handle and keep
- * the mapping, CloseChannel.  Lease 2, through libfpgad: take N frames.
+ * Lease 1: OpenChannel by hand, map the ring as the reply says (export
+ * fd: the VMM descriptor of the handoff, imported; ipc: the CUDA IPC
+ * handle) and keep the mapping, CloseChannel.  Lease 2, through libfpgad: take N frames.
  * Then read every slot header of the kept mapping: none may be a frame of
  * lease 2.  Prints one JSON line; exit 0 when none is, 1 otherwise.
+ * -e E: fail unless the ring's export is E (fd or ipc).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,9 +21,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
+#include "cuvmm.h"
 #include "fpgad.h"
 #include "fpgad.pb-c.h"
 #include "fpgad_simframe.h"
@@ -32,7 +36,7 @@ int main(int argc, char **argv)
 	Fpgad__Request req = FPGAD__REQUEST__INIT;
 	Fpgad__Hello hello = FPGAD__HELLO__INIT;
 	Fpgad__OpenChannelRequest open = FPGAD__OPEN_CHANNEL_REQUEST__INIT;
-	Fpgad__CloseChannelRequest close = FPGAD__CLOSE_CHANNEL_REQUEST__INIT;
+	Fpgad__CloseChannelRequest bye = FPGAD__CLOSE_CHANNEL_REQUEST__INIT;
 	Fpgad__Response *resp;
 	cudaIpcMemHandle_t h;
 	unsigned long long n = 200, seen = 0, first = 0, last = 0;
@@ -41,13 +45,19 @@ int main(int argc, char **argv)
 	fpgad_channel *ch = NULL;
 	fpgad_client *c = NULL;
 	nng_socket s;
-	int opt, gpu, code = 1;
+	const char *want_export = NULL;
+	char export[8];
+	struct cuvmm vmm = { 0 };
+	int opt, gpu, code = 1, link = -1;
 
-	while ((opt = getopt(argc, argv, "n:")) != -1)
+	while ((opt = getopt(argc, argv, "n:e:")) != -1) {
 		if (opt == 'n')
 			n = strtoull(optarg, NULL, 0);
+		else if (opt == 'e')
+			want_export = optarg;
+	}
 	if (argc - optind != 2) {
-		fprintf(stderr, "usage: gpu_stale [-n N] URL CHANNEL\n");
+		fprintf(stderr, "usage: gpu_stale [-n N] [-e fd|ipc] URL CHANNEL\n");
 		return 2;
 	}
 	if (nng_req0_open(&s) != 0 || nng_dial(s, argv[optind], NULL, 0) != 0)
@@ -68,29 +78,56 @@ int main(int argc, char **argv)
 	req.body_case = FPGAD__REQUEST__BODY_OPEN_CHANNEL;
 	req.open_channel = &open;
 	resp = raw_transact(s, &req);
-	if (!resp || resp->code || resp->open_channel->ipc_handle.len != sizeof(h)) {
+	if (!resp || resp->code) {
 		fprintf(stderr, "gpu_stale: OpenChannel: %s\n",
 			resp ? resp->message : "no reply");
 		return 1;
 	}
-	memcpy(&h, resp->open_channel->ipc_handle.data, sizeof(h));
+	snprintf(export, sizeof(export), "%s", resp->open_channel->gpu_export[0] ?
+		 resp->open_channel->gpu_export : "ipc");
+	if (want_export && strcmp(export, want_export)) {
+		fprintf(stderr, "gpu_stale: the ring's export is %s, not %s\n", export,
+			want_export);
+		return 1;
+	}
 	slots = resp->open_channel->slots;
 	slot_size = resp->open_channel->slot_size;
 	lease1 = resp->open_channel->lease_id;
 	gpu = resp->open_channel->gpu;
 	if (cudaDeviceGetByPCIBusId(&gpu, resp->open_channel->gpu_bus_id) !=
-	    cudaSuccess || cudaSetDevice(gpu) != cudaSuccess ||
-	    cudaIpcOpenMemHandle((void **)&old, h,
-				 cudaIpcMemLazyEnablePeerAccess) != cudaSuccess) {
-		fprintf(stderr, "gpu_stale: cannot map lease 1's ring\n");
+	    cudaSuccess || cudaSetDevice(gpu) != cudaSuccess) {
+		fprintf(stderr, "gpu_stale: lease 1's GPU is not here\n");
+		return 1;
+	}
+	if (!strcmp(export, "fd")) {
+		int fds[2] = { -1, -1 };
+		unsigned got = 0;
+		char why[192];
+
+		if (raw_handoff(resp->open_channel->handoff_path,
+				&resp->open_channel->handoff_token, fds, 2, &got,
+				&link) < 0 || got != 2 ||
+		    cuvmm_import(fds[1], resp->open_channel->ring_size, gpu, -1,
+				 &vmm, why, sizeof(why)) < 0) {
+			fprintf(stderr, "gpu_stale: cannot map lease 1's ring (fd)\n");
+			return 1;
+		}
+		close(fds[0]);
+		close(fds[1]);
+		old = (unsigned char *)(uintptr_t)vmm.va;
+	} else if (resp->open_channel->ipc_handle.len != sizeof(h) ||
+		   (memcpy(&h, resp->open_channel->ipc_handle.data, sizeof(h)),
+		    cudaIpcOpenMemHandle((void **)&old, h,
+					 cudaIpcMemLazyEnablePeerAccess)) != cudaSuccess) {
+		fprintf(stderr, "gpu_stale: cannot map lease 1's ring (ipc)\n");
 		return 1;
 	}
 	fpgad__response__free_unpacked(resp, NULL);
-	close.name = argv[optind + 1];
-	close.lease_id = lease1;
+	bye.name = argv[optind + 1];
+	bye.lease_id = lease1;
 	req.id = 3;
 	req.body_case = FPGAD__REQUEST__BODY_CLOSE_CHANNEL;
-	req.close_channel = &close;
+	req.close_channel = &bye;
 	resp = raw_transact(s, &req);
 	if (!resp || resp->code)
 		return 1;
@@ -125,14 +162,19 @@ int main(int argc, char **argv)
 		    fh.seq >= first && fh.seq <= last)
 			seen++;
 	}
-	printf("{\"channel\":\"%s\",\"lease2_frames\":%llu,\"lease2_seq\":[%llu,%llu],"
-	       "\"slots_of_lease2_seen_by_lease1\":%llu}\n", argv[optind + 1], n,
+	printf("{\"channel\":\"%s\",\"export\":\"%s\",\"lease2_frames\":%llu,\"lease2_seq\":[%llu,%llu],"
+	       "\"slots_of_lease2_seen_by_lease1\":%llu}\n", argv[optind + 1], export, n,
 	       first, last, seen);
 	code = seen ? 1 : 0;
 out:
 	fpgad_channel_close(ch);
 	fpgad_disconnect(c);
-	cudaIpcCloseMemHandle(old);
+	if (vmm.va)
+		cuvmm_free(&vmm);
+	else
+		cudaIpcCloseMemHandle(old);
+	if (link >= 0)
+		close(link);
 	nng_close(s);
 	return code;
 }

@@ -31,8 +31,16 @@
 # fpgad_frame_write, by cudaMemcpyAsync from pinned memory and by a kernel,
 # every one verified by the card, while gd and bn stream; two shared-read
 # clients on one channel; a lessee that keeps its ring mapped after its
-# lease sees none of the next lessee's frames; SIGTERM and a clean exit.  Environment: GPU_FRAMES (default 20000), GPU_PY_FRAMES (5000), GPU_FRAME_SIZE
-# (1M), GPU_SHARED_FRAMES (5000), GPU_SLOTS (16), GPU_TIMEOUT_MS (10000).
+# lease sees none of the next lessee's frames; a lessee killed with the
+# ring mapped leaves fpgad no descriptor more and the next lessee streams;
+# SIGTERM and a clean exit.  Rings are exported as file descriptors (VMM):
+# every client says so.  A third run forces the legacy export
+# (FPGAD_TEST_GPU_EXPORT=ipc) on one channel: frames verified in place, a
+# former lessee's mapping, a killed lessee.  Environment: GPU_FRAMES
+# (default 20000), GPU_PY_FRAMES (5000), GPU_FRAME_SIZE (1M),
+# GPU_SHARED_FRAMES (5000), GPU_SLOTS (16), GPU_TIMEOUT_MS (10000),
+# GPU_EXPORT (fd: the export the default runs must use; ipc on a GPU
+# without VMM or POSIX file descriptor handles).
 # GPU_TEST_HOST=1 runs the same steps with host memory and CPU checks on a
 # machine without a GPU: a test of this script and gpu_client only.
 #
@@ -48,6 +56,7 @@ GPU_FRAME_SIZE=${GPU_FRAME_SIZE:-1M}
 GPU_SHARED_FRAMES=${GPU_SHARED_FRAMES:-5000}
 GPU_SLOTS=${GPU_SLOTS:-16}
 GPU_TIMEOUT_MS=${GPU_TIMEOUT_MS:-10000}
+GPU_EXPORT=${GPU_EXPORT:-fd}
 
 FPGAD=$BUILD/fpgad
 FPGACTL=$BUILD/fpgactl
@@ -179,6 +188,131 @@ python_steps() {
 	done
 }
 
+# start_fpgad [EXPORT]: fpgad on $RUNDIR/fpgad.conf (its GPU rings
+# exported as EXPORT: FPGAD_TEST_GPU_EXPORT), logging to $LOGS, until it
+# answers on $URL.
+start_fpgad() {
+	env ${1:+FPGAD_TEST_GPU_EXPORT=$1} "$FPGAD" -v -c "$RUNDIR/fpgad.conf" --runtime-dir "$RUNDIR" 2> "$LOGS/fpgad.log" &
+	FPGAD_PID=$!
+	up=0
+	i=0
+	while [ $i -lt 600 ]; do
+		if "$FPGACTL" --url "$URL" status > "$LOGS/status.txt" 2>&1; then
+			up=1
+			break
+		fi
+		kill -0 "$FPGAD_PID" 2>/dev/null || break
+		sleep 0.05
+		i=$((i + 1))
+	done
+	if [ $up = 0 ]; then
+		fail "fpgad start (see $LOGS/fpgad.log)"
+		tail -20 "$LOGS/fpgad.log" || true
+		return 1
+	fi
+	pass "fpgad start: pid $FPGAD_PID, ready after $((i * 50)) ms or less"
+}
+
+# stop_fpgad: SIGTERM, a clean exit, and how many error lines it logged.
+stop_fpgad() {
+	kill -TERM "$FPGAD_PID"
+	rc=0
+	wait "$FPGAD_PID" || rc=$?
+	FPGAD_PID=
+	if [ $rc = 0 ]; then
+		pass "fpgad stopped on SIGTERM with exit status 0"
+	else
+		fail "fpgad exit status $rc after SIGTERM (see $LOGS/fpgad.log)"
+	fi
+	errs=$(grep -c '^<[0-3]>' "$LOGS/fpgad.log" || true)
+	say "gpu: fpgad logged $errs error lines"
+}
+
+# leases NAME N: wait (5 s at most) until channel NAME has N leases.
+leases() {
+	i=0
+	until "$FPGACTL" --url "$URL" channels 2>/dev/null |
+	      awk -v n="$1" -v want="$2" '$1 == n && $6 == want { f = 1 } END { exit !f }'; do
+		[ $i -ge 100 ] && return 1
+		sleep 0.05
+		i=$((i + 1))
+	done
+}
+
+# export_of LOG WANT: the client of LOG mapped its ring through export WANT.
+export_of() {
+	line=$(grep '^{' "$1" | tail -1 || true)
+	if echo "$line" | grep -q "\"export\":\"$2\""; then
+		pass "$(basename "$1" .log): ring mapped through export $2 (${line#*\"cpu_us_per_frame\"})"
+	else
+		fail "$(basename "$1" .log): not mapped through export $2: ${line:-no result}"
+	fi
+}
+
+# stale_step EXPORT: a lessee that keeps its mapping sees nothing of the next.
+stale_step() {
+	rc=0
+	"$STALE" -n 500 -e "$1" "$URL" gd > "$LOGS/stale.log" 2>&1 || rc=$?
+	line=$(grep '^{' "$LOGS/stale.log" | tail -1 || true)
+	if [ $rc = 0 ]; then
+		pass "a former lessee's mapping: $line"
+	else
+		fail "a former lessee's mapping: exit $rc: ${line:-no result} (see $LOGS/stale.log)"
+	fi
+}
+
+# killed_step: a lessee killed with gd's ring mapped and frames held: its
+# lease ends, fpgad holds no descriptor more than before it, and the next
+# lessee streams.
+killed_step() {
+	fds0=$(ls "/proc/$FPGAD_PID/fd" | wc -l)
+	"$CLIENT" $HOST_OK --frames 100000000 --timeout "$GPU_TIMEOUT_MS" "$URL" gd \
+		> "$LOGS/killed.log" 2>&1 &
+	k=$!
+	CLIENT_PIDS=$k
+	leases gd 1 || say "  killed lessee: gd was never leased (see $LOGS/killed.log)"
+	sleep 0.2
+	kill -9 "$k" 2>/dev/null || true
+	wait "$k" 2>/dev/null || true
+	CLIENT_PIDS=
+	i=0
+	fds1=$(ls "/proc/$FPGAD_PID/fd" | wc -l)
+	while [ "$fds1" -ne "$fds0" ] && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+		fds1=$(ls "/proc/$FPGAD_PID/fd" | wc -l)
+	done
+	if leases gd 0 && [ "$fds1" -eq "$fds0" ]; then
+		pass "killed lessee: its lease ended; fpgad holds $fds1 descriptors, as before it"
+	else
+		fail "killed lessee: gd leases $("$FPGACTL" --url "$URL" channels | awk '$1 == "gd" { print $6 }'), fpgad descriptors $fds0 before, $fds1 after"
+	fi
+	run_clients 2000 after-kill gd ""
+}
+
+# export_run EXPORT: fpgad with one gpudirect channel whose rings it
+# exports as EXPORT (FPGAD_TEST_GPU_EXPORT): its frames verified in place,
+# a former lessee's mapping, a killed lessee.  Uses suite's helpers (run
+# it after suite).
+export_run() {
+	label=export-$1
+	LOGS=$ALL_LOGS/$label
+	RUNDIR=$TOPRUN/$label
+	URL=ipc://$RUNDIR/fpgad.sock
+	mkdir -p "$LOGS" "$RUNDIR"
+	say "gpu: --- $label: FPGAD_TEST_GPU_EXPORT=$1 ---"
+	{
+		printf '[daemon]\nlog_level = debug\n\n[sim]\nlink = unlimited\n'
+		channel gd 0 gpudirect block
+	} > "$RUNDIR/fpgad.conf"
+	start_fpgad "$1" || return
+	run_clients "$GPU_SHARED_FRAMES" client-gd gd ""
+	export_of "$LOGS/client-gd.log" "$1"
+	stale_step "$1"
+	killed_step
+	stop_fpgad
+}
+
 # suite LABEL SHARING: one run of every step; logs in $ALL_LOGS/LABEL.
 suite() {
 	label=$1
@@ -222,25 +356,7 @@ suite() {
 	} > "$RUNDIR/fpgad.conf"
 	cp "$RUNDIR/fpgad.conf" "$LOGS/fpgad.conf"
 
-	"$FPGAD" -v -c "$RUNDIR/fpgad.conf" --runtime-dir "$RUNDIR" 2> "$LOGS/fpgad.log" &
-	FPGAD_PID=$!
-	up=0
-	i=0
-	while [ $i -lt 600 ]; do
-		if "$FPGACTL" --url "$URL" status > "$LOGS/status.txt" 2>&1; then
-			up=1
-			break
-		fi
-		kill -0 "$FPGAD_PID" 2>/dev/null || break
-		sleep 0.05
-		i=$((i + 1))
-	done
-	if [ $up = 0 ]; then
-		fail "fpgad start (see $LOGS/fpgad.log)"
-		tail -20 "$LOGS/fpgad.log" || true
-		return
-	fi
-	pass "fpgad start: pid $FPGAD_PID, ready after $((i * 50)) ms or less"
+	start_fpgad || return
 
 	# --- status shows cuda memory and both modes ------------------------------------------------
 
@@ -388,6 +504,10 @@ suite() {
 
 	say "gpu: $GPU_FRAMES frames of $GPU_FRAME_SIZE on gd (gpudirect) and bn (bounce) at once"
 	run_clients "$GPU_FRAMES" client-gpudirect gd "" client-bounce bn ""
+	if [ "$MEMORY" = cuda ]; then
+		export_of "$LOGS/client-gpudirect.log" "$GPU_EXPORT"
+		export_of "$LOGS/client-bounce.log" "$GPU_EXPORT"
+	fi
 
 	say "gpu: two shared readers on sh, $GPU_SHARED_FRAMES frames each"
 	run_clients "$GPU_SHARED_FRAMES" shared-1 sh --shared shared-2 sh --shared
@@ -431,16 +551,9 @@ suite() {
 		wait $bg1 $bg2 2>/dev/null || true
 		CLIENT_PIDS=
 
-		# A lessee that keeps its mapping sees nothing of the next lessee.
-		rc=0
-		"$STALE" -n 500 "$URL" gd > "$LOGS/stale.log" 2>&1 || rc=$?
-		line=$(grep '^{' "$LOGS/stale.log" | tail -1 || true)
-		if [ $rc = 0 ]; then
-			pass "a former lessee's mapping: $line"
-		else
-			fail "a former lessee's mapping: exit $rc: ${line:-no result} (see $LOGS/stale.log)"
-		fi
+		stale_step "$GPU_EXPORT"
 	fi
+	killed_step
 
 	# Status again: the counters moved and the channels are idle again.
 	if "$FPGACTL" --url "$URL" --json status > "$LOGS/status-after.json" 2>&1 &&
@@ -452,21 +565,11 @@ suite() {
 
 	# --- stop ---------------------------------------------------------------------------
 
-	kill -TERM "$FPGAD_PID"
-	rc=0
-	wait "$FPGAD_PID" || rc=$?
-	FPGAD_PID=
-	if [ $rc = 0 ]; then
-		pass "fpgad stopped on SIGTERM with exit status 0"
-	else
-		fail "fpgad exit status $rc after SIGTERM (see $LOGS/fpgad.log)"
-	fi
-	errs=$(grep -c '^<[0-3]>' "$LOGS/fpgad.log" || true)
-	say "gpu: fpgad logged $errs error lines"
-
+	stop_fpgad
 }
 
 suite no-mps time-slicing
+[ "$MEMORY" != cuda ] || export_run ipc
 if [ "$MEMORY" = cuda ]; then
 	if command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
 		export CUDA_MPS_PIPE_DIRECTORY=$TOPRUN/mps-pipe

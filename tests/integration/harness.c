@@ -92,8 +92,11 @@ static void track(pid_t pid, bool add)
 	}
 }
 
-/* Start fpgad in @p's directory (the log is appended to); READY=1. */
-static int launch(struct fpgad_proc *p, const char *env)
+/*
+ * Start fpgad in @p's directory (the log is appended to), with p->env;
+ * READY=1.
+ */
+static int launch(struct fpgad_proc *p)
 {
 	char npath[256], bin[256];
 
@@ -112,8 +115,8 @@ static int launch(struct fpgad_proc *p, const char *env)
 			close(fd);
 		}
 		setenv("NOTIFY_SOCKET", npath, 1);
-		if (env)
-			putenv((char *)env);
+		if (p->env[0])
+			putenv(p->env);
 		if (p->has_conf)
 			execl(bin, "fpgad", "-v", "-c", p->conf, "--runtime-dir",
 			      p->dir, (char *)NULL);
@@ -222,7 +225,10 @@ int harness_start(struct fpgad_proc *p, const char *config, const char *env)
 		fclose(f);
 		p->has_conf = true;
 	}
-	r = launch(p, env);
+	if (env && strlen(env) >= sizeof(p->env))
+		return -ENAMETOOLONG;
+	snprintf(p->env, sizeof(p->env), "%s", env ? env : "");
+	r = launch(p);
 	if (r < 0 || !p->exporter_args[0])
 		return r;
 	return harness_exporter_start(p);
@@ -235,7 +241,7 @@ int harness_restart(struct fpgad_proc *p, int sig)
 		if (harness_wait_exit(p, 10000) < 0)
 			return -ETIMEDOUT;
 	}
-	return launch(p, NULL);
+	return launch(p);	/* with the environment it started with */
 }
 
 int harness_wait_exit(struct fpgad_proc *p, int ms)

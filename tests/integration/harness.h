@@ -20,6 +20,7 @@ struct fpgad_proc {
 	char log[192];		/* DIR/fpgad.log: fpgad's stderr */
 	int notify_fd;		/* our end of NOTIFY_SOCKET */
 	bool has_conf;		/* started with -c conf */
+	char env[256];		/* NAME=VALUE given at start, kept for restarts */
 	/* fpgad-exporter beside it, when the config had an [exporter] section. */
 	pid_t exporter_pid;
 	char exporter_args[512];	/* its options but -u, from "args = " */
@@ -30,14 +31,16 @@ const char *harness_bin(const char *name);
 
 /*
  * Start fpgad with @config (NULL = no -c) and extra environment @env
- * ("WATCHDOG_USEC=200000" or NULL); waits for READY=1 (5 s at most).
+ * ("WATCHDOG_USEC=200000", "FPGAD_SIM_FAULTS=error=1" or NULL); waits for
+ * READY=1 (5 s at most).
  */
 int harness_start(struct fpgad_proc *p, const char *config, const char *env);
 /* The same, failing the test (with fpgad's log) when it does not start. */
 void harness_start_ok(struct fpgad_proc *p, const char *config, const char *env);
 /*
  * Stop fpgad with @sig (SIGKILL: it dies) and start it again in the same
- * runtime directory with the same configuration; waits for READY=1.
+ * runtime directory with the same configuration and environment; waits
+ * for READY=1.
  */
 int harness_restart(struct fpgad_proc *p, int sig);
 /* SIGTERM, wait; returns the exit status (or -1). Removes the directory. */

@@ -672,6 +672,51 @@ static void test_check_config_agrees_with_start(void **state)
 	}
 }
 
+/*
+ * The sim's fault injection is FPGAD_SIM_FAULTS, not fpgad.conf: an old
+ * key is refused at its line naming the variable, by start and by the
+ * checker; a bad value of the variable stops start and fails the checker,
+ * naming it; a good one passes both.
+ */
+static void test_sim_faults_env(void **state)
+{
+	static const char bad_what[] = "environment FPGAD_SIM_FAULTS='error=x': error: 'x' is not a whole number";
+	char cmd[512], out[8192];
+	struct fpgad_proc p;
+	int status;
+
+	(void)state;
+	assert_int_not_equal(harness_start(&p, "[sim]\nfault_error = 1\n", NULL), 0);
+	status = harness_wait_exit(&p, 5000);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+	assert_true(harness_log_contains(&p, "fpgad.conf:2: [sim] fault_error moved to the environment variable FPGAD_SIM_FAULTS=error=N"));
+	harness_stop(&p);
+	assert_int_equal(check_config("[sim]\nfault_hang = 3\n", out, sizeof(out)), 1);
+	if (!strstr(out, ":2: [sim] fault_hang moved to the environment variable FPGAD_SIM_FAULTS=hang=N: fault injection is a test knob") ||
+	    !strstr(out, ": 1 error\n"))
+		fail_msg("--check-config of an old fault key said:\n%s", out);
+
+	assert_int_not_equal(harness_start(&p, "[channel c]\nmemory = host\n",
+					   "FPGAD_SIM_FAULTS=error=x"), 0);
+	status = harness_wait_exit(&p, 5000);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+	if (!harness_log_contains(&p, bad_what)) {
+		snprintf(cmd, sizeof(cmd), "cat %s", p.log);
+		harness_run(cmd, out, sizeof(out));
+		fail_msg("start with a bad FPGAD_SIM_FAULTS said:\n%s", out);
+	}
+	snprintf(cmd, sizeof(cmd), "FPGAD_SIM_FAULTS=error=x %s --check-config %s 2>&1",
+		 harness_bin("fpgad"), p.conf);
+	if (harness_run(cmd, out, sizeof(out)) != 1 || !strstr(out, bad_what) ||
+	    !strstr(out, ": 1 error\n"))
+		fail_msg("--check-config with a bad FPGAD_SIM_FAULTS said:\n%s", out);
+	snprintf(cmd, sizeof(cmd), "FPGAD_SIM_FAULTS=error=5,seed=3 %s --check-config %s 2>&1",
+		 harness_bin("fpgad"), p.conf);
+	if (harness_run(cmd, out, sizeof(out)) != 0 || !strstr(out, "configuration OK"))
+		fail_msg("--check-config with a good FPGAD_SIM_FAULTS said:\n%s", out);
+	harness_stop(&p);
+}
+
 static void test_remote_listener_is_read_only(void **state)
 {
 	struct fpgad_client_list *l;
@@ -1025,6 +1070,7 @@ int main(void)
 		cmocka_unit_test(test_bad_config_stops_start),
 		cmocka_unit_test(test_unavailable_device_stops_start),
 		cmocka_unit_test(test_check_config_agrees_with_start),
+		cmocka_unit_test(test_sim_faults_env),
 		cmocka_unit_test(test_remote_listener_is_read_only),
 		cmocka_unit_test(test_remote_name_tries_each_address),
 		cmocka_unit_test(test_remote_tls),

@@ -515,7 +515,7 @@ static void test_json_numbers(void **state)
 {
 	struct fpgad_proc p;
 	char out[65536];
-	json_t *j, *end;
+	json_t *j, *end, *setup;
 
 	(void)state;
 	assert_int_equal(most_digits("x 1380000000.0, 0.0004123 12"), 4);
@@ -525,6 +525,11 @@ static void test_json_numbers(void **state)
 	j = parse_json(out);
 	assert_true(json_real_value(json_object_get(j, "fps")) > 0);
 	assert_true(json_is_real(json_object_get(json_object_get(j, "wakeup_latency_us"), "p50")));
+	/* How the lease was set up: a host ring has no GPU export and no GPU map. */
+	setup = json_object_get(j, "setup");
+	assert_string_equal(json_string_value(json_object_get(setup, "gpu_export")), "");
+	assert_true(json_real_value(json_object_get(setup, "lease_ms")) > 0);
+	assert_true(json_real_value(json_object_get(setup, "first_map_ms")) == 0);
 	if (most_digits(out) > 4)
 		fail_msg("capture --json prints more than 4 significant digits:\n%s", out);
 	json_decref(j);
@@ -673,7 +678,7 @@ static void test_rows_as_measured(void **state)
 }
 
 /*
- * Every transfer fails (fault_error = 1): capture and send stop naming
+ * Every transfer fails (FPGAD_SIM_FAULTS=error=1): capture and send stop naming
  * the channel FAILED, with its counters and what to do, not the timeout;
  * validate then skips them saying they failed, by no count of processes.
  */
@@ -683,7 +688,7 @@ static void test_failed_channel_named(void **state)
 	struct fpgad_proc p;
 
 	(void)state;
-	harness_start_ok(&p, "[sim]\nfault_error = 1\n" TWO_CHANNELS, NULL);
+	harness_start_ok(&p, TWO_CHANNELS, "FPGAD_SIM_FAULTS=error=1");
 	assert_int_equal(fpgactl(&p, out, sizeof(out), "capture cam -n 1 --timeout 2000 2>&1"), 1);
 	if (strncmp(out, "fpgactl: capture cam: after 0 frames: channel cam is FAILED (", 61) ||
 	    !strstr(out, " recoveries): read why in fpgad's log (journalctl -u fpgad), then fpgactl reset cam\n"))
@@ -760,9 +765,11 @@ static void check_bench_row(json_t *row, json_int_t size, json_int_t count)
 }
 
 /*
- * bench: card memory read and write at every power of two from 4 KiB to
- * 8 MiB, then the c2h channel; a leased channel is skipped, said so; the
- * card keeps its bytes.
+ * bench: what it ran on (fpgad, the card and its link, the mode), card
+ * memory read and write at every power of two from 4 KiB to 8 MiB, then
+ * the c2h channel and the h2c one (sent as fpgactl send does, the card
+ * verifying each frame); a leased channel is skipped, said so; the card
+ * keeps its bytes.
  */
 static void test_bench(void **state)
 {
@@ -809,11 +816,25 @@ static void test_bench(void **state)
 			check_bench_row(json_array_get(json_object_get(card, "write"), k), size, 3);
 		}
 	}
+	assert_string_equal(json_string_value(json_object_get(j, "card")), "simulated");
+	assert_string_equal(json_string_value(json_object_get(j, "link")), "unlimited");
+	assert_string_equal(json_string_value(json_object_get(j, "mode")), "host");
+	assert_int_equal(json_integer_value(json_object_get(j, "pid")), p.pid);
 	streams = json_object_get(j, "streaming");
-	assert_int_equal(json_array_size(streams), 1);	/* out is h2c */
-	assert_string_equal(json_string_value(json_object_get(json_array_get(streams, 0),
-							      "channel")), "cam");
-	check_bench_row(json_array_get(streams, 0), 16384, 3);
+	assert_int_equal(json_array_size(streams), 2);
+	for (size_t i = 0; i < 2; i++) {
+		json_t *run = json_array_get(streams, i);
+
+		assert_string_equal(json_string_value(json_object_get(run, "channel")),
+				    i ? "out" : "cam");
+		assert_string_equal(json_string_value(json_object_get(run, "direction")),
+				    i ? "h2c" : "c2h");
+		check_bench_row(run, i ? 65536 : 16384, 3);
+	}
+	/* The h2c row is the card's: every frame verified by its sink. */
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(streams, 1), "card_good")), 3);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(streams, 1), "card_bad")), 0);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(streams, 1), "lost")), 0);
 	json_decref(j);
 	{
 		fpgad_buffer *b;
@@ -825,13 +846,18 @@ static void test_bench(void **state)
 		assert_memory_equal(after, before, sizeof(before));
 	}
 
-	/* A channel fpgad does not have, or one that is not c2h: refused,
-	 * before any sweep, naming what there is. */
+	/* A channel fpgad does not have: refused, before any sweep, naming
+	 * what there is. */
 	assert_int_equal(fpgactl(&p, out, sizeof(out), "bench -n 3 nosuch 2>&1"), 1);
 	assert_non_null(strstr(out, "bench: no channel 'nosuch' (fpgad has cam, out)"));
 	assert_null(strstr(out, "card memory"));
-	assert_int_equal(fpgactl(&p, out, sizeof(out), "bench -n 3 out 2>&1"), 1);
-	assert_non_null(strstr(out, "bench: out is an h2c channel"));
+	/* The h2c channel named alone: its row, no c2h section. */
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "bench -n 3 out 2>&1"), 0);
+	if (!strstr(out, "\nstreaming (h2c), as fpgactl send: a free buffer to the frame's submit, the card verifying each\n"
+			 "CHANNEL     FRAME   FRAMES      GB/S    P50(us)    P99(us)\nout        64 KiB        3 ") ||
+	    !strstr(out, "\nout: the card verified 3, rejected 0, lost 0\n") ||
+	    !strstr(out, "latency of out (host) at 64 KiB (us):\n") || strstr(out, "streaming (c2h)"))
+		fail_msg("bench out said:\n%s", out);
 
 	/* Leased by another: skipped, and said so; text with its histograms. */
 	assert_int_equal(fpgad_channel_open(c, "cam", 0, &ch), 0);
@@ -841,12 +867,31 @@ static void test_bench(void **state)
 	assert_non_null(strstr(out, "card memory, host (host buffer), one transfer at a time\n"));
 	assert_non_null(strstr(out, "latency of read (host) at 8 MiB (us):\n"));
 	assert_non_null(strstr(out, "cam: skipped (leased by 1 process)"));
+	assert_non_null(strstr(out, "\nout        64 KiB        2 "));
 	/* What it ran on, first: fpgad, the card and its link, the mode. */
 	if (strncmp(out, "bench: fpgad " FPGAD_VERSION_STRING " (pid ", 19 + strlen(FPGAD_VERSION_STRING)) ||
 	    !strstr(out, "\ncard:  simulated: a DMA card ") || !strstr(out, "\nmode:  host"))
 		fail_msg("bench does not say what it ran on:\n%s", out);
 	fpgad_channel_close(ch);
 	fpgad_disconnect(c);
+	harness_stop_ok(&p);
+}
+
+/*
+ * bench's h2c row is what the card made of the frames: with every second
+ * transfer corrupted on the way (FPGAD_SIM_FAULTS), half are rejected,
+ * said so, and bench fails as fpgactl send does.
+ */
+static void test_bench_h2c_rejected(void **state)
+{
+	static char out[1 << 16];
+	struct fpgad_proc p;
+
+	(void)state;
+	harness_start_ok(&p, TWO_CHANNELS, "FPGAD_SIM_FAULTS=corrupt=2");
+	assert_int_equal(fpgactl(&p, out, sizeof(out), "bench -n 4 out 2>&1"), 1);
+	if (!strstr(out, "\nout: the card verified 2, rejected 2, lost 0\n"))
+		fail_msg("bench out with corrupted transfers said:\n%s", out);
 	harness_stop_ok(&p);
 }
 
@@ -876,6 +921,7 @@ int main(void)
 		cmocka_unit_test(test_json_numbers),
 		cmocka_unit_test(test_progress),
 		cmocka_unit_test(test_bench),
+		cmocka_unit_test(test_bench_h2c_rejected),
 		cmocka_unit_test(test_network_rows),
 		cmocka_unit_test(test_read_zero_length),
 		cmocka_unit_test(test_progress_send_validate_bench),

@@ -424,8 +424,7 @@ static void test_transfer_failures(void **state)
 	static const int want[] = { 0, -EIO, -ETIMEDOUT, -EIO, 0, -ECANCELED, 0 };
 	static char out[BODY_MAX];
 	char conf[4096] = "[exporter]\nargs = --metrics http://127.0.0.1:0/metrics\n"
-			  "[device]\ndma_timeout_ms = 50\n"
-			  "[sim]\nfault_error = 2\nfault_timeout = 3\nfault_hang = 6\n";
+			  "[device]\ndma_timeout_ms = 50\n";
 	uint64_t wr[sizeof(want) / sizeof(want[0])];
 	struct fpgad_proc p;
 	fpgad_buffer *b;
@@ -434,7 +433,7 @@ static void test_transfer_failures(void **state)
 
 	(void)state;
 	harness_conf_channels(conf, sizeof(conf), 16);
-	harness_start_ok(&p, conf, NULL);
+	harness_start_ok(&p, conf, "FPGAD_SIM_FAULTS=error=2,timeout=3,hang=6");
 	assert_int_equal(fpgad_connect(p.url, &c), 0);
 	assert_int_equal(fpgad_buffer_alloc_host(c, 65536, &b), 0);
 	for (unsigned i = 0; i < sizeof(want) / sizeof(want[0]); i++)

@@ -334,7 +334,11 @@ static void consume(fpgad_client *c, const char *name, unsigned n,
 	free(pattern);
 }
 
-/* Silent corruption on the card is caught by the frame's CRC. */
+/*
+ * Silent corruption on the card (FPGAD_SIM_FAULTS) is caught by the
+ * frame's CRC, and still after fpgad is killed and started again: the
+ * restart keeps the environment.
+ */
 static void test_corruption_flagged(void **state)
 {
 	struct fpgad_channel_stats st;
@@ -343,19 +347,23 @@ static void test_corruption_flagged(void **state)
 	fpgad_client *c;
 
 	(void)state;
-	harness_start_ok(&p, "[sim]\nfault_corrupt = 17\n"
-			 "[channel c]\nslots = 8\nslot_size = 64K\nframe_size = 64K\n"
-			 "memory = host\npolicy = block\nintegrity = crc32c\n", NULL);
-	assert_int_equal(fpgad_connect(p.url, &c), 0);
-	consume(c, "c", 3000, &bad, &flagged, &gaps);
-	assert_true(bad > 100);
-	assert_int_equal(flagged, bad);
-	assert_int_equal(gaps, 0);
-	assert_int_equal(fpgad_channel_stats(c, "c", &st), 0);
-	assert_true(st.integrity_errors >= bad);
-	print_message("      %u of 3000 frames corrupted on the card, all flagged\n",
-		      bad);
-	fpgad_disconnect(c);
+	harness_start_ok(&p, "[channel c]\nslots = 8\nslot_size = 64K\nframe_size = 64K\n"
+			 "memory = host\npolicy = block\nintegrity = crc32c\n",
+			 "FPGAD_SIM_FAULTS=corrupt=17");
+	for (int run = 0; run < 2; run++) {
+		assert_int_equal(fpgad_connect(p.url, &c), 0);
+		consume(c, "c", 3000, &bad, &flagged, &gaps);
+		assert_true(bad > 100);
+		assert_int_equal(flagged, bad);
+		assert_int_equal(gaps, 0);
+		assert_int_equal(fpgad_channel_stats(c, "c", &st), 0);
+		assert_true(st.integrity_errors >= bad);
+		print_message("      %s: %u of 3000 frames corrupted on the card, all flagged\n",
+			      run ? "after a restart" : "first start", bad);
+		fpgad_disconnect(c);
+		if (!run)
+			assert_int_equal(harness_restart(&p, SIGKILL), 0);
+	}
 	harness_stop_ok(&p);
 }
 
@@ -369,9 +377,10 @@ static void test_hang_recovered(void **state)
 	uint64_t t0, t1;
 
 	(void)state;
-	harness_start_ok(&p, "[device]\ndma_timeout_ms = 200\n[sim]\nfault_hang = 150\n"
+	harness_start_ok(&p, "[device]\ndma_timeout_ms = 200\n"
 			 "[channel c]\nslots = 8\nslot_size = 64K\nframe_size = 64K\n"
-			 "memory = host\npolicy = block\nintegrity = crc32c\n", NULL);
+			 "memory = host\npolicy = block\nintegrity = crc32c\n",
+			 "FPGAD_SIM_FAULTS=hang=150");
 	assert_int_equal(fpgad_connect(p.url, &c), 0);
 	t0 = harness_now_ms();
 	consume(c, "c", 1000, &bad, &flagged, &gaps);
@@ -428,8 +437,8 @@ static void test_open_after_reply_timeout(void **state)
 static void test_every_fault_kind(void **state)
 {
 	static const char *const faults[] = {
-		"fault_timeout = 53", "fault_error = 41", "fault_corrupt = 29",
-		"fault_hang = 97",
+		"FPGAD_SIM_FAULTS=timeout=53", "FPGAD_SIM_FAULTS=error=41",
+		"FPGAD_SIM_FAULTS=corrupt=29", "FPGAD_SIM_FAULTS=hang=97",
 	};
 	unsigned bad, flagged, gaps;
 
@@ -440,15 +449,14 @@ static void test_every_fault_kind(void **state)
 		char conf[512];
 
 		snprintf(conf, sizeof(conf),
-			 "[device]\ndma_timeout_ms = 150\n[sim]\n%s\n"
+			 "[device]\ndma_timeout_ms = 150\n"
 			 "[channel c]\nslots = 8\nslot_size = 64K\nframe_size = 64K\n"
-			 "memory = host\npolicy = block\nintegrity = crc32c\n",
-			 faults[i]);
-		harness_start_ok(&p, conf, NULL);
+			 "memory = host\npolicy = block\nintegrity = crc32c\n");
+		harness_start_ok(&p, conf, faults[i]);
 		assert_int_equal(fpgad_connect(p.url, &c), 0);
 		consume(c, "c", 600, &bad, &flagged, &gaps);
 		assert_int_equal(flagged, bad);
-		print_message("      %-20s 600 frames: %u flagged, %u gaps\n",
+		print_message("      %-28s 600 frames: %u flagged, %u gaps\n",
 			      faults[i], flagged, gaps);
 		fpgad_disconnect(c);
 		harness_stop_ok(&p);
@@ -465,7 +473,7 @@ static void test_failed_and_reset_events(void **state)
 	uint32_t ev = 0;
 
 	(void)state;
-	harness_start_ok(&p, "[sim]\nfault_error = 1\n" FAST, NULL);
+	harness_start_ok(&p, FAST, "FPGAD_SIM_FAULTS=error=1");
 	assert_int_equal(fpgad_connect(p.url, &c), 0);
 	assert_int_equal(fpgad_connect(p.url, &admin), 0);
 	assert_int_equal(fpgad_channel_open(c, "c", 0, &ch), 0);

@@ -462,7 +462,7 @@ static void test_dma_errors_recover(void **state)
 	pid_t pid;
 
 	(void)state;
-	harness_start_ok(&p, "[sim]\nfault_error = 97\n" SMALL_CHANNEL("a", 0, "block"), NULL);
+	harness_start_ok(&p, SMALL_CHANNEL("a", 0, "block"), "FPGAD_SIM_FAULTS=error=97");
 	/* Every delivered frame verifies: failed transfers are never published. */
 	pid = spawn_consumer(p.url, "a", false, 2000);
 	expect_exit0(pid, "consumer under DMA errors");
@@ -495,6 +495,24 @@ static void test_busy_poll(void **state)
 	harness_stop_ok(&p);
 }
 
+/*
+ * A program built against the fpgad.h before struct fpgad_frame had the
+ * sender's times, on this libfpgad.so (fpgad_frame_wait@FPGAD_0): it
+ * reads every frame right, and nothing past its smaller frame is written.
+ */
+static void test_old_program_reads_frames(void **state)
+{
+	char cmd[512], out[512];
+	struct fpgad_proc p;
+
+	(void)state;
+	harness_start_ok(&p, SMALL_CHANNEL("a", 0, "block"), NULL);
+	snprintf(cmd, sizeof(cmd), "%s %s a 200", harness_bin("itests/old_frame_wait"), p.url);
+	assert_int_equal(harness_run(cmd, out, sizeof(out)), 0);
+	assert_string_equal(out, "ok 200\n");
+	harness_stop_ok(&p);
+}
+
 /* Every transfer fails: the channel gives up, and a reset brings it back. */
 static void test_failed_channel_reset(void **state)
 {
@@ -504,7 +522,7 @@ static void test_failed_channel_reset(void **state)
 	fpgad_client *c;
 
 	(void)state;
-	harness_start_ok(&p, "[sim]\nfault_error = 1\n" SMALL_CHANNEL("a", 0, "block"), NULL);
+	harness_start_ok(&p, SMALL_CHANNEL("a", 0, "block"), "FPGAD_SIM_FAULTS=error=1");
 	snprintf(cmd, sizeof(cmd), "%s --url %s capture a -n 1 --timeout 1000 2>&1",
 		 harness_bin("fpgactl"), p.url);
 	assert_int_equal(harness_run(cmd, out, sizeof(out)), 1);
@@ -532,7 +550,7 @@ static void test_corrupt_frames_caught(void **state)
 	struct fpgad_proc p;
 
 	(void)state;
-	harness_start_ok(&p, "[sim]\nfault_corrupt = 50\n" SMALL_CHANNEL("a", 0, "block"), NULL);
+	harness_start_ok(&p, SMALL_CHANNEL("a", 0, "block"), "FPGAD_SIM_FAULTS=corrupt=50");
 	snprintf(cmd, sizeof(cmd), "%s --url %s --json capture a -n 500 --verify 2>/dev/null",
 		 harness_bin("fpgactl"), p.url);
 	/* A verifying client catches the corrupted frames and says so. */
@@ -619,8 +637,9 @@ static void test_h2c_corruption_caught_by_card(void **state)
 	struct fpgad_proc p;
 
 	(void)state;
-	harness_start_ok(&p, "[sim]\nfault_corrupt = 10\n[channel out]\ndirection = h2c\n"
-			 "slots = 8\nslot_size = 64K\nframe_size = 64K\nmemory = host\n", NULL);
+	harness_start_ok(&p, "[channel out]\ndirection = h2c\n"
+			 "slots = 8\nslot_size = 64K\nframe_size = 64K\nmemory = host\n",
+			 "FPGAD_SIM_FAULTS=corrupt=10");
 	snprintf(cmd, sizeof(cmd), "%s --url %s --json send out -n 500",
 		 harness_bin("fpgactl"), p.url);
 	assert_int_equal(harness_run(cmd, out, sizeof(out)), 1);
@@ -648,6 +667,7 @@ int main(void)
 		cmocka_unit_test(test_corrupt_frames_caught),
 		cmocka_unit_test(test_remote_cannot_open),
 		cmocka_unit_test(test_daemon_stop_ends_lease),
+		cmocka_unit_test(test_old_program_reads_frames),
 		cmocka_unit_test(test_h2c_send_verified_by_card),
 		cmocka_unit_test(test_h2c_corruption_caught_by_card),
 	};

@@ -124,7 +124,7 @@ static void test_corrupting_card_fails(void **state)
 	json_t *j, *cap;
 
 	(void)state;
-	harness_start_ok(&p, "[sim]\nfault_corrupt = 1\n" SMALL("c2h0", "c2h", "0"), NULL);
+	harness_start_ok(&p, SMALL("c2h0", "c2h", "0"), "FPGAD_SIM_FAULTS=corrupt=1");
 	assert_int_equal(validate(&p, true, out, sizeof(out)), 1);
 	j = json_loads(out, 0, &jerr);
 	if (!j)

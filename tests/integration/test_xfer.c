@@ -40,10 +40,20 @@ struct fixture {
 	fpgad_client *c;
 };
 
+/* fpgad with @config and the sim's @faults (FPGAD_SIM_FAULTS, or NULL). */
+static void start_faults(struct fixture *f, const char *config, const char *faults)
+{
+	char env[128];
+
+	if (faults)
+		snprintf(env, sizeof(env), "FPGAD_SIM_FAULTS=%s", faults);
+	harness_start_ok(&f->p, config, faults ? env : NULL);
+	assert_int_equal(fpgad_connect(f->p.url, &f->c), 0);
+}
+
 static void start(struct fixture *f, const char *config)
 {
-	harness_start_ok(&f->p, config, NULL);
-	assert_int_equal(fpgad_connect(f->p.url, &f->c), 0);
+	start_faults(f, config, NULL);
 }
 
 static void stop(struct fixture *f)
@@ -642,7 +652,7 @@ static void test_split_failure(void **state)
 
 	(void)state;
 	/* One engine per direction: its third transfer fails. */
-	start(&f, "[sim]\nfault_error = 3\n");
+	start_faults(&f, "", "error=3");
 	x.buf = host_buffer(f.c, 24u << 20);
 	assert_int_equal(fpgad_xfer_batch(f.c, &x, 1, WAIT), -EIO);
 	assert_true(x.fail_addr == 0x100000 + (8u << 20));
@@ -672,7 +682,7 @@ static void test_hung_engine(void **state)
 	int r;
 
 	(void)state;
-	start(&f, "[device]\ndma_timeout_ms = 50\n[sim]\nfault_hang = 2\n");
+	start_faults(&f, "[device]\ndma_timeout_ms = 50\n", "hang=2");
 	b = host_buffer(f.c, 4096);
 	assert_int_equal(fpgad_write(b, 0, 0x3000, 4096, WAIT), 0);
 	r = fpgad_write(b, 0, 0x4000, 4096, WAIT);

@@ -8,7 +8,7 @@
  *   hsb_sender --to ADDR:PORT --frame BYTES --slots N [--from ADDR]
  *              [--mtu N] [--qpn N] [--rkey N] [--count N] [--rate FPS]
  *              [--seconds S] [--fault KIND --every K [--alt-from ADDR]]
- *              [--gso] [--no-icrc]
+ *              [--gso] [--no-icrc] [--stamp BASE]
  *   hsb_sender --control PORT [--configs N] [--config-wait S] [--no-ack]
  *              [--from ADDR] ...
  *
@@ -25,6 +25,10 @@
  * Every packet carries RoCE v2's iCRC (roce_icrc.h), as an FPGA's do;
  * --no-icrc leaves it zero.  --gso sends runs of packets of one size as
  * one datagram the kernel cuts (UDP_SEGMENT), as a fast sender does.
+ * --stamp BASE puts frame start and end times in each frame's metadata,
+ * as an FPGA with a PTP clock does, known ones: frame seq starts at BASE
+ * + seq * 1000 ns and ends 500 ns later (net_consumer --stamp checks
+ * them); without it they are 0 (none).
  *
  * --control PORT (0: any free one): the sender learns its target from the
  * host, as an FPGA does (docs/net-target.md; hsb_control.h): it listens
@@ -96,6 +100,8 @@ struct opts {
 	double config_wait;		/* s, for the --configs-th request */
 	bool no_ack;
 	const char *rdma_dev;		/* RoCE mode */
+	bool stamp;			/* --stamp */
+	uint64_t stamp_base;
 };
 
 struct sender {
@@ -124,10 +130,20 @@ static int usage(void)
 		"  [--mtu N] [--qpn N] [--rkey N] [--count N] [--rate FPS] [--seconds S]\n"
 		"  [--fault drop|dup|reorder|lose-imm|bad-rkey|bad-qpn|wrong-sender|bad-icrc\n"
 		"   --every K [--alt-from ADDR]] [--gso] [--no-icrc]\n"
-		"  [--rdma-dev DEV (RoCE: --to ADDR, --qpn fpgad's)]\n"
+		"  [--stamp BASE] [--rdma-dev DEV (RoCE: --to ADDR, --qpn fpgad's)]\n"
 		"       hsb_sender --control PORT [--configs N] [--config-wait S] [--no-ack]\n"
 		"  [--from ADDR] ...\n");
 	return 2;
+}
+
+/* A whole number, all of @s: 0, or -1. */
+static int parse_u64(const char *s, uint64_t *ret)
+{
+	char *end;
+
+	errno = 0;
+	*ret = strtoull(s, &end, 0);
+	return errno || end == s || *end || *s == '-' ? -1 : 0;
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -143,7 +159,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "no-icrc", 0, NULL, 'I' }, { "control", 1, NULL, 'C' },
 		{ "configs", 1, NULL, 'N' }, { "config-wait", 1, NULL, 'W' },
 		{ "no-ack", 0, NULL, 'A' },
-		{ "rdma-dev", 1, NULL, 'R' }, { 0 },
+		{ "rdma-dev", 1, NULL, 'R' }, { "stamp", 1, NULL, 'T' }, { 0 },
 	};
 	int c;
 
@@ -170,6 +186,11 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'W': o->config_wait = strtod(optarg, NULL); break;
 		case 'A': o->no_ack = true; break;
 		case 'R': o->rdma_dev = optarg; break;
+		case 'T':
+			o->stamp = true;
+			if (parse_u64(optarg, &o->stamp_base) < 0)
+				return usage();
+			break;
 		case 'x':
 			o->fault = F_NONE;
 			for (unsigned i = 0; i < sizeof(fault_names) / sizeof(*fault_names); i++)
@@ -355,6 +376,10 @@ static int send_frame(struct sender *s, struct hsb_tx *t, uint64_t seq, bool hit
 	    send_foreign(s, t) < 0)
 		return -1;
 	t->frame_number = (uint32_t)seq;
+	if (s->o.stamp) {
+		t->t_start_ns = s->o.stamp_base + seq * 1000;
+		t->t_end_ns = t->t_start_ns + 500;
+	}
 	n = build(s, t, seq, &s->flow);
 	/* A payload byte changed on the way, after the iCRC was computed. */
 	if (hit && s->o.fault == F_BAD_ICRC)

@@ -21,6 +21,8 @@ struct hsb_tx {
 	uint32_t psn;			/* of the frame's first packet */
 	uint32_t page;
 	uint32_t frame_number;
+	/* The metadata's frame start and end times, ns (0: none sent). */
+	uint64_t t_start_ns, t_end_ns;
 };
 
 static inline void hsb_put(uint8_t *p, uint64_t v, unsigned bytes)
@@ -87,6 +89,10 @@ static inline size_t hsb_tx_packet(const struct hsb_tx *t, const void *data,
 	hsb_put(p + 4, psn, 4);
 	hsb_put(p + 24, len, 8);
 	hsb_put(p + 32, t->frame_number, 4);
+	hsb_put(p + 12, t->t_start_ns / 1000000000u, 8);
+	hsb_put(p + 20, t->t_start_ns % 1000000000u, 4);
+	hsb_put(p + 36, t->t_end_ns / 1000000000u, 8);
+	hsb_put(p + 44, t->t_end_ns % 1000000000u, 4);
 	return (size_t)(p + ROCE_META_SIZE + ROCE_ICRC_SIZE - out);
 }
 

@@ -24,10 +24,11 @@ delta() {
 stats() { "$BUILD/fpgactl" --url "$url" --json stats "$channel"; }
 # consume FILE [WAIT_MS]: start a verifying consumer ($cpid) and wait until
 # it holds the lease; its output in FILE; WAIT_MS: how long it waits for a
-# first frame; it stops after IDLE_MS without one.
+# first frame; it stops after IDLE_MS without one.  $consumer_args: more
+# of its options (--stamp).
 consume() {
 	timeout 60 "$BUILD/net/net_consumer" "$url" "$channel" --idle-ms "${IDLE_MS:-500}" \
-		--max-wait-ms "${2:-20000}" >"$1" 2>&1 &
+		--max-wait-ms "${2:-20000}" ${consumer_args:-} >"$1" 2>&1 &
 	cpid=$!
 	for _ in $(seq 200); do
 		grep -q '^leased' "$1" && return 0

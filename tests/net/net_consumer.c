@@ -6,13 +6,18 @@
  * the sim frame format, and stop once no frame came for --idle-ms.
  *
  *   net_consumer URL CHANNEL [--idle-ms MS] [--max-wait-ms MS] [--verify 0]
+ *                [--stamp BASE|none]
  *
+ * --stamp: every frame must carry the sender's times hsb_sender --stamp
+ * BASE sends (start BASE + seq * 1000 ns, end 500 ns later), or none (0,
+ * 0); a frame with others counts as bad.
  * Prints one line: frames, good, bad (torn, stale or misnumbered content
  * delivered unflagged), flagged (delivered with FPGAD_FRAME_F_ERROR or
  * TRUNCATED), lost (seq gaps).  Exit 0 when no frame was bad, 1 when one
  * was, 2 on a usage or connection error.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,9 +38,25 @@ static int check(fpgad_channel *ch, const struct fpgad_frame *f,
 	       FPGAD_SIMFRAME_OK ? 0 : -1;
 }
 
+/* @f carries the sender's times --stamp says, or says which it carries. */
+static bool stamp_ok(const struct fpgad_frame *f, bool none, uint64_t base)
+{
+	uint64_t start = none ? 0 : base + f->seq * 1000;
+	uint64_t end = none ? 0 : start + 500;
+
+	if (f->t_sender_start_ns == start && f->t_sender_end_ns == end)
+		return true;
+	fprintf(stderr, "net_consumer: frame %" PRIu64 ": sender times %" PRIu64
+		" %" PRIu64 ", sent %" PRIu64 " %" PRIu64 "\n", f->seq,
+		f->t_sender_start_ns, f->t_sender_end_ns, start, end);
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	int idle_ms = 1000, max_wait_ms = 20000, waited = 0, verify = 1, r;
+	bool stamp = false, stamp_none = false;
+	uint64_t stamp_base = 0;
 	uint64_t frames = 0, good = 0, bad = 0, flagged = 0, lost = 0;
 	struct fpgad_channel_info info;
 	fpgad_channel *ch = NULL;
@@ -52,6 +73,11 @@ int main(int argc, char **argv)
 			max_wait_ms = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--verify"))
 			verify = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--stamp")) {
+			stamp = true;
+			stamp_none = !strcmp(argv[i + 1], "none");
+			stamp_base = strtoull(argv[i + 1], NULL, 0);
+		}
 		else
 			goto usage;
 	}
@@ -91,7 +117,9 @@ int main(int argc, char **argv)
 		waited = 0;
 		frames++;
 		lost += f.lost;
-		if (f.flags & (FPGAD_FRAME_F_ERROR | FPGAD_FRAME_F_TRUNCATED))
+		if (stamp && !stamp_ok(&f, stamp_none, stamp_base))
+			bad++;
+		else if (f.flags & (FPGAD_FRAME_F_ERROR | FPGAD_FRAME_F_TRUNCATED))
 			flagged++;
 		else if (!verify || check(ch, &f, pattern, psize) == 0)
 			good++;
@@ -106,6 +134,7 @@ int main(int argc, char **argv)
 	fpgad_disconnect(c);
 	return bad ? 1 : 0;
 usage:
-	fprintf(stderr, "usage: net_consumer URL CHANNEL [--idle-ms MS] [--max-wait-ms MS] [--verify 0]\n");
+	fprintf(stderr, "usage: net_consumer URL CHANNEL [--idle-ms MS] [--max-wait-ms MS] [--verify 0]\n"
+		"                    [--stamp BASE|none]\n");
 	return 2;
 }

@@ -98,12 +98,16 @@ fi
 # start_sender NAME CONFIGS [ARGS...]: hsb_sender in RoCE mode, told its
 # target by fpgad (the CONFIGS-th request starts it) on the control port in
 # $cport (0 for the first: any free one, read back); its pid in $spid.
+# Each frame carries known sender times (--stamp), which every consumer
+# checks it got exactly, through the landing ring and the copy.
 cport=
+STAMP=1733200000000000000
+consumer_args="--stamp $STAMP"
 start_sender() {
 	name=$1 configs=$2
 	shift 2
 	timeout 120 "$BUILD/net/hsb_sender" --rdma-dev "$RDMA_DEV" --control "${cport:-0}" \
-		--configs "$configs" --from "$ADDR" --alt-from "$ALT_ADDR" "$@" \
+		--configs "$configs" --from "$ADDR" --alt-from "$ALT_ADDR" --stamp $STAMP "$@" \
 		>"$dir/$name.sent" 2>"$dir/$name.err" &
 	spid=$!
 	for _ in $(seq 200); do

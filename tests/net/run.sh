@@ -232,7 +232,15 @@ run_case() {
 	esac
 }
 
-for f in none drop dup reorder lose-imm bad-rkey bad-qpn wrong-sender bad-icrc; do
+# The sender's frame start and end times reach the consumer exactly as
+# sent (hsb_sender --stamp: known ones), and as 0 from a sender that
+# sends none.
+consumer_args="--stamp none"
+run_case none none
+consumer_args="--stamp 1733200000000000000"
+run_case stamp none --stamp 1733200000000000000
+consumer_args=
+for f in drop dup reorder lose-imm bad-rkey bad-qpn wrong-sender bad-icrc; do
 	run_case "$f" "$f"
 done
 # Packets coalesced by the sender (UDP_SEGMENT), split again by fpgad

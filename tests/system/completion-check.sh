@@ -129,9 +129,9 @@ expect "fpgactl --url $url watch -n " ""
 expect "fpgactl --url $url watch -n 3 --json c2h1 " "c2h0 h2c0"
 expect "fpgactl --url $url watch --count 3 c2h" "c2h0 c2h1"
 FPGAD_URL=$url expect "fpgactl watch h" "h2c0"
-# bench: any number of c2h channels, each once.
-expect "fpgactl --url $url bench " "c2h0 c2h1"
-expect "fpgactl --url $url bench c2h1 " "c2h0"
+# bench: any number of channels, c2h and h2c, each once.
+expect "fpgactl --url $url bench " "c2h0 c2h1 h2c0"
+expect "fpgactl --url $url bench c2h1 " "c2h0 h2c0"
 expect "fpgactl --url $url bench -" "--count --help --json --timeout -n"
 # validate: no argument; -n and --timeout.
 expect "fpgactl --url $url validate -" "--count --help --json --timeout -n"

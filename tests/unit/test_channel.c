@@ -19,10 +19,14 @@
 #include <cmocka.h>
 
 #include "channel/channel.h"
+#include "channel/channel_impl.h"
 #include "channel/frame_producer.h"
 #include "channel/lease.h"
 #include "device/device.h"
+#include "device/sim/sim.h"
+#include "fpgad.h"
 #include "fpgad_simframe.h"
+#include "protocol.h"
 #include "frame_consumer.h"
 #include "log.h"
 
@@ -149,7 +153,7 @@ static int open_lease(struct fixture *fx, struct session *s, bool shared,
 			    sizeof(err));
 }
 
-static void make(struct fixture *fx, const char *extra_sim, enum ring_policy p,
+static void make(struct fixture *fx, const char *faults, enum ring_policy p,
 		 unsigned slots)
 {
 	struct config_channel *cc = &fx->cfg.channels[0];
@@ -160,9 +164,10 @@ static void make(struct fixture *fx, const char *extra_sim, enum ring_policy p,
 	cc->slot_size = 64 * 1024;
 	cc->frame_size = 64 * 1024;
 	cc->policy = p;
-	if (extra_sim)
-		fx->cfg.sim.fault_error = (unsigned)atoi(extra_sim);
+	if (faults)
+		setenv(SIM_FAULTS_ENV, faults, 1);
 	assert_int_equal(device_sim_ops.open(&fx->cfg, &fx->dev, NULL, 0), 0);
+	unsetenv(SIM_FAULTS_ENV);
 	assert_int_equal(channel_create(&fx->cfg, cc, sim_source(fx->dev), &fx->ch, NULL, 0), 0);
 	fx->s1.peer.pid = 101;
 	fx->s2.peer.pid = 102;
@@ -173,6 +178,39 @@ static void unmake(struct fixture *fx)
 	lease_end_all(fx->ch);
 	channel_destroy(fx->ch);
 	device_sim_ops.close(fx->dev);
+}
+
+/*
+ * A ring that reaches its lessee as a file descriptor is refused, with the
+ * reason, to a client whose Hello spoke protocol 2 (it could open only a
+ * CUDA IPC handle); host rings and IPC rings are not.
+ */
+static void test_fd_ring_needs_protocol_3(void **state)
+{
+	struct fixture fx = { 0 };
+	struct reader r = { 0 };
+	char err[256] = "";
+
+	(void)state;
+	make(&fx, NULL, POLICY_BLOCK, 4);
+	fx.s1.hello_version = FPGAD_PROTOCOL_GPU_FD - 1;
+	fx.ch->memory = MEMORY_CUDA;
+	for (enum gpu_export e = GPU_EXPORT_FD; e <= GPU_EXPORT_HOST; e++) {
+		fx.ch->mem->gpu_export = e;
+		assert_int_equal(lease_open(fx.ch, &fx.s1, false, &fx.cfg.control,
+					    &r.g, err, sizeof(err)), -EPROTO);
+		assert_non_null(strstr(err, "protocol 2 cannot map"));
+		assert_non_null(strstr(err, gpu_export_name(e)));
+		assert_null(lease_find(fx.ch, &fx.s1));
+		assert_int_equal(protocol_status_code(-EPROTO),
+				 FPGAD__STATUS_CODE__STATUS_VERSION);
+	}
+	fx.s1.hello_version = FPGAD_PROTOCOL_GPU_FD;
+	fx.ch->memory = MEMORY_HOST;
+	fx.ch->mem->gpu_export = GPU_EXPORT_IPC;
+	fx.s2.hello_version = FPGAD_PROTOCOL_GPU_FD - 1;
+	assert_int_equal(open_lease(&fx, &fx.s2, false, &r), 0);
+	unmake(&fx);
 }
 
 static void test_stream_and_verify(void **state)
@@ -425,7 +463,7 @@ static void test_repeated_failures_fail_channel(void **state)
 	int i;
 
 	(void)state;
-	make(&fx, "1", POLICY_BLOCK, 4);
+	make(&fx, "error=1", POLICY_BLOCK, 4);
 	assert_int_equal(open_lease(&fx, &fx.s1, false, &r), 0);
 	for (i = 0; i < 500; i++) {
 		channel_get_stats(fx.ch, &st);
@@ -537,6 +575,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stream_and_verify),
+		cmocka_unit_test(test_fd_ring_needs_protocol_3),
 		cmocka_unit_test(test_exclusive_and_shared),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_drop_oldest_spares_held),

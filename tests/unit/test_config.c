@@ -123,11 +123,9 @@ static void test_every_key(void **state)
 		"max_message = 128K\n"
 		"max_clients = 5\nmax_leases = 3\nmax_pinned = 1G\n"
 		"[device]\nbackend = xdma\npath = /dev/fpgad3\ngpu = 0000:41:00.0\n"
-		"dma_timeout_ms = 250\nauto_choice = first\nprobe_bytes = 64M\n"
+		"dma_timeout_ms = 250\nauto_choice = first\n"
 		"probe_ms = 50\n"
-		"[sim]\ncard_memory = 4G\nlink = gen4x16\nseed = 7\n"
-		"fault_timeout = 100\nfault_error = 200\nfault_corrupt = 300\n"
-		"fault_hang = 400\n"
+		"[sim]\ncard_memory = 4G\nlink = gen4x16\n"
 		"[transfer]\nengines = 2\nqueue_entries = 64\nmax_length = 64M\n"
 		"max_buffers = 9\nmax_registered = 2G\nbounce_slots = 4\n"
 		"poll_us = 30\n"
@@ -150,16 +148,10 @@ static void test_every_key(void **state)
 	assert_string_equal(cfg.device.gpu, "0000:41:00.0");
 	assert_int_equal(cfg.device.dma_timeout_ms, 250);
 	assert_int_equal(cfg.device.auto_choice, AUTO_FIRST);
-	assert_int_equal(cfg.device.probe_bytes, 64u << 20);
 	assert_int_equal(cfg.device.probe_ms, 50);
 	assert_int_equal(cfg.sim.card_memory, 4ull << 30);
 	assert_int_equal(cfg.sim.link.gen, 4);
 	assert_int_equal(cfg.sim.link.width, 16);
-	assert_int_equal(cfg.sim.seed, 7);
-	assert_int_equal(cfg.sim.fault_timeout, 100);
-	assert_int_equal(cfg.sim.fault_error, 200);
-	assert_int_equal(cfg.sim.fault_corrupt, 300);
-	assert_int_equal(cfg.sim.fault_hang, 400);
 	assert_int_equal(cfg.transfer.engines, 2);
 	assert_int_equal(cfg.transfer.queue_entries, 64);
 	assert_int_equal(cfg.transfer.max_length, 64ull << 20);
@@ -281,7 +273,8 @@ static void test_errors(void **state)
 		     "auto_choice: 'fastest' is not one of measure, first");
 	expect_error("[device]\nprobe_ms = 20000\n", 2,
 		     "probe_ms: '20000' is not a whole number from 0 to 10000");
-	expect_error("[device]\nprobe_bytes = 1K\n", 2, "probe_bytes: '1K' is not a size");
+	expect_error("[device]\nprobe_ms = 10\nprobe_bytes = 64M\n", 3,
+		     "[device] probe_bytes is no longer a key: the burst auto measures is bounded by [device] probe_ms, and by 256 MiB per mode; remove the line");
 	expect_error("[transfer]\n\nqueue_entries = 100\n", 3,
 		     "queue_entries: '100' is not a power of two from 8 to 2048");
 	expect_error("[transfer]\nqueue_entries = 4096\n", 2, "power of two");
@@ -621,6 +614,30 @@ static void test_moved_to_exporter(void **state)
 	}
 }
 
+/*
+ * The sim's fault injection left fpgad.conf for the environment: each old
+ * key is refused at its line, naming the variable and the form to give.
+ */
+static void test_sim_faults_moved(void **state)
+{
+	static const char *const kinds[] = { "timeout", "error", "corrupt", "hang", "seed" };
+	struct config cfg;
+	char text[128], what[160], err[2048];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		snprintf(text, sizeof(text), "[sim]\nlink = gen3x8\n%s%s = 5\n",
+			 strcmp(kinds[i], "seed") ? "fault_" : "", kinds[i]);
+		snprintf(what, sizeof(what), "[sim] %s%s moved to the environment variable FPGAD_SIM_FAULTS=%s=N",
+			 strcmp(kinds[i], "seed") ? "fault_" : "", kinds[i], kinds[i]);
+		expect_error(text, 3, what);
+		assert_int_not_equal(load(text, &cfg, err, sizeof(err)), 0);
+		assert_non_null(strstr(err, "test knob"));
+		assert_non_null(strstr(err, "fpgad(8)"));
+		assert_null(strchr(err, '\n'));
+	}
+}
+
 /* A key set twice, or a channel declared twice, names both lines. */
 static void test_duplicates(void **state)
 {
@@ -751,14 +768,14 @@ static void test_changes(void **state)
 	(void)state;
 	assert_non_null(a);
 	assert_non_null(b);
-	assert_int_equal(load("[channel cam]\nslots = 4\n[sim]\nseed = 1\n", a, err, sizeof(err)), 0);
-	assert_int_equal(load("[channel cam]\nslots = 4\n[sim]\nseed = 1\n", b, err, sizeof(err)), 0);
+	assert_int_equal(load("[channel cam]\nslots = 4\n[sim]\ncard_memory = 1G\n", a, err, sizeof(err)), 0);
+	assert_int_equal(load("[channel cam]\nslots = 4\n[sim]\ncard_memory = 1G\n", b, err, sizeof(err)), 0);
 	assert_int_equal(config_changes(a, b, NULL, out, sizeof(out)), 0);
 	assert_string_equal(out, "");
 	assert_int_equal(load("[daemon]\nlog_level = debug\n[channel cam]\nslots = 8\n"
-			      "[sim]\nseed = 2\n[channel two]\nengine = 1\n", b, err, sizeof(err)), 0);
+			      "[sim]\ncard_memory = 2G\n[channel two]\nengine = 1\n", b, err, sizeof(err)), 0);
 	assert_int_equal(config_changes(a, b, live, out, sizeof(out)), 3);
-	assert_string_equal(out, "[sim] seed, [channel cam] slots, [channel two] added");
+	assert_string_equal(out, "[sim] card_memory, [channel cam] slots, [channel two] added");
 	assert_int_equal(config_changes(a, b, NULL, out, sizeof(out)), 4);
 	assert_non_null(strstr(out, "[daemon] log_level"));
 	assert_int_equal(config_changes(b, a, live, out, sizeof(out)), 3);
@@ -778,6 +795,7 @@ int main(void)
 		cmocka_unit_test(test_net_source),
 		cmocka_unit_test(test_roce_source),
 		cmocka_unit_test(test_moved_to_exporter),
+		cmocka_unit_test(test_sim_faults_moved),
 		cmocka_unit_test(test_inline_comments),
 		cmocka_unit_test(test_one_cause_a_line),
 		cmocka_unit_test(test_duplicates),

@@ -109,6 +109,8 @@ static struct frame_ring_frame mkframe(uint32_t slot, uint64_t seq)
 		.t_dma_start_ns = seq * 10 + 1,
 		.t_dma_end_ns = seq * 10 + 5,
 		.t_publish_ns = seq * 10 + 7,
+		.t_sender_start_ns = 1700000000000000000ull + seq * 1000,
+		.t_sender_end_ns = 1700000000000000000ull + seq * 1000 + 999,
 	};
 }
 
@@ -145,8 +147,8 @@ static struct fpgad_frame_desc *desc_of(struct region *r, uint32_t i)
 static void test_sizes(void **state)
 {
 	(void)state;
-	assert_int_equal(frame_ring_size(1), 192 + 64);
-	assert_int_equal(frame_ring_size(8), 192 + 8 * 64);
+	assert_int_equal(frame_ring_size(1), 192 + 128);
+	assert_int_equal(frame_ring_size(8), 192 + 8 * 128);
 	assert_int_equal(frame_ring_size(0), 0);
 	assert_int_equal(frame_ring_size(3), 0);
 	assert_int_equal(frame_ring_size(FPGAD_FRAMES_MAX_DESCS * 2), 0);
@@ -358,6 +360,8 @@ static void test_publish_claim_release(void **state)
 	assert_int_equal(f.t_dma_start_ns, in.t_dma_start_ns);
 	assert_int_equal(f.t_dma_end_ns, in.t_dma_end_ns);
 	assert_int_equal(f.t_publish_ns, in.t_publish_ns);
+	assert_int_equal(f.t_sender_start_ns, in.t_sender_start_ns);
+	assert_int_equal(f.t_sender_end_ns, in.t_sender_end_ns);
 	assert_int_equal(hdr_of(&r)->cursor, 1);
 	assert_int_equal(frame_consumer_claim(c, &f), -EAGAIN);
 
@@ -402,6 +406,140 @@ static void test_publish_claim_release(void **state)
 }
 
 /* h2c: empty slots go out, come back with the bytes the client wrote. */
+/* --- older consumers and producers (minor 3 and before) ----------------- */
+
+/* A descriptor as fpgad_frames.h declared it up to minor 3: 64 bytes. */
+struct desc_minor3 {
+	uint64_t state;
+	uint64_t seq;
+	uint32_t slot;
+	uint32_t flags;
+	uint64_t length;
+	uint64_t t_dma_start_ns;
+	uint64_t t_dma_end_ns;
+	uint64_t t_publish_ns;
+	uint64_t fill;
+};
+_Static_assert(sizeof(struct desc_minor3) == FPGAD_FRAMES_DESC_MIN_SIZE,
+	       "minor 3's descriptor");
+
+static struct desc_minor3 *desc3_of(struct region *r, uint32_t i)
+{
+	const struct fpgad_frames_header *h = hdr_of(r);
+
+	return (struct desc_minor3 *)((char *)r->mem + h->header_size +
+				      (size_t)i * h->desc_size);
+}
+
+/*
+ * A consumer built against minor 3 reads a minor 4 ring as minor 3 says:
+ * it accepts any minor of major 1 and a desc_size of at least its 64
+ * bytes, finds position p's descriptor at p & (desc_count - 1) times
+ * desc_size, and reads its fields at minor 3's offsets.  Every frame it
+ * claims is the one published, and its releases reach the producer.
+ */
+static void test_old_consumer(void **state)
+{
+	struct region r = region_new(8);
+	struct frame_producer *p = producer_new(&r, 8, 8, 5);
+	const struct fpgad_frames_header *h = hdr_of(&r);
+	struct frame_returned back[8];
+
+	(void)state;
+	assert_int_equal(h->version_major, 1);
+	assert_true(h->version_minor > 3);
+	assert_true(h->desc_size >= sizeof(struct desc_minor3));
+	assert_int_equal(h->desc_size % 8, 0);
+	assert_true(h->header_size + (size_t)h->desc_count * h->desc_size <= r.len);
+	for (uint64_t round = 0; round < 3; round++) {
+		for (uint32_t s = 0; s < 8; s++)
+			publish(p, s, round * 8 + s);
+		for (uint64_t pos = round * 8; pos < round * 8 + 8; pos++) {
+			struct desc_minor3 *d = desc3_of(&r, (uint32_t)(pos & (h->desc_count - 1)));
+			struct frame_ring_frame want = mkframe((uint32_t)(pos % 8), pos);
+			uint64_t w = FPGAD_DESC_WORD(pos, FPGAD_DESC_READY);
+
+			assert_true(atomic_compare_exchange_strong(
+				(_Atomic uint64_t *)&d->state, &w,
+				FPGAD_DESC_WORD(pos, FPGAD_DESC_HELD)));
+			assert_int_equal(d->seq, want.seq);
+			assert_int_equal(d->slot, want.slot);
+			assert_int_equal(d->flags, want.flags);
+			assert_int_equal(d->length, want.length);
+			assert_int_equal(d->t_dma_start_ns, want.t_dma_start_ns);
+			assert_int_equal(d->t_dma_end_ns, want.t_dma_end_ns);
+			assert_int_equal(d->t_publish_ns, want.t_publish_ns);
+			atomic_store((_Atomic uint64_t *)&d->state,
+				     FPGAD_DESC_WORD(pos, FPGAD_DESC_RELEASED));
+		}
+		assert_int_equal(frame_producer_reclaim(p, back, 8), 8);
+	}
+	frame_producer_free(p);
+	free(r.mem);
+}
+
+/*
+ * This consumer on a ring of an older producer: minor 3 with 64-byte
+ * descriptors (what follows a descriptor is the next one), minor 3 with
+ * longer ones holding anything past 64 bytes, and minor 4 with 64-byte
+ * ones.  Frames are read, and the sender's times, absent, are 0.
+ */
+static void test_old_producer(void **state)
+{
+	static const struct { uint16_t minor; uint32_t desc_size; } rings[] = {
+		{ 3, 64 }, { 3, 128 }, { 4, 64 }, { 4, 72 },
+	};
+
+	(void)state;
+	for (unsigned k = 0; k < sizeof(rings) / sizeof(rings[0]); k++) {
+		struct region r = region_new(8);
+		struct frame_producer *p = producer_new(&r, 8, 8, 9);
+		struct fpgad_frames_header *h = hdr_of(&r);
+		struct frame_consumer *c;
+		struct frame_ring_frame f;
+
+		/* The descriptors an older producer would have laid out. */
+		h->version_minor = rings[k].minor;
+		h->desc_size = rings[k].desc_size;
+		memset((char *)r.mem + h->header_size, 0x5a,
+		       r.len - h->header_size);
+		for (uint32_t i = 0; i < 8; i++) {
+			struct desc_minor3 *d = desc3_of(&r, i);
+			struct frame_ring_frame in = mkframe(i, 40 + i);
+
+			*d = (struct desc_minor3){
+				.state = FPGAD_DESC_WORD(i, FPGAD_DESC_READY),
+				.seq = in.seq, .slot = in.slot, .flags = in.flags,
+				.length = in.length,
+				.t_dma_start_ns = in.t_dma_start_ns,
+				.t_dma_end_ns = in.t_dma_end_ns,
+				.t_publish_ns = in.t_publish_ns,
+			};
+		}
+		h->head = 8;
+		c = consumer_new(&r);
+		for (uint32_t i = 0; i < 8; i++) {
+			struct frame_ring_frame want = mkframe(i, 40 + i);
+
+			assert_int_equal(frame_consumer_claim(c, &f), 0);
+			assert_int_equal(f.pos, i);
+			assert_int_equal(f.seq, want.seq);
+			assert_int_equal(f.slot, want.slot);
+			assert_int_equal(f.length, want.length);
+			assert_int_equal(f.t_publish_ns, want.t_publish_ns);
+			assert_int_equal(f.t_sender_start_ns, 0);
+			assert_int_equal(f.t_sender_end_ns, 0);
+			assert_int_equal(frame_consumer_release(c, &f), 0);
+			assert_int_equal(desc3_of(&r, i)->state,
+					 FPGAD_DESC_WORD(i, FPGAD_DESC_RELEASED));
+		}
+		assert_int_equal(frame_consumer_claim(c, &f), -EAGAIN);
+		frame_consumer_free(c);
+		frame_producer_free(p);
+		free(r.mem);
+	}
+}
+
 static void test_h2c_fill(void **state)
 {
 	struct region r = region_new(4);
@@ -1454,6 +1592,8 @@ int main(void)
 		cmocka_unit_test(test_producer_init_rejects),
 		cmocka_unit_test(test_validate_corrupt),
 		cmocka_unit_test(test_publish_claim_release),
+		cmocka_unit_test(test_old_consumer),
+		cmocka_unit_test(test_old_producer),
 		cmocka_unit_test(test_burst_one_wake),
 		cmocka_unit_test(test_h2c_fill),
 		cmocka_unit_test(test_wrap_around),

@@ -6,6 +6,7 @@
  * immediate, wrong QPN or R_Key, frames too long or stale, no slot armed.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -175,6 +176,55 @@ static void test_parse_refuses(void **state)
 	memcpy(b, f->pkt[5], f->len[5]);
 	assert_int_equal(roce_parse(b, ROCE_MIN_PACKET + 3, &p), -EBADMSG);
 	assert_int_equal(roce_parse(NULL, 100, &p), -EBADMSG);
+}
+
+/* The metadata's times: seconds and nanoseconds into ns, or 0 for no time. */
+static void test_meta_times(void **state)
+{
+	static const struct {
+		uint64_t s;
+		uint32_t ns;
+		uint64_t want;
+	} cases[] = {
+		{ 0, 0, 0 },
+		{ 0, 1, 1 },
+		{ 1733200000, 123456789, 1733200000123456789ull },
+		{ 5, 999999999, 5999999999ull },
+		{ 5, 1000000000, 0 },		/* no nanosecond count */
+		{ 5, UINT32_MAX, 0 },
+		{ 18446744073ull, 709551615, UINT64_MAX },	/* the last ns */
+		{ 18446744073ull, 709551616, 0 },		/* past 2^64 ns */
+		{ 18446744074ull, 0, 0 },
+		{ UINT64_MAX, 0, 0 },
+	};
+	struct fix *f = *state;
+	struct roce_meta m = { 0 };
+	struct roce_pkt p;
+	uint64_t start, end;
+
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		m.start_s = cases[i].s;
+		m.start_ns = cases[i].ns;
+		m.meta_s = cases[i].s;
+		m.meta_ns = cases[i].ns;
+		roce_meta_times(&m, &start, &end);
+		if (start != cases[i].want || end != cases[i].want)
+			fail_msg("case %u: %" PRIu64 " %" PRIu64 ", want %" PRIu64,
+				 i, start, end, cases[i].want);
+	}
+	/* As the sender puts them on the wire: [12] s, [20] ns, [36] s, [44] ns. */
+	f->tx.t_start_ns = 1733200000123456789ull;
+	f->tx.t_end_ns = 1733200001000000001ull;
+	make_frame(f, 0);
+	assert_int_equal(roce_parse(f->pkt[5], f->len[5], &p), 0);
+	roce_meta_parse(p.payload, &m);
+	assert_int_equal(m.start_s, 1733200000);
+	assert_int_equal(m.start_ns, 123456789);
+	assert_int_equal(m.meta_s, 1733200001);
+	assert_int_equal(m.meta_ns, 1);
+	roce_meta_times(&m, &start, &end);
+	assert_int_equal(start, f->tx.t_start_ns);
+	assert_int_equal(end, f->tx.t_end_ns);
 }
 
 static void test_place(void **state)
@@ -636,6 +686,67 @@ static void test_torn_frame_numbered_ahead(void **state)
 	assert_delivered(f, 5);
 }
 
+/*
+ * The sender's frame start and end times reach the frame handed on
+ * exactly; a sender that sends none (zeros) gives 0, and so does one
+ * whose nanoseconds are no nanoseconds.
+ */
+static void test_sender_times(void **state)
+{
+	struct fix *f = *state;
+
+	f->tx.t_start_ns = 1733200000123456789ull;
+	f->tx.t_end_ns = 1733200000133456789ull;
+	make_frame(f, 0);
+	feed_all(f);
+	assert_delivered(f, 0);
+	assert_int_equal(f->done[0].t_sender_start_ns, 1733200000123456789ull);
+	assert_int_equal(f->done[0].t_sender_end_ns, 1733200000133456789ull);
+	f->armed++;
+	f->tx.t_start_ns = f->tx.t_end_ns = 0;
+	make_frame(f, 1);
+	feed_all(f);
+	assert_delivered(f, 1);
+	assert_int_equal(f->done[1].t_sender_start_ns, 0);
+	assert_int_equal(f->done[1].t_sender_end_ns, 0);
+	f->armed++;
+	make_frame(f, 2);
+	hsb_put(f->pkt[5] + ROCE_BTH_SIZE + ROCE_RETH_SIZE + ROCE_IMM_SIZE + 20,
+		1000000000u, 4);
+	feed_all(f);
+	assert_delivered(f, 2);
+	assert_int_equal(f->done[2].t_sender_start_ns, 0);
+}
+
+/*
+ * A frame of no bytes (metadata saying 0 bytes written) is no frame, as
+ * on the RoCE path: counted incomplete, never handed on, and the slot
+ * armed for it takes the next frame.
+ */
+static void test_zero_byte_frame(void **state)
+{
+	struct fix *f = *state;
+	uint8_t pkt[ROCE_MAX_PACKET];
+	size_t len;
+
+	f->armed = 1;
+	f->tx.frame_number = 0;
+	assert_int_equal(hsb_tx_packets(&f->tx, 0), 1);
+	len = hsb_tx_packet(&f->tx, f->frame, 0, 0, pkt);
+	f->tx.psn++;
+	f->tx.page = (f->tx.page + 1) % SLOTS;
+	net_frame_packet(&f->nf, pkt, len, 1000);
+	assert_int_equal(f->n_done, 0);
+	assert_int_equal(f->nf.cnt.incomplete_frames, 1);
+	assert_int_equal(f->nf.cnt.frames, 0);
+	make_frame(f, 1);
+	feed_all(f);
+	assert_int_equal(f->n_done, 1);
+	assert_delivered(f, 1);
+	assert_int_equal(f->done[0].cookie, 0);	/* the slot armed before */
+	assert_int_equal(f->nf.cnt.lost_packets + f->nf.cnt.late_packets, 0);
+}
+
 static void test_release(void **state)
 {
 	struct fix *f = *state;
@@ -661,6 +772,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_parse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_refuses, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_meta_times, setup, teardown),
 		cmocka_unit_test(test_place),
 		cmocka_unit_test(test_psn_and_payload),
 		cmocka_unit_test_setup_teardown(test_frames_in_order, setup, teardown),
@@ -681,6 +793,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_psn_wraps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sender_restarts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn_frame_numbered_ahead, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sender_times, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zero_byte_frame, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_release, setup, teardown),
 	};
 

@@ -74,7 +74,9 @@ static void start(struct fixture *f)
 		.length = SLOTS * SLOT,
 	};
 
+	/* The faults a test set in the environment are this open's only. */
 	assert_int_equal(ops->open(&f->cfg, &f->dev, NULL, 0), 0);
+	unsetenv(SIM_FAULTS_ENV);
 	assert_int_equal(ops->queue_open(f->dev, &ch, &f->q), 0);
 	assert_int_equal(ops->pin(f->q, &r, &f->handle), 0);
 }
@@ -200,7 +202,7 @@ static void test_dma_error(void **state)
 	struct sim_queue_stats st;
 	struct probe_result res = { .bytes = 12345 };
 
-	f->cfg.sim.fault_error = 3;
+	setenv(SIM_FAULTS_ENV, "error=3", 1);
 	start(f);
 	assert_int_equal(probe_run(ops, f->q, f->handle, &p, NULL, &res), -EIO);
 	assert_int_equal(res.bytes, 12345);	/* untouched on failure */
@@ -214,7 +216,7 @@ static void test_dma_timeout(void **state)
 	struct probe_params p = params(2u << 20, 60000);
 	struct probe_result res;
 
-	f->cfg.sim.fault_timeout = 2;
+	setenv(SIM_FAULTS_ENV, "timeout=2", 1);
 	start(f);
 	assert_int_equal(probe_run(ops, f->q, f->handle, &p, NULL, &res), -ETIMEDOUT);
 }
@@ -227,7 +229,7 @@ static void test_hang(void **state)
 	struct sim_queue_stats st;
 	struct probe_result res;
 
-	f->cfg.sim.fault_hang = 1;
+	setenv(SIM_FAULTS_ENV, "hang=1", 1);
 	start(f);
 	assert_int_equal(probe_run(ops, f->q, f->handle, &p, NULL, &res), -ETIMEDOUT);
 	assert_int_equal(sim_queue_stats(f->q, &st), 0);

@@ -497,6 +497,58 @@ static void test_short_last_chunk(void **state)
 	free(slot);
 }
 
+/*
+ * The sender's frame start and end times reach the frame handed on
+ * exactly, read from the landing page's metadata; none sent gives 0.
+ */
+static void test_sender_times(void **state)
+{
+	struct fix *f = *state;
+
+	f->tx.t_start_ns = 1733200000123456789ull;
+	f->tx.t_end_ns = 1733200000133456789ull;
+	send_frame(f, 0, F_NONE);
+	assert_int_equal(drain(f), 1);
+	expect_delivered(f, 0);
+	assert_int_equal(f->done[0].t_sender_start_ns, 1733200000123456789ull);
+	assert_int_equal(f->done[0].t_sender_end_ns, 1733200000133456789ull);
+	f->tx.t_start_ns = f->tx.t_end_ns = 0;
+	send_frame(f, 1, F_NONE);
+	assert_int_equal(drain(f), 1);
+	expect_delivered(f, 1);
+	assert_int_equal(f->done[1].t_sender_start_ns, 0);
+	assert_int_equal(f->done[1].t_sender_end_ns, 0);
+}
+
+/*
+ * A frame of no bytes (its metadata, where the receiver reads it, saying
+ * 0 bytes written) is no frame, as on the UDP path: counted incomplete,
+ * never handed on, and the slot armed for it takes the next frame.
+ */
+static void test_zero_byte_frame(void **state)
+{
+	struct fix *f = *state;
+	uint64_t page_va = f->tx.lay.base + (uint64_t)f->tx.page * STRIDE;
+	uint8_t pkt[ROCE_MAX_PACKET];
+	size_t len;
+
+	f->armed = 1;
+	f->tx.frame_number = 0;
+	len = hsb_tx_packet(&f->tx, f->frame, 0, 0, pkt);
+	/* The metadata block at roundup(frame_size, 128), where HSB puts it. */
+	hsb_put(pkt + ROCE_BTH_SIZE, page_va + roce_rx_meta_offset(FRAME), 8);
+	nic_apply(f, pkt, len);
+	f->tx.psn = (f->tx.psn + 1) & ROCE_PSN_MASK;
+	f->tx.page = (f->tx.page + 1) % PAGES;
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(f->rx.cnt.incomplete_frames, 1);
+	assert_int_equal(f->rx.cnt.frames, 0);
+	send_frame(f, 1, F_NONE);
+	assert_int_equal(drain(f), 1);
+	expect_delivered(f, 1);
+	assert_int_equal(f->done[0].cookie, 0);	/* the slot armed before */
+}
+
 /* No slot armed: the frame is dropped and counted; the next slot takes one. */
 static void test_no_slot(void **state)
 {
@@ -533,6 +585,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 #define T(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 		T(test_good_frames),
+		T(test_sender_times),
+		T(test_zero_byte_frame),
 		T(test_lost_packet_canary),
 		T(test_canary_renewed),
 		T(test_lost_immediate),

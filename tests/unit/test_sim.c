@@ -76,7 +76,6 @@ static int setup(void **state)
 
 	assert_non_null(f);
 	f->cfg.sim.card_memory = 256u << 20;
-	f->cfg.sim.seed = 1;
 	f->cfg.device.backend = BACKEND_SIM;
 	f->cfg.device.dma_timeout_ms = 1000;
 	f->cfg.n_channels = 1;
@@ -118,7 +117,9 @@ static void start(struct fixture *f)
 		.length = NSLOTS * SLOT,
 	};
 
+	/* The faults a test set in the environment are this open's only. */
 	assert_int_equal(ops->open(&f->cfg, &f->dev, NULL, 0), 0);
+	unsetenv(SIM_FAULTS_ENV);
 	assert_int_equal(ops->queue_open(f->dev, &f->cfg.channels[0], &f->q),
 			 0);
 	assert_int_equal(ops->pin(f->q, &r, &f->handle), 0);
@@ -595,6 +596,70 @@ static void test_frame_timeout(void **state)
 	assert_true(stats(f->q).timeouts == 1);
 }
 
+/*
+ * FPGAD_SIM_FAULTS: KIND=N pairs, any of the four kinds once each; every
+ * other form is refused with a sentence, and open refuses it naming the
+ * variable.
+ */
+static void test_faults_parse(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "errors=1", "'errors=1' is not a kind" },
+		{ "seed=-3", "seed: '-3' is not a whole number" },
+		{ "error", "'error' has no value" },
+		{ "error=", "error: '' is not a whole number" },
+		{ "error=-1", "error: '-1' is not a whole number" },
+		{ "error=+1", "error: '+1' is not a whole number" },
+		{ "error=1x", "error: '1x' is not a whole number" },
+		{ "error=4294967296", "error: '4294967296' is not a whole number from 0 to 4294967295" },
+		{ "error=1,error=2", "error is given twice" },
+		{ "error=1,", "a trailing ','" },
+		{ "error=1 ,hang=2", "error: '1 ' is not a whole number" },
+		{ ",error=1", "'' is not a kind" },
+		{ "Hang=1", "'Hang=1' is not a kind" },
+	};
+	struct fixture *f = *state;
+	struct sim_faults sf = { 9, 9, 9, 9, 9 };
+	struct device *d = (void *)0x1;
+	char err[512];
+
+	assert_int_equal(sim_faults_parse("timeout=53,error=41,corrupt=29,hang=97",
+					  &sf, err, sizeof(err)), 0);
+	assert_int_equal(sf.timeout, 53);
+	assert_int_equal(sf.error, 41);
+	assert_int_equal(sf.corrupt, 29);
+	assert_int_equal(sf.hang, 97);
+	assert_int_equal(sf.seed, SIM_FAULTS_SEED);	/* the default */
+	assert_int_equal(sim_faults_parse("seed=7", &sf, err, sizeof(err)), 0);
+	assert_true(sf.seed == 7 && !sf.hang && !sf.error && !sf.timeout && !sf.corrupt);
+	assert_int_equal(sim_faults_parse("hang=4294967295,error=0", &sf, err,
+					  sizeof(err)), 0);
+	assert_true(sf.hang == 4294967295u && !sf.error && !sf.timeout && !sf.corrupt);
+	/* Unset or empty: no faults. */
+	assert_int_equal(sim_faults_parse(NULL, &sf, err, sizeof(err)), 0);
+	assert_true(!sf.hang && !sf.error && !sf.timeout && !sf.corrupt);
+	assert_int_equal(sim_faults_parse("", &sf, err, sizeof(err)), 0);
+	assert_int_equal(sf.seed, SIM_FAULTS_SEED);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		sf.error = 77;
+		if (sim_faults_parse(bad[i][0], &sf, err, sizeof(err)) != -EINVAL ||
+		    !strstr(err, bad[i][1]))
+			fail_msg("'%s': want -EINVAL and '%s', got '%s'", bad[i][0],
+				 bad[i][1], err);
+		assert_int_equal(sf.error, 77);	/* untouched */
+	}
+
+	setenv(SIM_FAULTS_ENV, "error=2,stall=3", 1);
+	assert_int_equal(ops->open(&f->cfg, &d, err, sizeof(err)), -EINVAL);
+	unsetenv(SIM_FAULTS_ENV);
+	assert_ptr_equal(d, (void *)0x1);
+	assert_string_equal(err, "environment FPGAD_SIM_FAULTS='error=2,stall=3': "
+			    "'stall=3' is not a kind: want KIND=N[,KIND=N...] with N "
+			    "a whole number and KIND timeout, error, corrupt or hang "
+			    "(one fault in every N transfers, 0 = never) or seed "
+			    "(which byte a corrupt fault flips)");
+}
+
 static void test_fault_error(void **state)
 {
 	struct fixture *f = *state;
@@ -602,7 +667,7 @@ static void test_fault_error(void **state)
 	static const uint64_t seqs[] = { 0, 1, 2, 3, 4, 5 };
 	unsigned i;
 
-	f->cfg.sim.fault_error = 3;
+	setenv(SIM_FAULTS_ENV, "error=3", 1);
 	start(f);
 	for (i = 0; i < 6; i++)
 		assert_int_equal(submit(f, i, SLOT, i), 0);
@@ -628,7 +693,7 @@ static void test_fault_timeout(void **state)
 	struct dev_completion c[3];
 	unsigned i;
 
-	f->cfg.sim.fault_timeout = 2;
+	setenv(SIM_FAULTS_ENV, "timeout=2", 1);
 	f->cfg.device.dma_timeout_ms = 30;
 	start(f);
 	for (i = 0; i < 3; i++)
@@ -650,7 +715,7 @@ static void test_fault_corrupt(void **state)
 	struct dev_completion c[4];
 	unsigned i;
 
-	f->cfg.sim.fault_corrupt = 2;
+	setenv(SIM_FAULTS_ENV, "corrupt=2", 1);
 	start(f);
 	for (i = 0; i < 4; i++)
 		assert_int_equal(submit(f, i, SLOT, i), 0);
@@ -685,7 +750,7 @@ static void test_fault_hang_reset(void **state)
 	struct sim_queue_stats s;
 	unsigned i;
 
-	f->cfg.sim.fault_hang = 3;
+	setenv(SIM_FAULTS_ENV, "hang=3", 1);
 	start(f);
 	for (i = 0; i < 4; i++)
 		assert_int_equal(submit(f, i, SLOT, i), 0);
@@ -800,7 +865,7 @@ static void test_h2c_fault_corrupt(void **state)
 	struct sim_queue_stats s;
 	unsigned i;
 
-	f->cfg.sim.fault_corrupt = 4;
+	setenv(SIM_FAULTS_ENV, "corrupt=4", 1);
 	channel(&f->cfg.channels[0], "h2c0", DIR_H2C, 0);
 	start(f);
 	for (i = 0; i < 4; i++) {
@@ -895,7 +960,7 @@ static void test_close_busy(void **state)
 	unsigned i;
 
 	/* Close with a hung transfer and queued ones: no wait, no leak. */
-	f->cfg.sim.fault_hang = 1;
+	setenv(SIM_FAULTS_ENV, "hang=1", 1);
 	start(f);
 	for (i = 0; i < 8; i++)
 		assert_int_equal(submit(f, i, SLOT, i), 0);
@@ -1044,8 +1109,7 @@ static void test_mem_faults(void **state)
 	struct device_queue *wq, *rq;
 	uint64_t wh, rh, diff = 0;
 
-	f->cfg.sim.fault_error = 2;
-	f->cfg.sim.fault_corrupt = 3;
+	setenv(SIM_FAULTS_ENV, "error=2,corrupt=3", 1);
 	start(f);
 	wq = mem_queue(f, DIR_H2C, 1, &wh);
 	rq = mem_queue(f, DIR_C2H, 1, &rh);
@@ -1153,7 +1217,7 @@ static void test_cuda(void **state)
 		unsigned char *host;
 		unsigned round, i;
 
-		f->cfg.sim.fault_corrupt = 7;
+		setenv(SIM_FAULTS_ENV, "corrupt=7", 1);
 		start(f);
 		assert_int_equal(memory_cuda_ops.alloc(NSLOTS * SLOT, "",
 						       "simtest", 0, &m), 0);
@@ -1343,6 +1407,7 @@ int main(void)
 		T(test_frame_rate),
 		T(test_source_overrun),
 		T(test_frame_timeout),
+		T(test_faults_parse),
 		T(test_fault_error),
 		T(test_fault_timeout),
 		T(test_fault_corrupt),

@@ -88,6 +88,7 @@ static void frame_end(struct net_frame *nf, const struct roce_pkt *p,
 		d.length = m.bytes_written;
 		d.t_start_ns = nf->t_start_ns;
 		d.t_end_ns = now_ns;
+		roce_meta_times(&m, &d.t_sender_start_ns, &d.t_sender_end_ns);
 		nf->have_slot = false;
 		nf->cnt.frames++;
 		nf->seen_length = d.length;

@@ -35,6 +35,8 @@ struct net_frame_done {
 	uint64_t length;
 	uint64_t seq;			/* the sender's frame number, unwrapped */
 	uint64_t t_start_ns, t_end_ns;	/* first packet, immediate */
+	/* The metadata's frame start and metadata time (roce_meta_time_ns). */
+	uint64_t t_sender_start_ns, t_sender_end_ns;
 };
 
 struct net_frame_ops {

@@ -88,6 +88,8 @@ void net_slots_done(struct net_slots *s, const struct net_frame_done *d)
 		.seq = d->seq,
 		.t_start_ns = d->t_start_ns,
 		.t_end_ns = d->t_end_ns,
+		.t_sender_start_ns = d->t_sender_start_ns,
+		.t_sender_end_ns = d->t_sender_end_ns,
 	};
 
 	cq_push(s, &c);

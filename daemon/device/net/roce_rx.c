@@ -273,6 +273,7 @@ static int frame_end(struct roce_rx *rx, const struct roce_rx_ops *ops,
 	d.cookie = rx->slot.cookie;
 	d.length = m.bytes_written;
 	d.t_start_ns = d.t_end_ns = now_ns;
+	roce_meta_times(&m, &d.t_sender_start_ns, &d.t_sender_end_ns);
 	rx->have_slot = false;
 	rx->cnt.frames++;
 	rx->cnt.bytes += m.bytes_written;

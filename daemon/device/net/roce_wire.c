@@ -111,6 +111,22 @@ void roce_meta_parse(const void *buf, struct roce_meta *ret_meta)
 	*ret_meta = m;
 }
 
+static uint64_t meta_time_ns(uint64_t s, uint32_t ns)
+{
+	const uint64_t giga = 1000000000u;
+
+	if (ns >= giga || s > (UINT64_MAX - ns) / giga)
+		return 0;
+	return s * giga + ns;
+}
+
+void roce_meta_times(const struct roce_meta *m, uint64_t *ret_start_ns,
+		     uint64_t *ret_end_ns)
+{
+	*ret_start_ns = meta_time_ns(m->start_s, m->start_ns);
+	*ret_end_ns = meta_time_ns(m->meta_s, m->meta_ns);
+}
+
 int roce_place(const struct sender_layout *lay, uint64_t va, uint64_t len,
 	       uint32_t *ret_page, uint64_t *ret_offset)
 {

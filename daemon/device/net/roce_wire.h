@@ -105,6 +105,15 @@ int roce_parse_split(const void *hdr, size_t hdr_len, size_t len,
 /* Decode the 128-byte metadata block at @p. */
 void roce_meta_parse(const void *p, struct roce_meta *ret_meta);
 
+/*
+ * The frame start and frame end (metadata) times of @m, seconds and
+ * nanoseconds of the sender's clock (PTP when it runs PTP), in ns: 0 for
+ * none (both 0) and for one that is no time (nanoseconds of 10^9 or more,
+ * or past 2^64 ns).
+ */
+void roce_meta_times(const struct roce_meta *m, uint64_t *ret_start_ns,
+		     uint64_t *ret_end_ns);
+
 static inline uint32_t roce_imm_psn(uint32_t imm) { return imm >> 12; }
 static inline uint32_t roce_imm_page(uint32_t imm) { return imm & 0xfffu; }
 

@@ -41,6 +41,9 @@ static int sim_open(const struct config *cfg, struct device **ret_dev,
 	if (!d)
 		return -ENOMEM;
 	d->sim = *s;
+	r = sim_faults_from_env(&d->faults, err, errlen);
+	if (r < 0)
+		goto fail;
 	d->timeout_ms = cfg->device.dma_timeout_ms;
 	if (!d->timeout_ms)
 		d->timeout_ms = SIM_DEFAULT_TIMEOUT_MS;
@@ -72,12 +75,12 @@ static int sim_open(const struct config *cfg, struct device **ret_dev,
 	else
 		log_info("sim: card memory %" PRIu64 " MiB, link unlimited",
 			 d->card_size >> 20);
-	if (s->fault_timeout || s->fault_error || s->fault_corrupt ||
-	    s->fault_hang)
-		log_notice("sim: fault injection: one in timeout %u, error %u, "
-			   "corrupt %u, hang %u transfers (0 = never)",
-			   s->fault_timeout, s->fault_error, s->fault_corrupt,
-			   s->fault_hang);
+	if (d->faults.timeout || d->faults.error || d->faults.corrupt ||
+	    d->faults.hang)
+		log_notice("sim: fault injection (" SIM_FAULTS_ENV "): one in "
+			   "timeout %u, error %u, corrupt %u, hang %u transfers "
+			   "(0 = never)", d->faults.timeout, d->faults.error,
+			   d->faults.corrupt, d->faults.hang);
 	*ret_dev = d;
 	return 0;
 

@@ -7,8 +7,9 @@
  *   device_sim.c  the backend's ops: open, queues, pins, submit, wait
  *   sim_card.c    card memory: the address space memory queues address
  *   sim_link.c    the PCIe link model
- *   sim_frames.c  C2H frame sources, the H2C sink and fault injection,
- *                 and the private memory they work in
+ *   sim_frames.c  C2H frame sources and the H2C sink, and the private
+ *                 memory they work in
+ *   sim_faults.c  fault injection and its test knob SIM_FAULTS_ENV
  *   sim_engine.c  the engine thread that executes transfers
  *   sim_gpu.c     transfers into and out of GPU memory (CUDA copies)
  *
@@ -44,7 +45,8 @@
  *                between registered card memory and the GPU buffer, several
  *                copies in flight (the channel's queue_depth, at most
  *                max_inflight) so the ring pipelines.
- *   faults       one fault every N transfers the engine starts, per kind:
+ *   faults       one fault every N transfers the engine starts, per kind
+ *                (set by the environment, SIM_FAULTS_ENV, for tests):
  *                hang (no completion until reset), timeout (-ETIMEDOUT
  *                after the transfer's timeout), error (-EIO at once),
  *                corrupt (completes, one payload byte flipped).  A C2H
@@ -112,8 +114,36 @@ enum sim_sleep {
 	SIM_SLEEP_TIME,		/* pacing: reset and close wake it */
 };
 
+/*
+ * Fault injection, a test knob: one fault of each kind in every N
+ * transfers of a queue, 0 = never, and the seed that picks the byte a
+ * corrupt fault flips.  Read from the environment at open
+ * (SIM_FAULTS_ENV="timeout=N,error=N,corrupt=N,hang=N,seed=N", any of
+ * them), never from fpgad.conf: no operator decides to break the card.
+ */
+#define SIM_FAULTS_ENV "FPGAD_SIM_FAULTS"
+#define SIM_FAULTS_SEED 1u
+
+struct sim_faults {
+	unsigned timeout;
+	unsigned error;
+	unsigned corrupt;
+	unsigned hang;
+	unsigned seed;
+};
+
+/* sim_faults.c.  Parse @s (NULL or "" = none) into @ret; on error a
+ * sentence in @err. */
+int sim_faults_parse(const char *s, struct sim_faults *ret, char *err,
+		     size_t errlen);
+/* The same for SIM_FAULTS_ENV; the sentence names the variable. */
+int sim_faults_from_env(struct sim_faults *ret, char *err, size_t errlen);
+/* The fault the transfer the engine starts now gets. */
+enum sim_fault sim_fault_next(struct device_queue *q);
+
 struct device {
 	struct config_sim sim;
+	struct sim_faults faults;
 	unsigned timeout_ms;
 	uint64_t card_size;
 	unsigned char *card;
@@ -306,7 +336,6 @@ uint64_t sim_link_reserve(struct device *d, enum direction dir, uint64_t now,
 /* Lay out and allocate the queue's private memory. */
 int sim_frames_memory(struct device_queue *q);
 void sim_frames_memory_free(struct device_queue *q);
-enum sim_fault sim_fault_next(struct device_queue *q);
 uint64_t sim_flip_offset(struct device_queue *q, uint64_t n);
 void sim_source_peek(struct device_queue *q, uint64_t now, uint64_t *ret_seq,
 		     uint64_t *ret_avail);

@@ -3,7 +3,7 @@
  * sim_frames.c - what the sim card sends and receives: the C2H frame
  * source (frame N at t0 + N / frame_rate, a FIFO that overruns), the H2C
  * sink that checks every frame it gets, the private memory they work in,
- * and which transfer a fault hits (sim.h).
+ * and the byte a corrupt fault flips (sim.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -74,26 +74,10 @@ void sim_frames_memory_free(struct device_queue *q)
 	q->win = NULL;
 }
 
-enum sim_fault sim_fault_next(struct device_queue *q)
-{
-	const struct config_sim *s = &q->dev->sim;
-	uint64_t n = ++q->started;
-
-	if (s->fault_hang && n % s->fault_hang == 0)
-		return SIM_FAULT_HANG;
-	if (s->fault_timeout && n % s->fault_timeout == 0)
-		return SIM_FAULT_TIMEOUT;
-	if (s->fault_error && n % s->fault_error == 0)
-		return SIM_FAULT_ERROR;
-	if (s->fault_corrupt && n % s->fault_corrupt == 0)
-		return SIM_FAULT_CORRUPT;
-	return SIM_FAULT_NONE;
-}
-
 /* The byte of an @n-byte transfer that a corrupt fault flips. */
 uint64_t sim_flip_offset(struct device_queue *q, uint64_t n)
 {
-	uint64_t r = fpgad_simframe_mix(q->dev->sim.seed ^ (q->started << 8) ^
+	uint64_t r = fpgad_simframe_mix(q->dev->faults.seed ^ (q->started << 8) ^
 					q->engine);
 
 	if (n <= FPGAD_SIMFRAME_HDR_SIZE)

@@ -80,11 +80,9 @@ hostile_case daemon_kill9 any "a client waiting on a SIGKILLed fpgad is told wit
 # hung engine is seen and reset within 2 x dma_timeout_ms.
 case_faults_verified() {
 	local fault out ms worst=0
-	for fault in "fault_timeout = 53" "fault_error = 41" "fault_corrupt = 29" "fault_hang = 97"; do
-		fpgad_start "[device]
+	for fault in timeout=53 error=41 corrupt=29 hang=97; do
+		FPGAD_SIM_FAULTS=$fault fpgad_start "[device]
 dma_timeout_ms = 150
-[sim]
-$fault
 $RING_CHANNEL
 policy = block"
 		out=$("$FPGACTL" --url "$FPGAD_URL" capture c2h0 -n 600 --verify --timeout 5000 2>&1) ||
@@ -92,9 +90,9 @@ policy = block"
 		expect_out "$out" "frames     600 "
 		expect_out "$out" ", errors 0, "
 		case $fault in
-		fault_corrupt*)
+		corrupt*)
 			case $out in *"flagged by fpgad 0"*) say "$out"; fail "$fault: no frame flagged" ;; esac ;;
-		fault_hang*)
+		hang*)
 			expect_in "$FPGAD_LOG" "none back for"
 			for ms in $(sed -n 's/.*none back for \([0-9]*\) ms.*/\1/p' "$FPGAD_LOG"); do
 				[ "$ms" -gt "$worst" ] && worst=$ms

@@ -34,10 +34,8 @@ case_reset_other_uid() {
 	local out h1
 	h1=$(id -u "$H1")
 	usermod -aG "$HOSTILE_GROUP" "$H1" || fail "cannot add $H1 to $HOSTILE_GROUP"
-	fpgad_start "[control]
-group = $HOSTILE_GROUP
-[sim]
-fault_error = 1"
+	FPGAD_SIM_FAULTS=error=1 fpgad_start "[control]
+group = $HOSTILE_GROUP"
 	background as "$H1" "$PEER" req "$FPGAD_URL" open:1:c2h0 hold
 	wait_for "$CASE_DIR/bg.$BG.out" "hold"
 	expect_in "$CASE_DIR/bg.$BG.out" "open:1:c2h0: OK"
