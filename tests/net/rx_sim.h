@@ -28,6 +28,7 @@ struct rx_sim_side {
 	unsigned char *ring;
 	uint64_t slot_size;
 	unsigned next;			/* slots handed out */
+	unsigned armed;			/* up to this many (RX_SIM_SLOTS) */
 	unsigned n_done;
 	struct net_frame_done done[RX_SIM_SLOTS];
 	unsigned char *snap;		/* each delivered frame as delivered */
@@ -50,7 +51,7 @@ static inline int rx_sim_take(void *user, struct net_slot *ret)
 {
 	struct rx_sim_side *s = user;
 
-	if (s->next >= RX_SIM_SLOTS)
+	if (s->next >= s->armed)
 		return -EAGAIN;
 	ret->base = s->ring + (size_t)s->next * s->slot_size;
 	ret->cookie = s->next++;
@@ -75,6 +76,7 @@ static inline void rx_sim_side_init(struct rx_sim_side *s, const struct net_fram
 {
 	memset(s, 0, sizeof(*s));
 	s->slot_size = cfg->slot_size;
+	s->armed = RX_SIM_SLOTS;
 	s->ring = calloc(RX_SIM_SLOTS, cfg->slot_size);
 	s->snap = calloc(RX_SIM_SLOTS, cfg->slot_size);
 	if (!s->ring || !s->snap)

@@ -243,6 +243,26 @@ static void long_datagram_cut(void **state)
 	assert_int_equal(g->sim.aimed.n_done, 2);
 }
 
+/*
+ * No slot armed when a frame starts, one armed while it goes on: that frame
+ * is dropped (counted), never delivered with its start missing.
+ */
+static void slot_armed_mid_frame(void **state)
+{
+	struct gen *g = *state;
+	unsigned took;
+
+	frame(g, FRAME, PAYLOAD);
+	frame(g, FRAME, PAYLOAD);
+	g->sim.ref.armed = g->sim.aimed.armed = 0;
+	assert_true(rx_sim_batch(&g->sim, g->d, g->n, 2, &took));
+	g->sim.ref.armed = g->sim.aimed.armed = RX_SIM_SLOTS;
+	if (!rx_sim_run(&g->sim, g->d + took, g->n - took, 64) || !rx_sim_same(&g->sim))
+		fail_msg("%s", g->sim.why);
+	assert_int_equal(g->sim.aimed.nf.cnt.no_slot_frames, 1);
+	delivered_as_sent(g, 1);
+}
+
 /* Drops, duplicates, swaps, other senders' and keys' packets, junk, at random. */
 static void random_faults_match_copying(void **state)
 {
@@ -293,6 +313,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(frame_length_changes, setup, teardown),
 		cmocka_unit_test_setup_teardown(never_aims_past_the_slot, setup, teardown),
 		cmocka_unit_test_setup_teardown(long_datagram_cut, setup, teardown),
+		cmocka_unit_test_setup_teardown(slot_armed_mid_frame, setup, teardown),
 		cmocka_unit_test_setup_teardown(random_faults_match_copying, setup, teardown),
 	};
 

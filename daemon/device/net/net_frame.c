@@ -101,7 +101,9 @@ static void frame_end(struct net_frame *nf, const struct roce_pkt *p,
 bool net_frame_next(struct net_frame *nf, struct net_slot *ret_slot,
 		    uint64_t *ret_offset)
 {
-	if (!nf->have_slot && nf->ops->take(nf->user, &nf->slot) == 0)
+	/* A frame that started with no slot goes on with none (no_slot_frames). */
+	if (!nf->have_slot && !nf->active &&
+	    nf->ops->take(nf->user, &nf->slot) == 0)
 		nf->have_slot = true;
 	if (!nf->have_slot)
 		return false;

@@ -94,7 +94,8 @@ void net_frame_packet_split(struct net_frame *nf, const void *hdr,
 /*
  * Where the payload of the sender's next packet in order goes: the slot
  * the receiver holds (taking one when it holds none) and the offset in
- * it.  False when no slot is armed.
+ * it.  False when no slot is armed, or the frame under way started with
+ * none.
  */
 bool net_frame_next(struct net_frame *nf, struct net_slot *ret_slot,
 		    uint64_t *ret_offset);
