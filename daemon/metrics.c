@@ -73,7 +73,7 @@ static const struct stats_family net_counters[] = {
 	  "Network channels: datagrams from an address other than the sender's, ignored.",
 	  offsetof(struct channel_stats, net.wrong_sender) },
 	{ "fpgad_channel_net_kernel_drops_total",
-	  "Network channels: datagrams the kernel dropped, the socket's buffer full (SO_RXQ_OVFL).",
+	  "Network channels: datagrams the kernel dropped, the socket's buffer full (SO_MEMINFO).",
 	  offsetof(struct channel_stats, net.kernel_drops) },
 	{ "fpgad_channel_net_bad_icrc_total",
 	  "Network channels: packets whose RoCE iCRC did not match, not used.",
