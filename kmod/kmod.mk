@@ -24,7 +24,7 @@
 #                     suites (KMOD_SUITES), each in a chroot of its own
 #                     made by mmdebstrap and kept in KMOD_SUITES_CACHE;
 #                     skipped when the archive cannot be reached
-#   make kmod-clean
+#   make kmod-clean   (keeps the suites' chroots: rm -rf KMOD_SUITES_CACHE)
 #
 # The matrix builds each kernel twice: as it is booted, and with PIN_NVP2P
 # against tests/kmod/nvp2p/nv-p2p.h (compile-only declarations of NVIDIA's
@@ -285,7 +285,8 @@ kmod-check:
 kmod-clean:
 	-$(Q)[ -f $(KMOD_KDIR)/Makefile ] && \
 		$(MAKE) --no-print-directory -C $(KMOD_KDIR) M=$(CURDIR)/kmod -s clean
-	$(Q)rm -rf $(BUILD)/kmod $(BUILD)/kmod-test $(BUILD)/tests/kmod $(KMOD_ARM64_DIR)
+	$(Q)rm -rf $(BUILD)/kmod $(BUILD)/kmod-test $(BUILD)/tests/kmod $(KMOD_ARM64_DIR) \
+		$(KMOD_CONFTEST_DIR) $(addprefix $(BUILD)/kmod-suites/,$(KMOD_SUITES))
 
 
 -include tests/kmod/model.mk
