@@ -2,9 +2,11 @@
 /*
  * fpgad_compat.h - the kernel interfaces fpgad_dma.ko uses that changed
  * between the kernels it builds on.  Each is picked by what the headers
- * define, not by LINUX_VERSION_CODE: distributions backport interfaces
+ * provide, never by LINUX_VERSION_CODE: distributions backport interfaces
  * (RHEL 9.4's 5.14 has the one-argument class_create), and a version test
- * would pick the wrong spelling there.
+ * picks the wrong spelling there.  What a macro test cannot see (a
+ * function's arguments, a structure's member) Kbuild's conftest step
+ * compiles a probe for (fpgad_conftest.c); fpgad_conftest.h is its result.
  */
 #ifndef FPGAD_COMPAT_H
 #define FPGAD_COMPAT_H
@@ -13,17 +15,30 @@
 #include <linux/module.h>
 #include <linux/pci.h>
 
+#include <fpgad_conftest.h>
+
 /*
- * 6.4 dropped the owner argument of class_create(), which stopped being a
- * macro over __class_create() and became a function.
+ * 6.4 dropped the owner argument of class_create().  Probed by a call: a
+ * backport may be the function of 6.4 or the one-argument macro of the
+ * commit before it, so whether class_create is a macro does not tell.
  */
-#ifdef class_create
-#define fpgad_class_create(name)	class_create(THIS_MODULE, name)
-#else
+#ifdef FPGAD_HAVE_CLASS_CREATE_NAME
 #define fpgad_class_create(name)	class_create(name)
+#else
+#define fpgad_class_create(name)	class_create(THIS_MODULE, name)
 #endif
 
-/* 6.8 renamed PCI_IRQ_LEGACY to PCI_IRQ_INTX (the old name went in 6.10). */
+/* The importer's callback when the exporter moves a dma-buf, renamed. */
+#ifdef FPGAD_HAVE_DMA_BUF_INVALIDATE_MAPPINGS
+#define FPGAD_DMA_BUF_MOVE_NOTIFY	invalidate_mappings
+#else
+#define FPGAD_DMA_BUF_MOVE_NOTIFY	move_notify
+#endif
+
+/*
+ * 6.8 renamed PCI_IRQ_LEGACY to PCI_IRQ_INTX (the old name went in 6.10);
+ * a macro, so a backport of it is seen by #ifndef.
+ */
 #ifndef PCI_IRQ_INTX
 #define PCI_IRQ_INTX			PCI_IRQ_LEGACY
 #endif

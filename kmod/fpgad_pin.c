@@ -28,6 +28,7 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 
+#include "fpgad_compat.h"
 #include "fpgad_drv.h"
 
 /* One pin may cover at most this much (bounds the page array). */
@@ -227,7 +228,7 @@ static void fpgad_move_notify(struct dma_buf_attachment *attach)
 
 static const struct dma_buf_attach_ops fpgad_importer_ops = {
 	.allow_peer2peer = true,
-	.move_notify = fpgad_move_notify,
+	.FPGAD_DMA_BUF_MOVE_NOTIFY = fpgad_move_notify,
 };
 
 static void fpgad_unpin_dmabuf(struct fpgad_pin *pin)

@@ -3,7 +3,7 @@
 # kmod.mk - the kernel module's part of the root Makefile (included by it).
 #
 #   make kmod         build kmod/fpgad_dma.ko against Debian's kernel headers,
-#                     warnings are errors
+#                     warnings (W=1's included) are errors
 #   make kmod-matrix  build it against every installed kernel's headers
 #                     (KMOD_KVERS), each in $(BUILD)/kmod/<release>/
 #   make kmod-check   kmod-matrix, the guest test program, and
@@ -15,7 +15,16 @@
 #                     headers of every installed kernel (fetched from the
 #                     archive by tests/kmod/fetch-headers.sh, no multiarch),
 #                     with and without PIN_NVP2P, warnings are errors
-#   make kmod-clean
+#   make kmod-conftest  the conftest step on the oldest installed kernel
+#                     made to look like a distribution's backport
+#                     (tests/kmod/backport.sh): each backport must be found
+#                     by its probe and the module must still build
+#   make kmod-suites  build it (warnings are errors, W=1, also with
+#                     PIN_NVP2P) against the kernel headers of newer Debian
+#                     suites (KMOD_SUITES), each in a chroot of its own
+#                     made by mmdebstrap and kept in KMOD_SUITES_CACHE;
+#                     skipped when the archive cannot be reached
+#   make kmod-clean   (keeps the suites' chroots: rm -rf KMOD_SUITES_CACHE)
 #
 # The matrix builds each kernel twice: as it is booted, and with PIN_NVP2P
 # against tests/kmod/nvp2p/nv-p2p.h (compile-only declarations of NVIDIA's
@@ -49,24 +58,24 @@ kmod_kdir = $(firstword $(wildcard /usr/src/linux-headers-$(1)) /lib/modules/$(1
 
 # $(1): kernel headers directory, $(2): the directory Kbuild runs in, $(3):
 # the log's name, $(4): more make variables (ARCH=, CROSS_COMPILE=,
-# NVIDIA_SRC=).  Warnings are errors; the log is shown but for BTF's note
-# on out-of-tree modules.
+# NVIDIA_SRC=, KCFLAGS=).  Warnings are errors, W=1's included; the log is
+# shown but for BTF's note on out-of-tree modules.
 define kmod_build_in
 	$(call msg,KMOD,$(2)/fpgad_dma.ko)
 	$(Q)mkdir -p $(BUILD)
 	$(Q)+rc=0; $(MAKE) --no-print-directory -C $(1) \
-		M=$(abspath $(2)) KCFLAGS=-Werror $(4) \
+		M=$(abspath $(2)) KCFLAGS=-Werror W=1 $(4) \
 		$(if $(filter 1,$(V)),V=1,-s) modules >$(BUILD)/kmod-$(3).log 2>&1 || rc=$$?; \
 		grep -v -e 'Skipping BTF generation' $(BUILD)/kmod-$(3).log; exit $$rc
 endef
 
 # $(1): kernel release, $(2): the directory Kbuild runs in, $(3): NVIDIA_SRC,
-# $(4): the log's name.
+# $(4): the log's name, $(5): more make variables.
 define kmod_build
 	@if [ ! -f $(call kmod_kdir,$(1))/Makefile ]; then \
 		echo "kmod: no kernel headers for $(1) in $(call kmod_kdir,$(1)) (apt-get install linux-headers-amd64)"; \
 		exit 1; fi
-	$(call kmod_build_in,$(call kmod_kdir,$(1)),$(2),$(4),NVIDIA_SRC=$(3))
+	$(call kmod_build_in,$(call kmod_kdir,$(1)),$(2),$(4),NVIDIA_SRC=$(3) $(5))
 endef
 
 # Copy the module's sources into $(1) (Kbuild builds in the source tree).
@@ -88,7 +97,8 @@ $(KMOD_NVP2P_STUB)/Module.symvers: tests/kmod/nvp2p/nv-p2p.h
 	$(Q)for s in $(KMOD_NVP2P_SYMS); do \
 		printf '0x00000000\t%s\tnvidia\tEXPORT_SYMBOL\t\n' $$s; done > $@
 
-.PHONY: kmod kmod-matrix kmod-check kmod-clean kmod-bringup kmod-arm64
+.PHONY: kmod kmod-matrix kmod-check kmod-clean kmod-bringup kmod-arm64 \
+	kmod-conftest kmod-conftest-one kmod-suites
 
 # Kbuild tracks its own dependencies: always ask it.
 kmod:
@@ -151,6 +161,56 @@ kmod-arm64:
 		readelf -h $$k | grep -q 'Machine:.*AArch64' || { echo "kmod-arm64: $$k is not an arm64 module"; exit 1; }; \
 	done; \
 	echo "kmod-arm64: built for arm64 against $(KMOD_ARM64_ABIS) (with and without PIN_NVP2P)"
+
+# The conftest step against backports (tests/kmod/backport.sh) on the
+# oldest installed kernel: each backport must make its probe's FPGAD_HAVE_
+# appear and the module build, where a test of the kernel's version picks
+# the old spelling.  Skipped when that kernel's own build (kmod-matrix's)
+# found class_create(name) already.
+KMOD_CONFTEST_KVER ?= $(firstword $(KMOD_KVERS))
+KMOD_CONFTEST_DIR := $(BUILD)/kmod-conftest
+# backport:the FPGAD_HAVE_ it must produce (- for none)
+KMOD_BACKPORTS := CLASS_CREATE_FN:CLASS_CREATE_NAME \
+	CLASS_CREATE_MACRO:CLASS_CREATE_NAME PCI_IRQ_INTX:-
+
+kmod-conftest:
+	$(Q)if [ ! -f $(call kmod_kdir,$(KMOD_CONFTEST_KVER))/Makefile ]; then \
+		echo "kmod-conftest: SKIP: no kernel headers for $(KMOD_CONFTEST_KVER) (apt-get install linux-headers-amd64)"; \
+		[ "$(KMOD_STRICT)" != 1 ]; exit $$?; fi; \
+	$(MAKE) --no-print-directory $(BUILD)/kmod/$(KMOD_CONFTEST_KVER)/fpgad_dma.ko || exit 1; \
+	if grep -q '^#define FPGAD_HAVE_CLASS_CREATE_NAME' $(BUILD)/kmod/$(KMOD_CONFTEST_KVER)/fpgad_conftest.h; then \
+		echo "kmod-conftest: SKIP: $(KMOD_CONFTEST_KVER) has class_create(name) already (KMOD_CONFTEST_KVER= an older kernel)"; \
+		[ "$(KMOD_STRICT)" != 1 ]; exit $$?; fi; \
+	for b in $(KMOD_BACKPORTS); do \
+		bp=$${b%%:*}; have=$${b#*:}; d=$(KMOD_CONFTEST_DIR)/$$bp; \
+		$(MAKE) --no-print-directory kmod-conftest-one KMOD_CONFTEST_ONE=$$d \
+			KMOD_BACKPORT_KDIR=$$(tests/kmod/backport.sh $(KMOD_CONFTEST_KVER) $(abspath $(KMOD_CONFTEST_DIR))/headers-$$bp $$bp) || \
+			{ echo "kmod-conftest: FAIL: fpgad_dma.ko does not build on $(KMOD_CONFTEST_KVER) with the backport $$bp"; exit 1; }; \
+		if [ "$$have" != - ] && ! grep -q "^#define FPGAD_HAVE_$$have 1" $$d/fpgad_conftest.h; then \
+			echo "kmod-conftest: FAIL: the backport $$bp is not seen (no FPGAD_HAVE_$$have in $$d/fpgad_conftest.h)"; exit 1; fi; \
+		echo "kmod-conftest: $(KMOD_CONFTEST_KVER) with the backport $$bp: built$${have#-}" | \
+			sed 's/built\(.\)/built, FPGAD_HAVE_\1/'; \
+	done
+
+kmod-conftest-one:
+	$(call kmod_copy,$(KMOD_CONFTEST_ONE))
+	$(call kmod_build_in,$(KMOD_BACKPORT_KDIR),$(KMOD_CONFTEST_ONE),conftest-$(notdir $(KMOD_CONFTEST_ONE)),NVIDIA_SRC=)
+
+# Newer kernels than this host's, from Debian's archive: each suite's
+# chroot has its own gcc (a newer kernel may need it).  A suite that
+# cannot be made (no archive) is skipped, a build that fails fails.
+KMOD_SUITES ?= trixie sid
+KMOD_SUITES_CACHE ?= $(BUILD)/kmod-suites/chroots
+
+kmod-suites: $(KMOD_NVP2P_STUB)/Module.symvers
+	$(Q)failed=; skipped=; for s in $(KMOD_SUITES); do \
+		rc=0; tests/kmod/suite-build.sh $$s $(KMOD_SUITES_CACHE) \
+			$(BUILD)/kmod-suites/$$s $(KMOD_NVP2P_STUB) || rc=$$?; \
+		case $$rc in 0) ;; 77) skipped="$$skipped $$s" ;; *) failed="$$failed $$s" ;; esac; \
+	done; \
+	if [ -n "$$failed" ]; then echo "kmod-suites: FAILED on$$failed"; exit 1; fi; \
+	if [ -n "$$skipped" ]; then echo "kmod-suites: SKIPPED$$skipped (see above)"; \
+		[ "$(KMOD_STRICT)" != 1 ]; exit $$?; fi
 
 # The guest program links the daemon's xdma backend to drive it as well.
 KMOD_GUEST_SRC := tests/kmod/kmod_test.c tests/kmod/kmod_xfer.c daemon/device/xdma/device_xdma.c common/log.c \
@@ -225,7 +285,8 @@ kmod-check:
 kmod-clean:
 	-$(Q)[ -f $(KMOD_KDIR)/Makefile ] && \
 		$(MAKE) --no-print-directory -C $(KMOD_KDIR) M=$(CURDIR)/kmod -s clean
-	$(Q)rm -rf $(BUILD)/kmod $(BUILD)/kmod-test $(BUILD)/tests/kmod $(KMOD_ARM64_DIR)
+	$(Q)rm -rf $(BUILD)/kmod $(BUILD)/kmod-test $(BUILD)/tests/kmod $(KMOD_ARM64_DIR) \
+		$(KMOD_CONFTEST_DIR) $(addprefix $(BUILD)/kmod-suites/,$(KMOD_SUITES))
 
 
 -include tests/kmod/model.mk
