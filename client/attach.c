@@ -166,6 +166,9 @@ int fpgad_channel_stats(fpgad_client *c, const char *name,
 	snprintf(ret_stats->integrity, sizeof(ret_stats->integrity), "%s", s->integrity);
 	if (s->net)
 		net_stats_from(s->net, ret_stats);
+	if (s->net && s->net->landing)
+		snprintf(ret_stats->net_landing, sizeof(ret_stats->net_landing),
+			 "%s", s->net->landing);
 	fpgad__response__free_unpacked(resp, NULL);
 	return 0;
 }

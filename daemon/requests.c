@@ -388,6 +388,7 @@ static Fpgad__NetStats *net_stats_message(const struct source_stats *ns,
 	o->gid = (char *)ns->gid;
 	o->gid_index = ns->gid_index;
 	o->sender_qpn = ns->sender_qpn;
+	o->landing = (char *)ns->landing;
 	return o;
 }
 

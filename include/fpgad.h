@@ -526,6 +526,12 @@ struct fpgad_channel_stats {
 				   FAILED; "" none since fpgad started */
 	char integrity[8];	/* "none" (integrity_errors mean nothing) or
 				   "crc32c"; "" from an older fpgad */
+	/*
+	 * source = roce: the landing ring the NIC writes, "gpu (dma-buf
+	 * MR)", or "host..." and why not the GPU's ("host: rxe0 refused
+	 * ibv_reg_dmabuf_mr: Operation not supported"); else "".
+	 */
+	char net_landing[224];
 };
 
 FPGAD_EXPORT int fpgad_channel_stats(fpgad_client *c, const char *name,

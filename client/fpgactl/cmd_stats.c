@@ -25,11 +25,14 @@ static void target_print(const struct fpgad_net_stats *n, const char *pages)
 }
 
 /* source = roce: the QP, its GID and the landing ring the sender writes. */
-static void roce_print(const struct fpgad_net_stats *n)
+static void roce_print(const struct fpgad_channel_stats *st)
 {
+	const struct fpgad_net_stats *n = &st->net;
+
 	printf("network     roce on %s GID %s (index %u), from %s QPN 0x%x, path MTU %u\n",
 	       n->rdma_device, n->gid, n->gid_index, n->sender, n->sender_qpn, n->mtu);
 	target_print(n, "landing pages");
+	printf("landing     %s\n", st->net_landing);
 	printf("frames      %llu immediates (%llu bytes copied), %llu packets lost, %llu late, %llu restarts followed\n",
 	       (unsigned long long)n->packets, (unsigned long long)n->payload_bytes,
 	       (unsigned long long)n->lost_packets, (unsigned long long)n->late_packets,
@@ -41,10 +44,12 @@ static void roce_print(const struct fpgad_net_stats *n)
 	       (unsigned long long)n->bad_packets);
 }
 
-static void net_print(const struct fpgad_net_stats *n)
+static void net_print(const struct fpgad_channel_stats *st)
 {
+	const struct fpgad_net_stats *n = &st->net;
+
 	if (!strcmp(n->source, "roce")) {
-		roce_print(n);
+		roce_print(st);
 		return;
 	}
 	printf("network     udp on %s from %s, MTU %u (%u-byte packets)\n",
@@ -90,7 +95,7 @@ int fpgactl_stats(fpgad_client *c, const struct fpgactl_opts *o)
 		json_object_set_new(j, "last_error", st.last_error[0] ?
 				    json_string(st.last_error) : json_null());
 		if (st.network)
-			json_object_set_new(j, "net", fpgactl_net_json(&st.net));
+			json_object_set_new(j, "net", fpgactl_net_json(&st));
 		fpgactl_print_json(j);
 		return 0;
 	}
@@ -121,7 +126,7 @@ int fpgactl_stats(fpgad_client *c, const struct fpgactl_opts *o)
 		       (unsigned long long)st.card_good,
 		       (unsigned long long)st.card_bad);
 	if (st.network)
-		net_print(&st.net);
+		net_print(&st);
 	return 0;
 }
 

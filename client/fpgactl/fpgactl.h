@@ -131,7 +131,7 @@ int fpgactl_status_hosts(const struct fpgactl_opts *o);
 /* net_rows.c: network channels: their stats as JSON (a new reference), a
  * "net" object in each network channel of the JSON array @chans, and the
  * table of the network channels among @names (nothing when none). */
-struct json_t *fpgactl_net_json(const struct fpgad_net_stats *n);
+struct json_t *fpgactl_net_json(const struct fpgad_channel_stats *st);
 void fpgactl_net_annotate(fpgad_client *c, struct json_t *chans);
 void fpgactl_net_table(fpgad_client *c, const char *const *names, unsigned n);
 /* cmd_stats.c: one channel's counters, and its reset. */

@@ -11,8 +11,9 @@
 
 #include "fpgactl.h"
 
-json_t *fpgactl_net_json(const struct fpgad_net_stats *n)
+json_t *fpgactl_net_json(const struct fpgad_channel_stats *st)
 {
+	const struct fpgad_net_stats *n = &st->net;
 	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:I, s:I}",
 			 "source", n->source, "interface", n->interface,
 			 "listen", n->listen, "sender", n->sender,
@@ -46,6 +47,7 @@ json_t *fpgactl_net_json(const struct fpgad_net_stats *n)
 	json_object_set_new(j, "sender_qpn", json_integer(n->sender_qpn));
 	json_object_set_new(j, "overrun_frames",
 			    json_integer((json_int_t)n->overrun_frames));
+	json_object_set_new(j, "landing", json_string(st->net_landing));
 	return j;
 }
 
@@ -56,7 +58,7 @@ static json_t *net_of(fpgad_client *c, const char *name)
 
 	if (!name || fpgad_channel_stats(c, name, &st) < 0 || !st.network)
 		return NULL;
-	return fpgactl_net_json(&st.net);
+	return fpgactl_net_json(&st);
 }
 
 void fpgactl_net_annotate(fpgad_client *c, json_t *chans)
@@ -92,5 +94,7 @@ void fpgactl_net_table(fpgad_client *c, const char *const *names, unsigned n)
 		       (unsigned long long)t->payload_bytes,
 		       (unsigned long long)t->lost_packets,
 		       (unsigned long long)t->incomplete_frames);
+		if (st.net_landing[0])
+			printf("%-12s landing: %s\n", "", st.net_landing);
 	}
 }

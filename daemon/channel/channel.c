@@ -223,7 +223,13 @@ int channel_create(const struct config *cfg, const struct config_channel *cc,
 			 memory_kind_name(ch->memory), strerror(-r));
 		goto fail;
 	}
-	r = ch->ops->queue_open(ch->dev, &ch->cfg, &ch->q);
+	{
+		/* The source sees where the ring is, auto resolved. */
+		struct config_channel qc = ch->cfg;
+
+		qc.memory = ch->memory;
+		r = ch->ops->queue_open(ch->dev, &qc, &ch->q);
+	}
 	if (r < 0) {
 		if (src->dev)
 			snprintf(err, errlen, "cannot open DMA engine %u: %s",

@@ -70,6 +70,7 @@ struct source_stats {
 	char gid[48];
 	unsigned gid_index;
 	uint32_t sender_qpn;
+	char landing[224];		/* which landing ring the NIC writes, why */
 };
 
 

@@ -74,6 +74,14 @@ int copy_reap(struct copy_engine *ce, int block, struct copy_done *ret_done);
 /* Completions submitted and not yet reaped; 0 for a NULL engine. */
 unsigned copy_pending(const struct copy_engine *ce);
 
+/*
+ * Copy @height rows of @width bytes, @spitch apart in @src, to @dpitch
+ * apart in @dst, on GPU @gpu, and wait for it (cudaMemcpy2D): the few
+ * bytes a RoCE landing ring in GPU memory is checked by (roce_rx.h).
+ */
+int copy_2d(int gpu, void *dst, size_t dpitch, const void *src, size_t spitch,
+	    size_t width, size_t height, enum copy_kind kind);
+
 /* Page-locked host memory for staging (cudaHostAlloc, portable). */
 int copy_host_alloc(size_t len, void **ret_ptr);
 void copy_host_free(void *ptr);

@@ -243,3 +243,16 @@ void copy_host_unregister(void *ptr)
 	if (ptr)
 		cudaHostUnregister(ptr);
 }
+
+int copy_2d(int gpu, void *dst, size_t dpitch, const void *src, size_t spitch,
+	    size_t width, size_t height, enum copy_kind kind)
+{
+	cudaError_t e = cudaSetDevice(gpu);
+
+	/* A pitch of 0 is one row (cudaMemcpy2D wants pitch >= width). */
+	if (e == cudaSuccess)
+		e = cudaMemcpy2D(dst, dpitch < width ? width : dpitch, src,
+				 spitch < width ? width : spitch, width, height,
+				 copy_cuda_kind(kind));
+	return errmap_cuda(e);
+}

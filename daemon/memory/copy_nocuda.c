@@ -87,3 +87,11 @@ void copy_host_unregister(void *ptr)
 {
 	(void)ptr;
 }
+
+int copy_2d(int gpu, void *dst, size_t dpitch, const void *src, size_t spitch,
+	    size_t width, size_t height, enum copy_kind kind)
+{
+	(void)gpu, (void)dst, (void)dpitch, (void)src, (void)spitch;
+	(void)width, (void)height, (void)kind;
+	return -EOPNOTSUPP;
+}

@@ -52,6 +52,8 @@ struct fix {
 	void (*on_poll)(struct fix *f);
 	unsigned polls;
 	unsigned char *heap_slot;	/* test_short_last_chunk's */
+	/* With a landing io (setup_io): its calls, and a call made to fail. */
+	unsigned io_calls, io_fail_at;
 };
 
 /* --- the fake verbs layer -------------------------------------------------- */
@@ -144,7 +146,60 @@ static void send_frame(struct fix *f, uint32_t seq, enum fault fault)
 	f->tx.page = (f->tx.page + 1) % PAGES;
 }
 
-static int setup(void **state)
+/*
+ * A landing ring roce_rx cannot address (GPU memory): reached only
+ * through these, which work on f->landing and count their calls.
+ */
+/* A call: false for the one made to fail; its range inside the ring. */
+static bool io_call(struct fix *f, uint64_t off, uint64_t pitch, size_t width,
+		    size_t n)
+{
+	assert_true(off + (n ? (n - 1) * pitch + width : 0) <= sizeof(f->landing));
+	return ++f->io_calls != f->io_fail_at;
+}
+
+/* @n pieces of @width bytes, @spitch apart at @src, to @dpitch apart at @dst. */
+static void strided(unsigned char *dst, uint64_t dpitch, const unsigned char *src,
+		    uint64_t spitch, size_t width, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		memcpy(dst + i * dpitch, src + i * spitch, width);
+}
+
+static int io_get(void *user, void *dst, uint64_t off, uint64_t pitch,
+		  size_t width, size_t n)
+{
+	struct fix *f = user;
+
+	if (!io_call(f, off, pitch, width, n))
+		return -EIO;
+	strided(dst, width, f->landing + off, pitch, width, n);
+	return 0;
+}
+
+static int io_put(void *user, uint64_t off, uint64_t pitch, const void *src,
+		  size_t width, size_t n)
+{
+	struct fix *f = user;
+
+	if (!io_call(f, off, pitch, width, n))
+		return -EIO;
+	strided(f->landing + off, pitch, src, width, width, n);
+	return 0;
+}
+
+static int io_copy_out(void *user, void *dst, uint64_t off, size_t len)
+{
+	return io_get(user, dst, off, len, len, 1);
+}
+
+static const struct roce_landing_io fake_io = {
+	.get = io_get,
+	.put = io_put,
+	.copy_out = io_copy_out,
+};
+
+static int setup_with(void **state, bool io)
 {
 	struct fix *f = calloc(1, sizeof(*f));
 	struct roce_rx_cfg cfg = {
@@ -152,15 +207,28 @@ static int setup(void **state)
 		.payload = PAYLOAD,
 		.frame_size = FRAME,
 		.slot_size = SLOT_SIZE,
+		.io = io ? &fake_io : NULL,
+		.io_user = f,
 	};
 
 	assert_non_null(f);
-	assert_int_equal(roce_rx_init(&f->rx, &cfg, f->landing), 0);
+	/* With the io, no address of the ring: every access goes through it. */
+	assert_int_equal(roce_rx_init(&f->rx, &cfg, io ? NULL : f->landing), 0);
 	f->tx = (struct hsb_tx){ .qpn = 0x11, .rkey = 0x1234, .lay = cfg.layout,
 				 .payload = PAYLOAD, .psn = 0xfffff0 };
 	f->armed = SLOTS;
 	*state = f;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_with(state, false);
+}
+
+static int setup_io(void **state)
+{
+	return setup_with(state, true);
 }
 
 static int teardown(void **state)
@@ -580,6 +648,54 @@ static void test_restart(void **state)
 	assert_int_equal(f->rx.cnt.late_packets + f->rx.cnt.lost_packets, 0);
 }
 
+/*
+ * Through a landing io (a ring in GPU memory): frames verified and copied,
+ * a lost packet still found by its canary, the pages re-armed through it.
+ */
+static void test_landing_io(void **state)
+{
+	struct fix *f = *state;
+
+	assert_true(f->io_calls > 0);	/* the canaries went through it */
+	for (uint32_t s = 0; s < 2 * PAGES; s++) {
+		send_frame(f, s, s == 3 ? F_DROP : F_NONE);
+		assert_int_equal(drain(f), s == 3 ? 0 : 1);
+		if (s != 3)
+			expect_delivered(f, s);
+	}
+	assert_int_equal(f->rx.cnt.frames, 2 * PAGES - 1);
+	assert_int_equal(f->rx.cnt.lost_packets, 1);
+	assert_int_equal(f->rx.cnt.incomplete_frames, 1);
+}
+
+/*
+ * Each access of a frame's check and copy failing once: that frame is
+ * never handed on, and the next one is.
+ */
+static void test_landing_io_fails(void **state)
+{
+	struct fix *f = *state;
+	unsigned base, checks;
+
+	/* A good frame: how many accesses it takes, the re-arm's two last. */
+	base = f->io_calls;
+	send_frame(f, 0, F_NONE);
+	assert_int_equal(drain(f), 1);
+	checks = f->io_calls - base - 2;
+	assert_true(checks >= 3);	/* metadata, chunks, copy, recheck */
+	for (unsigned k = 1; k <= checks; k++) {
+		f->armed = SLOTS;
+		f->io_fail_at = f->io_calls + k;
+		send_frame(f, 2 * k - 1, F_NONE);
+		assert_int_equal(drain(f), 0);
+		f->io_fail_at = 0;
+		send_frame(f, 2 * k, F_NONE);
+		assert_int_equal(drain(f), 1);
+		expect_delivered(f, 2 * k);
+	}
+	assert_int_equal(f->rx.cnt.frames, 1 + checks);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -602,6 +718,8 @@ int main(void)
 		T(test_no_slot),
 		T(test_restart),
 #undef T
+		cmocka_unit_test_setup_teardown(test_landing_io, setup_io, teardown),
+		cmocka_unit_test_setup_teardown(test_landing_io_fails, setup_io, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,12 @@
  * slot.  So the ring pinned at start is not told (the first lease's
  * replaces it before any slot is armed); the udp path tells both.
  *
+ * The landing ring (roce_landing.h) is GPU memory registered as a
+ * dma-buf MR when the ring is a GPU's and the NIC takes it, else host
+ * memory.  In GPU memory roce_rx reaches it through CUDA copies (the
+ * checks' few bytes, the frame into the bounce slot), after a flush of
+ * the NIC's writes where the GPU does not order them (rdma_order none).
+ *
  * Locking: q->lock guards the armed slots, the completions, roce_rx's
  * state and counters; wait() holds it while it drains the CQ (the copies
  * included), stats and pin take it from other threads.
@@ -27,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -34,8 +41,11 @@
 #include "device/net/net.h"
 #include "device/net/net_target.h"
 #include "device/net/net_slots.h"
+#include "device/net/roce_landing.h"
 #include "device/net/roce_verbs.h"
 #include "log.h"
+#include "memory/copy.h"
+#include "memory/memory.h"
 
 struct device_queue {
 	struct config_channel ch;
@@ -45,8 +55,9 @@ struct device_queue {
 	uint64_t resyncs_said;			/* psn_resyncs logged so far */
 	int kick_fd;
 	atomic_int kicked;
-	unsigned char *landing;
-	size_t landing_len;
+	struct roce_landing landing;
+	bool landing_open;
+	struct mem_region *landing_gpu;		/* GPU landing: its memory */
 
 	pthread_mutex_t lock;
 	struct net_slots slots;
@@ -59,7 +70,14 @@ struct device_queue {
 
 static int rx_poll(void *user, struct roce_wc *wc, unsigned max)
 {
-	return roce_verbs_poll(((struct device_queue *)user)->v, wc, max);
+	struct device_queue *q = user;
+	int n = roce_verbs_poll(q->v, wc, max);
+
+	/* What the NIC wrote before these completions, visible to the copies. */
+	if (n > 0 && q->landing_gpu && q->landing_gpu->rdma_order == RDMA_ORDER_NONE &&
+	    memory_flush_rdma_writes(q->landing_gpu) < 0)
+		return -EIO;
+	return n;
 }
 
 static int rx_post_recv(void *user, unsigned n)
@@ -82,6 +100,126 @@ static const struct roce_rx_ops rx_ops = {
 	.post_recv = rx_post_recv,
 	.take = rx_take,
 	.done = rx_done,
+};
+
+/* --- the landing ring ------------------------------------------------------ */
+
+/*
+ * $FPGAD_TEST_LANDING_DMABUF=memfd stands in for a GPU ring where there is
+ * none: the landing ring is tried as a dma-buf MR of a memfd (host memory,
+ * so roce_rx reads it in place), to see a provider's answer.
+ */
+static bool landing_test(void)
+{
+	const char *e = getenv("FPGAD_TEST_LANDING_DMABUF");
+
+	return e && !strcmp(e, "memfd");
+}
+
+static int landing_gpu_alloc(void *user, size_t len, void **ret_mem, int *ret_fd,
+			     char *why, size_t whylen)
+{
+	struct device_queue *q = user;
+	struct mem_region *m;
+	int fd, r;
+
+	if (landing_test()) {
+		fd = memfd_create("fpgad-landing", MFD_CLOEXEC);
+		if (fd < 0 || ftruncate(fd, (off_t)len) < 0 ||
+		    (*ret_mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				     MAP_SHARED, fd, 0)) == MAP_FAILED) {
+			r = -errno;
+			if (fd >= 0)
+				close(fd);
+			snprintf(why, whylen, "memfd: %s", strerror(-r));
+			return r;
+		}
+		*ret_fd = fd;
+		return 0;
+	}
+	r = memory_cuda_ops.alloc(len, q->ch.gpu, q->ch.name, 0, &m);
+	if (r < 0) {
+		snprintf(why, whylen, "GPU %s: %s", q->ch.gpu, strerror(-r));
+		return r;
+	}
+	if (m->integrated) {
+		memory_cuda_ops.free(m);
+		snprintf(why, whylen, "an integrated GPU's ring is host memory");
+		return -EOPNOTSUPP;
+	}
+	r = memory_cuda_ops.export_dmabuf(m, 0, len, ret_fd);
+	if (r < 0) {
+		memory_cuda_ops.free(m);
+		snprintf(why, whylen, "cuMemGetHandleForAddressRange: %s",
+			 strerror(-r));
+		return r;
+	}
+	q->landing_gpu = m;
+	*ret_mem = m->dev;
+	return 0;
+}
+
+static void landing_gpu_free(void *user, void *mem, int fd)
+{
+	struct device_queue *q = user;
+
+	close(fd);
+	if (q->landing_gpu)
+		memory_cuda_ops.free(q->landing_gpu);
+	else
+		munmap(mem, q->landing.len);
+	q->landing_gpu = NULL;
+}
+
+static int landing_reg_dmabuf(void *user, int fd, size_t len, uint64_t iova,
+			      uint32_t *ret_rkey)
+{
+	return roce_verbs_reg_dmabuf(((struct device_queue *)user)->v, fd, len,
+				     iova, ret_rkey);
+}
+
+static int landing_reg_host(void *user, void *addr, size_t len, uint64_t iova,
+			    uint32_t *ret_rkey)
+{
+	return roce_verbs_reg(((struct device_queue *)user)->v, addr, len, iova,
+			      ret_rkey);
+}
+
+static const struct roce_landing_ops landing_ops = {
+	.gpu_alloc = landing_gpu_alloc,
+	.gpu_free = landing_gpu_free,
+	.reg_dmabuf = landing_reg_dmabuf,
+	.reg_host = landing_reg_host,
+};
+
+/* roce_rx's reach into a landing ring in GPU memory: CUDA copies. */
+static int gpu_get(void *user, void *dst, uint64_t off, uint64_t pitch,
+		   size_t width, size_t n)
+{
+	struct mem_region *m = ((struct device_queue *)user)->landing_gpu;
+
+	return copy_2d(m->gpu, dst, width, (unsigned char *)m->dev + off, pitch,
+		       width, n, COPY_D2H);
+}
+
+static int gpu_put(void *user, uint64_t off, uint64_t pitch, const void *src,
+		   size_t width, size_t n)
+{
+	struct mem_region *m = ((struct device_queue *)user)->landing_gpu;
+
+	return copy_2d(m->gpu, (unsigned char *)m->dev + off, pitch, src, width,
+		       width, n, COPY_H2D);
+}
+
+static int gpu_copy_out(void *user, void *dst, uint64_t off, size_t len)
+{
+	return gpu_get(user, dst, off, len, len, 1);
+}
+
+static const struct roce_landing_io gpu_io = {
+	.get = gpu_get,
+	.put = gpu_put,
+	.copy_out = gpu_copy_out,
 };
 
 /* --- set-up -------------------------------------------------------------- */
@@ -152,14 +290,24 @@ static int roce_queue_open(struct device *dev, const struct config_channel *ch,
 	rc.payload = info.mtu;
 	rc.frame_size = ch->frame_size;
 	rc.slot_size = ch->slot_size;
-	q->landing_len = (size_t)rc.layout.pages * rc.layout.stride;
-	q->landing = aligned_alloc(4096, q->landing_len);
-	r = q->landing ? roce_rx_init(&q->rx, &rc, q->landing) : -ENOMEM;
+	r = roce_landing_open(&q->landing, &landing_ops, q,
+			      ch->memory == MEMORY_CUDA || landing_test(),
+			      info.device,
+			      (size_t)rc.layout.pages * rc.layout.stride,
+			      NET_VA_BASE);
+	q->landing_open = r == 0;
+	if (q->landing_gpu) {
+		rc.io = &gpu_io;
+		rc.io_user = q;
+	}
+	r = r < 0 ? r : roce_rx_init(&q->rx, &rc, q->landing.mem);
 	if (r < 0) {
 		log_err("roce: %s: a landing ring of %zu bytes: %s", ch->name,
-			q->landing_len, strerror(-r));
+			q->landing.len, strerror(-r));
 		goto fail;
 	}
+	snprintf(q->shown.landing, sizeof(q->shown.landing), "%s",
+		 q->landing.shown);
 	q->rx_ready = true;
 	q->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (q->kick_fd < 0) {
@@ -182,10 +330,10 @@ static int roce_queue_open(struct device *dev, const struct config_channel *ch,
 	r = control_open(q, &vc, &info);
 	if (r < 0)
 		goto fail;
-	log_info("roce: %s: %s port %u GID %s (index %u), QPN 0x%x from %s QPN 0x%x, path MTU %u, %u landing pages of %" PRIu64 " bytes",
+	log_info("roce: %s: %s port %u GID %s (index %u), QPN 0x%x from %s QPN 0x%x, path MTU %u, %u landing pages of %" PRIu64 " bytes, landing: %s",
 		 ch->name, info.device, info.port, info.gid, info.gid_index,
 		 info.qpn, ch->sender, ch->sender_qpn, info.mtu,
-		 rc.layout.pages, rc.layout.stride);
+		 rc.layout.pages, rc.layout.stride, q->landing.shown);
 	*ret_q = q;
 	return 0;
 fail:
@@ -198,10 +346,11 @@ static void roce_queue_close(struct device_queue *q)
 	if (!q)
 		return;
 	net_target_close(&q->sctl);
-	roce_verbs_close(q->v);
+	roce_verbs_close(q->v);	/* the MR first, then its memory */
 	if (q->rx_ready)
 		roce_rx_free(&q->rx);
-	free(q->landing);
+	if (q->landing_open)
+		roce_landing_close(&q->landing, &landing_ops, q);
 	if (q->kick_fd >= 0)
 		close(q->kick_fd);
 	pthread_mutex_destroy(&q->lock);
@@ -215,7 +364,8 @@ static void wake(struct device_queue *q);
 /*
  * A new ring: the landing ring registered anew, so a new R_Key (a sender
  * still writing with the old one is refused by the NIC), and the sender
- * starts over.  The ring itself is host memory (GPU rings: bounce).
+ * starts over.  The consumers' ring itself is host memory (GPU rings:
+ * bounce).
  */
 static int roce_pin(struct device_queue *q, const struct dev_region *r,
 		    uint64_t *ret_handle)
@@ -227,7 +377,7 @@ static int roce_pin(struct device_queue *q, const struct dev_region *r,
 	e = net_slots_pin(&q->slots, r, ret_handle);
 	if (e < 0)
 		goto out;
-	e = roce_verbs_reg(q->v, q->landing, q->landing_len, NET_VA_BASE, &rkey);
+	e = roce_landing_reg(&q->landing, &landing_ops, q, NET_VA_BASE, &rkey);
 	if (e < 0) {
 		net_slots_unpin(&q->slots, *ret_handle);
 		log_err("roce: %s: cannot register the landing ring: %s",

@@ -27,9 +27,9 @@ uint64_t roce_rx_meta_offset(uint64_t frame_size)
 	       ROCE_PAYLOAD_UNIT;
 }
 
-static unsigned char *page_base(const struct roce_rx *rx, uint32_t page)
+static uint64_t page_off(const struct roce_rx *rx, uint32_t page)
 {
-	return rx->landing + (uint64_t)page * rx->cfg.layout.stride;
+	return (uint64_t)page * rx->cfg.layout.stride;
 }
 
 static uint64_t chunks(const struct roce_rx *rx, uint64_t bytes)
@@ -37,18 +37,70 @@ static uint64_t chunks(const struct roce_rx *rx, uint64_t bytes)
 	return (bytes + rx->cfg.payload - 1) / rx->cfg.payload;
 }
 
-/* A new canary at each chunk's start and at the metadata block. */
+/* The landing ring in host memory: read and written in place. */
+static int host_get(void *user, void *dst, uint64_t off, uint64_t pitch,
+		    size_t width, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		memcpy((unsigned char *)dst + i * width,
+		       (unsigned char *)user + off + i * pitch, width);
+	return 0;
+}
+
+static int host_put(void *user, uint64_t off, uint64_t pitch, const void *src,
+		    size_t width, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		memcpy((unsigned char *)user + off + i * pitch,
+		       (const unsigned char *)src + i * width, width);
+	return 0;
+}
+
+static int host_copy_out(void *user, void *dst, uint64_t off, size_t len)
+{
+	memcpy(dst, (unsigned char *)user + off, len);
+	return 0;
+}
+
+static const struct roce_landing_io host_io = {
+	.get = host_get,
+	.put = host_put,
+	.copy_out = host_copy_out,
+};
+
+/* The first 8 bytes of each of @n chunks of @page into rx->scratch. */
+static int chunk_starts(struct roce_rx *rx, uint32_t page, uint64_t n)
+{
+	return rx->io->get(rx->io_user, rx->scratch, page_off(rx, page),
+			   rx->cfg.payload, sizeof(uint64_t), n);
+}
+
+static int meta_get(struct roce_rx *rx, uint32_t page, unsigned char *ret_meta)
+{
+	return rx->io->get(rx->io_user, ret_meta, page_off(rx, page) +
+			   roce_rx_meta_offset(rx->cfg.frame_size), 0,
+			   ROCE_META_SIZE, 1);
+}
+
+/*
+ * A new canary at each chunk's start and at the metadata block.  Where
+ * they cannot be written the page is left stale: its next frame is not
+ * checked but counted as overrun.
+ */
 static void page_arm(struct roce_rx *rx, uint32_t page)
 {
-	unsigned char *base = page_base(rx, page);
 	uint64_t c = canary_next(&rx->canary_state);
 	uint64_t n = chunks(rx, rx->cfg.frame_size);
 
 	rx->page[page].canary = c;
-	rx->page[page].stale = false;
 	for (uint64_t i = 0; i < n; i++)
-		memcpy(base + i * rx->cfg.payload, &c, sizeof(c));
-	memcpy(base + roce_rx_meta_offset(rx->cfg.frame_size), &c, sizeof(c));
+		rx->scratch[i] = c;
+	rx->page[page].stale =
+		rx->io->put(rx->io_user, page_off(rx, page), rx->cfg.payload,
+			    rx->scratch, sizeof(c), n) < 0 ||
+		rx->io->put(rx->io_user, page_off(rx, page) +
+			    roce_rx_meta_offset(rx->cfg.frame_size), 0, &c,
+			    sizeof(c), 1) < 0;
 }
 
 int roce_rx_init(struct roce_rx *rx, const struct roce_rx_cfg *cfg,
@@ -60,9 +112,14 @@ int roce_rx_init(struct roce_rx *rx, const struct roce_rx_cfg *cfg,
 		return -EINVAL;
 	rx->cfg = *cfg;
 	rx->landing = landing;
+	rx->io = cfg->io ? cfg->io : &host_io;
+	rx->io_user = cfg->io ? cfg->io_user : landing;
 	rx->page = calloc(cfg->layout.pages, sizeof(*rx->page));
-	if (!rx->page)
+	rx->scratch = calloc(chunks(rx, cfg->frame_size) + 1, sizeof(uint64_t));
+	if (!rx->page || !rx->scratch) {
+		roce_rx_free(rx);
 		return -ENOMEM;
+	}
 	if (getrandom(&rx->canary_state, sizeof(rx->canary_state), 0) !=
 	    sizeof(rx->canary_state))
 		rx->canary_state = (uintptr_t)rx ^ 0x5bd1e995u;
@@ -73,7 +130,9 @@ int roce_rx_init(struct roce_rx *rx, const struct roce_rx_cfg *cfg,
 void roce_rx_free(struct roce_rx *rx)
 {
 	free(rx->page);
+	free(rx->scratch);
 	rx->page = NULL;
+	rx->scratch = NULL;
 }
 
 void roce_rx_restart(struct roce_rx *rx)
@@ -125,16 +184,15 @@ static int frame_psn(struct roce_rx *rx, uint32_t psn, uint64_t bytes)
 }
 
 /* Chunks of the frame whose packet never came: they hold the canary. */
-static uint64_t missing_chunks(const struct roce_rx *rx, uint32_t page,
+static uint64_t missing_chunks(struct roce_rx *rx, uint32_t page,
 			       uint64_t bytes)
 {
-	const unsigned char *base = page_base(rx, page);
-	uint64_t n = chunks(rx, bytes), lost = 0, v;
+	uint64_t n = chunks(rx, bytes), lost = 0;
 
-	for (uint64_t i = 0; i < n; i++) {
-		memcpy(&v, base + i * rx->cfg.payload, sizeof(v));
-		lost += v == rx->page[page].canary;
-	}
+	if (chunk_starts(rx, page, n) < 0)
+		return n;	/* unreadable: none of it is vouched for */
+	for (uint64_t i = 0; i < n; i++)
+		lost += rx->scratch[i] == rx->page[page].canary;
 	return lost;
 }
 
@@ -146,23 +204,25 @@ enum { META_OK, META_TORN, META_LAPPED };
  * and its place in the sender's sequence: META_TORN when the frame is not
  * the sender's next, META_LAPPED when the page holds a newer frame (the
  * sender came back to it before fpgad took this one); *ret_meta its
- * metadata.
+ * metadata, @raw its bytes.
  */
 static int frame_meta(struct roce_rx *rx, uint32_t page, uint32_t imm,
-		      struct roce_meta *ret_meta, uint64_t *ret_seq)
+		      unsigned char *raw, struct roce_meta *ret_meta,
+		      uint64_t *ret_seq)
 {
 	uint32_t ahead;
-
-	const unsigned char *meta = page_base(rx, page) +
-				    roce_rx_meta_offset(rx->cfg.frame_size);
 	uint64_t v;
 
-	memcpy(&v, meta, sizeof(v));
+	if (meta_get(rx, page, raw) < 0) {
+		rx->cnt.bad_packets++;
+		return META_TORN;
+	}
+	memcpy(&v, raw, sizeof(v));
 	if (v == rx->page[page].canary) {
 		rx->cnt.bad_packets++;	/* an immediate with no metadata */
 		return META_TORN;
 	}
-	roce_meta_parse(meta, ret_meta);
+	roce_meta_parse(raw, ret_meta);
 	ahead = (ret_meta->psn - roce_imm_psn(imm)) & 0xfffffu;
 	if (ahead && ahead < 0x80000u) {
 		/* This frame's packets are lost in the count: start over. */
@@ -207,17 +267,18 @@ static bool overrun(struct roce_rx *rx, const struct roce_rx_ops *ops,
 		    void *user, unsigned i, uint32_t page, uint64_t bytes,
 		    const unsigned char *meta_before, const unsigned char *slot)
 {
-	const unsigned char *base = page_base(rx, page);
+	unsigned char meta[ROCE_META_SIZE];
 
-	if (lapped(rx, ops, user, i, page) ||
-	    memcmp(base + roce_rx_meta_offset(rx->cfg.frame_size), meta_before,
-		   ROCE_META_SIZE))
+	if (lapped(rx, ops, user, i, page) || meta_get(rx, page, meta) < 0 ||
+	    memcmp(meta, meta_before, ROCE_META_SIZE) ||
+	    chunk_starts(rx, page, chunks(rx, bytes)) < 0)
 		return true;
 	for (uint64_t c = 0; c < chunks(rx, bytes); c++) {
 		uint64_t off = c * rx->cfg.payload;
 
 		/* The slot holds @bytes: a last chunk may be shorter than 8. */
-		if (memcmp(base + off, slot + off, bytes - off < 8 ? bytes - off : 8))
+		if (memcmp(&rx->scratch[c], slot + off,
+			   bytes - off < 8 ? bytes - off : 8))
 			return true;
 	}
 	return false;
@@ -240,7 +301,7 @@ static int frame_end(struct roce_rx *rx, const struct roce_rx_ops *ops,
 		return 0;
 	}
 	rx->cnt.packets++;
-	r = frame_meta(rx, page, wc->imm, &m, &d.seq);
+	r = frame_meta(rx, page, wc->imm, meta_before, &m, &d.seq);
 	if (r == META_TORN) {
 		rx->cnt.incomplete_frames++;
 		goto rearm;
@@ -262,10 +323,9 @@ static int frame_end(struct roce_rx *rx, const struct roce_rx_ops *ops,
 		rx->cnt.no_slot_frames++;
 		goto rearm;
 	}
-	memcpy(meta_before, page_base(rx, page) +
-	       roce_rx_meta_offset(rx->cfg.frame_size), sizeof(meta_before));
-	memcpy(rx->slot.base, page_base(rx, page), m.bytes_written);
-	if (overrun(rx, ops, user, i, page, m.bytes_written, meta_before,
+	if (rx->io->copy_out(rx->io_user, rx->slot.base, page_off(rx, page),
+			     m.bytes_written) < 0 ||
+	    overrun(rx, ops, user, i, page, m.bytes_written, meta_before,
 		    rx->slot.base)) {
 		rx->cnt.overrun_frames++;
 		goto rearm;

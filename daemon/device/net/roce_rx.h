@@ -70,11 +70,30 @@ struct roce_rx_ops {
 	void (*done)(void *user, const struct net_frame_done *d);
 };
 
+/*
+ * How roce_rx reaches a landing ring it cannot address (one in GPU
+ * memory): the few bytes it checks and the frame it copies out.  Offsets
+ * are from the ring's start.  Each returns 0 or -errno.
+ */
+struct roce_landing_io {
+	/* @n pieces of @width bytes at @off + i * @pitch, one after another into @dst. */
+	int (*get)(void *user, void *dst, uint64_t off, uint64_t pitch,
+		   size_t width, size_t n);
+	/* @n pieces of @width bytes from @src to @off + i * @pitch. */
+	int (*put)(void *user, uint64_t off, uint64_t pitch, const void *src,
+		   size_t width, size_t n);
+	/* @len bytes at @off into the slot at @dst. */
+	int (*copy_out)(void *user, void *dst, uint64_t off, size_t len);
+};
+
 struct roce_rx_cfg {
 	struct sender_layout layout;	/* of the landing ring */
 	uint32_t payload;		/* bytes per WRITE: the path MTU */
 	uint64_t frame_size;		/* metadata at roundup(frame_size, 128) */
 	uint64_t slot_size;
+	/* NULL: the landing ring is host memory, read in place. */
+	const struct roce_landing_io *io;
+	void *io_user;
 };
 
 struct roce_rx {
@@ -85,6 +104,9 @@ struct roce_rx {
 		bool stale;		/* lapped: no new canaries */
 	} *page;
 	uint64_t canary_state;
+	uint64_t *scratch;		/* a page's chunk starts: chunks + 1 */
+	const struct roce_landing_io *io;
+	void *io_user;
 	struct source_counters cnt;
 
 	bool synced;
@@ -97,7 +119,10 @@ struct roce_rx {
 	unsigned wc_n;
 };
 
-/* 0, or -ENOMEM; @landing is the caller's and outlives @rx. */
+/*
+ * 0, or -ENOMEM; @landing is the caller's and outlives @rx (with
+ * cfg->io, it is only passed on to cfg->io's calls as their offset 0).
+ */
 int roce_rx_init(struct roce_rx *rx, const struct roce_rx_cfg *cfg,
 		 unsigned char *landing);
 void roce_rx_free(struct roce_rx *rx);

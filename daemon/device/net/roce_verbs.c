@@ -44,6 +44,13 @@ int roce_verbs_reg(struct roce_verbs *v, void *addr, size_t len, uint64_t iova,
 	return -EOPNOTSUPP;
 }
 
+int roce_verbs_reg_dmabuf(struct roce_verbs *v, int fd, size_t len,
+			  uint64_t iova, uint32_t *ret_rkey)
+{
+	(void)v, (void)fd, (void)len, (void)iova, (void)ret_rkey;
+	return -EOPNOTSUPP;
+}
+
 int roce_verbs_poll(struct roce_verbs *v, struct roce_wc *wc, unsigned max)
 {
 	(void)v, (void)wc, (void)max;
@@ -337,13 +344,9 @@ void roce_verbs_info(const struct roce_verbs *v, struct roce_verbs_info *ret_inf
 	*ret_info = v->info;
 }
 
-int roce_verbs_reg(struct roce_verbs *v, void *addr, size_t len, uint64_t iova,
-		   uint32_t *ret_rkey)
+/* @mr (NULL: it failed, errno says why) in place of the one before. */
+static int mr_replace(struct roce_verbs *v, struct ibv_mr *mr, uint32_t *ret_rkey)
 {
-	struct ibv_mr *mr = ibv_reg_mr_iova(v->pd, addr, len, iova,
-					    IBV_ACCESS_LOCAL_WRITE |
-					    IBV_ACCESS_REMOTE_WRITE);
-
 	if (!mr)
 		return errno ? -errno : -ENOMEM;
 	/* The old key goes: a sender still holding it is refused by the NIC. */
@@ -352,6 +355,26 @@ int roce_verbs_reg(struct roce_verbs *v, void *addr, size_t len, uint64_t iova,
 	v->mr = mr;
 	*ret_rkey = mr->rkey;
 	return 0;
+}
+
+int roce_verbs_reg(struct roce_verbs *v, void *addr, size_t len, uint64_t iova,
+		   uint32_t *ret_rkey)
+{
+	struct ibv_mr *mr = ibv_reg_mr_iova(v->pd, addr, len, iova,
+					    IBV_ACCESS_LOCAL_WRITE |
+					    IBV_ACCESS_REMOTE_WRITE);
+
+	return mr_replace(v, mr, ret_rkey);
+}
+
+int roce_verbs_reg_dmabuf(struct roce_verbs *v, int fd, size_t len,
+			  uint64_t iova, uint32_t *ret_rkey)
+{
+	struct ibv_mr *mr = ibv_reg_dmabuf_mr(v->pd, 0, len, iova, fd,
+					      IBV_ACCESS_LOCAL_WRITE |
+					      IBV_ACCESS_REMOTE_WRITE);
+
+	return mr_replace(v, mr, ret_rkey);
 }
 
 int roce_verbs_poll(struct roce_verbs *v, struct roce_wc *out, unsigned max)

@@ -13,6 +13,7 @@
  *             rq_psn 0) with every receive request posted
  *   reg       registers a landing ring (ibv_reg_mr at iova): a new R_Key;
  *             the one before is deregistered, so its writes fail
+ *   reg_dmabuf the same for a dma-buf (ibv_reg_dmabuf_mr: GPU memory)
  *   poll      completions, as roce_wc
  *   post_recv posts receive requests again
  *   arm/event the completion channel: arm before sleeping on fd(), take
@@ -66,6 +67,8 @@ void roce_verbs_info(const struct roce_verbs *v, struct roce_verbs_info *ret_inf
 
 int roce_verbs_reg(struct roce_verbs *v, void *addr, size_t len, uint64_t iova,
 		   uint32_t *ret_rkey);
+int roce_verbs_reg_dmabuf(struct roce_verbs *v, int fd, size_t len,
+			  uint64_t iova, uint32_t *ret_rkey);
 int roce_verbs_poll(struct roce_verbs *v, struct roce_wc *wc, unsigned max);
 int roce_verbs_post_recv(struct roce_verbs *v, unsigned n);
 int roce_verbs_arm(struct roce_verbs *v);
