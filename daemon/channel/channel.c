@@ -152,6 +152,11 @@ static int choose_mode(struct channel *ch, char *err, size_t errlen)
 			if (ch->mem->integrated)
 				snprintf(ch->reason, sizeof(ch->reason), "%s",
 					 memory_integrated_rule);
+			else if (ch->cfg.source != SOURCE_CARD)
+				/* RoCE with its landing ring in GPU memory. */
+				snprintf(ch->reason, sizeof(ch->reason),
+					 "the NIC writes a landing ring in GPU memory, copied on the GPU into the slot; %s",
+					 memory_rdma_order_rule(ch->mem->rdma_order));
 			else
 				snprintf(ch->reason, sizeof(ch->reason),
 					 "card DMA straight into GPU memory; %s",

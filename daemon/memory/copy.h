@@ -31,6 +31,7 @@ enum copy_kind {
 	COPY_H2D,	/* pinned host -> device */
 	COPY_D2H,	/* device -> pinned host */
 	COPY_D2D,	/* device -> device (same GPU) */
+	COPY_ANY,	/* either, told by the addresses (pinned host, device) */
 };
 
 struct copy_done {
@@ -77,7 +78,8 @@ unsigned copy_pending(const struct copy_engine *ce);
 /*
  * Copy @height rows of @width bytes, @spitch apart in @src, to @dpitch
  * apart in @dst, on GPU @gpu, and wait for it (cudaMemcpy2D): the few
- * bytes a RoCE landing ring in GPU memory is checked by (roce_rx.h).
+ * bytes a RoCE landing ring in GPU memory is checked by, and its frames
+ * into their slots (roce_rx.h).
  */
 int copy_2d(int gpu, void *dst, size_t dpitch, const void *src, size_t spitch,
 	    size_t width, size_t height, enum copy_kind kind);

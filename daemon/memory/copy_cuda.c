@@ -125,6 +125,8 @@ static enum cudaMemcpyKind copy_cuda_kind(enum copy_kind kind)
 		return cudaMemcpyDeviceToHost;
 	case COPY_D2D:
 		return cudaMemcpyDeviceToDevice;
+	case COPY_ANY:
+		break;
 	}
 	return cudaMemcpyDefault;
 }
@@ -249,10 +251,16 @@ int copy_2d(int gpu, void *dst, size_t dpitch, const void *src, size_t spitch,
 {
 	cudaError_t e = cudaSetDevice(gpu);
 
-	/* A pitch of 0 is one row (cudaMemcpy2D wants pitch >= width). */
+	/*
+	 * A pitch of 0 is one row (cudaMemcpy2D wants pitch >= width).  On
+	 * the default stream, waited for: cudaMemcpy2D alone returns before
+	 * a device-to-device copy is done.
+	 */
 	if (e == cudaSuccess)
-		e = cudaMemcpy2D(dst, dpitch < width ? width : dpitch, src,
-				 spitch < width ? width : spitch, width, height,
-				 copy_cuda_kind(kind));
+		e = cudaMemcpy2DAsync(dst, dpitch < width ? width : dpitch, src,
+				      spitch < width ? width : spitch, width,
+				      height, copy_cuda_kind(kind), 0);
+	if (e == cudaSuccess)
+		e = cudaStreamSynchronize(0);
 	return errmap_cuda(e);
 }

@@ -54,7 +54,11 @@ struct fix {
 	unsigned char *heap_slot;	/* test_short_last_chunk's */
 	/* With a landing io (setup_io): its calls, and a call made to fail. */
 	unsigned io_calls, io_fail_at;
+	bool dev_slots;			/* slots at addresses the CPU cannot reach */
 };
+
+/* Where a "GPU" slot seems to be: nothing the CPU may touch. */
+#define DEV_SLOTS 0xd00000000000ull
 
 /* --- the fake verbs layer -------------------------------------------------- */
 
@@ -85,7 +89,9 @@ static int fake_take(void *user, struct net_slot *ret_slot)
 	if (!f->armed)
 		return -EAGAIN;
 	f->armed--;
-	ret_slot->base = f->slots[f->next % SLOTS];
+	ret_slot->base = f->dev_slots ?
+		(unsigned char *)(uintptr_t)(DEV_SLOTS + f->next % SLOTS * SLOT_SIZE) :
+		f->slots[f->next % SLOTS];
 	ret_slot->cookie = f->next++ % SLOTS;
 	return 0;
 }
@@ -190,6 +196,14 @@ static int io_put(void *user, uint64_t off, uint64_t pitch, const void *src,
 
 static int io_copy_out(void *user, void *dst, uint64_t off, size_t len)
 {
+	struct fix *f = user;
+	uint64_t d = (uintptr_t)dst - DEV_SLOTS;
+
+	/* A "GPU" slot is reached only here, as a device copy would. */
+	if (f->dev_slots) {
+		assert_true((uintptr_t)dst >= DEV_SLOTS && d + len <= sizeof(f->slots));
+		dst = (unsigned char *)f->slots + d;
+	}
 	return io_get(user, dst, off, len, len, 1);
 }
 
@@ -696,6 +710,36 @@ static void test_landing_io_fails(void **state)
 	assert_int_equal(f->rx.cnt.frames, 1 + checks);
 }
 
+static void rewrite_page1_chunk2(struct fix *f)
+{
+	if (f->polls == 2)
+		memset(f->landing + STRIDE + 2 * PAYLOAD, 0xee, 16);
+}
+
+/*
+ * Slots in GPU memory (a GPU landing ring copies into them on the GPU):
+ * frames checked and copied without the CPU touching a slot, a sender
+ * rewriting a chunk during the copy still caught.
+ */
+static void test_landing_io_gpu_slots(void **state)
+{
+	struct fix *f = *state;
+
+	f->dev_slots = true;
+	for (uint32_t s = 0; s < PAGES + 1; s++) {
+		send_frame(f, s, F_NONE);
+		assert_int_equal(drain(f), 1);
+		expect_delivered(f, s);
+	}
+	/* Into page 1: its chunk 2 rewritten at the poll after the copy. */
+	send_frame(f, PAGES + 1, F_NONE);
+	f->polls = 0;
+	f->on_poll = rewrite_page1_chunk2;
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(f->rx.cnt.overrun_frames, 1);
+	assert_int_equal(f->rx.cnt.frames, PAGES + 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -720,6 +764,7 @@ int main(void)
 #undef T
 		cmocka_unit_test_setup_teardown(test_landing_io, setup_io, teardown),
 		cmocka_unit_test_setup_teardown(test_landing_io_fails, setup_io, teardown),
+		cmocka_unit_test_setup_teardown(test_landing_io_gpu_slots, setup_io, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,8 +16,10 @@
  * The landing ring (roce_landing.h) is GPU memory registered as a
  * dma-buf MR when the ring is a GPU's and the NIC takes it, else host
  * memory.  In GPU memory roce_rx reaches it through CUDA copies (the
- * checks' few bytes, the frame into the bounce slot), after a flush of
- * the NIC's writes where the GPU does not order them (rdma_order none).
+ * checks' few bytes; the frame device to device into the GPU ring,
+ * which the channel then pins as it is, mode gpudirect), after a flush
+ * of the NIC's writes where the GPU does not order them (rdma_order
+ * none); the channel flushes again before it publishes, as for a card.
  *
  * Locking: q->lock guards the armed slots, the completions, roce_rx's
  * state and counters; wait() holds it while it drains the CQ (the copies
@@ -211,9 +213,13 @@ static int gpu_put(void *user, uint64_t off, uint64_t pitch, const void *src,
 		       width, n, COPY_H2D);
 }
 
+/* Into a GPU slot (gpudirect) or a bounce slot: the address tells. */
 static int gpu_copy_out(void *user, void *dst, uint64_t off, size_t len)
 {
-	return gpu_get(user, dst, off, len, len, 1);
+	struct mem_region *m = ((struct device_queue *)user)->landing_gpu;
+
+	return copy_2d(m->gpu, dst, len, (unsigned char *)m->dev + off, len,
+		       len, 1, COPY_ANY);
 }
 
 static const struct roce_landing_io gpu_io = {
@@ -299,6 +305,7 @@ static int roce_queue_open(struct device *dev, const struct config_channel *ch,
 	if (q->landing_gpu) {
 		rc.io = &gpu_io;
 		rc.io_user = q;
+		q->slots.gpu = true;	/* the ring pinned as it is: gpudirect */
 	}
 	r = r < 0 ? r : roce_rx_init(&q->rx, &rc, q->landing.mem);
 	if (r < 0) {
@@ -364,8 +371,8 @@ static void wake(struct device_queue *q);
 /*
  * A new ring: the landing ring registered anew, so a new R_Key (a sender
  * still writing with the old one is refused by the NIC), and the sender
- * starts over.  The consumers' ring itself is host memory (GPU rings:
- * bounce).
+ * starts over.  The consumers' ring is host memory, bounce staging, or
+ * with a GPU landing ring the GPU ring itself.
  */
 static int roce_pin(struct device_queue *q, const struct dev_region *r,
 		    uint64_t *ret_handle)

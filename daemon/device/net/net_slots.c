@@ -12,8 +12,11 @@ int net_slots_pin(struct net_slots *s, const struct dev_region *r,
 {
 	struct net_pin *p = NULL;
 
-	/* The CPU writes the ring: host memory; GPU rings go through bounce. */
-	if (r->kind != DEV_REGION_HOST)
+	/*
+	 * The CPU writes the ring: host memory; GPU rings go through bounce,
+	 * unless the queue copies on the GPU (its address: a dma-buf's too).
+	 */
+	if (r->kind != DEV_REGION_HOST && !s->gpu)
 		return -EOPNOTSUPP;
 	if (!r->addr || !r->length)
 		return -EINVAL;

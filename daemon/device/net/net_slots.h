@@ -27,6 +27,8 @@ struct net_pin {
 
 struct net_slots {
 	uint64_t slot_size;
+	bool gpu;		/* GPU rings taken (by address): the queue
+				   copies into them on the GPU */
 	struct net_pin pins[NET_MAX_PINS];
 	struct net_slot armed[NET_MAX_INFLIGHT];
 	unsigned armed_head, armed_n;
@@ -34,7 +36,10 @@ struct net_slots {
 	unsigned cq_head, cq_n;
 };
 
-/* A host ring (GPU rings go through bounce): its handle; -ENOSPC, -EINVAL. */
+/*
+ * A host ring, or with @s->gpu a GPU ring (else GPU rings go through
+ * bounce, -EOPNOTSUPP): its handle; -ENOSPC, -EINVAL.
+ */
 int net_slots_pin(struct net_slots *s, const struct dev_region *r,
 		  uint64_t *ret_handle);
 int net_slots_unpin(struct net_slots *s, uint64_t handle);

@@ -68,10 +68,11 @@ static const struct roce_landing_io host_io = {
 	.copy_out = host_copy_out,
 };
 
-/* The first 8 bytes of each of @n chunks of @page into rx->scratch. */
-static int chunk_starts(struct roce_rx *rx, uint32_t page, uint64_t n)
+/* The first 8 bytes of each of @n chunks of @page into @dst. */
+static int chunk_starts(struct roce_rx *rx, uint32_t page, uint64_t n,
+			uint64_t *dst)
 {
-	return rx->io->get(rx->io_user, rx->scratch, page_off(rx, page),
+	return rx->io->get(rx->io_user, dst, page_off(rx, page),
 			   rx->cfg.payload, sizeof(uint64_t), n);
 }
 
@@ -116,7 +117,8 @@ int roce_rx_init(struct roce_rx *rx, const struct roce_rx_cfg *cfg,
 	rx->io_user = cfg->io ? cfg->io_user : landing;
 	rx->page = calloc(cfg->layout.pages, sizeof(*rx->page));
 	rx->scratch = calloc(chunks(rx, cfg->frame_size) + 1, sizeof(uint64_t));
-	if (!rx->page || !rx->scratch) {
+	rx->before = calloc(chunks(rx, cfg->frame_size) + 1, sizeof(uint64_t));
+	if (!rx->page || !rx->scratch || !rx->before) {
 		roce_rx_free(rx);
 		return -ENOMEM;
 	}
@@ -131,8 +133,9 @@ void roce_rx_free(struct roce_rx *rx)
 {
 	free(rx->page);
 	free(rx->scratch);
+	free(rx->before);
 	rx->page = NULL;
-	rx->scratch = NULL;
+	rx->scratch = rx->before = NULL;
 }
 
 void roce_rx_restart(struct roce_rx *rx)
@@ -183,16 +186,19 @@ static int frame_psn(struct roce_rx *rx, uint32_t psn, uint64_t bytes)
 	return 0;
 }
 
-/* Chunks of the frame whose packet never came: they hold the canary. */
+/*
+ * Chunks of the frame whose packet never came: they hold the canary.
+ * What the chunks start with stays in rx->before, for overrun().
+ */
 static uint64_t missing_chunks(struct roce_rx *rx, uint32_t page,
 			       uint64_t bytes)
 {
 	uint64_t n = chunks(rx, bytes), lost = 0;
 
-	if (chunk_starts(rx, page, n) < 0)
+	if (chunk_starts(rx, page, n, rx->before) < 0)
 		return n;	/* unreadable: none of it is vouched for */
 	for (uint64_t i = 0; i < n; i++)
-		lost += rx->scratch[i] == rx->page[page].canary;
+		lost += rx->before[i] == rx->page[page].canary;
 	return lost;
 }
 
@@ -260,28 +266,21 @@ static bool lapped(struct roce_rx *rx, const struct roce_rx_ops *ops,
 }
 
 /*
- * After the copy into @slot: the page changed under it (its metadata, or
- * a chunk's first bytes), or the sender may be back at it.
+ * After the copy: the page changed since it was checked (its metadata, or
+ * a chunk's first bytes), or the sender may be back at it.  The landing
+ * page is compared with itself, not with the slot, which may be GPU memory.
  */
 static bool overrun(struct roce_rx *rx, const struct roce_rx_ops *ops,
 		    void *user, unsigned i, uint32_t page, uint64_t bytes,
-		    const unsigned char *meta_before, const unsigned char *slot)
+		    const unsigned char *meta_before)
 {
 	unsigned char meta[ROCE_META_SIZE];
+	uint64_t n = chunks(rx, bytes);
 
-	if (lapped(rx, ops, user, i, page) || meta_get(rx, page, meta) < 0 ||
-	    memcmp(meta, meta_before, ROCE_META_SIZE) ||
-	    chunk_starts(rx, page, chunks(rx, bytes)) < 0)
-		return true;
-	for (uint64_t c = 0; c < chunks(rx, bytes); c++) {
-		uint64_t off = c * rx->cfg.payload;
-
-		/* The slot holds @bytes: a last chunk may be shorter than 8. */
-		if (memcmp(&rx->scratch[c], slot + off,
-			   bytes - off < 8 ? bytes - off : 8))
-			return true;
-	}
-	return false;
+	return lapped(rx, ops, user, i, page) || meta_get(rx, page, meta) < 0 ||
+	       memcmp(meta, meta_before, ROCE_META_SIZE) ||
+	       chunk_starts(rx, page, n, rx->scratch) < 0 ||
+	       memcmp(rx->scratch, rx->before, n * sizeof(uint64_t));
 }
 
 /* Completion @i: a good frame copied and handed on (1), or counted (0). */
@@ -325,8 +324,7 @@ static int frame_end(struct roce_rx *rx, const struct roce_rx_ops *ops,
 	}
 	if (rx->io->copy_out(rx->io_user, rx->slot.base, page_off(rx, page),
 			     m.bytes_written) < 0 ||
-	    overrun(rx, ops, user, i, page, m.bytes_written, meta_before,
-		    rx->slot.base)) {
+	    overrun(rx, ops, user, i, page, m.bytes_written, meta_before)) {
 		rx->cnt.overrun_frames++;
 		goto rearm;
 	}

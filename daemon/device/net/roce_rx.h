@@ -29,8 +29,9 @@
  *     PSN count starts over);
  *   - the sender did not come back to the page while fpgad copied it
  *     (overrun): the metadata block and each chunk's first bytes are
- *     unchanged after the copy, and no completion queued after this one
- *     is for its page or pages - 1 frames ahead of it.
+ *     the same after the copy as when checked (the landing page against
+ *     itself: the slot may be GPU memory), and no completion queued
+ *     after this one is for its page or pages - 1 frames ahead of it.
  * Anything else is counted and the frame is never handed on; its slot
  * takes the next frame.  The page gets new canaries after each frame,
  * unless the sender may be back at it (lapped): new canaries would tear
@@ -105,6 +106,7 @@ struct roce_rx {
 	} *page;
 	uint64_t canary_state;
 	uint64_t *scratch;		/* a page's chunk starts: chunks + 1 */
+	uint64_t *before;		/* ... as checked, before the copy */
 	const struct roce_landing_io *io;
 	void *io_user;
 	struct source_counters cnt;
