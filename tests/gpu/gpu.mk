@@ -12,7 +12,8 @@ GPU_ARCH ?= -gencode arch=compute_90,code=[sm_90,compute_90]
 NVCC_FLAGS := -O2 -std=c++17 $(GPU_ARCH) -Iinclude -Itests/gpu \
 	-Xcompiler -Wall,-Wextra,-fno-exceptions,-fno-rtti,-fno-threadsafe-statics
 GPU_VERIFY_OBJ := $(GPU_DIR)/verify_kernel.o
-GPU_BIN := $(GPU_DIR)/gpu_client $(GPU_DIR)/gpu_h2c $(GPU_DIR)/gpu_stale
+GPU_BIN := $(GPU_DIR)/gpu_client $(GPU_DIR)/gpu_h2c $(GPU_DIR)/gpu_stale \
+	$(GPU_DIR)/gpu_roce_landing
 
 .PHONY: gpu gpu-check
 
@@ -29,6 +30,10 @@ $(GPU_DIR)/gpu_h2c: $(BUILD)/obj/tests/gpu/gpu_h2c.o $(GPU_VERIFY_OBJ) \
 		$(BUILD)/libfpgad.a
 
 $(GPU_DIR)/gpu_stale: $(BUILD)/obj/tests/gpu/gpu_stale.o $(TEST_LIB_RAW) $(BUILD)/libfpgad.a
+
+# A RoCE channel's GPU landing ring with a stand-in for the NIC.
+$(GPU_DIR)/gpu_roce_landing: $(BUILD)/obj/tests/gpu/gpu_roce_landing.o \
+		$(GPU_VERIFY_OBJ) $(INTERNAL_LIBS)
 
 $(GPU_BIN):
 	$(call msg,LD,$@)

@@ -46,7 +46,6 @@
 #include "device/net/roce_landing.h"
 #include "device/net/roce_verbs.h"
 #include "log.h"
-#include "memory/copy.h"
 #include "memory/memory.h"
 
 struct device_queue {
@@ -139,23 +138,10 @@ static int landing_gpu_alloc(void *user, size_t len, void **ret_mem, int *ret_fd
 		*ret_fd = fd;
 		return 0;
 	}
-	r = memory_cuda_ops.alloc(len, q->ch.gpu, q->ch.name, 0, &m);
-	if (r < 0) {
-		snprintf(why, whylen, "GPU %s: %s", q->ch.gpu, strerror(-r));
+	r = roce_landing_gpu_alloc(len, q->ch.gpu, q->ch.name, &m, ret_fd,
+				   why, whylen);
+	if (r < 0)
 		return r;
-	}
-	if (m->integrated) {
-		memory_cuda_ops.free(m);
-		snprintf(why, whylen, "an integrated GPU's ring is host memory");
-		return -EOPNOTSUPP;
-	}
-	r = memory_cuda_ops.export_dmabuf(m, 0, len, ret_fd);
-	if (r < 0) {
-		memory_cuda_ops.free(m);
-		snprintf(why, whylen, "cuMemGetHandleForAddressRange: %s",
-			 strerror(-r));
-		return r;
-	}
 	q->landing_gpu = m;
 	*ret_mem = m->dev;
 	return 0;
@@ -192,40 +178,6 @@ static const struct roce_landing_ops landing_ops = {
 	.gpu_free = landing_gpu_free,
 	.reg_dmabuf = landing_reg_dmabuf,
 	.reg_host = landing_reg_host,
-};
-
-/* roce_rx's reach into a landing ring in GPU memory: CUDA copies. */
-static int gpu_get(void *user, void *dst, uint64_t off, uint64_t pitch,
-		   size_t width, size_t n)
-{
-	struct mem_region *m = ((struct device_queue *)user)->landing_gpu;
-
-	return copy_2d(m->gpu, dst, width, (unsigned char *)m->dev + off, pitch,
-		       width, n, COPY_D2H);
-}
-
-static int gpu_put(void *user, uint64_t off, uint64_t pitch, const void *src,
-		   size_t width, size_t n)
-{
-	struct mem_region *m = ((struct device_queue *)user)->landing_gpu;
-
-	return copy_2d(m->gpu, (unsigned char *)m->dev + off, pitch, src, width,
-		       width, n, COPY_H2D);
-}
-
-/* Into a GPU slot (gpudirect) or a bounce slot: the address tells. */
-static int gpu_copy_out(void *user, void *dst, uint64_t off, size_t len)
-{
-	struct mem_region *m = ((struct device_queue *)user)->landing_gpu;
-
-	return copy_2d(m->gpu, dst, len, (unsigned char *)m->dev + off, len,
-		       len, 1, COPY_ANY);
-}
-
-static const struct roce_landing_io gpu_io = {
-	.get = gpu_get,
-	.put = gpu_put,
-	.copy_out = gpu_copy_out,
 };
 
 /* --- set-up -------------------------------------------------------------- */
@@ -303,8 +255,8 @@ static int roce_queue_open(struct device *dev, const struct config_channel *ch,
 			      NET_VA_BASE);
 	q->landing_open = r == 0;
 	if (q->landing_gpu) {
-		rc.io = &gpu_io;
-		rc.io_user = q;
+		rc.io = &roce_landing_gpu_io;
+		rc.io_user = q->landing_gpu;
 		q->slots.gpu = true;	/* the ring pinned as it is: gpudirect */
 	}
 	r = r < 0 ? r : roce_rx_init(&q->rx, &rc, q->landing.mem);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "device/net/roce_landing.h"
+#include "memory/copy.h"
 
 /* The GPU landing ring: 0, or -errno with why the host's is used. */
 static int try_gpu(struct roce_landing *l, const struct roce_landing_ops *ops,
@@ -78,3 +79,66 @@ void roce_landing_close(struct roce_landing *l, const struct roce_landing_ops *o
 	l->mem = NULL;
 	l->fd = -1;
 }
+
+/* --- GPU landing memory ------------------------------------------------------ */
+
+int roce_landing_gpu_alloc(size_t len, const char *gpu, const char *name,
+			   struct mem_region **ret_region, int *ret_fd,
+			   char *why, size_t whylen)
+{
+	struct mem_region *m;
+	int r;
+
+	r = memory_cuda_ops.alloc(len, gpu, name, 0, &m);
+	if (r < 0) {
+		snprintf(why, whylen, "GPU %s: %s", gpu, strerror(-r));
+		return r;
+	}
+	if (m->integrated) {
+		memory_cuda_ops.free(m);
+		snprintf(why, whylen, "an integrated GPU's ring is host memory");
+		return -EOPNOTSUPP;
+	}
+	r = memory_cuda_ops.export_dmabuf(m, 0, len, ret_fd);
+	if (r < 0) {
+		memory_cuda_ops.free(m);
+		snprintf(why, whylen, "cuMemGetHandleForAddressRange: %s",
+			 strerror(-r));
+		return r;
+	}
+	*ret_region = m;
+	return 0;
+}
+
+static int gpu_get(void *user, void *dst, uint64_t off, uint64_t pitch,
+		   size_t width, size_t n)
+{
+	struct mem_region *m = user;
+
+	return copy_2d(m->gpu, dst, width, (unsigned char *)m->dev + off, pitch,
+		       width, n, COPY_D2H);
+}
+
+static int gpu_put(void *user, uint64_t off, uint64_t pitch, const void *src,
+		   size_t width, size_t n)
+{
+	struct mem_region *m = user;
+
+	return copy_2d(m->gpu, (unsigned char *)m->dev + off, pitch, src, width,
+		       width, n, COPY_H2D);
+}
+
+/* Into a GPU slot (gpudirect) or a bounce slot: the address tells. */
+static int gpu_copy_out(void *user, void *dst, uint64_t off, size_t len)
+{
+	struct mem_region *m = user;
+
+	return copy_2d(m->gpu, dst, len, (unsigned char *)m->dev + off, len,
+		       len, 1, COPY_ANY);
+}
+
+const struct roce_landing_io roce_landing_gpu_io = {
+	.get = gpu_get,
+	.put = gpu_put,
+	.copy_out = gpu_copy_out,
+};

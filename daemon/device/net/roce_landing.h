@@ -19,6 +19,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "device/net/roce_rx.h"
+#include "memory/memory.h"
+
 enum roce_landing_kind { ROCE_LANDING_HOST, ROCE_LANDING_GPU };
 
 struct roce_landing_ops {
@@ -63,5 +66,21 @@ int roce_landing_reg(struct roce_landing *l, const struct roce_landing_ops *ops,
 /* After the MR is gone. */
 void roce_landing_close(struct roce_landing *l, const struct roce_landing_ops *ops,
 			void *user);
+
+/*
+ * GPU landing memory as fpgad makes it: @len bytes of GPU @gpu's memory
+ * (memory_cuda_ops, not an integrated GPU's) and a dma-buf fd of them.
+ * 0, or -errno with why in @why.
+ */
+int roce_landing_gpu_alloc(size_t len, const char *gpu, const char *name,
+			   struct mem_region **ret_region, int *ret_fd,
+			   char *why, size_t whylen);
+
+/*
+ * roce_rx's reach into a landing ring in GPU memory (io_user: its
+ * mem_region): CUDA copies, waited for; a frame goes out to a slot in GPU
+ * or pinned host memory, whichever its address is.
+ */
+extern const struct roce_landing_io roce_landing_gpu_io;
 
 #endif
