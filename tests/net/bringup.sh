@@ -40,7 +40,7 @@ die() { say "STOP: $*"; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "run as root (fpgad registers memory; ALT_ADDR may be added)"
 [ -n "$ADDR" ] && [ -n "$ALT_ADDR" ] || die "set ADDR (the NIC port's address) and ALT_ADDR (a free one on its subnet)"
-grep -qa ibv_create_qp "$BUILD/fpgad" || die "$BUILD/fpgad has no RoCE (built with ROCE=0 or STATIC=1): make ROCE=1"
+grep -qa ibv_create_qp "$BUILD/fpgad" || die "$BUILD/fpgad has no RoCE (built with ROCE=0): make ROCE=1 (or STATIC=1: ROCE=dlopen)"
 
 # The RoCE v2 GID of IPv4 address $1 on any device: "DEV PORT INDEX".
 gid_of() {

@@ -4,16 +4,21 @@
 #
 # ROCE=1 (the default where libibverbs-dev is installed) links libibverbs;
 # ROCE=0 builds fpgad without it (source = roce then says so at start).
-# STATIC=1 defaults to ROCE=0: a static libibverbs needs its providers and
-# libnl linked in, and a GPU host without rdma-core could not start fpgad.
+# STATIC=1 defaults to ROCE=dlopen there: a static libibverbs would need
+# its providers and libnl linked in, so fpgad loads the host's
+# libibverbs.so.1 (and its providers) at run time instead
+# (daemon/device/net/roce_ibv_dl.c); a host without rdma-core still starts
+# it, and a roce channel there says what to install.  hsb_sender, a test
+# tool, gets RoCE with ROCE=1 only.
 
 DEBS += libibverbs-dev ibverbs-providers rdma-core
 
 ifeq ($(origin ROCE),undefined)
-ROCE := $(if $(filter 1,$(STATIC)),0,$(if $(wildcard /usr/include/infiniband/verbs.h),1,0))
+ROCE := $(if $(wildcard /usr/include/infiniband/verbs.h),$(if $(filter 1,$(STATIC)),dlopen,1),0)
 endif
 
-ROCE_VERBS_OBJ := $(BUILD)/obj/daemon/device/net/roce_verbs.o
+ROCE_VERBS_OBJ := $(BUILD)/obj/daemon/device/net/roce_verbs.o \
+	$(BUILD)/obj/daemon/device/net/roce_ibv_dl.o
 ROCE_STAMP := $(BUILD)/.roce-$(ROCE)
 # A change of ROCE rebuilds the one object it changes.
 $(ROCE_STAMP):
@@ -22,6 +27,10 @@ $(ROCE_VERBS_OBJ): $(ROCE_STAMP)
 ifeq ($(ROCE),1)
 $(ROCE_VERBS_OBJ): CPPFLAGS += -DFPGAD_ROCE=1
 DEP_LIBS += -libverbs
+endif
+ifeq ($(ROCE),dlopen)
+$(ROCE_VERBS_OBJ): CPPFLAGS += -DFPGAD_ROCE=1 -DFPGAD_ROCE_DLOPEN=1
+DEP_LIBS += -ldl
 endif
 
 HSB_VERBS_OBJ := $(BUILD)/obj/tests/net/hsb_verbs.o

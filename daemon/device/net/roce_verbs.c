@@ -16,7 +16,7 @@ int roce_verbs_open(const struct roce_verbs_cfg *cfg, struct roce_verbs **ret_v,
 {
 	(void)cfg;
 	(void)ret_v;
-	snprintf(why, whylen, "source = roce: this fpgad was built without RoCE (ROCE=0: no libibverbs, or STATIC=1); use source = udp or a build with libibverbs-dev");
+	snprintf(why, whylen, "source = roce: this fpgad was built without RoCE (ROCE=0: no libibverbs-dev where it was built); use source = udp or a build with libibverbs-dev");
 	return -EOPNOTSUPP;
 }
 
@@ -25,7 +25,7 @@ int roce_verbs_check(const char *device, const struct sockaddr_storage *listen,
 {
 	(void)device;
 	(void)listen;
-	snprintf(why, whylen, "source = roce: this fpgad was built without RoCE (ROCE=0: no libibverbs, or STATIC=1); use source = udp or a build with libibverbs-dev");
+	snprintf(why, whylen, "source = roce: this fpgad was built without RoCE (ROCE=0: no libibverbs-dev where it was built); use source = udp or a build with libibverbs-dev");
 	return -EOPNOTSUPP;
 }
 
@@ -74,6 +74,8 @@ int roce_verbs_event(struct roce_verbs *v) { (void)v; return -EOPNOTSUPP; }
 #include <infiniband/verbs.h>
 #include <netinet/in.h>
 #include <stdlib.h>
+
+#include "device/net/roce_ibv_dl.h"
 
 struct roce_verbs {
 	struct ibv_context *ctx;
@@ -147,6 +149,9 @@ int roce_verbs_find(const char *name, const struct sockaddr_storage *addr,
 	const union ibv_gid *gid = &g;
 
 	roce_verbs_addr_gid(addr, &g);
+	/* ROCE=dlopen: the host's libibverbs, loaded at the first use. */
+	if (roce_ibv_load(why, whylen) < 0)
+		return -ENODEV;
 
 	list = ibv_get_device_list(&n);
 	if ((!list || n == 0) && *name) {

@@ -3,8 +3,9 @@
  * roce_verbs.h - the little of libibverbs a RoCE channel uses, behind
  * calls that take and give plain values (roce_rx.h's completions), so
  * that everything above it is tested without a NIC.  Built with ROCE=1
- * (the default where libibverbs-dev is installed, not with STATIC=1);
- * without it roce_verbs_open() says so and fails.
+ * (the default where libibverbs-dev is installed: linked) or ROCE=dlopen
+ * (STATIC=1's default there: the host's libibverbs.so.1 loaded at run
+ * time, roce_ibv_dl.h); with ROCE=0 roce_verbs_open() says so and fails.
  *
  *   open      the device (named, or the first whose port has a RoCE v2
  *             GID for the listen address), a PD, a CQ on a completion
