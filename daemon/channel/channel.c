@@ -363,7 +363,7 @@ int channel_probe(struct channel *ch, channel_measure_fn measure, void *user,
 	int r;
 
 	if (ch->cfg.source != SOURCE_CARD) {
-		snprintf(err, errlen, "channel %s is a network source: its frames reach a GPU by bounce, there is no mode to choose",
+		snprintf(err, errlen, "channel %s is a network source: its landing ring decides how frames reach a GPU (bounce, or gpudirect from a GPU landing ring), there is no mode to choose",
 			 ch->cfg.name);
 		return -EINVAL;
 	}

@@ -22,14 +22,15 @@
 #      0 failed" (run-roce.sh's counters are exact on a NIC as on rxe; the
 #      reorder case may catch fewer frames: the late packet often lands
 #      before fpgad looks, and the frame is then whole)
-#   3. the same with MEMORY=cuda when a GPU is there: GPU rings in bounce
-#      mode (landing ring -> pinned staging -> GPU slot)
+#   3. the same with MEMORY=cuda when a GPU is there: the landing ring in
+#      GPU memory, registered with ibv_reg_dmabuf_mr on its
+#      cuMemGetHandleForAddressRange dma-buf, each frame copied device to
+#      device into its GPU slot, mode gpudirect; run-roce.sh checks that
+#      stats, status and topo say "landing: gpu (dma-buf MR)" (a host
+#      landing ring there says why: the provider's refusal, or the GPU's)
 #   4. bench_roce_rx: the copy's cost on this host (README, RoCE path)
 #
-# Not covered (not written yet): a landing ring in GPU memory registered
-# with ibv_reg_dmabuf_mr on its cuMemGetHandleForAddressRange dma-buf and a
-# device-to-device copy into GPU slots; rxe has no dma-buf, so that path
-# needs this host first.  Exit status: 0 when every step passed.
+# Exit status: 0 when every step passed.
 set -u
 BUILD=${BUILD:-build}
 ADDR=${ADDR:-}
@@ -79,11 +80,11 @@ rc=0
 say "run-roce.sh, host rings:"
 BUILD=$BUILD RDMA_DEV=$RDMA_DEV ADDR=$ADDR ALT_ADDR=$ALT_ADDR tests/net/run-roce.sh || rc=1
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
-	say "run-roce.sh, a GPU ring (bounce):"
+	say "run-roce.sh, a GPU ring (its landing ring in GPU memory):"
 	MEMORY=cuda BUILD=$BUILD RDMA_DEV=$RDMA_DEV ADDR=$ADDR ALT_ADDR=$ALT_ADDR \
 		tests/net/run-roce.sh || rc=1
 else
-	say "no GPU: the bounce run is left out"
+	say "no GPU: the GPU ring run is left out"
 fi
 if [ -x "$BUILD/bench/bench_roce_rx" ]; then
 	say "the landing ring's copy against memcpy (README, RoCE path):"

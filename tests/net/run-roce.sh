@@ -128,10 +128,18 @@ start_sender() {
 start_sender none 1 --count 50 --rate 100 --config-wait 100
 [ -n "$cport" ] || { cat "$dir/none.err"; bad "the sender has no control port"; exit 1; }
 conf "$RDMA_DEV" "$dir" "$ADDR:$cport" > "$dir/fpgad.conf"
-# The landing ring is tried as a dma-buf MR (as for a GPU ring; a memfd
-# stands in for the GPU's dma-buf): rxe has no dma-buf MRs, so fpgad falls
-# back to a host landing ring, says why, and every case below still verifies.
-FPGAD_TEST_LANDING_DMABUF=memfd "$BUILD/fpgad" --config "$dir/fpgad.conf" 2>"$dir/fpgad.log" &
+# The landing ring is tried as a dma-buf MR: a GPU ring's is GPU memory
+# (MEMORY=cuda, a NIC with dma-buf MRs: "gpu (dma-buf MR)"); with host
+# rings a memfd stands in for the GPU's dma-buf, which rxe (no dma-buf
+# MRs) refuses: fpgad falls back to a host landing ring, says why, and
+# every case below still verifies.
+if [ "${MEMORY:-host}" = cuda ]; then
+	landing_env= landing="gpu (dma-buf MR)"
+else
+	landing_env=FPGAD_TEST_LANDING_DMABUF=memfd
+	landing="host: $RDMA_DEV refused ibv_reg_dmabuf_mr: "
+fi
+env $landing_env "$BUILD/fpgad" --config "$dir/fpgad.conf" 2>"$dir/fpgad.log" &
 pid=$!
 for _ in $(seq 400); do
 	stats >/dev/null 2>&1 && break
@@ -145,16 +153,15 @@ check stats "net.source" "$(stats | jq -r .net.source)" roce
 	ok "roce0: QPN $qpn on $(stats | jq -r .net.rdma_device), GID $(stats | jq -r .net.gid)" ||
 	bad "roce0's QP: $(stats | jq -c .net)"
 check stats "path MTU" "$(stats | jq -r .net.mtu)" $MTU
-landing="host: $RDMA_DEV refused ibv_reg_dmabuf_mr: "
 case "$(stats | jq -r .net.landing)" in
-"$landing"?*) ok "stats: landing: $(stats | jq -r .net.landing)" ;;
+"$landing"*) ok "stats: landing: $(stats | jq -r .net.landing)" ;;
 *) bad "stats: landing: $(stats | jq -r .net.landing), not $landing..." ;;
 esac
 "$BUILD/fpgactl" --url "$url" status | grep -qF "landing: $landing" &&
 	ok "status says the landing ring and why" ||
 	bad "status: no \"landing: $landing...\": $("$BUILD/fpgactl" --url "$url" status | grep landing)"
 case "$("$BUILD/fpgactl" --url "$url" --json topo | jq -r '.channels[] | select(.name == "roce0") | .net.landing')" in
-"$landing"?*) ok "topo --json: roce0's net.landing" ;;
+"$landing"*) ok "topo --json: roce0's net.landing" ;;
 *) bad "topo --json: roce0's net.landing: $("$BUILD/fpgactl" --url "$url" --json topo | jq -c '.channels')" ;;
 esac
 
