@@ -639,6 +639,9 @@ static int port_join(struct device_queue *q, const struct sockaddr_storage *want
 			r = -ENOSPC;
 		if (r == 0 && q->ch.icrc && any_address(&p->local))
 			r = want_pktinfo(p);
+		if (r == 0)
+			log_info("net: %s: shares %s with channel %s, told apart by QPN 0x%x: datagrams copied from the port's buffers",
+				 q->ch.name, p->listen, p->members[0]->ch.name, q->ch.qpn);
 	} else {
 		r = port_new(&q->ch, want, &p);
 		if (r == 0) {
