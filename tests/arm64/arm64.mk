@@ -58,15 +58,19 @@ arm64-build:
 	+$(Q)$(MAKE) --no-print-directory all unit $(ARM64_ITESTS) \
 		$(BUILD)/itests/hold_frame $(ARM64_PEERS)
 
-# Without DEBS_ARM64 (make deps-arm64, which make deps-check leaves alone)
-# it skips, saying which are missing.
-arm64-check:
-	+@missing=$$(for p in $(DEBS_ARM64); do \
+# arm64_skip GOAL: the shell's exit, GOAL saying which of DEBS_ARM64 are
+# missing (make deps-arm64, which make deps-check leaves alone).
+define arm64_skip
+	missing=$$(for p in $(DEBS_ARM64); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
 		grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
-		echo "arm64-check: SKIP: not installed:" $$missing "(make deps-arm64)"; \
+		echo "$(1): SKIP: not installed:" $$missing "(make deps-arm64)"; \
 		exit 0; \
-	fi; \
+	fi
+endef
+
+arm64-check:
+	+@$(call arm64_skip,arm64-check); \
 	$(ARM64_MAKE) arm64-build && \
 	BUILD=$(ARM64_BUILD) tests/arm64/run.sh $(ARM64_TIERS)

@@ -8,6 +8,13 @@
 #
 #   deb-check.sh DEBDIR
 #
+# With DEB_ARCH another architecture than this machine's (make
+# deb-arm64-check: DEB_ARCH=arm64), DEBDIR holds a cross build's
+# architecture-dependent packages, without python3-fpgad and fpgad-dkms
+# (make deb's); every ELF file is checked to be that architecture's, and
+# the packages' fpgad and fpgactl are run through qemu-user in place of
+# the DKMS build.
+#
 # The DKMS build runs in a private mount namespace with a scratch DKMS
 # tree, so that nothing on this machine changes (DKMS writes its signing
 # key under /var/lib/dkms); it needs root and kernel headers, and is
@@ -26,6 +33,8 @@ bad() { fail=$((fail + 1)); echo "deb: FAIL: $*"; }
 changes=$(ls "$debdir"/*.changes 2>/dev/null | head -n 1)
 [ -n "$changes" ] || { echo "deb: FAIL: no .changes in $debdir (make deb)"; exit 1; }
 deb() { ls "$debdir/$1"_*.deb 2>/dev/null | head -n 1; }
+native=$(dpkg --print-architecture)
+arch=${DEB_ARCH:-$native}
 
 # --- lintian ----------------------------------------------------------------
 if command -v lintian >/dev/null 2>&1; then
@@ -56,7 +65,7 @@ has() {
 	done
 	ok "$pkg: $# files in place"
 }
-ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+ma=$(dpkg-architecture -a"$arch" -qDEB_HOST_MULTIARCH 2>/dev/null)
 has fpgad /usr/sbin/fpgad /usr/sbin/fpgad-exporter /etc/fpgad/fpgad.conf /usr/lib/sysusers.d/fpgad.conf \
 	/usr/lib/tmpfiles.d/fpgad.conf /usr/share/fpgad/fpgad-remote.conf \
 	/usr/share/man/man8/fpgad.8.gz /usr/share/man/man5/fpgad.conf.5.gz
@@ -70,7 +79,7 @@ echo "$fpgad_list" | grep -q "/fpgad-exporter\.service\$" && ok "fpgad: fpgad-ex
 has fpgactl /usr/bin/fpgactl /usr/share/man/man1/fpgactl.1.gz \
 	/usr/share/bash-completion/completions/fpgactl
 has libfpgad0 "/usr/lib/$ma/libfpgad.so.0"
-has python3-fpgad /usr/lib/python3/dist-packages/fpgad/__init__.py \
+[ "$arch" != "$native" ] || has python3-fpgad /usr/lib/python3/dist-packages/fpgad/__init__.py \
 	/usr/lib/python3/dist-packages/fpgad/_fpgad.abi3.so
 has libfpgad-dev /usr/include/fpgad.h /usr/include/fpgad_frames.h /usr/include/fpgad_xfer.h \
 	/usr/include/fpgad_simframe.h /usr/include/fpgad_abi.h "/usr/lib/$ma/libfpgad.a" \
@@ -94,7 +103,7 @@ fi
 rm -rf "$pcdir"
 dkms_name=$(sed -n 's/^PACKAGE_NAME="\(.*\)"/\1/p' kmod/dkms.conf)
 dkms_ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' kmod/dkms.conf)
-has fpgad-dkms "/usr/src/$dkms_name-$dkms_ver/dkms.conf" "/usr/src/$dkms_name-$dkms_ver/Kbuild" \
+[ "$arch" != "$native" ] || has fpgad-dkms "/usr/src/$dkms_name-$dkms_ver/dkms.conf" "/usr/src/$dkms_name-$dkms_ver/Kbuild" \
 	"/usr/src/$dkms_name-$dkms_ver/uapi/fpgad_dma.h"
 
 # fpgad's postinst makes its users before it enables and starts the unit.
@@ -106,15 +115,66 @@ if [ -n "$users" ] && [ -n "$start" ] && [ "$users" -lt "$start" ]; then
 else
 	bad "fpgad: postinst does not create the users before starting the unit"
 fi
-dpkg-deb -f "$(deb fpgad-dkms)" Depends | grep -q dkms &&
-	ok "fpgad-dkms: depends on dkms" || bad "fpgad-dkms: no dependency on dkms"
+if [ "$arch" = "$native" ]; then
+	dpkg-deb -f "$(deb fpgad-dkms)" Depends | grep -q dkms &&
+		ok "fpgad-dkms: depends on dkms" || bad "fpgad-dkms: no dependency on dkms"
+fi
+
+# --- the architecture ------------------------------------------------------------
+# Every package is $arch's (or all), every ELF file in it for $arch's CPU
+# (file(1) names x86_64 x86-64), the objects of a static library too.
+cpu=$(dpkg-architecture -a"$arch" -qDEB_HOST_GNU_CPU 2>/dev/null)
+xdir=$(mktemp -d /tmp/fpgad-debx.XXXXXX)
+for f in "$debdir"/*.deb; do
+	p=$(basename "$f")
+	a=$(dpkg-deb -f "$f" Architecture)
+	[ "$a" = all ] && continue
+	[ "$a" = "$arch" ] || { bad "$p: Architecture: $a, not $arch"; continue; }
+	rm -rf "$xdir/one" && dpkg-deb -x "$f" "$xdir/one" && dpkg-deb -x "$f" "$xdir/root"
+	find "$xdir/one" -name '*.a' -type f | while read -r lib; do
+		mkdir "$lib.o" && (cd "$lib.o" && ar x "$lib"); done
+	elf=$(find "$xdir/one" -type f -exec file -F '|' {} + | grep '| *ELF')
+	wrong=$(echo "$elf" | awk -F'|' -v c="$(echo "$cpu" | tr _ -)" 'index($2, c) == 0 { print $1 }' |
+		sed "s|$xdir/one||")
+	if [ -z "$elf" ]; then ok "$p: Architecture: $arch, no ELF file"
+	elif [ -z "$wrong" ]; then ok "$p: Architecture: $arch, $(echo "$elf" | wc -l) ELF files for $cpu"
+	else bad "$p: ELF files not for $cpu: $wrong"; fi
+done
+# Another architecture's programs run here through qemu-user, on the
+# libraries of its -dev packages (make deps-$arch) and with its ld.so, as
+# tests/arm64/run.sh runs them; libfpgad.so.0 finds all it links.
+if [ "$arch" != "$native" ]; then
+	qemu=$(command -v "qemu-$cpu-static" || command -v "qemu-$cpu")
+	ldso=$(ls /lib/ld-linux-"$cpu"*.so.? 2>/dev/null | head -n 1)
+	version=$(sed -n 's/^#define FPGAD_VERSION_STRING "\(.*\)"/\1/p' include/fpgad.h)
+	if [ -z "$qemu" ] || [ -z "$ldso" ]; then
+		echo "deb: SKIP: running the $arch programs: no qemu-$cpu-static or no $ldso (make deps-$arch)"
+	else
+		for b in /usr/sbin/fpgad /usr/bin/fpgactl; do
+			v=$("$qemu" "$xdir/root$b" --version 2>&1 | head -n 1)
+			case $v in
+			*"$version"*) ok "$b --version under $(basename "$qemu"): $v" ;;
+			*) bad "$b --version under $(basename "$qemu"): $v" ;;
+			esac
+		done
+		if l=$("$qemu" "$ldso" --list "$xdir/root/usr/lib/$ma/libfpgad.so.0" 2>&1) &&
+		   ! echo "$l" | grep -q 'not found'; then
+			ok "libfpgad0: libfpgad.so.0 finds the $(echo "$l" | grep -c '=>') libraries it links"
+		else
+			bad "libfpgad0: libfpgad.so.0 does not load: $l"
+		fi
+	fi
+fi
+rm -rf "$xdir"
 
 # --- DKMS ----------------------------------------------------------------------
 if [ -z "${KVER:-}" ]; then
 	KVER=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n 1)
 	KVER=${KVER#/usr/src/linux-headers-}
 fi
-if ! command -v dkms >/dev/null 2>&1; then
+if [ "$arch" != "$native" ]; then
+	echo "deb: SKIP: DKMS build: fpgad-dkms (Architecture: all) is make deb's"
+elif ! command -v dkms >/dev/null 2>&1; then
 	echo "deb: SKIP: DKMS build: dkms not installed (apt-get install dkms)"
 elif [ "$(id -u)" != 0 ]; then
 	echo "deb: SKIP: DKMS build: needs root (a private mount namespace over /var/lib/dkms)"
