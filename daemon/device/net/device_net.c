@@ -350,27 +350,33 @@ static int receive_batch(struct device_queue *q, bool *ret_more)
 /*
  * Segment @buf (@len bytes) of datagram @m on shared port @p: to the
  * channel of its destination QPN, or counted in the port's wrong_qp.
+ * *cur: the channel taking the segments before, its lock held (frames
+ * counted from *frames); the lock is kept across one channel's run.
  */
 static void hand_on(struct net_port *p, const struct msghdr *m,
 		    const struct sockaddr_storage *from,
 		    const struct sockaddr_storage *dst,
-		    const unsigned char *buf, size_t len, uint64_t now)
+		    const unsigned char *buf, size_t len, uint64_t now,
+		    struct device_queue **cur, uint64_t *frames)
 {
 	int k = net_rx_demux(buf, len, p->qpns, p->n);
 	struct device_queue *q;
 	struct roce_flow flow;
-	uint64_t before;
 
 	if (k < 0) {
 		p->wrong_qp++;
 		return;
 	}
 	q = p->members[k];
-	pthread_mutex_lock(&q->lock);
-	before = q->nf.cnt.frames;
+	if (q != *cur) {
+		if (*cur)
+			taken(*cur, *frames);
+		pthread_mutex_lock(&q->lock);
+		*cur = q;
+		*frames = q->nf.cnt.frames;
+	}
 	if (datagram_ok(q, m, from, dst, len, (unsigned)len, &flow))
 		take_datagrams(q, buf, len, len, q->ch.icrc ? &flow : NULL, now);
-	taken(q, before);
 }
 
 /*
@@ -379,7 +385,8 @@ static void hand_on(struct net_port *p, const struct msghdr *m,
  */
 static int receive_shared(struct net_port *p, bool *ret_more)
 {
-	uint64_t now;
+	struct device_queue *cur = NULL;
+	uint64_t now, frames = 0;
 	int n;
 
 	for (unsigned i = 0; i < NET_RX_BATCH; i++) {
@@ -405,8 +412,10 @@ static int receive_shared(struct net_port *p, bool *ret_more)
 			seg = len ? (unsigned)len : 1;
 		for (size_t off = 0; off < len || !off; off += seg)
 			hand_on(p, m, &p->from[i], &dst, buf + off,
-				len - off < seg ? len - off : seg, now);
+				len - off < seg ? len - off : seg, now, &cur, &frames);
 	}
+	if (cur)
+		taken(cur, frames);
 	*ret_more = n == NET_RX_BATCH;
 	return n;
 }
