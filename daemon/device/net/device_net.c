@@ -18,6 +18,9 @@
  * thread once per submit or wait.  While a recvmmsg may be writing into
  * the slot (receiving), a reset or an unpin waits for it to return: the
  * slot is not given back, nor its memory let go, under the kernel's feet.
+ * On a shared port the kernel writes only the port's buffers, and the
+ * thread takes a channel's lock once per run of datagrams for it.  Lock
+ * order: ports_lock, then a port's lock, then a channel's.
  */
 #include <arpa/inet.h>
 #include <errno.h>
