@@ -856,17 +856,30 @@ int config_parse_endpoint(const char *s, bool need_port,
 	return 0;
 }
 
+unsigned config_endpoint_port(const struct sockaddr_storage *a)
+{
+	return ntohs(a->ss_family == AF_INET ? ((const struct sockaddr_in *)a)->sin_port :
+					       ((const struct sockaddr_in6 *)a)->sin6_port);
+}
+
+bool config_endpoint_same(const struct sockaddr_storage *a,
+			  const struct sockaddr_storage *b)
+{
+	return a->ss_family == b->ss_family &&
+	       !memcmp(a, b, a->ss_family == AF_INET ? sizeof(struct sockaddr_in) :
+						       sizeof(struct sockaddr_in6));
+}
+
 /* An ADDRESS, with no port or RoCE v2's (4791): true when @s is one. */
 static bool roce_address(const char *s)
 {
 	struct sockaddr_storage a;
-	in_port_t port;
+	unsigned port;
 
 	if (config_parse_endpoint(s, false, &a) < 0)
 		return false;
-	port = a.ss_family == AF_INET ? ((const struct sockaddr_in *)&a)->sin_port :
-					((const struct sockaddr_in6 *)&a)->sin6_port;
-	return !port || ntohs(port) == CONFIG_ROCE_PORT;
+	port = config_endpoint_port(&a);
+	return !port || port == CONFIG_ROCE_PORT;
 }
 
 /*
@@ -906,6 +919,44 @@ static void check_roce_channel(struct parse_state *ps, unsigned i)
 		report(ps, channel_line(cfg, i, "sender_qpn"),
 		       "[channel %s] sender_qpn: the sender's QP number is needed with source = roce (1 to 0xffffff)",
 		       ch->name);
+}
+
+/*
+ * udp channels whose listen is the same ADDRESS:PORT (not port 0) share
+ * one socket, told apart by the destination QPN of each packet: channel
+ * @i's qpn must be another than those of the channels before it on its
+ * port, and its gro the same (one socket).
+ */
+static void check_shared_port(struct parse_state *ps, unsigned i)
+{
+	const struct config *cfg = ps->cfg;
+	const struct config_channel *ch = &cfg->channels[i];
+	struct sockaddr_storage a, b;
+
+	if (channel_refused(ps, i, "listen") || channel_refused(ps, i, "qpn") ||
+	    config_parse_endpoint(ch->listen, true, &a) < 0 || !config_endpoint_port(&a))
+		return;
+	for (unsigned j = 0; j < i; j++) {
+		const struct config_channel *o = &cfg->channels[j];
+
+		if (o->source != SOURCE_UDP || channel_refused(ps, j, "source") ||
+		    channel_refused(ps, j, "listen") || channel_refused(ps, j, "qpn") ||
+		    config_parse_endpoint(o->listen, true, &b) < 0 ||
+		    !config_endpoint_same(&a, &b))
+			continue;
+		if (o->qpn == ch->qpn) {
+			report(ps, channel_line(cfg, i, "qpn"),
+			       "[channel %s] qpn 0x%x: channel %s listens on %s with the same qpn; channels sharing a port are told apart by the destination QPN: give each its own qpn",
+			       ch->name, ch->qpn, o->name, ch->listen);
+			return;
+		}
+		if (o->gro != ch->gro) {
+			report(ps, channel_line(cfg, i, "gro"),
+			       "[channel %s] gro: channel %s listens on %s with gro = %s: channels sharing a port share one socket; set the same gro",
+			       ch->name, o->name, ch->listen, o->gro ? "yes" : "no");
+			return;
+		}
+	}
 }
 
 /* The rules of a network channel's keys, each at the line of its key. */
@@ -966,6 +1017,7 @@ static void check_net_channel(struct parse_state *ps, unsigned i)
 		report(ps, channel_line(cfg, i, "sender"),
 		       "[channel %s] sender: '%s' is not the sender's ADDRESS or ADDRESS:PORT (numeric): a network channel takes packets from its sender only",
 		       ch->name, ch->sender);
+	check_shared_port(ps, i);
 }
 
 #define GPU_FORMS "a GPU index (0, 1, ...), a PCI bus id (0000:41:00.0) or nearest"

@@ -214,4 +214,11 @@ struct sockaddr_storage;
 int config_parse_endpoint(const char *s, bool need_port,
 			  struct sockaddr_storage *ret_addr);
 
+/* An endpoint's port (host order). */
+unsigned config_endpoint_port(const struct sockaddr_storage *a);
+
+/* Two endpoints config_parse_endpoint() made: the same address and port. */
+bool config_endpoint_same(const struct sockaddr_storage *a,
+			  const struct sockaddr_storage *b);
+
 #endif

@@ -11,8 +11,10 @@
 # channel with gro = yes and to one with gro = no (the kernel splits the
 # datagrams before the socket), and the ratio of the two.  Then channel
 # scaling: one sender into one channel, then SCALE senders into SCALE
-# channels at once, and the ratio of the payload delivered.  Figures,
-# never assertions.
+# channels at once, and the ratio of the payload delivered.  Then a
+# shared port: one sender into channel sh0 of a port it shares with sh1
+# (told apart by QPN: datagrams copied from the port's buffers), per
+# CPU-second against net0's alone.  Figures, never assertions.
 #
 # Runs from a build folder alone (make net-bin, STATIC=1 for a host that
 # cannot build): fpgad, fpgactl, net/hsb_sender, net/net_consumer and
@@ -65,6 +67,21 @@ while [ "$i" -lt "$SCALE" ]; do
 	sed -n '/^\[channel net0\]/,/^\[channel net1\]/p' "$dir/fpgad.conf" |
 		sed '$d; s/^\[channel net0\]/[channel sc'$i']/' >> "$dir/fpgad.conf"
 	i=$((i + 1))
+done
+# Two channels on one port, its number one bench_recv was given (read back).
+"$BUILD/bench/bench_recv" 127.0.0.1 > "$dir/free.out" &
+fpid=$!
+for _ in $(seq 100); do grep -q '^port' "$dir/free.out" && break; sleep 0.02; done
+shport=$(sed -n 's/^port //p' "$dir/free.out")
+kill "$fpid"
+wait "$fpid" 2>/dev/null
+for sh in "sh0" "sh1
+qpn = 0x101"; do
+	sed -n '/^\[channel net0\]/,/^\[channel net1\]/p' "$dir/fpgad.conf" |
+		sed '$d; s/^\[channel net0\]/[channel '"${sh%%
+*}"']/; s/^listen = .*/listen = 127.0.0.1:'"$shport"'/' >> "$dir/fpgad.conf"
+	[ "$sh" = sh0 ] || echo "${sh#*
+}" >> "$dir/fpgad.conf"
 done
 "$BUILD/fpgad" --config "$dir/fpgad.conf" 2>"$dir/fpgad.log" &
 pid=$!
@@ -120,6 +137,7 @@ echo "bench-net: $RUNS runs of $SECONDS_ s, $FRAME-byte frames, MTU $MTU, loopba
 ratios=
 cpus=
 gros=
+shares=
 for i in $(seq "$RUNS"); do
 	# The bare loop.
 	"$BUILD/bench/bench_recv" 127.0.0.1 > "$dir/bare.out" &
@@ -149,6 +167,12 @@ for i in $(seq "$RUNS"); do
 	r=$(div "$gro" "$nogro")
 	gros="$gros $r"
 	echo "bench-net: run $i: sender --gso: fpgad with UDP GRO $gro Gbit/s ($grocore per core), without $nogro Gbit/s ($nogrocore per core); ratio $r"
+
+	# A port shared by two channels: copied from the port's buffers.
+	set -- $(through sh0 "$shport")
+	r=$( [ "$2" != '?' ] && [ "$percore" != '?' ] && div "$2" "$percore" || echo '?')
+	shares="$shares $r"
+	echo "bench-net: run $i: shared port: fpgad into sh0 (sh1 on its port too) $1 Gbit/s ($2 per CPU-second of net-sh0); per CPU-second / net0's alone $r"
 done
 spread() {
 	echo "$2" | tr ' ' '\n' | sed '/^$/d' | sort -n | awk -v what="$1" '{ v[NR] = $1; s += $1 }
@@ -157,6 +181,7 @@ spread() {
 spread "fpgad / bare recvmmsg, delivered" "$ratios"
 spread "fpgad / bare recvmmsg, per CPU-second of the receiving thread" "$cpus"
 spread "fpgad with UDP GRO / without (sender --gso)" "$gros"
+spread "a shared port's channel / a port's only one, per CPU-second" "$shares"
 
 # scaled N: "GBIT" delivered by channels sc0 .. sc(N-1), each with its
 # consumer and its sender, all at once.

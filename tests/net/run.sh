@@ -85,34 +85,42 @@ SLOTS=16
 # slower, so that a busy machine's kernel drops none.
 RATE=1000
 [ "$(id -u)" != 0 ] && RATE=250
-# start_fpgad CONTROL [KEY=VALUE]: a new fpgad (its own runtime folder,
-# $url) whose channel tells the sender its target at CONTROL
-# (sender_control), with one more key if given; its bound data port in
-# $port.
-n_fpgad=0
-fpgad_key=	# one more key for the fpgad of run_case
-start_fpgad() {
-	n_fpgad=$((n_fpgad + 1))
-	rt=$dir/rt$n_fpgad
-	mkdir -p "$rt"
-	url="ipc://$rt/fpgad.sock"
-	cat > "$rt/fpgad.conf" <<CONF
-[daemon]
-runtime_dir = $rt
-[channel net0]
+# channel_conf NAME LISTEN QPN CONTROL [KEY=VALUE]: a channel from $TX on
+# LISTEN, told QPN, telling the sender its target at CONTROL
+# (sender_control), with one more key if given.
+channel_conf() {
+	cat <<CONF
+[channel $1]
 source = udp
-listen = $RX:0
+listen = $2
 sender = $TX
 mtu = 1500
-qpn = 0x4d2
+qpn = $3
 slots = $SLOTS
 slot_size = 64K
 frame_size = $FRAME
 queue_depth = $SLOTS
 memory = ${MEMORY:-host}
-sender_control = $1
-${2:-}
+sender_control = $4
+${5:-}
 CONF
+}
+
+# start_fpgad CONTROL [KEY=VALUE]: a new fpgad (its own runtime folder,
+# $url) whose channel net0 (channel_conf, on $listen or port 0) tells the
+# sender its target at CONTROL; its bound data port in $port.  $channels:
+# more channels' sections.
+n_fpgad=0
+fpgad_key=	# one more key for the fpgad of run_case
+channels=
+start_fpgad() {
+	n_fpgad=$((n_fpgad + 1))
+	rt=$dir/rt$n_fpgad
+	mkdir -p "$rt"
+	url="ipc://$rt/fpgad.sock"
+	{ printf '[daemon]\nruntime_dir = %s\n' "$rt"
+	  channel_conf net0 "${listen:-$RX:0}" 0x4d2 "$1" "${2:-}"
+	  echo "$channels"; } > "$rt/fpgad.conf"
 	$in_rx "$BUILD/fpgad" --config "$rt/fpgad.conf" 2>"$rt/fpgad.log" &
 	pid=$!
 	for _ in $(seq 100); do
@@ -301,6 +309,70 @@ grep -q "did not acknowledge its target" "$rt/fpgad.log" &&
 	bad "no-ack: no log line: $(tail -3 "$rt/fpgad.log")"
 "$BUILD/fpgactl" --url "$url" stats net0 >/dev/null &&
 	ok "no-ack: fpgad still serves" || bad "no-ack: fpgad stopped serving"
+stop_fpgad
+
+# Two channels on one port (net0 QPN 0x4d2, net1 0x4d3), two senders at
+# once, each told its channel's target by fpgad, each consumer checking
+# its own sender's frames (their times differ: --stamp); net0 is leased
+# (a new ring, its slots reset) once net1's frames flow, and net1 loses
+# nothing to it; a third sender at once to QPN 0x4d4, no channel's, is
+# counted in both channels' wrong_qp and never delivered.  The port: one
+# a first fpgad was given (port 0), read back.
+start_fpgad none
+shared=$RX:$port
+stop_fpgad
+start_sender "$dir/share0.sent" --count 300 --rate $RATE --stamp 1733200000000000000
+spid0=$spid cport0=$cport
+start_sender "$dir/share1.sent" --count 1000 --rate $RATE --stamp 1733300000000000000
+spid1=$spid
+channels=$(channel_conf net1 "$shared" 0x4d3 "$TX:$cport")
+listen=$shared
+start_fpgad "$TX:$cport0"
+channels= listen=
+check shared "net1's port" "$(channel=net1 stats | jq -r .net.listen)" "$shared"
+check shared "net0's port" "$(stats | jq -r .net.listen)" "$shared"
+before0=$(stats) before1=$(channel=net1 stats)
+consumer_args="--stamp 1733300000000000000"
+channel=net1
+consume "$dir/share1.out" || bad "shared: net1's consumer did not get its lease"
+cpid1=$cpid channel=net0
+for _ in $(seq 200); do
+	[ "$(channel=net1 stats | jq -r .frames)" -gt 0 ] && break
+	sleep 0.05
+done
+consumer_args="--stamp 1733200000000000000"
+consume "$dir/share0.out" || bad "shared: net0's consumer did not get its lease"
+cpid0=$cpid
+consumer_args=
+kill -0 $spid1 2>/dev/null &&
+	ok "shared: net0 leased while net1's sender sends" ||
+	echo "net: shared: net1's sender was done before net0's lease (a slow machine): the lease mid-stream is not shown this run"
+$in_tx timeout 60 "$BUILD/net/hsb_sender" --to "$shared" --from $TX --qpn 0x4d4 \
+	--rkey 1 --frame $FRAME --slots $SLOTS --count 100 --rate $RATE \
+	>"$dir/share2.sent" 2>&1 || bad "shared: the sender to QPN 0x4d4 failed"
+wait $spid0 || bad "shared: net0's sender failed: $(tail -1 "$dir/share0.sent")"
+wait $spid1 || bad "shared: net1's sender failed: $(tail -1 "$dir/share1.sent")"
+wait $cpid0
+crc0=$?
+wait $cpid1
+crc1=$?
+after0=$(stats) after1=$(channel=net1 stats)
+stranger=$(field "$dir/share2.sent" packets)
+for c in 0 1; do
+	eval "before=\$before$c after=\$after$c crc=\$crc$c"
+	out=$dir/share$c.out
+	echo "net: shared net$c: $(tail -1 "$dir/share$c.sent"); consumer $(tail -1 "$out")"
+	[ "$crc" = 0 ] && [ "$(field "$out" bad)" = 0 ] && [ "$(field "$out" good)" -gt 0 ] &&
+		ok "shared: net$c: $(field "$out" good) frames of its own sender verified, none bad" ||
+		bad "shared: net$c's consumer (exit $crc): $(tail -2 "$out")"
+	check shared "net$c: frames delivered + incomplete + no slot" \
+		$(( $(delta .frames) + $(delta .net.incomplete_frames) + $(delta .net.no_slot_frames) )) \
+		"$(field "$dir/share$c.sent" frames)"
+	check shared "net$c: targets the sender acknowledged" "$(echo "$after" | jq -r .net.control_acks)" 2
+	check shared "net$c: wrong_qp (the packets to QPN 0x4d4)" "$(delta .net.wrong_qp)" "$stranger"
+	check shared "net$c: lost packets" "$(delta .net.lost_packets)" 0
+	check shared "net$c: kernel drops" "$(delta .net.kernel_drops)" 0
+done
 stop_fpgad
 echo "net: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -153,24 +153,33 @@ if [ ! -f "$roce" ]; then
 	finish "RoCE path skipped: no tests/net/run-roce.sh"
 fi
 cd "$dir/rxe" || finish
-# Its lines go to the console as they come (a hang still shows how far it
-# got); its exit status through a file, sh having no pipefail.
-{
-	env BUILD="$dir/rxe/build" RDMA_DEV="$RDMA_DEV" NETDEV="$NETDEV" \
-		PEER_NETDEV="$PEER_NETDEV" ADDR="$ADDR" ALT_ADDR="$ALT_ADDR" PREFIX="$PREFIX" \
-		timeout "$ROCE_TIMEOUT" sh "$roce" </dev/null 2>&1
-	echo $? > /tmp/rxe-roce.rc
-} | tee /tmp/rxe-roce.out | sed 's/^/RXE: /'
-rc=$(cat /tmp/rxe-roce.rc)
-why=$(sed -n 's/^roce: SKIP: //p' /tmp/rxe-roce.out | head -n 1)
-if [ "$rc" = 0 ] && [ -n "$why" ]; then
-	note "SKIP: fpgad's RoCE path: $why"
-	finish "RoCE path skipped: $why"
-elif [ "$rc" = 0 ]; then
-	ok "tests/net/run-roce.sh: $(grep '^roce: [0-9]* passed' /tmp/rxe-roce.out | tail -n 1)"
-elif [ "$rc" = 124 ]; then
-	notok "tests/net/run-roce.sh did not finish within $ROCE_TIMEOUT s"
-else
-	notok "tests/net/run-roce.sh exited $rc: $(grep '^roce: [0-9]* passed' /tmp/rxe-roce.out | tail -n 1)"
+# run_roce SCRIPT TAG: one of the tree's RoCE scripts.  Its lines go to the
+# console as they come (a hang still shows how far it got); its exit status
+# through a file, sh having no pipefail.  Returns 1 when it skipped.
+run_roce() {
+	{
+		env BUILD="$dir/rxe/build" RDMA_DEV="$RDMA_DEV" NETDEV="$NETDEV" \
+			PEER_NETDEV="$PEER_NETDEV" ADDR="$ADDR" ALT_ADDR="$ALT_ADDR" PREFIX="$PREFIX" \
+			timeout "$ROCE_TIMEOUT" sh "$dir/rxe/tree/tests/net/$1" </dev/null 2>&1
+		echo $? > /tmp/rxe-roce.rc
+	} | tee /tmp/rxe-roce.out | sed 's/^/RXE: /'
+	rc=$(cat /tmp/rxe-roce.rc)
+	why=$(sed -n 's/^roce: SKIP: //p' /tmp/rxe-roce.out | head -n 1)
+	summary=$(grep "^$2: [0-9]* passed" /tmp/rxe-roce.out | tail -n 1)
+	if [ "$rc" = 0 ] && [ -n "$why" ]; then
+		note "SKIP: fpgad's RoCE path ($1): $why"
+		return 1
+	elif [ "$rc" = 0 ]; then
+		ok "tests/net/$1: $summary"
+	elif [ "$rc" = 124 ]; then
+		notok "tests/net/$1 did not finish within $ROCE_TIMEOUT s"
+	else
+		notok "tests/net/$1 exited $rc: $summary"
+	fi
+}
+run_roce run-roce.sh roce || finish "RoCE path skipped: $why"
+# Two channels on the device, two senders at once, told apart by QPN.
+if [ -f "$dir/rxe/tree/tests/net/run-roce-pair.sh" ]; then
+	run_roce run-roce-pair.sh roce-pair || true
 fi
 finish

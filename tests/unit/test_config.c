@@ -510,6 +510,42 @@ static void test_net_source(void **state)
 		     "[channel a] icrc is for a network source (source = udp or roce)");
 }
 
+/*
+ * udp channels on one ADDRESS:PORT share it, told apart by qpn: the same
+ * qpn (the default's too) is refused naming both channels, distinct ones
+ * load; port 0 (any free port) and other addresses share nothing.
+ */
+static void test_shared_port(void **state)
+{
+	const char *a = "[channel a]\nsource = udp\nlisten = 10.0.0.1:5000\nsender = 10.0.0.2\n";
+	char text[512], err[CONFIG_ERR_LEN];
+	struct config cfg;
+
+	(void)state;
+	snprintf(text, sizeof(text), "%s[channel b]\nsource = udp\nlisten = 10.0.0.1:5000\n"
+		 "sender = 10.0.0.3\n", a);
+	expect_error(text, 5, "[channel b] qpn 0x100: channel a listens on 10.0.0.1:5000 with the same qpn");
+	snprintf(text, sizeof(text), "%sqpn = 0x200\n[channel b]\nsource = udp\n"
+		 "listen = 10.0.0.1:5000\nsender = 10.0.0.3\nqpn = 0x200\n", a);
+	expect_error(text, 10, "[channel b] qpn 0x200: channel a listens on 10.0.0.1:5000 with the same qpn");
+	snprintf(text, sizeof(text), "%s[channel b]\nsource = udp\nlisten = 10.0.0.1:5000\n"
+		 "sender = 10.0.0.3\nqpn = 0x101\ngro = no\n", a);
+	expect_error(text, 10, "[channel b] gro: channel a listens on 10.0.0.1:5000 with gro = yes");
+	snprintf(text, sizeof(text), "%s[channel b]\nsource = udp\nlisten = 10.0.0.1:5000\n"
+		 "sender = 10.0.0.2\nqpn = 0x101\n", a);
+	if (load(text, &cfg, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(cfg.channels[0].qpn, 0x100);
+	assert_int_equal(cfg.channels[1].qpn, 0x101);
+	/* Port 0 is a free port each, another address another socket. */
+	snprintf(text, sizeof(text), "[channel a]\nsource = udp\nlisten = 10.0.0.1:0\nsender = 10.0.0.2\n"
+		 "[channel b]\nsource = udp\nlisten = 10.0.0.1:0\nsender = 10.0.0.2\n"
+		 "[channel c]\nsource = udp\nlisten = 10.0.0.4:5000\nsender = 10.0.0.2\n"
+		 "[channel d]\nsource = udp\nlisten = 10.0.0.1:5001\nsender = 10.0.0.2\n");
+	if (load(text, &cfg, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+}
+
 /* source = roce: the keys it takes, its defaults, and each bad value refused. */
 static void test_roce_source(void **state)
 {
@@ -794,6 +830,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_net_source),
 		cmocka_unit_test(test_roce_source),
+		cmocka_unit_test(test_shared_port),
 		cmocka_unit_test(test_moved_to_exporter),
 		cmocka_unit_test(test_sim_faults_moved),
 		cmocka_unit_test(test_inline_comments),

@@ -303,6 +303,42 @@ static void random_faults_match_copying(void **state)
 	}
 }
 
+/*
+ * A port shared by channels: each packet goes to the channel of its
+ * destination QPN (the data packets and the immediate alike), one for no
+ * channel's QPN and one too short to carry a BTH to none.
+ */
+static void demux_by_destination_qpn(void **state)
+{
+	struct gen *g = *state;
+	const uint32_t qpns[3] = { 0x4d2, 0x123, 0xffffff };
+	uint8_t data[FRAME], pkt[ROCE_MAX_PACKET];
+	uint32_t n;
+
+	memset(data, 0x5a, sizeof(data));
+	for (unsigned c = 0; c < 3; c++) {
+		g->tx.qpn = qpns[c];
+		n = hsb_tx_packets(&g->tx, FRAME);
+		assert_true(n > 1);
+		for (uint32_t i = 0; i < n; i++) {
+			size_t l = hsb_tx_packet(&g->tx, data, FRAME, i, pkt);
+
+			assert_int_equal(net_rx_demux(pkt, l, qpns, 3), (int)c);
+			/* Not one of the first two's. */
+			assert_int_equal(net_rx_demux(pkt, l, qpns, 2), c < 2 ? (int)c : -1);
+		}
+	}
+	g->tx.qpn = 0x4d3;
+	n = (uint32_t)hsb_tx_packet(&g->tx, data, FRAME, 0, pkt);
+	assert_int_equal(net_rx_demux(pkt, n, qpns, 3), -1);
+	g->tx.qpn = 0x4d2;
+	n = (uint32_t)hsb_tx_packet(&g->tx, data, FRAME, 0, pkt);
+	assert_int_equal(net_rx_demux(pkt, ROCE_BTH_SIZE, qpns, 3), 0);
+	assert_int_equal(net_rx_demux(pkt, ROCE_BTH_SIZE - 1, qpns, 3), -1);
+	assert_int_equal(net_rx_demux(pkt, 0, qpns, 3), -1);
+	assert_int_equal(net_rx_demux(pkt, n, qpns, 0), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,6 +351,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(long_datagram_cut, setup, teardown),
 		cmocka_unit_test_setup_teardown(slot_armed_mid_frame, setup, teardown),
 		cmocka_unit_test_setup_teardown(random_faults_match_copying, setup, teardown),
+		cmocka_unit_test_setup_teardown(demux_by_destination_qpn, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * device_net.c - network sources as a device backend (net.h): a UDP socket
- * and a receiving thread per channel, frames assembled by net_frame.c into
+ * and a receiving thread per port, frames assembled by net_frame.c into
  * the slots the streaming thread armed.
+ *
+ * A port is the socket of one listen ADDRESS:PORT.  Channels with the same
+ * one (not port 0) share it, each with its own qpn (config.c checks): the
+ * port's thread hands each datagram to the channel of its destination
+ * QPN, and counts in wrong_qp one for none.  With one channel on the port
+ * the datagrams are received where they belong in its slot (net_rx.h);
+ * with several, whole into the port's buffers first, then copied in.
  *
  * Locking: q->lock guards the armed slots, the completions, the frame
  * state and its counters.  The receiving thread takes it twice per batch
@@ -11,6 +18,9 @@
  * thread once per submit or wait.  While a recvmmsg may be writing into
  * the slot (receiving), a reset or an unpin waits for it to return: the
  * slot is not given back, nor its memory let go, under the kernel's feet.
+ * On a shared port the kernel writes only the port's buffers, and the
+ * thread takes a channel's lock once per run of datagrams for it.  Lock
+ * order: ports_lock, then a port's lock, then a channel's.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -47,15 +57,15 @@
 #define NET_CTL (CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(int)))
 #define NET_RCVBUF (64 << 20)
 
+struct net_port;
+
 struct device_queue {
 	struct config_channel ch;
 	struct sockaddr_storage sender;	/* port 0: any port */
 	struct sockaddr_storage local;	/* bound */
 	struct source_stats shown;		/* endpoint and target, for stats */
-	int fd;
-	int stop_fd;
-	pthread_t thread;
-	bool thread_started;
+	struct net_port *port;
+	int fd;				/* the port's */
 
 	/* Telling the sender its target: the control thread sends, retries. */
 	struct net_target_ctl sctl;
@@ -75,6 +85,42 @@ struct device_queue {
 	struct sockaddr_storage from[NET_RX_BATCH];
 	char ctl[NET_RX_BATCH][NET_CTL];
 };
+
+/*
+ * The socket of one listen ADDRESS:PORT and its receiving thread, for
+ * every channel on it.  ports_lock guards the list and refs; p->lock the
+ * members, and is held by the thread while it hands a batch to them, so
+ * that a channel that left is never handed one again.
+ */
+struct net_port {
+	struct net_port *next;
+	struct sockaddr_storage want;	/* listen, as configured */
+	struct sockaddr_storage local;	/* bound */
+	char listen[64], interface[16];
+	char name[32];			/* its first channel's, for the log */
+	bool gro, pktinfo;
+	int fd, stop_fd;
+	pthread_t thread;
+	bool thread_started;
+	unsigned refs;
+
+	pthread_mutex_t lock;
+	unsigned n;
+	struct device_queue *members[CONFIG_MAX_CHANNELS];
+	uint32_t qpns[CONFIG_MAX_CHANNELS];
+	_Atomic uint64_t wrong_qp;	/* for no channel's QPN (shared) */
+
+	/* Shared: each datagram whole, before it is handed on. */
+	size_t buf_size;
+	unsigned char *bufs;
+	struct mmsghdr msgs[NET_RX_BATCH];
+	struct iovec iov[NET_RX_BATCH];
+	struct sockaddr_storage from[NET_RX_BATCH];
+	char ctl[NET_RX_BATCH][NET_CTL];
+};
+
+static pthread_mutex_t ports_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct net_port *ports;
 
 void net_layout(uint64_t frame_size, unsigned slots, struct sender_layout *ret)
 {
@@ -135,10 +181,10 @@ static bool sender_ok(const struct device_queue *q,
  * port in *ret_dst, and the size of the segments UDP GRO coalesced (0:
  * one).
  */
-static void read_cmsgs(struct device_queue *q, struct msghdr *m,
+static void read_cmsgs(const struct sockaddr_storage *local, struct msghdr *m,
 		       struct sockaddr_storage *ret_dst, unsigned *ret_seg)
 {
-	*ret_dst = q->local;
+	*ret_dst = *local;
 	*ret_seg = 0;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
 		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO &&
@@ -197,10 +243,62 @@ static void take_in_place(struct device_queue *q, const struct iovec v[3],
 			       v[1].iov_base, now);
 }
 
-/* One recvmmsg and what came: how many, and in *ret_more all it asked for. */
+/*
+ * Datagram @m of @len bytes (UDP GRO's segments of @seg) from @from to
+ * @dst, for channel @q (q->lock held): false when it is counted and not
+ * taken; else true and, with the iCRC on, its flow in *ret_flow.
+ */
+static bool datagram_ok(struct device_queue *q, const struct msghdr *m,
+			const struct sockaddr_storage *from,
+			const struct sockaddr_storage *dst, size_t len,
+			unsigned seg, struct roce_flow *ret_flow)
+{
+	if (!sender_ok(q, from)) {
+		/* A zero-length datagram is one, too. */
+		q->nf.cnt.wrong_sender += len ? (len + seg - 1) / seg : 1;
+		return false;
+	}
+	if (!len || (m->msg_flags & MSG_TRUNC)) {
+		q->nf.cnt.packets++;
+		q->nf.cnt.bad_packets++;
+		return false;
+	}
+	if (q->ch.icrc && roce_flow_from(from, dst, ret_flow) < 0) {
+		q->nf.cnt.packets++;
+		q->nf.cnt.bad_icrc++;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The end of what channel @q took (q->lock held, and let go here): its
+ * consumer woken for the frames completed since there were @frames, a
+ * PSN that went back said once.
+ */
+static void taken(struct device_queue *q, uint64_t frames)
+{
+	uint64_t resyncs;
+
+	frames = q->nf.cnt.frames - frames;
+	resyncs = q->nf.cnt.psn_resyncs;
+	pthread_mutex_unlock(&q->lock);
+	if (frames)
+		cq_wake(q);
+	/* Said once, not per restart: the counter tells how many. */
+	if (resyncs && !q->resyncs_said)
+		log_notice("net: %s: the sender's PSN went back (it restarted, jumped back or wrapped a narrower PSN): followed it; fpgactl stats counts each time",
+			   q->ch.name);
+	q->resyncs_said = resyncs;
+}
+
+/*
+ * One recvmmsg for the port's one channel @q, into its slot: how many,
+ * and in *ret_more all it asked for.
+ */
 static int receive_batch(struct device_queue *q, bool *ret_more)
 {
-	uint64_t before, now, resyncs;
+	uint64_t before, now;
 	bool gro = false;
 	unsigned want;
 	int n, e;
@@ -233,30 +331,12 @@ static int receive_batch(struct device_queue *q, bool *ret_more)
 		struct iovec v[3];
 		unsigned seg;
 
-		read_cmsgs(q, m, &dst, &seg);
+		read_cmsgs(&q->local, m, &dst, &seg);
 		gro |= seg != 0;
 		if (!seg || seg > len)
 			seg = len ? (unsigned)len : 1;
-		if (!sender_ok(q, &q->from[i])) {
-			/* A zero-length datagram is one, too. */
-			q->nf.cnt.wrong_sender += len ? (len + seg - 1) / seg : 1;
+		if (!datagram_ok(q, m, &q->from[i], &dst, len, seg, &flow))
 			continue;
-		}
-		if (!len) {
-			q->nf.cnt.packets++;
-			q->nf.cnt.bad_packets++;
-			continue;
-		}
-		if (m->msg_flags & MSG_TRUNC) {
-			q->nf.cnt.packets++;
-			q->nf.cnt.bad_packets++;
-			continue;
-		}
-		if (q->ch.icrc && roce_flow_from(&q->from[i], &dst, &flow) < 0) {
-			q->nf.cnt.packets++;
-			q->nf.cnt.bad_icrc++;
-			continue;
-		}
 		if (seg == len && net_rx_in_place(&q->rx, &q->nf, (unsigned)i, v))
 			take_in_place(q, v, len, q->ch.icrc ? &flow : NULL, now);
 		else
@@ -265,18 +345,97 @@ static int receive_batch(struct device_queue *q, bool *ret_more)
 	}
 	/* Coalesced datagrams (UDP GRO) cannot be aimed: received whole. */
 	q->rx.plan = !gro;
-	before = q->nf.cnt.frames - before;
-	resyncs = q->nf.cnt.psn_resyncs;
-	pthread_mutex_unlock(&q->lock);
-	if (before)
-		cq_wake(q);
-	/* Said once, not per restart: the counter tells how many. */
-	if (resyncs && !q->resyncs_said)
-		log_notice("net: %s: the sender's PSN went back (it restarted, jumped back or wrapped a narrower PSN): followed it; fpgactl stats counts each time",
-			   q->ch.name);
-	q->resyncs_said = resyncs;
+	taken(q, before);
 	*ret_more = (unsigned)n == want;
 	return n;
+}
+
+/*
+ * Segment @buf (@len bytes) of datagram @m on shared port @p: to the
+ * channel of its destination QPN, or counted in the port's wrong_qp.
+ * *cur: the channel taking the segments before, its lock held (frames
+ * counted from *frames); the lock is kept across one channel's run.
+ */
+static void hand_on(struct net_port *p, const struct msghdr *m,
+		    const struct sockaddr_storage *from,
+		    const struct sockaddr_storage *dst,
+		    const unsigned char *buf, size_t len, uint64_t now,
+		    struct device_queue **cur, uint64_t *frames)
+{
+	int k = net_rx_demux(buf, len, p->qpns, p->n);
+	struct device_queue *q;
+	struct roce_flow flow;
+
+	if (k < 0) {
+		p->wrong_qp++;
+		return;
+	}
+	q = p->members[k];
+	if (q != *cur) {
+		if (*cur)
+			taken(*cur, *frames);
+		pthread_mutex_lock(&q->lock);
+		*cur = q;
+		*frames = q->nf.cnt.frames;
+	}
+	if (datagram_ok(q, m, from, dst, len, (unsigned)len, &flow))
+		take_datagrams(q, buf, len, len, q->ch.icrc ? &flow : NULL, now);
+}
+
+/*
+ * One recvmmsg on port @p shared by several channels (p->lock held),
+ * each datagram whole into the port's buffers, then to its channel.
+ */
+static int receive_shared(struct net_port *p, bool *ret_more)
+{
+	struct device_queue *cur = NULL;
+	uint64_t now, frames = 0;
+	int n;
+
+	for (unsigned i = 0; i < NET_RX_BATCH; i++) {
+		p->msgs[i].msg_hdr.msg_namelen = sizeof(p->from[i]);
+		p->msgs[i].msg_hdr.msg_controllen = sizeof(p->ctl[i]);
+	}
+	n = recvmmsg(p->fd, p->msgs, NET_RX_BATCH, MSG_DONTWAIT, NULL);
+	if (n <= 0) {
+		*ret_more = false;
+		return n < 0 ? -errno : 0;
+	}
+	now = clock_now_ns();
+	for (int i = 0; i < n; i++) {
+		struct msghdr *m = &p->msgs[i].msg_hdr;
+		size_t len = p->msgs[i].msg_len;
+		const unsigned char *buf = p->iov[i].iov_base;
+		struct sockaddr_storage dst;
+		unsigned seg;
+
+		read_cmsgs(&p->local, m, &dst, &seg);
+		/* Cut or empty: one, to the channel its header names, if any. */
+		if (!seg || seg > len || (m->msg_flags & MSG_TRUNC))
+			seg = len ? (unsigned)len : 1;
+		for (size_t off = 0; off < len || !off; off += seg)
+			hand_on(p, m, &p->from[i], &dst, buf + off,
+				len - off < seg ? len - off : seg, now, &cur, &frames);
+	}
+	if (cur)
+		taken(cur, frames);
+	*ret_more = n == NET_RX_BATCH;
+	return n;
+}
+
+/* One batch on port @p, for the channels on it now. */
+static int port_batch(struct net_port *p, bool *ret_more)
+{
+	int r = 0;
+
+	*ret_more = false;
+	pthread_mutex_lock(&p->lock);
+	if (p->n == 1)
+		r = receive_batch(p->members[0], ret_more);
+	else if (p->n > 1)
+		r = receive_shared(p, ret_more);
+	pthread_mutex_unlock(&p->lock);
+	return r;
 }
 
 /* A reset or an unpin: after the recvmmsg writing into the slot (q->lock held). */
@@ -288,22 +447,22 @@ static void wait_received(struct device_queue *q)
 
 static void *net_receive_main(void *arg)
 {
-	struct device_queue *q = arg;
+	struct net_port *port = arg;
 	struct pollfd p[2] = {
-		{ .fd = q->fd, .events = POLLIN },
-		{ .fd = q->stop_fd, .events = POLLIN },
+		{ .fd = port->fd, .events = POLLIN },
+		{ .fd = port->stop_fd, .events = POLLIN },
 	};
 	bool more;
 	int r;
 
 	for (;;) {
 		/* Take what is there before sleeping again. */
-		while ((r = receive_batch(q, &more)) > 0 && more)
+		while ((r = port_batch(port, &more)) > 0 && more)
 			;
 		if (r < 0 && r != -EAGAIN && r != -EINTR)
-			log_warn("net: %s: receive: %s", q->ch.name, strerror(-r));
+			log_warn("net: %s: receive: %s", port->name, strerror(-r));
 		if (poll(p, 2, -1) < 0 && errno != EINTR) {
-			log_err("net: %s: poll: %s; receiving stops", q->ch.name,
+			log_err("net: %s: poll: %s; receiving stops", port->name,
 				strerror(errno));
 			break;
 		}
@@ -322,57 +481,229 @@ static bool any_address(const struct sockaddr_storage *a)
 	return ((const struct sockaddr_in *)a)->sin_addr.s_addr == htonl(INADDR_ANY);
 }
 
-/* The socket: bound, a large receive buffer, the kernel's drop counter. */
-static int net_socket(struct device_queue *q, const struct sockaddr_storage *local)
+/* Where each datagram was sent to: the iCRC covers it. */
+static int want_pktinfo(struct net_port *p)
+{
+	int one = 1;
+
+	if (p->pktinfo)
+		return 0;
+	if ((p->local.ss_family == AF_INET6 ?
+	     setsockopt(p->fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one)) :
+	     setsockopt(p->fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one))) < 0) {
+		int r = -errno;
+
+		log_err("net: %s: packet info: %s", p->name, strerror(-r));
+		return r;
+	}
+	p->pktinfo = true;
+	return 0;
+}
+
+/* The port's socket: bound, a large receive buffer, the kernel's drop counter. */
+static int net_socket(struct net_port *p, const struct config_channel *ch)
 {
 	struct sockaddr_storage bound;
 	socklen_t alen = sizeof(bound);
 	int one = 1, size = NET_RCVBUF, got = 0;
 	socklen_t glen = sizeof(got);
+	const struct sockaddr_storage *local = &p->want;
 	char name[64];
 
-	q->fd = socket(local->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (q->fd < 0)
+	p->fd = socket(local->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (p->fd < 0)
 		return -errno;
 	/* Past rmem_max where fpgad may (CAP_NET_ADMIN), else up to it. */
-	if (setsockopt(q->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
-		setsockopt(q->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
-	getsockopt(q->fd, SOL_SOCKET, SO_RCVBUF, &got, &glen);
+	if (setsockopt(p->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
+		setsockopt(p->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	getsockopt(p->fd, SOL_SOCKET, SO_RCVBUF, &got, &glen);
 	if (got < size)
 		log_notice("net: %s: receive buffer %d KiB, not %d KiB (net.core.rmem_max): bursts may be dropped, and counted",
-			   q->ch.name, got >> 10, size >> 10);
+			   p->name, got >> 10, size >> 10);
 	/*
-	 * Where each datagram was sent to: the iCRC covers it.  A socket bound
-	 * to one address gets only datagrams sent to it, and is spared the
-	 * message per datagram.
+	 * A socket bound to one address gets only datagrams sent to it, and
+	 * is spared the message per datagram.
 	 */
-	if (q->ch.icrc && any_address(local) &&
-	    (local->ss_family == AF_INET6 ?
-	     setsockopt(q->fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one)) :
-	     setsockopt(q->fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one))) < 0) {
-		int r = -errno;
-
-		log_err("net: %s: packet info: %s", q->ch.name, strerror(-r));
-		return r;
-	}
-	if (q->ch.gro && setsockopt(q->fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) < 0)
+	p->local = *local;
+	if (ch->icrc && any_address(local) && want_pktinfo(p) < 0)
+		return -EINVAL;
+	p->gro = ch->gro;
+	if (ch->gro && setsockopt(p->fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) < 0)
 		log_notice("net: %s: UDP GRO: %s; datagrams come one by one",
-			   q->ch.name, strerror(errno));
-	if (bind(q->fd, (const struct sockaddr *)local,
+			   p->name, strerror(errno));
+	if (bind(p->fd, (const struct sockaddr *)local,
 		 local->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
 						sizeof(struct sockaddr_in)) < 0) {
 		int r = -errno;
 
-		log_err("net: %s: cannot bind %s: %s", q->ch.name,
+		log_err("net: %s: cannot bind %s: %s", p->name,
 			net_endpoint_name(local, name, sizeof(name)), strerror(-r));
 		return r;
 	}
-	if (getsockname(q->fd, (struct sockaddr *)&bound, &alen) < 0)
+	if (getsockname(p->fd, (struct sockaddr *)&bound, &alen) < 0)
 		return -errno;
-	q->local = bound;
-	net_endpoint_name(&bound, q->shown.listen, sizeof(q->shown.listen));
-	net_local_interface(&bound, q->shown.interface, sizeof(q->shown.interface));
+	p->local = bound;
+	net_endpoint_name(&bound, p->listen, sizeof(p->listen));
+	net_local_interface(&bound, p->interface, sizeof(p->interface));
 	return 0;
+}
+
+/* Port @p, its last channel gone (ports_lock held, or never listed). */
+static void port_free(struct net_port *p)
+{
+	uint64_t one = 1;
+
+	if (p->thread_started) {
+		if (write(p->stop_fd, &one, sizeof(one)) < 0)
+			log_warn("net: %s: stop: %s", p->name, strerror(errno));
+		pthread_join(p->thread, NULL);
+	}
+	if (p->stop_fd >= 0)
+		close(p->stop_fd);
+	if (p->fd >= 0)
+		close(p->fd);
+	pthread_mutex_destroy(&p->lock);
+	free(p->bufs);
+	free(p);
+}
+
+/* A new port for channel @ch at @want, its thread started (ports_lock held). */
+static int port_new(const struct config_channel *ch,
+		    const struct sockaddr_storage *want, struct net_port **ret)
+{
+	struct net_port *p = calloc(1, sizeof(*p));
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	p->fd = p->stop_fd = -1;
+	p->want = *want;
+	snprintf(p->name, sizeof(p->name), "%s", ch->name);
+	pthread_mutex_init(&p->lock, NULL);
+	p->buf_size = ch->gro ? NET_GRO_BUF : NET_BUF;
+	p->bufs = malloc(NET_RX_BATCH * p->buf_size);
+	if (!p->bufs) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	for (unsigned i = 0; i < NET_RX_BATCH; i++) {
+		p->iov[i] = (struct iovec){ p->bufs + i * p->buf_size, p->buf_size };
+		p->msgs[i].msg_hdr = (struct msghdr){
+			.msg_name = &p->from[i], .msg_iov = &p->iov[i], .msg_iovlen = 1,
+			.msg_control = p->ctl[i],
+		};
+	}
+	r = net_socket(p, ch);
+	if (r < 0)
+		goto fail;
+	p->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (p->stop_fd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	r = -pthread_create(&p->thread, NULL, net_receive_main, p);
+	if (r < 0) {
+		log_err("net: %s: cannot start the receiving thread: %s",
+			ch->name, strerror(-r));
+		goto fail;
+	}
+	p->thread_started = true;
+	{
+		char name[16];
+
+		snprintf(name, sizeof(name), "net-%.11s", ch->name);
+		pthread_setname_np(p->thread, name);
+	}
+	*ret = p;
+	return 0;
+fail:
+	port_free(p);
+	return r;
+}
+
+/*
+ * Channel @q on the port of @want: the one already bound there (not port
+ * 0), or a new one.
+ */
+static int port_join(struct device_queue *q, const struct sockaddr_storage *want)
+{
+	struct net_port *p = NULL;
+	int r = 0;
+
+	pthread_mutex_lock(&ports_lock);
+	if (config_endpoint_port(want))
+		for (p = ports; p && !config_endpoint_same(&p->want, want); p = p->next)
+			;
+	if (p) {
+		/* config_load() refused these already; said again, whatever calls. */
+		for (unsigned k = 0; k < p->n && r == 0; k++)
+			if (p->qpns[k] == q->ch.qpn) {
+				log_err("net: %s: channel %s listens on %s with the same qpn 0x%x: channels sharing a port need their own",
+					q->ch.name, p->members[k]->ch.name, q->ch.listen, q->ch.qpn);
+				r = -EADDRINUSE;
+			}
+		if (r == 0 && p->gro != q->ch.gro) {
+			log_err("net: %s: %s is shared with gro = %s: set the same gro",
+				q->ch.name, q->ch.listen, p->gro ? "yes" : "no");
+			r = -EINVAL;
+		}
+		if (r == 0 && p->n == CONFIG_MAX_CHANNELS)
+			r = -ENOSPC;
+		if (r == 0 && q->ch.icrc && any_address(&p->local))
+			r = want_pktinfo(p);
+		if (r == 0)
+			log_info("net: %s: shares %s with channel %s, told apart by QPN 0x%x: datagrams copied from the port's buffers",
+				 q->ch.name, p->listen, p->members[0]->ch.name, q->ch.qpn);
+	} else {
+		r = port_new(&q->ch, want, &p);
+		if (r == 0) {
+			p->next = ports;
+			ports = p;
+		}
+	}
+	if (r == 0) {
+		p->refs++;
+		q->port = p;
+		q->fd = p->fd;
+		q->local = p->local;
+		snprintf(q->shown.listen, sizeof(q->shown.listen), "%s", p->listen);
+		snprintf(q->shown.interface, sizeof(q->shown.interface), "%s", p->interface);
+		pthread_mutex_lock(&p->lock);
+		p->qpns[p->n] = q->ch.qpn;
+		p->members[p->n++] = q;
+		pthread_mutex_unlock(&p->lock);
+	}
+	pthread_mutex_unlock(&ports_lock);
+	return r;
+}
+
+/* Channel @q off its port, and the port gone with its last channel. */
+static void port_leave(struct device_queue *q)
+{
+	struct net_port *p = q->port, **pp;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&ports_lock);
+	/* After this no batch is handed to @q. */
+	pthread_mutex_lock(&p->lock);
+	for (unsigned k = 0; k < p->n; k++)
+		if (p->members[k] == q) {
+			p->n--;
+			p->members[k] = p->members[p->n];
+			p->qpns[k] = p->qpns[p->n];
+			break;
+		}
+	pthread_mutex_unlock(&p->lock);
+	if (--p->refs == 0) {
+		for (pp = &ports; *pp != p; pp = &(*pp)->next)
+			;
+		*pp = p->next;
+		port_free(p);
+	}
+	pthread_mutex_unlock(&ports_lock);
+	q->port = NULL;
+	q->fd = -1;
 }
 
 /* The sender's control socket and target (net_target.h). */
@@ -409,7 +740,7 @@ static int net_queue_open(struct device *dev, const struct config_channel *ch,
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
-	q->fd = q->stop_fd = q->sctl.fd = -1;
+	q->fd = q->sctl.fd = -1;
 	q->ch = *ch;
 	q->slots.slot_size = ch->slot_size;
 	pthread_mutex_init(&q->lock, NULL);
@@ -439,30 +770,12 @@ static int net_queue_open(struct device *dev, const struct config_channel *ch,
 		q->rx.msgs[i].msg_hdr.msg_name = &q->from[i];
 		q->rx.msgs[i].msg_hdr.msg_control = q->ctl[i];
 	}
-	r = net_socket(q, &local);
+	r = port_join(q, &local);
 	if (r < 0)
 		goto fail;
 	r = control_open(q);
 	if (r < 0)
 		goto fail;
-	q->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (q->stop_fd < 0) {
-		r = -errno;
-		goto fail;
-	}
-	r = -pthread_create(&q->thread, NULL, net_receive_main, q);
-	if (r < 0) {
-		log_err("net: %s: cannot start the receiving thread: %s",
-			ch->name, strerror(-r));
-		goto fail;
-	}
-	q->thread_started = true;
-	{
-		char name[16];
-
-		snprintf(name, sizeof(name), "net-%.11s", ch->name);
-		pthread_setname_np(q->thread, name);
-	}
 	log_info("net: %s: udp on %s from %s, QPN 0x%x, %u-byte payloads, %u pages of %" PRIu64 " bytes",
 		 ch->name, q->shown.listen, ch->sender, ch->qpn, q->shown.payload,
 		 q->shown.layout.pages, q->shown.layout.stride);
@@ -475,19 +788,9 @@ fail:
 
 static void net_queue_close(struct device_queue *q)
 {
-	uint64_t one = 1;
-
 	if (!q)
 		return;
-	if (q->thread_started) {
-		if (write(q->stop_fd, &one, sizeof(one)) < 0)
-			log_warn("net: %s: stop: %s", q->ch.name, strerror(errno));
-		pthread_join(q->thread, NULL);
-	}
-	if (q->stop_fd >= 0)
-		close(q->stop_fd);
-	if (q->fd >= 0)
-		close(q->fd);
+	port_leave(q);
 	net_target_close(&q->sctl);
 	net_rx_free(&q->rx);
 	pthread_cond_destroy(&q->received);
@@ -624,6 +927,8 @@ static int net_stats(struct device_queue *q, struct source_stats *ret_stats)
 	*ret_stats = q->shown;
 	ret_stats->cnt = q->nf.cnt;
 	pthread_mutex_unlock(&q->lock);
+	/* A shared port's datagrams for no channel on it: each channel's count. */
+	ret_stats->cnt.wrong_qp += atomic_load(&q->port->wrong_qp);
 	/*
 	 * The socket's count of datagrams it dropped, its buffer full: asked
 	 * when wanted rather than told with every datagram (SO_RXQ_OVFL).

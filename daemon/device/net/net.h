@@ -9,8 +9,10 @@
  * policies, integrity check, counters and client API as a card's.  It
  * needs no open device (queue_open takes NULL); each queue is one channel:
  *
- *   queue_open  binds a UDP socket (large SO_RCVBUF) and starts the
- *               channel's receiving thread (recvmmsg into the slot, net_rx.h)
+ *   queue_open  binds a UDP socket (large SO_RCVBUF) and starts its
+ *               receiving thread (recvmmsg into the slot, net_rx.h), or
+ *               joins the socket of another channel with the same listen
+ *               (told apart by destination QPN, device_net.c)
  *   pin         takes the ring (host memory only: a GPU ring is served
  *               in bounce mode, through pinned staging) and makes a new
  *               R_Key for it, so a sender still writing to the ring of a

@@ -136,3 +136,17 @@ unsigned char *net_rx_whole(struct net_rx *rx, unsigned i, unsigned n)
 		rx->whole_from = i;
 	return spill(rx, i);
 }
+
+int net_rx_demux(const void *buf, size_t len, const uint32_t *qpns, unsigned n)
+{
+	const unsigned char *b = buf;
+	uint32_t qpn;
+
+	if (len < ROCE_BTH_SIZE)
+		return -1;
+	qpn = (uint32_t)b[5] << 16 | (uint32_t)b[6] << 8 | b[7];
+	for (unsigned i = 0; i < n; i++)
+		if (qpns[i] == qpn)
+			return (int)i;
+	return -1;
+}

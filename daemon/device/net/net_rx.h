@@ -85,4 +85,11 @@ bool net_rx_in_place(struct net_rx *rx, const struct net_frame *nf,
  */
 unsigned char *net_rx_whole(struct net_rx *rx, unsigned i, unsigned n);
 
+/*
+ * Which of the @n channels sharing a port (their QPNs in @qpns) datagram
+ * @buf of @len bytes is for, by its BTH's destination QPN: its index, or
+ * -1 when it is for none or too short to say.
+ */
+int net_rx_demux(const void *buf, size_t len, const uint32_t *qpns, unsigned n);
+
 #endif
