@@ -34,3 +34,28 @@ int fpgad__frame_wait_v0(fpgad_channel *ch, struct fpgad_frame *ret_frame,
 		memcpy(ret_frame, &f, FPGAD_FRAME_V0_SIZE);
 	return r;
 }
+
+/* struct fpgad_channel_stats before net_landing: its whole size then. */
+#define FPGAD_CHANNEL_STATS_V0_SIZE offsetof(struct fpgad_channel_stats, net_landing)
+_Static_assert(FPGAD_CHANNEL_STATS_V0_SIZE ==
+	       offsetof(struct fpgad_channel_stats, integrity) + 8 &&
+	       FPGAD_CHANNEL_STATS_V0_SIZE % _Alignof(struct fpgad_channel_stats) == 0,
+	       "net_landing follows integrity, where the struct ended");
+
+/*
+ * fpgad_channel_stats@FPGAD_0: for programs built against fpgad.h before
+ * struct fpgad_channel_stats had net_landing; nothing past it is written.
+ */
+FPGAD_EXPORT int fpgad__channel_stats_v0(fpgad_client *c, const char *name,
+					 struct fpgad_channel_stats *ret_stats);
+__asm__(".symver fpgad__channel_stats_v0, fpgad_channel_stats@FPGAD_0");
+int fpgad__channel_stats_v0(fpgad_client *c, const char *name,
+			    struct fpgad_channel_stats *ret_stats)
+{
+	struct fpgad_channel_stats st;
+	int r = fpgad_channel_stats(c, name, &st);
+
+	if (r == 0)
+		memcpy(ret_stats, &st, FPGAD_CHANNEL_STATS_V0_SIZE);
+	return r;
+}
