@@ -14,7 +14,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
-/* The functions themselves, not verbs.h's inline fronts of them. */
+/* The functions themselves, not the inline fronts libibverbs' header puts before them. */
 #undef ibv_get_device_list
 #undef ibv_query_port
 #undef ibv_reg_mr_iova
