@@ -3,10 +3,43 @@
 # tests/net/lib.sh - what the network tiers' scripts share (run.sh,
 # run-roce.sh source it): verdicts, the sender's and consumer's one-line
 # summaries, counters before and after a case, a consumer holding a lease.
-# The sourcing script sets tag (its output prefix), BUILD, url, channel
-# and dir (its scratch folder).
+# The sourcing script sets tag (its output prefix), BUILD, channel, and
+# dir (its scratch folder) and url, or has scratch() set those two.
 pass=0
 fail=0
+# roce_require: the RoCE scripts' preconditions (run-roce.sh,
+# run-roce-pair.sh): RDMA_DEV, ADDR and ALT_ADDR name an RDMA device here
+# with RoCE v2 GIDs for both addresses, jq and timeout are installed, and
+# $BUILD's fpgad and hsb_sender have RoCE; else "roce: SKIP: why", exit 0.
+roce_require() {
+	if [ -z "$RDMA_DEV" ] || [ -z "$ADDR" ] || [ -z "$ALT_ADDR" ]; then
+		echo "roce: SKIP: set RDMA_DEV, ADDR and ALT_ADDR (an RDMA device with RoCE v2 GIDs for both addresses; the rxe tier does in QEMU)"
+		exit 0
+	fi
+	if [ ! -d "/sys/class/infiniband/$RDMA_DEV" ]; then
+		echo "roce: SKIP: no RDMA device $RDMA_DEV here (this kernel: $(uname -r); rdma_rxe loaded? rdma link add $RDMA_DEV type rxe netdev IF)"
+		exit 0
+	fi
+	for t in jq timeout; do
+		command -v $t >/dev/null 2>&1 || { echo "roce: SKIP: $t is not installed"; exit 0; }
+	done
+	grep -qa ibv_create_qp "$BUILD/fpgad" "$BUILD/net/hsb_sender" ||
+		{ echo "roce: SKIP: $BUILD was built without RoCE (ROCE=0)"; exit 0; }
+}
+# scratch NAME: $dir, a new scratch folder /tmp/NAME.XXXXXX, and $url,
+# fpgad's socket in it; at exit fpgad ($pid, once set) is stopped and
+# $dir removed.
+scratch() {
+	dir=$(mktemp -d "/tmp/$1.XXXXXX")
+	url="ipc://$dir/fpgad.sock"
+	pid=
+	trap scratch_cleanup EXIT
+	trap 'exit 1' INT TERM
+}
+scratch_cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	rm -rf "$dir"
+}
 ok() { pass=$((pass + 1)); echo "$tag: PASS: $*"; }
 bad() { fail=$((fail + 1)); echo "$tag: FAIL: $*"; }
 # check CASE WHAT GOT WANT

@@ -15,26 +15,9 @@ ADDR=${ADDR:-}
 ALT_ADDR=${ALT_ADDR:-}
 tag=roce-pair IDLE_MS=1500
 . "$(dirname "$0")/lib.sh"
-skip() { echo "roce: SKIP: $*"; exit 0; }
 
-[ -n "$RDMA_DEV" ] && [ -n "$ADDR" ] && [ -n "$ALT_ADDR" ] ||
-	skip "set RDMA_DEV, ADDR and ALT_ADDR (the rxe tier does in QEMU)"
-[ -d "/sys/class/infiniband/$RDMA_DEV" ] || skip "no RDMA device $RDMA_DEV here"
-for t in jq timeout; do
-	command -v $t >/dev/null 2>&1 || skip "$t is not installed"
-done
-grep -qa ibv_create_qp "$BUILD/fpgad" "$BUILD/net/hsb_sender" ||
-	skip "$BUILD was built without RoCE (ROCE=0, or STATIC=1)"
-
-dir=$(mktemp -d /tmp/fpgad-roce-pair.XXXXXX)
-url="ipc://$dir/fpgad.sock"
-pid=
-cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+roce_require
+scratch fpgad-roce-pair
 
 FRAME=16000 SLOTS=8 MTU=1024 COUNT=40
 STAMP_A=1733200000000000000

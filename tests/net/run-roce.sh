@@ -26,7 +26,6 @@ ADDR=${ADDR:-}
 ALT_ADDR=${ALT_ADDR:-}
 tag=roce channel=roce0 IDLE_MS=700
 . "$(dirname "$0")/lib.sh"
-skip() { echo "roce: SKIP: $*"; exit 0; }
 # near CASE WHAT GOT WANT SLACK: WANT, or up to SLACK less (frames the
 # sender overran: counted as overrun, their own fault unseen).
 near() {
@@ -37,25 +36,8 @@ near() {
 	fi
 }
 
-[ -n "$RDMA_DEV" ] && [ -n "$ADDR" ] && [ -n "$ALT_ADDR" ] ||
-	skip "set RDMA_DEV, ADDR and ALT_ADDR (an RDMA device with RoCE v2 GIDs for both addresses; the rxe tier does in QEMU)"
-[ -d "/sys/class/infiniband/$RDMA_DEV" ] ||
-	skip "no RDMA device $RDMA_DEV here (this kernel: $(uname -r); rdma_rxe loaded? rdma link add $RDMA_DEV type rxe netdev IF)"
-for t in jq timeout; do
-	command -v $t >/dev/null 2>&1 || skip "$t is not installed"
-done
-grep -qa ibv_create_qp "$BUILD/fpgad" "$BUILD/net/hsb_sender" ||
-	skip "$BUILD was built without RoCE (ROCE=0)"
-
-dir=$(mktemp -d /tmp/fpgad-roce.XXXXXX)
-url="ipc://$dir/fpgad.sock"
-pid=
-cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+roce_require
+scratch fpgad-roce
 
 # Small frames at a low rate: rxe in a TCG guest moves a few MB/s.
 FRAME=16000
