@@ -13,6 +13,7 @@
  * Users: the channel's bounce mode (pinned host staging from
  * copy_host_alloc() -> GPU slot) and the sim backend's GPU "DMA" (card
  * memory registered with copy_host_register() -> GPU slot, and back).
+ * A copy batch (below) serves a RoCE channel's GPU landing ring.
  *
  * Implemented in copy_cuda.c in CUDA builds; without CUDA, copy_nocuda.c
  * refuses every copy with -EOPNOTSUPP (and opens no engine), so callers
@@ -76,13 +77,38 @@ int copy_reap(struct copy_engine *ce, int block, struct copy_done *ret_done);
 unsigned copy_pending(const struct copy_engine *ce);
 
 /*
- * Copy @height rows of @width bytes, @spitch apart in @src, to @dpitch
- * apart in @dst, on GPU @gpu, and wait for it (cudaMemcpy2D): the few
- * bytes a RoCE landing ring in GPU memory is checked by, and its frames
- * into their slots (roce_rx.h).
+ * A batch of small copies on one GPU: queued in order on a non-blocking
+ * stream of its own and waited for together.  The few bytes a RoCE
+ * landing ring in GPU memory is checked by, the canaries written into it
+ * and its frames into their slots (roce_rx.h), two waits a frame instead
+ * of one per copy.  Host rows (a get's destination, a put's source) pass
+ * through the batch's own pinned memory of @staging bytes, so any host
+ * buffer will do: a put's source may be reused once the call returns; a
+ * get's destination is filled by copy_batch_wait(), not before.  -ENOSPC
+ * when the staging memory or the gets a batch holds (COPY_BATCH_GETS) run
+ * out before a wait.  One batch is used by one thread at a time.
  */
-int copy_2d(int gpu, void *dst, size_t dpitch, const void *src, size_t spitch,
-	    size_t width, size_t height, enum copy_kind kind);
+#define COPY_BATCH_GETS 8u
+
+struct copy_batch;
+
+int copy_batch_open(int gpu, size_t staging, struct copy_batch **ret_b);
+/* Wait for what is queued, then free the batch.  NULL is fine. */
+void copy_batch_close(struct copy_batch *b);
+/* @height rows of @width bytes, @spitch apart at device address @src, into @dst one after another. */
+int copy_batch_get(struct copy_batch *b, void *dst, const void *src,
+		   size_t spitch, size_t width, size_t height);
+/* @height rows of @width bytes, one after another at @src, to @dpitch apart at device address @dst. */
+int copy_batch_put(struct copy_batch *b, void *dst, size_t dpitch,
+		   const void *src, size_t width, size_t height);
+/* @len bytes from device address @src to @dst: device or pinned host memory. */
+int copy_batch_copy(struct copy_batch *b, void *dst, const void *src, size_t len);
+/*
+ * Wait for everything queued and fill the gets' destinations: 0, or
+ * -errno when the GPU failed any of it (no get's destination is then to
+ * be trusted).  The staging memory is free again either way.
+ */
+int copy_batch_wait(struct copy_batch *b);
 
 /* Page-locked host memory for staging (cudaHostAlloc, portable). */
 int copy_host_alloc(size_t len, void **ret_ptr);

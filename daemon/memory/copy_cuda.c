@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <cuda.h>
@@ -246,21 +247,130 @@ void copy_host_unregister(void *ptr)
 		cudaHostUnregister(ptr);
 }
 
-int copy_2d(int gpu, void *dst, size_t dpitch, const void *src, size_t spitch,
-	    size_t width, size_t height, enum copy_kind kind)
-{
-	cudaError_t e = cudaSetDevice(gpu);
+/* --- copy batches ------------------------------------------------------------ */
 
-	/*
-	 * A pitch of 0 is one row (cudaMemcpy2D wants pitch >= width).  On
-	 * the default stream, waited for: cudaMemcpy2D alone returns before
-	 * a device-to-device copy is done.
-	 */
+struct copy_batch {
+	int gpu;
+	cudaStream_t stream;
+	unsigned char *staging;		/* pinned */
+	size_t staging_len, used;
+	struct {
+		void *dst;
+		size_t off, len;
+	} gets[COPY_BATCH_GETS];
+	unsigned n_gets;
+};
+
+void copy_batch_close(struct copy_batch *b)
+{
+	if (!b)
+		return;
+	cudaSetDevice(b->gpu);
+	if (b->stream) {
+		cudaStreamSynchronize(b->stream);
+		cudaStreamDestroy(b->stream);
+	}
+	if (b->staging)
+		cudaFreeHost(b->staging);
+	free(b);
+}
+
+int copy_batch_open(int gpu, size_t staging, struct copy_batch **ret_b)
+{
+	struct copy_batch *b;
+	cudaError_t e;
+
+	if (!staging)
+		return -EINVAL;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->gpu = gpu;
+	b->staging_len = staging;
+	e = cudaSetDevice(gpu);
 	if (e == cudaSuccess)
-		e = cudaMemcpy2DAsync(dst, dpitch < width ? width : dpitch, src,
-				      spitch < width ? width : spitch, width,
-				      height, copy_cuda_kind(kind), 0);
+		e = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking);
 	if (e == cudaSuccess)
-		e = cudaStreamSynchronize(0);
+		e = cudaHostAlloc((void **)&b->staging, staging, cudaHostAllocPortable);
+	if (e != cudaSuccess) {
+		log_err("copy: a copy batch on GPU %d: %s", gpu, cudaGetErrorString(e));
+		copy_batch_close(b);
+		return errmap_cuda(e);
+	}
+	*ret_b = b;
+	return 0;
+}
+
+/* @len bytes of the staging memory, 64-byte aligned; NULL when used up. */
+static unsigned char *staging_take(struct copy_batch *b, size_t len)
+{
+	size_t at = (b->used + 63) & ~(size_t)63;
+
+	if (at > b->staging_len || len > b->staging_len - at)
+		return NULL;
+	b->used = at + len;
+	return b->staging + at;
+}
+
+int copy_batch_get(struct copy_batch *b, void *dst, const void *src,
+		   size_t spitch, size_t width, size_t height)
+{
+	unsigned char *st;
+	cudaError_t e;
+
+	if (!width || !height)
+		return 0;
+	if (b->n_gets == COPY_BATCH_GETS || !(st = staging_take(b, width * height)))
+		return -ENOSPC;
+	e = cudaSetDevice(b->gpu);
+	if (e == cudaSuccess)
+		e = cudaMemcpy2DAsync(st, width, src, spitch < width ? width : spitch,
+				      width, height, cudaMemcpyDeviceToHost, b->stream);
+	if (e != cudaSuccess)
+		return errmap_cuda(e);
+	b->gets[b->n_gets].dst = dst;
+	b->gets[b->n_gets].off = (size_t)(st - b->staging);
+	b->gets[b->n_gets].len = width * height;
+	b->n_gets++;
+	return 0;
+}
+
+int copy_batch_put(struct copy_batch *b, void *dst, size_t dpitch,
+		   const void *src, size_t width, size_t height)
+{
+	unsigned char *st;
+	cudaError_t e;
+
+	if (!width || !height)
+		return 0;
+	if (!(st = staging_take(b, width * height)))
+		return -ENOSPC;
+	memcpy(st, src, width * height);
+	e = cudaSetDevice(b->gpu);
+	if (e == cudaSuccess)
+		e = cudaMemcpy2DAsync(dst, dpitch < width ? width : dpitch, st, width,
+				      width, height, cudaMemcpyHostToDevice, b->stream);
+	return errmap_cuda(e);
+}
+
+int copy_batch_copy(struct copy_batch *b, void *dst, const void *src, size_t len)
+{
+	cudaError_t e = cudaSetDevice(b->gpu);
+
+	if (e == cudaSuccess && len)
+		e = cudaMemcpyAsync(dst, src, len, cudaMemcpyDefault, b->stream);
+	return errmap_cuda(e);
+}
+
+int copy_batch_wait(struct copy_batch *b)
+{
+	cudaError_t e = cudaSetDevice(b->gpu);
+
+	if (e == cudaSuccess)
+		e = cudaStreamSynchronize(b->stream);
+	for (unsigned i = 0; e == cudaSuccess && i < b->n_gets; i++)
+		memcpy(b->gets[i].dst, b->staging + b->gets[i].off, b->gets[i].len);
+	b->n_gets = 0;
+	b->used = 0;
 	return errmap_cuda(e);
 }

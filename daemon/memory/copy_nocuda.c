@@ -88,10 +88,39 @@ void copy_host_unregister(void *ptr)
 	(void)ptr;
 }
 
-int copy_2d(int gpu, void *dst, size_t dpitch, const void *src, size_t spitch,
-	    size_t width, size_t height, enum copy_kind kind)
+int copy_batch_open(int gpu, size_t staging, struct copy_batch **ret_b)
 {
-	(void)gpu, (void)dst, (void)dpitch, (void)src, (void)spitch;
-	(void)width, (void)height, (void)kind;
+	(void)gpu, (void)staging, (void)ret_b;
+	return -EOPNOTSUPP;
+}
+
+void copy_batch_close(struct copy_batch *b)
+{
+	(void)b;
+}
+
+int copy_batch_get(struct copy_batch *b, void *dst, const void *src,
+		   size_t spitch, size_t width, size_t height)
+{
+	(void)b, (void)dst, (void)src, (void)spitch, (void)width, (void)height;
+	return -EOPNOTSUPP;
+}
+
+int copy_batch_put(struct copy_batch *b, void *dst, size_t dpitch,
+		   const void *src, size_t width, size_t height)
+{
+	(void)b, (void)dst, (void)dpitch, (void)src, (void)width, (void)height;
+	return -EOPNOTSUPP;
+}
+
+int copy_batch_copy(struct copy_batch *b, void *dst, const void *src, size_t len)
+{
+	(void)b, (void)dst, (void)src, (void)len;
+	return -EOPNOTSUPP;
+}
+
+int copy_batch_wait(struct copy_batch *b)
+{
+	(void)b;
 	return -EOPNOTSUPP;
 }

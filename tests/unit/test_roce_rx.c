@@ -54,7 +54,17 @@ struct fix {
 	unsigned char *heap_slot;	/* test_short_last_chunk's */
 	/* With a landing io (setup_io): its calls, and a call made to fail. */
 	unsigned io_calls, io_fail_at;
+	unsigned waits, wait_fail_at;	/* ... its waits, and one made to fail */
 	bool dev_slots;			/* slots at addresses the CPU cannot reach */
+	/* Its calls queued, done at the next wait (as a GPU's would be). */
+	struct io_op {
+		unsigned char *dst;
+		const unsigned char *src;
+		uint64_t dpitch, spitch;
+		size_t width, n;
+		unsigned char data[1024];	/* a put's source, taken at the call */
+	} ops[8];
+	unsigned n_ops;
 };
 
 /* Where a "GPU" slot seems to be: nothing the CPU may touch. */
@@ -172,6 +182,15 @@ static void strided(unsigned char *dst, uint64_t dpitch, const unsigned char *sr
 		memcpy(dst + i * dpitch, src + i * spitch, width);
 }
 
+static void io_queue(struct fix *f, unsigned char *dst, uint64_t dpitch,
+		     const unsigned char *src, uint64_t spitch, size_t width,
+		     size_t n)
+{
+	assert_true(f->n_ops < 8);
+	f->ops[f->n_ops++] = (struct io_op){ .dst = dst, .src = src, .dpitch = dpitch,
+					     .spitch = spitch, .width = width, .n = n };
+}
+
 static int io_get(void *user, void *dst, uint64_t off, uint64_t pitch,
 		  size_t width, size_t n)
 {
@@ -179,7 +198,7 @@ static int io_get(void *user, void *dst, uint64_t off, uint64_t pitch,
 
 	if (!io_call(f, off, pitch, width, n))
 		return -EIO;
-	strided(dst, width, f->landing + off, pitch, width, n);
+	io_queue(f, dst, width, f->landing + off, pitch, width, n);
 	return 0;
 }
 
@@ -187,10 +206,15 @@ static int io_put(void *user, uint64_t off, uint64_t pitch, const void *src,
 		  size_t width, size_t n)
 {
 	struct fix *f = user;
+	struct io_op *op;
 
 	if (!io_call(f, off, pitch, width, n))
 		return -EIO;
-	strided(f->landing + off, pitch, src, width, width, n);
+	assert_true(width * n <= sizeof(f->ops[0].data));
+	io_queue(f, f->landing + off, pitch, NULL, width, width, n);
+	op = &f->ops[f->n_ops - 1];
+	memcpy(op->data, src, width * n);	/* reusable once this returns */
+	op->src = op->data;
 	return 0;
 }
 
@@ -207,10 +231,26 @@ static int io_copy_out(void *user, void *dst, uint64_t off, size_t len)
 	return io_get(user, dst, off, len, len, 1);
 }
 
+/* The queued calls done in order; a wait made to fail does none of them. */
+static int io_wait(void *user)
+{
+	struct fix *f = user;
+	unsigned n = f->n_ops;
+
+	f->n_ops = 0;
+	if (++f->waits == f->wait_fail_at)
+		return -EIO;
+	for (unsigned i = 0; i < n; i++)
+		strided(f->ops[i].dst, f->ops[i].dpitch, f->ops[i].src,
+			f->ops[i].spitch, f->ops[i].width, f->ops[i].n);
+	return 0;
+}
+
 static const struct roce_landing_io fake_io = {
 	.get = io_get,
 	.put = io_put,
 	.copy_out = io_copy_out,
+	.wait = io_wait,
 };
 
 static int setup_with(void **state, bool io)
@@ -710,6 +750,46 @@ static void test_landing_io_fails(void **state)
 	assert_int_equal(f->rx.cnt.frames, 1 + checks);
 }
 
+/*
+ * Each of a frame's two waits (its checks; its copy and recheck) failing:
+ * that frame is never handed on.  The first also fails the canaries the
+ * frame before queued for its page: that page is stale, and its next
+ * frame (with a lost packet the canaries would have shown) is counted as
+ * overrun, never delivered.
+ */
+static void test_landing_io_wait_fails(void **state)
+{
+	struct fix *f = *state;
+	unsigned base = f->waits;
+
+	f->armed = SLOTS;
+	send_frame(f, 0, F_NONE);			/* page 0 */
+	assert_int_equal(drain(f), 1);
+	expect_delivered(f, 0);
+	assert_int_equal(f->waits - base, 2);
+
+	f->wait_fail_at = f->waits + 1;			/* page 1: its checks */
+	send_frame(f, 1, F_NONE);
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(f->rx.cnt.bad_packets, 1);
+	send_frame(f, 2, F_NONE);			/* page 2 */
+	assert_int_equal(drain(f), 1);
+	expect_delivered(f, 2);
+
+	f->wait_fail_at = f->waits + 2;			/* page 3: its copy */
+	send_frame(f, 3, F_NONE);
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(f->rx.cnt.overrun_frames, 1);
+
+	send_frame(f, 4, F_DROP);			/* page 0, stale */
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(f->rx.cnt.overrun_frames, 2);
+	send_frame(f, 5, F_NONE);			/* page 1, armed again */
+	assert_int_equal(drain(f), 1);
+	expect_delivered(f, 5);
+	assert_int_equal(f->rx.cnt.frames, 3);
+}
+
 static void rewrite_page1_chunk2(struct fix *f)
 {
 	if (f->polls == 2)
@@ -764,6 +844,7 @@ int main(void)
 #undef T
 		cmocka_unit_test_setup_teardown(test_landing_io, setup_io, teardown),
 		cmocka_unit_test_setup_teardown(test_landing_io_fails, setup_io, teardown),
+		cmocka_unit_test_setup_teardown(test_landing_io_wait_fails, setup_io, teardown),
 		cmocka_unit_test_setup_teardown(test_landing_io_gpu_slots, setup_io, teardown),
 	};
 

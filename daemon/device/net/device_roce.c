@@ -59,6 +59,7 @@ struct device_queue {
 	struct roce_landing landing;
 	bool landing_open;
 	struct mem_region *landing_gpu;		/* GPU landing: its memory */
+	struct roce_landing_gpu landing_io;	/* ... roce_rx's reach into it */
 
 	pthread_mutex_t lock;
 	struct net_slots slots;
@@ -152,6 +153,7 @@ static void landing_gpu_free(void *user, void *mem, int fd)
 	struct device_queue *q = user;
 
 	close(fd);
+	roce_landing_gpu_io_close(&q->landing_io);	/* its copies done */
 	if (q->landing_gpu)
 		memory_cuda_ops.free(q->landing_gpu);
 	else
@@ -256,8 +258,10 @@ static int roce_queue_open(struct device *dev, const struct config_channel *ch,
 	q->landing_open = r == 0;
 	if (q->landing_gpu) {
 		rc.io = &roce_landing_gpu_io;
-		rc.io_user = q->landing_gpu;
+		rc.io_user = &q->landing_io;
 		q->slots.gpu = true;	/* the ring pinned as it is: gpudirect */
+		r = roce_landing_gpu_io_open(&q->landing_io, q->landing_gpu,
+					     roce_rx_io_staging(&rc));
 	}
 	r = r < 0 ? r : roce_rx_init(&q->rx, &rc, q->landing.mem);
 	if (r < 0) {

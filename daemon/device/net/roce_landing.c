@@ -110,35 +110,55 @@ int roce_landing_gpu_alloc(size_t len, const char *gpu, const char *name,
 	return 0;
 }
 
+int roce_landing_gpu_io_open(struct roce_landing_gpu *g, struct mem_region *m,
+			     size_t staging)
+{
+	g->m = m;
+	return copy_batch_open(m->gpu, staging, &g->batch);
+}
+
+void roce_landing_gpu_io_close(struct roce_landing_gpu *g)
+{
+	copy_batch_close(g->batch);
+	g->batch = NULL;
+}
+
 static int gpu_get(void *user, void *dst, uint64_t off, uint64_t pitch,
 		   size_t width, size_t n)
 {
-	struct mem_region *m = user;
+	struct roce_landing_gpu *g = user;
 
-	return copy_2d(m->gpu, dst, width, (unsigned char *)m->dev + off, pitch,
-		       width, n, COPY_D2H);
+	return copy_batch_get(g->batch, dst, (unsigned char *)g->m->dev + off,
+			      pitch, width, n);
 }
 
 static int gpu_put(void *user, uint64_t off, uint64_t pitch, const void *src,
 		   size_t width, size_t n)
 {
-	struct mem_region *m = user;
+	struct roce_landing_gpu *g = user;
 
-	return copy_2d(m->gpu, (unsigned char *)m->dev + off, pitch, src, width,
-		       width, n, COPY_H2D);
+	return copy_batch_put(g->batch, (unsigned char *)g->m->dev + off, pitch,
+			      src, width, n);
 }
 
 /* Into a GPU slot (gpudirect) or a bounce slot: the address tells. */
 static int gpu_copy_out(void *user, void *dst, uint64_t off, size_t len)
 {
-	struct mem_region *m = user;
+	struct roce_landing_gpu *g = user;
 
-	return copy_2d(m->gpu, dst, len, (unsigned char *)m->dev + off, len,
-		       len, 1, COPY_ANY);
+	return copy_batch_copy(g->batch, dst, (unsigned char *)g->m->dev + off, len);
+}
+
+static int gpu_wait(void *user)
+{
+	struct roce_landing_gpu *g = user;
+
+	return copy_batch_wait(g->batch);
 }
 
 const struct roce_landing_io roce_landing_gpu_io = {
 	.get = gpu_get,
 	.put = gpu_put,
 	.copy_out = gpu_copy_out,
+	.wait = gpu_wait,
 };

@@ -77,10 +77,22 @@ int roce_landing_gpu_alloc(size_t len, const char *gpu, const char *name,
 			   char *why, size_t whylen);
 
 /*
- * roce_rx's reach into a landing ring in GPU memory (io_user: its
- * mem_region): CUDA copies, waited for; a frame goes out to a slot in GPU
- * or pinned host memory, whichever its address is.
+ * roce_rx's reach into a landing ring in GPU memory (io_user: a struct
+ * roce_landing_gpu): CUDA copies queued on a copy batch of its own
+ * (memory/copy.h) and waited for together; a frame goes out to a slot in
+ * GPU or pinned host memory, whichever its address is.
  */
+struct roce_landing_gpu {
+	struct mem_region *m;		/* the landing ring */
+	struct copy_batch *batch;
+};
+
+/* @staging: roce_rx_io_staging() of the channel's roce_rx_cfg.  0 or -errno. */
+int roce_landing_gpu_io_open(struct roce_landing_gpu *g, struct mem_region *m,
+			     size_t staging);
+/* Waits for what is queued: before the landing memory goes. */
+void roce_landing_gpu_io_close(struct roce_landing_gpu *g);
+
 extern const struct roce_landing_io roce_landing_gpu_io;
 
 #endif

@@ -84,8 +84,23 @@ static int meta_get(struct roce_rx *rx, uint32_t page, unsigned char *ret_meta)
 }
 
 /*
- * A new canary at each chunk's start and at the metadata block.  Where
- * they cannot be written the page is left stale: its next frame is not
+ * Wait for the io queued (roce_landing_io).  Where that fails, a page
+ * armed since the last wait may lack its canaries: it is stale.
+ */
+static int io_wait(struct roce_rx *rx)
+{
+	int r = rx->io->wait ? rx->io->wait(rx->io_user) : 0;
+
+	if (r < 0 && rx->arm_queued)
+		rx->page[rx->arm_page].stale = true;
+	rx->arm_queued = false;
+	return r;
+}
+
+/*
+ * A new canary at each chunk's start and at the metadata block, queued:
+ * the next wait (the next frame's checks) sees them written.  Where they
+ * cannot be written the page is left stale: its next frame is not
  * checked but counted as overrun.
  */
 static void page_arm(struct roce_rx *rx, uint32_t page)
@@ -102,6 +117,31 @@ static void page_arm(struct roce_rx *rx, uint32_t page)
 		rx->io->put(rx->io_user, page_off(rx, page) +
 			    roce_rx_meta_offset(rx->cfg.frame_size), 0, &c,
 			    sizeof(c), 1) < 0;
+	rx->arm_page = page;
+	rx->arm_queued = true;
+}
+
+/*
+ * What a page holds before its frame is checked, in one wait: its
+ * metadata into @meta, and into rx->before the first bytes of as many
+ * chunks as a whole frame has (the metadata tells later how many count).
+ */
+static void page_read(struct roce_rx *rx, uint32_t page, unsigned char *meta,
+		      bool *ret_meta_ok, bool *ret_starts_ok)
+{
+	*ret_meta_ok = meta_get(rx, page, meta) == 0;
+	*ret_starts_ok = chunk_starts(rx, page, chunks(rx, rx->cfg.frame_size),
+				      rx->before) == 0;
+	if (io_wait(rx) < 0)
+		*ret_meta_ok = *ret_starts_ok = false;
+}
+
+size_t roce_rx_io_staging(const struct roce_rx_cfg *cfg)
+{
+	uint64_t n = cfg->payload ? (cfg->frame_size + cfg->payload - 1) / cfg->payload : 0;
+
+	/* A page's canaries, then a page's metadata and chunk starts; alignment. */
+	return (size_t)(2 * (n + 1) * sizeof(uint64_t)) + ROCE_META_SIZE + 4 * 64;
 }
 
 int roce_rx_init(struct roce_rx *rx, const struct roce_rx_cfg *cfg,
@@ -143,8 +183,10 @@ void roce_rx_restart(struct roce_rx *rx)
 	rx->synced = false;
 	rx->numbers.valid = false;
 	rx->wc_n = 0;
-	for (uint32_t p = 0; p < rx->cfg.layout.pages; p++)
+	for (uint32_t p = 0; p < rx->cfg.layout.pages; p++) {
 		page_arm(rx, p);
+		io_wait(rx);
+	}
 }
 
 bool roce_rx_release(struct roce_rx *rx, struct net_slot *ret_slot)
@@ -191,11 +233,11 @@ static int frame_psn(struct roce_rx *rx, uint32_t psn, uint64_t bytes)
  * What the chunks start with stays in rx->before, for overrun().
  */
 static uint64_t missing_chunks(struct roce_rx *rx, uint32_t page,
-			       uint64_t bytes)
+			       bool starts_ok, uint64_t bytes)
 {
 	uint64_t n = chunks(rx, bytes), lost = 0;
 
-	if (chunk_starts(rx, page, n, rx->before) < 0)
+	if (!starts_ok)
 		return n;	/* unreadable: none of it is vouched for */
 	for (uint64_t i = 0; i < n; i++)
 		lost += rx->before[i] == rx->page[page].canary;
@@ -210,16 +252,16 @@ enum { META_OK, META_TORN, META_LAPPED };
  * and its place in the sender's sequence: META_TORN when the frame is not
  * the sender's next, META_LAPPED when the page holds a newer frame (the
  * sender came back to it before fpgad took this one); *ret_meta its
- * metadata, @raw its bytes.
+ * metadata, parsed from @raw, its bytes as read (@raw_ok: they could be).
  */
 static int frame_meta(struct roce_rx *rx, uint32_t page, uint32_t imm,
-		      unsigned char *raw, struct roce_meta *ret_meta,
-		      uint64_t *ret_seq)
+		      const unsigned char *raw, bool raw_ok,
+		      struct roce_meta *ret_meta, uint64_t *ret_seq)
 {
 	uint32_t ahead;
 	uint64_t v;
 
-	if (meta_get(rx, page, raw) < 0) {
+	if (!raw_ok) {
 		rx->cnt.bad_packets++;
 		return META_TORN;
 	}
@@ -276,10 +318,12 @@ static bool overrun(struct roce_rx *rx, const struct roce_rx_ops *ops,
 {
 	unsigned char meta[ROCE_META_SIZE];
 	uint64_t n = chunks(rx, bytes);
+	bool lap = lapped(rx, ops, user, i, page);
+	bool unread = meta_get(rx, page, meta) < 0;
 
-	return lapped(rx, ops, user, i, page) || meta_get(rx, page, meta) < 0 ||
-	       memcmp(meta, meta_before, ROCE_META_SIZE) ||
-	       chunk_starts(rx, page, n, rx->scratch) < 0 ||
+	unread |= chunk_starts(rx, page, n, rx->scratch) < 0;
+	unread |= io_wait(rx) < 0;	/* the copy too */
+	return lap || unread || memcmp(meta, meta_before, ROCE_META_SIZE) ||
 	       memcmp(rx->scratch, rx->before, n * sizeof(uint64_t));
 }
 
@@ -292,6 +336,7 @@ static int frame_end(struct roce_rx *rx, const struct roce_rx_ops *ops,
 	unsigned char meta_before[ROCE_META_SIZE];
 	struct net_frame_done d = { 0 };
 	struct roce_meta m;
+	bool meta_ok, starts_ok;
 	uint64_t lost;
 	int good = 0, r;
 
@@ -300,7 +345,8 @@ static int frame_end(struct roce_rx *rx, const struct roce_rx_ops *ops,
 		return 0;
 	}
 	rx->cnt.packets++;
-	r = frame_meta(rx, page, wc->imm, meta_before, &m, &d.seq);
+	page_read(rx, page, meta_before, &meta_ok, &starts_ok);
+	r = frame_meta(rx, page, wc->imm, meta_before, meta_ok, &m, &d.seq);
 	if (r == META_TORN) {
 		rx->cnt.incomplete_frames++;
 		goto rearm;
@@ -310,7 +356,7 @@ static int frame_end(struct roce_rx *rx, const struct roce_rx_ops *ops,
 		rx->cnt.overrun_frames++;
 		goto rearm;
 	}
-	lost = missing_chunks(rx, page, m.bytes_written);
+	lost = missing_chunks(rx, page, starts_ok, m.bytes_written);
 	if (lost) {
 		rx->cnt.lost_packets += lost;
 		rx->cnt.incomplete_frames++;

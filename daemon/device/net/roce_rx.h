@@ -73,8 +73,11 @@ struct roce_rx_ops {
 
 /*
  * How roce_rx reaches a landing ring it cannot address (one in GPU
- * memory): the few bytes it checks and the frame it copies out.  Offsets
- * are from the ring's start.  Each returns 0 or -errno.
+ * memory): the few bytes it checks, the canaries it writes and the frame
+ * it copies out.  Offsets are from the ring's start.  Each returns 0 or
+ * -errno.  The calls may be queued, done in the order made: a get's
+ * destination is filled only once wait returns 0 (wait NULL: each call
+ * is done when it returns).  A put's source may be reused at once.
  */
 struct roce_landing_io {
 	/* @n pieces of @width bytes at @off + i * @pitch, one after another into @dst. */
@@ -85,7 +88,10 @@ struct roce_landing_io {
 		   size_t width, size_t n);
 	/* @len bytes at @off into the slot at @dst. */
 	int (*copy_out)(void *user, void *dst, uint64_t off, size_t len);
+	/* Everything queued done: 0, or -errno when any of it failed. */
+	int (*wait)(void *user);
 };
+
 
 struct roce_rx_cfg {
 	struct sender_layout layout;	/* of the landing ring */
@@ -107,6 +113,8 @@ struct roce_rx {
 	uint64_t canary_state;
 	uint64_t *scratch;		/* a page's chunk starts: chunks + 1 */
 	uint64_t *before;		/* ... as checked, before the copy */
+	uint32_t arm_page;		/* armed since the last io wait, */
+	bool arm_queued;		/* ... if any */
 	const struct roce_landing_io *io;
 	void *io_user;
 	struct source_counters cnt;
@@ -128,6 +136,13 @@ struct roce_rx {
 int roce_rx_init(struct roce_rx *rx, const struct roce_rx_cfg *cfg,
 		 unsigned char *landing);
 void roce_rx_free(struct roce_rx *rx);
+
+/*
+ * The host bytes one wait's worth of roce_landing_io calls for @cfg
+ * passes at most (a queueing io stages them): a page's canaries, then a
+ * page's metadata and chunk starts.
+ */
+size_t roce_rx_io_staging(const struct roce_rx_cfg *cfg);
 
 /* A new ring (a new R_Key): the sender starts over; every page re-armed. */
 void roce_rx_restart(struct roce_rx *rx);
