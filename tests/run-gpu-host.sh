@@ -15,11 +15,15 @@
 #   net      the UDP path against a bare recvmmsg loop, per CPU-second of
 #            the receiving thread, and 1 -> 8 channels with 8 senders
 #            (tests/bench/net.sh, about 2 minutes)
+#   roce     a RoCE channel's GPU landing ring with a stand-in for the NIC
+#            (gpu/gpu_roce_landing), three runs at 64 KiB, 1 MiB and 8 MiB
+#            frames: fpgad's step per frame against a bare device-to-device
+#            copy and against the frame's time on a 400 Gbit/s wire
 # OUT receives summary.txt, BENCHMARKS.md and/or TARGETS.md, and logs.tgz
 # (every log).  Builds nothing.
 set -u
-BUILD=${1:?usage: tests/run-gpu-host.sh BUILD OUT [suite bench targets net]}
-OUT=${2:?usage: tests/run-gpu-host.sh BUILD OUT [suite bench targets net]}
+BUILD=${1:?usage: tests/run-gpu-host.sh BUILD OUT [suite bench targets net roce]}
+OUT=${2:?usage: tests/run-gpu-host.sh BUILD OUT [suite bench targets net roce]}
 STEPS=${3:-suite bench}
 mkdir -p "$OUT/logs"
 S=$OUT/summary.txt
@@ -155,6 +159,18 @@ echo "== network: the UDP path against a bare recvmmsg loop, 1 -> 8 channels" >>
 BUILD=$BUILD tests/bench/net.sh > "$OUT/logs/bench-net.log" 2>&1
 echo "bench-net: exit $?" >> "$S"
 grep '^bench-net:' "$OUT/logs/bench-net.log" >> "$S"
+;; esac
+
+case $STEPS in *roce*)
+echo "== RoCE: the GPU landing ring with a stand-in NIC, three runs" >> "$S"
+for i in 1 2 3; do
+	for a in "256 65536" "256 1048576" "128 8388608"; do
+		set -- $a
+		log=$OUT/logs/roce-landing-$2-$i.log
+		"$BUILD/gpu/gpu_roce_landing" -n "$1" -s "$2" -m 4096 > "$log" 2>&1
+		echo "roce landing run $i: exit $?: $(grep -E 'figure|FAIL' "$log" | sed 's/^gpu-roce: //')" >> "$S"
+	done
+done
 ;; esac
 
 tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$OUT/logs"

@@ -33,7 +33,7 @@ $(GPU_DIR)/gpu_stale: $(BUILD)/obj/tests/gpu/gpu_stale.o $(TEST_LIB_RAW) $(BUILD
 
 # A RoCE channel's GPU landing ring with a stand-in for the NIC.
 $(GPU_DIR)/gpu_roce_landing: $(BUILD)/obj/tests/gpu/gpu_roce_landing.o \
-		$(GPU_VERIFY_OBJ) $(INTERNAL_LIBS)
+		$(GPU_VERIFY_OBJ) $(BUILD)/obj/tests/bench/bench_util.o $(INTERNAL_LIBS)
 
 $(GPU_BIN):
 	$(call msg,LD,$@)

@@ -13,6 +13,13 @@
  * not be delivered.  No NIC registers the memory (that needs one:
  * tests/net/bringup.sh).
  *
+ * It also times fpgad's step per delivered frame (roce_rx_drain: the
+ * checks through small CUDA copies, the flush, the copy into the slot;
+ * the verifying kernel left out) against a bare device-to-device copy of
+ * the frame in the same run, and sets the step beside the frame's time on
+ * a 400 Gbit/s wire: the cost of the copy step against the alternative of
+ * no step at all (the sender's page window moved onto free slots).
+ *
  *   gpu_roce_landing [--gpu G] [--frames N] [--frame-size BYTES] [--mtu M]
  *
  * Prints "gpu-roce: PASS: ..." lines; exit 0 passed, 1 failed, 77 no GPU.
@@ -24,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../bench/bench_util.h"
 #include "../net/hsb_tx.h"
 #include "device/net/net.h"
 #include "device/net/roce_landing.h"
@@ -42,6 +50,7 @@ struct standin {
 	unsigned q_n, next;
 	uint64_t delivered, bad;
 	uint64_t sending;		/* the frame drained now: the only one */
+	uint64_t verify_ns;		/* time in the verifying kernel, in all */
 	struct gpu_verifier *ver;
 	int failed;
 };
@@ -81,7 +90,7 @@ static void sp_done(void *user, const struct net_frame_done *d)
 {
 	struct standin *s = user;
 	const void *frame = (unsigned char *)s->ring->dev + d->cookie * s->slot_size;
-	uint64_t res = 0;
+	uint64_t res = 0, t0 = bench_now_ns();
 
 	if (gpu_verifier_submit(s->ver, 0, frame, d->length, s->sending) < 0 ||
 	    gpu_verifier_wait(s->ver, 0, &res) < 0) {
@@ -95,6 +104,7 @@ static void sp_done(void *user, const struct net_frame_done *d)
 		s->bad++;
 	}
 	s->delivered++;
+	s->verify_ns += bench_now_ns() - t0;
 }
 
 static const struct roce_rx_ops sp_ops = {
@@ -123,6 +133,40 @@ static int nic_apply(struct standin *s, const struct sender_layout *lay,
 	return 0;
 }
 
+/*
+ * The baseline: the frame copied from a landing page into a slot by one
+ * cudaMemcpyAsync on the default stream, waited for, as many times as
+ * frames were delivered; then the step's and the copy's medians.
+ */
+static void report_step(struct standin *s, const struct roce_rx_cfg *cfg,
+			uint64_t *step_ns, size_t n_step, uint64_t *copy_ns,
+			size_t n_copy)
+{
+	double wire_us = (double)cfg->frame_size * 8 / 400e3;	/* 400 Gbit/s */
+	double step, p99, copy;
+
+	for (size_t i = 0; i < n_copy; i++) {
+		uint64_t t0 = bench_now_ns();
+
+		if (cudaMemcpyAsync(s->ring->dev, s->land->dev, cfg->frame_size,
+				    cudaMemcpyDeviceToDevice, 0) != cudaSuccess ||
+		    cudaStreamSynchronize(0) != cudaSuccess) {
+			printf("gpu-roce: FAIL: the baseline copy\n");
+			s->failed = 1;
+			return;
+		}
+		copy_ns[i] = bench_now_ns() - t0;
+	}
+	bench_sort(step_ns, n_step);
+	bench_sort(copy_ns, n_copy);
+	step = bench_pct_us(step_ns, n_step, 0.5);
+	p99 = bench_pct_us(step_ns, n_step, 0.99);
+	copy = bench_pct_us(copy_ns, n_copy, 0.5);
+	printf("gpu-roce: figure: %llu-byte frames: fpgad's step p50 %.1f us (p99 %.1f; checks, flush, copy into the slot), a bare device-to-device copy p50 %.1f us: step / copy %.2f; the frame's time on a 400 Gbit/s wire %.1f us: step / wire %.2f\n",
+	       (unsigned long long)cfg->frame_size, step, p99, copy,
+	       copy > 0 ? step / copy : 0, wire_us, step / wire_us);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned frames = 64, mtu = 4096;
@@ -130,13 +174,15 @@ int main(int argc, char **argv)
 	const char *gpu = "0";
 	struct standin s = { 0 };
 	struct roce_rx_cfg cfg = { 0 };
+	struct roce_landing_gpu io = { 0 };
 	struct roce_rx rx;
 	struct hsb_tx tx;
 	unsigned char *frame;
 	uint8_t pkt[ROCE_MAX_PACKET];
 	char why[256] = "";
 	int ordinal, fd = -1, opt, r;
-	uint64_t dropped = 0;
+	uint64_t dropped = 0, *step_ns, *copy_ns;
+	size_t n_step = 0;
 
 	while ((opt = getopt(argc, argv, "g:n:s:m:")) != -1) {
 		switch (opt) {
@@ -171,11 +217,14 @@ int main(int argc, char **argv)
 	}
 	printf("gpu-roce: PASS: landing ring of %u pages in GPU %s's memory, its dma-buf fd %d (%s)\n",
 	       cfg.layout.pages, gpu, fd, memory_rdma_order_rule(s.land->rdma_order));
-	cfg.io_user = s.land;
-	if (memory_cuda_ops.alloc(SLOTS * s.slot_size, gpu, "roce-ring", 0, &s.ring) < 0 ||
+	cfg.io_user = &io;
+	if (roce_landing_gpu_io_open(&io, s.land, roce_rx_io_staging(&cfg)) < 0 ||
+	    memory_cuda_ops.alloc(SLOTS * s.slot_size, gpu, "roce-ring", 0, &s.ring) < 0 ||
 	    gpu_verifier_create(ordinal, 1, &s.ver) < 0 ||
 	    roce_rx_init(&rx, &cfg, s.land->dev) < 0 ||
-	    !(frame = malloc(frame_size))) {
+	    !(frame = malloc(frame_size)) ||
+	    !(step_ns = calloc(frames, sizeof(*step_ns))) ||
+	    !(copy_ns = calloc(frames, sizeof(*copy_ns)))) {
 		printf("gpu-roce: FAIL: set-up: %s\n", gpu_verify_errmsg(NULL));
 		return 1;
 	}
@@ -201,10 +250,14 @@ int main(int argc, char **argv)
 		tx.psn = (tx.psn + n) & ROCE_PSN_MASK;
 		tx.page = (tx.page + 1) % cfg.layout.pages;
 		s.sending = f;
+		uint64_t before = s.delivered, v0 = s.verify_ns, t0 = bench_now_ns();
+
 		if (roce_rx_drain(&rx, &sp_ops, &s, 0) < 0) {
 			printf("gpu-roce: FAIL: drain\n");
 			return 1;
 		}
+		if (s.delivered == before + 1)
+			step_ns[n_step++] = bench_now_ns() - t0 - (s.verify_ns - v0);
 	}
 	if (!s.failed && s.delivered == frames - dropped && !s.bad &&
 	    rx.cnt.incomplete_frames == dropped)
@@ -218,7 +271,12 @@ int main(int argc, char **argv)
 		       (unsigned long long)dropped);
 		s.failed = 1;
 	}
+	if (!s.failed && n_step)
+		report_step(&s, &cfg, step_ns, n_step, copy_ns, frames);
 	roce_rx_free(&rx);
+	roce_landing_gpu_io_close(&io);
+	free(step_ns);
+	free(copy_ns);
 	free(frame);
 	gpu_verifier_destroy(s.ver);
 	memory_cuda_ops.free(s.ring);

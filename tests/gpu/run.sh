@@ -36,11 +36,15 @@
 # SIGTERM and a clean exit.  Rings are exported as file descriptors (VMM):
 # every client says so.  A third run forces the legacy export
 # (FPGAD_TEST_GPU_EXPORT=ipc) on one channel: frames verified in place, a
-# former lessee's mapping, a killed lessee.  Environment: GPU_FRAMES
+# former lessee's mapping, a killed lessee.  Then a RoCE channel's GPU
+# landing ring with a stand-in for the NIC (gpu/gpu_roce_landing): frames
+# verified in place in a GPU ring, those with a lost packet not delivered.
+# Environment: GPU_FRAMES
 # (default 20000), GPU_PY_FRAMES (5000), GPU_FRAME_SIZE (1M),
 # GPU_SHARED_FRAMES (5000), GPU_SLOTS (16), GPU_TIMEOUT_MS (10000),
 # GPU_EXPORT (fd: the export the default runs must use; ipc on a GPU
-# without VMM or POSIX file descriptor handles).
+# without VMM or POSIX file descriptor handles), GPU_RUNS (the runs made,
+# of "no-mps export-ipc roce-landing mps", the default).
 # GPU_TEST_HOST=1 runs the same steps with host memory and CPU checks on a
 # machine without a GPU: a test of this script and gpu_client only.
 #
@@ -437,15 +441,23 @@ suite() {
 		else
 			fail "fpgactl probe sh: $(head -1 "$LOGS/probe.json")"
 		fi
-		# Leased: the engine is not the probe's to borrow.
+		# Leased: the engine is not the probe's to borrow.  The holder
+		# is killed only once it releases frames (more than a ring's
+		# worth delivered since it started): a consumer killed in its
+		# CUDA start, which follows its lease, can leave the MPS server
+		# taking no new client (seen with driver 580).
+		sh_frames() {
+			"$FPGACTL" --url "$URL" status 2>/dev/null |
+				awk '$1 == "sh" && $2 == "c2h" { print $8 }'
+		}
+		f0=$(sh_frames)
 		"$CLIENT" --frames 1000000 --timeout "$GPU_TIMEOUT_MS" "$URL" sh \
 			> "$LOGS/probe-holder.log" 2>&1 &
 		holder=$!
 		CLIENT_PIDS="$CLIENT_PIDS $holder"
 		i=0
-		until "$FPGACTL" --url "$URL" channels 2>/dev/null |
-		      awk '$1 == "sh" && $6 > 0 { f = 1 } END { exit !f }' ||
-		      [ $i -ge 100 ]; do
+		until [ "$(sh_frames)" -gt $((${f0:-0} + GPU_SLOTS)) ] 2>/dev/null ||
+		      [ $i -ge 200 ]; do
 			sleep 0.05
 			i=$((i + 1))
 		done
@@ -568,9 +580,29 @@ suite() {
 	stop_fpgad
 }
 
-suite no-mps time-slicing
-[ "$MEMORY" != cuda ] || export_run ipc
-if [ "$MEMORY" = cuda ]; then
+# A RoCE channel's GPU landing ring, every part but the NIC
+# (gpu_roce_landing): a frame size that fills its last packet and one that
+# does not, at two MTUs.
+roce_landing_step() {
+	label=roce-landing
+	for a in "128 1048576 4096" "64 300001 1024"; do
+		set -- $a
+		log=$LOGS/roce-landing-$2.log
+		if "$BUILD/gpu/gpu_roce_landing" -n "$1" -s "$2" -m "$3" > "$log" 2>&1; then
+			pass "$(grep 'verified in place' "$log" | sed 's/^gpu-roce: PASS: //') (MTU $3)"
+		else
+			fail "gpu_roce_landing -n $1 -s $2 -m $3: $(grep -m1 -E 'FAIL|SKIP' "$log" || tail -1 "$log")"
+		fi
+	done
+	label=
+}
+
+runs=" ${GPU_RUNS:-no-mps export-ipc roce-landing mps} "
+want() { case $runs in *" $1 "*) return 0 ;; esac; return 1; }
+! want no-mps || suite no-mps time-slicing
+[ "$MEMORY" != cuda ] || ! want export-ipc || export_run ipc
+[ "$MEMORY" != cuda ] || ! want roce-landing || roce_landing_step
+if [ "$MEMORY" = cuda ] && want mps; then
 	if command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
 		export CUDA_MPS_PIPE_DIRECTORY=$TOPRUN/mps-pipe
 		export CUDA_MPS_LOG_DIRECTORY=$TOPRUN/mps-log
