@@ -5,7 +5,8 @@
 # a real RDMA NIC (a ConnectX: mlx5), as tests/system's bring-up is for the
 # first XDMA card.  Run as root from the tree, after `make` (not STATIC=1:
 # the RoCE path needs libibverbs, ROCE=1) and `make build/net/hsb_sender
-# build/net/net_consumer build/bench/bench_roce_rx`:
+# build/net/net_consumer build/bench/bench_roce_rx` (and `make gpu` on a
+# GPU host):
 #
 #   ADDR=192.168.10.1 ALT_ADDR=192.168.10.9 [RDMA_DEV=mlx5_0] tests/net/bringup.sh
 #
@@ -22,13 +23,17 @@
 #      0 failed" (run-roce.sh's counters are exact on a NIC as on rxe; the
 #      reorder case may catch fewer frames: the late packet often lands
 #      before fpgad looks, and the frame is then whole)
-#   3. the same with MEMORY=cuda when a GPU is there: the landing ring in
+#   3. with a GPU, first gpu/gpu_roce_landing: the GPU landing ring with
+#      a stand-in for the NIC ("gpu-roce: PASS" lines and a figure: the
+#      step per frame against a bare copy; BENCHMARKS.md has the H200
+#      host's), so that a failure in 4 is the NIC's part
+#   4. the same as 2 with MEMORY=cuda when a GPU is there: the landing ring in
 #      GPU memory, registered with ibv_reg_dmabuf_mr on its
 #      cuMemGetHandleForAddressRange dma-buf, each frame copied device to
 #      device into its GPU slot, mode gpudirect; run-roce.sh checks that
 #      stats, status and topo say "landing: gpu (dma-buf MR)" (a host
 #      landing ring there says why: the provider's refusal, or the GPU's)
-#   4. bench_roce_rx: the copy's cost on this host (README, RoCE path)
+#   5. bench_roce_rx: the copy's cost on this host (README, RoCE path)
 #
 # Exit status: 0 when every step passed.
 set -u
@@ -80,6 +85,12 @@ rc=0
 say "run-roce.sh, host rings:"
 BUILD=$BUILD RDMA_DEV=$RDMA_DEV ADDR=$ADDR ALT_ADDR=$ALT_ADDR tests/net/run-roce.sh || rc=1
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+	if [ -x "$BUILD/gpu/gpu_roce_landing" ]; then
+		say "the GPU landing ring with a stand-in for the NIC:"
+		"$BUILD/gpu/gpu_roce_landing" -n 256 -s 1048576 -m 4096 || rc=1
+	else
+		say "no $BUILD/gpu/gpu_roce_landing (make gpu): the stand-in is left out"
+	fi
 	say "run-roce.sh, a GPU ring (its landing ring in GPU memory):"
 	MEMORY=cuda BUILD=$BUILD RDMA_DEV=$RDMA_DEV ADDR=$ADDR ALT_ADDR=$ALT_ADDR \
 		tests/net/run-roce.sh || rc=1
