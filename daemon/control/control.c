@@ -81,7 +81,8 @@ struct listener {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	unsigned mode;
 	gid_t gid;
-	struct liveness *live;
+	/* Set on the loop after the socket opens; read by pipe_admit(). */
+	struct liveness *_Atomic live;
 	/* Replaced listeners that still have connections (the loop's). */
 	nng_listener *retired;
 	unsigned n_retired;
@@ -149,8 +150,10 @@ static void pipe_admit(struct listener *lst, nng_pipe p)
 	/* fpgad's own probe (liveness.c): answered, so never a client. */
 	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &pid) == 0 &&
 	    pid == (uint64_t)getpid()) {
-		if (lst->live)
-			liveness_added(lst->live);
+		struct liveness *live = atomic_load(&lst->live);
+
+		if (live)
+			liveness_added(live);
 		nng_pipe_close(p);
 		return;
 	}
@@ -517,12 +520,8 @@ fail:
 	return errmap_nng(rv);
 }
 
-static void listener_stop(struct listener *lst)
+static void listener_close(struct listener *lst)
 {
-	liveness_stop(lst->live);
-	lst->live = NULL;
-	if (!lst->open)
-		return;
 	for (unsigned i = 0; i < CONTROL_CTXS; i++)
 		if (lst->ctxs[i].aio)
 			nng_aio_stop(lst->ctxs[i].aio);
@@ -540,6 +539,17 @@ static void listener_stop(struct listener *lst)
 	/* A renewed listener was bound to another name: the path is fpgad's. */
 	if (lst->renewals)
 		unlink(lst->path);
+}
+
+/*
+ * The socket first: once nng_close() returns no pipe callback runs, so
+ * pipe_admit() no longer reads lst->live when the liveness probe goes.
+ */
+static void listener_stop(struct listener *lst)
+{
+	if (lst->open)
+		listener_close(lst);
+	liveness_stop(atomic_exchange(&lst->live, NULL));
 }
 
 int control_start(uv_loop_t *loop, const struct control_options *opt,
@@ -576,7 +586,10 @@ int control_start(uv_loop_t *loop, const struct control_options *opt,
 
 		snprintf(lst->path, sizeof(lst->path), "%s", path);
 		socket_chown(lst, path);
-		r = liveness_start(loop, path, listener_renew, lst, &lst->live);
+		struct liveness *live = NULL;
+
+		r = liveness_start(loop, path, listener_renew, lst, &live);
+		atomic_store(&lst->live, live);
 		if (r < 0) {
 			log_err("control: cannot watch the listener on %s: %s", path,
 				strerror(-r));
