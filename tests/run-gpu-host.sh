@@ -17,8 +17,9 @@
 #            (tests/bench/net.sh, about 2 minutes)
 #   roce     a RoCE channel's GPU landing ring with a stand-in for the NIC
 #            (gpu/gpu_roce_landing), three runs at 64 KiB, 1 MiB and 8 MiB
-#            frames: fpgad's step per frame against a bare device-to-device
-#            copy and against the frame's time on a 400 Gbit/s wire
+#            frames and at 1 MiB with the write ordering taken as none:
+#            fpgad's step per frame against a bare device-to-device copy
+#            and against the frame's time on a 400 Gbit/s wire
 # OUT receives summary.txt, BENCHMARKS.md and/or TARGETS.md, and logs.tgz
 # (every log).  Builds nothing.
 set -u
@@ -164,11 +165,12 @@ grep '^bench-net:' "$OUT/logs/bench-net.log" >> "$S"
 case $STEPS in *roce*)
 echo "== RoCE: the GPU landing ring with a stand-in NIC, three runs" >> "$S"
 for i in 1 2 3; do
-	for a in "256 65536" "256 1048576" "128 8388608"; do
+	for a in "256 65536" "256 1048576" "128 8388608" "256 1048576 none"; do
 		set -- $a
-		log=$OUT/logs/roce-landing-$2-$i.log
-		"$BUILD/gpu/gpu_roce_landing" -n "$1" -s "$2" -m 4096 > "$log" 2>&1
-		echo "roce landing run $i: exit $?: $(grep -E 'figure|FAIL' "$log" | sed 's/^gpu-roce: //')" >> "$S"
+		log=$OUT/logs/roce-landing-$2${3:+-$3}-$i.log
+		FPGAD_TEST_RDMA_ORDER=${3:-} \
+			"$BUILD/gpu/gpu_roce_landing" -n "$1" -s "$2" -m 4096 > "$log" 2>&1
+		echo "roce landing run $i${3:+ (write ordering taken as $3)}: exit $?: $(grep -E 'figure|FAIL' "$log" | sed 's/^gpu-roce: //')" >> "$S"
 	done
 done
 ;; esac

@@ -582,16 +582,20 @@ suite() {
 
 # A RoCE channel's GPU landing ring, every part but the NIC
 # (gpu_roce_landing): a frame size that fills its last packet and one that
-# does not, at two MTUs.
+# does not, at two MTUs; then with the GPU's write ordering taken as none
+# (the NIC's writes flushed at each poll).
 roce_landing_step() {
 	label=roce-landing
-	for a in "128 1048576 4096" "64 300001 1024"; do
+	for a in "128 1048576 4096 -" "64 300001 1024 -" "64 1048576 4096 none"; do
 		set -- $a
-		log=$LOGS/roce-landing-$2.log
-		if "$BUILD/gpu/gpu_roce_landing" -n "$1" -s "$2" -m "$3" > "$log" 2>&1; then
-			pass "$(grep 'verified in place' "$log" | sed 's/^gpu-roce: PASS: //') (MTU $3)"
+		order=
+		[ "$4" = - ] || order=$4
+		log=$LOGS/roce-landing-$2${order:+-$order}.log
+		if FPGAD_TEST_RDMA_ORDER=$order \
+		   "$BUILD/gpu/gpu_roce_landing" -n "$1" -s "$2" -m "$3" > "$log" 2>&1; then
+			pass "$(grep 'verified in place' "$log" | sed 's/^gpu-roce: PASS: //') (MTU $3${order:+, write ordering taken as $order})"
 		else
-			fail "gpu_roce_landing -n $1 -s $2 -m $3: $(grep -m1 -E 'FAIL|SKIP' "$log" || tail -1 "$log")"
+			fail "gpu_roce_landing -n $1 -s $2 -m $3${order:+ (ordering $order)}: $(grep -m1 -E 'FAIL|SKIP' "$log" || tail -1 "$log")"
 		fi
 	done
 	label=
