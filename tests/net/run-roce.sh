@@ -169,6 +169,7 @@ run_case() {
 	wait $cpid
 	crc=$?
 	after=$(stats)
+	deltas
 	check "$name" "the R_Key the sender was told" "$(field "$dir/$name.sent" rkey)" \
 		"$(echo "$after" | jq -r .net.rkey)"
 	check "$name" "targets the sender acknowledged" "$(delta .net.control_acks)" 1

@@ -179,6 +179,7 @@ run_case() {
 	wait $cpid
 	crc=$?
 	after=$(stats)
+	deltas
 	check "$name" "the R_Key the sender was told" "$(field "$dir/$name.sent" rkey)" \
 		"$(echo "$after" | jq -r .net.rkey)"
 	check "$name" "targets the sender acknowledged" "$(echo "$after" | jq -r .net.control_acks)" 2
@@ -270,6 +271,7 @@ $in_tx timeout 60 "$BUILD/net/hsb_sender" --to $RX:$port --from $TX --qpn 0x4d2 
 wait $cpid
 crc=$?
 after=$(stats)
+deltas
 [ "$crc" = 0 ] && [ "$(field "$dir/flags.out" good)" -gt 0 ] &&
 	ok "flags: $(field "$dir/flags.out" good) frames verified, none bad" ||
 	bad "flags: $(tail -2 "$dir/flags.out")"
