@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 #
 # tests/net/lib.sh - what the network tiers' scripts share (run.sh,
-# run-roce.sh source it): verdicts, the sender's and consumer's one-line
-# summaries, counters before and after a case, a consumer holding a lease.
+# run-roce.sh and run-roce-pair.sh source it): verdicts, the sender's and
+# consumer's one-line summaries, counters before and after a case, a
+# consumer holding a lease, the RoCE scripts' start and end.
 # The sourcing script sets tag (its output prefix), BUILD, channel, and
 # dir (its scratch folder) and url, or has scratch() set those two.
 pass=0
@@ -39,6 +40,19 @@ scratch() {
 scratch_cleanup() {
 	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
 	rm -rf "$dir"
+}
+# finish LINES: the script's end: fpgad ($pid) stopped by SIGTERM and its
+# exit status checked; on any failure the last LINES of its log; the
+# totals, and the exit status (0: all passed).
+finish() {
+	kill -TERM "$pid"
+	wait "$pid"
+	rc=$?
+	pid=
+	check fpgad "exit status after SIGTERM" $rc 0
+	[ "$fail" = 0 ] || sed "s/^/$tag: fpgad: /" "$dir/fpgad.log" | tail -n "$1"
+	echo "$tag: $pass passed, $fail failed"
+	[ "$fail" = 0 ]
 }
 ok() { pass=$((pass + 1)); echo "$tag: PASS: $*"; }
 bad() { fail=$((fail + 1)); echo "$tag: FAIL: $*"; }

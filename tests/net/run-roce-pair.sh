@@ -112,11 +112,4 @@ for s in a b; do
 		"$(channel=$c stats | jq -r .net.control_acks)" 1
 done
 
-kill -TERM "$pid"
-wait "$pid"
-rc=$?
-pid=
-check fpgad "exit status after SIGTERM" $rc 0
-[ "$fail" = 0 ] || sed 's/^/roce-pair: fpgad: /' "$dir/fpgad.log" | tail -n 80
-echo "roce-pair: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish 80
