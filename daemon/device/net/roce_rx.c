@@ -32,9 +32,15 @@ static uint64_t page_off(const struct roce_rx *rx, uint32_t page)
 	return (uint64_t)page * rx->cfg.layout.stride;
 }
 
+/* The WRITEs (chunks) @bytes of a frame take. */
+static uint64_t cfg_chunks(const struct roce_rx_cfg *cfg, uint64_t bytes)
+{
+	return (bytes + cfg->payload - 1) / cfg->payload;
+}
+
 static uint64_t chunks(const struct roce_rx *rx, uint64_t bytes)
 {
-	return (bytes + rx->cfg.payload - 1) / rx->cfg.payload;
+	return cfg_chunks(&rx->cfg, bytes);
 }
 
 /* The landing ring in host memory: read and written in place. */
@@ -138,7 +144,7 @@ static void page_read(struct roce_rx *rx, uint32_t page, unsigned char *meta,
 
 size_t roce_rx_io_staging(const struct roce_rx_cfg *cfg)
 {
-	uint64_t n = cfg->payload ? (cfg->frame_size + cfg->payload - 1) / cfg->payload : 0;
+	uint64_t n = cfg->payload ? cfg_chunks(cfg, cfg->frame_size) : 0;
 
 	/* A page's canaries, then a page's metadata and chunk starts; alignment. */
 	return (size_t)(2 * (n + 1) * sizeof(uint64_t)) + ROCE_META_SIZE + 4 * 64;

@@ -92,7 +92,6 @@ struct roce_landing_io {
 	int (*wait)(void *user);
 };
 
-
 struct roce_rx_cfg {
 	struct sender_layout layout;	/* of the landing ring */
 	uint32_t payload;		/* bytes per WRITE: the path MTU */
